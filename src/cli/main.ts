@@ -3,7 +3,7 @@
 import yargs from 'yargs';
 import { hideBin } from 'yargs/helpers';
 import { commands } from './commands/index.js';
-import { UsageError, UserError } from './errors.js';
+import { UsageError, UserError } from '../errors.js';
 
 async function main(argv: string[]): Promise<void> {
   let parser = yargs(argv)
