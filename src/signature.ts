@@ -1,0 +1,201 @@
+// The condenser: a spec string "tokenizer:normalizer:hash:permutations" becomes one function from text
+// to the signature written into the index (MinHash, LSH band keys, SimHash and its block keys).
+import { createHash } from 'node:crypto';
+import { bandKeys, checkBandsRows, DEFAULT_FALSE_NEGATIVE_WEIGHT, DEFAULT_THRESHOLD, type LshParams, optimalBandsRows } from './sketch/lsh.js';
+import { emptyMinhash, MINHASH_SCHEMES, type MinhashScheme, minhashPermutations, updateMinhash } from './sketch/minhash.js';
+import { DEFAULT_SIMHASH_BLOCKS, SimhashAccumulator, simhashBlockKeys, simhashHex } from './sketch/simhash.js';
+import { md5First64 } from './sketch/digests.js';
+import { byteHash, TOKEN_HASHES, type TokenHashName } from './sketch/token-hash.js';
+import { encodeUtf8, utf8Scratch } from './sketch/utf8.js';
+import { DEFAULT_NORMALIZER, normalizer, NORMALIZERS, type NormalizerName } from './text/normalize.js';
+import { canonicalTokenizerName, DEFAULT_TOKENIZER, splitWhiteSpace, tokenizer, TOKENIZER_ALIASES, TOKENIZER_NAMES } from './text/tokenize.js';
+
+export const DEFAULT_CONDENSER = 'white-space:norm-html:sha1:128';
+export const DEFAULT_SEED = 1;
+export const DEFAULT_SCHEME: MinhashScheme = 'affine32';
+/** SimHash features are word shingles of this many words (simhash-py's default window). */
+export const SIMHASH_WINDOW = 4;
+
+export interface CondenserSpec {
+  tokenizer: string;
+  normalizer: NormalizerName;
+  hash: TokenHashName;
+  numPerm: number;
+}
+
+/** A wrong spec, with a message that lists what is valid. */
+export class CondenserSpecError extends Error {
+  override name = 'CondenserSpecError';
+}
+
+/** Parses "tokenizer:normalizer:hash:permutations"; an empty or missing part takes the default. */
+export function parseCondenserSpec(spec: string = DEFAULT_CONDENSER): CondenserSpec {
+  const parts = spec.trim().split(':');
+  if (parts.length > 4) {
+    throw new CondenserSpecError(
+      `condenser spec "${spec}" has ${parts.length} parts; the form is tokenizer:normalizer:hash:permutations, e.g. ${DEFAULT_CONDENSER}`,
+    );
+  }
+  const [tok = '', norm = '', hash = '', perms = ''] = parts.map((p) => p.trim());
+  const tokenizerName = tok === '' ? DEFAULT_TOKENIZER : canonicalTokenizerName(tok);
+  if (!tokenizerName) {
+    const aliases = Object.entries(TOKENIZER_ALIASES).map(([a, c]) => `${a} (= ${c})`);
+    throw new CondenserSpecError(
+      `unknown tokenizer "${tok}" in condenser spec "${spec}"; valid tokenizers: ${[...TOKENIZER_NAMES, ...aliases].join(', ')}`,
+    );
+  }
+  const normalizerName = norm === '' ? DEFAULT_NORMALIZER : norm;
+  if (!NORMALIZERS.includes(normalizerName as NormalizerName)) {
+    throw new CondenserSpecError(`unknown normalizer "${norm}" in condenser spec "${spec}"; valid normalizers: ${NORMALIZERS.join(', ')}`);
+  }
+  const hashName = hash === '' ? 'sha1' : hash;
+  if (!TOKEN_HASHES.includes(hashName as TokenHashName)) {
+    throw new CondenserSpecError(`unknown hash "${hash}" in condenser spec "${spec}"; valid hashes: ${TOKEN_HASHES.join(', ')}`);
+  }
+  const numPerm = perms === '' ? 128 : Number(perms);
+  if (!/^\d*$/.test(perms) || !Number.isInteger(numPerm) || numPerm < 2 || numPerm > 4096) {
+    throw new CondenserSpecError(
+      `permutations "${perms}" in condenser spec "${spec}" must be a whole number from 2 to 4096 (128 is usual)`,
+    );
+  }
+  return { tokenizer: tokenizerName, normalizer: normalizerName as NormalizerName, hash: hashName as TokenHashName, numPerm };
+}
+
+export function formatCondenserSpec(spec: CondenserSpec): string {
+  return `${spec.tokenizer}:${spec.normalizer}:${spec.hash}:${spec.numPerm}`;
+}
+
+export interface SignerOptions {
+  condenser?: string;
+  seed?: number;
+  scheme?: MinhashScheme;
+  threshold?: number;
+  falseNegativeWeight?: number;
+  /** Explicit LSH bands and rows; both or neither. They override threshold and weights. */
+  bands?: number;
+  rows?: number;
+  simhashBlocks?: number;
+}
+
+export interface Signature {
+  condenser: string;
+  /** Tokens seen, with repeats; 0 marks an empty signature that never matches anything. */
+  tokens: number;
+  minhash: Uint32Array;
+  lsh: LshParams;
+  bands: string[];
+  simhash: string;
+  simhash_blocks: string[];
+  /** SHA-1 of the normalized text: equal for exact duplicates after normalization. */
+  content_hash: string;
+}
+
+/** Everything that decides whether two stored signatures can be compared, as one keyword. */
+export interface SignerSettings {
+  spec: CondenserSpec;
+  condenser: string;
+  seed: number;
+  scheme: MinhashScheme;
+  lsh: LshParams;
+  simhashBlocks: number;
+  params: string;
+}
+
+export function resolveSignerSettings(options: SignerOptions = {}): SignerSettings {
+  const spec = parseCondenserSpec(options.condenser);
+  const seed = options.seed ?? DEFAULT_SEED;
+  if (!Number.isInteger(seed) || seed < 0 || seed > 0xffffffff) {
+    throw new CondenserSpecError(`seed must be a whole number from 0 to 4294967295, got ${options.seed}`);
+  }
+  const scheme = options.scheme ?? DEFAULT_SCHEME;
+  if (!MINHASH_SCHEMES.includes(scheme)) {
+    throw new CondenserSpecError(`unknown MinHash scheme "${scheme}"; valid schemes: ${MINHASH_SCHEMES.join(', ')}`);
+  }
+  let lsh: LshParams;
+  if (options.bands !== undefined || options.rows !== undefined) {
+    if (options.bands === undefined || options.rows === undefined) {
+      throw new CondenserSpecError('give both --bands and --rows, or neither (then they follow from --threshold)');
+    }
+    lsh = { b: options.bands, r: options.rows };
+    checkBandsRows(lsh, spec.numPerm);
+  } else {
+    lsh = optimalBandsRows({
+      threshold: options.threshold ?? DEFAULT_THRESHOLD,
+      numPerm: spec.numPerm,
+      falseNegativeWeight: options.falseNegativeWeight ?? DEFAULT_FALSE_NEGATIVE_WEIGHT,
+    });
+  }
+  const simhashBlocks = options.simhashBlocks ?? DEFAULT_SIMHASH_BLOCKS;
+  simhashBlockKeys('0000000000000000', simhashBlocks); // validates the block count
+  const condenser = formatCondenserSpec(spec);
+  const params = `${condenser};seed=${seed};scheme=${scheme};b=${lsh.b};r=${lsh.r};simhash=w${SIMHASH_WINDOW}m${simhashBlocks}`;
+  return { spec, condenser, seed, scheme, lsh, simhashBlocks, params };
+}
+
+/** A function from text to its signature, with the settings it was made from. */
+export interface Signer {
+  (text: string): Signature;
+  settings: SignerSettings;
+}
+
+const md5Out = new Uint32Array(2);
+
+export function createSigner(options: SignerOptions = {}): Signer {
+  const settings = resolveSignerSettings(options);
+  const { spec, lsh, simhashBlocks } = settings;
+  const normalize = normalizer(spec.normalizer);
+  const tokenize = tokenizer(spec.tokenizer);
+  const hash = byteHash(spec.hash);
+  const perms = minhashPermutations(spec.numPerm, settings.seed, settings.scheme);
+  let hashes = new Uint32Array(1024);
+
+  const sign = ((text: string): Signature => {
+    const clean = normalize(text);
+    const tokens = tokenize(clean);
+    const minhash = emptyMinhash(spec.numPerm);
+    // Repeated tokens cannot lower a minimum: hash each distinct token once.
+    const distinct = new Set(tokens);
+    if (hashes.length < distinct.size) hashes = new Uint32Array(distinct.size * 2);
+    let n = 0;
+    for (const token of distinct) hashes[n++] = hash(utf8Scratch(), encodeUtf8(token));
+    updateMinhash(minhash, perms, hashes, n);
+
+    const acc = new SimhashAccumulator();
+    const words = spec.tokenizer === 'white-space' ? tokens : splitWhiteSpace(clean);
+    for (const feature of simhashFeatures(words)) {
+      md5First64(utf8Scratch(), encodeUtf8(feature), md5Out);
+      acc.add(md5Out[0], md5Out[1]);
+    }
+    const empty = tokens.length === 0;
+    const fingerprint = acc.result();
+    return {
+      condenser: settings.condenser,
+      tokens: tokens.length,
+      minhash,
+      lsh,
+      bands: empty ? [] : bandKeys(minhash, lsh),
+      simhash: simhashHex(fingerprint),
+      simhash_blocks: empty || words.length === 0 ? [] : simhashBlockKeys(fingerprint, simhashBlocks),
+      content_hash: createHash('sha1').update(clean).digest('hex'),
+    };
+  }) as Signer;
+  sign.settings = settings;
+  return sign;
+}
+
+/** Word 4-shingles joined by one space; fewer words than the window make one shingle. */
+function* simhashFeatures(words: readonly string[]): Generator<string> {
+  if (words.length === 0) return;
+  if (words.length < SIMHASH_WINDOW) {
+    yield words.join(' ');
+    return;
+  }
+  for (let i = 0; i + SIMHASH_WINDOW <= words.length; i++) {
+    yield `${words[i]} ${words[i + 1]} ${words[i + 2]} ${words[i + 3]}`;
+  }
+}
+
+/** The JSON form of a signature, as `near-dup sign` prints it. */
+export function signatureToJson(sig: Signature): Record<string, unknown> {
+  return { ...sig, minhash: Array.from(sig.minhash) };
+}

@@ -1,0 +1,144 @@
+// LSH banding: how many bands (b) of how many rows (r) a signature is cut into, and the band keys that
+// the engine indexes. Two documents become candidates when any band key is equal.
+import { md5First64 } from './digests.js';
+
+export interface LshParams {
+  /** Number of bands. */
+  b: number;
+  /** Rows (MinHash values) per band. */
+  r: number;
+}
+
+export interface LshOptions {
+  threshold?: number;
+  numPerm?: number;
+  /** Weight of false negatives in the error that (b, r) minimises; false positives weigh 1 - this. */
+  falseNegativeWeight?: number;
+}
+
+export const DEFAULT_THRESHOLD = 0.5;
+export const DEFAULT_FALSE_NEGATIVE_WEIGHT = 0.75;
+
+const legendreCache = new Map<number, { nodes: Float64Array; weights: Float64Array }>();
+
+/** Gauss–Legendre nodes and weights on [-1, 1] (Newton's method on P_n), exact for degree <= 2n - 1. */
+function gaussLegendre(n: number): { nodes: Float64Array; weights: Float64Array } {
+  const cached = legendreCache.get(n);
+  if (cached) return cached;
+  const nodes = new Float64Array(n), weights = new Float64Array(n);
+  for (let i = 0; i < n; i++) {
+    let x = Math.cos((Math.PI * (i + 0.75)) / (n + 0.5));
+    let dp = 0;
+    for (let iter = 0; iter < 100; iter++) {
+      let p0 = 1, p1 = x;
+      for (let k = 2; k <= n; k++) {
+        const p2 = ((2 * k - 1) * x * p1 - (k - 1) * p0) / k;
+        p0 = p1;
+        p1 = p2;
+      }
+      dp = (n * (x * p1 - p0)) / (x * x - 1);
+      const dx = p1 / dp;
+      x -= dx;
+      if (Math.abs(dx) < 1e-16) break;
+    }
+    nodes[i] = x;
+    weights[i] = 2 / ((1 - x * x) * dp * dp);
+  }
+  const rule = { nodes, weights };
+  legendreCache.set(n, rule);
+  return rule;
+}
+
+/** The integral of f over [lo, hi] by a Gauss–Legendre rule of n points. */
+function integrate(f: (s: number) => number, lo: number, hi: number, n: number): number {
+  const { nodes, weights } = gaussLegendre(n);
+  const half = (hi - lo) / 2, mid = (hi + lo) / 2;
+  let sum = 0;
+  for (let i = 0; i < n; i++) sum += weights[i] * f(mid + half * nodes[i]);
+  return sum * half;
+}
+
+// The probability that two documents of Jaccard s share a band is 1 - (1 - s^r)^b, a polynomial of
+// degree b * r <= num_perm, so a rule of num_perm / 2 + 1 points integrates it exactly (datasketch
+// integrates the same curves numerically with scipy's quad).
+function ruleSize(b: number, r: number): number {
+  return Math.max(8, Math.ceil((b * r + 1) / 2));
+}
+
+/** Probability mass of pairs below the threshold that still become candidates (datasketch's definition). */
+export function falsePositiveProbability(threshold: number, b: number, r: number): number {
+  return integrate((s) => 1 - (1 - s ** r) ** b, 0, threshold, ruleSize(b, r));
+}
+
+/** Probability mass of pairs at or above the threshold that are missed. */
+export function falseNegativeProbability(threshold: number, b: number, r: number): number {
+  return integrate((s) => (1 - s ** r) ** b, threshold, 1, ruleSize(b, r));
+}
+
+/**
+ * The (b, r) with b * r <= num_perm that minimises the weighted false positive and false negative
+ * probabilities, searched in the same order and with the same strict comparison as datasketch's
+ * MinHashLSH, so both pick the same parameters.
+ */
+export function optimalBandsRows(options: LshOptions = {}): LshParams {
+  const threshold = options.threshold ?? DEFAULT_THRESHOLD;
+  const numPerm = options.numPerm ?? 128;
+  const fnWeight = options.falseNegativeWeight ?? DEFAULT_FALSE_NEGATIVE_WEIGHT;
+  validateLshOptions(threshold, numPerm, fnWeight);
+  const fpWeight = 1 - fnWeight;
+  let minError = Infinity;
+  let best: LshParams = { b: 0, r: 0 };
+  for (let b = 1; b <= numPerm; b++) {
+    const maxR = Math.floor(numPerm / b);
+    for (let r = 1; r <= maxR; r++) {
+      const error =
+        falsePositiveProbability(threshold, b, r) * fpWeight + falseNegativeProbability(threshold, b, r) * fnWeight;
+      if (error < minError) {
+        minError = error;
+        best = { b, r };
+      }
+    }
+  }
+  return best;
+}
+
+function validateLshOptions(threshold: number, numPerm: number, fnWeight: number): void {
+  if (!(threshold > 0 && threshold < 1)) {
+    throw new RangeError(`threshold must be between 0 and 1 (exclusive), got ${threshold}; try 0.5`);
+  }
+  if (!Number.isInteger(numPerm) || numPerm < 2) {
+    throw new RangeError(`num_perm must be an integer of at least 2, got ${numPerm}; try 128`);
+  }
+  if (!(fnWeight >= 0 && fnWeight <= 1)) {
+    throw new RangeError(`false-negative weight must be between 0 and 1, got ${fnWeight}; try 0.75`);
+  }
+}
+
+/** Checks explicit (b, r) against the signature length. */
+export function checkBandsRows({ b, r }: LshParams, numPerm: number): void {
+  if (!Number.isInteger(b) || !Number.isInteger(r) || b < 1 || r < 1 || b * r > numPerm) {
+    throw new RangeError(`bands (${b}) x rows (${r}) must be positive integers with b * r <= num_perm (${numPerm})`);
+  }
+}
+
+const bandBytes = new Uint8Array(4 * 1024);
+const digest = new Uint32Array(2);
+
+/**
+ * One keyword per band: "<band>:<16 hex digits>", the hex being the first 64 bits of the MD5 of the
+ * band's r values as little-endian uint32. The band number in the key keeps bands apart.
+ */
+export function bandKeys(values: Uint32Array, { b, r }: LshParams): string[] {
+  const keys: string[] = new Array(b);
+  const view = new DataView(bandBytes.buffer);
+  for (let band = 0; band < b; band++) {
+    for (let j = 0; j < r; j++) view.setUint32(4 * j, values[band * r + j], true);
+    md5First64(bandBytes, 4 * r, digest);
+    keys[band] = `${band}:${hex32(digest[0])}${hex32(digest[1])}`;
+  }
+  return keys;
+}
+
+export function hex32(v: number): string {
+  return (v >>> 0).toString(16).padStart(8, '0');
+}

@@ -1,0 +1,38 @@
+// Markup removal with a real HTML parser (htmlparser2): text content only, entities decoded, script,
+// style and similar elements dropped with their content, comments dropped, and a space wherever a
+// block-level element or <br> separates words, so "<p>one</p><p>two</p>" does not become "onetwo".
+import { Parser } from 'htmlparser2';
+
+const SKIPPED = new Set(['script', 'style', 'noscript', 'template', 'head', 'svg', 'math', 'iframe', 'object']);
+const BLOCK = new Set([
+  'address', 'article', 'aside', 'blockquote', 'br', 'caption', 'dd', 'details', 'div', 'dl', 'dt', 'fieldset',
+  'figcaption', 'figure', 'footer', 'form', 'h1', 'h2', 'h3', 'h4', 'h5', 'h6', 'header', 'hr', 'li', 'main', 'nav',
+  'ol', 'option', 'p', 'pre', 'section', 'summary', 'table', 'tbody', 'td', 'tfoot', 'th', 'thead', 'title', 'tr',
+  'ul', 'body', 'html',
+]);
+
+/** The text of an HTML document or fragment. Plain text without markup comes back unchanged. */
+export function stripHtml(html: string): string {
+  if (!/[<&]/.test(html)) return html;
+  const parts: string[] = [];
+  let skipDepth = 0;
+  const parser = new Parser(
+    {
+      onopentagname(name) {
+        if (SKIPPED.has(name)) skipDepth++;
+        else if (BLOCK.has(name)) parts.push(' ');
+      },
+      onclosetag(name, isImplied) {
+        if (SKIPPED.has(name)) skipDepth = Math.max(0, skipDepth - 1);
+        else if (BLOCK.has(name) && !isImplied) parts.push(' ');
+      },
+      ontext(text) {
+        if (skipDepth === 0) parts.push(text);
+      },
+    },
+    { decodeEntities: true, lowerCaseTags: true, recognizeSelfClosing: true },
+  );
+  parser.write(html);
+  parser.end();
+  return parts.join('');
+}

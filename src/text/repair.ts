@@ -1,0 +1,51 @@
+// Unicode repair, the part of ftfy's work that matters for near-duplicate detection: text that was
+// UTF-8 but got decoded as Windows-1252 or Latin-1 ("cafÃ©" for "café", "â€™" for "’") is decoded
+// again; control characters, NUL bytes, lone surrogates and byte-order marks are dropped; the result is
+// NFC, so composed and decomposed accents compare equal.
+
+// Windows-1252 bytes 0x80–0x9F that map to characters outside Latin-1.
+const CP1252_HIGH: Record<number, number> = {
+  0x20ac: 0x80, 0x201a: 0x82, 0x0192: 0x83, 0x201e: 0x84, 0x2026: 0x85, 0x2020: 0x86, 0x2021: 0x87,
+  0x02c6: 0x88, 0x2030: 0x89, 0x0160: 0x8a, 0x2039: 0x8b, 0x0152: 0x8c, 0x017d: 0x8e, 0x2018: 0x91,
+  0x2019: 0x92, 0x201c: 0x93, 0x201d: 0x94, 0x2022: 0x95, 0x2013: 0x96, 0x2014: 0x97, 0x02dc: 0x98,
+  0x2122: 0x99, 0x0161: 0x9a, 0x203a: 0x9b, 0x0153: 0x9c, 0x017e: 0x9e, 0x0178: 0x9f,
+};
+
+const CONTINUATION = '[\\u0080-\\u00bf\\u20ac\\u201a\\u0192\\u201e\\u2026\\u2020\\u2021\\u02c6\\u2030\\u0160\\u2039\\u0152\\u017d\\u2018\\u2019\\u201c\\u201d\\u2022\\u2013\\u2014\\u02dc\\u2122\\u0161\\u203a\\u0153\\u017e\\u0178]';
+// A UTF-8 lead byte (as its Latin-1 character) followed by the right number of continuation bytes.
+const MOJIBAKE = new RegExp(
+  `[\\u00c2-\\u00df]${CONTINUATION}|[\\u00e0-\\u00ef]${CONTINUATION}{2}|[\\u00f0-\\u00f4]${CONTINUATION}{3}`,
+  'g',
+);
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+function asByte(ch: string): number {
+  const code = ch.charCodeAt(0);
+  return code <= 0xff ? code : (CP1252_HIGH[code] ?? -1);
+}
+
+/** Re-decodes runs that are UTF-8 bytes shown as Windows-1252/Latin-1 characters; leaves the rest. */
+export function fixMojibake(text: string): string {
+  if (!/[\u00c2-\u00f4]/.test(text)) return text;
+  return text.replace(MOJIBAKE, (run) => {
+    const bytes = new Uint8Array(run.length);
+    for (let i = 0; i < run.length; i++) {
+      const b = asByte(run[i]);
+      if (b < 0) return run;
+      bytes[i] = b;
+    }
+    try {
+      return utf8.decode(bytes);
+    } catch {
+      return run;
+    }
+  });
+}
+
+// C0/C1 controls except tab, line feed, carriage return and form feed; byte-order marks; lone surrogates.
+const JUNK = /[\u0000-\u0008\u000b\u000e-\u001f\u007f-\u009f\ufeff]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
+
+/** Repairs what can be repaired and drops characters that carry no text. */
+export function repairUnicode(text: string): string {
+  return fixMojibake(text.replace(JUNK, '')).normalize('NFC');
+}
