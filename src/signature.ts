@@ -5,10 +5,11 @@ import { bandKeys, checkBandsRows, DEFAULT_FALSE_NEGATIVE_WEIGHT, DEFAULT_THRESH
 import { emptyMinhash, MINHASH_SCHEMES, type MinhashScheme, minhashPermutations, updateMinhash } from './sketch/minhash.js';
 import { DEFAULT_SIMHASH_BLOCKS, SimhashAccumulator, simhashBlockKeys, simhashHex } from './sketch/simhash.js';
 import { md5First64 } from './sketch/digests.js';
-import { byteHash, TOKEN_HASHES, type TokenHashName } from './sketch/token-hash.js';
-import { encodeUtf8, utf8Scratch } from './sketch/utf8.js';
+import { DistinctUint32 } from './sketch/distinct.js';
+import { byteHash, CachedByteHash, TOKEN_HASHES, type TokenHashName } from './sketch/token-hash.js';
 import { DEFAULT_NORMALIZER, normalizer, NORMALIZERS, type NormalizerName } from './text/normalize.js';
-import { canonicalTokenizerName, DEFAULT_TOKENIZER, splitWhiteSpace, tokenizer, TOKENIZER_ALIASES, TOKENIZER_NAMES } from './text/tokenize.js';
+import { asciiCharacterShingles, layoutStrings, layoutWords, shingleRanges, TokenRanges } from './text/token-ranges.js';
+import { canonicalTokenizerName, DEFAULT_TOKENIZER, tokenizer, TOKENIZER_ALIASES, TOKENIZER_NAMES } from './text/tokenize.js';
 
 export const DEFAULT_CONDENSER = 'white-space:norm-html:sha1:128';
 export const DEFAULT_SEED = 1;
@@ -138,61 +139,75 @@ export interface Signer {
   settings: SignerSettings;
 }
 
-const md5Out = new Uint32Array(2);
+/** Turns normalized text into token byte ranges for one tokenizer; reuses its buffers between calls. */
+function tokenLayout(tokenizerName: string): (clean: string, words: TokenRanges, out: TokenRanges) => TokenRanges {
+  if (tokenizerName === 'white-space') return (_clean, words) => words;
+  const wordGram = /^white-space-([2-6])-grams$/.exec(tokenizerName);
+  if (wordGram) {
+    const n = Number(wordGram[1]);
+    return (_clean, words, out) => {
+      shingleRanges(words, n, out);
+      return out;
+    };
+  }
+  const charGram = /^([1-6])-grams$/.exec(tokenizerName);
+  const tokenize = tokenizer(tokenizerName);
+  return (clean, _words, out) => {
+    if (!charGram || !asciiCharacterShingles(clean, Number(charGram[1]), out)) layoutStrings(tokenize(clean), out);
+    return out;
+  };
+}
 
 export function createSigner(options: SignerOptions = {}): Signer {
   const settings = resolveSignerSettings(options);
   const { spec, lsh, simhashBlocks } = settings;
   const normalize = normalizer(spec.normalizer);
-  const tokenize = tokenizer(spec.tokenizer);
+  const layoutTokens = tokenLayout(spec.tokenizer);
   const hash = byteHash(spec.hash);
+  const cache = spec.hash === 'sha1' ? new CachedByteHash(hash) : undefined;
   const perms = minhashPermutations(spec.numPerm, settings.seed, settings.scheme);
-  let hashes = new Uint32Array(1024);
+  const words = new TokenRanges();
+  const tokenBuf = new TokenRanges();
+  const features = new TokenRanges();
+  const distinct = new DistinctUint32();
+  const md5Out = new Uint32Array(2);
 
   const sign = ((text: string): Signature => {
     const clean = normalize(text);
-    const tokens = tokenize(clean);
-    const minhash = emptyMinhash(spec.numPerm);
-    // Repeated tokens cannot lower a minimum: hash each distinct token once.
-    const distinct = new Set(tokens);
-    if (hashes.length < distinct.size) hashes = new Uint32Array(distinct.size * 2);
-    let n = 0;
-    for (const token of distinct) hashes[n++] = hash(utf8Scratch(), encodeUtf8(token));
-    updateMinhash(minhash, perms, hashes, n);
+    layoutWords(clean, words);
+    const tokens = layoutTokens(clean, words, tokenBuf);
 
+    // Repeated tokens cannot lower a minimum: fold each distinct token hash in once.
+    const minhash = emptyMinhash(spec.numPerm);
+    distinct.clear(tokens.count);
+    const { bytes, starts, ends } = tokens;
+    for (let i = 0; i < tokens.count; i++) {
+      distinct.add(cache ? cache.get(bytes, starts[i], ends[i]) : hash(bytes, starts[i], ends[i]));
+    }
+    updateMinhash(minhash, perms, distinct.values, distinct.size);
+
+    // SimHash over word 4-shingles, every occurrence counted, as simhash-py's compute(shingles).
     const acc = new SimhashAccumulator();
-    const words = spec.tokenizer === 'white-space' ? tokens : splitWhiteSpace(clean);
-    for (const feature of simhashFeatures(words)) {
-      md5First64(utf8Scratch(), encodeUtf8(feature), md5Out);
+    shingleRanges(words, SIMHASH_WINDOW, features);
+    for (let i = 0; i < features.count; i++) {
+      md5First64(words.bytes, features.starts[i], features.ends[i], md5Out);
       acc.add(md5Out[0], md5Out[1]);
     }
-    const empty = tokens.length === 0;
+    const empty = tokens.count === 0;
     const fingerprint = acc.result();
     return {
       condenser: settings.condenser,
-      tokens: tokens.length,
+      tokens: tokens.count,
       minhash,
       lsh,
       bands: empty ? [] : bandKeys(minhash, lsh),
       simhash: simhashHex(fingerprint),
-      simhash_blocks: empty || words.length === 0 ? [] : simhashBlockKeys(fingerprint, simhashBlocks),
+      simhash_blocks: empty || words.count === 0 ? [] : simhashBlockKeys(fingerprint, simhashBlocks),
       content_hash: createHash('sha1').update(clean).digest('hex'),
     };
   }) as Signer;
   sign.settings = settings;
   return sign;
-}
-
-/** Word 4-shingles joined by one space; fewer words than the window make one shingle. */
-function* simhashFeatures(words: readonly string[]): Generator<string> {
-  if (words.length === 0) return;
-  if (words.length < SIMHASH_WINDOW) {
-    yield words.join(' ');
-    return;
-  }
-  for (let i = 0; i + SIMHASH_WINDOW <= words.length; i++) {
-    yield `${words[i]} ${words[i + 1]} ${words[i + 2]} ${words[i + 3]}`;
-  }
 }
 
 /** The JSON form of a signature, as `near-dup sign` prints it. */

@@ -1,68 +1,70 @@
-// SHA-1 and MD5 over a byte range, returning only the words the sketches need. Tokens are short and
-// numerous; node:crypto and the WebAssembly hashers spend most of their time per call crossing into
-// native code, so a plain-JS compression function is several times faster here (see BENCHMARKS.md).
-// Correctness is tested against node:crypto on random inputs of every length up to several blocks.
+// SHA-1 and MD5 over a byte range, returning only the words the sketches need. Tokens and shingles are
+// short and numerous; node:crypto and the WebAssembly hashers spend most of their time per call
+// crossing into native code, so a plain-JS compression function that reads the range in place is
+// several times faster here (BENCHMARKS.md). Tested against node:crypto on random inputs of every
+// length up to several blocks.
 
+const blockBytes = new Uint8Array(64);
+const block = new Int32Array(blockBytes.buffer);
 const sha1W = new Int32Array(80);
-const md5X = new Int32Array(16);
-let padBuf = new Uint8Array(128);
+const LITTLE_ENDIAN_HOST = new Uint8Array(new Uint32Array([1]).buffer)[0] === 1;
 
-/** Copies bytes[0, len) into a padded message (Merkle–Damgård, 64-byte blocks, bit length at the end). */
-function pad(bytes: Uint8Array, len: number, bigEndianLength: boolean): { buf: Uint8Array; blocks: number } {
-  const total = ((len + 8) >> 6) + 1;
-  const size = total * 64;
-  if (padBuf.length < size) padBuf = new Uint8Array(size * 2);
-  const buf = padBuf;
-  buf.set(bytes.subarray(0, len), 0);
-  buf[len] = 0x80;
-  buf.fill(0, len + 1, size);
-  const bitsLo = (len << 3) >>> 0;
-  const bitsHi = Math.floor(len / 0x20000000);
-  if (bigEndianLength) {
-    buf[size - 1] = bitsLo;
-    buf[size - 2] = bitsLo >>> 8;
-    buf[size - 3] = bitsLo >>> 16;
-    buf[size - 4] = bitsLo >>> 24;
-    buf[size - 5] = bitsHi;
-    buf[size - 6] = bitsHi >>> 8;
-    buf[size - 7] = bitsHi >>> 16;
-    buf[size - 8] = bitsHi >>> 24;
-  } else {
-    buf[size - 8] = bitsLo;
-    buf[size - 7] = bitsLo >>> 8;
-    buf[size - 6] = bitsLo >>> 16;
-    buf[size - 5] = bitsLo >>> 24;
-    buf[size - 4] = bitsHi;
-    buf[size - 3] = bitsHi >>> 8;
-    buf[size - 2] = bitsHi >>> 16;
-    buf[size - 1] = bitsHi >>> 24;
+/**
+ * Loads message block `index` of bytes[start, end) into `block` as 16 words (big- or little-endian),
+ * with Merkle–Damgård padding (0x80, zeros, 64-bit bit length) in the blocks past the data.
+ */
+function loadBlock(bytes: Uint8Array, start: number, end: number, index: number, bigEndian: boolean): void {
+  const len = end - start;
+  const base = index * 64;
+  const from = start + base;
+  const dataEnd = Math.min(len - base, 64);
+  let i = 0;
+  for (; i < dataEnd; i++) blockBytes[i] = bytes[from + i];
+  if (i < 64) {
+    blockBytes[i++] = len >= base ? 0x80 : 0; // the 0x80 marker right after the data, if it ends here
+    for (; i < 64; i++) blockBytes[i] = 0;
   }
-  return { buf, blocks: total };
+  const needsSwap = bigEndian === LITTLE_ENDIAN_HOST;
+  if (needsSwap) for (let k = 0; k < 16; k++) block[k] = byteSwap(block[k]) | 0;
+  if (index === ((len + 8) >> 6)) {
+    const bitsLo = (len << 3) | 0;
+    const bitsHi = Math.floor(len / 0x20000000) | 0;
+    block[14] = bigEndian ? bitsHi : bitsLo;
+    block[15] = bigEndian ? bitsLo : bitsHi;
+  }
 }
 
-/** The first 32-bit word of SHA-1(bytes[0, len)), big-endian as in the digest. */
-export function sha1FirstWord(bytes: Uint8Array, len: number): number {
-  const { buf, blocks } = pad(bytes, len, true);
+function blockCount(len: number): number {
+  return ((len + 8) >> 6) + 1;
+}
+
+/** The first 32-bit word of SHA-1(bytes[start, end)), as it stands big-endian in the digest. */
+export function sha1FirstWord(bytes: Uint8Array, start: number, end: number): number {
   const w = sha1W;
   let h0 = 0x67452301, h1 = 0xefcdab89 | 0, h2 = 0x98badcfe | 0, h3 = 0x10325476, h4 = 0xc3d2e1f0 | 0;
+  const blocks = blockCount(end - start);
   for (let blk = 0; blk < blocks; blk++) {
-    const o = blk * 64;
-    for (let i = 0; i < 16; i++) {
-      const j = o + i * 4;
-      w[i] = (buf[j] << 24) | (buf[j + 1] << 16) | (buf[j + 2] << 8) | buf[j + 3];
-    }
+    loadBlock(bytes, start, end, blk, true);
+    for (let i = 0; i < 16; i++) w[i] = block[i];
     for (let i = 16; i < 80; i++) {
       const x = w[i - 3] ^ w[i - 8] ^ w[i - 14] ^ w[i - 16];
       w[i] = (x << 1) | (x >>> 31);
     }
-    let a = h0, b = h1, c = h2, d = h3, e = h4;
-    for (let i = 0; i < 80; i++) {
-      let f: number, k: number;
-      if (i < 20) { f = (b & c) | (~b & d); k = 0x5a827999; }
-      else if (i < 40) { f = b ^ c ^ d; k = 0x6ed9eba1; }
-      else if (i < 60) { f = (b & c) | (b & d) | (c & d); k = 0x8f1bbcdc | 0; }
-      else { f = b ^ c ^ d; k = 0xca62c1d6 | 0; }
-      const t = (((a << 5) | (a >>> 27)) + f + e + k + w[i]) | 0;
+    let a = h0, b = h1, c = h2, d = h3, e = h4, t: number;
+    for (let i = 0; i < 20; i++) {
+      t = (((a << 5) | (a >>> 27)) + ((b & c) | (~b & d)) + e + 0x5a827999 + w[i]) | 0;
+      e = d; d = c; c = (b << 30) | (b >>> 2); b = a; a = t;
+    }
+    for (let i = 20; i < 40; i++) {
+      t = (((a << 5) | (a >>> 27)) + (b ^ c ^ d) + e + 0x6ed9eba1 + w[i]) | 0;
+      e = d; d = c; c = (b << 30) | (b >>> 2); b = a; a = t;
+    }
+    for (let i = 40; i < 60; i++) {
+      t = (((a << 5) | (a >>> 27)) + ((b & c) | (b & d) | (c & d)) + e - 0x70e44324 + w[i]) | 0;
+      e = d; d = c; c = (b << 30) | (b >>> 2); b = a; a = t;
+    }
+    for (let i = 60; i < 80; i++) {
+      t = (((a << 5) | (a >>> 27)) + (b ^ c ^ d) + e - 0x359d3e2a + w[i]) | 0;
       e = d; d = c; c = (b << 30) | (b >>> 2); b = a; a = t;
     }
     h0 = (h0 + a) | 0; h1 = (h1 + b) | 0; h2 = (h2 + c) | 0; h3 = (h3 + d) | 0; h4 = (h4 + e) | 0;
@@ -70,44 +72,90 @@ export function sha1FirstWord(bytes: Uint8Array, len: number): number {
   return h0 >>> 0;
 }
 
-const MD5_S = [7, 12, 17, 22, 5, 9, 14, 20, 4, 11, 16, 23, 6, 10, 15, 21];
-const MD5_K = new Int32Array(64).map((_, i) => Math.floor(Math.abs(Math.sin(i + 1)) * 0x100000000) | 0);
-
 /**
- * The first 8 bytes of MD5(bytes[0, len)) read as a big-endian unsigned 64-bit integer, returned as
- * [high 32 bits, low 32 bits] into `out`.
+ * The first 8 bytes of MD5(bytes[start, end)) read as a big-endian unsigned 64-bit integer, written
+ * to out[0] (high 32 bits) and out[1] (low 32 bits).
  */
-export function md5First64(bytes: Uint8Array, len: number, out: Uint32Array): void {
-  const { buf, blocks } = pad(bytes, len, false);
-  const x = md5X;
+export function md5First64(bytes: Uint8Array, start: number, end: number, out: Uint32Array): void {
   let a0 = 0x67452301, b0 = 0xefcdab89 | 0, c0 = 0x98badcfe | 0, d0 = 0x10325476;
+  const blocks = blockCount(end - start);
   for (let blk = 0; blk < blocks; blk++) {
-    const o = blk * 64;
-    for (let i = 0; i < 16; i++) {
-      const j = o + i * 4;
-      x[i] = buf[j] | (buf[j + 1] << 8) | (buf[j + 2] << 16) | (buf[j + 3] << 24);
-    }
-    let a = a0, b = b0, c = c0, d = d0;
-    for (let i = 0; i < 64; i++) {
-      let f: number, g: number;
-      const round = i >> 4;
-      if (round === 0) { f = (b & c) | (~b & d); g = i; }
-      else if (round === 1) { f = (d & b) | (~d & c); g = (5 * i + 1) & 15; }
-      else if (round === 2) { f = b ^ c ^ d; g = (3 * i + 5) & 15; }
-      else { f = c ^ (b | ~d); g = (7 * i) & 15; }
-      const s = MD5_S[(round << 2) | (i & 3)];
-      const sum = (a + f + MD5_K[i] + x[g]) | 0;
-      a = d; d = c; c = b;
-      b = (b + ((sum << s) | (sum >>> (32 - s)))) | 0;
-    }
+    loadBlock(bytes, start, end, blk, false);
+    const w = block;
+    const x0 = w[0], x1 = w[1], x2 = w[2], x3 = w[3], x4 = w[4], x5 = w[5], x6 = w[6], x7 = w[7];
+    const x8 = w[8], x9 = w[9], x10 = w[10], x11 = w[11], x12 = w[12], x13 = w[13], x14 = w[14], x15 = w[15];
+    let a = a0, b = b0, c = c0, d = d0, t: number;
+    // 64 steps unrolled: the step functions, shifts and constants of RFC 1321, inline for V8.
+    t = (a + ((b & c) | (~b & d)) + x0 + -680876936) | 0; a = (((t << 7) | (t >>> 25)) + b) | 0;
+    t = (d + ((a & b) | (~a & c)) + x1 + -389564586) | 0; d = (((t << 12) | (t >>> 20)) + a) | 0;
+    t = (c + ((d & a) | (~d & b)) + x2 + 606105819) | 0; c = (((t << 17) | (t >>> 15)) + d) | 0;
+    t = (b + ((c & d) | (~c & a)) + x3 + -1044525330) | 0; b = (((t << 22) | (t >>> 10)) + c) | 0;
+    t = (a + ((b & c) | (~b & d)) + x4 + -176418897) | 0; a = (((t << 7) | (t >>> 25)) + b) | 0;
+    t = (d + ((a & b) | (~a & c)) + x5 + 1200080426) | 0; d = (((t << 12) | (t >>> 20)) + a) | 0;
+    t = (c + ((d & a) | (~d & b)) + x6 + -1473231341) | 0; c = (((t << 17) | (t >>> 15)) + d) | 0;
+    t = (b + ((c & d) | (~c & a)) + x7 + -45705983) | 0; b = (((t << 22) | (t >>> 10)) + c) | 0;
+    t = (a + ((b & c) | (~b & d)) + x8 + 1770035416) | 0; a = (((t << 7) | (t >>> 25)) + b) | 0;
+    t = (d + ((a & b) | (~a & c)) + x9 + -1958414417) | 0; d = (((t << 12) | (t >>> 20)) + a) | 0;
+    t = (c + ((d & a) | (~d & b)) + x10 + -42063) | 0; c = (((t << 17) | (t >>> 15)) + d) | 0;
+    t = (b + ((c & d) | (~c & a)) + x11 + -1990404162) | 0; b = (((t << 22) | (t >>> 10)) + c) | 0;
+    t = (a + ((b & c) | (~b & d)) + x12 + 1804603682) | 0; a = (((t << 7) | (t >>> 25)) + b) | 0;
+    t = (d + ((a & b) | (~a & c)) + x13 + -40341101) | 0; d = (((t << 12) | (t >>> 20)) + a) | 0;
+    t = (c + ((d & a) | (~d & b)) + x14 + -1502002290) | 0; c = (((t << 17) | (t >>> 15)) + d) | 0;
+    t = (b + ((c & d) | (~c & a)) + x15 + 1236535329) | 0; b = (((t << 22) | (t >>> 10)) + c) | 0;
+    t = (a + ((b & d) | (c & ~d)) + x1 + -165796510) | 0; a = (((t << 5) | (t >>> 27)) + b) | 0;
+    t = (d + ((a & c) | (b & ~c)) + x6 + -1069501632) | 0; d = (((t << 9) | (t >>> 23)) + a) | 0;
+    t = (c + ((d & b) | (a & ~b)) + x11 + 643717713) | 0; c = (((t << 14) | (t >>> 18)) + d) | 0;
+    t = (b + ((c & a) | (d & ~a)) + x0 + -373897302) | 0; b = (((t << 20) | (t >>> 12)) + c) | 0;
+    t = (a + ((b & d) | (c & ~d)) + x5 + -701558691) | 0; a = (((t << 5) | (t >>> 27)) + b) | 0;
+    t = (d + ((a & c) | (b & ~c)) + x10 + 38016083) | 0; d = (((t << 9) | (t >>> 23)) + a) | 0;
+    t = (c + ((d & b) | (a & ~b)) + x15 + -660478335) | 0; c = (((t << 14) | (t >>> 18)) + d) | 0;
+    t = (b + ((c & a) | (d & ~a)) + x4 + -405537848) | 0; b = (((t << 20) | (t >>> 12)) + c) | 0;
+    t = (a + ((b & d) | (c & ~d)) + x9 + 568446438) | 0; a = (((t << 5) | (t >>> 27)) + b) | 0;
+    t = (d + ((a & c) | (b & ~c)) + x14 + -1019803690) | 0; d = (((t << 9) | (t >>> 23)) + a) | 0;
+    t = (c + ((d & b) | (a & ~b)) + x3 + -187363961) | 0; c = (((t << 14) | (t >>> 18)) + d) | 0;
+    t = (b + ((c & a) | (d & ~a)) + x8 + 1163531501) | 0; b = (((t << 20) | (t >>> 12)) + c) | 0;
+    t = (a + ((b & d) | (c & ~d)) + x13 + -1444681467) | 0; a = (((t << 5) | (t >>> 27)) + b) | 0;
+    t = (d + ((a & c) | (b & ~c)) + x2 + -51403784) | 0; d = (((t << 9) | (t >>> 23)) + a) | 0;
+    t = (c + ((d & b) | (a & ~b)) + x7 + 1735328473) | 0; c = (((t << 14) | (t >>> 18)) + d) | 0;
+    t = (b + ((c & a) | (d & ~a)) + x12 + -1926607734) | 0; b = (((t << 20) | (t >>> 12)) + c) | 0;
+    t = (a + (b ^ c ^ d) + x5 + -378558) | 0; a = (((t << 4) | (t >>> 28)) + b) | 0;
+    t = (d + (a ^ b ^ c) + x8 + -2022574463) | 0; d = (((t << 11) | (t >>> 21)) + a) | 0;
+    t = (c + (d ^ a ^ b) + x11 + 1839030562) | 0; c = (((t << 16) | (t >>> 16)) + d) | 0;
+    t = (b + (c ^ d ^ a) + x14 + -35309556) | 0; b = (((t << 23) | (t >>> 9)) + c) | 0;
+    t = (a + (b ^ c ^ d) + x1 + -1530992060) | 0; a = (((t << 4) | (t >>> 28)) + b) | 0;
+    t = (d + (a ^ b ^ c) + x4 + 1272893353) | 0; d = (((t << 11) | (t >>> 21)) + a) | 0;
+    t = (c + (d ^ a ^ b) + x7 + -155497632) | 0; c = (((t << 16) | (t >>> 16)) + d) | 0;
+    t = (b + (c ^ d ^ a) + x10 + -1094730640) | 0; b = (((t << 23) | (t >>> 9)) + c) | 0;
+    t = (a + (b ^ c ^ d) + x13 + 681279174) | 0; a = (((t << 4) | (t >>> 28)) + b) | 0;
+    t = (d + (a ^ b ^ c) + x0 + -358537222) | 0; d = (((t << 11) | (t >>> 21)) + a) | 0;
+    t = (c + (d ^ a ^ b) + x3 + -722521979) | 0; c = (((t << 16) | (t >>> 16)) + d) | 0;
+    t = (b + (c ^ d ^ a) + x6 + 76029189) | 0; b = (((t << 23) | (t >>> 9)) + c) | 0;
+    t = (a + (b ^ c ^ d) + x9 + -640364487) | 0; a = (((t << 4) | (t >>> 28)) + b) | 0;
+    t = (d + (a ^ b ^ c) + x12 + -421815835) | 0; d = (((t << 11) | (t >>> 21)) + a) | 0;
+    t = (c + (d ^ a ^ b) + x15 + 530742520) | 0; c = (((t << 16) | (t >>> 16)) + d) | 0;
+    t = (b + (c ^ d ^ a) + x2 + -995338651) | 0; b = (((t << 23) | (t >>> 9)) + c) | 0;
+    t = (a + (c ^ (b | ~d)) + x0 + -198630844) | 0; a = (((t << 6) | (t >>> 26)) + b) | 0;
+    t = (d + (b ^ (a | ~c)) + x7 + 1126891415) | 0; d = (((t << 10) | (t >>> 22)) + a) | 0;
+    t = (c + (a ^ (d | ~b)) + x14 + -1416354905) | 0; c = (((t << 15) | (t >>> 17)) + d) | 0;
+    t = (b + (d ^ (c | ~a)) + x5 + -57434055) | 0; b = (((t << 21) | (t >>> 11)) + c) | 0;
+    t = (a + (c ^ (b | ~d)) + x12 + 1700485571) | 0; a = (((t << 6) | (t >>> 26)) + b) | 0;
+    t = (d + (b ^ (a | ~c)) + x3 + -1894986606) | 0; d = (((t << 10) | (t >>> 22)) + a) | 0;
+    t = (c + (a ^ (d | ~b)) + x10 + -1051523) | 0; c = (((t << 15) | (t >>> 17)) + d) | 0;
+    t = (b + (d ^ (c | ~a)) + x1 + -2054922799) | 0; b = (((t << 21) | (t >>> 11)) + c) | 0;
+    t = (a + (c ^ (b | ~d)) + x8 + 1873313359) | 0; a = (((t << 6) | (t >>> 26)) + b) | 0;
+    t = (d + (b ^ (a | ~c)) + x15 + -30611744) | 0; d = (((t << 10) | (t >>> 22)) + a) | 0;
+    t = (c + (a ^ (d | ~b)) + x6 + -1560198380) | 0; c = (((t << 15) | (t >>> 17)) + d) | 0;
+    t = (b + (d ^ (c | ~a)) + x13 + 1309151649) | 0; b = (((t << 21) | (t >>> 11)) + c) | 0;
+    t = (a + (c ^ (b | ~d)) + x4 + -145523070) | 0; a = (((t << 6) | (t >>> 26)) + b) | 0;
+    t = (d + (b ^ (a | ~c)) + x11 + -1120210379) | 0; d = (((t << 10) | (t >>> 22)) + a) | 0;
+    t = (c + (a ^ (d | ~b)) + x2 + 718787259) | 0; c = (((t << 15) | (t >>> 17)) + d) | 0;
+    t = (b + (d ^ (c | ~a)) + x9 + -343485551) | 0; b = (((t << 21) | (t >>> 11)) + c) | 0;
     a0 = (a0 + a) | 0; b0 = (b0 + b) | 0; c0 = (c0 + c) | 0; d0 = (d0 + d) | 0;
   }
   out[0] = byteSwap(a0);
   out[1] = byteSwap(b0);
 }
 
-function byteSwap(v: number): number {
+export function byteSwap(v: number): number {
   return (((v & 0xff) << 24) | ((v & 0xff00) << 8) | ((v >>> 8) & 0xff00) | (v >>> 24)) >>> 0;
 }
-
-export { byteSwap };

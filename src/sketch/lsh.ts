@@ -133,7 +133,7 @@ export function bandKeys(values: Uint32Array, { b, r }: LshParams): string[] {
   const view = new DataView(bandBytes.buffer);
   for (let band = 0; band < b; band++) {
     for (let j = 0; j < r; j++) view.setUint32(4 * j, values[band * r + j], true);
-    md5First64(bandBytes, 4 * r, digest);
+    md5First64(bandBytes, 0, 4 * r, digest);
     keys[band] = `${band}:${hex32(digest[0])}${hex32(digest[1])}`;
   }
   return keys;

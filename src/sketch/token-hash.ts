@@ -7,16 +7,16 @@ import { encodeUtf8, utf8Scratch } from './utf8.js';
 export type TokenHashName = 'sha1' | 'mmh3' | 'crc32';
 export const TOKEN_HASHES: readonly TokenHashName[] = ['sha1', 'mmh3', 'crc32'];
 
-/** A function from the bytes [0, len) of a buffer to an unsigned 32-bit hash. */
-export type ByteHash32 = (bytes: Uint8Array, len: number) => number;
+/** A function from the bytes [start, end) of a buffer to an unsigned 32-bit hash. */
+export type ByteHash32 = (bytes: Uint8Array, start: number, end: number) => number;
 
 const byteHashes: Record<TokenHashName, ByteHash32> = {
   // datasketch's sha1_hash32: the first 4 digest bytes read little-endian.
-  sha1: (bytes, len) => byteSwap(sha1FirstWord(bytes, len)),
+  sha1: (bytes, start, end) => byteSwap(sha1FirstWord(bytes, start, end)),
   // MurmurHash3 x86 32-bit, seed 0, as Python's mmh3.hash(b, 0, signed=False).
-  mmh3: (bytes, len) => murmur.x86.hash32(bytes.subarray(0, len), 0) >>> 0,
+  mmh3: (bytes, start, end) => murmur.x86.hash32(bytes.subarray(start, end), 0) >>> 0,
   // zlib's CRC-32, as Python's zlib.crc32.
-  crc32: (bytes, len) => crc32(bytes.subarray(0, len)) >>> 0,
+  crc32: (bytes, start, end) => crc32(bytes.subarray(start, end)) >>> 0,
 };
 
 export function byteHash(name: TokenHashName): ByteHash32 {
@@ -25,6 +25,48 @@ export function byteHash(name: TokenHashName): ByteHash32 {
 
 /** Hashes one token (a string, taken as UTF-8) with the named hash. */
 export function tokenHash(name: TokenHashName, token: string): number {
-  const len = encodeUtf8(token);
-  return byteHashes[name](utf8Scratch(), len);
+  return byteHashes[name](utf8Scratch(), 0, encodeUtf8(token));
+}
+
+const SLOT_BYTES = 24;
+
+/**
+ * A fixed-size, direct-mapped memo of token hashes. Word frequencies in text are Zipfian, so most
+ * tokens of a document were seen recently; checking a slot (a cheap FNV-1a of the bytes, then a byte
+ * comparison) costs a fraction of a SHA-1. Tokens longer than a slot are hashed every time. Results
+ * are exactly those of the wrapped hash: a slot only answers for the very same bytes.
+ */
+export class CachedByteHash {
+  private readonly keys: Uint8Array;
+  private readonly lengths: Int32Array;
+  private readonly values: Uint32Array;
+  private readonly mask: number;
+
+  constructor(private readonly hash: ByteHash32, slotsLog2 = 16) {
+    const slots = 1 << slotsLog2;
+    this.mask = slots - 1;
+    this.keys = new Uint8Array(slots * SLOT_BYTES);
+    this.lengths = new Int32Array(slots).fill(-1);
+    this.values = new Uint32Array(slots);
+  }
+
+  get(bytes: Uint8Array, start: number, end: number): number {
+    const len = end - start;
+    if (len > SLOT_BYTES) return this.hash(bytes, start, end);
+    let h = 0x811c9dc5;
+    for (let i = start; i < end; i++) h = Math.imul(h ^ bytes[i], 0x01000193);
+    const slot = (h ^ (h >>> 16)) & this.mask;
+    const keys = this.keys;
+    const base = slot * SLOT_BYTES;
+    if (this.lengths[slot] === len) {
+      let i = 0;
+      while (i < len && keys[base + i] === bytes[start + i]) i++;
+      if (i === len) return this.values[slot];
+    }
+    const value = this.hash(bytes, start, end);
+    for (let i = 0; i < len; i++) keys[base + i] = bytes[start + i];
+    this.lengths[slot] = len;
+    this.values[slot] = value;
+    return value;
+  }
 }

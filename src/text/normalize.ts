@@ -13,14 +13,39 @@ export const DEFAULT_NORMALIZER: NormalizerName = 'norm-html';
 
 const CURRENCY = /\p{Sc}/gu;
 const NON_ASCII = /[^\x00-\x7f]+/g;
-// After transliteration only ASCII is left: its punctuation and symbols, and any \p{P} that any-ascii kept.
-const PUNCTUATION = /[!-/:-@[-`{-~]/g;
-const WHITE_SPACE = /\s+/g;
+
+// What the final ASCII pass does with each code: keep, lowercase, drop (punctuation and symbols), or
+// turn into a word break (white space and control characters, line breaks included).
+const KEEP = 0, LOWER = 1, DROP = 2, BREAK = 3;
+const ASCII_ACTION = new Uint8Array(128).map((_, c) =>
+  c <= 32 || c === 127 ? BREAK : c >= 65 && c <= 90 ? LOWER : /[!-/:-@[-`{-~]/.test(String.fromCharCode(c)) ? DROP : KEEP,
+);
+let asciiOut = new Uint8Array(1 << 16);
+
+/** Lowercases, drops punctuation and collapses white space of an all-ASCII string, in one pass. */
+function foldAscii(text: string): string {
+  if (asciiOut.length < text.length) asciiOut = new Uint8Array(text.length * 2);
+  const out = asciiOut;
+  let n = 0;
+  let pendingSpace = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    const action = ASCII_ACTION[c];
+    if (action === KEEP || action === LOWER) {
+      if (pendingSpace) {
+        if (n > 0) out[n++] = 32;
+        pendingSpace = false;
+      }
+      out[n++] = action === LOWER ? c + 32 : c;
+    } else if (action === BREAK) pendingSpace = true;
+  }
+  return Buffer.from(out.buffer, out.byteOffset, n).toString('latin1');
+}
 
 export function normalizeText(text: string): string {
   let out = repairUnicode(text).replace(CURRENCY, ' ');
   out = out.replace(NON_ASCII, (run) => anyAscii(run));
-  return out.toLowerCase().replace(PUNCTUATION, '').replace(WHITE_SPACE, ' ').trim();
+  return foldAscii(out);
 }
 
 export function normalizer(name: NormalizerName): (text: string) => string {
