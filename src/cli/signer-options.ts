@@ -1,0 +1,68 @@
+// The options that decide how a signature is made, shared by every command that makes or compares one.
+import type { Argv } from 'yargs';
+import { DEFAULT_CONDENSER, DEFAULT_SCHEME, DEFAULT_SEED, type SignerOptions } from '../signature.js';
+import { DEFAULT_FALSE_NEGATIVE_WEIGHT, DEFAULT_THRESHOLD } from '../sketch/lsh.js';
+import { MINHASH_SCHEMES, type MinhashScheme } from '../sketch/minhash.js';
+import { DEFAULT_SIMHASH_BLOCKS } from '../sketch/simhash.js';
+
+export function withSignerOptions<T>(yargs: Argv<T>) {
+  return yargs
+    .option('condenser', {
+      type: 'string',
+      default: DEFAULT_CONDENSER,
+      describe: 'tokenizer:normalizer:hash:permutations; an empty part takes the default (e.g. "3-grams:norm::256")',
+      group: 'Signature:',
+    })
+    .option('seed', { type: 'number', default: DEFAULT_SEED, describe: 'MinHash seed (as datasketch)', group: 'Signature:' })
+    .option('scheme', {
+      type: 'string',
+      choices: MINHASH_SCHEMES as string[],
+      default: DEFAULT_SCHEME,
+      describe: 'MinHash permutation scheme: affine32 (datasketch >= 2.0) or legacy (datasketch < 2.0)',
+      group: 'Signature:',
+    })
+    .option('threshold', {
+      type: 'number',
+      default: DEFAULT_THRESHOLD,
+      describe: 'Jaccard threshold the LSH bands are tuned for',
+      group: 'Signature:',
+    })
+    .option('false-negative-weight', {
+      type: 'number',
+      default: DEFAULT_FALSE_NEGATIVE_WEIGHT,
+      describe: 'weight of missed pairs against false candidates when choosing bands and rows',
+      group: 'Signature:',
+    })
+    .option('bands', { type: 'number', describe: 'explicit number of LSH bands (with --rows)', group: 'Signature:' })
+    .option('rows', { type: 'number', describe: 'explicit rows per band (with --bands)', group: 'Signature:' })
+    .option('simhash-blocks', {
+      type: 'number',
+      default: DEFAULT_SIMHASH_BLOCKS,
+      describe: 'SimHash blocks m: finds fingerprints up to m - 1 bits apart',
+      group: 'Signature:',
+    });
+}
+
+export interface SignerArgs {
+  condenser: string;
+  seed: number;
+  scheme: string;
+  threshold: number;
+  falseNegativeWeight: number;
+  bands?: number;
+  rows?: number;
+  simhashBlocks: number;
+}
+
+export function signerOptionsFrom(argv: SignerArgs): SignerOptions {
+  return {
+    condenser: argv.condenser,
+    seed: argv.seed,
+    scheme: argv.scheme as MinhashScheme,
+    threshold: argv.threshold,
+    falseNegativeWeight: argv.falseNegativeWeight,
+    bands: argv.bands,
+    rows: argv.rows,
+    simhashBlocks: argv.simhashBlocks,
+  };
+}
