@@ -180,7 +180,7 @@ export function createSigner(options: SignerOptions = {}): Signer {
     // Repeated tokens cannot lower a minimum: fold each distinct token hash in once.
     const minhash = emptyMinhash(spec.numPerm);
     distinct.clear(tokens.count);
-    const { bytes, starts, ends } = tokens;
+    const { source: bytes, starts, ends } = tokens;
     for (let i = 0; i < tokens.count; i++) {
       distinct.add(cache ? cache.get(bytes, starts[i], ends[i]) : hash(bytes, starts[i], ends[i]));
     }
@@ -190,7 +190,7 @@ export function createSigner(options: SignerOptions = {}): Signer {
     const acc = new SimhashAccumulator();
     shingleRanges(words, SIMHASH_WINDOW, features);
     for (let i = 0; i < features.count; i++) {
-      md5First64(words.bytes, features.starts[i], features.ends[i], md5Out);
+      md5First64(features.source, features.starts[i], features.ends[i], md5Out);
       acc.add(md5Out[0], md5Out[1]);
     }
     const empty = tokens.count === 0;

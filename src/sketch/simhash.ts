@@ -15,7 +15,10 @@ const md5Out = new Uint32Array(2);
 
 /** simhash-py's `unsigned_hash`: the first 8 bytes of MD5, big-endian. Strings are taken as UTF-8. */
 export function unsignedHash(data: string | Uint8Array): Hash64 {
-  if (typeof data === "string") md5First64(utf8Scratch(), 0, encodeUtf8(data), md5Out);
+  if (typeof data === 'string') {
+    const len = encodeUtf8(data); // may grow the scratch buffer: read it after
+    md5First64(utf8Scratch(), 0, len, md5Out);
+  }
   else md5First64(data, 0, data.length, md5Out);
   return { hi: md5Out[0], lo: md5Out[1] };
 }

@@ -25,7 +25,8 @@ export function byteHash(name: TokenHashName): ByteHash32 {
 
 /** Hashes one token (a string, taken as UTF-8) with the named hash. */
 export function tokenHash(name: TokenHashName, token: string): number {
-  return byteHashes[name](utf8Scratch(), 0, encodeUtf8(token));
+  const len = encodeUtf8(token); // may grow the scratch buffer: read it after
+  return byteHashes[name](utf8Scratch(), 0, len);
 }
 
 const SLOT_BYTES = 24;

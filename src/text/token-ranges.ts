@@ -5,7 +5,10 @@
 import { splitWhiteSpace } from './tokenize.js';
 
 export class TokenRanges {
+  /** The buffer this object owns and writes into. */
   bytes = new Uint8Array(1 << 16);
+  /** The buffer the ranges point into: `bytes`, or another layout's for shingles of its words. */
+  source = this.bytes;
   starts = new Int32Array(1 << 12);
   ends = new Int32Array(1 << 12);
   count = 0;
@@ -13,6 +16,7 @@ export class TokenRanges {
 
   reset(byteCapacity: number, rangeCapacity: number): void {
     if (this.bytes.length < byteCapacity) this.bytes = new Uint8Array(Math.max(byteCapacity, this.bytes.length * 2));
+    this.source = this.bytes;
     this.ensureRanges(rangeCapacity);
     this.count = 0;
     this.length = 0;
@@ -94,6 +98,7 @@ export function layoutWords(text: string, out: TokenRanges): void {
 /** Ranges of every run of n consecutive words (one range of all words if there are fewer than n). */
 export function shingleRanges(words: TokenRanges, n: number, out: TokenRanges): void {
   out.count = 0;
+  out.source = words.source;
   if (words.count === 0) return;
   if (words.count <= n) {
     out.push(words.starts[0], words.ends[words.count - 1]);

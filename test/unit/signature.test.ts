@@ -1,0 +1,109 @@
+import { describe, expect, it } from 'vitest';
+import { CondenserSpecError, createSigner, parseCondenserSpec } from '../../src/signature.js';
+import { emptyMinhash, minhashJaccard, minhashPermutations, updateMinhash } from '../../src/sketch/minhash.js';
+import { computeSimhash, hammingDistance, shingle, simhashHex, unsignedHash } from '../../src/sketch/simhash.js';
+import { tokenHash } from '../../src/sketch/token-hash.js';
+import { normalizer } from '../../src/text/normalize.js';
+import { splitWhiteSpace, TOKENIZER_NAMES, tokenizer } from '../../src/text/tokenize.js';
+
+const samples = [
+  'The quick brown fox jumps over the lazy dog. The dog sleeps.',
+  '  leading and   trailing\twhite\nspace  ',
+  'Ünïcödé wörds, café crème, 東京 and 🙂 emoji mixed in',
+  'one',
+  'two words',
+  '<p>Some <b>HTML</b> &amp; entities</p><script>skip()</script>',
+  Array.from({ length: 400 }, (_, i) => `w${i % 37} x${i % 11}`).join(' '),
+];
+
+/** The slow, obviously-correct path: strings from the tokenizer, one hash each, datasketch's update. */
+function referenceMinhash(text: string, tok: string, norm: 'none' | 'norm' | 'norm-html', hash: 'sha1' | 'mmh3' | 'crc32') {
+  const tokens = tokenizer(tok)(normalizer(norm)(text));
+  const values = emptyMinhash(64);
+  updateMinhash(values, minhashPermutations(64, 1), tokens.map((t) => tokenHash(hash, t)));
+  return { values: Array.from(values), count: tokens.length };
+}
+
+describe('createSigner', () => {
+  it('gives the same MinHash as hashing the tokenizer strings one by one, for every tokenizer, normalizer and hash', () => {
+    for (const tok of TOKENIZER_NAMES) {
+      for (const norm of ['none', 'norm', 'norm-html'] as const) {
+        for (const hash of ['sha1', 'mmh3', 'crc32'] as const) {
+          const sign = createSigner({ condenser: `${tok}:${norm}:${hash}:64` });
+          for (const text of samples) {
+            const ref = referenceMinhash(text, tok, norm, hash);
+            const sig = sign(text);
+            expect(sig.tokens, `${tok}:${norm}:${hash} on ${JSON.stringify(text.slice(0, 30))}`).toBe(ref.count);
+            expect(Array.from(sig.minhash)).toEqual(ref.values);
+          }
+        }
+      }
+    }
+  });
+
+  it('computes SimHash over word 4-shingles of the normalized text as simhash-py does', () => {
+    const sign = createSigner({ condenser: '2-grams:norm' });
+    for (const text of samples) {
+      const words = splitWhiteSpace(normalizer('norm')(text));
+      const expected = computeSimhash(shingle(words, 4).map((s) => unsignedHash(s.join(' '))));
+      expect(sign(text).simhash).toBe(simhashHex(expected));
+    }
+  });
+
+  it('marks empty and white-space-only text as empty, with no keys that could match anything', () => {
+    const sign = createSigner();
+    for (const text of ['', '   \n\t ', '<p> </p>', '...!!!']) {
+      const sig = sign(text);
+      expect(sig.tokens).toBe(0);
+      expect(sig.bands).toEqual([]);
+      expect(sig.simhash_blocks).toEqual([]);
+    }
+  });
+
+  it('gives near-duplicates a high estimate and shared band keys, unrelated texts neither', () => {
+    const sign = createSigner();
+    const base = Array.from({ length: 300 }, (_, i) => `word${(i * 31) % 211}`).join(' ');
+    const edited = base.replace('word31', 'changed').replace('word62', 'edited');
+    const other = Array.from({ length: 300 }, (_, i) => `other${(i * 17) % 199}`).join(' ');
+    const a = sign(base), b = sign(edited), c = sign(other);
+    expect(minhashJaccard(a.minhash, b.minhash)).toBeGreaterThan(0.9);
+    expect(a.bands.filter((k) => b.bands.includes(k)).length).toBeGreaterThan(10);
+    expect(minhashJaccard(a.minhash, c.minhash)).toBeLessThan(0.1);
+    expect(a.bands.filter((k) => c.bands.includes(k))).toEqual([]);
+    expect(hammingDistance(a.simhash, b.simhash)).toBeLessThan(hammingDistance(a.simhash, c.simhash));
+    expect(a.content_hash).not.toBe(b.content_hash);
+    expect(sign(`  ${base.toUpperCase()}  `).content_hash).toBe(a.content_hash);
+  });
+
+  it('band keys carry the band number, so equal rows in different bands never collide', () => {
+    const sig = createSigner({ condenser: '::: 16', bands: 4, rows: 4 })('a b c');
+    expect(sig.bands.map((k) => k.split(':')[0])).toEqual(['0', '1', '2', '3']);
+    expect(sig.bands.every((k) => /^\d+:[0-9a-f]{16}$/.test(k))).toBe(true);
+  });
+
+  it('survives NUL bytes, lone surrogates and a 50 MB document', () => {
+    const sign = createSigner();
+    expect(sign('a\u0000b \ud800 c\udfff d').tokens).toBeGreaterThan(0);
+    expect(createSigner({ condenser: 'ws:none' })('a\u0000b \ud800 c').tokens).toBe(3);
+    const big = 'lorem ipsum dolor sit amet consectetur '.repeat(1_350_000); // ~50 MB
+    const sig = sign(big);
+    expect(sig.tokens).toBe(8_100_000);
+    expect(sig.bands.length).toBe(sig.lsh.b);
+  });
+});
+
+describe('parseCondenserSpec', () => {
+  it('fills empty parts with defaults and accepts aliases', () => {
+    expect(parseCondenserSpec('ws:norm-html:sha1:128')).toEqual({ tokenizer: 'white-space', normalizer: 'norm-html', hash: 'sha1', numPerm: 128 });
+    expect(parseCondenserSpec('3-grams::mmh3:')).toEqual({ tokenizer: '3-grams', normalizer: 'norm-html', hash: 'mmh3', numPerm: 128 });
+    expect(parseCondenserSpec('words')).toMatchObject({ tokenizer: 'split-words' });
+  });
+
+  it('rejects wrong names with a message that lists the valid ones', () => {
+    expect(() => parseCondenserSpec('7-grams')).toThrow(/unknown tokenizer "7-grams".*white-space-2-grams.*split-sents/);
+    expect(() => parseCondenserSpec('ws:lower')).toThrow(/unknown normalizer "lower".*none, norm, norm-html/);
+    expect(() => parseCondenserSpec('ws:norm:md5')).toThrow(/unknown hash "md5".*sha1, mmh3, crc32/);
+    expect(() => parseCondenserSpec('ws:norm:sha1:lots')).toThrow(CondenserSpecError);
+    expect(() => parseCondenserSpec('a:b:c:d:e')).toThrow(/5 parts/);
+  });
+});

@@ -1,0 +1,63 @@
+import { describe, expect, it } from 'vitest';
+import { stripHtml } from '../../src/text/html.js';
+import { normalizer, normalizeText } from '../../src/text/normalize.js';
+import { fixMojibake, repairUnicode } from '../../src/text/repair.js';
+import { characterShingles, splitSentences, splitWhiteSpace, splitWords, tokenizer, wordShingles } from '../../src/text/tokenize.js';
+
+describe('normalizers', () => {
+  it('norm transliterates, lowercases, drops punctuation and currency, joins lines', () => {
+    expect(normalizeText('Crème Brûlée costs €5.50!\nNaïve   façade — “quoted”')).toBe('creme brulee costs 550 naive facade quoted');
+  });
+
+  it('norm repairs UTF-8 read as Windows-1252 before transliterating', () => {
+    expect(fixMojibake('cafÃ© and donâ€™t')).toBe('café and don’t');
+    expect(normalizeText('cafÃ© Ã¼ber')).toBe(normalizeText('café über'));
+  });
+
+  it('repair drops NUL bytes, controls and lone surrogates but keeps real text', () => {
+    expect(repairUnicode('a\u0000b\u0007c\ud800d\udc00e')).toBe('abcde');
+    expect(repairUnicode('emoji 🙂 stays')).toBe('emoji 🙂 stays');
+    expect(repairUnicode('e\u0301')).toBe('é'); // NFC
+  });
+
+  it('norm-html removes tags, scripts, styles and comments and decodes entities', () => {
+    const html = '<html><head><title>T</title><style>p{color:red}</style></head><body><p>Fish &amp; Chips</p>' +
+      '<script>var x = "<p>no</p>";</script><!-- hidden --><div>caf&eacute;<br>next</div></body></html>';
+    expect(normalizer('norm-html')(html)).toBe('fish chips cafe next');
+    expect(stripHtml('<p>one</p><p>two</p>').trim().split(/\s+/)).toEqual(['one', 'two']);
+  });
+
+  it('none leaves the text alone', () => {
+    expect(normalizer('none')('  A,B  ')).toBe('  A,B  ');
+  });
+});
+
+describe('tokenizers', () => {
+  it('white-space splits like Python str.split()', () => {
+    expect(splitWhiteSpace('  a\tb\u00a0c\u3000d\x1ce\u200bf  ')).toEqual(['a', 'b', 'c', 'd', 'e\u200bf']);
+    expect(splitWhiteSpace('   ')).toEqual([]);
+  });
+
+  it('word shingles join N words by one space; short texts give one shingle', () => {
+    expect(wordShingles(['a', 'b', 'c', 'd'], 2)).toEqual(['a b', 'b c', 'c d']);
+    expect(wordShingles(['a', 'b'], 3)).toEqual(['a b']);
+    expect(wordShingles([], 3)).toEqual([]);
+  });
+
+  it('character shingles count code points, not UTF-16 units', () => {
+    expect(characterShingles('a🙂b', 2)).toEqual(['a🙂', '🙂b']);
+    expect(characterShingles('abcd', 3)).toEqual(['abc', 'bcd']);
+    expect(characterShingles('ab', 3)).toEqual(['ab']);
+  });
+
+  it('words and sentences segment without a model', () => {
+    expect(splitWords('Hello, world! It’s 2024.')).toEqual(['Hello', 'world', 'It’s', '2024']);
+    expect(splitSentences('One here. Two there! Three?')).toEqual(['One here.', 'Two there!', 'Three?']);
+    expect(splitWords('我喜欢吃苹果').length).toBeGreaterThan(1);
+  });
+
+  it('resolves every named tokenizer', () => {
+    expect(tokenizer('white-space-3-grams')('a b c d')).toEqual(['a b c', 'b c d']);
+    expect(tokenizer('1-grams')('ab')).toEqual(['a', 'b']);
+  });
+});
