@@ -26,11 +26,13 @@ let asciiOut = new Uint8Array(1 << 16);
 function foldAscii(text: string): string {
   if (asciiOut.length < text.length) asciiOut = new Uint8Array(text.length * 2);
   const out = asciiOut;
+  // A native copy first: reading bytes is faster than charCodeAt on the strings regex replacement builds.
+  const length = Buffer.from(out.buffer, out.byteOffset, out.length).write(text, 0, 'latin1');
   let n = 0;
   let pendingSpace = false;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    const action = ASCII_ACTION[c];
+  for (let i = 0; i < length; i++) {
+    const c = out[i];
+    const action = ASCII_ACTION[c & 0x7f];
     if (action === KEEP || action === LOWER) {
       if (pendingSpace) {
         if (n > 0) out[n++] = 32;
