@@ -35,13 +35,17 @@ const perms = minhashPermutations(128, 1);
 const cache = new CachedByteHash(byteHash('sha1'));
 const words = new TokenRanges();
 const distinct = new DistinctUint32();
+let checksum = 0;
 const minhashOnly = () => {
   const t0 = performance.now();
+  checksum = 0;
   for (const text of normalized) {
     layoutWords(text, words);
     distinct.clear(words.count);
     for (let i = 0; i < words.count; i++) distinct.add(cache.get(words.source, words.starts[i], words.ends[i]));
-    updateMinhash(emptyMinhash(128), perms, distinct.values, distinct.size);
+    const values = emptyMinhash(128);
+    updateMinhash(values, perms, distinct.values, distinct.size);
+    checksum ^= values[0];
   }
   return (performance.now() - t0) / 1000;
 };
@@ -78,4 +82,6 @@ console.log(row('near-dup MinHash only, same tokens (1 thread)', minhashSeconds)
 console.log(row('near-dup sign, MinHash+SimHash (1 thread)', single) + `   ratio ${(peer.seconds / single).toFixed(2)}x`);
 console.log(row(`near-dup sign --jsonl (${os.availableParallelism()} threads)`, batch.seconds) + `   ratio ${(peer.seconds / batch.seconds).toFixed(2)}x`);
 console.log(`near-dup peak memory (main process, RSS): ${peakMb.toFixed(0)} MB (after single-thread pass: ${rssSingle.toFixed(0)} MB); datasketch ${peer.datasketch}`);
+console.log(`MinHash checksum ${checksum >>> 0} vs datasketch ${peer.checksum}: ${checksum >>> 0 === peer.checksum ? 'identical' : 'DIFFERENT'}`);
+if ((checksum >>> 0) !== peer.checksum) throw new Error('MinHash values differ from datasketch');
 if (batch.failed > 0) throw new Error(`${batch.failed} documents failed in batch mode`);
