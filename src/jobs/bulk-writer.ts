@@ -1,0 +1,192 @@
+// Bulk writing with back-pressure, the way the Elasticsearch client's bulk helper does it: operations
+// are grouped into requests bounded by bytes and count, a bounded number of requests is in flight
+// (p-queue), callers wait when the queue is full, whole requests are retried with exponential backoff
+// and jitter on 429/502/503/504 and timeouts, and every item of every response is read: items
+// rejected with 429 are retried, other failures are reported one by one, never silently dropped.
+import PQueue from 'p-queue';
+
+/** One bulk operation: its action line and optional body line, pre-serialized. */
+export interface BulkOperation {
+  id: string;
+  action: Record<string, unknown>;
+  body?: Record<string, unknown>;
+  /** Anything the caller wants back with the item's result. */
+  context?: unknown;
+}
+
+export interface BulkItemResult {
+  _id?: string;
+  status: number;
+  error?: { type?: string; reason?: string } | string;
+}
+
+export interface BulkResponseBody {
+  errors: boolean;
+  items: Array<Record<string, BulkItemResult>>;
+}
+
+/** Sends one NDJSON bulk body; throws on a transport or HTTP error (with statusCode when there is one). */
+export type BulkSend = (ndjson: string) => Promise<BulkResponseBody>;
+
+export interface BulkWriterOptions {
+  send: BulkSend;
+  /** Flush a request when its body reaches this many bytes (default 5 MB). */
+  maxBytes?: number;
+  /** ... or this many operations (default 1000). */
+  maxOperations?: number;
+  /** Requests in flight at once (default 2). */
+  concurrency?: number;
+  /** Attempts per request and per 429-rejected item before giving up (default 6). */
+  maxAttempts?: number;
+  /** First backoff in ms, doubled on each retry, with full jitter (default 200). */
+  backoffMs?: number;
+  onSuccess?: (op: BulkOperation, result: BulkItemResult) => void;
+  onFailure?: (op: BulkOperation, reason: string, status?: number) => void;
+  /** Called before each retry, for progress output. */
+  onRetry?: (attempt: number, reason: string, delayMs: number) => void;
+  sleep?: (ms: number) => Promise<void>;
+}
+
+const RETRYABLE_STATUS = new Set([429, 502, 503, 504]);
+
+export function statusOf(err: unknown): number | undefined {
+  const e = err as { statusCode?: number; meta?: { statusCode?: number }; status?: number };
+  return e?.statusCode ?? e?.meta?.statusCode ?? e?.status;
+}
+
+/** Whether a failed request is worth sending again: overload, gateway trouble, timeouts, dropped connections. */
+export function isRetryable(err: unknown): boolean {
+  const status = statusOf(err);
+  if (status !== undefined && RETRYABLE_STATUS.has(status)) return true;
+  const e = err as { name?: string; code?: string };
+  return (
+    ['TimeoutError', 'ConnectionError', 'NoLivingConnectionsError', 'AbortError'].includes(e?.name ?? '') ||
+    ['ECONNRESET', 'ECONNREFUSED', 'ETIMEDOUT', 'EPIPE', 'UND_ERR_SOCKET', 'UND_ERR_CONNECT_TIMEOUT'].includes(e?.code ?? '')
+  );
+}
+
+function reasonOf(error: BulkItemResult['error']): string {
+  if (!error) return 'unknown error';
+  if (typeof error === 'string') return error;
+  return [error.type, error.reason].filter(Boolean).join(': ') || 'unknown error';
+}
+
+export interface BulkStats {
+  requests: number;
+  succeeded: number;
+  failed: number;
+  retries: number;
+}
+
+export class BulkWriter {
+  private readonly queue: PQueue;
+  private readonly maxBytes: number;
+  private readonly maxOperations: number;
+  private readonly maxAttempts: number;
+  private readonly backoffMs: number;
+  private readonly sleep: (ms: number) => Promise<void>;
+  private batch: BulkOperation[] = [];
+  private batchLines: string[] = [];
+  private batchBytes = 0;
+  private fatal: unknown;
+  readonly stats: BulkStats = { requests: 0, succeeded: 0, failed: 0, retries: 0 };
+
+  constructor(private readonly options: BulkWriterOptions) {
+    this.queue = new PQueue({ concurrency: options.concurrency ?? 2 });
+    this.maxBytes = options.maxBytes ?? 5 * 1024 * 1024;
+    this.maxOperations = options.maxOperations ?? 1000;
+    this.maxAttempts = options.maxAttempts ?? 6;
+    this.backoffMs = options.backoffMs ?? 200;
+    this.sleep = options.sleep ?? ((ms) => new Promise((resolve) => setTimeout(resolve, ms)));
+  }
+
+  /** Queues an operation; waits while the queue is full. Throws if a request failed for good. */
+  async add(op: BulkOperation): Promise<void> {
+    if (this.fatal) throw this.fatal;
+    const lines = JSON.stringify(op.action) + '\n' + (op.body ? JSON.stringify(op.body) + '\n' : '');
+    const bytes = Buffer.byteLength(lines);
+    if (this.batch.length > 0 && this.batchBytes + bytes > this.maxBytes) await this.flushBatch();
+    this.batch.push(op);
+    this.batchLines.push(lines);
+    this.batchBytes += bytes;
+    if (this.batch.length >= this.maxOperations || this.batchBytes >= this.maxBytes) await this.flushBatch();
+  }
+
+  /** Sends what is buffered and waits for every request in flight. */
+  async flush(): Promise<void> {
+    await this.flushBatch();
+    await this.queue.onIdle();
+    if (this.fatal) throw this.fatal;
+  }
+
+  private async flushBatch(): Promise<void> {
+    if (this.batch.length === 0) return;
+    const ops = this.batch;
+    const body = this.batchLines.join('');
+    this.batch = [];
+    this.batchLines = [];
+    this.batchBytes = 0;
+    // Back-pressure: hold the caller while as many requests as allowed are already running or waiting.
+    await this.queue.onSizeLessThan(1);
+    void this.queue.add(() => this.send(ops, body)).catch((err) => {
+      this.fatal ??= err;
+    });
+  }
+
+  private async send(ops: BulkOperation[], body: string): Promise<void> {
+    let pending = ops;
+    let pendingBody = body;
+    for (let attempt = 1; ; attempt++) {
+      let response: BulkResponseBody;
+      try {
+        this.stats.requests++;
+        response = await this.options.send(pendingBody);
+      } catch (err) {
+        if (!isRetryable(err) || attempt >= this.maxAttempts) {
+          if (isRetryable(err)) {
+            for (const op of pending) this.fail(op, `gave up after ${attempt} attempts: ${(err as Error).message}`, statusOf(err));
+            return;
+          }
+          throw err;
+        }
+        await this.backoff(attempt, `request failed (${statusOf(err) ?? (err as Error).message})`);
+        continue;
+      }
+      const retry: BulkOperation[] = [];
+      response.items.forEach((item, i) => {
+        const op = pending[i];
+        const result = Object.values(item)[0];
+        if (!op || !result) return;
+        if (result.status >= 200 && result.status < 300) {
+          this.stats.succeeded++;
+          this.options.onSuccess?.(op, result);
+        } else if (result.status === 429 && attempt < this.maxAttempts) {
+          retry.push(op);
+        } else {
+          this.fail(op, reasonOf(result.error), result.status);
+        }
+      });
+      if (response.items.length < pending.length) {
+        for (const op of pending.slice(response.items.length)) this.fail(op, 'no result for this operation in the bulk response');
+      }
+      if (retry.length === 0) return;
+      pending = retry;
+      pendingBody = retry
+        .map((op) => JSON.stringify(op.action) + '\n' + (op.body ? JSON.stringify(op.body) + '\n' : ''))
+        .join('');
+      await this.backoff(attempt, `${retry.length} operations rejected with 429`);
+    }
+  }
+
+  private fail(op: BulkOperation, reason: string, status?: number): void {
+    this.stats.failed++;
+    this.options.onFailure?.(op, reason, status);
+  }
+
+  private async backoff(attempt: number, reason: string): Promise<void> {
+    this.stats.retries++;
+    const delay = Math.round(Math.random() * this.backoffMs * 2 ** (attempt - 1));
+    this.options.onRetry?.(attempt, reason, delay);
+    await this.sleep(delay);
+  }
+}
