@@ -137,6 +137,15 @@ export function resolveSignerSettings(options: SignerOptions = {}): SignerSettin
 export interface Signer {
   (text: string): Signature;
   settings: SignerSettings;
+  /** The normalizer step alone. */
+  normalize(text: string): string;
+  /** The signature of text that is already normalized (skips the normalizer). */
+  signNormalized(clean: string): Signature;
+}
+
+/** SHA-1 (hex) of normalized text: the content_hash of a signature. */
+export function contentHash(clean: string): string {
+  return createHash('sha1').update(clean).digest('hex');
 }
 
 /** Turns normalized text into token byte ranges for one tokenizer; reuses its buffers between calls. */
@@ -172,8 +181,7 @@ export function createSigner(options: SignerOptions = {}): Signer {
   const distinct = new DistinctUint32();
   const md5Out = new Uint32Array(2);
 
-  const sign = ((text: string): Signature => {
-    const clean = normalize(text);
+  const signNormalized = (clean: string): Signature => {
     layoutWords(clean, words);
     const tokens = layoutTokens(clean, words, tokenBuf);
 
@@ -203,10 +211,13 @@ export function createSigner(options: SignerOptions = {}): Signer {
       bands: empty ? [] : bandKeys(minhash, lsh),
       simhash: simhashHex(fingerprint),
       simhash_blocks: empty || words.count === 0 ? [] : simhashBlockKeys(fingerprint, simhashBlocks),
-      content_hash: createHash('sha1').update(clean).digest('hex'),
+      content_hash: contentHash(clean),
     };
-  }) as Signer;
+  };
+  const sign = ((text: string): Signature => signNormalized(normalize(text))) as Signer;
   sign.settings = settings;
+  sign.normalize = normalize;
+  sign.signNormalized = signNormalized;
   return sign;
 }
 

@@ -1,12 +1,14 @@
 // Signing on every core: batches go to worker threads (piscina).
 import os from 'node:os';
 import { Piscina } from 'piscina';
+import type { AnnotateResult } from './annotate-batch.js';
 import type { SignedLines } from './sign-lines.js';
-import type { SignTask } from './sign-worker.js';
+import type { AnnotateTask, SignTask } from './sign-worker.js';
 
 export interface SignPool {
   readonly threads: number;
-  signLines(task: SignTask): Promise<SignedLines>;
+  signLines(task: Omit<SignTask, 'kind'>): Promise<SignedLines>;
+  annotate(task: Omit<AnnotateTask, 'kind'>): Promise<AnnotateResult[]>;
   close(): Promise<void>;
 }
 
@@ -19,7 +21,8 @@ export function createSignPool(threads = os.availableParallelism()): SignPool {
   });
   return {
     threads,
-    signLines: (task) => pool.run(task) as Promise<SignedLines>,
+    signLines: (task) => pool.run({ kind: 'lines', ...task }) as Promise<SignedLines>,
+    annotate: (task) => pool.run({ kind: 'annotate', ...task }) as Promise<AnnotateResult[]>,
     close: () => pool.destroy(),
   };
 }

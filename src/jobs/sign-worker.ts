@@ -1,23 +1,38 @@
-// Worker thread body: signs batches of JSON lines. One signer per distinct set of options is kept, so
-// its permutations, buffers and token-hash memo are made once per thread.
+// Worker thread body: signs batches of JSON lines, or annotates batches of scanned documents. One
+// signer per distinct set of options is kept, so its permutations, buffers and token-hash memo are made
+// once per thread.
 import { createSigner, type Signer, type SignerOptions } from '../signature.js';
+import { annotateBatch, type AnnotateBatchOptions, type AnnotateInput, type AnnotateResult } from './annotate-batch.js';
 import { type LineFields, signLines, type SignedLines } from './sign-lines.js';
 
 const signers = new Map<string, Signer>();
 
-export interface SignTask {
-  options: SignerOptions;
-  fields: LineFields;
-  lines: string[];
-  firstLineNumber: number;
-}
-
-export default function signTask({ options, fields, lines, firstLineNumber }: SignTask): SignedLines {
+function signerFor(options: SignerOptions): Signer {
   const key = JSON.stringify(options);
   let signer = signers.get(key);
   if (!signer) {
     signer = createSigner(options);
     signers.set(key, signer);
   }
-  return signLines(signer, lines, firstLineNumber, fields);
+  return signer;
+}
+
+export interface SignTask {
+  kind: 'lines';
+  options: SignerOptions;
+  fields: LineFields;
+  lines: string[];
+  firstLineNumber: number;
+}
+
+export interface AnnotateTask {
+  kind: 'annotate';
+  options: SignerOptions;
+  batch: AnnotateBatchOptions;
+  docs: AnnotateInput[];
+}
+
+export default function run(task: SignTask | AnnotateTask): SignedLines | AnnotateResult[] {
+  if (task.kind === 'annotate') return annotateBatch(signerFor(task.options), task.docs, task.batch);
+  return signLines(signerFor(task.options), task.lines, task.firstLineNumber, task.fields);
 }

@@ -24,13 +24,13 @@ export function unsignedHash(data: string | Uint8Array): Hash64 {
 }
 
 /**
- * simhash-py's `shingle(tokens, window)`: every run of `window` consecutive tokens; a list shorter
- * than the window (but not empty) yields itself once.
+ * simhash-py's `shingle(tokens, window)`: every run of `window` consecutive tokens, and nothing for a
+ * list shorter than the window. (near-dup's default SimHash features differ on that one point: a text
+ * of fewer words than the window is one feature, so that short texts get a fingerprint.)
  */
 export function shingle<T>(tokens: readonly T[], window = 4): T[][] {
   if (!Number.isInteger(window) || window <= 0) throw new RangeError(`shingle window must be positive, got ${window}`);
-  if (tokens.length === 0) return [];
-  if (tokens.length < window) return [tokens.slice()];
+  if (tokens.length < window) return [];
   const out: T[][] = [];
   for (let i = 0; i + window <= tokens.length; i++) out.push(tokens.slice(i, i + window));
   return out;

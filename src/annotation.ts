@@ -1,0 +1,133 @@
+// A document's near-dup fields: what annotate, ingest and the library API write under the prefix.
+import { createSigner, type Signature, type Signer, type SignerOptions, type SignerSettings } from './signature.js';
+import { serializeLeanMinhash } from './sketch/lean-minhash.js';
+
+export const DEFAULT_PREFIX = 'near_dup';
+/** Longer texts are cut to this many characters (and the cut is reported), so one document cannot exhaust memory. */
+export const DEFAULT_MAX_CHARS = 10_000_000;
+
+/** The signature fields as stored: keyword arrays, the MinHash as a base64 datasketch LeanMinHash buffer. */
+export interface NearDupFields {
+  bands: string[];
+  simhash: string;
+  simhash_blocks: string[];
+  minhash: string;
+  params: string;
+  content_hash: string;
+  token_count: number;
+  annotated_at: string;
+}
+
+export function nearDupFields(sig: Signature, settings: SignerSettings, now: Date = new Date()): NearDupFields {
+  return {
+    bands: sig.bands,
+    simhash: sig.simhash,
+    simhash_blocks: sig.simhash_blocks,
+    minhash: Buffer.from(serializeLeanMinhash({ seed: settings.seed, scheme: settings.scheme, values: sig.minhash })).toString('base64'),
+    params: settings.params,
+    content_hash: sig.content_hash,
+    token_count: sig.tokens,
+    annotated_at: now.toISOString(),
+  };
+}
+
+/** The value at a dotted path of a source object ("body", "meta.title"), also through flattened keys. */
+export function valueAt(source: unknown, path: string): unknown {
+  if (source === null || typeof source !== 'object') return undefined;
+  const record = source as Record<string, unknown>;
+  if (path in record) return record[path];
+  const dot = path.indexOf('.');
+  if (dot < 0) return undefined;
+  // Try every split, so both {"a": {"b.c": ...}} and {"a.b": {"c": ...}} are found.
+  for (let i = dot; i >= 0; i = path.indexOf('.', i + 1)) {
+    const head = path.slice(0, i);
+    if (head in record) {
+      const found = valueAt(record[head], path.slice(i + 1));
+      if (found !== undefined) return found;
+    }
+  }
+  return undefined;
+}
+
+/** Wraps `fields` in the objects of the prefix path: "a.b" -> {a: {b: fields}}. */
+export function underPrefix(prefix: string, fields: Record<string, unknown>): Record<string, unknown> {
+  return prefix.split('.').reduceRight<Record<string, unknown>>((inner, segment) => ({ [segment]: inner }), fields);
+}
+
+export class DocumentTextError extends Error {
+  override name = 'DocumentTextError';
+}
+
+export interface ExtractedText {
+  text: string;
+  /** Characters dropped by the cap. */
+  cut: number;
+}
+
+/**
+ * The text to sign from a document's fields: strings as they are, arrays of strings joined by newlines,
+ * several fields joined by a blank line; a field that is missing is passed over, but if none has text,
+ * or one holds something other than text, the document is refused with the reason.
+ */
+export function extractText(source: unknown, fields: readonly string[], maxChars = DEFAULT_MAX_CHARS): ExtractedText {
+  const parts: string[] = [];
+  for (const field of fields) {
+    const value = valueAt(source, field);
+    if (value === undefined || value === null) continue;
+    if (typeof value === 'string') parts.push(value);
+    else if (Array.isArray(value) && value.every((v) => typeof v === 'string' || v === null)) parts.push(value.filter((v) => v !== null).join('\n'));
+    else {
+      const kind = Array.isArray(value) ? 'an array with items that are not strings' : typeof value === 'object' ? 'an object' : `a ${typeof value}`;
+      throw new DocumentTextError(`field "${field}" holds ${kind}, not text; name a text field with --field`);
+    }
+  }
+  if (parts.length === 0) {
+    throw new DocumentTextError(`no text: ${fields.length > 1 ? `none of the fields ${fields.map((f) => `"${f}"`).join(', ')} is` : `field "${fields[0]}" is not`} in the document`);
+  }
+  const text = parts.join('\n\n');
+  if (text.length <= maxChars) return { text, cut: 0 };
+  return { text: text.slice(0, maxChars), cut: text.length - maxChars };
+}
+
+export interface AnnotateDocumentOptions extends SignerOptions {
+  /** Text fields (dotted paths for nested ones). */
+  fields: readonly string[];
+  prefix?: string;
+  maxChars?: number;
+}
+
+/**
+ * Library API: returns a copy of `doc` with the near-dup fields under the prefix (other fields as they
+ * were). Make a signer once with {@link createDocumentAnnotator} when annotating many documents.
+ */
+export function annotateDocument<T extends Record<string, unknown>>(doc: T, options: AnnotateDocumentOptions): T {
+  return createDocumentAnnotator(options)(doc);
+}
+
+/** A reusable annotator: one signer (permutations, buffers) for every document it is given. */
+export function createDocumentAnnotator(options: AnnotateDocumentOptions): <T extends Record<string, unknown>>(doc: T) => T {
+  const signer: Signer = createSigner(options);
+  const prefix = options.prefix ?? DEFAULT_PREFIX;
+  return <T extends Record<string, unknown>>(doc: T): T => {
+    const { text } = extractText(doc, options.fields, options.maxChars);
+    const fields = nearDupFields(signer(text), signer.settings);
+    return mergeUnderPrefix(doc, prefix, fields as unknown as Record<string, unknown>);
+  };
+}
+
+/** A copy of doc with `fields` set at the prefix path, keeping whatever else that object held. */
+export function mergeUnderPrefix<T extends Record<string, unknown>>(doc: T, prefix: string, fields: Record<string, unknown>): T {
+  const segments = prefix.split('.');
+  const out: Record<string, unknown> = { ...doc };
+  let target = out;
+  for (const segment of segments.slice(0, -1)) {
+    const existing = target[segment];
+    const copy = existing && typeof existing === 'object' && !Array.isArray(existing) ? { ...(existing as Record<string, unknown>) } : {};
+    target[segment] = copy;
+    target = copy;
+  }
+  const last = segments[segments.length - 1];
+  const existing = target[last];
+  target[last] = { ...(existing && typeof existing === 'object' && !Array.isArray(existing) ? existing : {}), ...fields };
+  return out as T;
+}

@@ -1,0 +1,43 @@
+// The CPU side of annotating: a batch of scanned documents in, the fields to write (or why not) out.
+// Runs in worker threads; pure apart from the clock.
+import { DocumentTextError, extractText, nearDupFields, valueAt, type NearDupFields } from '../annotation.js';
+import { contentHash, type Signer } from '../signature.js';
+
+export interface AnnotateInput {
+  id: string;
+  source?: Record<string, unknown>;
+}
+
+export type AnnotateResult =
+  | { id: string; status: 'annotated'; fields: NearDupFields; empty: boolean; cut: number }
+  | { id: string; status: 'unchanged' }
+  | { id: string; status: 'failed'; reason: string };
+
+export interface AnnotateBatchOptions {
+  fields: readonly string[];
+  prefix: string;
+  maxChars: number;
+  /** Re-sign even when the stored content hash and params match. */
+  force: boolean;
+}
+
+export function annotateBatch(signer: Signer, docs: AnnotateInput[], options: AnnotateBatchOptions): AnnotateResult[] {
+  const now = new Date();
+  return docs.map((doc): AnnotateResult => {
+    try {
+      const { text, cut } = extractText(doc.source ?? {}, options.fields, options.maxChars);
+      const clean = signer.normalize(text);
+      if (!options.force) {
+        const stored = valueAt(doc.source, options.prefix) as { content_hash?: unknown; params?: unknown } | undefined;
+        if (stored && stored.params === signer.settings.params && stored.content_hash === contentHash(clean)) {
+          return { id: doc.id, status: 'unchanged' };
+        }
+      }
+      const sig = signer.signNormalized(clean);
+      return { id: doc.id, status: 'annotated', fields: nearDupFields(sig, signer.settings, now), empty: sig.tokens === 0, cut };
+    } catch (err) {
+      const reason = err instanceof DocumentTextError ? err.message : `could not sign: ${(err as Error).message}`;
+      return { id: doc.id, status: 'failed', reason };
+    }
+  });
+}
