@@ -1,5 +1,7 @@
 // Reading every document that matches a query, page by page, with bounded memory:
-// - point in time + search_after, sorted by _shard_doc (the cheapest stable order), by default;
+// - point in time + search_after, sorted by _shard_doc (the cheapest stable order), on Elasticsearch;
+// - scroll sorted by _doc on OpenSearch: it has point in time but no _shard_doc tiebreaker, and
+//   search_after on _id would load the _id fielddata of the whole index onto the heap;
 // - sliced scroll with --slices, because a scroll slice is a function of the document _id, so separate
 //   processes (each with its own search context) split the index into the same disjoint parts; PIT slices
 //   partition Lucene doc ids and only agree when every slice shares one PIT id;
@@ -35,7 +37,7 @@ export interface ScanOptions {
 }
 
 export async function* scanIndex(transport: SearchTransport, options: ScanOptions): AsyncGenerator<ScanHit[]> {
-  if (options.pointInTime && !options.slice) yield* scanWithPointInTime(transport, options, options.pointInTime);
+  if (options.pointInTime === 'elasticsearch' && !options.slice) yield* scanWithPointInTime(transport, options);
   else yield* scanWithScroll(transport, options);
 }
 
@@ -45,32 +47,25 @@ function searchBody(options: ScanOptions): Record<string, unknown> {
     query: options.query ?? { match_all: {} },
     _source: options.sourceIncludes === undefined ? true : options.sourceIncludes.length ? { includes: options.sourceIncludes } : false,
     seq_no_primary_term: options.seqNoPrimaryTerm ?? false,
-    track_total_hits: false,
   };
 }
 
-async function* scanWithPointInTime(
-  transport: SearchTransport,
-  options: ScanOptions,
-  flavour: 'opensearch' | 'elasticsearch',
-): AsyncGenerator<ScanHit[]> {
+async function* scanWithPointInTime(transport: SearchTransport, options: ScanOptions): AsyncGenerator<ScanHit[]> {
   const keepAlive = options.keepAlive ?? '5m';
   const index = encodeURIComponent(options.index);
-  let pitId: string =
-    flavour === 'elasticsearch'
-      ? (await transport.request<{ id: string }>('POST', `/${index}/_pit`, undefined, { keep_alive: keepAlive })).id
-      : (await transport.request<{ pit_id: string }>('POST', `/${index}/_search/point_in_time`, undefined, { keep_alive: keepAlive })).pit_id;
+  let pitId = (await transport.request<{ id: string }>('POST', `/${index}/_pit`, undefined, { keep_alive: keepAlive })).id;
   try {
     let searchAfter: unknown[] | undefined;
     for (;;) {
       const body: Record<string, unknown> = {
         ...searchBody(options),
+        track_total_hits: false,
         pit: { id: pitId, keep_alive: keepAlive },
         sort: [{ _shard_doc: 'asc' }],
       };
       if (searchAfter) body.search_after = searchAfter;
       const page = await transport.request<{ pit_id?: string; hits: { hits: ScanHit[] } }>('POST', '/_search', body);
-      if (page.pit_id) pitId = page.pit_id;
+      if (page.pit_id) pitId = page.pit_id; // Elasticsearch may hand back a new id
       const hits = page.hits.hits;
       if (hits.length === 0) return;
       searchAfter = hits[hits.length - 1].sort;
@@ -78,14 +73,13 @@ async function* scanWithPointInTime(
       if (hits.length < (options.pageSize ?? 1000)) return;
     }
   } finally {
-    await closePointInTime(transport, flavour, pitId);
+    await closePointInTime(transport, pitId);
   }
 }
 
-async function closePointInTime(transport: SearchTransport, flavour: 'opensearch' | 'elasticsearch', pitId: string): Promise<void> {
+async function closePointInTime(transport: SearchTransport, pitId: string): Promise<void> {
   try {
-    if (flavour === 'elasticsearch') await transport.request('DELETE', '/_pit', { id: pitId });
-    else await transport.request('DELETE', '/_search/point_in_time', { pit_id: [pitId] });
+    await transport.request('DELETE', '/_pit', { id: pitId });
   } catch {
     // It expires by itself after keep_alive; failing to close it early is not worth failing the job.
   }

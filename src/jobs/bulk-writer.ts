@@ -9,7 +9,8 @@ import PQueue from 'p-queue';
 export interface BulkOperation {
   id: string;
   action: Record<string, unknown>;
-  body?: Record<string, unknown>;
+  /** The source or partial document; a string is taken as JSON already serialized. */
+  body?: Record<string, unknown> | string;
   /** Anything the caller wants back with the item's result. */
   context?: unknown;
 }
@@ -65,6 +66,11 @@ export function isRetryable(err: unknown): boolean {
   );
 }
 
+function operationLines(op: BulkOperation): string {
+  const body = op.body === undefined ? '' : (typeof op.body === 'string' ? op.body : JSON.stringify(op.body)) + '\n';
+  return JSON.stringify(op.action) + '\n' + body;
+}
+
 function reasonOf(error: BulkItemResult['error']): string {
   if (!error) return 'unknown error';
   if (typeof error === 'string') return error;
@@ -103,7 +109,7 @@ export class BulkWriter {
   /** Queues an operation; waits while the queue is full. Throws if a request failed for good. */
   async add(op: BulkOperation): Promise<void> {
     if (this.fatal) throw this.fatal;
-    const lines = JSON.stringify(op.action) + '\n' + (op.body ? JSON.stringify(op.body) + '\n' : '');
+    const lines = operationLines(op);
     const bytes = Buffer.byteLength(lines);
     if (this.batch.length > 0 && this.batchBytes + bytes > this.maxBytes) await this.flushBatch();
     this.batch.push(op);
@@ -171,9 +177,7 @@ export class BulkWriter {
       }
       if (retry.length === 0) return;
       pending = retry;
-      pendingBody = retry
-        .map((op) => JSON.stringify(op.action) + '\n' + (op.body ? JSON.stringify(op.body) + '\n' : ''))
-        .join('');
+      pendingBody = retry.map(operationLines).join('');
       await this.backoff(attempt, `${retry.length} operations rejected with 429`);
     }
   }

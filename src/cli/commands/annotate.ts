@@ -1,0 +1,141 @@
+// near-dup annotate: add the near-dup fields to every document of an existing index.
+import type { CommandModule } from 'yargs';
+import { DEFAULT_MAX_CHARS, DEFAULT_PREFIX } from '../../annotation.js';
+import { prefixPath } from '../../engine/mapping.js';
+import { UsageError } from '../../errors.js';
+import { annotateIndex, type AnnotateSummary } from '../../jobs/annotate.js';
+import { resolveSignerSettings } from '../../signature.js';
+import { type ConnectionArgs, connectFromArgs, withConnectionOptions } from '../connection-options.js';
+import { createProgressPrinter } from '../progress.js';
+import { type SignerArgs, signerOptionsFrom, withSignerOptions } from '../signer-options.js';
+
+interface AnnotateArgs extends ConnectionArgs, SignerArgs {
+  index: string;
+  field: string[];
+  prefix: string;
+  query?: string;
+  slices?: number;
+  slice?: number;
+  resume: boolean;
+  checkpoint?: string;
+  errorsFile?: string;
+  dryRun: boolean;
+  force: boolean;
+  maxChars: number;
+  threads?: number;
+  pageSize: number;
+  bulkSize: number;
+  bulkBytes: number;
+  concurrency: number;
+}
+
+export function parseQuery(text: string | undefined): Record<string, unknown> | undefined {
+  if (text === undefined) return undefined;
+  let query: unknown;
+  try {
+    query = JSON.parse(text);
+  } catch (err) {
+    throw new UsageError(`--query is not valid JSON (${(err as Error).message}); give a query object, e.g. '{"term": {"lang": "en"}}'`);
+  }
+  if (typeof query !== 'object' || query === null || Array.isArray(query)) {
+    throw new UsageError(`--query must be a JSON object in the engine's query DSL, e.g. '{"match_all": {}}'`);
+  }
+  const q = query as Record<string, unknown>;
+  return 'query' in q && Object.keys(q).length === 1 ? (q.query as Record<string, unknown>) : q;
+}
+
+export function validateSlice(slices: number | undefined, slice: number | undefined): { id: number; max: number } | undefined {
+  if (slices === undefined && slice === undefined) return undefined;
+  if (slices === undefined || slice === undefined) throw new UsageError('give --slices N and --slice I together (I from 0 to N-1)');
+  if (!Number.isInteger(slices) || slices < 1 || !Number.isInteger(slice) || slice < 0 || slice >= slices) {
+    throw new UsageError(`--slice must be a whole number from 0 to ${slices - 1} for --slices ${slices}, got ${slice}`);
+  }
+  return slices > 1 ? { id: slice, max: slices } : undefined;
+}
+
+export function printSummary(summary: AnnotateSummary, verb: string): void {
+  const human =
+    `${summary.dryRun ? `dry run: would have ${verb}` : verb} ${summary.annotated} of ${summary.seen} documents in ${summary.seconds.toFixed(1)} s ` +
+    `(${summary.unchanged} unchanged, ${summary.empty} empty, ${summary.failed} failed, ${summary.cut} cut at --max-chars, ` +
+    `${summary.conflicts} changed meanwhile and redone)` +
+    (summary.errorsFile ? `; failures listed in ${summary.errorsFile}` : '') +
+    (summary.complete ? '' : `; interrupted: run the same command with --resume to continue`);
+  process.stderr.write(human + '\n');
+  process.stdout.write(JSON.stringify(summary) + '\n');
+}
+
+export const annotateCommand: CommandModule<object, AnnotateArgs> = {
+  command: 'annotate',
+  describe: 'Add near-dup fields to every document of an existing index (bulk partial updates, resumable)',
+  builder: (yargs) =>
+    withSignerOptions(withConnectionOptions(yargs))
+      .option('index', { alias: 'i', type: 'string', demandOption: true, describe: 'index or alias to annotate' })
+      .option('field', { alias: 'f', type: 'string', array: true, demandOption: true, describe: 'text field(s) to sign; several are joined' })
+      .option('prefix', { type: 'string', default: DEFAULT_PREFIX, describe: 'object the near-dup fields go under' })
+      .option('query', { alias: 'q', type: 'string', describe: 'only documents matching this query (JSON DSL)' })
+      .option('slices', { type: 'number', describe: 'split the work into N parts for N processes or machines' })
+      .option('slice', { type: 'number', describe: 'which part this process does, 0 to N-1' })
+      .option('resume', { type: 'boolean', default: false, describe: 'continue an interrupted run from its checkpoint' })
+      .option('checkpoint', { type: 'string', describe: 'checkpoint file [default: .near-dup/annotate-INDEX.json]' })
+      .option('errors-file', { type: 'string', describe: 'where failed ids and reasons go [default: near-dup-errors-INDEX.jsonl]' })
+      .option('dry-run', { type: 'boolean', default: false, describe: 'report what would be written, write nothing' })
+      .option('force', { type: 'boolean', default: false, describe: 'sign again even documents whose stored signature is current' })
+      .option('max-chars', { type: 'number', default: DEFAULT_MAX_CHARS, describe: 'cut longer texts (reported in the summary)' })
+      .option('threads', { type: 'number', describe: 'signing threads [default: every core]' })
+      .option('page-size', { type: 'number', default: 1000, describe: 'documents per search page' })
+      .option('bulk-size', { type: 'number', default: 1000, describe: 'operations per bulk request' })
+      .option('bulk-bytes', { type: 'number', default: 5 * 1024 * 1024, describe: 'bytes per bulk request' })
+      .option('concurrency', { type: 'number', default: 2, describe: 'bulk requests in flight' })
+      .example('near-dup annotate --index news --field title --field body', 'annotate every document')
+      .example('near-dup annotate --index news --field body --slices 4 --slice 0', 'one of four parallel workers') as never,
+  handler: async (argv) => {
+    const signer = signerOptionsFrom(argv);
+    try {
+      resolveSignerSettings(signer);
+    } catch (err) {
+      throw new UsageError((err as Error).message);
+    }
+    prefixPath(argv.prefix);
+    for (const [name, value, min] of [['page-size', argv.pageSize, 1], ['bulk-size', argv.bulkSize, 1], ['bulk-bytes', argv.bulkBytes, 1024], ['concurrency', argv.concurrency, 1], ['max-chars', argv.maxChars, 1]] as const) {
+      if (!Number.isInteger(value) || value < min) throw new UsageError(`--${name} must be a whole number of at least ${min}, got ${value}`);
+    }
+    const slice = validateSlice(argv.slices, argv.slice);
+    const query = parseQuery(argv.query);
+    const client = await connectFromArgs(argv);
+    const progress = createProgressPrinter('annotate', process.stderr, ['annotated', 'unchanged', 'failed']);
+    const controller = new AbortController();
+    const onSigint = () => {
+      if (controller.signal.aborted) process.exit(130);
+      process.stderr.write('\nstopping: finishing the requests in flight and writing the checkpoint (Ctrl-C again to quit now)\n');
+      controller.abort();
+    };
+    process.on('SIGINT', onSigint);
+    try {
+      const summary = await annotateIndex(client, {
+        index: argv.index,
+        fields: argv.field,
+        prefix: argv.prefix,
+        signer,
+        query,
+        slice,
+        resume: argv.resume,
+        checkpointFile: argv.checkpoint,
+        errorsFile: argv.errorsFile,
+        dryRun: argv.dryRun,
+        force: argv.force,
+        maxChars: argv.maxChars,
+        threads: argv.threads,
+        pageSize: argv.pageSize,
+        bulk: { maxOperations: argv.bulkSize, maxBytes: argv.bulkBytes, concurrency: argv.concurrency },
+        onProgress: (p) => progress.update(p),
+        signal: controller.signal,
+      });
+      progress.done();
+      printSummary(summary, 'annotated');
+      if (summary.failed > 0 || !summary.complete) process.exitCode = 1;
+    } finally {
+      process.off('SIGINT', onSigint);
+      await client.close();
+    }
+  },
+};

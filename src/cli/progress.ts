@@ -1,0 +1,42 @@
+// Progress of long jobs: a one-line bar with docs/s and ETA on a terminal, JSON lines otherwise (for
+// logs and other programs). Written to stderr, so stdout stays for results.
+
+export interface ProgressCounts {
+  seen: number;
+  total?: number;
+  elapsedSeconds: number;
+}
+
+function clock(seconds: number): string {
+  if (!Number.isFinite(seconds)) return '--:--';
+  const s = Math.max(0, Math.round(seconds));
+  const h = Math.floor(s / 3600), m = Math.floor((s % 3600) / 60), r = s % 60;
+  return `${h > 0 ? `${h}:` : ''}${String(m).padStart(h > 0 ? 2 : 1, '0')}:${String(r).padStart(2, '0')}`;
+}
+
+export function createProgressPrinter(job: string, stream: NodeJS.WriteStream = process.stderr, extra: string[] = []) {
+  const tty = stream.isTTY === true;
+  let printed = false;
+  return {
+    update(p: ProgressCounts): void {
+      const rate = p.elapsedSeconds > 0 ? p.seen / p.elapsedSeconds : 0;
+      const eta = p.total !== undefined && rate > 0 ? (p.total - p.seen) / rate : undefined;
+      if (!tty) {
+        const record: Record<string, unknown> = { job, ...p, docs_per_second: Math.round(rate) };
+        if (eta !== undefined) record.eta_seconds = Math.round(eta);
+        stream.write(JSON.stringify(record) + '\n');
+        return;
+      }
+      const width = 28;
+      const share = p.total ? Math.min(1, p.seen / p.total) : 0;
+      const bar = p.total ? `[${'#'.repeat(Math.round(share * width)).padEnd(width, '.')}] ${(share * 100).toFixed(1).padStart(5)}% ` : '';
+      const counts = extra.map((k) => `${k} ${(p as unknown as Record<string, unknown>)[k] ?? 0}`).join(' ');
+      const line = `${job} ${bar}${p.seen}${p.total !== undefined ? `/${p.total}` : ''} docs  ${Math.round(rate)} docs/s  ETA ${eta === undefined ? '--:--' : clock(eta)}  ${counts}`;
+      stream.write(`\r${line.slice(0, (stream.columns ?? 120) - 1).padEnd(Math.min(line.length, (stream.columns ?? 120) - 1))}`);
+      printed = true;
+    },
+    done(): void {
+      if (tty && printed) stream.write('\n');
+    },
+  };
+}
