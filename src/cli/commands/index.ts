@@ -1,9 +1,13 @@
 // Every command module the CLI registers, one per line.
 import type { CommandModule } from 'yargs';
+import { annotateCommand } from './annotate.js';
+import { initCommand } from './init.js';
 import { paramsCommand } from './params.js';
 import { signCommand } from './sign.js';
 
 export const commands: CommandModule<any, any>[] = [
   signCommand,
   paramsCommand,
+  initCommand,
+  annotateCommand,
 ];

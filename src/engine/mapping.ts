@@ -1,0 +1,167 @@
+// The near-dup fields of an index, under a configurable prefix: built from the JSON in mappings/ (the
+// file users can also send by hand), and checked against an index's existing mapping. Pure: no I/O
+// besides reading that JSON once.
+import { readFileSync } from 'node:fs';
+import { UsageError } from '../errors.js';
+
+export const DEFAULT_PREFIX = 'near_dup';
+/** Name of the index template; the component template is `<name>-fields`. */
+export const DEFAULT_TEMPLATE_NAME = 'near-dup';
+export const DEFAULT_TEMPLATE_PRIORITY = 100;
+
+export interface FieldMapping {
+  type: string;
+  [parameter: string]: unknown;
+}
+
+/** mappings/ sits beside src/ and dist/ alike: two levels up from this file in either. */
+function readMappingJson(name: string): any {
+  return JSON.parse(readFileSync(new URL(`../../mappings/${name}`, import.meta.url), 'utf8'));
+}
+
+const putMappingJson = readMappingJson('put-mapping.json') as {
+  properties: Record<string, { type?: string; properties: Record<string, FieldMapping> }>;
+};
+
+/** The fields under the prefix, name -> mapping, exactly as mappings/put-mapping.json declares them. */
+export const NEAR_DUP_FIELDS: Readonly<Record<string, FieldMapping>> = Object.freeze(putMappingJson.properties[DEFAULT_PREFIX].properties);
+
+/** The segments of a prefix ("near_dup", or a dotted path such as "meta.near_dup"); throws UsageError. */
+export function prefixPath(prefix: string): string[] {
+  const segments = prefix.split('.');
+  for (const segment of segments) {
+    if (segment === '' || /\s/.test(segment) || segment.startsWith('_') || /[*#,"\\]/.test(segment)) {
+      throw new UsageError(
+        `--prefix "${prefix}" is not a usable field name: use letters, digits, _ or -, not starting with _, with . between object levels (e.g. near_dup)`,
+      );
+    }
+  }
+  return segments;
+}
+
+/** The mapping `properties` that put the given fields (all by default) under the prefix. */
+export function prefixedProperties(prefix: string = DEFAULT_PREFIX, fieldNames: readonly string[] = Object.keys(NEAR_DUP_FIELDS)): Record<string, unknown> {
+  const fields: Record<string, FieldMapping> = {};
+  for (const name of fieldNames) {
+    const mapping = NEAR_DUP_FIELDS[name];
+    if (!mapping) throw new RangeError(`no near-dup field "${name}"`);
+    fields[name] = { ...mapping };
+  }
+  let properties: Record<string, unknown> = fields;
+  for (const segment of [...prefixPath(prefix)].reverse()) properties = { [segment]: { type: 'object', properties } };
+  return properties;
+}
+
+/** PUT /<index>/_mapping body (mappings/put-mapping.json for the default prefix). */
+export function putMappingBody(prefix: string = DEFAULT_PREFIX, fieldNames?: readonly string[]): { properties: Record<string, unknown> } {
+  return { properties: prefixedProperties(prefix, fieldNames) };
+}
+
+/** PUT /<index> body for a new index that has only the near-dup fields mapped. */
+export function createIndexBody(prefix: string = DEFAULT_PREFIX): { mappings: { properties: Record<string, unknown> } } {
+  return { mappings: putMappingBody(prefix) };
+}
+
+export function componentTemplateName(templateName: string = DEFAULT_TEMPLATE_NAME): string {
+  return `${templateName}-fields`;
+}
+
+/** PUT /_component_template/<name> body (mappings/component-template.json for the default prefix). */
+export function componentTemplateBody(prefix: string = DEFAULT_PREFIX): Record<string, unknown> {
+  return {
+    template: { mappings: putMappingBody(prefix) },
+    _meta: {
+      managed_by: 'near-dup',
+      description: `near-duplicate signature fields (MinHash LSH band keys, SimHash) under the ${prefix} prefix`,
+    },
+  };
+}
+
+/** PUT /_index_template/<name> body (mappings/index-template.json for the defaults). */
+export function indexTemplateBody(
+  indexPatterns: readonly string[] = ['near-dup-*'],
+  componentName: string = componentTemplateName(),
+  priority: number = DEFAULT_TEMPLATE_PRIORITY,
+): Record<string, unknown> {
+  return {
+    index_patterns: [...indexPatterns],
+    composed_of: [componentName],
+    priority,
+    _meta: {
+      managed_by: 'near-dup',
+      description: `new indices matching index_patterns get the near_dup fields of the ${componentName} component template`,
+    },
+  };
+}
+
+export interface MappingConflict {
+  /** Full dotted path of the field, e.g. "near_dup.bands". */
+  field: string;
+  /** What the index has: a type, possibly with the parameter that makes it unusable. */
+  existing: string;
+  /** What near-dup needs there. */
+  wanted: string;
+}
+
+export interface MappingPlan {
+  /** Near-dup field names (without prefix) the index does not have yet. */
+  missing: string[];
+  /** Near-dup field names already mapped as needed. */
+  present: string[];
+  conflicts: MappingConflict[];
+}
+
+type MappingNode = { type?: unknown; properties?: Record<string, MappingNode>; enabled?: unknown; index?: unknown; doc_values?: unknown };
+
+function typeOf(node: MappingNode): string {
+  return typeof node.type === 'string' ? node.type : 'object';
+}
+
+/**
+ * Compares an index's mapping (the `mappings` object of GET /<index>/_mapping) with the near-dup fields
+ * under `prefix`: which are missing, which are there, and which are mapped in a way that cannot be
+ * changed in place (another type, not indexed, no doc values, the prefix itself not an object).
+ */
+export function planMapping(mappings: unknown, prefix: string = DEFAULT_PREFIX): MappingPlan {
+  const path = prefixPath(prefix);
+  const allFields = Object.keys(NEAR_DUP_FIELDS);
+  let properties: Record<string, MappingNode> | undefined = (mappings as MappingNode | undefined)?.properties;
+  for (let i = 0; i < path.length; i++) {
+    const node: MappingNode | undefined = properties?.[path[i]];
+    if (node === undefined) return { missing: allFields, present: [], conflicts: [] };
+    const field = path.slice(0, i + 1).join('.');
+    const type = typeOf(node);
+    if (type !== 'object') return { missing: [], present: [], conflicts: [{ field, existing: type, wanted: 'object' }] };
+    if (node.enabled === false) {
+      return { missing: [], present: [], conflicts: [{ field, existing: 'object with enabled: false', wanted: 'object' }] };
+    }
+    properties = node.properties;
+  }
+  const plan: MappingPlan = { missing: [], present: [], conflicts: [] };
+  for (const name of allFields) {
+    const wanted = NEAR_DUP_FIELDS[name];
+    const node = properties?.[name];
+    if (node === undefined) {
+      plan.missing.push(name);
+      continue;
+    }
+    const field = `${prefix}.${name}`;
+    const type = typeOf(node);
+    if (type !== wanted.type) plan.conflicts.push({ field, existing: type, wanted: wanted.type });
+    else if (wanted.type !== 'binary' && node.index === false) plan.conflicts.push({ field, existing: `${type} with index: false`, wanted: wanted.type });
+    else if (wanted.type !== 'binary' && node.doc_values === false) {
+      plan.conflicts.push({ field, existing: `${type} with doc_values: false`, wanted: wanted.type });
+    } else plan.present.push(name);
+  }
+  return plan;
+}
+
+/** One line naming every conflicting field, both mappings, and the way out. */
+export function describeConflicts(index: string, conflicts: readonly MappingConflict[]): string {
+  const fields = conflicts.map((c) => `${c.field} is mapped as ${c.existing}, near-dup needs ${c.wanted}`).join('; ');
+  return (
+    `index "${index}" has a mapping near-dup cannot use: ${fields}. ` +
+    `A field's mapping cannot be changed in place: choose another prefix with --prefix, ` +
+    `or reindex into a new index created with \`near-dup init --index NEW_INDEX\``
+  );
+}

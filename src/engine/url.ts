@@ -1,0 +1,51 @@
+// Cluster URLs: normalized for the clients, and never shown with their credentials.
+import { UsageError } from '../errors.js';
+
+export interface ParsedClusterUrl {
+  /** The URL without credentials, without a trailing slash: what clients get and messages show. */
+  url: string;
+  /** Credentials written into the URL as user:password@, decoded; moved into the auth options. */
+  username?: string;
+  password?: string;
+}
+
+/**
+ * Parses --url / SEARCH_URL. "localhost:9200" means http://localhost:9200; a path (a proxy prefix) is kept;
+ * credentials in the URL are taken out so that nothing downstream can print them.
+ */
+export function parseClusterUrl(raw: string): ParsedClusterUrl {
+  const text = raw.trim();
+  const withScheme = /^[a-z][a-z0-9+.-]*:\/\//i.test(text) ? text : `http://${text}`;
+  let url: URL;
+  try {
+    url = new URL(withScheme);
+  } catch {
+    throw new UsageError(`--url "${redactCredentials(text)}" is not a URL; give one like http://localhost:9200`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw new UsageError(`--url "${redactUrl(text)}" must start with http:// or https://`);
+  }
+  if (url.search || url.hash) {
+    throw new UsageError(`--url "${redactUrl(text)}" must not have a query string or fragment`);
+  }
+  const username = url.username ? decodeURIComponent(url.username) : undefined;
+  const password = url.password ? decodeURIComponent(url.password) : undefined;
+  url.username = '';
+  url.password = '';
+  return { url: url.toString().replace(/\/+$/, ''), username, password };
+}
+
+/** The URL with any user:password@ removed, for messages. Accepts text that is not a valid URL. */
+export function redactUrl(url: string): string {
+  return redactCredentials(url);
+}
+
+/** Removes user:password@ (or user@) from every URL in a piece of text: error messages, log lines. */
+export function redactCredentials(text: string): string {
+  return text.replace(/\b([a-z][a-z0-9+.-]*:\/\/)[^\s/?#]*@/gi, '$1');
+}
+
+/** Joins a base URL (which may carry a path prefix) and an API path. */
+export function joinUrl(base: string, path: string): string {
+  return base.replace(/\/+$/, '') + (path.startsWith('/') ? path : `/${path}`);
+}

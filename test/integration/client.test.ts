@@ -1,0 +1,115 @@
+// The engine client against real engines: detection, documents, bulk item results, point in time,
+// scroll, and errors that become one clear line.
+import { beforeAll, expect, it } from 'vitest';
+import { EngineResponseError } from '../../src/engine/client.js';
+import { UserError } from '../../src/errors.js';
+import { forEachEngine } from './harness.js';
+
+forEachEngine('engine client', (ctx) => {
+  const index = ctx.index('client');
+
+  beforeAll(async () => {
+    await ctx.client.createIndex(index, {
+      settings: { number_of_shards: 2, number_of_replicas: 0 },
+      mappings: { properties: { n: { type: 'integer' }, tag: { type: 'keyword' } } },
+    });
+    const lines = Array.from({ length: 25 }, (_, i) => [{ index: { _index: index, _id: `doc-${i}` } }, { n: i, tag: i % 2 ? 'odd' : 'even' }]).flat();
+    expect((await ctx.client.bulk(lines, { refresh: 'true' })).errors).toBe(false);
+  });
+
+  it('detects flavour and version from the cluster', () => {
+    expect(ctx.client.info.flavour).toBe(ctx.engine.flavour);
+    expect(ctx.client.info.version).toMatch(/^\d+\.\d+\.\d+/);
+    expect(ctx.client.info.major).toBeGreaterThanOrEqual(ctx.engine.flavour === 'opensearch' ? 1 : 7);
+    expect(ctx.client.pointInTime).toBe(ctx.engine.flavour);
+  });
+
+  it('reports bulk results item by item', async () => {
+    const result = await ctx.client.bulk(
+      [
+        { index: { _index: index, _id: 'ok' } },
+        { n: 1 },
+        { index: { _index: index, _id: 'bad' } },
+        { n: 'not a number' },
+        { update: { _index: index, _id: 'missing' } },
+        { doc: { n: 2 } },
+        { delete: { _index: index, _id: 'ok' } },
+      ],
+      { refresh: 'true' },
+    );
+    expect(result.errors).toBe(true);
+    expect(result.items.map((i) => [i.action, i.id, i.status])).toEqual([
+      ['index', 'ok', 201],
+      ['index', 'bad', 400],
+      ['update', 'missing', 404],
+      ['delete', 'ok', 200],
+    ]);
+    expect(result.items[1].error?.type).toMatch(/parsing_exception/);
+    expect(result.items[2].error?.type).toBe('document_missing_exception');
+    expect(result.items[0].error).toBeUndefined();
+  });
+
+  it('gets, counts and searches with the same JSON on both engines', async () => {
+    expect((await ctx.client.get<{ n: number }>(index, 'doc-3'))?._source).toEqual({ n: 3, tag: 'odd' });
+    expect(await ctx.client.get(index, 'no-such-id')).toBeUndefined();
+    expect(await ctx.client.count(index)).toBe(25);
+    expect(await ctx.client.count(index, { term: { tag: 'even' } })).toBe(13);
+    const response = await ctx.client.search<{ n: number }>(index, {
+      size: 3,
+      query: { range: { n: { gte: 10 } } },
+      sort: [{ n: 'asc' }],
+      aggs: { tags: { terms: { field: 'tag', min_doc_count: 2 } } },
+    });
+    expect(response.hits.hits.map((h) => h._source?.n)).toEqual([10, 11, 12]);
+    expect(response.hits.total).toEqual({ value: 15, relation: 'eq' });
+    expect(response.aggregations?.tags.buckets.map((b: { key: string; doc_count: number }) => [b.key, b.doc_count])).toEqual([
+      ['even', 8],
+      ['odd', 7],
+    ]);
+  });
+
+  it('opens, searches and closes a point in time', async () => {
+    const id = await ctx.client.openPointInTime(index, '1m');
+    try {
+      // Written after the PIT opened: not seen through it.
+      await ctx.client.bulk([{ index: { _index: index, _id: 'late' } }, { n: 100 }], { refresh: 'true' });
+      const page = await ctx.client.search<{ n: number }>(undefined, { size: 100, pit: { id, keep_alive: '1m' }, sort: [{ n: 'asc' }] });
+      expect(page.hits.hits.map((h) => h._source?.n)).toEqual(Array.from({ length: 25 }, (_, i) => i));
+      expect(typeof (page.pit_id ?? id)).toBe('string');
+    } finally {
+      await ctx.client.closePointInTime(id);
+      await ctx.client.bulk([{ delete: { _index: index, _id: 'late' } }], { refresh: 'true' });
+    }
+  });
+
+  it('scrolls, for engines without point in time', async () => {
+    const seen: number[] = [];
+    let page = await ctx.client.openScroll<{ n: number }>(index, { size: 10, sort: ['_doc'] }, '1m');
+    const ids = [page._scroll_id!];
+    while (page.hits.hits.length > 0) {
+      seen.push(...page.hits.hits.map((h) => h._source!.n));
+      page = await ctx.client.scroll<{ n: number }>(page._scroll_id!, '1m');
+      ids.push(page._scroll_id!);
+    }
+    await ctx.client.clearScroll([...new Set(ids)]);
+    expect(seen.sort((a, b) => a - b)).toEqual(Array.from({ length: 25 }, (_, i) => i));
+  });
+
+  it('turns a missing index into one line that says what to do', async () => {
+    const missing = ctx.index('does-not-exist');
+    const error = await ctx.client.search(missing, { query: { match_all: {} } }).then(
+      () => undefined,
+      (err: unknown) => err,
+    );
+    expect(error).toBeInstanceOf(EngineResponseError);
+    expect((error as EngineResponseError).statusCode).toBe(404);
+    const described = ctx.client.describe(error, missing);
+    expect(described).toBeInstanceOf(UserError);
+    expect(described.message).toBe(
+      `index "${missing}" does not exist on ${ctx.engine.url}; check the name given to --index, or create it with \`near-dup init --index ${missing}\``,
+    );
+    expect(await ctx.client.indexExists(missing)).toBe(false);
+    expect(await ctx.client.indexExists(index)).toBe(true);
+    await ctx.client.deleteIndex(missing); // missing is fine
+  });
+});

@@ -1,0 +1,193 @@
+// Vitest globalSetup for the integration tests: the one place that decides which real engines they run on.
+//
+// 1. Explicit URLs win: OPENSEARCH_URL and/or ELASTICSEARCH_URL, or SEARCH_URL (flavour detected), with
+//    credentials and TLS from SEARCH_USERNAME, SEARCH_PASSWORD, SEARCH_API_KEY, SEARCH_BEARER_TOKEN,
+//    SEARCH_CA_FILE, SEARCH_INSECURE. An explicit URL that does not answer fails the run.
+// 2. Otherwise, when a Docker daemon answers: OpenSearch and Elasticsearch containers (testcontainers).
+// 3. Otherwise: the embedded engines of scripts/engine (Java 17 + Maven), reused when already running,
+//    started (and stopped again afterwards) when not.
+// NEAR_DUP_ENGINES=docker|embedded forces 2 or 3. Under CI=true a missing engine fails the run; elsewhere
+// the integration tests are skipped with a loud message.
+import type { TestProject } from 'vitest/node';
+import { connect } from '../../src/engine/client.js';
+import type { Flavour } from '../../src/engine/detect.js';
+import { connectionArgsFrom } from '../../src/cli/connection-options.js';
+import type { TestEngine } from './engine-types.js';
+
+const FLAVOURS: Flavour[] = ['opensearch', 'elasticsearch'];
+/** Container images for the Docker path; the same versions as docker-compose.yml and scripts/engine. */
+const IMAGES: Record<Flavour, string> = {
+  opensearch: process.env.OPENSEARCH_IMAGE ?? 'opensearchproject/opensearch:2.19.1',
+  elasticsearch: process.env.ELASTICSEARCH_IMAGE ?? 'docker.elastic.co/elasticsearch/elasticsearch:8.19.21',
+};
+
+const inCi = ['true', '1'].includes((process.env.CI ?? '').toLowerCase());
+const say = (line: string) => process.stderr.write(`[engines] ${line}\n`);
+
+interface Resolution {
+  engines: TestEngine[];
+  missing: string[];
+  teardown: Array<() => Promise<void>>;
+}
+
+export default async function setup(project: TestProject): Promise<() => Promise<void>> {
+  const resolution = await resolveEngines();
+  const missingText = resolution.missing.join('; ');
+  if (resolution.missing.length > 0) {
+    if (inCi) {
+      await runAll(resolution.teardown);
+      throw new Error(`CI=true and the integration tests have no engine: ${missingText}`);
+    }
+    const bar = '!'.repeat(100);
+    say(bar);
+    say(`INTEGRATION TESTS ${resolution.engines.length === 0 ? 'SKIPPED' : 'INCOMPLETE'}: ${missingText}`);
+    say('Start the engines with `npm run engine:start` (Java 17 + Maven), `docker compose up -d`, or set SEARCH_URL.');
+    say(bar);
+  }
+  for (const e of resolution.engines) say(`${e.flavour} ${e.version} at ${e.url} (${e.source})`);
+  project.provide('engines', resolution.engines);
+  project.provide('enginesMissing', missingText);
+  return () => runAll(resolution.teardown);
+}
+
+async function runAll(steps: Array<() => Promise<void>>): Promise<void> {
+  for (const step of steps.reverse()) {
+    try {
+      await step();
+    } catch (err) {
+      say(`teardown: ${(err as Error).message}`);
+    }
+  }
+}
+
+async function resolveEngines(): Promise<Resolution> {
+  const explicit = explicitUrls();
+  if (explicit.length > 0) return fromUrls(explicit);
+  const mode = process.env.NEAR_DUP_ENGINES ?? 'auto';
+  if (!['auto', 'docker', 'embedded'].includes(mode)) throw new Error(`NEAR_DUP_ENGINES="${mode}": use auto, docker or embedded`);
+  if (mode === 'docker' || (mode === 'auto' && (await dockerAnswers()))) return fromContainers();
+  return fromEmbedded();
+}
+
+function explicitUrls(): Array<{ url: string; flavour?: Flavour }> {
+  const env = process.env;
+  const urls: Array<{ url: string; flavour?: Flavour }> = [];
+  if (env.OPENSEARCH_URL) urls.push({ url: env.OPENSEARCH_URL, flavour: 'opensearch' });
+  if (env.ELASTICSEARCH_URL) urls.push({ url: env.ELASTICSEARCH_URL, flavour: 'elasticsearch' });
+  if (env.SEARCH_URL && !urls.some((u) => u.url === env.SEARCH_URL)) urls.push({ url: env.SEARCH_URL });
+  return urls;
+}
+
+async function identify(url: string, source: TestEngine['source']): Promise<TestEngine> {
+  const client = await connect({ ...connectionArgsFrom({}), url });
+  try {
+    return { flavour: client.info.flavour, url: client.url, version: client.info.version, source };
+  } finally {
+    await client.close();
+  }
+}
+
+async function fromUrls(urls: Array<{ url: string; flavour?: Flavour }>): Promise<Resolution> {
+  const engines: TestEngine[] = [];
+  for (const { url, flavour } of urls) {
+    // An explicit URL that does not work is a mistake to report, never a reason to skip.
+    const engine = await identify(url, 'url');
+    if (flavour && engine.flavour !== flavour) {
+      throw new Error(`${flavour.toUpperCase()}_URL=${engine.url} is ${engine.flavour} ${engine.version}, not ${flavour}`);
+    }
+    engines.push(engine);
+  }
+  return { engines, missing: [], teardown: [] };
+}
+
+async function dockerAnswers(): Promise<boolean> {
+  const { existsSync } = await import('node:fs');
+  if (!process.env.DOCKER_HOST && !existsSync('/var/run/docker.sock') && !existsSync(`${process.env.HOME}/.docker/run/docker.sock`)) {
+    return false;
+  }
+  try {
+    const { getContainerRuntimeClient } = await import('testcontainers');
+    await Promise.race([getContainerRuntimeClient(), new Promise((_, reject) => setTimeout(() => reject(new Error('timeout')), 10_000))]);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+async function fromContainers(): Promise<Resolution> {
+  const { GenericContainer, Wait } = await import('testcontainers');
+  const environments: Record<Flavour, Record<string, string>> = {
+    opensearch: {
+      'discovery.type': 'single-node',
+      DISABLE_SECURITY_PLUGIN: 'true',
+      DISABLE_INSTALL_DEMO_CONFIG: 'true',
+      OPENSEARCH_JAVA_OPTS: '-Xms512m -Xmx512m',
+    },
+    elasticsearch: {
+      'discovery.type': 'single-node',
+      'xpack.security.enabled': 'false',
+      ES_JAVA_OPTS: '-Xms512m -Xmx512m',
+    },
+  };
+  const resolution: Resolution = { engines: [], missing: [], teardown: [] };
+  await Promise.all(
+    FLAVOURS.map(async (flavour) => {
+      const began = Date.now();
+      try {
+        const container = await new GenericContainer(IMAGES[flavour])
+          .withEnvironment(environments[flavour])
+          .withExposedPorts(9200)
+          .withWaitStrategy(Wait.forHttp('/_cluster/health?wait_for_status=yellow&timeout=1s', 9200).forStatusCode(200))
+          .withStartupTimeout(300_000)
+          .start();
+        resolution.teardown.push(async () => {
+          await container.stop();
+        });
+        const url = `http://${container.getHost()}:${container.getMappedPort(9200)}`;
+        resolution.engines.push(await identify(url, 'docker'));
+        say(`${flavour}: container ${IMAGES[flavour]} up in ${((Date.now() - began) / 1000).toFixed(1)} s`);
+      } catch (err) {
+        resolution.missing.push(`${flavour} container ${IMAGES[flavour]} did not start: ${(err as Error).message}`);
+      }
+    }),
+  );
+  resolution.engines.sort((a, b) => FLAVOURS.indexOf(a.flavour) - FLAVOURS.indexOf(b.flavour));
+  return resolution;
+}
+
+async function fromEmbedded(): Promise<Resolution> {
+  // @ts-ignore: plain JavaScript module without type declarations
+  const engines = await import('../../scripts/engine/engines.mjs');
+  const resolution: Resolution = { engines: [], missing: [], teardown: [] };
+  const keep = ['1', 'true'].includes((process.env.NEAR_DUP_KEEP_ENGINES ?? '').toLowerCase());
+  const ready: Flavour[] = [];
+  for (const flavour of FLAVOURS) {
+    try {
+      engines.resolveArtifacts(flavour);
+      ready.push(flavour);
+    } catch (err) {
+      resolution.missing.push(`embedded ${flavour}: ${(err as Error).message}`);
+    }
+  }
+  const results = await Promise.allSettled(ready.map((flavour) => engines.start(flavour)));
+  for (const [i, result] of results.entries()) {
+    const flavour = ready[i];
+    if (result.status === 'rejected') {
+      resolution.missing.push(`embedded ${flavour}: ${(result.reason as Error).message}`);
+      continue;
+    }
+    const r = result.value as { url: string; reused: boolean; seconds: number };
+    if (r.reused) say(`${flavour}: reusing the engine already running at ${r.url}`);
+    else {
+      say(`${flavour}: started at ${r.url} in ${r.seconds.toFixed(1)} s${keep ? ' (kept running: NEAR_DUP_KEEP_ENGINES)' : ', stopped after the tests'}`);
+      if (!keep) resolution.teardown.push(async () => void (await engines.stop(flavour)));
+    }
+    try {
+      resolution.engines.push(await identify(r.url, 'embedded'));
+    } catch (err) {
+      resolution.missing.push(`embedded ${flavour} at ${r.url}: ${(err as Error).message}`);
+    }
+  }
+  resolution.engines.sort((a, b) => FLAVOURS.indexOf(a.flavour) - FLAVOURS.indexOf(b.flavour));
+  return resolution;
+}
