@@ -131,3 +131,24 @@ export function mergeUnderPrefix<T extends Record<string, unknown>>(doc: T, pref
   target[last] = { ...(existing && typeof existing === 'object' && !Array.isArray(existing) ? existing : {}), ...fields };
   return out as T;
 }
+
+/**
+ * Library API for indexing: wraps a stream of documents so each comes out annotated. Feed it to the
+ * bulk helper of either official client:
+ *   client.helpers.bulk({ datasource: annotateDocuments(docs, { fields: ['body'] }), onDocument: () => ({ index: { _index: 'news' } }) })
+ * A document without usable text is passed to `onError` (default: thrown) and left out.
+ */
+export async function* annotateDocuments<T extends Record<string, unknown>>(
+  docs: Iterable<T> | AsyncIterable<T>,
+  options: AnnotateDocumentOptions & { onError?: (doc: T, error: Error) => void },
+): AsyncGenerator<T> {
+  const annotate = createDocumentAnnotator(options);
+  for await (const doc of docs) {
+    try {
+      yield annotate(doc);
+    } catch (err) {
+      if (!options.onError || !(err instanceof DocumentTextError)) throw err;
+      options.onError(doc, err);
+    }
+  }
+}

@@ -3,12 +3,14 @@ import os from 'node:os';
 import { Piscina } from 'piscina';
 import type { AnnotateResult } from './annotate-batch.js';
 import type { SignedLines } from './sign-lines.js';
-import type { AnnotateTask, SignTask } from './sign-worker.js';
+import type { IngestResult } from './ingest-lines.js';
+import type { AnnotateTask, IngestTask, SignTask } from './sign-worker.js';
 
 export interface SignPool {
   readonly threads: number;
   signLines(task: Omit<SignTask, 'kind'>): Promise<SignedLines>;
   annotate(task: Omit<AnnotateTask, 'kind'>): Promise<AnnotateResult[]>;
+  ingest(task: Omit<IngestTask, 'kind'>): Promise<IngestResult[]>;
   close(): Promise<void>;
 }
 
@@ -23,6 +25,7 @@ export function createSignPool(threads = os.availableParallelism()): SignPool {
     threads,
     signLines: (task) => pool.run({ kind: 'lines', ...task }) as Promise<SignedLines>,
     annotate: (task) => pool.run({ kind: 'annotate', ...task }) as Promise<AnnotateResult[]>,
+    ingest: (task) => pool.run({ kind: 'ingest', ...task }) as Promise<IngestResult[]>,
     close: () => pool.destroy(),
   };
 }

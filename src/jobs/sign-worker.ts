@@ -3,6 +3,7 @@
 // once per thread.
 import { createSigner, type Signer, type SignerOptions } from '../signature.js';
 import { annotateBatch, type AnnotateBatchOptions, type AnnotateInput, type AnnotateResult } from './annotate-batch.js';
+import { ingestLines, type IngestLineOptions, type IngestResult } from './ingest-lines.js';
 import { type LineFields, signLines, type SignedLines } from './sign-lines.js';
 
 const signers = new Map<string, Signer>();
@@ -32,7 +33,16 @@ export interface AnnotateTask {
   docs: AnnotateInput[];
 }
 
-export default function run(task: SignTask | AnnotateTask): SignedLines | AnnotateResult[] {
+export interface IngestTask {
+  kind: 'ingest';
+  options: SignerOptions;
+  ingest: IngestLineOptions;
+  lines: string[];
+  firstLineNumber: number;
+}
+
+export default function run(task: SignTask | AnnotateTask | IngestTask): SignedLines | AnnotateResult[] | IngestResult[] {
   if (task.kind === 'annotate') return annotateBatch(signerFor(task.options), task.docs, task.batch);
+  if (task.kind === 'ingest') return ingestLines(signerFor(task.options), task.lines, task.firstLineNumber, task.ingest);
   return signLines(signerFor(task.options), task.lines, task.firstLineNumber, task.fields);
 }

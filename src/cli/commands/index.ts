@@ -1,6 +1,7 @@
 // Every command module the CLI registers, one per line.
 import type { CommandModule } from 'yargs';
 import { annotateCommand } from './annotate.js';
+import { ingestCommand } from './ingest.js';
 import { initCommand } from './init.js';
 import { paramsCommand } from './params.js';
 import { signCommand } from './sign.js';
@@ -10,4 +11,5 @@ export const commands: CommandModule<any, any>[] = [
   paramsCommand,
   initCommand,
   annotateCommand,
+  ingestCommand,
 ];

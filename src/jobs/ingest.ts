@@ -1,0 +1,114 @@
+// near-dup ingest: NDJSON documents indexed already annotated, with the bulk writer's back-pressure,
+// retries and per-document error reporting.
+import readline from 'node:readline';
+import type { Readable } from 'node:stream';
+import { DEFAULT_MAX_CHARS } from '../annotation.js';
+import type { EngineClient } from '../engine/client.js';
+import { resolveSignerSettings, type SignerOptions } from '../signature.js';
+import { BulkWriter } from './bulk-writer.js';
+import { ErrorsFile } from './errors-file.js';
+import type { IngestResult } from './ingest-lines.js';
+import { initIndex } from './init.js';
+import { createSignPool } from './sign-pool.js';
+
+export interface IngestOptions {
+  index: string;
+  fields: string[];
+  prefix: string;
+  signer: SignerOptions;
+  /** Field whose value becomes the document _id (absent: the engine picks one). */
+  idField?: string;
+  errorsFile?: string;
+  maxChars?: number;
+  threads?: number;
+  bulk?: { maxBytes?: number; maxOperations?: number; concurrency?: number };
+  onProgress?: (p: { seen: number; indexed: number; failed: number; elapsedSeconds: number }) => void;
+}
+
+export interface IngestSummary {
+  index: string;
+  params: string;
+  seen: number;
+  indexed: number;
+  failed: number;
+  empty: number;
+  cut: number;
+  seconds: number;
+  errorsFile?: string;
+}
+
+export async function ingestStream(client: EngineClient, input: Readable, options: IngestOptions): Promise<IngestSummary> {
+  const started = performance.now();
+  const settings = resolveSignerSettings(options.signer);
+  await initIndex(client, options.index, options.prefix);
+  const counts = { seen: 0, indexed: 0, failed: 0, empty: 0, cut: 0 };
+  const errors = new ErrorsFile(options.errorsFile ?? `near-dup-errors-${options.index.replace(/[^A-Za-z0-9._-]/g, '_')}.jsonl`);
+  const writer = new BulkWriter({
+    send: (ndjson) => client.bulkNdjson(ndjson),
+    ...options.bulk,
+    onSuccess: () => counts.indexed++,
+    onFailure: (op, reason, status) => {
+      counts.failed++;
+      errors.add({ id: op.id || undefined, line: op.context, status, reason });
+    },
+  });
+  const pool = createSignPool(options.threads);
+  const ingest = { fields: options.fields, prefix: options.prefix, idField: options.idField, maxChars: options.maxChars ?? DEFAULT_MAX_CHARS };
+  const pending: Promise<IngestResult[]>[] = [];
+  let lastProgress = 0;
+
+  const drainOne = async () => {
+    for (const result of await pending.shift()!) {
+      counts.seen++;
+      if ('error' in result) {
+        counts.failed++;
+        errors.add({ id: result.id, line: result.line, reason: result.error });
+        continue;
+      }
+      if (result.empty) counts.empty++;
+      if (result.cut > 0) counts.cut++;
+      const action = result.id === undefined ? { _index: options.index } : { _index: options.index, _id: result.id };
+      await writer.add({ id: result.id ?? '', action: { index: action }, body: result.json, context: result.line });
+    }
+    const now = performance.now();
+    if (now - lastProgress > 1000) {
+      lastProgress = now;
+      options.onProgress?.({ seen: counts.seen, indexed: counts.indexed, failed: counts.failed, elapsedSeconds: (now - started) / 1000 });
+    }
+  };
+
+  try {
+    let lines: string[] = [];
+    let chars = 0;
+    let lineNumber = 0;
+    let first = 1;
+    const submit = async () => {
+      if (lines.length === 0) return;
+      pending.push(pool.ingest({ options: options.signer, ingest, lines, firstLineNumber: first }));
+      lines = [];
+      chars = 0;
+      first = lineNumber + 1;
+      while (pending.length >= pool.threads * 2) await drainOne();
+    };
+    for await (const line of readline.createInterface({ input, crlfDelay: Infinity })) {
+      lineNumber++;
+      lines.push(line);
+      chars += line.length;
+      if (lines.length >= 100 || chars >= 1 << 20) await submit();
+    }
+    await submit();
+    while (pending.length > 0) await drainOne();
+    await writer.flush();
+    if (counts.indexed > 0) await client.refresh(options.index);
+  } finally {
+    await pool.close();
+    await errors.close();
+  }
+  return {
+    index: options.index,
+    params: settings.params,
+    ...counts,
+    seconds: (performance.now() - started) / 1000,
+    errorsFile: errors.count > 0 ? errors.file : undefined,
+  };
+}
