@@ -1,5 +1,7 @@
 // Signing on every core: batches go to worker threads (piscina).
+import { existsSync } from 'node:fs';
 import os from 'node:os';
+import { fileURLToPath } from 'node:url';
 import { Piscina } from 'piscina';
 import type { AnnotateResult } from './annotate-batch.js';
 import type { SignedLines } from './sign-lines.js';
@@ -14,9 +16,16 @@ export interface SignPool {
   close(): Promise<void>;
 }
 
+// The compiled worker beside this module; when this module runs from the TypeScript sources (the tests),
+// the build of the same code in dist/ (npm test builds first).
+function workerFile(): string {
+  const beside = new URL('./sign-worker.js', import.meta.url);
+  return existsSync(fileURLToPath(beside)) ? beside.href : new URL('../../dist/jobs/sign-worker.js', import.meta.url).href;
+}
+
 export function createSignPool(threads = os.availableParallelism()): SignPool {
   const pool = new Piscina({
-    filename: new URL('./sign-worker.js', import.meta.url).href,
+    filename: workerFile(),
     minThreads: threads,
     maxThreads: threads,
     idleTimeout: 60_000,
