@@ -1,6 +1,7 @@
 // Every command module the CLI registers, one per line.
 import type { CommandModule } from 'yargs';
 import { annotateCommand } from './annotate.js';
+import { dedupCommand } from './dedup.js';
 import { ingestCommand } from './ingest.js';
 import { initCommand } from './init.js';
 import { paramsCommand } from './params.js';
@@ -12,4 +13,5 @@ export const commands: CommandModule<any, any>[] = [
   initCommand,
   annotateCommand,
   ingestCommand,
+  dedupCommand,
 ];

@@ -1,0 +1,92 @@
+// near-dup dedup: near-duplicate clusters of a whole index, written back for exploration.
+import { writeFileSync } from 'node:fs';
+import type { CommandModule } from 'yargs';
+import { DEFAULT_PREFIX } from '../../annotation.js';
+import { prefixPath } from '../../engine/mapping.js';
+import { UsageError } from '../../errors.js';
+import { type CanonicalRule, dedupIndex } from '../../jobs/dedup.js';
+import { type ConnectionArgs, connectFromArgs, withConnectionOptions } from '../connection-options.js';
+import { createProgressPrinter } from '../progress.js';
+
+interface DedupArgs extends ConnectionArgs {
+  index: string;
+  prefix: string;
+  minSimilarity: number;
+  canonical: string;
+  dateField?: string;
+  params?: string;
+  pairs?: string;
+  format: string;
+  output?: string;
+  dryRun: boolean;
+}
+
+export function parseCanonical(value: string): CanonicalRule {
+  if (value === 'oldest' || value === 'newest' || value === 'longest') return value;
+  const m = /^(-?)([A-Za-z0-9_.@-]+)$/.exec(value);
+  if (!m) throw new UsageError(`--canonical must be oldest, newest, longest, or a field name (-FIELD for the highest value), got "${value}"`);
+  return { field: m[2], order: m[1] ? 'desc' : 'asc' };
+}
+
+export const dedupCommand: CommandModule<object, DedupArgs> = {
+  command: 'dedup',
+  describe: 'Find every near-duplicate cluster of an annotated index and write cluster fields back',
+  builder: (yargs) =>
+    withConnectionOptions(yargs)
+      .option('index', { alias: 'i', type: 'string', demandOption: true, describe: 'annotated index' })
+      .option('prefix', { type: 'string', default: DEFAULT_PREFIX, describe: 'object the near-dup fields are under' })
+      .option('min-similarity', { type: 'number', default: 0.5, describe: 'estimated Jaccard a verified pair must reach' })
+      .option('canonical', {
+        type: 'string',
+        default: 'oldest',
+        describe: 'which document of a cluster is kept: oldest | newest (by --date-field) | longest | FIELD (lowest value) | -FIELD (highest)',
+      })
+      .option('date-field', { type: 'string', describe: 'date field for oldest/newest [default: <prefix>.annotated_at]' })
+      .option('params', { type: 'string', describe: 'cluster only signatures made with these params (when the index holds several)' })
+      .option('pairs', { type: 'string', describe: 'write every verified pair with its similarity to this JSON-lines file' })
+      .option('format', { choices: ['json', 'text'], default: 'json', describe: 'json: a summary; text: one line per document "ID  # max 0.912 matches ID2, ID3"' })
+      .option('output', { alias: 'o', type: 'string', describe: 'write the --format text lines to this file instead of stdout' })
+      .option('dry-run', { type: 'boolean', default: false, describe: 'find and report clusters, write nothing back' })
+      .example('near-dup dedup --index news --canonical oldest --date-field published', 'cluster and keep the first published')
+      .example('near-dup dedup --index news --format text --pairs pairs.jsonl', 'list duplicates') as never,
+  handler: async (argv) => {
+    prefixPath(argv.prefix);
+    const canonical = parseCanonical(argv.canonical);
+    if (!(argv.minSimilarity > 0 && argv.minSimilarity <= 1)) throw new UsageError(`--min-similarity must be above 0 and at most 1, got ${argv.minSimilarity}`);
+    const client = await connectFromArgs(argv);
+    const progress = createProgressPrinter('dedup');
+    try {
+      const summary = await dedupIndex(client, {
+        index: argv.index,
+        prefix: argv.prefix,
+        minSimilarity: argv.minSimilarity,
+        canonical,
+        dateField: argv.dateField,
+        params: argv.params,
+        pairsFile: argv.pairs,
+        dryRun: argv.dryRun,
+        onProgress: (p) => progress.update({ seen: p.done, total: p.total, elapsedSeconds: p.elapsedSeconds }),
+      });
+      progress.done();
+      const { matches, ...rest } = summary;
+      process.stderr.write(
+        `${summary.clusters} clusters holding ${summary.duplicates} duplicates among ${summary.documents} documents ` +
+          `(${summary.verifiedPairs} of ${summary.candidatePairs} candidate pairs verified; largest cluster ${summary.largestCluster}) ` +
+          `in ${summary.seconds.toFixed(1)} s${summary.dryRun ? ' (dry run: nothing written)' : `; ${summary.written} documents updated, ${summary.cleared} cleared`}\n`,
+      );
+      if (argv.format === 'text') {
+        const lines = [...(matches ?? new Map<string, Array<{ id: string; jaccard: number }>>()).entries()]
+          .sort(([a], [b]) => (a < b ? -1 : 1))
+          .map(([id, list]) => `${id}  # max ${list[0].jaccard.toFixed(3)} matches ${list.map((m) => m.id).join(', ')}`);
+        const text = lines.join('\n') + (lines.length ? '\n' : '');
+        if (argv.output) writeFileSync(argv.output, text);
+        else process.stdout.write(text);
+      } else {
+        process.stdout.write(JSON.stringify(rest) + '\n');
+      }
+      if (summary.failed > 0) process.exitCode = 1;
+    } finally {
+      await client.close();
+    }
+  },
+};

@@ -1,0 +1,343 @@
+// near-dup dedup: every near-duplicate cluster of an index, found by the engine and verified here.
+//  1. LSH buckets with two or more documents: a terms aggregation over the band keys with
+//     min_doc_count 2, split into partitions so memory stays bounded whatever the index size; exact
+//     duplicates (equal content_hash) are buckets too.
+//  2. Every pair inside a bucket is verified with the stored MinHash (estimated Jaccard).
+//  3. Verified pairs are joined into clusters (union-find); each cluster gets a canonical document, and
+//     cluster_id, duplicate_of, is_canonical, cluster_size and max_similarity are written back with bulk
+//     partial updates. Documents that were in a cluster before and are not any more are cleared.
+import { createWriteStream } from 'node:fs';
+import { DEFAULT_PREFIX, underPrefix, valueAt } from '../annotation.js';
+import type { EngineClient } from '../engine/client.js';
+import { EngineResponseError } from '../engine/errors.js';
+import { scanIndex } from '../engine/scan.js';
+import { UserError } from '../errors.js';
+import { deserializeLeanMinhash } from '../sketch/lean-minhash.js';
+import { minhashJaccard } from '../sketch/minhash.js';
+import { hammingDistance } from '../sketch/simhash.js';
+import { BulkWriter } from './bulk-writer.js';
+import { ErrorsFile } from './errors-file.js';
+import { UnionFind } from './union-find.js';
+
+export type CanonicalRule = 'oldest' | 'newest' | 'longest' | { field: string; order: 'asc' | 'desc' };
+
+export interface DedupOptions {
+  index: string;
+  prefix?: string;
+  /** Pairs below this estimated Jaccard are not near-duplicates (default 0.5, the LSH threshold). */
+  minSimilarity?: number;
+  canonical?: CanonicalRule;
+  /** Date field for oldest/newest (default: <prefix>.annotated_at). */
+  dateField?: string;
+  /** Only signatures with these params; default: the one params value in the index (refused if several). */
+  params?: string;
+  /** Write every verified pair as a JSON line here. */
+  pairsFile?: string;
+  dryRun?: boolean;
+  /** Band keys per aggregation page (default 10000). */
+  bucketsPerPartition?: number;
+  errorsFile?: string;
+  bulk?: { maxBytes?: number; maxOperations?: number; concurrency?: number };
+  onProgress?: (p: { stage: string; done: number; total?: number; elapsedSeconds: number }) => void;
+}
+
+export interface DedupPair {
+  a: string;
+  b: string;
+  jaccard: number;
+  hamming: number;
+}
+
+export interface DedupCluster {
+  id: string;
+  canonical: string;
+  members: string[];
+  maxSimilarity: Map<string, number>;
+}
+
+export interface DedupSummary {
+  index: string;
+  params: string;
+  documents: number;
+  buckets: number;
+  candidatePairs: number;
+  verifiedPairs: number;
+  clusters: number;
+  duplicates: number;
+  largestCluster: number;
+  cleared: number;
+  written: number;
+  failed: number;
+  excludedParams: number;
+  seconds: number;
+  dryRun: boolean;
+  /** Largest clusters first, at most 20, for printing. */
+  top: Array<{ cluster_id: string; size: number; canonical: string; members: string[] }>;
+  /** Per document, its best matches (for --format text), only when asked for. */
+  matches?: Map<string, Array<{ id: string; jaccard: number }>>;
+  errorsFile?: string;
+}
+
+interface Stored {
+  values: Uint32Array;
+  simhash: string;
+  tokens: number;
+  sortKey: unknown;
+}
+
+const MAX_BUCKET = 1000;
+
+export async function dedupIndex(client: EngineClient, options: DedupOptions): Promise<DedupSummary> {
+  const started = performance.now();
+  const prefix = options.prefix ?? DEFAULT_PREFIX;
+  const minSimilarity = options.minSimilarity ?? 0.5;
+  if (!(minSimilarity > 0 && minSimilarity <= 1)) throw new UserError(`--min-similarity must be above 0 and at most 1, got ${minSimilarity}`);
+  const f = (name: string) => `${prefix}.${name}`;
+  const progress = (stage: string, done: number, total?: number) =>
+    options.onProgress?.({ stage, done, total, elapsedSeconds: (performance.now() - started) / 1000 });
+
+  try {
+    // Which signatures to compare: one params value, never a silent mix.
+    const paramsAgg = await client.search(options.index, { size: 0, aggs: { params: { terms: { field: f('params'), size: 50 } } } });
+    const paramsBuckets: Array<{ key: string; doc_count: number }> = paramsAgg.aggregations?.params?.buckets ?? [];
+    if (paramsBuckets.length === 0) {
+      throw new UserError(`no document of "${options.index}" has near-dup fields under "${prefix}"; run near-dup annotate --index ${options.index} --field FIELD first`);
+    }
+    let params = options.params;
+    if (!params) {
+      if (paramsBuckets.length > 1) {
+        throw new UserError(
+          `"${options.index}" holds signatures made with ${paramsBuckets.length} different parameter sets (${paramsBuckets
+            .map((b) => `"${b.key}": ${b.doc_count} docs`)
+            .join('; ')}); choose one with --params, or annotate again with one set of options`,
+        );
+      }
+      params = paramsBuckets[0].key;
+    }
+    const excludedParams = paramsBuckets.filter((b) => b.key !== params).reduce((n, b) => n + b.doc_count, 0);
+    const scope = { bool: { filter: [{ term: { [f('params')]: params } }, { range: { [f('token_count')]: { gt: 0 } } }] } };
+    const documents = await client.count(options.index, scope);
+
+    // 1. Buckets of two or more documents, partition by partition.
+    const uf = new UnionFind();
+    const pairs = new Map<string, DedupPair>();
+    const stored = new Map<string, Stored>();
+    const canonical = options.canonical ?? 'oldest';
+    const sortField = canonical === 'longest' ? f('token_count') : typeof canonical === 'object' ? canonical.field : (options.dateField ?? f('annotated_at'));
+    let buckets = 0;
+    let candidatePairs = 0;
+
+    const load = async (ids: string[]) => {
+      const missing = ids.filter((id) => !stored.has(id));
+      for (let i = 0; i < missing.length; i += 1000) {
+        const chunk = missing.slice(i, i + 1000);
+        const response = await client.search(options.index, {
+          size: chunk.length,
+          query: { bool: { filter: [scope, { ids: { values: chunk } }] } },
+          _source: [f('minhash'), f('simhash'), f('token_count'), sortField],
+        });
+        for (const hit of response.hits.hits) {
+          const source = hit._source ?? {};
+          const minhash = valueAt(source, f('minhash'));
+          if (typeof minhash !== 'string') continue;
+          stored.set(hit._id, {
+            values: deserializeLeanMinhash(Buffer.from(minhash, 'base64')).values,
+            simhash: String(valueAt(source, f('simhash')) ?? '0000000000000000'),
+            tokens: Number(valueAt(source, f('token_count')) ?? 0),
+            sortKey: valueAt(source, sortField),
+          });
+        }
+      }
+    };
+
+    const verifyBucket = async (ids: string[]) => {
+      buckets++;
+      await load(ids);
+      for (let i = 0; i < ids.length; i++) {
+        const a = stored.get(ids[i]);
+        if (!a) continue;
+        for (let j = i + 1; j < ids.length; j++) {
+          const b = stored.get(ids[j]);
+          if (!b) continue;
+          const [x, y] = ids[i] < ids[j] ? [ids[i], ids[j]] : [ids[j], ids[i]];
+          const key = `${x}\u0000${y}`;
+          if (pairs.has(key)) continue;
+          candidatePairs++;
+          const jaccard = minhashJaccard(a.values, b.values);
+          if (jaccard < minSimilarity) continue;
+          pairs.set(key, { a: x, b: y, jaccard, hamming: hammingDistance(a.simhash, b.simhash) });
+          uf.union(x, y);
+        }
+      }
+    };
+
+    for (const field of [f('bands'), f('content_hash')]) {
+      const cardinality = await client.search(options.index, { size: 0, query: scope, aggs: { keys: { cardinality: { field } } } });
+      const distinct: number = cardinality.aggregations?.keys?.value ?? 0;
+      const perPartition = options.bucketsPerPartition ?? 10_000;
+      let partitions = Math.max(1, Math.ceil(distinct / (perPartition * 20)));
+      for (let p = 0; p < partitions; p++) {
+        const response = await client.search(options.index, {
+          size: 0,
+          query: scope,
+          aggs: {
+            buckets: {
+              terms: { field, include: { partition: p, num_partitions: partitions }, min_doc_count: 2, size: perPartition },
+              aggs: { docs: { top_hits: { size: 100, _source: false, sort: ['_doc'] } } },
+            },
+          },
+        });
+        const agg = response.aggregations?.buckets;
+        const list: Array<{ key: string; doc_count: number; docs: { hits: { hits: Array<{ _id: string }> } } }> = agg?.buckets ?? [];
+        if (list.length >= perPartition && (agg?.sum_other_doc_count ?? 0) > 0) {
+          // More multi-document buckets than one page holds: split finer and start this field over.
+          partitions *= 4;
+          p = -1;
+          continue;
+        }
+        for (const bucket of list) {
+          let ids = bucket.docs.hits.hits.map((h) => h._id);
+          if (bucket.doc_count > ids.length) ids = await bucketMembers(client, options.index, scope, field, bucket.key);
+          await verifyBucket(ids);
+        }
+        progress(`buckets of ${field}`, p + 1, partitions);
+      }
+    }
+
+    // 2. Clusters, their canonical document and the fields to write.
+    const clusters: DedupCluster[] = [];
+    const bestMatch = new Map<string, number>();
+    for (const pair of pairs.values()) {
+      bestMatch.set(pair.a, Math.max(bestMatch.get(pair.a) ?? 0, pair.jaccard));
+      bestMatch.set(pair.b, Math.max(bestMatch.get(pair.b) ?? 0, pair.jaccard));
+    }
+    for (const members of uf.groups()) {
+      members.sort();
+      const chosen = pickCanonical(members, stored, canonical);
+      clusters.push({ id: chosen, canonical: chosen, members, maxSimilarity: new Map(members.map((m) => [m, bestMatch.get(m) ?? 0])) });
+    }
+    clusters.sort((a, b) => b.members.length - a.members.length || (a.id < b.id ? -1 : 1));
+
+    if (options.pairsFile) {
+      const out = createWriteStream(options.pairsFile);
+      for (const pair of pairs.values()) out.write(JSON.stringify(pair) + '\n');
+      await new Promise<void>((resolve, reject) => out.end((err?: Error | null) => (err ? reject(err) : resolve())));
+    }
+
+    // 3. Write back, and clear documents that are no longer in any cluster.
+    const errors = new ErrorsFile(options.errorsFile ?? `near-dup-errors-${options.index.replace(/[^A-Za-z0-9._-]/g, '_')}.jsonl`);
+    let written = 0, failed = 0, cleared = 0;
+    const inCluster = new Set(clusters.flatMap((c) => c.members));
+    if (!options.dryRun) {
+      const writer = new BulkWriter({
+        send: (ndjson) => client.bulkNdjson(ndjson),
+        ...options.bulk,
+        onSuccess: () => written++,
+        onFailure: (op, reason, status) => {
+          failed++;
+          errors.add({ id: op.id, status, reason });
+        },
+      });
+      const update = (id: string, fields: Record<string, unknown>) =>
+        writer.add({ id, action: { update: { _index: options.index, _id: id } }, body: { doc: underPrefix(prefix, fields) } });
+      for (const cluster of clusters) {
+        for (const member of cluster.members) {
+          await update(member, {
+            cluster_id: cluster.id,
+            duplicate_of: member === cluster.canonical ? null : cluster.canonical,
+            is_canonical: member === cluster.canonical,
+            cluster_size: cluster.members.length,
+            max_similarity: cluster.maxSimilarity.get(member) ?? 0,
+          });
+        }
+      }
+      // Stale cluster fields from an earlier run.
+      for await (const page of scanIndex(client, {
+        index: options.index,
+        query: { exists: { field: f('cluster_id') } },
+        sourceIncludes: [],
+        pointInTime: client.pointInTime,
+      })) {
+        for (const hit of page) {
+          if (inCluster.has(hit._id)) continue;
+          cleared++;
+          await update(hit._id, { cluster_id: null, duplicate_of: null, is_canonical: null, cluster_size: null, max_similarity: null });
+        }
+      }
+      await writer.flush();
+      await client.refresh(options.index);
+    }
+    await errors.close();
+
+    return {
+      index: options.index,
+      params,
+      documents,
+      buckets,
+      candidatePairs,
+      verifiedPairs: pairs.size,
+      clusters: clusters.length,
+      duplicates: clusters.reduce((n, c) => n + c.members.length - 1, 0),
+      largestCluster: clusters[0]?.members.length ?? 0,
+      cleared,
+      written,
+      failed,
+      excludedParams,
+      seconds: (performance.now() - started) / 1000,
+      dryRun: options.dryRun ?? false,
+      top: clusters.slice(0, 20).map((c) => ({ cluster_id: c.id, size: c.members.length, canonical: c.canonical, members: c.members.slice(0, 10) })),
+      matches: matchesByDocument(pairs.values()),
+      errorsFile: errors.count > 0 ? errors.file : undefined,
+    };
+  } catch (err) {
+    if (err instanceof UserError) throw err;
+    if (err instanceof EngineResponseError || ['ConnectionError', 'TimeoutError'].includes((err as Error).name)) throw client.describe(err, options.index);
+    throw err;
+  }
+}
+
+/** All documents holding one key, for the rare bucket larger than top_hits returns. */
+async function bucketMembers(client: EngineClient, index: string, scope: object, field: string, key: string): Promise<string[]> {
+  const response = await client.search(index, {
+    size: MAX_BUCKET,
+    _source: false,
+    query: { bool: { filter: [scope, { term: { [field]: key } }] } },
+    sort: ['_doc'],
+  });
+  return response.hits.hits.map((h) => h._id);
+}
+
+function pickCanonical(members: string[], stored: Map<string, Stored>, rule: CanonicalRule): string {
+  const key = (id: string) => stored.get(id)?.sortKey;
+  const tokens = (id: string) => stored.get(id)?.tokens ?? 0;
+  const compare = (a: unknown, b: unknown) => {
+    if (a === b) return 0;
+    if (a === undefined || a === null) return 1;
+    if (b === undefined || b === null) return -1;
+    const x = typeof a === 'string' && !Number.isNaN(Date.parse(a)) && typeof b === 'string' ? Date.parse(a) : a;
+    const y = typeof b === 'string' && !Number.isNaN(Date.parse(b)) && typeof a === 'string' ? Date.parse(b) : b;
+    return (x as number) < (y as number) ? -1 : (x as number) > (y as number) ? 1 : 0;
+  };
+  const sorted = [...members].sort((a, b) => {
+    let order: number;
+    if (rule === 'longest') order = tokens(b) - tokens(a);
+    else if (rule === 'newest') order = -compare(key(a), key(b)) || 0;
+    else if (rule === 'oldest') order = compare(key(a), key(b));
+    else order = rule.order === 'asc' ? compare(key(a), key(b)) : -compare(key(a), key(b));
+    return order || (a < b ? -1 : a > b ? 1 : 0);
+  });
+  return sorted[0];
+}
+
+function matchesByDocument(pairs: Iterable<DedupPair>): Map<string, Array<{ id: string; jaccard: number }>> {
+  const out = new Map<string, Array<{ id: string; jaccard: number }>>();
+  for (const p of pairs) {
+    for (const [x, y] of [[p.a, p.b], [p.b, p.a]]) {
+      let list = out.get(x);
+      if (!list) out.set(x, (list = []));
+      list.push({ id: y, jaccard: p.jaccard });
+    }
+  }
+  for (const list of out.values()) list.sort((a, b) => b.jaccard - a.jaccard || (a.id < b.id ? -1 : 1));
+  return out;
+}
