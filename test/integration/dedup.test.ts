@@ -1,0 +1,109 @@
+// dedup against real engines, on a sample of the PEP revisions corpus, checked against brute force.
+import { mkdtempSync, readFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { beforeAll, expect, it } from 'vitest';
+import type { EngineClient } from '../../src/engine/client.js';
+import { annotateIndex } from '../../src/jobs/annotate.js';
+import { dedupIndex, type DedupPair } from '../../src/jobs/dedup.js';
+import { UnionFind } from '../../src/jobs/union-find.js';
+import { createSigner } from '../../src/signature.js';
+import { pepSample } from '../support/corpus.js';
+import { forEachEngine } from './harness.js';
+
+const docs = pepSample(30);
+const signer = createSigner();
+const THRESHOLD = 0.5;
+const tmp = mkdtempSync(path.join(os.tmpdir(), 'near-dup-dedup-'));
+
+/** Exact Jaccard over the very tokens MinHash saw (default tokenizer: white space of the normalized text). */
+const tokenSets = new Map(docs.map((d) => [d.id, new Set(signer.normalize(d.text).split(' ').filter(Boolean))]));
+function exactJaccard(a: string, b: string): number {
+  const x = tokenSets.get(a)!, y = tokenSets.get(b)!;
+  let shared = 0;
+  for (const t of x) if (y.has(t)) shared++;
+  return shared / (x.size + y.size - shared);
+}
+const strongPairs: Array<[string, string, number]> = [];
+for (let i = 0; i < docs.length; i++) {
+  for (let j = i + 1; j < docs.length; j++) {
+    const jac = exactJaccard(docs[i].id, docs[j].id);
+    if (jac >= THRESHOLD + 0.1) strongPairs.push([docs[i].id, docs[j].id, jac]);
+  }
+}
+
+async function sources(client: EngineClient, index: string) {
+  const response = await client.search(index, { size: 1000, _source: ['near_dup.cluster_id', 'near_dup.duplicate_of', 'near_dup.is_canonical', 'near_dup.cluster_size', 'near_dup.max_similarity', 'date'] });
+  return new Map(response.hits.hits.map((h) => [h._id, h._source as Record<string, any>]));
+}
+
+forEachEngine('dedup', (ctx) => {
+  const index = ctx.index('peps-dedup');
+  let pairs: DedupPair[] = [];
+
+  beforeAll(async () => {
+    const lines = docs.flatMap((d) => [{ index: { _index: index, _id: d.id } }, d]);
+    for (let i = 0; i < lines.length; i += 200) expect((await ctx.client.bulk(lines.slice(i, i + 200))).errors).toBe(false);
+    await ctx.client.refresh(index);
+    await annotateIndex(ctx.client, { index, fields: ['text'], prefix: 'near_dup', signer: {} });
+  });
+
+  it(`finds every pair 0.1 above the threshold (${strongPairs.length} in ${docs.length} documents) and only verified pairs`, async () => {
+    expect(strongPairs.length).toBeGreaterThan(20);
+    const pairsFile = path.join(tmp, `pairs-${ctx.engine.flavour}.jsonl`);
+    const summary = await dedupIndex(ctx.client, { index, minSimilarity: THRESHOLD, canonical: 'oldest', dateField: 'date', pairsFile });
+    pairs = readFileSync(pairsFile, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    expect(summary.verifiedPairs).toBe(pairs.length);
+    const found = new Set(pairs.map((p) => `${p.a}|${p.b}`));
+    const missed = strongPairs.filter(([a, b]) => !found.has(a < b ? `${a}|${b}` : `${b}|${a}`));
+    expect(missed).toEqual([]);
+    // Every reported pair passes verification: its estimate, recomputed from the signatures, reaches the bar.
+    for (const p of pairs) {
+      const a = signer(docs.find((d) => d.id === p.a)!.text).minhash;
+      const b = signer(docs.find((d) => d.id === p.b)!.text).minhash;
+      let equal = 0;
+      for (let i = 0; i < a.length; i++) if (a[i] === b[i]) equal++;
+      expect(equal / a.length).toBe(p.jaccard);
+      expect(p.jaccard).toBeGreaterThanOrEqual(THRESHOLD);
+    }
+  });
+
+  it('writes clusters equal to the connected components of the verified pairs, with the oldest as canonical', async () => {
+    const uf = new UnionFind();
+    for (const p of pairs) uf.union(p.a, p.b);
+    const components = uf.groups().map((g) => g.sort().join(','));
+    const stored = await sources(ctx.client, index);
+    const byCluster = new Map<string, string[]>();
+    for (const [id, source] of stored) {
+      const cluster = source.near_dup?.cluster_id;
+      if (!cluster) continue;
+      byCluster.set(cluster, [...(byCluster.get(cluster) ?? []), id]);
+    }
+    expect([...byCluster.values()].map((m) => m.sort().join(',')).sort()).toEqual(components.sort());
+    for (const members of byCluster.values()) {
+      const canon = members.filter((id) => stored.get(id)!.near_dup.is_canonical);
+      expect(canon).toHaveLength(1);
+      const oldest = [...members].sort((a, b) => Date.parse(stored.get(a)!.date) - Date.parse(stored.get(b)!.date) || (a < b ? -1 : 1))[0];
+      expect(canon[0]).toBe(oldest);
+      for (const id of members) {
+        const nd = stored.get(id)!.near_dup;
+        expect(nd.cluster_size).toBe(members.length);
+        expect(nd.duplicate_of ?? null).toBe(id === oldest ? null : oldest);
+        expect(nd.max_similarity).toBeGreaterThanOrEqual(THRESHOLD);
+      }
+    }
+  });
+
+  it('a re-run after documents change updates the clusters and clears documents that left them', async () => {
+    const clustered = pairs[0].b;
+    // Replace the text of one clustered document by something unrelated, annotate again, dedup again.
+    await ctx.client.request('POST', `/${index}/_update/${encodeURIComponent(clustered)}`, { doc: { text: 'an entirely different text about gardening, tomatoes and rain' } }, { refresh: 'true' });
+    const again = await annotateIndex(ctx.client, { index, fields: ['text'], prefix: 'near_dup', signer: {} });
+    expect(again.annotated).toBe(1);
+    const summary = await dedupIndex(ctx.client, { index, minSimilarity: THRESHOLD, canonical: 'oldest', dateField: 'date' });
+    const stored = await sources(ctx.client, index);
+    expect(summary.top.some((c) => c.members.includes(clustered))).toBe(false);
+    expect(stored.get(clustered)!.near_dup.cluster_id ?? null).toBeNull();
+    expect(summary.cleared).toBeGreaterThanOrEqual(1);
+  });
+});
