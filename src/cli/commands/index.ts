@@ -1,6 +1,7 @@
 // Every command module the CLI registers, one per line.
 import type { CommandModule } from 'yargs';
 import { annotateCommand } from './annotate.js';
+import { dashboardsCommand } from './dashboards.js';
 import { dedupCommand } from './dedup.js';
 import { ingestCommand } from './ingest.js';
 import { initCommand } from './init.js';
@@ -14,4 +15,5 @@ export const commands: CommandModule<any, any>[] = [
   annotateCommand,
   ingestCommand,
   dedupCommand,
+  dashboardsCommand,
 ];
