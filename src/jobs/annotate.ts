@@ -62,6 +62,8 @@ export interface AnnotateSummary extends AnnotateCounts {
   complete: boolean;
   checkpoint?: string;
   errorsFile?: string;
+  /** Peak resident memory of this process (main thread and signing threads), MB. */
+  peakMemoryMb: number;
   /** With --dry-run: a few of the updates that would have been sent. */
   sample?: Array<{ id: string; doc: Record<string, unknown> }>;
 }
@@ -269,6 +271,7 @@ export async function annotateIndex(client: EngineClient, options: AnnotateOptio
     complete: !interrupted,
     checkpoint: dryRun ? undefined : checkpointFile,
     errorsFile: errors.count > 0 ? errors.file : undefined,
+    peakMemoryMb: Math.round(process.resourceUsage().maxRSS / 1024),
     sample: dryRun ? sample : undefined,
   };
 }
