@@ -222,12 +222,15 @@ export function resolveArtifacts(flavour) {
   mkdirSync(TEMP_ROOT, { recursive: true, mode: 0o755 });
   const distParent = path.join(TEMP_ROOT, 'dist');
   const home = path.join(distParent, `elasticsearch-${spec.version}`);
-  if (!existsSync(path.join(home, 'bin', 'elasticsearch')) || !newerThan(home, spec.pom)) {
+  // The folder is named after the version, so a new pin unpacks beside it; a running engine's files are
+  // never replaced.
+  if (!existsSync(path.join(home, '.complete'))) {
     log(`elasticsearch: resolving org.elasticsearch.distribution.integ-test-zip:elasticsearch:${spec.version} with Maven (first time: downloads ~110 MB into ~/.m2) ...`);
     rmSync(home, { recursive: true, force: true });
     mkdirSync(distParent, { recursive: true, mode: 0o755 });
     mvn(['-f', spec.pom, 'dependency:unpack', `-Dengine.dir=${distParent}`, '-Dmdep.overWriteReleases=true']);
     if (!existsSync(path.join(home, 'bin', 'elasticsearch'))) throw new EngineError(`Maven did not unpack Elasticsearch into ${home}`);
+    writeFileSync(path.join(home, '.complete'), `${new Date().toISOString()}\n`);
   }
   return { home };
 }
@@ -325,11 +328,51 @@ export async function status(flavour) {
 /**
  * Starts an engine unless one already answers at its URL (then it is reused). Resolves to
  * { flavour, url, reused, seconds }. Throws EngineError with the log tail when the engine does not come up.
+ * Concurrent starts (two terminals, a test run beside CI) take turns through a lock file, and the later
+ * one reuses what the first started.
  */
 export async function start(flavour, options = {}) {
+  const timeoutS = options.timeoutS ?? START_TIMEOUT_S;
+  const release = await lock(flavour, timeoutS + 60);
+  try {
+    return await startLocked(flavour, timeoutS);
+  } finally {
+    release();
+  }
+}
+
+/** An exclusive lock per engine: a file holding the owner's pid; a dead owner's lock is taken over. */
+async function lock(flavour, timeoutS) {
+  mkdirSync(STATE_DIR, { recursive: true });
+  const file = path.join(STATE_DIR, `${flavour}.lock`);
+  const deadline = Date.now() + timeoutS * 1000;
+  for (;;) {
+    try {
+      const fd = openSync(file, 'wx');
+      writeFileSync(fd, String(process.pid));
+      closeSync(fd);
+      return () => rmSync(file, { force: true });
+    } catch (err) {
+      if (err.code !== 'EEXIST') throw err;
+    }
+    let owner = 0;
+    try {
+      owner = Number(readFileSync(file, 'utf8').trim());
+    } catch {
+      continue; // released meanwhile
+    }
+    if (owner && !alive(owner)) {
+      rmSync(file, { force: true });
+      continue;
+    }
+    if (Date.now() > deadline) throw new EngineError(`${flavour}: another start (pid ${owner}) still holds ${file}`);
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}
+
+async function startLocked(flavour, timeoutS) {
   const spec = ENGINES[flavour];
   const url = engineUrl(flavour);
-  const timeoutS = options.timeoutS ?? START_TIMEOUT_S;
   const running = await identify(url);
   if (running) {
     if (running.flavour !== flavour) {
@@ -337,8 +380,8 @@ export async function start(flavour, options = {}) {
     }
     return { flavour, url, reused: true, version: running.version, seconds: 0 };
   }
-  const stale = readState(flavour);
-  if (stale) await stop(flavour, { quiet: true });
+  // Recorded but not answering: a crashed engine (or one killed from outside). Clean it up first.
+  if (readState(flavour)) await stop(flavour, { quiet: true });
   if (await portInUse(spec.port)) {
     throw new EngineError(`port ${spec.port} on 127.0.0.1 is in use by something that is not a healthy ${flavour}; free it or set NEAR_DUP_${flavour.toUpperCase()}_PORT`);
   }
@@ -490,6 +533,10 @@ export async function stop(flavour, options = {}) {
   }
   const left = living();
   if (left.length > 0) throw new EngineError(`${flavour}: process(es) ${left.join(', ')} did not exit`);
+  // Exited processes stay in the table until their parent (init, for a detached engine) reaps them; wait a
+  // little so that `stop` returning means no process is left.
+  const reapDeadline = Date.now() + 5_000;
+  while ([...pids].some((pid) => existsSync(`/proc/${pid}`)) && Date.now() < reapDeadline) await new Promise((r) => setTimeout(r, 100));
   if (state.runDir && state.runDir.startsWith(TEMP_ROOT)) rmSync(state.runDir, { recursive: true, force: true });
   removeState(flavour);
   return { flavour, stopped: wasRunning, pid: state.pid };

@@ -16,6 +16,7 @@ import { deserializeLeanMinhash } from '../sketch/lean-minhash.js';
 import { minhashJaccard } from '../sketch/minhash.js';
 import { hammingDistance } from '../sketch/simhash.js';
 import { BulkWriter } from './bulk-writer.js';
+import { defaultCheckpointPath, readCheckpoint, writeCheckpoint } from './checkpoint.js';
 import { ErrorsFile } from './errors-file.js';
 import { UnionFind } from './union-find.js';
 
@@ -37,6 +38,10 @@ export interface DedupOptions {
   /** Band keys per aggregation page (default 10000). */
   bucketsPerPartition?: number;
   errorsFile?: string;
+  /** Where the last run is remembered, for incremental re-runs (default .near-dup/dedup-INDEX.json). */
+  stateFile?: string;
+  /** Redo the whole index even when an earlier run's state allows an incremental one. */
+  full?: boolean;
   bulk?: { maxBytes?: number; maxOperations?: number; concurrency?: number };
   onProgress?: (p: { stage: string; done: number; total?: number; elapsedSeconds: number }) => void;
 }
@@ -58,6 +63,10 @@ export interface DedupCluster {
 export interface DedupSummary {
   index: string;
   params: string;
+  /** full: every bucket of the index; incremental: only what documents annotated since the last run touch. */
+  mode: 'full' | 'incremental';
+  /** Documents annotated since the last run (incremental mode). */
+  newDocuments?: number;
   documents: number;
   buckets: number;
   candidatePairs: number;
@@ -83,6 +92,15 @@ interface Stored {
   simhash: string;
   tokens: number;
   sortKey: unknown;
+  clusterId?: string;
+}
+
+interface DedupState {
+  index: string;
+  params: string;
+  minSimilarity: number;
+  prefix: string;
+  lastRunAt: string;
 }
 
 const MAX_BUCKET = 1000;
@@ -134,7 +152,7 @@ export async function dedupIndex(client: EngineClient, options: DedupOptions): P
         const response = await client.search(options.index, {
           size: chunk.length,
           query: { bool: { filter: [scope, { ids: { values: chunk } }] } },
-          _source: [f('minhash'), f('simhash'), f('token_count'), sortField],
+          _source: [f('minhash'), f('simhash'), f('token_count'), f('cluster_id'), sortField],
         });
         for (const hit of response.hits.hits) {
           const source = hit._source ?? {};
@@ -145,17 +163,20 @@ export async function dedupIndex(client: EngineClient, options: DedupOptions): P
             simhash: String(valueAt(source, f('simhash')) ?? '0000000000000000'),
             tokens: Number(valueAt(source, f('token_count')) ?? 0),
             sortKey: valueAt(source, sortField),
+            clusterId: (valueAt(source, f('cluster_id')) as string | null | undefined) ?? undefined,
           });
         }
       }
     };
 
-    const verifyBucket = async (ids: string[]) => {
+    /** Verifies the pairs of a bucket; with `anchor`, only the pairs that include it. */
+    const verifyBucket = async (ids: string[], anchor?: string) => {
       buckets++;
       await load(ids);
       for (let i = 0; i < ids.length; i++) {
         const a = stored.get(ids[i]);
         if (!a) continue;
+        if (anchor !== undefined && ids[i] !== anchor) continue;
         for (let j = i + 1; j < ids.length; j++) {
           const b = stored.get(ids[j]);
           if (!b) continue;
@@ -171,37 +192,93 @@ export async function dedupIndex(client: EngineClient, options: DedupOptions): P
       }
     };
 
-    for (const field of [f('bands'), f('content_hash')]) {
-      const cardinality = await client.search(options.index, { size: 0, query: scope, aggs: { keys: { cardinality: { field } } } });
-      const distinct: number = cardinality.aggregations?.keys?.value ?? 0;
-      const perPartition = options.bucketsPerPartition ?? 10_000;
-      let partitions = Math.max(1, Math.ceil(distinct / (perPartition * 20)));
-      for (let p = 0; p < partitions; p++) {
-        const response = await client.search(options.index, {
-          size: 0,
-          query: scope,
-          aggs: {
-            buckets: {
-              terms: { field, include: { partition: p, num_partitions: partitions }, min_doc_count: 2, size: perPartition },
-              aggs: { docs: { top_hits: { size: 100, _source: false, sort: ['_doc'] } } },
+    const stateFile = options.stateFile ?? defaultCheckpointPath('dedup', options.index);
+    const runStartedAt = new Date().toISOString();
+    const saved = options.full ? undefined : ((await readCheckpoint(stateFile))?.identity as DedupState | undefined);
+    const incremental =
+      saved !== undefined && saved.params === params && saved.minSimilarity === minSimilarity && saved.prefix === prefix && saved.index === options.index;
+    // Documents whose cluster fields this run decides; in full mode, every document (stale ones are found by a scan).
+    let decided: Set<string> | undefined;
+    let newDocuments: number | undefined;
+
+    if (!incremental) {
+      for (const field of [f('bands'), f('content_hash')]) {
+        const cardinality = await client.search(options.index, { size: 0, query: scope, aggs: { keys: { cardinality: { field } } } });
+        const distinct: number = cardinality.aggregations?.keys?.value ?? 0;
+        const perPartition = options.bucketsPerPartition ?? 10_000;
+        let partitions = Math.max(1, Math.ceil(distinct / (perPartition * 20)));
+        for (let p = 0; p < partitions; p++) {
+          const response = await client.search(options.index, {
+            size: 0,
+            query: scope,
+            aggs: {
+              buckets: {
+                terms: { field, include: { partition: p, num_partitions: partitions }, min_doc_count: 2, size: perPartition },
+                aggs: { docs: { top_hits: { size: 100, _source: false, sort: ['_doc'] } } },
+              },
             },
-          },
-        });
-        const agg = response.aggregations?.buckets;
-        const list: Array<{ key: string; doc_count: number; docs: { hits: { hits: Array<{ _id: string }> } } }> = agg?.buckets ?? [];
-        if (list.length >= perPartition && (agg?.sum_other_doc_count ?? 0) > 0) {
-          // More multi-document buckets than one page holds: split finer and start this field over.
-          partitions *= 4;
-          p = -1;
-          continue;
+          });
+          const agg = response.aggregations?.buckets;
+          const list: Array<{ key: string; doc_count: number; docs: { hits: { hits: Array<{ _id: string }> } } }> = agg?.buckets ?? [];
+          if (list.length >= perPartition && (agg?.sum_other_doc_count ?? 0) > 0) {
+            // More multi-document buckets than one page holds: split finer and start this field over.
+            partitions *= 4;
+            p = -1;
+            continue;
+          }
+          for (const bucket of list) {
+            let ids = bucket.docs.hits.hits.map((h) => h._id);
+            if (bucket.doc_count > ids.length) ids = await bucketMembers(client, options.index, scope, field, bucket.key);
+            await verifyBucket(ids);
+          }
+          progress(`buckets of ${field}`, p + 1, partitions);
         }
-        for (const bucket of list) {
-          let ids = bucket.docs.hits.hits.map((h) => h._id);
-          if (bucket.doc_count > ids.length) ids = await bucketMembers(client, options.index, scope, field, bucket.key);
-          await verifyBucket(ids);
-        }
-        progress(`buckets of ${field}`, p + 1, partitions);
       }
+    } else {
+      // Only the neighbourhood of what was annotated since the last run: the new documents, the documents
+      // that share a band key or content hash with them, and every member of the clusters these touch.
+      const fresh: string[] = [];
+      for await (const page of scanIndex(client, {
+        index: options.index,
+        query: { bool: { filter: [scope, { range: { [f('annotated_at')]: { gt: saved.lastRunAt } } }] } },
+        sourceIncludes: [f('bands'), f('content_hash')],
+        pointInTime: client.pointInTime,
+      })) {
+        for (const hit of page) {
+          fresh.push(hit._id);
+          const keys = [...((valueAt(hit._source, f('bands')) as string[] | undefined) ?? [])];
+          const response = await client.search(options.index, {
+            size: MAX_BUCKET,
+            _source: false,
+            query: {
+              bool: {
+                filter: [scope],
+                should: [{ terms: { [f('bands')]: keys } }, { term: { [f('content_hash')]: String(valueAt(hit._source, f('content_hash'))) } }],
+                minimum_should_match: 1,
+              },
+            },
+          });
+          await verifyBucket([hit._id, ...response.hits.hits.map((h) => h._id).filter((id) => id !== hit._id)], hit._id);
+        }
+        progress('new documents', fresh.length);
+      }
+      newDocuments = fresh.length;
+      // Members of every cluster the new documents were in, or now join.
+      decided = new Set([...fresh, ...pairs.values()].flatMap((p) => (typeof p === 'string' ? [p] : [p.a, p.b])));
+      await load([...decided]);
+      const clusterIds = new Set([...decided].map((id) => stored.get(id)?.clusterId).filter((c): c is string => Boolean(c)));
+      for (const ids of chunks([...clusterIds], 500)) {
+        for await (const page of scanIndex(client, {
+          index: options.index,
+          query: { terms: { [f('cluster_id')]: ids } },
+          sourceIncludes: [],
+          pointInTime: client.pointInTime,
+        })) {
+          for (const hit of page) decided.add(hit._id);
+        }
+      }
+      // Re-verify the whole neighbourhood, so a document that changed can also split its old cluster.
+      await verifyBucket([...decided]);
     }
 
     // 2. Clusters, their canonical document and the fields to write.
@@ -251,27 +328,38 @@ export async function dedupIndex(client: EngineClient, options: DedupOptions): P
           });
         }
       }
-      // Stale cluster fields from an earlier run.
-      for await (const page of scanIndex(client, {
-        index: options.index,
-        query: { exists: { field: f('cluster_id') } },
-        sourceIncludes: [],
-        pointInTime: client.pointInTime,
-      })) {
-        for (const hit of page) {
-          if (inCluster.has(hit._id)) continue;
-          cleared++;
-          await update(hit._id, { cluster_id: null, duplicate_of: null, is_canonical: null, cluster_size: null, max_similarity: null });
+      // Cluster fields left from an earlier run on documents that are in no cluster now.
+      const clear = async (id: string) => {
+        if (inCluster.has(id)) return;
+        cleared++;
+        await update(id, { cluster_id: null, duplicate_of: null, is_canonical: null, cluster_size: null, max_similarity: null });
+      };
+      if (decided) {
+        for (const id of decided) if (stored.get(id)?.clusterId) await clear(id);
+      } else {
+        for await (const page of scanIndex(client, {
+          index: options.index,
+          query: { exists: { field: f('cluster_id') } },
+          sourceIncludes: [],
+          pointInTime: client.pointInTime,
+        })) {
+          for (const hit of page) await clear(hit._id);
         }
       }
       await writer.flush();
       await client.refresh(options.index);
     }
     await errors.close();
+    if (!options.dryRun && failed === 0) {
+      const identity: DedupState = { index: options.index, params, minSimilarity, prefix, lastRunAt: runStartedAt };
+      await writeCheckpoint(stateFile, { job: 'dedup', index: options.index, identity: identity as unknown as Record<string, unknown>, startedAt: runStartedAt, updatedAt: new Date().toISOString(), complete: true, counts: {} });
+    }
 
     return {
       index: options.index,
       params,
+      mode: incremental ? 'incremental' : 'full',
+      newDocuments,
       documents,
       buckets,
       candidatePairs,
@@ -294,6 +382,12 @@ export async function dedupIndex(client: EngineClient, options: DedupOptions): P
     if (err instanceof EngineResponseError || ['ConnectionError', 'TimeoutError'].includes((err as Error).name)) throw client.describe(err, options.index);
     throw err;
   }
+}
+
+function chunks<T>(items: T[], size: number): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
+  return out;
 }
 
 /** All documents holding one key, for the rare bucket larger than top_hits returns. */

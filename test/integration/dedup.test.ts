@@ -94,6 +94,27 @@ forEachEngine('dedup', (ctx) => {
     }
   });
 
+  it('a re-run after new documents were annotated revisits only their neighbourhood and adds them to clusters', async () => {
+    const member = pairs[0].a;
+    const original = docs.find((d) => d.id === member)!;
+    const copyId = `${member}-copy`;
+    await ctx.client.request('PUT', `/${index}/_doc/${encodeURIComponent(copyId)}`, { ...original, id: copyId, date: '2030-01-01T00:00:00+00:00', text: `${original.text}\nOne more line.` }, { refresh: 'true' });
+    const annotated = await annotateIndex(ctx.client, { index, fields: ['text'], prefix: 'near_dup', signer: {} });
+    expect(annotated.annotated).toBe(1);
+    const summary = await dedupIndex(ctx.client, { index, minSimilarity: THRESHOLD, canonical: 'oldest', dateField: 'date' });
+    expect(summary).toMatchObject({ mode: 'incremental', newDocuments: 1 });
+    const stored = await sources(ctx.client, index);
+    const cluster = stored.get(member)!.near_dup.cluster_id;
+    expect(stored.get(copyId)!.near_dup.cluster_id).toBe(cluster);
+    const members = [...stored.entries()].filter(([, s]) => s.near_dup?.cluster_id === cluster).map(([id]) => id);
+    for (const id of members) expect(stored.get(id)!.near_dup.cluster_size).toBe(members.length);
+    // A full run agrees with what the incremental one left.
+    const before = clusterMembership(stored);
+    const full = await dedupIndex(ctx.client, { index, minSimilarity: THRESHOLD, canonical: 'oldest', dateField: 'date', full: true });
+    expect(full.mode).toBe('full');
+    expect(clusterMembership(await sources(ctx.client, index))).toEqual(before);
+  });
+
   it('a re-run after documents change updates the clusters and clears documents that left them', async () => {
     const clustered = pairs[0].b;
     // Replace the text of one clustered document by something unrelated, annotate again, dedup again.
@@ -102,8 +123,18 @@ forEachEngine('dedup', (ctx) => {
     expect(again.annotated).toBe(1);
     const summary = await dedupIndex(ctx.client, { index, minSimilarity: THRESHOLD, canonical: 'oldest', dateField: 'date' });
     const stored = await sources(ctx.client, index);
+    expect(summary.mode).toBe('incremental');
     expect(summary.top.some((c) => c.members.includes(clustered))).toBe(false);
     expect(stored.get(clustered)!.near_dup.cluster_id ?? null).toBeNull();
     expect(summary.cleared).toBeGreaterThanOrEqual(1);
   });
 });
+
+function clusterMembership(stored: Map<string, Record<string, any>>): string[] {
+  const byCluster = new Map<string, string[]>();
+  for (const [id, source] of stored) {
+    const cluster = source.near_dup?.cluster_id;
+    if (cluster) byCluster.set(cluster, [...(byCluster.get(cluster) ?? []), id]);
+  }
+  return [...byCluster.values()].map((m) => m.sort().join(',')).sort();
+}

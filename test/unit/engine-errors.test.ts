@@ -8,6 +8,7 @@ import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connect } from '../../src/engine/client.js';
+import { chooseUrl, findLocalEngine } from '../../src/engine/locate.js';
 import { describeConnectionError, EngineConnectionError, EngineResponseError, errorCode } from '../../src/engine/errors.js';
 import { UserError } from '../../src/errors.js';
 
@@ -168,6 +169,13 @@ describe('connect() over real sockets', () => {
 
   it('https:// to a plain HTTP port', async () => {
     expect(await failure(connect({ url: plainUrl.replace('http://', 'https://') }))).toMatch(/does not speak HTTPS on that port; try an http:\/\/ URL/);
+  });
+
+  it('without a URL: the first local candidate that answers, else a line saying what to do', async () => {
+    expect(await chooseUrl('http://explicit:9200')).toBe('http://explicit:9200');
+    const closed = `http://127.0.0.1:${closedPort}`;
+    expect(await findLocalEngine([closed, authUrl, plainUrl])).toBe(authUrl); // a 401 is still a cluster
+    expect(await findLocalEngine([closed])).toBeUndefined();
   });
 
   it('something that is not a search engine', async () => {

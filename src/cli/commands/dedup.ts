@@ -19,6 +19,7 @@ interface DedupArgs extends ConnectionArgs {
   format: string;
   output?: string;
   dryRun: boolean;
+  full: boolean;
 }
 
 export function parseCanonical(value: string): CanonicalRule {
@@ -47,6 +48,7 @@ export const dedupCommand: CommandModule<object, DedupArgs> = {
       .option('format', { choices: ['json', 'text'], default: 'json', describe: 'json: a summary; text: one line per document "ID  # max 0.912 matches ID2, ID3"' })
       .option('output', { alias: 'o', type: 'string', describe: 'write the --format text lines to this file instead of stdout' })
       .option('dry-run', { type: 'boolean', default: false, describe: 'find and report clusters, write nothing back' })
+      .option('full', { type: 'boolean', default: false, describe: 'redo the whole index (by default a re-run only revisits what was annotated since the last run)' })
       .example('near-dup dedup --index news --canonical oldest --date-field published', 'cluster and keep the first published')
       .example('near-dup dedup --index news --format text --pairs pairs.jsonl', 'list duplicates') as never,
   handler: async (argv) => {
@@ -65,12 +67,13 @@ export const dedupCommand: CommandModule<object, DedupArgs> = {
         params: argv.params,
         pairsFile: argv.pairs,
         dryRun: argv.dryRun,
+        full: argv.full,
         onProgress: (p) => progress.update({ seen: p.done, total: p.total, elapsedSeconds: p.elapsedSeconds }),
       });
       progress.done();
       const { matches, ...rest } = summary;
       process.stderr.write(
-        `${summary.clusters} clusters holding ${summary.duplicates} duplicates among ${summary.documents} documents ` +
+        `${summary.mode === 'incremental' ? `incremental run (${summary.newDocuments} documents annotated since the last run): ` : ''}${summary.clusters} clusters holding ${summary.duplicates} duplicates among ${summary.documents} documents ` +
           `(${summary.verifiedPairs} of ${summary.candidatePairs} candidate pairs verified; largest cluster ${summary.largestCluster}) ` +
           `in ${summary.seconds.toFixed(1)} s${summary.dryRun ? ' (dry run: nothing written)' : `; ${summary.written} documents updated, ${summary.cleared} cleared`}\n`,
       );
