@@ -1,14 +1,14 @@
 // npm run demo: the whole story on data that installs with the project. Uses SEARCH_URL when set;
 // otherwise starts the embedded OpenSearch (scripts/engine, Java 17 + Maven). Indexes the 700-odd SPDX
 // license texts that the spdx-license-list package ships (real near-duplicates: BSD variants, GPL
-// versions, MIT look-alikes), annotated on the way in, and prints a few "more like this" lookups.
+// versions, MIT look-alikes) as an ordinary index, annotates it, clusters it, and looks one up.
 import { execFileSync } from 'node:child_process';
 import path from 'node:path';
-import { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import licenses from 'spdx-license-list/full.js';
 import { connect } from '../dist/engine/client.js';
-import { ingestStream } from '../dist/jobs/ingest.js';
+import { annotateIndex } from '../dist/jobs/annotate.js';
+import { dedupIndex } from '../dist/jobs/dedup.js';
 import { findSimilar } from '../dist/jobs/similar.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -16,23 +16,39 @@ const index = process.env.NEAR_DUP_DEMO_INDEX ?? 'near-dup-demo-licenses';
 
 let url = process.env.SEARCH_URL;
 if (!url) {
-  process.stderr.write('no SEARCH_URL: starting the embedded OpenSearch (the first start downloads it from Maven Central)\n');
+  console.log('No SEARCH_URL: starting the embedded OpenSearch (the first start downloads it from Maven Central) ...');
   const out = execFileSync(process.execPath, [path.join(here, 'engine/cli.mjs'), 'start', 'opensearch'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
   url = out.trim().split('\n').map((l) => l.split(' ')).find(([flavour]) => flavour === 'opensearch')?.[1];
   if (!url) throw new Error(`the embedded OpenSearch did not start: ${out}`);
 }
 const client = await connect({ url });
-console.log(`${client.info.flavour} ${client.info.version} at ${client.url}`);
+console.log(`1. ${client.info.flavour} ${client.info.version} at ${client.url}`);
+
+// An ordinary index, as a user would have it.
 await client.deleteIndex(index, { ignoreMissing: true });
-
-const docs = Object.entries(licenses).map(([id, l]) => JSON.stringify({ id, name: l.name, osi_approved: l.osiApproved, text: l.licenseText }));
-const summary = await ingestStream(client, Readable.from([docs.join('\n') + '\n']), { index, fields: ['text'], prefix: 'near_dup', signer: {}, idField: 'id' });
-console.log(`indexed ${summary.indexed} license texts into "${index}" with near-dup fields in ${summary.seconds.toFixed(1)} s (${summary.failed} failed)`);
-
-for (const id of ['MIT', 'BSD-3-Clause', 'Apache-2.0', 'GPL-2.0-only']) {
-  const result = await findSimilar(client, { index, id, signer: {}, limit: 5 });
-  console.log(`\nmore like ${id} (${result.candidates} candidates from the engine):`);
-  for (const hit of result.hits) console.log(`  ${hit.id.padEnd(28)} jaccard ${hit.jaccard.toFixed(3)}  simhash distance ${hit.hamming}`);
+const lines = Object.entries(licenses).flatMap(([id, l]) => [{ index: { _index: index, _id: id } }, { id, name: l.name, osi_approved: l.osiApproved, text: l.licenseText }]);
+for (let i = 0; i < lines.length; i += 400) {
+  const result = await client.bulk(lines.slice(i, i + 400));
+  if (result.errors) throw new Error('indexing the license texts failed');
 }
-console.log(`\nTry: near-dup similar --url ${client.url} --index ${index} --id MIT --format table`);
+await client.refresh(index);
+console.log(`2. indexed ${lines.length / 2} SPDX license texts into "${index}"`);
+
+const annotated = await annotateIndex(client, { index, fields: ['text'], prefix: 'near_dup', signer: {}, checkpointFile: path.join(here, '../.near-dup/demo-annotate.json') });
+console.log(`3. annotated ${annotated.annotated} documents in ${annotated.seconds.toFixed(1)} s (params ${annotated.params})`);
+
+const dedup = await dedupIndex(client, { index, canonical: 'longest', full: true, stateFile: path.join(here, '../.near-dup/demo-dedup.json') });
+console.log(`4. ${dedup.clusters} near-duplicate clusters hold ${dedup.duplicates} duplicates; the largest:`);
+for (const c of dedup.top.slice(0, 5)) console.log(`   ${String(c.size).padStart(3)} documents, canonical ${c.canonical}: ${c.members.slice(0, 6).join(', ')}${c.size > 6 ? ', ...' : ''}`);
+
+const similar = await findSimilar(client, { index, id: 'MIT', limit: 5 });
+console.log(`5. more like MIT (${similar.candidates} candidates from the engine, verified here):`);
+for (const hit of similar.hits) console.log(`   ${hit.id.padEnd(36)} jaccard ${hit.jaccard.toFixed(3)}  simhash distance ${hit.hamming}`);
+
+console.log(`
+Next:
+  npx near-dup similar --url ${client.url} --index ${index} --id BSD-3-Clause --format table
+  npx near-dup dedup --url ${client.url} --index ${index} --format text | head
+  With Docker: docker compose up -d, then npx near-dup dashboards --url http://localhost:5601 --index ${index}
+  and open the printed link (OpenSearch Dashboards) to explore the clusters.`);
 await client.close();

@@ -7,6 +7,7 @@ import { ingestCommand } from './ingest.js';
 import { initCommand } from './init.js';
 import { paramsCommand } from './params.js';
 import { signCommand } from './sign.js';
+import { similarCommand } from './similar.js';
 
 export const commands: CommandModule<any, any>[] = [
   signCommand,
@@ -14,6 +15,7 @@ export const commands: CommandModule<any, any>[] = [
   initCommand,
   annotateCommand,
   ingestCommand,
+  similarCommand,
   dedupCommand,
   dashboardsCommand,
 ];

@@ -1,0 +1,142 @@
+// "More like this" by signature: candidates from the engine (band keys, SimHash blocks), verified here
+// against the stored signatures, ranked. Only the signature fields are read, never the documents' text.
+import { DEFAULT_PREFIX, valueAt } from '../annotation.js';
+import type { EngineClient } from '../engine/client.js';
+import { EngineResponseError } from '../engine/errors.js';
+import { UserError } from '../errors.js';
+import { createSigner, type SignerOptions } from '../signature.js';
+import { deserializeLeanMinhash } from '../sketch/lean-minhash.js';
+import { minhashJaccard } from '../sketch/minhash.js';
+import { blocksToMatch, hammingDistance } from '../sketch/simhash.js';
+
+export type SimilarMethod = 'minhash' | 'simhash' | 'both';
+
+export interface SimilarOptions {
+  index: string;
+  prefix?: string;
+  /** Look up by a stored document... */
+  id?: string;
+  /** ...or by a text, signed with `signer`. */
+  text?: string;
+  signer?: SignerOptions;
+  /** Estimated Jaccard a MinHash hit must reach (default 0.5). */
+  minSimilarity?: number;
+  method?: SimilarMethod;
+  /** Most differing SimHash bits for a SimHash hit (default 3). */
+  maxDistance?: number;
+  limit?: number;
+  /** Most candidates fetched from the engine (default 1000). */
+  candidateLimit?: number;
+}
+
+export interface SimilarHit {
+  id: string;
+  index: string;
+  jaccard: number;
+  hamming: number;
+}
+
+export interface SimilarResult {
+  query: { id?: string; params: string; tokens: number };
+  hits: SimilarHit[];
+  /** Candidates the engine returned. */
+  candidates: number;
+  /** Candidates signed with other parameters: never compared. */
+  excludedParams: number;
+  tookMs: number;
+}
+
+interface QuerySignature {
+  params: string;
+  values: Uint32Array;
+  bands: string[];
+  simhash: string;
+  blocks: string[];
+  tokens: number;
+}
+
+export async function findSimilar(client: EngineClient, options: SimilarOptions): Promise<SimilarResult> {
+  const started = performance.now();
+  const prefix = options.prefix ?? DEFAULT_PREFIX;
+  const f = (name: string) => `${prefix}.${name}`;
+  const method = options.method ?? 'both';
+  const minSimilarity = options.minSimilarity ?? 0.5;
+  const maxDistance = options.maxDistance ?? 3;
+  const limit = options.limit ?? 10;
+  if ((options.id === undefined) === (options.text === undefined)) throw new UserError('give exactly one of an id or a text to look up');
+
+  try {
+    const query = options.id !== undefined ? await storedSignature(client, options.index, options.id, prefix) : signText(options.text!, options.signer);
+    const result: SimilarResult = { query: { id: options.id, params: query.params, tokens: query.tokens }, hits: [], candidates: 0, excludedParams: 0, tookMs: 0 };
+    if (query.tokens === 0) return { ...result, tookMs: performance.now() - started };
+
+    const should: Record<string, unknown>[] = [];
+    if (method !== 'simhash' && query.bands.length > 0) should.push({ terms: { [f('bands')]: query.bands } });
+    if (method !== 'minhash' && query.blocks.length > 0) {
+      should.push({
+        bool: {
+          should: query.blocks.map((key) => ({ term: { [f('simhash_blocks')]: key } })),
+          minimum_should_match: blocksToMatch(query.blocks.length, maxDistance),
+        },
+      });
+    }
+    if (should.length === 0) return { ...result, tookMs: performance.now() - started };
+    const response = await client.search(options.index, {
+      size: options.candidateLimit ?? 1000,
+      _source: [f('minhash'), f('simhash'), f('params'), f('token_count')],
+      query: {
+        bool: {
+          should,
+          minimum_should_match: 1,
+          must_not: options.id !== undefined ? [{ ids: { values: [options.id] } }] : [],
+        },
+      },
+    });
+    result.candidates = response.hits.hits.length;
+    for (const hit of response.hits.hits) {
+      const params = valueAt(hit._source, f('params'));
+      if (params !== query.params) {
+        result.excludedParams++;
+        continue;
+      }
+      const minhash = valueAt(hit._source, f('minhash'));
+      if (typeof minhash !== 'string') continue;
+      const jaccard = minhashJaccard(query.values, deserializeLeanMinhash(Buffer.from(minhash, 'base64')).values);
+      const hamming = hammingDistance(query.simhash, String(valueAt(hit._source, f('simhash')) ?? '0000000000000000'));
+      const keep =
+        method === 'minhash' ? jaccard >= minSimilarity : method === 'simhash' ? hamming <= maxDistance : jaccard >= minSimilarity || hamming <= maxDistance;
+      if (keep) result.hits.push({ id: hit._id, index: hit._index, jaccard, hamming });
+    }
+    result.hits.sort((a, b) => b.jaccard - a.jaccard || a.hamming - b.hamming || (a.id < b.id ? -1 : 1));
+    result.hits = result.hits.slice(0, limit);
+    result.tookMs = performance.now() - started;
+    return result;
+  } catch (err) {
+    if (err instanceof UserError || err instanceof RangeError) throw err instanceof RangeError ? new UserError(err.message) : err;
+    if (err instanceof EngineResponseError || ['ConnectionError', 'TimeoutError'].includes((err as Error).name)) throw client.describe(err, options.index);
+    throw err;
+  }
+}
+
+function signText(text: string, signer?: SignerOptions): QuerySignature {
+  const sign = createSigner(signer);
+  const sig = sign(text);
+  return { params: sign.settings.params, values: sig.minhash, bands: sig.bands, simhash: sig.simhash, blocks: sig.simhash_blocks, tokens: sig.tokens };
+}
+
+async function storedSignature(client: EngineClient, index: string, id: string, prefix: string): Promise<QuerySignature> {
+  const doc = await client.get(index, id, { _source_includes: `${prefix}.*` });
+  if (!doc) throw new UserError(`no document "${id}" in "${index}" on ${client.url}; check the id`);
+  const stored = valueAt(doc._source, prefix) as Record<string, unknown> | undefined;
+  if (!stored || typeof stored.minhash !== 'string' || typeof stored.params !== 'string') {
+    throw new UserError(`document "${id}" of "${index}" has no near-dup signature under "${prefix}"; run near-dup annotate --index ${index} --field FIELD first`);
+  }
+  return {
+    params: stored.params,
+    values: deserializeLeanMinhash(Buffer.from(stored.minhash, 'base64')).values,
+    bands: (stored.bands as string[] | undefined) ?? [],
+    simhash: String(stored.simhash ?? '0000000000000000'),
+    blocks: (stored.simhash_blocks as string[] | undefined) ?? [],
+    tokens: Number(stored.token_count ?? 0),
+  };
+}
