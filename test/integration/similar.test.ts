@@ -1,0 +1,95 @@
+// similar against real engines, on a sample of the PEP revisions corpus, checked against brute force.
+import { spawnSync } from 'node:child_process';
+import path from 'node:path';
+import { beforeAll, expect, it } from 'vitest';
+import { annotateIndex } from '../../src/jobs/annotate.js';
+import { findSimilar } from '../../src/jobs/similar.js';
+import { createSigner } from '../../src/signature.js';
+import { hammingDistance } from '../../src/sketch/simhash.js';
+import { pepSample } from '../support/corpus.js';
+import { forEachEngine } from './harness.js';
+
+const CLI = path.resolve(__dirname, '../../dist/cli/main.js');
+const docs = pepSample(20);
+const signer = createSigner();
+const THRESHOLD = 0.5;
+const tokenSets = new Map(docs.map((d) => [d.id, new Set(signer.normalize(d.text).split(' ').filter(Boolean))]));
+function exactJaccard(a: string, b: string): number {
+  const x = tokenSets.get(a)!, y = tokenSets.get(b)!;
+  let shared = 0;
+  for (const t of x) if (y.has(t)) shared++;
+  return shared / (x.size + y.size - shared);
+}
+
+forEachEngine('similar', (ctx) => {
+  const index = ctx.index('peps-similar');
+
+  beforeAll(async () => {
+    const lines = docs.flatMap((d) => [{ index: { _index: index, _id: d.id } }, d]);
+    for (let i = 0; i < lines.length; i += 200) expect((await ctx.client.bulk(lines.slice(i, i + 200))).errors).toBe(false);
+    await ctx.client.refresh(index);
+    await annotateIndex(ctx.client, { index, fields: ['text'], prefix: 'near_dup', signer: {} });
+  });
+
+  it('by id, finds every document 0.1 above the threshold, never the query itself, only verified hits', async () => {
+    let strong = 0;
+    for (const doc of docs) {
+      const result = await findSimilar(ctx.client, { index, id: doc.id, limit: 1000, minSimilarity: THRESHOLD });
+      const found = new Set(result.hits.map((h) => h.id));
+      expect(found.has(doc.id)).toBe(false);
+      for (const other of docs) {
+        if (other.id === doc.id || exactJaccard(doc.id, other.id) < THRESHOLD + 0.1) continue;
+        strong++;
+        expect(found.has(other.id), `${doc.id} -> ${other.id} (exact ${exactJaccard(doc.id, other.id).toFixed(3)})`).toBe(true);
+      }
+      for (const hit of result.hits) {
+        const other = docs.find((d) => d.id === hit.id)!;
+        const a = signer(doc.text), b = signer(other.text);
+        let equal = 0;
+        for (let i = 0; i < a.minhash.length; i++) if (a.minhash[i] === b.minhash[i]) equal++;
+        expect(hit.jaccard).toBe(equal / a.minhash.length);
+        expect(hit.hamming).toBe(hammingDistance(a.simhash, b.simhash));
+        expect(hit.jaccard >= THRESHOLD || hit.hamming <= 3).toBe(true);
+      }
+    }
+    expect(strong).toBeGreaterThan(50);
+  });
+
+  it('by text, the document itself comes first with similarity 1', async () => {
+    const doc = docs[5];
+    const result = await findSimilar(ctx.client, { index, text: doc.text, signer: {} });
+    expect(result.hits[0]).toMatchObject({ id: doc.id, jaccard: 1, hamming: 0 });
+  });
+
+  it('SimHash only: every candidate within k bits, as the block query promises', async () => {
+    const doc = docs[7];
+    const result = await findSimilar(ctx.client, { index, id: doc.id, method: 'simhash', maxDistance: 3, limit: 1000 });
+    const expected = docs.filter((d) => d.id !== doc.id && hammingDistance(signer(d.text).simhash, signer(doc.text).simhash) <= 3).map((d) => d.id).sort();
+    expect(result.hits.map((h) => h.id).sort()).toEqual(expected);
+  });
+
+  it('never compares signatures made with other parameters: they are excluded and counted', async () => {
+    const doc = docs[0];
+    const twin = `${doc.id}-other-params`;
+    const sig = signer(doc.text);
+    await ctx.client.request('PUT', `/${index}/_doc/${encodeURIComponent(twin)}`, {
+      text: doc.text,
+      near_dup: { bands: sig.bands, simhash: sig.simhash, simhash_blocks: sig.simhash_blocks, params: 'white-space:norm:sha1:128;seed=2', minhash: 'AAAA', token_count: sig.tokens },
+    }, { refresh: 'true' });
+    const result = await findSimilar(ctx.client, { index, id: doc.id, limit: 1000 });
+    expect(result.excludedParams).toBeGreaterThanOrEqual(1);
+    expect(result.hits.some((h) => h.id === twin)).toBe(false);
+  });
+
+  it('the CLI prints a table, and an unknown id is one line with exit code 1', () => {
+    const table = spawnSync(process.execPath, [CLI, 'similar', '--url', ctx.engine.url, '--index', index, '--id', docs[1].id, '--format', 'table'], { encoding: 'utf8' });
+    expect(table.status, table.stderr).toBe(0);
+    expect(table.stdout.split('\n')[0]).toMatch(/^id\s+jaccard\s+hamming$/);
+    const missing = spawnSync(process.execPath, [CLI, 'similar', '--url', ctx.engine.url, '--index', index, '--id', 'no-such-doc'], { encoding: 'utf8' });
+    expect(missing.status).toBe(1);
+    expect(missing.stderr.trim().split('\n')).toHaveLength(1);
+    expect(missing.stderr).toMatch(/no document "no-such-doc"/);
+    const usage = spawnSync(process.execPath, [CLI, 'similar', '--url', ctx.engine.url, '--index', index], { encoding: 'utf8' });
+    expect(usage.status).toBe(2);
+  });
+});
