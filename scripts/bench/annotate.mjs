@@ -14,7 +14,7 @@ import PQueue from 'p-queue';
 import { nearDupFields } from '../../dist/annotation.js';
 import { connect } from '../../dist/engine/client.js';
 import { createSigner } from '../../dist/signature.js';
-import { loadCorpus } from './corpus.mjs';
+import { benchUrl, loadIndex, replicatedDocs } from './replicated.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const arg = (name, fallback) => {
@@ -25,72 +25,16 @@ const target = arg('docs', 200_000);
 const maxChars = arg('max-chars', 2000);
 const index = 'near-dup-bench-annotate';
 
-let url = process.env.SEARCH_URL;
-if (!url) {
-  const out = execFileSync(process.execPath, [path.join(here, '../engine/cli.mjs'), 'start', 'opensearch'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
-  url = out.trim().split('\n').map((l) => l.split(' ')).find(([f]) => f === 'opensearch')[1];
-}
-const client = await connect({ url });
+const client = await connect({ url: benchUrl(execFileSync, path.join(here, '../engine/cli.mjs')) });
 console.log(`engine: ${client.info.flavour} ${client.info.version} at ${client.url}; ${os.cpus()[0].model}, ${os.availableParallelism()} cores, Node ${process.version}`);
-
-// A deterministic PRNG, so every run builds the same index.
-let seed = 12345;
-const rand = () => {
-  seed = (seed + 0x6d2b79f5) | 0;
-  let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-  t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-  return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-};
-const corpus = (await loadCorpus()).map((d) => ({ ...d, text: d.text.slice(0, maxChars) }));
-function edited(text) {
-  const words = text.split(' ');
-  const edits = 1 + Math.floor(rand() * 5);
-  for (let e = 0; e < edits && words.length > 2; e++) {
-    const at = Math.floor(rand() * words.length);
-    const kind = rand();
-    if (kind < 0.4) words[at] = `edit${Math.floor(rand() * 1e6)}`;
-    else if (kind < 0.7) words.splice(at, 1);
-    else words.splice(at, 0, `insert${Math.floor(rand() * 1e6)}`);
-  }
-  return words.join(' ');
-}
-
-await client.deleteIndex(index, { ignoreMissing: true });
-await client.createIndex(index, { settings: { number_of_shards: 1, number_of_replicas: 0, refresh_interval: '30s' } });
-let t0 = performance.now();
-const queue = new PQueue({ concurrency: 2 });
-let lines = [];
-let made = 0;
-const docsById = new Map();
-for (let copy = 0; made < target; copy++) {
-  for (const d of corpus) {
-    if (made >= target) break;
-    const id = `${d.id}-c${copy}`;
-    const text = copy === 0 ? d.text : edited(d.text);
-    docsById.set(id, text);
-    lines.push(JSON.stringify({ index: { _index: index, _id: id } }), JSON.stringify({ id, pep: d.pep, version: d.version, copy, text }));
-    made++;
-    if (lines.length >= 2000) {
-      const body = lines.join('\n') + '\n';
-      lines = [];
-      await queue.onSizeLessThan(2);
-      queue.add(async () => {
-        const r = await client.bulkNdjson(body);
-        if (r.errors) throw new Error('indexing failed');
-      });
-    }
-  }
-}
-if (lines.length) await client.bulkNdjson(lines.join('\n') + '\n');
-await queue.onIdle();
-await client.request('PUT', `/${index}/_settings`, { index: { refresh_interval: '1s' } });
-await client.refresh(index);
-const indexSeconds = (performance.now() - t0) / 1000;
+const docs = await replicatedDocs(target, maxChars);
+const made = docs.length;
+const indexSeconds = await loadIndex(client, index, docs);
 console.log(`indexed ${made} documents (texts cut at ${maxChars} chars) in ${indexSeconds.toFixed(1)} s`);
 
 // (a) near-dup annotate, end to end, as a user runs it.
 const cli = path.join(here, '../../dist/cli/main.js');
-t0 = performance.now();
+let t0 = performance.now();
 const summary = await new Promise((resolve, reject) => {
   const child = spawn(process.execPath, [cli, 'annotate', '--url', client.url, '--index', index, '--field', 'text', '--checkpoint', path.join(os.tmpdir(), 'near-dup-bench-cp.json')], { stdio: ['ignore', 'pipe', 'inherit'] });
   let out = '';
@@ -104,7 +48,7 @@ const signer = createSigner();
 const now = new Date();
 const bodies = [];
 let batch = [];
-for (const [id, text] of docsById) {
+for (const { id, text } of docs) {
   batch.push(JSON.stringify({ update: { _index: index, _id: id } }), JSON.stringify({ doc: { near_dup: nearDupFields(signer(text), signer.settings, now) } }));
   if (batch.length >= 2000) {
     bodies.push(batch.join('\n') + '\n');

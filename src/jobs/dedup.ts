@@ -34,6 +34,8 @@ export interface DedupOptions {
   params?: string;
   /** Write every verified pair as a JSON line here. */
   pairsFile?: string;
+  /** Keep each document's best matches (at most 10) for --format text. */
+  collectMatches?: boolean;
   dryRun?: boolean;
   /** Band keys per aggregation page (default 10000). */
   bucketsPerPartition?: number;
@@ -80,6 +82,8 @@ export interface DedupSummary {
   excludedParams: number;
   seconds: number;
   dryRun: boolean;
+  /** Peak resident memory of this process, MB. */
+  peakMemoryMb: number;
   /** Largest clusters first, at most 20, for printing. */
   top: Array<{ cluster_id: string; size: number; canonical: string; members: string[] }>;
   /** Per document, its best matches (for --format text), only when asked for. */
@@ -93,6 +97,8 @@ interface Stored {
   tokens: number;
   sortKey: unknown;
   clusterId?: string;
+  /** A 32-bit hash of each band key, to tell whether two documents met in an earlier band. */
+  bands: Int32Array;
 }
 
 interface DedupState {
@@ -104,6 +110,16 @@ interface DedupState {
 }
 
 const MAX_BUCKET = 1000;
+/** Buckets up to this size are verified pair by pair; larger ones against representatives. */
+const SMALL_BUCKET = 32;
+/** Best matches kept per document for --format text. */
+const MAX_MATCHES = 10;
+
+function keyHash(key: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < key.length; i++) h = Math.imul(h ^ key.charCodeAt(i), 0x01000193);
+  return h;
+}
 
 export async function dedupIndex(client: EngineClient, options: DedupOptions): Promise<DedupSummary> {
   const started = performance.now();
@@ -136,14 +152,19 @@ export async function dedupIndex(client: EngineClient, options: DedupOptions): P
     const scope = { bool: { filter: [{ term: { [f('params')]: params } }, { range: { [f('token_count')]: { gt: 0 } } }] } };
     const documents = await client.count(options.index, scope);
 
-    // 1. Buckets of two or more documents, partition by partition.
+    // 1. Buckets of two or more documents, partition by partition. Verified pairs are not kept in memory:
+    // they go to the pairs file as they are found, into the union-find, and into per-document maxima.
     const uf = new UnionFind();
-    const pairs = new Map<string, DedupPair>();
     const stored = new Map<string, Stored>();
     const canonical = options.canonical ?? 'oldest';
     const sortField = canonical === 'longest' ? f('token_count') : typeof canonical === 'object' ? canonical.field : (options.dateField ?? f('annotated_at'));
     let buckets = 0;
     let candidatePairs = 0;
+    let verifiedPairs = 0;
+    const involved = new Set<string>();
+    const bestMatch = new Map<string, number>();
+    const matches = options.collectMatches ? new Map<string, Array<{ id: string; jaccard: number }>>() : undefined;
+    const pairsOut = options.pairsFile ? createWriteStream(options.pairsFile) : undefined;
 
     const load = async (ids: string[]) => {
       const missing = ids.filter((id) => !stored.has(id));
@@ -152,43 +173,85 @@ export async function dedupIndex(client: EngineClient, options: DedupOptions): P
         const response = await client.search(options.index, {
           size: chunk.length,
           query: { bool: { filter: [scope, { ids: { values: chunk } }] } },
-          _source: [f('minhash'), f('simhash'), f('token_count'), f('cluster_id'), sortField],
+          _source: [f('minhash'), f('simhash'), f('token_count'), f('cluster_id'), f('bands'), sortField],
         });
         for (const hit of response.hits.hits) {
           const source = hit._source ?? {};
           const minhash = valueAt(source, f('minhash'));
           if (typeof minhash !== 'string') continue;
+          const bands = (valueAt(source, f('bands')) as string[] | undefined) ?? [];
           stored.set(hit._id, {
             values: deserializeLeanMinhash(Buffer.from(minhash, 'base64')).values,
             simhash: String(valueAt(source, f('simhash')) ?? '0000000000000000'),
             tokens: Number(valueAt(source, f('token_count')) ?? 0),
             sortKey: valueAt(source, sortField),
             clusterId: (valueAt(source, f('cluster_id')) as string | null | undefined) ?? undefined,
+            bands: Int32Array.from(bands, keyHash),
           });
         }
       }
     };
 
-    /** Verifies the pairs of a bucket; with `anchor`, only the pairs that include it. */
-    const verifyBucket = async (ids: string[], anchor?: string) => {
+    /** Verifies one pair; a verified pair joins the two documents and is reported. */
+    const verify = (x: string, y: string): boolean => {
+      const a = stored.get(x)!, b = stored.get(y)!;
+      candidatePairs++;
+      const jaccard = minhashJaccard(a.values, b.values);
+      if (jaccard < minSimilarity) return false;
+      verifiedPairs++;
+      const [p, q] = x < y ? [x, y] : [y, x];
+      pairsOut?.write(JSON.stringify({ a: p, b: q, jaccard, hamming: hammingDistance(a.simhash, b.simhash) }) + '\n');
+      for (const [id, other] of [[p, q], [q, p]]) {
+        bestMatch.set(id, Math.max(bestMatch.get(id) ?? 0, jaccard));
+        involved.add(id);
+        if (matches) {
+          const list = matches.get(id) ?? [];
+          list.push({ id: other, jaccard });
+          list.sort((m, n) => n.jaccard - m.jaccard || (m.id < n.id ? -1 : 1));
+          matches.set(id, list.slice(0, MAX_MATCHES));
+        }
+      }
+      uf.union(p, q);
+      return true;
+    };
+
+    /** Whether two documents share a band key before `band`: then that earlier bucket already decided them. */
+    const decidedEarlier = (x: string, y: string, band: number | undefined): boolean => {
+      if (band === undefined) return false;
+      const a = stored.get(x)!.bands, b = stored.get(y)!.bands;
+      for (let j = 0; j < band && j < a.length && j < b.length; j++) if (a[j] === b[j]) return true;
+      return false;
+    };
+
+    /**
+     * Verifies the documents of one bucket: every pair in a small bucket; in a large one, every member
+     * against a representative, then the members that did not match against a new one, and so on (so a
+     * bucket of n near-identical documents costs n comparisons, not n^2 / 2). With `anchor`, only the
+     * pairs that include it.
+     */
+    const verifyBucket = async (ids: string[], options: { anchor?: string; band?: number } = {}) => {
       buckets++;
       await load(ids);
-      for (let i = 0; i < ids.length; i++) {
-        const a = stored.get(ids[i]);
-        if (!a) continue;
-        if (anchor !== undefined && ids[i] !== anchor) continue;
-        for (let j = i + 1; j < ids.length; j++) {
-          const b = stored.get(ids[j]);
-          if (!b) continue;
-          const [x, y] = ids[i] < ids[j] ? [ids[i], ids[j]] : [ids[j], ids[i]];
-          const key = `${x}\u0000${y}`;
-          if (pairs.has(key)) continue;
-          candidatePairs++;
-          const jaccard = minhashJaccard(a.values, b.values);
-          if (jaccard < minSimilarity) continue;
-          pairs.set(key, { a: x, b: y, jaccard, hamming: hammingDistance(a.simhash, b.simhash) });
-          uf.union(x, y);
+      const present = ids.filter((id) => stored.has(id));
+      if (options.anchor !== undefined) {
+        if (!stored.has(options.anchor)) return;
+        for (const id of present) if (id !== options.anchor) verify(options.anchor, id);
+        return;
+      }
+      if (present.length <= SMALL_BUCKET) {
+        for (let i = 0; i < present.length; i++) {
+          for (let j = i + 1; j < present.length; j++) {
+            if (!decidedEarlier(present[i], present[j], options.band)) verify(present[i], present[j]);
+          }
         }
+        return;
+      }
+      let remaining = present;
+      while (remaining.length > 1) {
+        const [rep, ...rest] = remaining;
+        remaining = rest.filter((id) =>
+          decidedEarlier(rep, id, options.band) ? uf.find(rep) !== uf.find(id) : !verify(rep, id),
+        );
       }
     };
 
@@ -202,7 +265,8 @@ export async function dedupIndex(client: EngineClient, options: DedupOptions): P
     let newDocuments: number | undefined;
 
     if (!incremental) {
-      for (const field of [f('bands'), f('content_hash')]) {
+      // Exact duplicates have equal signatures, so they share every band key: the band buckets hold them too.
+      for (const field of [f('bands')]) {
         const cardinality = await client.search(options.index, { size: 0, query: scope, aggs: { keys: { cardinality: { field } } } });
         const distinct: number = cardinality.aggregations?.keys?.value ?? 0;
         const perPartition = options.bucketsPerPartition ?? 10_000;
@@ -229,7 +293,7 @@ export async function dedupIndex(client: EngineClient, options: DedupOptions): P
           for (const bucket of list) {
             let ids = bucket.docs.hits.hits.map((h) => h._id);
             if (bucket.doc_count > ids.length) ids = await bucketMembers(client, options.index, scope, field, bucket.key);
-            await verifyBucket(ids);
+            await verifyBucket(ids, { band: Number.parseInt(bucket.key, 10) });
           }
           progress(`buckets of ${field}`, p + 1, partitions);
         }
@@ -258,13 +322,13 @@ export async function dedupIndex(client: EngineClient, options: DedupOptions): P
               },
             },
           });
-          await verifyBucket([hit._id, ...response.hits.hits.map((h) => h._id).filter((id) => id !== hit._id)], hit._id);
+          await verifyBucket([hit._id, ...response.hits.hits.map((h) => h._id)], { anchor: hit._id });
         }
         progress('new documents', fresh.length);
       }
       newDocuments = fresh.length;
       // Members of every cluster the new documents were in, or now join.
-      decided = new Set([...fresh, ...pairs.values()].flatMap((p) => (typeof p === 'string' ? [p] : [p.a, p.b])));
+      decided = new Set([...fresh, ...involved]);
       await load([...decided]);
       const clusterIds = new Set([...decided].map((id) => stored.get(id)?.clusterId).filter((c): c is string => Boolean(c)));
       for (const ids of chunks([...clusterIds], 500)) {
@@ -283,11 +347,6 @@ export async function dedupIndex(client: EngineClient, options: DedupOptions): P
 
     // 2. Clusters, their canonical document and the fields to write.
     const clusters: DedupCluster[] = [];
-    const bestMatch = new Map<string, number>();
-    for (const pair of pairs.values()) {
-      bestMatch.set(pair.a, Math.max(bestMatch.get(pair.a) ?? 0, pair.jaccard));
-      bestMatch.set(pair.b, Math.max(bestMatch.get(pair.b) ?? 0, pair.jaccard));
-    }
     for (const members of uf.groups()) {
       members.sort();
       const chosen = pickCanonical(members, stored, canonical);
@@ -295,11 +354,7 @@ export async function dedupIndex(client: EngineClient, options: DedupOptions): P
     }
     clusters.sort((a, b) => b.members.length - a.members.length || (a.id < b.id ? -1 : 1));
 
-    if (options.pairsFile) {
-      const out = createWriteStream(options.pairsFile);
-      for (const pair of pairs.values()) out.write(JSON.stringify(pair) + '\n');
-      await new Promise<void>((resolve, reject) => out.end((err?: Error | null) => (err ? reject(err) : resolve())));
-    }
+    if (pairsOut) await new Promise<void>((resolve, reject) => pairsOut.end((err?: Error | null) => (err ? reject(err) : resolve())));
 
     // 3. Write back, and clear documents that are no longer in any cluster.
     const errors = new ErrorsFile(options.errorsFile ?? `near-dup-errors-${options.index.replace(/[^A-Za-z0-9._-]/g, '_')}.jsonl`);
@@ -363,7 +418,7 @@ export async function dedupIndex(client: EngineClient, options: DedupOptions): P
       documents,
       buckets,
       candidatePairs,
-      verifiedPairs: pairs.size,
+      verifiedPairs,
       clusters: clusters.length,
       duplicates: clusters.reduce((n, c) => n + c.members.length - 1, 0),
       largestCluster: clusters[0]?.members.length ?? 0,
@@ -373,8 +428,9 @@ export async function dedupIndex(client: EngineClient, options: DedupOptions): P
       excludedParams,
       seconds: (performance.now() - started) / 1000,
       dryRun: options.dryRun ?? false,
+      peakMemoryMb: Math.round(process.resourceUsage().maxRSS / 1024),
       top: clusters.slice(0, 20).map((c) => ({ cluster_id: c.id, size: c.members.length, canonical: c.canonical, members: c.members.slice(0, 10) })),
-      matches: matchesByDocument(pairs.values()),
+      matches,
       errorsFile: errors.count > 0 ? errors.file : undefined,
     };
   } catch (err) {
@@ -423,15 +479,3 @@ function pickCanonical(members: string[], stored: Map<string, Stored>, rule: Can
   return sorted[0];
 }
 
-function matchesByDocument(pairs: Iterable<DedupPair>): Map<string, Array<{ id: string; jaccard: number }>> {
-  const out = new Map<string, Array<{ id: string; jaccard: number }>>();
-  for (const p of pairs) {
-    for (const [x, y] of [[p.a, p.b], [p.b, p.a]]) {
-      let list = out.get(x);
-      if (!list) out.set(x, (list = []));
-      list.push({ id: y, jaccard: p.jaccard });
-    }
-  }
-  for (const list of out.values()) list.sort((a, b) => b.jaccard - a.jaccard || (a.id < b.id ? -1 : 1));
-  return out;
-}

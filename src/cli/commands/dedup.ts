@@ -66,6 +66,7 @@ export const dedupCommand: CommandModule<object, DedupArgs> = {
         dateField: argv.dateField,
         params: argv.params,
         pairsFile: argv.pairs,
+        collectMatches: argv.format === 'text',
         dryRun: argv.dryRun,
         full: argv.full,
         onProgress: (p) => progress.update({ seen: p.done, total: p.total, elapsedSeconds: p.elapsedSeconds }),

@@ -1,0 +1,64 @@
+// The benchmark index: the PEP corpus replicated with small random edits (each copy of a revision gets
+// one to five words replaced, dropped or inserted) up to `target` documents, texts cut at `maxChars` so
+// that 200,000 documents fit the embedded engine's heap. Deterministic: every run builds the same index.
+import PQueue from 'p-queue';
+import { loadCorpus } from './corpus.mjs';
+
+export async function replicatedDocs(target, maxChars) {
+  let seed = 12345;
+  const rand = () => {
+    seed = (seed + 0x6d2b79f5) | 0;
+    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+  const edited = (text) => {
+    const words = text.split(' ');
+    const edits = 1 + Math.floor(rand() * 5);
+    for (let e = 0; e < edits && words.length > 2; e++) {
+      const at = Math.floor(rand() * words.length);
+      const kind = rand();
+      if (kind < 0.4) words[at] = `edit${Math.floor(rand() * 1e6)}`;
+      else if (kind < 0.7) words.splice(at, 1);
+      else words.splice(at, 0, `insert${Math.floor(rand() * 1e6)}`);
+    }
+    return words.join(' ');
+  };
+  const corpus = (await loadCorpus()).map((d) => ({ ...d, text: d.text.slice(0, maxChars) }));
+  const docs = [];
+  for (let copy = 0; docs.length < target; copy++) {
+    for (const d of corpus) {
+      if (docs.length >= target) break;
+      const id = `${d.id}-c${copy}`;
+      docs.push({ id, pep: d.pep, version: d.version, copy, text: copy === 0 ? d.text : edited(d.text) });
+    }
+  }
+  return docs;
+}
+
+/** A fresh index holding `docs`, bulk-loaded with 2 requests in flight. Returns the seconds it took. */
+export async function loadIndex(client, index, docs) {
+  await client.deleteIndex(index, { ignoreMissing: true });
+  await client.createIndex(index, { settings: { number_of_shards: 1, number_of_replicas: 0, refresh_interval: '30s' } });
+  const t0 = performance.now();
+  const queue = new PQueue({ concurrency: 2 });
+  for (let i = 0; i < docs.length; i += 1000) {
+    const body = docs.slice(i, i + 1000).flatMap((d) => [JSON.stringify({ index: { _index: index, _id: d.id } }), JSON.stringify(d)]).join('\n') + '\n';
+    await queue.onSizeLessThan(2);
+    queue.add(async () => {
+      const r = await client.bulkNdjson(body);
+      if (r.errors) throw new Error('indexing failed');
+    });
+  }
+  await queue.onIdle();
+  await client.request('PUT', `/${index}/_settings`, { index: { refresh_interval: '1s' } });
+  await client.refresh(index);
+  return (performance.now() - t0) / 1000;
+}
+
+/** SEARCH_URL, or the embedded OpenSearch (started if needed). */
+export function benchUrl(execFileSync, enginesCli) {
+  if (process.env.SEARCH_URL) return process.env.SEARCH_URL;
+  const out = execFileSync(process.execPath, [enginesCli, 'start', 'opensearch'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
+  return out.trim().split('\n').map((l) => l.split(' ')).find(([f]) => f === 'opensearch')[1];
+}
