@@ -1,6 +1,7 @@
 // The options that decide how a signature is made, shared by every command that makes or compares one.
 import type { Argv } from 'yargs';
-import { DEFAULT_CONDENSER, DEFAULT_SCHEME, DEFAULT_SEED, type SignerOptions } from '../signature.js';
+import { UsageError } from '../errors.js';
+import { DEFAULT_CONDENSER, DEFAULT_SCHEME, DEFAULT_SEED, resolveSignerSettings, type SignerOptions } from '../signature.js';
 import { DEFAULT_FALSE_NEGATIVE_WEIGHT, DEFAULT_THRESHOLD } from '../sketch/lsh.js';
 import { MINHASH_SCHEMES, type MinhashScheme } from '../sketch/minhash.js';
 import { DEFAULT_SIMHASH_BLOCKS } from '../sketch/simhash.js';
@@ -54,8 +55,9 @@ export interface SignerArgs {
   simhashBlocks: number;
 }
 
+/** The signer options of the command line, checked: a wrong spec or value is a usage error. */
 export function signerOptionsFrom(argv: SignerArgs): SignerOptions {
-  return {
+  const options: SignerOptions = {
     condenser: argv.condenser,
     seed: argv.seed,
     scheme: argv.scheme as MinhashScheme,
@@ -65,4 +67,36 @@ export function signerOptionsFrom(argv: SignerArgs): SignerOptions {
     rows: argv.rows,
     simhashBlocks: argv.simhashBlocks,
   };
+  try {
+    resolveSignerSettings(options);
+  } catch (err) {
+    throw new UsageError((err as Error).message);
+  }
+  return options;
+}
+
+/** Bulk writing options shared by the commands that write (annotate, ingest). */
+export function withBulkOptions<T>(yargs: Argv<T>) {
+  return yargs
+    .option('bulk-size', { type: 'number', default: 1000, describe: 'operations per bulk request', group: 'Writing:' })
+    .option('bulk-bytes', { type: 'number', default: 5 * 1024 * 1024, describe: 'bytes per bulk request', group: 'Writing:' })
+    .option('concurrency', { type: 'number', default: 2, describe: 'bulk requests in flight', group: 'Writing:' });
+}
+
+export interface BulkArgs {
+  bulkSize: number;
+  bulkBytes: number;
+  concurrency: number;
+}
+
+/** Checks that each named option is a whole number of at least its minimum. */
+export function requireWholeNumbers(values: ReadonlyArray<readonly [name: string, value: number, min: number]>): void {
+  for (const [name, value, min] of values) {
+    if (!Number.isInteger(value) || value < min) throw new UsageError(`--${name} must be a whole number of at least ${min}, got ${value}`);
+  }
+}
+
+export function bulkOptionsFrom(argv: BulkArgs): { maxOperations: number; maxBytes: number; concurrency: number } {
+  requireWholeNumbers([['bulk-size', argv.bulkSize, 1], ['bulk-bytes', argv.bulkBytes, 1024], ['concurrency', argv.concurrency, 1]]);
+  return { maxOperations: argv.bulkSize, maxBytes: argv.bulkBytes, concurrency: argv.concurrency };
 }

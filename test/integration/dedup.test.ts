@@ -9,6 +9,7 @@ import { dedupIndex, type DedupPair } from '../../src/jobs/dedup.js';
 import { UnionFind } from '../../src/jobs/union-find.js';
 import { createSigner } from '../../src/signature.js';
 import { pepSample } from '../support/corpus.js';
+import { exactJaccardOf } from '../support/jaccard.js';
 import { forEachEngine } from './harness.js';
 
 const docs = pepSample(30);
@@ -17,13 +18,7 @@ const THRESHOLD = 0.5;
 const tmp = mkdtempSync(path.join(os.tmpdir(), 'near-dup-dedup-'));
 
 /** Exact Jaccard over the very tokens MinHash saw (default tokenizer: white space of the normalized text). */
-const tokenSets = new Map(docs.map((d) => [d.id, new Set(signer.normalize(d.text).split(' ').filter(Boolean))]));
-function exactJaccard(a: string, b: string): number {
-  const x = tokenSets.get(a)!, y = tokenSets.get(b)!;
-  let shared = 0;
-  for (const t of x) if (y.has(t)) shared++;
-  return shared / (x.size + y.size - shared);
-}
+const exactJaccard = exactJaccardOf(signer, docs);
 const strongPairs: Array<[string, string, number]> = [];
 for (let i = 0; i < docs.length; i++) {
   for (let j = i + 1; j < docs.length; j++) {

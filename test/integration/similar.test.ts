@@ -7,19 +7,14 @@ import { findSimilar } from '../../src/jobs/similar.js';
 import { createSigner } from '../../src/signature.js';
 import { hammingDistance } from '../../src/sketch/simhash.js';
 import { pepSample } from '../support/corpus.js';
+import { exactJaccardOf } from '../support/jaccard.js';
 import { forEachEngine } from './harness.js';
 
 const CLI = path.resolve(__dirname, '../../dist/cli/main.js');
 const docs = pepSample(20);
 const signer = createSigner();
 const THRESHOLD = 0.5;
-const tokenSets = new Map(docs.map((d) => [d.id, new Set(signer.normalize(d.text).split(' ').filter(Boolean))]));
-function exactJaccard(a: string, b: string): number {
-  const x = tokenSets.get(a)!, y = tokenSets.get(b)!;
-  let shared = 0;
-  for (const t of x) if (y.has(t)) shared++;
-  return shared / (x.size + y.size - shared);
-}
+const exactJaccard = exactJaccardOf(signer, docs);
 
 forEachEngine('similar', (ctx) => {
   const index = ctx.index('peps-similar');

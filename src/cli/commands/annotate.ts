@@ -4,12 +4,11 @@ import { DEFAULT_MAX_CHARS, DEFAULT_PREFIX } from '../../annotation.js';
 import { prefixPath } from '../../engine/mapping.js';
 import { UsageError } from '../../errors.js';
 import { annotateIndex, type AnnotateSummary } from '../../jobs/annotate.js';
-import { resolveSignerSettings } from '../../signature.js';
 import { type ConnectionArgs, connectFromArgs, withConnectionOptions } from '../connection-options.js';
 import { createProgressPrinter } from '../progress.js';
-import { type SignerArgs, signerOptionsFrom, withSignerOptions } from '../signer-options.js';
+import { type BulkArgs, bulkOptionsFrom, requireWholeNumbers, type SignerArgs, signerOptionsFrom, withBulkOptions, withSignerOptions } from '../signer-options.js';
 
-interface AnnotateArgs extends ConnectionArgs, SignerArgs {
+interface AnnotateArgs extends ConnectionArgs, SignerArgs, BulkArgs {
   index: string;
   field: string[];
   prefix: string;
@@ -24,9 +23,6 @@ interface AnnotateArgs extends ConnectionArgs, SignerArgs {
   maxChars: number;
   threads?: number;
   pageSize: number;
-  bulkSize: number;
-  bulkBytes: number;
-  concurrency: number;
 }
 
 export function parseQuery(text: string | undefined): Record<string, unknown> | undefined {
@@ -68,7 +64,7 @@ export const annotateCommand: CommandModule<object, AnnotateArgs> = {
   command: 'annotate',
   describe: 'Add near-dup fields to every document of an existing index (bulk partial updates, resumable)',
   builder: (yargs) =>
-    withSignerOptions(withConnectionOptions(yargs))
+    withBulkOptions(withSignerOptions(withConnectionOptions(yargs)))
       .option('index', { alias: 'i', type: 'string', demandOption: true, describe: 'index or alias to annotate' })
       .option('field', { alias: 'f', type: 'string', array: true, demandOption: true, describe: 'text field(s) to sign; several are joined' })
       .option('prefix', { type: 'string', default: DEFAULT_PREFIX, describe: 'object the near-dup fields go under' })
@@ -83,22 +79,13 @@ export const annotateCommand: CommandModule<object, AnnotateArgs> = {
       .option('max-chars', { type: 'number', default: DEFAULT_MAX_CHARS, describe: 'cut longer texts (reported in the summary)' })
       .option('threads', { type: 'number', describe: 'signing threads [default: every core]' })
       .option('page-size', { type: 'number', default: 1000, describe: 'documents per search page' })
-      .option('bulk-size', { type: 'number', default: 1000, describe: 'operations per bulk request' })
-      .option('bulk-bytes', { type: 'number', default: 5 * 1024 * 1024, describe: 'bytes per bulk request' })
-      .option('concurrency', { type: 'number', default: 2, describe: 'bulk requests in flight' })
       .example('near-dup annotate --index news --field title --field body', 'annotate every document')
       .example('near-dup annotate --index news --field body --slices 4 --slice 0', 'one of four parallel workers') as never,
   handler: async (argv) => {
     const signer = signerOptionsFrom(argv);
-    try {
-      resolveSignerSettings(signer);
-    } catch (err) {
-      throw new UsageError((err as Error).message);
-    }
     prefixPath(argv.prefix);
-    for (const [name, value, min] of [['page-size', argv.pageSize, 1], ['bulk-size', argv.bulkSize, 1], ['bulk-bytes', argv.bulkBytes, 1024], ['concurrency', argv.concurrency, 1], ['max-chars', argv.maxChars, 1]] as const) {
-      if (!Number.isInteger(value) || value < min) throw new UsageError(`--${name} must be a whole number of at least ${min}, got ${value}`);
-    }
+    requireWholeNumbers([['page-size', argv.pageSize, 1], ['max-chars', argv.maxChars, 1]]);
+    const bulk = bulkOptionsFrom(argv);
     const slice = validateSlice(argv.slices, argv.slice);
     const query = parseQuery(argv.query);
     const client = await connectFromArgs(argv);
@@ -126,7 +113,7 @@ export const annotateCommand: CommandModule<object, AnnotateArgs> = {
         maxChars: argv.maxChars,
         threads: argv.threads,
         pageSize: argv.pageSize,
-        bulk: { maxOperations: argv.bulkSize, maxBytes: argv.bulkBytes, concurrency: argv.concurrency },
+        bulk,
         onProgress: (p) => progress.update(p),
         signal: controller.signal,
       });

@@ -3,14 +3,13 @@ import { createReadStream } from 'node:fs';
 import type { CommandModule } from 'yargs';
 import { DEFAULT_MAX_CHARS, DEFAULT_PREFIX } from '../../annotation.js';
 import { prefixPath } from '../../engine/mapping.js';
-import { UsageError, UserError } from '../../errors.js';
+import { UserError } from '../../errors.js';
 import { ingestStream } from '../../jobs/ingest.js';
-import { resolveSignerSettings } from '../../signature.js';
 import { type ConnectionArgs, connectFromArgs, withConnectionOptions } from '../connection-options.js';
 import { createProgressPrinter } from '../progress.js';
-import { type SignerArgs, signerOptionsFrom, withSignerOptions } from '../signer-options.js';
+import { type BulkArgs, bulkOptionsFrom, requireWholeNumbers, type SignerArgs, signerOptionsFrom, withBulkOptions, withSignerOptions } from '../signer-options.js';
 
-interface IngestArgs extends ConnectionArgs, SignerArgs {
+interface IngestArgs extends ConnectionArgs, SignerArgs, BulkArgs {
   index: string;
   field: string[];
   prefix: string;
@@ -19,16 +18,13 @@ interface IngestArgs extends ConnectionArgs, SignerArgs {
   errorsFile?: string;
   maxChars: number;
   threads?: number;
-  bulkSize: number;
-  bulkBytes: number;
-  concurrency: number;
 }
 
 export const ingestCommand: CommandModule<object, IngestArgs> = {
   command: 'ingest',
   describe: 'Index NDJSON documents (stdin or --file) with their near-dup fields already in them',
   builder: (yargs) =>
-    withSignerOptions(withConnectionOptions(yargs))
+    withBulkOptions(withSignerOptions(withConnectionOptions(yargs)))
       .option('index', { alias: 'i', type: 'string', demandOption: true, describe: 'index to write to (created with the near-dup fields if missing)' })
       .option('field', { alias: 'f', type: 'string', array: true, demandOption: true, describe: 'text field(s) to sign' })
       .option('file', { type: 'string', describe: 'read NDJSON from this file instead of standard input' })
@@ -37,18 +33,12 @@ export const ingestCommand: CommandModule<object, IngestArgs> = {
       .option('errors-file', { type: 'string', describe: 'where failed lines go [default: near-dup-errors-INDEX.jsonl]' })
       .option('max-chars', { type: 'number', default: DEFAULT_MAX_CHARS, describe: 'cut longer texts (reported)' })
       .option('threads', { type: 'number', describe: 'signing threads [default: every core]' })
-      .option('bulk-size', { type: 'number', default: 1000, describe: 'operations per bulk request' })
-      .option('bulk-bytes', { type: 'number', default: 5 * 1024 * 1024, describe: 'bytes per bulk request' })
-      .option('concurrency', { type: 'number', default: 2, describe: 'bulk requests in flight' })
       .example('near-dup ingest --index news --field body --id-field id < news.ndjson', 'index and annotate') as never,
   handler: async (argv) => {
     const signer = signerOptionsFrom(argv);
-    try {
-      resolveSignerSettings(signer);
-    } catch (err) {
-      throw new UsageError((err as Error).message);
-    }
     prefixPath(argv.prefix);
+    requireWholeNumbers([['max-chars', argv.maxChars, 1]]);
+    const bulk = bulkOptionsFrom(argv);
     const input = argv.file ? createReadStream(argv.file) : process.stdin;
     if (argv.file) {
       await new Promise<void>((resolve, reject) => {
@@ -69,7 +59,7 @@ export const ingestCommand: CommandModule<object, IngestArgs> = {
         errorsFile: argv.errorsFile,
         maxChars: argv.maxChars,
         threads: argv.threads,
-        bulk: { maxOperations: argv.bulkSize, maxBytes: argv.bulkBytes, concurrency: argv.concurrency },
+        bulk,
         onProgress: (p) => progress.update(p),
       });
       progress.done();

@@ -4,7 +4,7 @@ import { readFile } from 'node:fs/promises';
 import type { CommandModule } from 'yargs';
 import { UsageError, UserError } from '../../errors.js';
 import { signStream } from '../../jobs/sign-stream.js';
-import { createSigner, resolveSignerSettings, signatureToJson } from '../../signature.js';
+import { createSigner, signatureToJson } from '../../signature.js';
 import { readAllStdin, decodeText } from '../input.js';
 import { type SignerArgs, signerOptionsFrom, withSignerOptions } from '../signer-options.js';
 
@@ -34,11 +34,6 @@ export const signCommand: CommandModule<object, SignArgs> = {
       .example('near-dup sign --jsonl < docs.jsonl > signatures.jsonl', 'batch mode') as never,
   handler: async (argv) => {
     const options = signerOptionsFrom(argv);
-    try {
-      resolveSignerSettings(options);
-    } catch (err) {
-      throw new UsageError((err as Error).message);
-    }
     if (argv.threads !== undefined && !(Number.isInteger(argv.threads) && argv.threads >= 1)) {
       throw new UsageError(`--threads must be a whole number of at least 1, got ${argv.threads}`);
     }

@@ -5,7 +5,6 @@ import { DEFAULT_PREFIX } from '../../annotation.js';
 import { prefixPath } from '../../engine/mapping.js';
 import { UsageError, UserError } from '../../errors.js';
 import { findSimilar, type SimilarMethod } from '../../jobs/similar.js';
-import { resolveSignerSettings } from '../../signature.js';
 import { type ConnectionArgs, connectFromArgs, withConnectionOptions } from '../connection-options.js';
 import { decodeText } from '../input.js';
 import { type SignerArgs, signerOptionsFrom, withSignerOptions } from '../signer-options.js';
@@ -44,11 +43,6 @@ export const similarCommand: CommandModule<object, SimilarArgs> = {
     if (given !== 1) throw new UsageError('give exactly one of --id, --text or --file');
     prefixPath(argv.prefix);
     const signer = signerOptionsFrom(argv);
-    try {
-      resolveSignerSettings(signer);
-    } catch (err) {
-      throw new UsageError((err as Error).message);
-    }
     if (!(argv.minSimilarity >= 0 && argv.minSimilarity <= 1)) throw new UsageError(`--min-similarity must be from 0 to 1, got ${argv.minSimilarity}`);
     if (!Number.isInteger(argv.limit) || argv.limit < 1) throw new UsageError(`--limit must be a whole number of at least 1, got ${argv.limit}`);
     let text = argv.text;
