@@ -37,7 +37,7 @@ export interface DedupOptions {
   /** Keep each document's best matches (at most 10) for --format text. */
   collectMatches?: boolean;
   dryRun?: boolean;
-  /** Band keys per aggregation page (default 10000). */
+  /** Multi-document buckets per aggregation request (default 2000). */
   bucketsPerPartition?: number;
   errorsFile?: string;
   /** Where the last run is remembered, for incremental re-runs (default .near-dup/dedup-INDEX.json). */
@@ -110,6 +110,9 @@ interface DedupState {
 }
 
 const MAX_BUCKET = 1000;
+/** Members returned with each bucket; larger buckets are read with a query of their own. */
+const TOP_HITS = 50;
+const MAX_PARTITIONS = 1 << 16;
 /** Buckets up to this size are verified pair by pair; larger ones against representatives. */
 const SMALL_BUCKET = 32;
 /** Best matches kept per document for --format text. */
@@ -269,19 +272,30 @@ export async function dedupIndex(client: EngineClient, options: DedupOptions): P
       for (const field of [f('bands')]) {
         const cardinality = await client.search(options.index, { size: 0, query: scope, aggs: { keys: { cardinality: { field } } } });
         const distinct: number = cardinality.aggregations?.keys?.value ?? 0;
-        const perPartition = options.bucketsPerPartition ?? 10_000;
+        const perPartition = options.bucketsPerPartition ?? 2_000;
         let partitions = Math.max(1, Math.ceil(distinct / (perPartition * 20)));
         for (let p = 0; p < partitions; p++) {
-          const response = await client.search(options.index, {
-            size: 0,
-            query: scope,
-            aggs: {
-              buckets: {
-                terms: { field, include: { partition: p, num_partitions: partitions }, min_doc_count: 2, size: perPartition },
-                aggs: { docs: { top_hits: { size: 100, _source: false, sort: ['_doc'] } } },
+          let response;
+          try {
+            response = await client.search(options.index, {
+              size: 0,
+              query: scope,
+              aggs: {
+                buckets: {
+                  terms: { field, include: { partition: p, num_partitions: partitions }, min_doc_count: 2, size: perPartition },
+                  aggs: { docs: { top_hits: { size: TOP_HITS, _source: false, sort: ['_doc'] } } },
+                },
               },
-            },
-          });
+            });
+          } catch (err) {
+            // A partition too large for the engine's memory (circuit breaker): split finer and start over.
+            if (err instanceof EngineResponseError && err.statusCode === 429 && partitions < MAX_PARTITIONS) {
+              partitions *= 4;
+              p = -1;
+              continue;
+            }
+            throw err;
+          }
           const agg = response.aggregations?.buckets;
           const list: Array<{ key: string; doc_count: number; docs: { hits: { hits: Array<{ _id: string }> } } }> = agg?.buckets ?? [];
           if (list.length >= perPartition && (agg?.sum_other_doc_count ?? 0) > 0) {

@@ -70,19 +70,25 @@ export async function findSimilar(client: EngineClient, options: SimilarOptions)
     const result: SimilarResult = { query: { id: options.id, params: query.params, tokens: query.tokens }, hits: [], candidates: 0, excludedParams: 0, tookMs: 0 };
     if (query.tokens === 0) return { ...result, tookMs: performance.now() - started };
 
+    // One constant-score clause per band key: a candidate's score is the number of bands it shares, so
+    // when there are more candidates than `candidateLimit`, the likeliest near-duplicates come first.
     const should: Record<string, unknown>[] = [];
-    if (method !== 'simhash' && query.bands.length > 0) should.push({ terms: { [f('bands')]: query.bands } });
+    if (method !== 'simhash') {
+      for (const key of query.bands) should.push({ constant_score: { filter: { term: { [f('bands')]: key } }, boost: 1 } });
+    }
     if (method !== 'minhash' && query.blocks.length > 0) {
-      should.push({
+      const blocks = {
         bool: {
           should: query.blocks.map((key) => ({ term: { [f('simhash_blocks')]: key } })),
           minimum_should_match: blocksToMatch(query.blocks.length, maxDistance),
         },
-      });
+      };
+      should.push({ constant_score: { filter: blocks, boost: 1 } });
     }
     if (should.length === 0) return { ...result, tookMs: performance.now() - started };
     const response = await client.search(options.index, {
       size: options.candidateLimit ?? 1000,
+      track_total_hits: false,
       _source: [f('minhash'), f('simhash'), f('params'), f('token_count')],
       query: {
         bool: {
