@@ -63,7 +63,12 @@ export async function findSimilar(client: EngineClient, options: SimilarOptions)
   const minSimilarity = options.minSimilarity ?? 0.5;
   const maxDistance = options.maxDistance ?? 3;
   const limit = options.limit ?? 10;
+  const candidateLimit = options.candidateLimit ?? 1000;
   if ((options.id === undefined) === (options.text === undefined)) throw new UserError('give exactly one of an id or a text to look up');
+  if (!(minSimilarity >= 0 && minSimilarity <= 1)) throw new UserError(`minimum similarity must be from 0 to 1, got ${minSimilarity}`);
+  if (!Number.isInteger(maxDistance) || maxDistance < 0) throw new UserError(`max distance must be a whole number of at least 0, got ${maxDistance}`);
+  if (!Number.isInteger(limit) || limit < 1) throw new UserError(`limit must be a whole number of at least 1, got ${limit}`);
+  if (!Number.isInteger(candidateLimit) || candidateLimit < 1) throw new UserError(`candidate limit must be a whole number of at least 1, got ${candidateLimit}`);
 
   try {
     const query = options.id !== undefined ? await storedSignature(client, options.index, options.id, prefix) : signText(options.text!, options.signer);
@@ -87,7 +92,7 @@ export async function findSimilar(client: EngineClient, options: SimilarOptions)
     }
     if (should.length === 0) return { ...result, tookMs: performance.now() - started };
     const response = await client.search(options.index, {
-      size: options.candidateLimit ?? 1000,
+      size: candidateLimit,
       track_total_hits: false,
       _source: [f('minhash'), f('simhash'), f('params'), f('token_count')],
       query: {

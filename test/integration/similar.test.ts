@@ -1,7 +1,7 @@
 // similar against real engines, on a sample of the PEP revisions corpus, checked against brute force.
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
-import { beforeAll, expect, it } from 'vitest';
+import { beforeAll, expect, it, vi } from 'vitest';
 import { annotateIndex } from '../../src/jobs/annotate.js';
 import { findSimilar } from '../../src/jobs/similar.js';
 import { createSigner } from '../../src/signature.js';
@@ -63,6 +63,36 @@ forEachEngine('similar', (ctx) => {
     expect(result.hits.map((h) => h.id).sort()).toEqual(expected);
   });
 
+  it('asks the engine once, for the signature fields only, never the query document itself', async () => {
+    const doc = docs[2];
+    const spy = vi.spyOn(ctx.client, 'search');
+    try {
+      await findSimilar(ctx.client, { index, id: doc.id, candidateLimit: 77 });
+      expect(spy).toHaveBeenCalledTimes(1);
+      const body = spy.mock.calls[0][1] as any;
+      expect(body.size).toBe(77);
+      expect([...body._source].sort()).toEqual(['near_dup.minhash', 'near_dup.params', 'near_dup.simhash', 'near_dup.token_count']);
+      expect(body.query.bool.minimum_should_match).toBe(1);
+      expect(body.query.bool.must_not).toEqual([{ ids: { values: [doc.id] } }]);
+      // Band keys (one terms query, or one clause per key) and the SimHash blocks with m - k to match.
+      const query = JSON.stringify(body.query.bool.should);
+      for (const key of signer(doc.text).bands) expect(query).toContain(JSON.stringify(key));
+      for (const key of signer(doc.text).simhash_blocks) expect(query).toContain(JSON.stringify(key));
+      expect(query).toContain('"minimum_should_match":5');
+    } finally {
+      spy.mockRestore();
+    }
+  });
+
+  it('a document without a signature is refused with the fix; an empty text has no hits', async () => {
+    await ctx.client.request('PUT', `/${index}/_doc/unsigned`, { text: 'never annotated' }, { refresh: 'true' });
+    await expect(findSimilar(ctx.client, { index, id: 'unsigned' })).rejects.toThrow(/run near-dup annotate/);
+    const empty = await findSimilar(ctx.client, { index, text: '' });
+    expect(empty.hits).toEqual([]);
+    expect(empty.query.tokens).toBe(0);
+    await expect(findSimilar(ctx.client, { index, id: docs[0].id, maxDistance: 8 })).rejects.toThrow(/max distance/);
+  });
+
   it('never compares signatures made with other parameters: they are excluded and counted', async () => {
     const doc = docs[0];
     const twin = `${doc.id}-other-params`;
@@ -84,6 +114,17 @@ forEachEngine('similar', (ctx) => {
     expect(missing.status).toBe(1);
     expect(missing.stderr.trim().split('\n')).toHaveLength(1);
     expect(missing.stderr).toMatch(/no document "no-such-doc"/);
+    const json = spawnSync(process.execPath, [CLI, 'similar', '--url', ctx.engine.url, '--index', index, '--text', docs[3].text, '--limit', '3'], { encoding: 'utf8' });
+    expect(json.status, json.stderr).toBe(0);
+    const parsed = JSON.parse(json.stdout);
+    expect(parsed.hits[0]).toMatchObject({ id: docs[3].id, jaccard: 1 });
+    expect(parsed.hits.length).toBeLessThanOrEqual(3);
+    expect(parsed).toHaveProperty('excludedParams');
+    expect(parsed).toHaveProperty('tookMs');
+    const both = spawnSync(process.execPath, [CLI, 'similar', '--url', ctx.engine.url, '--index', index, '--id', 'x', '--text', 'y'], { encoding: 'utf8' });
+    expect(both.status).toBe(2);
+    const far = spawnSync(process.execPath, [CLI, 'similar', '--url', ctx.engine.url, '--index', index, '--id', 'x', '--max-distance', '8'], { encoding: 'utf8' });
+    expect(far.status).toBe(2);
     const usage = spawnSync(process.execPath, [CLI, 'similar', '--url', ctx.engine.url, '--index', index], { encoding: 'utf8' });
     expect(usage.status).toBe(2);
   });

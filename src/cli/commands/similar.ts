@@ -7,6 +7,7 @@ import { UsageError, UserError } from '../../errors.js';
 import { findSimilar, type SimilarMethod } from '../../jobs/similar.js';
 import { type ConnectionArgs, connectFromArgs, withConnectionOptions } from '../connection-options.js';
 import { decodeText } from '../input.js';
+import { resolveSignerSettings } from '../../signature.js';
 import { type SignerArgs, signerOptionsFrom, withSignerOptions } from '../signer-options.js';
 
 interface SimilarArgs extends ConnectionArgs, SignerArgs {
@@ -44,6 +45,10 @@ export const similarCommand: CommandModule<object, SimilarArgs> = {
     prefixPath(argv.prefix);
     const signer = signerOptionsFrom(argv);
     if (!(argv.minSimilarity >= 0 && argv.minSimilarity <= 1)) throw new UsageError(`--min-similarity must be from 0 to 1, got ${argv.minSimilarity}`);
+    const blocks = resolveSignerSettings(signer).simhashBlocks;
+    if (!Number.isInteger(argv.maxDistance) || argv.maxDistance < 0 || argv.maxDistance >= blocks) {
+      throw new UsageError(`--max-distance must be a whole number from 0 to ${blocks - 1} (below the ${blocks} SimHash blocks), got ${argv.maxDistance}`);
+    }
     if (!Number.isInteger(argv.limit) || argv.limit < 1) throw new UsageError(`--limit must be a whole number of at least 1, got ${argv.limit}`);
     let text = argv.text;
     if (argv.file !== undefined) {
