@@ -3,11 +3,12 @@
 import { createHash } from 'node:crypto';
 import { bandKeys, checkBandsRows, DEFAULT_FALSE_NEGATIVE_WEIGHT, DEFAULT_THRESHOLD, type LshParams, optimalBandsRows } from './sketch/lsh.js';
 import { emptyMinhash, MINHASH_SCHEMES, type MinhashScheme, minhashPermutations, updateMinhash } from './sketch/minhash.js';
-import { DEFAULT_SIMHASH_BLOCKS, SimhashAccumulator, simhashBlockKeys, simhashHex } from './sketch/simhash.js';
+import { DEFAULT_SIMHASH_BLOCKS, type Hash64, SimhashAccumulator, simhashBlockKeys, simhashHex } from './sketch/simhash.js';
 import { md5First64 } from './sketch/digests.js';
 import { DistinctUint32 } from './sketch/distinct.js';
 import { byteHash, CachedByteHash, TOKEN_HASHES, type TokenHashName } from './sketch/token-hash.js';
 import { DEFAULT_NORMALIZER, normalizer, NORMALIZERS, type NormalizerName } from './text/normalize.js';
+import { createWasmKernels } from './sketch/wasm-kernels.js';
 import { asciiCharacterShingles, layoutStrings, layoutWords, shingleRanges, TokenRanges } from './text/token-ranges.js';
 import { canonicalTokenizerName, DEFAULT_TOKENIZER, tokenizer, TOKENIZER_ALIASES, TOKENIZER_NAMES } from './text/tokenize.js';
 
@@ -181,28 +182,58 @@ export function createSigner(options: SignerOptions = {}): Signer {
   const distinct = new DistinctUint32();
   const md5Out = new Uint32Array(2);
 
-  const signNormalized = (clean: string): Signature => {
-    layoutWords(clean, words);
-    const tokens = layoutTokens(clean, words, tokenBuf);
+  // The WebAssembly SIMD kernels when they load (bit-identical to the JavaScript below, which is the
+  // fallback and the reference).
+  const wasm = createWasmKernels();
+  const wasmMinhash = wasm !== undefined && settings.scheme === 'affine32';
 
-    // Repeated tokens cannot lower a minimum: fold each distinct token hash in once.
-    const minhash = emptyMinhash(spec.numPerm);
+  // Repeated tokens cannot lower a minimum: fold each distinct token hash in once.
+  const foldTokensJs = (tokens: TokenRanges, minhash: Uint32Array): void => {
     distinct.clear(tokens.count);
     const { source: bytes, starts, ends } = tokens;
     for (let i = 0; i < tokens.count; i++) {
       distinct.add(cache ? cache.get(bytes, starts[i], ends[i]) : hash(bytes, starts[i], ends[i]));
     }
-    updateMinhash(minhash, perms, distinct.values, distinct.size);
+    if (wasm && wasmMinhash) {
+      wasm.minhashAffine32(minhash, perms, wasm.copyUint32(distinct.values, distinct.size), distinct.size);
+    } else updateMinhash(minhash, perms, distinct.values, distinct.size);
+  };
 
-    // SimHash over word 4-shingles, every occurrence counted, as simhash-py's compute(shingles).
-    const acc = new SimhashAccumulator();
-    shingleRanges(words, SIMHASH_WINDOW, features);
-    for (let i = 0; i < features.count; i++) {
-      md5First64(features.source, features.starts[i], features.ends[i], md5Out);
-      acc.add(md5Out[0], md5Out[1]);
+  const signNormalized = (clean: string): Signature => {
+    layoutWords(clean, words);
+    const tokens = layoutTokens(clean, words, tokenBuf);
+    const minhash = emptyMinhash(spec.numPerm);
+    let fingerprint: Hash64;
+    if (wasm) {
+      wasm.reset();
+      const src = wasm.copyBytes(words.bytes, words.length);
+      const wordStarts = wasm.copyInt32(words.starts, words.count);
+      const wordEnds = wasm.copyInt32(words.ends, words.count);
+      if (wasmMinhash && spec.hash === 'sha1') {
+        let tokenSrc = src, tokenStarts = wordStarts, tokenEnds = wordEnds;
+        if (tokens !== words) {
+          if (tokens.source !== words.bytes) tokenSrc = wasm.copyBytes(tokens.bytes, tokens.length);
+          tokenStarts = wasm.copyInt32(tokens.starts, tokens.count);
+          tokenEnds = wasm.copyInt32(tokens.ends, tokens.count);
+        }
+        const hashes = wasm.tokenHashesSha1(tokenSrc, tokenStarts, tokenEnds, tokens.count);
+        wasm.minhashAffine32(minhash, perms, hashes, tokens.count);
+      } else {
+        foldTokensJs(tokens, minhash);
+      }
+      fingerprint = wasm.simhashShingles(src, wordStarts, wordEnds, words.count, SIMHASH_WINDOW);
+    } else {
+      foldTokensJs(tokens, minhash);
+      // SimHash over word 4-shingles, every occurrence counted, as simhash-py's compute(shingles).
+      const acc = new SimhashAccumulator();
+      shingleRanges(words, SIMHASH_WINDOW, features);
+      for (let i = 0; i < features.count; i++) {
+        md5First64(features.source, features.starts[i], features.ends[i], md5Out);
+        acc.add(md5Out[0], md5Out[1]);
+      }
+      fingerprint = acc.result();
     }
     const empty = tokens.count === 0;
-    const fingerprint = acc.result();
     return {
       condenser: settings.condenser,
       tokens: tokens.count,

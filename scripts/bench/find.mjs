@@ -24,15 +24,22 @@ const arg = (name, fallback) => {
 const target = arg('docs', 200_000);
 const maxChars = arg('max-chars', 2000);
 const queries = arg('queries', 1000);
+const candidateLimit = arg('candidates', 1000);
+const flag = (name) => process.argv.includes(`--${name}`);
 const THRESHOLD = 0.5;
 const index = 'near-dup-bench-find';
 
 const client = await connect({ url: benchUrl(execFileSync, path.join(here, '../engine/cli.mjs')) });
 console.log(`engine: ${client.info.flavour} ${client.info.version} at ${client.url}; ${os.cpus()[0].model}, ${os.availableParallelism()} cores, Node ${process.version}`);
 const docs = await replicatedDocs(target, maxChars);
-const indexSeconds = await loadIndex(client, index, docs);
-const annotated = await annotateIndex(client, { index, fields: ['text'], prefix: 'near_dup', signer: {}, checkpointFile: path.join(os.tmpdir(), 'near-dup-bench-find-cp.json') });
-console.log(`indexed ${docs.length} documents in ${indexSeconds.toFixed(1)} s, annotated in ${annotated.seconds.toFixed(1)} s`);
+// --reuse: an index left by an earlier run with --keep (same --docs and --max-chars) is used as it is.
+if (flag('reuse') && (await client.indexExists(index)) && (await client.count(index, { exists: { field: 'near_dup.params' } })) === docs.length) {
+  console.log(`reusing the annotated index "${index}" (${docs.length} documents)`);
+} else {
+  const indexSeconds = await loadIndex(client, index, docs);
+  const annotated = await annotateIndex(client, { index, fields: ['text'], prefix: 'near_dup', signer: {}, checkpointFile: path.join(os.tmpdir(), 'near-dup-bench-find-cp.json') });
+  console.log(`indexed ${docs.length} documents in ${indexSeconds.toFixed(1)} s, annotated in ${annotated.seconds.toFixed(1)} s`);
+}
 
 // Exact ground truth: token ids ordered rarest first; a pair at or above t shares a token within both
 // prefixes of length |x| - ceil(t |x|) + 1 (prefix filtering), so only those candidates are compared.
@@ -96,11 +103,11 @@ const t0 = performance.now();
 for (const q of picks) {
   const expected = truth(q);
   let t = performance.now();
-  const result = await findSimilar(client, { index, id: docs[q].id, minSimilarity: THRESHOLD, limit: 10_000 });
+  const result = await findSimilar(client, { index, id: docs[q].id, minSimilarity: THRESHOLD, limit: 10_000, candidateLimit });
   stats.similar.push(performance.now() - t);
   t = performance.now();
   const mlt = await client.search(index, {
-    size: 1000,
+    size: candidateLimit,
     _source: false,
     query: { more_like_this: { fields: ['text'], like: [{ _index: index, _id: docs[q].id }], min_term_freq: 1, min_doc_freq: 1 } },
   });
@@ -120,9 +127,14 @@ const lookupSeconds = (performance.now() - t0) / 1000;
 const pct = (xs, p) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))];
 const share = ([f, n, f2, n2]) => `recall ${(f / n).toFixed(3)} at >= ${THRESHOLD} (${f}/${n}), ${(f2 / n2).toFixed(3)} at >= ${THRESHOLD + 0.1} (${f2}/${n2})`;
 console.log(`${queries} lookups by id (ground truth: exact Jaccard >= ${THRESHOLD}; ${lookupSeconds.toFixed(0)} s in all)`);
-console.log(`  near-dup similar          p50 ${pct(stats.similar, 50).toFixed(1).padStart(6)} ms  p99 ${pct(stats.similar, 99).toFixed(1).padStart(6)} ms  ${share(recall.similar)}`);
-console.log(`  more_like_this (top 1000) p50 ${pct(stats.mlt, 50).toFixed(1).padStart(6)} ms  p99 ${pct(stats.mlt, 99).toFixed(1).padStart(6)} ms  ${share(recall.mlt)}`);
+console.log(`  near-dup similar (${candidateLimit} candidates) p50 ${pct(stats.similar, 50).toFixed(1).padStart(6)} ms  p99 ${pct(stats.similar, 99).toFixed(1).padStart(6)} ms  ${share(recall.similar)}`);
+console.log(`  more_like_this (top ${candidateLimit})    p50 ${pct(stats.mlt, 50).toFixed(1).padStart(6)} ms  p99 ${pct(stats.mlt, 99).toFixed(1).padStart(6)} ms  ${share(recall.mlt)}`);
 
+if (flag('skip-dedup')) {
+  if (!flag('keep')) await client.deleteIndex(index, { ignoreMissing: true });
+  await client.close();
+  process.exit(0);
+}
 const cli = path.join(here, '../../dist/cli/main.js');
 const dedupStarted = performance.now();
 const dedup = await new Promise((resolve, reject) => {
@@ -133,5 +145,5 @@ const dedup = await new Promise((resolve, reject) => {
 });
 const dedupSeconds = (performance.now() - dedupStarted) / 1000;
 console.log(`near-dup dedup (whole index, dry run): ${dedupSeconds.toFixed(1)} s wall, peak memory ${dedup.peakMemoryMb} MB; ${dedup.clusters} clusters, ${dedup.duplicates} duplicates, ${dedup.verifiedPairs} of ${dedup.candidatePairs} candidate pairs verified`);
-await client.deleteIndex(index, { ignoreMissing: true });
+if (!flag('keep')) await client.deleteIndex(index, { ignoreMissing: true });
 await client.close();

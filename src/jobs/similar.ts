@@ -91,32 +91,27 @@ export async function findSimilar(client: EngineClient, options: SimilarOptions)
       should.push({ constant_score: { filter: blocks, boost: 1 } });
     }
     if (should.length === 0) return { ...result, tookMs: performance.now() - started };
-    const response = await client.search(options.index, {
-      size: candidateLimit,
-      track_total_hits: false,
-      _source: [f('minhash'), f('simhash'), f('params'), f('token_count')],
-      query: {
-        bool: {
-          should,
-          minimum_should_match: 1,
-          must_not: options.id !== undefined ? [{ ids: { values: [options.id] } }] : [],
-        },
+    const candidateQuery = {
+      bool: {
+        should,
+        minimum_should_match: 1,
+        must_not: options.id !== undefined ? [{ ids: { values: [options.id] } }] : [],
       },
-    });
-    result.candidates = response.hits.hits.length;
-    for (const hit of response.hits.hits) {
-      const params = valueAt(hit._source, f('params'));
+    };
+    const hits = await fetchCandidates(client, options.index, prefix, candidateQuery, candidateLimit);
+    result.candidates = hits.length;
+    for (const hit of hits) {
+      const params = hit.params;
       if (params !== query.params) {
         result.excludedParams++;
         continue;
       }
-      const minhash = valueAt(hit._source, f('minhash'));
-      if (typeof minhash !== 'string') continue;
-      const jaccard = minhashJaccard(query.values, deserializeLeanMinhash(Buffer.from(minhash, 'base64')).values);
-      const hamming = hammingDistance(query.simhash, String(valueAt(hit._source, f('simhash')) ?? '0000000000000000'));
+      if (typeof hit.minhash !== 'string') continue;
+      const jaccard = minhashJaccard(query.values, deserializeLeanMinhash(Buffer.from(hit.minhash, 'base64')).values);
+      const hamming = hammingDistance(query.simhash, hit.simhash ?? '0000000000000000');
       const keep =
         method === 'minhash' ? jaccard >= minSimilarity : method === 'simhash' ? hamming <= maxDistance : jaccard >= minSimilarity || hamming <= maxDistance;
-      if (keep) result.hits.push({ id: hit._id, index: hit._index, jaccard, hamming });
+      if (keep) result.hits.push({ id: hit.id, index: hit.index, jaccard, hamming });
     }
     result.hits.sort((a, b) => b.jaccard - a.jaccard || a.hamming - b.hamming || (a.id < b.id ? -1 : 1));
     result.hits = result.hits.slice(0, limit);
@@ -127,6 +122,48 @@ export async function findSimilar(client: EngineClient, options: SimilarOptions)
     if (err instanceof EngineResponseError || ['ConnectionError', 'TimeoutError'].includes((err as Error).name)) throw client.describe(err, options.index);
     throw err;
   }
+}
+
+interface Candidate {
+  id: string;
+  index: string;
+  minhash?: string;
+  simhash?: string;
+  params?: string;
+}
+
+// Indices whose MinHash field has no doc values (mapped before near-dup asked for them): read _source.
+const withoutDocValues = new Set<string>();
+
+/**
+ * The candidates' signatures, read from doc values, so the engine does not load and filter each
+ * document's _source (its text included); from _source where the MinHash field has no doc values.
+ */
+async function fetchCandidates(client: EngineClient, index: string, prefix: string, query: object, size: number): Promise<Candidate[]> {
+  const fields = ['minhash', 'simhash', 'params'].map((name) => `${prefix}.${name}`);
+  if (!withoutDocValues.has(index)) {
+    try {
+      const response = await client.search(index, { size, track_total_hits: false, _source: false, docvalue_fields: fields, query });
+      return response.hits.hits.map((h) => ({
+        id: h._id,
+        index: h._index,
+        minhash: h.fields?.[fields[0]]?.[0] as string | undefined,
+        simhash: h.fields?.[fields[1]]?.[0] as string | undefined,
+        params: h.fields?.[fields[2]]?.[0] as string | undefined,
+      }));
+    } catch (err) {
+      if (!(err instanceof EngineResponseError && err.statusCode === 400)) throw err;
+      withoutDocValues.add(index);
+    }
+  }
+  const response = await client.search(index, { size, track_total_hits: false, _source: fields, query });
+  return response.hits.hits.map((h) => ({
+    id: h._id,
+    index: h._index,
+    minhash: valueAt(h._source, fields[0]) as string | undefined,
+    simhash: valueAt(h._source, fields[1]) as string | undefined,
+    params: valueAt(h._source, fields[2]) as string | undefined,
+  }));
 }
 
 function signText(text: string, signer?: SignerOptions): QuerySignature {

@@ -63,7 +63,7 @@ forEachEngine('similar', (ctx) => {
     expect(result.hits.map((h) => h.id).sort()).toEqual(expected);
   });
 
-  it('asks the engine once, for the signature fields only, never the query document itself', async () => {
+  it('asks the engine once, for the signature fields only (doc values), never the query document itself', async () => {
     const doc = docs[2];
     const spy = vi.spyOn(ctx.client, 'search');
     try {
@@ -71,7 +71,9 @@ forEachEngine('similar', (ctx) => {
       expect(spy).toHaveBeenCalledTimes(1);
       const body = spy.mock.calls[0][1] as any;
       expect(body.size).toBe(77);
-      expect([...body._source].sort()).toEqual(['near_dup.minhash', 'near_dup.params', 'near_dup.simhash', 'near_dup.token_count']);
+      // Signatures come from doc values: the engine never loads the documents' _source (their text).
+      expect(body._source).toBe(false);
+      expect([...body.docvalue_fields].sort()).toEqual(['near_dup.minhash', 'near_dup.params', 'near_dup.simhash']);
       expect(body.query.bool.minimum_should_match).toBe(1);
       expect(body.query.bool.must_not).toEqual([{ ids: { values: [doc.id] } }]);
       // Band keys (one terms query, or one clause per key) and the SimHash blocks with m - k to match.
@@ -127,5 +129,16 @@ forEachEngine('similar', (ctx) => {
     expect(far.status).toBe(2);
     const usage = spawnSync(process.execPath, [CLI, 'similar', '--url', ctx.engine.url, '--index', index], { encoding: 'utf8' });
     expect(usage.status).toBe(2);
+  });
+
+  it('still works on an index whose MinHash field was mapped without doc values (reads _source)', async () => {
+    const old = ctx.index('peps-old-mapping');
+    await ctx.client.createIndex(old, { mappings: { properties: { near_dup: { properties: { minhash: { type: 'binary' } } } } } });
+    const sample = docs.slice(0, 12);
+    const lines = sample.flatMap((d) => [{ index: { _index: old, _id: d.id } }, d]);
+    expect((await ctx.client.bulk(lines, { refresh: 'true' })).errors).toBe(false);
+    await annotateIndex(ctx.client, { index: old, fields: ['text'], prefix: 'near_dup', signer: {} });
+    const result = await findSimilar(ctx.client, { index: old, text: sample[3].text, signer: {} });
+    expect(result.hits[0]).toMatchObject({ id: sample[3].id, jaccard: 1 });
   });
 });

@@ -1,0 +1,211 @@
+// The WebAssembly SIMD kernels (assembly/kernels.ts, built into dist/sketch/kernels.wasm by
+// `npm run build`) behind a small typed interface. They compute exactly what the JavaScript functions of
+// this folder compute (test/unit/wasm-kernels.test.ts holds them to it); the signer uses them when they
+// load, and the JavaScript otherwise. NEAR_DUP_WASM=0 turns them off.
+import { existsSync, readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import type { Permutations } from './minhash.js';
+import type { Hash64 } from './simhash.js';
+
+// The few WebAssembly JS API types used here (the project's lib settings declare none).
+interface WasmMemory {
+  readonly buffer: ArrayBuffer;
+}
+type WasmModule = object;
+interface WasmApi {
+  Module: new (bytes: Uint8Array) => WasmModule;
+  Instance: new (module: WasmModule, imports: object) => { exports: object };
+}
+const WA = (globalThis as unknown as { WebAssembly?: WasmApi }).WebAssembly;
+
+interface KernelExports {
+  memory: WasmMemory;
+  init(): number;
+  ensure(end: number): void;
+  simhashShingles(src: number, starts: number, ends: number, count: number, window: number, out: number): number;
+  md5Ranges(src: number, starts: number, ends: number, count: number, out: number): void;
+  sha1Ranges(src: number, starts: number, ends: number, count: number, out: number): void;
+  tokenHashesSha1(src: number, starts: number, ends: number, count: number, out: number): void;
+  distinctInPlace(values: number, count: number, table: number, slots: number): number;
+  minhashAffine32(values: number, a: number, b: number, perms: number, hashes: number, count: number): void;
+}
+
+// The build beside this module; when this module runs from the TypeScript sources (the tests), the
+// build in dist/ (npm test builds first).
+function wasmFile(): string | undefined {
+  for (const candidate of ['./kernels.wasm', '../../dist/sketch/kernels.wasm']) {
+    const file = fileURLToPath(new URL(candidate, import.meta.url));
+    if (existsSync(file)) return file;
+  }
+  return undefined;
+}
+
+/** Padded affine32 coefficients, once per permutation set. */
+interface PaddedPerms {
+  a: Uint32Array;
+  b: Uint32Array;
+  padded: number;
+}
+
+/**
+ * One instance of the kernels with its own memory. Pointers handed out by `alloc` and the copy methods
+ * stay valid until the next `reset`; typed-array views of the memory are refreshed when it grows.
+ */
+export class WasmKernels {
+  private readonly x: KernelExports;
+  private readonly base: number;
+  private top: number;
+  private limit: number;
+  private u8!: Uint8Array;
+  private i32!: Int32Array;
+  private u32!: Uint32Array;
+  private readonly padded = new WeakMap<Permutations, PaddedPerms>();
+
+  constructor(module: WasmModule) {
+    this.x = new WA!.Instance(module, {}).exports as unknown as KernelExports;
+    this.base = this.x.init();
+    this.top = this.base;
+    this.limit = this.x.memory.buffer.byteLength;
+    this.refreshViews();
+  }
+
+  private refreshViews(): void {
+    const buffer = this.x.memory.buffer;
+    this.u8 = new Uint8Array(buffer);
+    this.i32 = new Int32Array(buffer);
+    this.u32 = new Uint32Array(buffer);
+    this.limit = buffer.byteLength;
+  }
+
+  /** Frees everything allocated since the last reset. */
+  reset(): void {
+    this.top = this.base;
+  }
+
+  /** `bytes` bytes of arena, 16-byte aligned. */
+  alloc(bytes: number): number {
+    const ptr = (this.top + 15) & ~15;
+    const end = ptr + bytes + 32; // slack: kernels may read up to 24 bytes past a range
+    if (end > this.limit) {
+      this.x.ensure(Math.max(end, this.limit * 2));
+      this.refreshViews();
+    }
+    this.top = ptr + bytes;
+    return ptr;
+  }
+
+  copyBytes(bytes: Uint8Array, length: number): number {
+    const ptr = this.alloc(length);
+    this.u8.set(bytes.subarray(0, length), ptr);
+    return ptr;
+  }
+
+  copyInt32(values: Int32Array, count: number): number {
+    const ptr = this.alloc(count * 4);
+    this.i32.set(values.subarray(0, count), ptr >> 2);
+    return ptr;
+  }
+
+  copyUint32(values: ArrayLike<number>, count: number): number {
+    const ptr = this.alloc(count * 4);
+    const at = ptr >> 2;
+    if (values instanceof Uint32Array) this.u32.set(values.subarray(0, count), at);
+    else for (let i = 0; i < count; i++) this.u32[at + i] = values[i];
+    return ptr;
+  }
+
+  /**
+   * SimHash of the word shingles of `window` words (one feature of all words if there are fewer),
+   * words being the ranges [starts[i], ends[i]) (pointers from the copy methods) of the bytes at src.
+   */
+  simhashShingles(src: number, starts: number, ends: number, count: number, window: number): Hash64 {
+    const out = this.alloc(8);
+    this.x.simhashShingles(src, starts, ends, count, window, out);
+    return { hi: this.u32[out >> 2], lo: this.u32[(out >> 2) + 1] };
+  }
+
+  /** md5First64 of each range, as (hi, lo) pairs. */
+  md5Ranges(src: number, starts: number, ends: number, count: number): Uint32Array {
+    const out = this.alloc(count * 8);
+    this.x.md5Ranges(src, starts, ends, count, out);
+    return this.u32.slice(out >> 2, (out >> 2) + 2 * count);
+  }
+
+  /** sha1FirstWord of each range. */
+  sha1Ranges(src: number, starts: number, ends: number, count: number): Uint32Array {
+    const out = this.alloc(count * 4);
+    this.x.sha1Ranges(src, starts, ends, count, out);
+    return this.u32.slice(out >> 2, (out >> 2) + count);
+  }
+
+  /** datasketch's sha1_hash32 of each range, into a new arena array (returned as its pointer). */
+  tokenHashesSha1(src: number, starts: number, ends: number, count: number): number {
+    const out = this.alloc(count * 4);
+    this.x.tokenHashesSha1(src, starts, ends, count, out);
+    return out;
+  }
+
+  /** Reads `count` uint32 values at ptr. */
+  readUint32(ptr: number, count: number): Uint32Array {
+    return this.u32.slice(ptr >> 2, (ptr >> 2) + count);
+  }
+
+  private paddedPerms(perms: Permutations): PaddedPerms {
+    let p = this.padded.get(perms);
+    if (!p) {
+      const padded = (perms.numPerm + 15) & ~15;
+      const a = new Uint32Array(padded), b = new Uint32Array(padded);
+      a.set(perms.a32);
+      b.set(perms.b32);
+      p = { a, b, padded };
+      this.padded.set(perms, p);
+    }
+    return p;
+  }
+
+  /**
+   * updateMinhash (affine32 scheme only) with the `count` uint32 hashes at the arena pointer `hashes`,
+   * which it overwrites. Repeats are dropped first, as they cannot change a minimum.
+   */
+  minhashAffine32(values: Uint32Array, perms: Permutations, hashes: number, count: number): void {
+    if (perms.scheme !== 'affine32') throw new Error('the wasm MinHash kernel does the affine32 scheme only');
+    let slots = 16;
+    while (slots < count * 2) slots *= 2;
+    const table = this.alloc(slots * 5);
+    const distinct = this.x.distinctInPlace(hashes, count, table, slots);
+    const { a, b, padded } = this.paddedPerms(perms);
+    const ap = this.copyUint32(a, padded), bp = this.copyUint32(b, padded);
+    const vp = this.alloc(padded * 4);
+    this.u32.set(values, vp >> 2);
+    this.x.minhashAffine32(vp, ap, bp, padded, hashes, distinct);
+    values.set(this.u32.subarray(vp >> 2, (vp >> 2) + values.length));
+  }
+}
+
+// Read once, when this module loads.
+const disabled = process.env.NEAR_DUP_WASM === '0';
+let loaded: WasmModule | null | undefined;
+
+/** The compiled kernels, or undefined when they are turned off, missing or cannot run here. */
+export function kernelModule(): WasmModule | undefined {
+  if (loaded === undefined) {
+    loaded = null;
+    const file = disabled || !WA ? undefined : wasmFile();
+    if (file) {
+      try {
+        const module = new WA!.Module(readFileSync(file));
+        new WA!.Instance(module, {}); // SIMD support is checked at compile time; this checks the rest
+        loaded = module;
+      } catch {
+        loaded = null;
+      }
+    }
+  }
+  return loaded ?? undefined;
+}
+
+/** A new kernel instance (each signer has its own memory), or undefined if the kernels are unavailable. */
+export function createWasmKernels(): WasmKernels | undefined {
+  const module = kernelModule();
+  return module ? new WasmKernels(module) : undefined;
+}

@@ -1,0 +1,213 @@
+// The WebAssembly SIMD kernels against the JavaScript reference functions, bit for bit.
+import { randomBytes } from 'node:crypto';
+import { describe, expect, it, vi } from 'vitest';
+import { md5First64, sha1FirstWord, byteSwap } from '../../src/sketch/digests.js';
+import { emptyMinhash, minhashPermutations, updateMinhash } from '../../src/sketch/minhash.js';
+import { computeSimhash, type Hash64 } from '../../src/sketch/simhash.js';
+import { createWasmKernels, type WasmKernels } from '../../src/sketch/wasm-kernels.js';
+
+// A deterministic generator, so that a failure can be replayed.
+function rng(seed: number): () => number {
+  let s = seed >>> 0;
+  return () => {
+    s = (s + 0x6d2b79f5) >>> 0;
+    let t = s;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return (t ^ (t >>> 14)) >>> 0;
+  };
+}
+
+function kernels(): WasmKernels {
+  const k = createWasmKernels();
+  if (!k) throw new Error('the wasm kernels did not load: run `npm run build` first');
+  return k;
+}
+
+/** Random ranges of every length 0..maxLen (several of each) over one random buffer. */
+function randomRanges(seed: number, maxLen: number, perLength: number) {
+  const next = rng(seed);
+  const bytes = randomBytes(4096 + maxLen);
+  const starts: number[] = [], ends: number[] = [];
+  for (let len = 0; len <= maxLen; len++) {
+    for (let r = 0; r < perLength; r++) {
+      const start = next() % 4096;
+      starts.push(start);
+      ends.push(start + len);
+    }
+  }
+  // Shuffle, so that lanes mix lengths (short and long, one and several blocks).
+  for (let i = starts.length - 1; i > 0; i--) {
+    const j = next() % (i + 1);
+    [starts[i], starts[j]] = [starts[j], starts[i]];
+    [ends[i], ends[j]] = [ends[j], ends[i]];
+  }
+  return { bytes, starts: Int32Array.from(starts), ends: Int32Array.from(ends) };
+}
+
+describe('wasm kernels', () => {
+  it('load (WebAssembly SIMD is available)', () => {
+    expect(createWasmKernels()).toBeDefined();
+  });
+
+  it('MD5: equal md5First64 on random inputs of every length 0..300, in every lane position', () => {
+    const k = kernels();
+    for (const seed of [1, 2, 3]) {
+      const { bytes, starts, ends } = randomRanges(seed, 300, 3);
+      // Odd counts leave partly filled lane groups.
+      for (const count of [starts.length, starts.length - 1, starts.length - 2, starts.length - 3]) {
+        k.reset();
+        const src = k.copyBytes(bytes, bytes.length);
+        const got = k.md5Ranges(src, k.copyInt32(starts, count), k.copyInt32(ends, count), count);
+        const out = new Uint32Array(2);
+        for (let i = 0; i < count; i++) {
+          md5First64(bytes, starts[i], ends[i], out);
+          if (got[2 * i] !== out[0] || got[2 * i + 1] !== out[1]) {
+            throw new Error(`md5 of ${ends[i] - starts[i]} bytes differs: ${got[2 * i]},${got[2 * i + 1]} vs ${out[0]},${out[1]}`);
+          }
+        }
+      }
+    }
+  });
+
+  it('SHA-1: equal sha1FirstWord on random inputs of every length 0..300', () => {
+    const k = kernels();
+    for (const seed of [4, 5, 6]) {
+      const { bytes, starts, ends } = randomRanges(seed, 300, 3);
+      const count = starts.length - (seed % 4);
+      k.reset();
+      const src = k.copyBytes(bytes, bytes.length);
+      const got = k.sha1Ranges(src, k.copyInt32(starts, count), k.copyInt32(ends, count), count);
+      for (let i = 0; i < count; i++) expect(got[i]).toBe(sha1FirstWord(bytes, starts[i], ends[i]));
+    }
+  });
+
+  it('token hashes (memoized): datasketch sha1_hash32, on first sight, on repeats and after slot reuse', () => {
+    const k = kernels();
+    const next = rng(7);
+    // A small alphabet makes many repeats and many equal-length tokens; lengths cross the memo's 24.
+    const alphabet = Buffer.from('abcdefghij');
+    for (let round = 0; round < 6; round++) {
+      const bytes = new Uint8Array(200_000);
+      for (let i = 0; i < bytes.length; i++) bytes[i] = alphabet[next() % (round < 3 ? 3 : 10)];
+      const starts: number[] = [], ends: number[] = [];
+      for (let i = 0; i < 5000; i++) {
+        const len = next() % 40;
+        const start = next() % (bytes.length - 64);
+        starts.push(start);
+        ends.push(start + len);
+      }
+      k.reset();
+      const src = k.copyBytes(bytes, bytes.length);
+      const ptr = k.tokenHashesSha1(src, k.copyInt32(Int32Array.from(starts), 5000), k.copyInt32(Int32Array.from(ends), 5000), 5000);
+      const got = k.readUint32(ptr, 5000);
+      for (let i = 0; i < 5000; i++) expect(got[i]).toBe(byteSwap(sha1FirstWord(bytes, starts[i], ends[i])));
+    }
+  });
+
+  it('MinHash affine32: equal updateMinhash, for several permutation counts and hash counts', () => {
+    const k = kernels();
+    const next = rng(8);
+    for (const numPerm of [2, 3, 16, 17, 128, 200, 256]) {
+      for (const count of [0, 1, 3, 4, 5, 64, 1000]) {
+        const hashes = new Uint32Array(count);
+        for (let i = 0; i < count; i++) hashes[i] = next() % 8 === 0 && i > 0 ? hashes[next() % i] : next();
+        const perms = minhashPermutations(numPerm, count + 1);
+        const expected = emptyMinhash(numPerm);
+        updateMinhash(expected, perms, hashes, count);
+        // Starting from a signature that is not empty, too: the kernel folds into what is there.
+        const got = emptyMinhash(numPerm);
+        k.reset();
+        k.minhashAffine32(got, perms, k.copyUint32(hashes, count), count);
+        expect(Array.from(got)).toEqual(Array.from(expected));
+        const more = Array.from({ length: 7 }, () => next());
+        updateMinhash(expected, perms, more);
+        k.reset();
+        k.minhashAffine32(got, perms, k.copyUint32(more, more.length), more.length);
+        expect(Array.from(got)).toEqual(Array.from(expected));
+      }
+    }
+  });
+
+  it('SimHash: equal computeSimhash over md5First64 of word shingles, ties included', () => {
+    const k = kernels();
+    const next = rng(9);
+    const out = new Uint32Array(2);
+    for (let doc = 0; doc < 200; doc++) {
+      // Words joined by single spaces; few distinct words make repeated features and exact ties.
+      const vocabulary = 1 + (next() % (doc % 5 === 0 ? 2 : 50));
+      const wordCount = doc < 20 ? doc : next() % 400;
+      const words = Array.from({ length: wordCount }, () => `w${next() % vocabulary}${'x'.repeat(next() % (doc % 3 === 0 ? 90 : 8))}`);
+      const bytes = Buffer.from(words.join(' '));
+      const starts = new Int32Array(wordCount), ends = new Int32Array(wordCount);
+      let pos = 0;
+      words.forEach((w, i) => {
+        starts[i] = pos;
+        ends[i] = pos + w.length;
+        pos += w.length + 1;
+      });
+      for (const window of [1, 4]) {
+        const hashes: Hash64[] = [];
+        if (wordCount > 0) {
+          const features = wordCount <= window ? 1 : wordCount - window + 1;
+          const last = Math.min(window, wordCount) - 1;
+          for (let i = 0; i < features; i++) {
+            md5First64(bytes, starts[i], ends[i + last], out);
+            hashes.push({ hi: out[0], lo: out[1] });
+          }
+        }
+        k.reset();
+        const src = k.copyBytes(bytes, bytes.length);
+        const got = k.simhashShingles(src, k.copyInt32(starts, wordCount), k.copyInt32(ends, wordCount), wordCount, window);
+        expect(got).toEqual(computeSimhash(hashes));
+      }
+    }
+  });
+
+  it('grows its memory for large inputs', () => {
+    const k = kernels();
+    const bytes = randomBytes(5_000_000);
+    const starts = Int32Array.from({ length: 1000 }, (_, i) => i * 4999);
+    const ends = starts.map((s, i) => s + (i % 300));
+    k.reset();
+    const src = k.copyBytes(bytes, bytes.length);
+    const got = k.sha1Ranges(src, k.copyInt32(starts, 1000), k.copyInt32(ends, 1000), 1000);
+    for (let i = 0; i < 1000; i++) expect(got[i]).toBe(sha1FirstWord(bytes, starts[i], ends[i]));
+  });
+});
+
+describe('signer with and without the wasm kernels', () => {
+  it('gives identical signatures for every tokenizer, hash and scheme', async () => {
+    const { createSigner } = await import('../../src/signature.js');
+    const { TOKENIZER_NAMES } = await import('../../src/text/tokenize.js');
+    vi.resetModules();
+    vi.stubEnv('NEAR_DUP_WASM', '0');
+    let jsModule: typeof import('../../src/signature.js');
+    try {
+      jsModule = await import('../../src/signature.js');
+      const jsKernels = await import('../../src/sketch/wasm-kernels.js'); // the instance jsModule uses
+      expect(jsKernels.createWasmKernels()).toBeUndefined();
+    } finally {
+      vi.unstubAllEnvs();
+      vi.resetModules();
+    }
+    const next = rng(10);
+    const vocabulary = ['the', 'Python', 'café', 'naïve', 'PEP', '<b>bold</b>', '&amp;', 'über', '日本語', 'x'.repeat(30),
+      'enhancement', 'proposal', '', 'a', 'https://example.org/some/long/path/that/is/longer/than/a/block/of/md5/and/sha1'];
+    const docs = Array.from({ length: 60 }, (_, d) => {
+      const n = d < 5 ? d : next() % 600;
+      return Array.from({ length: n }, () => vocabulary[next() % vocabulary.length]).join(d % 4 === 0 ? '\n' : ' ');
+    });
+    const combos = [
+      ...TOKENIZER_NAMES.map((t) => ({ condenser: `${t}:norm-html:sha1:128` })),
+      { condenser: 'white-space:norm:mmh3:64' },
+      { condenser: 'white-space:none:crc32:20' },
+      { condenser: 'white-space-3-grams:norm-html:sha1:100', seed: 7 },
+      { condenser: 'white-space:norm-html:sha1:128', scheme: 'legacy' as const },
+    ];
+    for (const options of combos) {
+      const wasmSign = createSigner(options), jsSign = jsModule.createSigner(options);
+      for (const text of docs) expect(wasmSign(text)).toEqual(jsSign(text));
+    }
+  });
+});
