@@ -34,6 +34,8 @@ export interface DedupOptions {
   params?: string;
   /** Write every verified pair as a JSON line here. */
   pairsFile?: string;
+  /** Signatures kept in memory at once (default 100,000, about 100 MB); others are read again when needed. */
+  maxCachedSignatures?: number;
   /** Keep each document's best matches (at most 10) for --format text. */
   collectMatches?: boolean;
   dryRun?: boolean;
@@ -91,14 +93,41 @@ export interface DedupSummary {
   errorsFile?: string;
 }
 
-interface Stored {
+/** What verification needs of a document: about 1 KB, kept for the most recently used documents only. */
+interface Signature {
   values: Uint32Array;
   simhash: string;
+  /** A 32-bit hash of each band key, to tell whether two documents met in an earlier band. */
+  bands: Int32Array;
+}
+
+/** What the clusters need of a document: a few bytes, kept for every document seen. */
+interface Facts {
   tokens: number;
   sortKey: unknown;
   clusterId?: string;
-  /** A 32-bit hash of each band key, to tell whether two documents met in an earlier band. */
-  bands: Int32Array;
+}
+
+/** A Map that forgets its least recently used entries beyond `capacity`. */
+class RecentMap<K, V> {
+  private readonly map = new Map<K, V>();
+  constructor(private readonly capacity: number) {}
+  has(key: K): boolean {
+    return this.map.has(key);
+  }
+  get(key: K): V | undefined {
+    const value = this.map.get(key);
+    if (value !== undefined) {
+      this.map.delete(key);
+      this.map.set(key, value);
+    }
+    return value;
+  }
+  set(key: K, value: V): void {
+    this.map.delete(key);
+    this.map.set(key, value);
+    if (this.map.size > this.capacity) this.map.delete(this.map.keys().next().value as K);
+  }
 }
 
 interface DedupState {
@@ -158,7 +187,10 @@ export async function dedupIndex(client: EngineClient, options: DedupOptions): P
     // 1. Buckets of two or more documents, partition by partition. Verified pairs are not kept in memory:
     // they go to the pairs file as they are found, into the union-find, and into per-document maxima.
     const uf = new UnionFind();
-    const stored = new Map<string, Stored>();
+    // Signatures of the documents met recently (bounded: memory does not grow with the index), and the
+    // few facts about every document met that clusters need.
+    const stored = new RecentMap<string, Signature>(options.maxCachedSignatures ?? 100_000);
+    const facts = new Map<string, Facts>();
     const canonical = options.canonical ?? 'oldest';
     const sortField = canonical === 'longest' ? f('token_count') : typeof canonical === 'object' ? canonical.field : (options.dateField ?? f('annotated_at'));
     let buckets = 0;
@@ -186,10 +218,12 @@ export async function dedupIndex(client: EngineClient, options: DedupOptions): P
           stored.set(hit._id, {
             values: deserializeLeanMinhash(Buffer.from(minhash, 'base64')).values,
             simhash: String(valueAt(source, f('simhash')) ?? '0000000000000000'),
+            bands: Int32Array.from(bands, keyHash),
+          });
+          facts.set(hit._id, {
             tokens: Number(valueAt(source, f('token_count')) ?? 0),
             sortKey: valueAt(source, sortField),
             clusterId: (valueAt(source, f('cluster_id')) as string | null | undefined) ?? undefined,
-            bands: Int32Array.from(bands, keyHash),
           });
         }
       }
@@ -197,7 +231,8 @@ export async function dedupIndex(client: EngineClient, options: DedupOptions): P
 
     /** Verifies one pair; a verified pair joins the two documents and is reported. */
     const verify = (x: string, y: string): boolean => {
-      const a = stored.get(x)!, b = stored.get(y)!;
+      const a = stored.get(x), b = stored.get(y);
+      if (!a || !b) return false;
       candidatePairs++;
       const jaccard = minhashJaccard(a.values, b.values);
       if (jaccard < minSimilarity) return false;
@@ -221,7 +256,8 @@ export async function dedupIndex(client: EngineClient, options: DedupOptions): P
     /** Whether two documents share a band key before `band`: then that earlier bucket already decided them. */
     const decidedEarlier = (x: string, y: string, band: number | undefined): boolean => {
       if (band === undefined) return false;
-      const a = stored.get(x)!.bands, b = stored.get(y)!.bands;
+      const a = stored.get(x)?.bands, b = stored.get(y)?.bands;
+      if (!a || !b) return false;
       for (let j = 0; j < band && j < a.length && j < b.length; j++) if (a[j] === b[j]) return true;
       return false;
     };
@@ -235,7 +271,7 @@ export async function dedupIndex(client: EngineClient, options: DedupOptions): P
     const verifyBucket = async (ids: string[], options: { anchor?: string; band?: number } = {}) => {
       buckets++;
       await load(ids);
-      const present = ids.filter((id) => stored.has(id));
+      const present = ids.filter((id) => stored.get(id) !== undefined); // also marks them recently used
       if (options.anchor !== undefined) {
         if (!stored.has(options.anchor)) return;
         for (const id of present) if (id !== options.anchor) verify(options.anchor, id);
@@ -344,7 +380,7 @@ export async function dedupIndex(client: EngineClient, options: DedupOptions): P
       // Members of every cluster the new documents were in, or now join.
       decided = new Set([...fresh, ...involved]);
       await load([...decided]);
-      const clusterIds = new Set([...decided].map((id) => stored.get(id)?.clusterId).filter((c): c is string => Boolean(c)));
+      const clusterIds = new Set([...decided].map((id) => facts.get(id)?.clusterId).filter((c): c is string => Boolean(c)));
       for (const ids of chunks([...clusterIds], 500)) {
         for await (const page of scanIndex(client, {
           index: options.index,
@@ -363,7 +399,7 @@ export async function dedupIndex(client: EngineClient, options: DedupOptions): P
     const clusters: DedupCluster[] = [];
     for (const members of uf.groups()) {
       members.sort();
-      const chosen = pickCanonical(members, stored, canonical);
+      const chosen = pickCanonical(members, facts, canonical);
       clusters.push({ id: chosen, canonical: chosen, members, maxSimilarity: new Map(members.map((m) => [m, bestMatch.get(m) ?? 0])) });
     }
     clusters.sort((a, b) => b.members.length - a.members.length || (a.id < b.id ? -1 : 1));
@@ -404,7 +440,7 @@ export async function dedupIndex(client: EngineClient, options: DedupOptions): P
         await update(id, { cluster_id: null, duplicate_of: null, is_canonical: null, cluster_size: null, max_similarity: null });
       };
       if (decided) {
-        for (const id of decided) if (stored.get(id)?.clusterId) await clear(id);
+        for (const id of decided) if (facts.get(id)?.clusterId) await clear(id);
       } else {
         for await (const page of scanIndex(client, {
           index: options.index,
@@ -471,9 +507,9 @@ async function bucketMembers(client: EngineClient, index: string, scope: object,
   return response.hits.hits.map((h) => h._id);
 }
 
-function pickCanonical(members: string[], stored: Map<string, Stored>, rule: CanonicalRule): string {
-  const key = (id: string) => stored.get(id)?.sortKey;
-  const tokens = (id: string) => stored.get(id)?.tokens ?? 0;
+function pickCanonical(members: string[], facts: Map<string, Facts>, rule: CanonicalRule): string {
+  const key = (id: string) => facts.get(id)?.sortKey;
+  const tokens = (id: string) => facts.get(id)?.tokens ?? 0;
   const compare = (a: unknown, b: unknown) => {
     if (a === b) return 0;
     if (a === undefined || a === null) return 1;

@@ -67,6 +67,14 @@ forEachEngine('dedup', (ctx) => {
     }
   });
 
+  it('finds the same clusters with a signature cache far smaller than the index', async () => {
+    const roomy = await dedupIndex(ctx.client, { index, minSimilarity: THRESHOLD, dryRun: true, full: true });
+    const tight = await dedupIndex(ctx.client, { index, minSimilarity: THRESHOLD, dryRun: true, full: true, maxCachedSignatures: 40 });
+    expect(tight.clusters).toBe(roomy.clusters);
+    expect(tight.duplicates).toBe(roomy.duplicates);
+    expect(tight.top).toEqual(roomy.top);
+  });
+
   it('writes clusters equal to the connected components of the verified pairs, with the oldest as canonical', async () => {
     const uf = new UnionFind();
     for (const p of pairs) uf.union(p.a, p.b);
