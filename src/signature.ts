@@ -199,10 +199,37 @@ export function createSigner(options: SignerOptions = {}): Signer {
     } else updateMinhash(minhash, perms, distinct.values, distinct.size);
   };
 
+  // All of it in wasm: words laid out there, token hashes, MinHash and SimHash.
+  const wasmWhole = wasmMinhash && spec.tokenizer === 'white-space' && spec.hash === 'sha1';
+
+  const signature = (clean: string, tokenCount: number, wordCount: number, minhash: Uint32Array, fingerprint: Hash64): Signature => {
+    const empty = tokenCount === 0;
+    return {
+      condenser: settings.condenser,
+      tokens: tokenCount,
+      minhash,
+      lsh,
+      bands: empty ? [] : bandKeys(minhash, lsh),
+      simhash: simhashHex(fingerprint),
+      simhash_blocks: empty || wordCount === 0 ? [] : simhashBlockKeys(fingerprint, simhashBlocks),
+      content_hash: contentHash(clean),
+    };
+  };
+
   const signNormalized = (clean: string): Signature => {
+    const minhash = emptyMinhash(spec.numPerm);
+    if (wasm && wasmWhole) {
+      wasm.reset();
+      const laid = wasm.layoutAsciiWords(clean);
+      if (laid) {
+        const hashes = wasm.tokenHashesSha1(laid.src, laid.starts, laid.ends, laid.count);
+        wasm.minhashAffine32(minhash, perms, hashes, laid.count);
+        const fingerprint = wasm.simhashShingles(laid.src, laid.starts, laid.ends, laid.count, SIMHASH_WINDOW);
+        return signature(clean, laid.count, laid.count, minhash, fingerprint);
+      }
+    }
     layoutWords(clean, words);
     const tokens = layoutTokens(clean, words, tokenBuf);
-    const minhash = emptyMinhash(spec.numPerm);
     let fingerprint: Hash64;
     if (wasm) {
       wasm.reset();
@@ -233,17 +260,7 @@ export function createSigner(options: SignerOptions = {}): Signer {
       }
       fingerprint = acc.result();
     }
-    const empty = tokens.count === 0;
-    return {
-      condenser: settings.condenser,
-      tokens: tokens.count,
-      minhash,
-      lsh,
-      bands: empty ? [] : bandKeys(minhash, lsh),
-      simhash: simhashHex(fingerprint),
-      simhash_blocks: empty || words.count === 0 ? [] : simhashBlockKeys(fingerprint, simhashBlocks),
-      content_hash: contentHash(clean),
-    };
+    return signature(clean, tokens.count, words.count, minhash, fingerprint);
   };
   const sign = ((text: string): Signature => signNormalized(normalize(text))) as Signer;
   sign.settings = settings;

@@ -34,7 +34,7 @@ export interface DedupOptions {
   params?: string;
   /** Write every verified pair as a JSON line here. */
   pairsFile?: string;
-  /** Signatures kept in memory at once (default 100,000, about 100 MB); others are read again when needed. */
+  /** Signatures kept in memory at once (default 250,000, a few hundred MB); others are read again when needed. */
   maxCachedSignatures?: number;
   /** Keep each document's best matches (at most 10) for --format text. */
   collectMatches?: boolean;
@@ -189,7 +189,7 @@ export async function dedupIndex(client: EngineClient, options: DedupOptions): P
     const uf = new UnionFind();
     // Signatures of the documents met recently (bounded: memory does not grow with the index), and the
     // few facts about every document met that clusters need.
-    const stored = new RecentMap<string, Signature>(options.maxCachedSignatures ?? 100_000);
+    const stored = new RecentMap<string, Signature>(options.maxCachedSignatures ?? 250_000);
     const facts = new Map<string, Facts>();
     const canonical = options.canonical ?? 'oldest';
     const sortField = canonical === 'longest' ? f('token_count') : typeof canonical === 'object' ? canonical.field : (options.dateField ?? f('annotated_at'));

@@ -21,14 +21,33 @@ const WA = (globalThis as unknown as { WebAssembly?: WasmApi }).WebAssembly;
 interface KernelExports {
   memory: WasmMemory;
   init(): number;
-  ensure(end: number): void;
+  ensure(end: number): number;
   simhashShingles(src: number, starts: number, ends: number, count: number, window: number, out: number): number;
   md5Ranges(src: number, starts: number, ends: number, count: number, out: number): void;
   sha1Ranges(src: number, starts: number, ends: number, count: number, out: number): void;
   tokenHashesSha1(src: number, starts: number, ends: number, count: number, out: number): void;
   distinctInPlace(values: number, count: number, table: number, slots: number): number;
   minhashAffine32(values: number, a: number, b: number, perms: number, hashes: number, count: number): void;
+  layoutAsciiWords(ptr: number, len: number, starts: number, ends: number): number;
+  foldAscii(ptr: number, len: number, table: number): number;
 }
+
+/** Words laid out in the arena: bytes at src, word i is [starts[i], ends[i]) (arena pointers). */
+export interface ArenaWords {
+  src: number;
+  starts: number;
+  ends: number;
+  count: number;
+}
+
+const KERNEL_EXPORTS: readonly (keyof KernelExports)[] = [
+  'init', 'ensure', 'simhashShingles', 'md5Ranges', 'sha1Ranges', 'tokenHashesSha1', 'distinctInPlace', 'minhashAffine32',
+  'layoutAsciiWords', 'foldAscii',
+];
+
+const encoder = new TextEncoder();
+// A 32-bit memory's limit (65,536 pages of 64 KiB), less one page so that addresses fit an i32 argument.
+const MAX_MEMORY = 2 ** 32 - 65536;
 
 // The build beside this module; when this module runs from the TypeScript sources (the tests), the
 // build in dist/ (npm test builds first).
@@ -84,10 +103,13 @@ export class WasmKernels {
 
   /** `bytes` bytes of arena, 16-byte aligned. */
   alloc(bytes: number): number {
-    const ptr = (this.top + 15) & ~15;
-    const end = ptr + bytes + 32; // slack: kernels may read up to 24 bytes past a range
+    const ptr = Math.ceil(this.top / 16) * 16; // (not bit operations: addresses may pass 2^31)
+    const end = ptr + bytes + 64; // slack: kernels may read up to 64 bytes from the start of a range
     if (end > this.limit) {
-      this.x.ensure(Math.max(end, this.limit * 2));
+      // Double, so that a growing document size does not grow the memory page by page.
+      if (end > MAX_MEMORY || (!this.x.ensure(Math.min(Math.max(end, this.limit * 2), MAX_MEMORY)) && !this.x.ensure(end))) {
+        throw new RangeError(`the WebAssembly kernels cannot grow their memory to ${end} bytes`);
+      }
       this.refreshViews();
     }
     this.top = ptr + bytes;
@@ -102,16 +124,60 @@ export class WasmKernels {
 
   copyInt32(values: Int32Array, count: number): number {
     const ptr = this.alloc(count * 4);
-    this.i32.set(values.subarray(0, count), ptr >> 2);
+    this.i32.set(values.subarray(0, count), ptr >>> 2);
     return ptr;
   }
 
   copyUint32(values: ArrayLike<number>, count: number): number {
     const ptr = this.alloc(count * 4);
-    const at = ptr >> 2;
+    const at = ptr >>> 2;
     if (values instanceof Uint32Array) this.u32.set(values.subarray(0, count), at);
     else for (let i = 0; i < count; i++) this.u32[at + i] = values[i];
     return ptr;
+  }
+
+  /**
+   * layoutWords (src/text/token-ranges.ts) in the arena, for a text that is all ASCII; undefined for
+   * any other text (and then the arena holds garbage up to the next reset).
+   */
+  layoutAsciiWords(text: string): ArenaWords | undefined {
+    const len = text.length;
+    const src = this.alloc(len);
+    const { read, written } = encoder.encodeInto(text, this.u8.subarray(src, src + len));
+    if (read !== len || written !== len) return undefined;
+    const maxWords = (len + 1) >> 1;
+    const starts = this.alloc(maxWords * 4), ends = this.alloc(maxWords * 4);
+    return { src, starts, ends, count: this.x.layoutAsciiWords(src, len, starts, ends) };
+  }
+
+  /**
+   * Applies a 128-entry byte action table (0 keep, 1 lowercase, 2 drop, 3 word break) to the text, as
+   * src/text/normalize.ts foldAscii does. With `asciiOnly`, a text that is not all ASCII gives
+   * undefined; without, the text is taken as Latin-1 (its chars' low bytes), as foldAscii takes it.
+   */
+  foldAscii(text: string, table: Uint8Array, asciiOnly: boolean): string | undefined {
+    this.reset();
+    const len = text.length;
+    const tablePtr = this.copyBytes(table, 128);
+    const src = this.alloc(len);
+    if (asciiOnly) {
+      const { read, written } = encoder.encodeInto(text, this.u8.subarray(src, src + len));
+      if (read !== len || written !== len) return undefined;
+    } else {
+      Buffer.from(this.u8.buffer, src, len).write(text, 0, 'latin1');
+    }
+    const n = this.x.foldAscii(src, len, tablePtr);
+    return Buffer.from(this.u8.buffer, src, n).toString('latin1');
+  }
+
+  /** Reads `count` int32 values at ptr. */
+  readInt32(ptr: number, count: number): Int32Array {
+    return this.i32.slice(ptr >>> 2, (ptr >>> 2) + count);
+  }
+
+  /** Reads `length` bytes at ptr. */
+  readBytes(ptr: number, length: number): Uint8Array {
+    return this.u8.slice(ptr, ptr + length);
   }
 
   /**
@@ -121,21 +187,21 @@ export class WasmKernels {
   simhashShingles(src: number, starts: number, ends: number, count: number, window: number): Hash64 {
     const out = this.alloc(8);
     this.x.simhashShingles(src, starts, ends, count, window, out);
-    return { hi: this.u32[out >> 2], lo: this.u32[(out >> 2) + 1] };
+    return { hi: this.u32[out >>> 2], lo: this.u32[(out >>> 2) + 1] };
   }
 
   /** md5First64 of each range, as (hi, lo) pairs. */
   md5Ranges(src: number, starts: number, ends: number, count: number): Uint32Array {
     const out = this.alloc(count * 8);
     this.x.md5Ranges(src, starts, ends, count, out);
-    return this.u32.slice(out >> 2, (out >> 2) + 2 * count);
+    return this.u32.slice(out >>> 2, (out >>> 2) + 2 * count);
   }
 
   /** sha1FirstWord of each range. */
   sha1Ranges(src: number, starts: number, ends: number, count: number): Uint32Array {
     const out = this.alloc(count * 4);
     this.x.sha1Ranges(src, starts, ends, count, out);
-    return this.u32.slice(out >> 2, (out >> 2) + count);
+    return this.u32.slice(out >>> 2, (out >>> 2) + count);
   }
 
   /** datasketch's sha1_hash32 of each range, into a new arena array (returned as its pointer). */
@@ -147,7 +213,7 @@ export class WasmKernels {
 
   /** Reads `count` uint32 values at ptr. */
   readUint32(ptr: number, count: number): Uint32Array {
-    return this.u32.slice(ptr >> 2, (ptr >> 2) + count);
+    return this.u32.slice(ptr >>> 2, (ptr >>> 2) + count);
   }
 
   private paddedPerms(perms: Permutations): PaddedPerms {
@@ -176,9 +242,9 @@ export class WasmKernels {
     const { a, b, padded } = this.paddedPerms(perms);
     const ap = this.copyUint32(a, padded), bp = this.copyUint32(b, padded);
     const vp = this.alloc(padded * 4);
-    this.u32.set(values, vp >> 2);
+    this.u32.set(values, vp >>> 2);
     this.x.minhashAffine32(vp, ap, bp, padded, hashes, distinct);
-    values.set(this.u32.subarray(vp >> 2, (vp >> 2) + values.length));
+    values.set(this.u32.subarray(vp >>> 2, (vp >>> 2) + values.length));
   }
 }
 
@@ -194,8 +260,9 @@ export function kernelModule(): WasmModule | undefined {
     if (file) {
       try {
         const module = new WA!.Module(readFileSync(file));
-        new WA!.Instance(module, {}); // SIMD support is checked at compile time; this checks the rest
-        loaded = module;
+        // SIMD support is checked when the module compiles; this checks that it runs and is this build's.
+        const exports = new WA!.Instance(module, {}).exports as Record<string, unknown>;
+        if (KERNEL_EXPORTS.every((name) => typeof exports[name] === 'function')) loaded = module;
       } catch {
         loaded = null;
       }

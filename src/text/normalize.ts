@@ -6,6 +6,7 @@
 import anyAscii from 'any-ascii';
 import { stripHtml } from './html.js';
 import { repairUnicode } from './repair.js';
+import { createWasmKernels, type WasmKernels } from '../sketch/wasm-kernels.js';
 
 export type NormalizerName = 'none' | 'norm' | 'norm-html';
 export const NORMALIZERS: readonly NormalizerName[] = ['none', 'norm', 'norm-html'];
@@ -44,10 +45,29 @@ function foldAscii(text: string): string {
   return Buffer.from(out.buffer, out.byteOffset, n).toString('latin1');
 }
 
+// On ASCII text the whole of normalizeText is one byte-wise pass: repairUnicode only drops the ASCII
+// control characters it counts as junk (a drop, like punctuation's), and the only ASCII currency symbol
+// is "$" (a word break); transliteration and NFC change nothing.
+const ASCII_NORMALIZE = ASCII_ACTION.map((action, c) =>
+  (c <= 8 || c === 11 || (c >= 14 && c <= 31) || c === 127) ? DROP : c === 36 ? BREAK : action,
+);
+
+// The WebAssembly kernels, made on first use (undefined when they are unavailable).
+let kernels: WasmKernels | undefined | null = null;
+function wasmKernels(): WasmKernels | undefined {
+  if (kernels === null) kernels = createWasmKernels();
+  return kernels;
+}
+
 export function normalizeText(text: string): string {
+  const wasm = wasmKernels();
+  if (wasm) {
+    const folded = wasm.foldAscii(text, ASCII_NORMALIZE, true);
+    if (folded !== undefined) return folded;
+  }
   let out = repairUnicode(text).replace(CURRENCY, ' ');
   out = out.replace(NON_ASCII, (run) => anyAscii(run));
-  return foldAscii(out);
+  return wasm ? wasm.foldAscii(out, ASCII_ACTION, false)! : foldAscii(out);
 }
 
 export function normalizer(name: NormalizerName): (text: string) => string {

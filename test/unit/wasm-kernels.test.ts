@@ -5,6 +5,7 @@ import { md5First64, sha1FirstWord, byteSwap } from '../../src/sketch/digests.js
 import { emptyMinhash, minhashPermutations, updateMinhash } from '../../src/sketch/minhash.js';
 import { computeSimhash, type Hash64 } from '../../src/sketch/simhash.js';
 import { createWasmKernels, type WasmKernels } from '../../src/sketch/wasm-kernels.js';
+import { layoutWords, TokenRanges } from '../../src/text/token-ranges.js';
 
 // A deterministic generator, so that a failure can be replayed.
 function rng(seed: number): () => number {
@@ -164,6 +165,40 @@ describe('wasm kernels', () => {
     }
   });
 
+  it('word layout: equal layoutWords on ASCII text with every kind of white space', () => {
+    const k = kernels();
+    const next = rng(11);
+    const pieces = ['a', 'bc', 'word', 'x'.repeat(70), ' ', '  ', '\t', '\n', '\r\n', '\x0b', '\x0c', '\x1c', '\x1d', '\x1e', '\x1f',
+      '\x00', '\x01', '\x7f', '\x08', '\x0e', '!', '.'];
+    const words = new TokenRanges();
+    const wordPool = ['a', 'to', 'the', 'word', 'longer', 'x'.repeat(15), 'y'.repeat(16), 'z'.repeat(17), 'Caps9'];
+    const flaws = ['', '', '', ' ', '  ', '\t', '\x1f', '\n'];
+    for (let doc = 0; doc < 1500; doc++) {
+      let text: string;
+      if (doc % 3 === 2) {
+        // Laid out already (the normalizers' output), and the same with one flaw somewhere.
+        const n = next() % 120;
+        text = Array.from({ length: n }, () => wordPool[next() % wordPool.length]).join(' ');
+        const at = next() % (text.length + 1);
+        text = text.slice(0, at) + flaws[next() % flaws.length] + text.slice(at);
+      } else {
+        const n = doc < 30 ? doc : next() % 300;
+        text = Array.from({ length: n }, () => pieces[next() % pieces.length]).join('');
+      }
+      layoutWords(text, words);
+      k.reset();
+      const laid = k.layoutAsciiWords(text);
+      if (!laid) throw new Error('an ASCII text was not laid out');
+      expect(laid.count).toBe(words.count);
+      expect(Array.from(k.readInt32(laid.starts, laid.count))).toEqual(Array.from(words.starts.subarray(0, words.count)));
+      expect(Array.from(k.readInt32(laid.ends, laid.count))).toEqual(Array.from(words.ends.subarray(0, words.count)));
+      expect(Buffer.from(k.readBytes(laid.src, words.length))).toEqual(Buffer.from(words.bytes.subarray(0, words.length)));
+    }
+    k.reset();
+    expect(k.layoutAsciiWords('café au lait')).toBeUndefined();
+    expect(k.layoutAsciiWords('\u2003x')).toBeUndefined();
+  });
+
   it('grows its memory for large inputs', () => {
     const k = kernels();
     const bytes = randomBytes(5_000_000);
@@ -176,32 +211,67 @@ describe('wasm kernels', () => {
   });
 });
 
+// The same modules with the kernels turned off (fresh module instances, loaded under NEAR_DUP_WASM=0).
+async function jsOnlyModules() {
+  vi.resetModules();
+  vi.stubEnv('NEAR_DUP_WASM', '0');
+  try {
+    const signature = await import('../../src/signature.js');
+    const normalize = await import('../../src/text/normalize.js');
+    const kernelsModule = await import('../../src/sketch/wasm-kernels.js'); // the instance those use
+    expect(kernelsModule.createWasmKernels()).toBeUndefined();
+    return { signature, normalize };
+  } finally {
+    vi.unstubAllEnvs();
+    vi.resetModules();
+  }
+}
+
+describe('normalizer with and without the wasm kernels', () => {
+  it('gives identical text on ASCII and non-ASCII input, control characters and currency included', async () => {
+    const { normalizeText, normalizer } = await import('../../src/text/normalize.js');
+    const js = (await jsOnlyModules()).normalize;
+    const next = rng(12);
+    const ascii = Array.from({ length: 128 }, (_, c) => String.fromCharCode(c));
+    const other = ['é', 'Ã©', 'â€™', '€', '£', '¥', '\u0080', '\u009f', '\ufeff', '\ud800', '\udc00', '🙂', '日本', 'ﬁ', 'Å', 'A\u030a', '＄', '\u2003'];
+    for (let doc = 0; doc < 400; doc++) {
+      const n = next() % 300;
+      const text = Array.from({ length: n }, () => {
+        const r = next() % 100;
+        return r < 60 ? ascii[32 + (next() % 96)] : r < 80 ? ascii[next() % 128] : r < 90 && doc % 2 ? other[next() % other.length] : 'Word';
+      }).join('');
+      expect(normalizeText(text)).toBe(js.normalizeText(text));
+      expect(normalizer('norm-html')(text)).toBe(js.normalizer('norm-html')(text));
+    }
+    // Every ASCII character alone and between letters.
+    for (const c of ascii) {
+      for (const text of [c, `a${c}b`, `A${c}${c}B `, ` ${c}`]) expect(normalizeText(text)).toBe(js.normalizeText(text));
+    }
+  });
+});
+
 describe('signer with and without the wasm kernels', () => {
   it('gives identical signatures for every tokenizer, hash and scheme', async () => {
     const { createSigner } = await import('../../src/signature.js');
     const { TOKENIZER_NAMES } = await import('../../src/text/tokenize.js');
-    vi.resetModules();
-    vi.stubEnv('NEAR_DUP_WASM', '0');
-    let jsModule: typeof import('../../src/signature.js');
-    try {
-      jsModule = await import('../../src/signature.js');
-      const jsKernels = await import('../../src/sketch/wasm-kernels.js'); // the instance jsModule uses
-      expect(jsKernels.createWasmKernels()).toBeUndefined();
-    } finally {
-      vi.unstubAllEnvs();
-      vi.resetModules();
-    }
+    const jsModule = (await jsOnlyModules()).signature;
     const next = rng(10);
     const vocabulary = ['the', 'Python', 'café', 'naïve', 'PEP', '<b>bold</b>', '&amp;', 'über', '日本語', 'x'.repeat(30),
       'enhancement', 'proposal', '', 'a', 'https://example.org/some/long/path/that/is/longer/than/a/block/of/md5/and/sha1'];
-    const docs = Array.from({ length: 60 }, (_, d) => {
+    const separators = [' ', '\n', '  ', '\t\r\n', '\x1f', '\u2003', ' \x00 '];
+    const docs = Array.from({ length: 80 }, (_, d) => {
       const n = d < 5 ? d : next() % 600;
-      return Array.from({ length: n }, () => vocabulary[next() % vocabulary.length]).join(d % 4 === 0 ? '\n' : ' ');
+      const words = Array.from({ length: n }, () => vocabulary[next() % vocabulary.length]);
+      if (d % 2 === 0) return words.join(separators[d % separators.length]);
+      return words.map((w) => w + separators[next() % separators.length]).join('');
     });
+    docs.push('', ' ', '\n\t', 'one', 'one two three', 'one two three four', 'one two three four five');
     const combos = [
       ...TOKENIZER_NAMES.map((t) => ({ condenser: `${t}:norm-html:sha1:128` })),
       { condenser: 'white-space:norm:mmh3:64' },
       { condenser: 'white-space:none:crc32:20' },
+      { condenser: 'white-space:none:sha1:128' },
+      { condenser: 'white-space:none:sha1:128', simhashBlocks: 4 },
       { condenser: 'white-space-3-grams:norm-html:sha1:100', seed: 7 },
       { condenser: 'white-space:norm-html:sha1:128', scheme: 'legacy' as const },
     ];

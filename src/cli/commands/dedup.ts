@@ -7,6 +7,7 @@ import { UsageError } from '../../errors.js';
 import { type CanonicalRule, dedupIndex } from '../../jobs/dedup.js';
 import { type ConnectionArgs, connectFromArgs, withConnectionOptions } from '../connection-options.js';
 import { createProgressPrinter } from '../progress.js';
+import { requireWholeNumbers } from '../signer-options.js';
 
 interface DedupArgs extends ConnectionArgs {
   index: string;
@@ -20,6 +21,7 @@ interface DedupArgs extends ConnectionArgs {
   output?: string;
   dryRun: boolean;
   full: boolean;
+  maxCachedSignatures: number;
 }
 
 export function parseCanonical(value: string): CanonicalRule {
@@ -48,6 +50,11 @@ export const dedupCommand: CommandModule<object, DedupArgs> = {
       .option('format', { choices: ['json', 'text'], default: 'json', describe: 'json: a summary; text: one line per document "ID  # max 0.912 matches ID2, ID3"' })
       .option('output', { alias: 'o', type: 'string', describe: 'write the --format text lines to this file instead of stdout' })
       .option('dry-run', { type: 'boolean', default: false, describe: 'find and report clusters, write nothing back' })
+      .option('max-cached-signatures', {
+        type: 'number',
+        default: 250_000,
+        describe: 'signatures held in memory at once (about 1 KB each); beyond that they are read again when needed',
+      })
       .option('full', { type: 'boolean', default: false, describe: 'redo the whole index (by default a re-run only revisits what was annotated since the last run)' })
       .example('near-dup dedup --index news --canonical oldest --date-field published', 'cluster and keep the first published')
       .example('near-dup dedup --index news --format text --pairs pairs.jsonl', 'list duplicates') as never,
@@ -55,6 +62,7 @@ export const dedupCommand: CommandModule<object, DedupArgs> = {
     prefixPath(argv.prefix);
     const canonical = parseCanonical(argv.canonical);
     if (!(argv.minSimilarity > 0 && argv.minSimilarity <= 1)) throw new UsageError(`--min-similarity must be above 0 and at most 1, got ${argv.minSimilarity}`);
+    requireWholeNumbers([['max-cached-signatures', argv.maxCachedSignatures, 1000]]);
     const client = await connectFromArgs(argv);
     const progress = createProgressPrinter('dedup');
     try {
@@ -69,6 +77,7 @@ export const dedupCommand: CommandModule<object, DedupArgs> = {
         collectMatches: argv.format === 'text',
         dryRun: argv.dryRun,
         full: argv.full,
+        maxCachedSignatures: argv.maxCachedSignatures,
         onProgress: (p) => progress.update({ seen: p.done, total: p.total, elapsedSeconds: p.elapsedSeconds }),
       });
       progress.done();
