@@ -5,7 +5,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { PassThrough, Readable, Writable } from 'node:stream';
+import { Readable, Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { createSigner } from '../../dist/signature.js';
 import { DistinctUint32 } from '../../dist/sketch/distinct.js';
@@ -63,11 +63,15 @@ for (let round = 0; round < 2; round++) {
 }
 const rssSingle = process.memoryUsage.rss() / 1e6;
 
-// near-dup batch mode on every core, through the same path as `near-dup sign --jsonl`.
-const input = Readable.from(docs.map((d) => JSON.stringify({ id: d.id, text: d.text }) + '\n'));
-let outBytes = 0;
-const sink = new Writable({ write(chunk, _enc, cb) { outBytes += chunk.length; cb(); } });
-const batch = await signStream(input, sink, { signer: {}, fields: { textField: 'text', idField: 'id' } });
+// near-dup batch mode, through the same path as `near-dup sign --jsonl` (JSON lines in and out, worker
+// threads started cold), on one worker thread and on every core.
+const lines = docs.map((d) => Buffer.from(JSON.stringify({ id: d.id, text: d.text }) + '\n'));
+const batchRun = async (threads) => {
+  const sink = new Writable({ write(_chunk, _enc, cb) { cb(); } });
+  return signStream(Readable.from(lines), sink, { signer: {}, fields: { textField: 'text', idField: 'id' }, threads });
+};
+const batch1 = await batchRun(1);
+const batch = await batchRun(os.availableParallelism());
 
 // datasketch.
 const python = pythonPeer();
@@ -80,8 +84,12 @@ const row = (name, seconds) =>
 console.log(row('datasketch MinHash.update_batch (1 core)', peer.seconds) + `   peak ${peer.peak_mb.toFixed(0)} MB`);
 console.log(row('near-dup MinHash only, same tokens (1 thread)', minhashSeconds) + `   ratio ${(peer.seconds / minhashSeconds).toFixed(2)}x`);
 console.log(row('near-dup sign, MinHash+SimHash (1 thread)', single) + `   ratio ${(peer.seconds / single).toFixed(2)}x`);
-console.log(row(`near-dup sign --jsonl (${os.availableParallelism()} threads)`, batch.seconds) + `   ratio ${(peer.seconds / batch.seconds).toFixed(2)}x`);
+console.log(row('near-dup sign --jsonl (1 worker thread)', batch1.seconds) + `   ratio ${(peer.seconds / batch1.seconds).toFixed(2)}x`);
+console.log(
+  row(`near-dup sign --jsonl (${os.availableParallelism()} worker threads)`, batch.seconds) +
+    `   ratio ${(peer.seconds / batch.seconds).toFixed(2)}x, ${(batch1.seconds / batch.seconds).toFixed(2)}x one worker`,
+);
 console.log(`near-dup peak memory (main process, RSS): ${peakMb.toFixed(0)} MB (after single-thread pass: ${rssSingle.toFixed(0)} MB); datasketch ${peer.datasketch}`);
 console.log(`MinHash checksum ${checksum >>> 0} vs datasketch ${peer.checksum}: ${checksum >>> 0 === peer.checksum ? 'identical' : 'DIFFERENT'}`);
 if ((checksum >>> 0) !== peer.checksum) throw new Error('MinHash values differ from datasketch');
-if (batch.failed > 0) throw new Error(`${batch.failed} documents failed in batch mode`);
+if (batch.failed + batch1.failed > 0) throw new Error(`${batch.failed} documents failed in batch mode`);

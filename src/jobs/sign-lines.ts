@@ -15,6 +15,15 @@ export interface SignedLines {
   empty: number;
 }
 
+export interface SignedBytes {
+  /** Output lines as UTF-8, each ending in a newline, in input order. */
+  out: Uint8Array;
+  /** Lines that were not blank. */
+  documents: number;
+  failed: number;
+  empty: number;
+}
+
 /** The text of a document field: a string, or an array of strings joined by newlines. */
 export function documentText(value: unknown, field: string): string {
   if (typeof value === 'string') return value;
@@ -50,4 +59,17 @@ export function signLines(signer: Signer, lines: string[], firstLineNumber: numb
     }
   });
   return { out, failed, empty };
+}
+
+const decoder = new TextDecoder();
+const encoder = new TextEncoder();
+
+/** signLines over a batch of whole lines given as UTF-8 bytes (invalid sequences read as U+FFFD). */
+export function signBytes(signer: Signer, bytes: Uint8Array, firstLineNumber: number, fields: LineFields): SignedBytes {
+  const lines = decoder.decode(bytes).split('\n');
+  if (lines[lines.length - 1] === '') lines.pop();
+  let documents = 0;
+  for (const line of lines) if (line.trim() !== '') documents++;
+  const { out, failed, empty } = signLines(signer, lines, firstLineNumber, fields);
+  return { out: encoder.encode(out), documents, failed, empty };
 }

@@ -4,13 +4,14 @@ import os from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { Piscina } from 'piscina';
 import type { AnnotateResult } from './annotate-batch.js';
-import type { SignedLines } from './sign-lines.js';
+import type { SignedBytes } from './sign-lines.js';
 import type { IngestResult } from './ingest-lines.js';
 import type { AnnotateTask, IngestTask, SignTask } from './sign-worker.js';
 
 export interface SignPool {
   readonly threads: number;
-  signLines(task: Omit<SignTask, 'kind'>): Promise<SignedLines>;
+  /** Signs a batch of JSON lines; the buffers in `transfer` are moved to the worker, not copied. */
+  signBytes(task: Omit<SignTask, 'kind'>, transfer?: ArrayBuffer[]): Promise<SignedBytes>;
   annotate(task: Omit<AnnotateTask, 'kind'>): Promise<AnnotateResult[]>;
   ingest(task: Omit<IngestTask, 'kind'>): Promise<IngestResult[]>;
   close(): Promise<void>;
@@ -32,7 +33,7 @@ export function createSignPool(threads = os.availableParallelism()): SignPool {
   });
   return {
     threads,
-    signLines: (task) => pool.run({ kind: 'lines', ...task }) as Promise<SignedLines>,
+    signBytes: (task, transfer) => pool.run({ kind: 'bytes', ...task }, { transferList: transfer }) as Promise<SignedBytes>,
     annotate: (task) => pool.run({ kind: 'annotate', ...task }) as Promise<AnnotateResult[]>,
     ingest: (task) => pool.run({ kind: 'ingest', ...task }) as Promise<IngestResult[]>,
     close: () => pool.destroy(),

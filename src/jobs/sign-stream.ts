@@ -1,20 +1,20 @@
 // `near-dup sign --jsonl`: JSON lines from a stream, signature lines to a stream, in input order, on
-// every core. Memory stays bounded: at most 2 batches per thread are in flight, and reading pauses
-// while the output cannot keep up.
+// every core. The main thread only cuts the input into batches of whole lines (as raw bytes, moved to
+// the worker without a copy) and writes the workers' output in order; decoding, JSON and signing all
+// happen in the workers. Memory stays bounded: at most 2 batches per thread are in flight, and reading
+// pauses while the output cannot keep up.
 import { once } from 'node:events';
-import readline from 'node:readline';
 import type { Readable, Writable } from 'node:stream';
 import type { SignerOptions } from '../signature.js';
 import { createSignPool } from './sign-pool.js';
-import type { LineFields, SignedLines } from './sign-lines.js';
+import type { LineFields, SignedBytes } from './sign-lines.js';
 
 export interface SignStreamOptions {
   signer: SignerOptions;
   fields: LineFields;
   threads?: number;
-  /** A batch closes at this many documents or this many characters, whichever comes first. */
-  batchDocs?: number;
-  batchChars?: number;
+  /** A batch closes at the first line end after this many bytes. */
+  batchBytes?: number;
 }
 
 export interface SignStreamSummary {
@@ -24,45 +24,61 @@ export interface SignStreamSummary {
   seconds: number;
 }
 
+const NEWLINE = 0x0a;
+
+function countNewlines(bytes: Uint8Array): number {
+  let n = 0;
+  for (let i = bytes.indexOf(NEWLINE); i !== -1; i = bytes.indexOf(NEWLINE, i + 1)) n++;
+  return n;
+}
+
 export async function signStream(input: Readable, output: Writable, options: SignStreamOptions): Promise<SignStreamSummary> {
   const started = performance.now();
   const pool = createSignPool(options.threads);
-  const batchDocs = options.batchDocs ?? 64;
-  const batchChars = options.batchChars ?? 1 << 20;
-  const pending: Promise<SignedLines>[] = [];
+  const batchBytes = options.batchBytes ?? 256 * 1024;
+  const pending: Promise<SignedBytes>[] = [];
   const summary: SignStreamSummary = { documents: 0, failed: 0, empty: 0, seconds: 0 };
 
   const drainOne = async (): Promise<void> => {
     const result = await pending.shift()!;
+    summary.documents += result.documents;
     summary.failed += result.failed;
     summary.empty += result.empty;
     if (!output.write(result.out)) await once(output, 'drain');
   };
 
-  let lines: string[] = [];
-  let chars = 0;
-  let lineNumber = 0;
+  let parts: Buffer[] = [];
+  let size = 0;
   let firstLineNumber = 1;
-  const submit = async (): Promise<void> => {
-    if (lines.length === 0) return;
-    pending.push(pool.signLines({ options: options.signer, fields: options.fields, lines, firstLineNumber }));
-    lines = [];
-    chars = 0;
-    firstLineNumber = lineNumber + 1;
+  const submit = async (bytes: Uint8Array): Promise<void> => {
+    if (bytes.length === 0) return;
+    // A private copy, so that its memory can be moved to the worker.
+    const copy = new Uint8Array(bytes);
+    const lines = countNewlines(copy);
+    pending.push(pool.signBytes({ options: options.signer, fields: options.fields, bytes: copy, firstLineNumber }, [copy.buffer]));
+    firstLineNumber += lines;
     while (pending.length >= pool.threads * 2) await drainOne();
   };
 
   try {
-    const reader = readline.createInterface({ input, crlfDelay: Infinity });
-    for await (const line of reader) {
-      lineNumber++;
-      if (line.trim() !== '') summary.documents++;
-      lines.push(line);
-      chars += line.length;
-      if (lines.length >= batchDocs || chars >= batchChars) await submit();
+    for await (const chunk of input) {
+      const buffer: Buffer = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
+      parts.push(buffer);
+      size += buffer.length;
+      if (size < batchBytes) continue;
+      const cut = buffer.lastIndexOf(NEWLINE);
+      if (cut === -1) continue; // the line goes on: wait for its end
+      const joined = Buffer.concat(parts, size);
+      const end = size - buffer.length + cut + 1;
+      await submit(joined.subarray(0, end));
+      parts = [joined.subarray(end)];
+      size = parts[0].length;
     }
-    await submit();
+    await submit(Buffer.concat(parts, size));
     while (pending.length > 0) await drainOne();
+  } catch (err) {
+    for (const p of pending) p.catch(() => undefined); // cut short with the pool: the first error is the one to report
+    throw err;
   } finally {
     await pool.close();
   }

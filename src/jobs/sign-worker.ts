@@ -4,7 +4,7 @@
 import { createSigner, type Signer, type SignerOptions } from '../signature.js';
 import { annotateBatch, type AnnotateBatchOptions, type AnnotateInput, type AnnotateResult } from './annotate-batch.js';
 import { ingestLines, type IngestLineOptions, type IngestResult } from './ingest-lines.js';
-import { type LineFields, signLines, type SignedLines } from './sign-lines.js';
+import { type LineFields, signBytes, type SignedBytes } from './sign-lines.js';
 
 const signers = new Map<string, Signer>();
 
@@ -19,10 +19,11 @@ function signerFor(options: SignerOptions): Signer {
 }
 
 export interface SignTask {
-  kind: 'lines';
+  kind: 'bytes';
   options: SignerOptions;
   fields: LineFields;
-  lines: string[];
+  /** Whole lines, UTF-8. */
+  bytes: Uint8Array;
   firstLineNumber: number;
 }
 
@@ -41,8 +42,8 @@ export interface IngestTask {
   firstLineNumber: number;
 }
 
-export default function run(task: SignTask | AnnotateTask | IngestTask): SignedLines | AnnotateResult[] | IngestResult[] {
+export default function run(task: SignTask | AnnotateTask | IngestTask): SignedBytes | AnnotateResult[] | IngestResult[] {
   if (task.kind === 'annotate') return annotateBatch(signerFor(task.options), task.docs, task.batch);
   if (task.kind === 'ingest') return ingestLines(signerFor(task.options), task.lines, task.firstLineNumber, task.ingest);
-  return signLines(signerFor(task.options), task.lines, task.firstLineNumber, task.fields);
+  return signBytes(signerFor(task.options), task.bytes, task.firstLineNumber, task.fields);
 }
