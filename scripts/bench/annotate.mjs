@@ -6,6 +6,7 @@
 //   (a) `near-dup annotate` (a child process, as a user runs it): docs/s and its peak memory;
 //   (b) the engine alone: the same bulk partial updates (same fields, same bulk size and concurrency),
 //       with the signatures computed beforehand, sent as fast as the engine takes them.
+// Each run starts from the same state: the index loaded afresh and force-merged (loadIndex).
 import { execFileSync, spawn } from 'node:child_process';
 import os from 'node:os';
 import path from 'node:path';
@@ -56,6 +57,8 @@ for (const { id, text } of docs) {
   }
 }
 if (batch.length) bodies.push(batch.join('\n') + '\n');
+// The same starting point as (a): the documents freshly loaded and merged, without near-dup fields.
+await loadIndex(client, index, docs);
 const engineQueue = new PQueue({ concurrency: 2 });
 t0 = performance.now();
 for (const body of bodies) {
