@@ -16,6 +16,8 @@ export interface ScanHit {
   _index: string;
   _id: string;
   _source?: Record<string, unknown>;
+  /** Values of the docvalueFields asked for. */
+  fields?: Record<string, unknown[]>;
   _seq_no?: number;
   _primary_term?: number;
   sort?: unknown[];
@@ -26,6 +28,8 @@ export interface ScanOptions {
   query?: Record<string, unknown>;
   /** Source fields to fetch (source filtering); [] fetches no source. */
   sourceIncludes?: string[];
+  /** Fields to read from doc values (without loading the source). */
+  docvalueFields?: string[];
   pageSize?: number;
   /** Split the work: this process reads slice `id` of `max`. */
   slice?: { id: number; max: number };
@@ -47,6 +51,7 @@ function searchBody(options: ScanOptions): Record<string, unknown> {
     query: options.query ?? { match_all: {} },
     _source: options.sourceIncludes === undefined ? true : options.sourceIncludes.length ? { includes: options.sourceIncludes } : false,
     seq_no_primary_term: options.seqNoPrimaryTerm ?? false,
+    ...(options.docvalueFields?.length ? { docvalue_fields: options.docvalueFields } : {}),
   };
 }
 

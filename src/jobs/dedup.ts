@@ -39,7 +39,7 @@ export interface DedupOptions {
   /** Keep each document's best matches (at most 10) for --format text. */
   collectMatches?: boolean;
   dryRun?: boolean;
-  /** Multi-document buckets per aggregation request (default 2000). */
+  /** Multi-document band keys per partition (default 10,000): larger partitions read fewer documents twice. */
   bucketsPerPartition?: number;
   errorsFile?: string;
   /** Where the last run is remembered, for incremental re-runs (default .near-dup/dedup-INDEX.json). */
@@ -108,25 +108,38 @@ interface Facts {
   clusterId?: string;
 }
 
-/** A Map that forgets its least recently used entries beyond `capacity`. */
-class RecentMap<K, V> {
-  private readonly map = new Map<K, V>();
-  constructor(private readonly capacity: number) {}
-  has(key: K): boolean {
-    return this.map.has(key);
+/**
+ * A Map that holds at most `capacity` entries and forgets the ones not used for longest: two generations,
+ * each of half the capacity; a hit in the older one moves the entry to the newer one, and when the newer
+ * one is full it becomes the older one. A hit in the newer generation costs one lookup and no write.
+ */
+export class RecentMap<K, V> {
+  private current = new Map<K, V>();
+  private previous = new Map<K, V>();
+  private readonly half: number;
+  constructor(capacity: number) {
+    this.half = Math.max(1, Math.floor(capacity / 2));
+  }
+  get size(): number {
+    return this.current.size + this.previous.size;
   }
   get(key: K): V | undefined {
-    const value = this.map.get(key);
-    if (value !== undefined) {
-      this.map.delete(key);
-      this.map.set(key, value);
+    const value = this.current.get(key);
+    if (value !== undefined) return value;
+    const older = this.previous.get(key);
+    if (older !== undefined) {
+      this.previous.delete(key);
+      this.set(key, older);
     }
-    return value;
+    return older;
   }
   set(key: K, value: V): void {
-    this.map.delete(key);
-    this.map.set(key, value);
-    if (this.map.size > this.capacity) this.map.delete(this.map.keys().next().value as K);
+    this.previous.delete(key);
+    this.current.set(key, value);
+    if (this.current.size >= this.half) {
+      this.previous = this.current;
+      this.current = new Map();
+    }
   }
 }
 
@@ -139,8 +152,10 @@ interface DedupState {
 }
 
 const MAX_BUCKET = 1000;
-/** Members returned with each bucket; larger buckets are read with a query of their own. */
-const TOP_HITS = 50;
+/** Documents whose signatures are held together while their buckets are verified. */
+const GROUP_DOCUMENTS = 5000;
+/** Band keys per query that reads the documents of a partition. */
+const KEYS_PER_QUERY = 10_000;
 const MAX_PARTITIONS = 1 << 16;
 /** Buckets up to this size are verified pair by pair; larger ones against representatives. */
 const SMALL_BUCKET = 32;
@@ -189,7 +204,10 @@ export async function dedupIndex(client: EngineClient, options: DedupOptions): P
     const uf = new UnionFind();
     // Signatures of the documents met recently (bounded: memory does not grow with the index), and the
     // few facts about every document met that clusters need.
-    const stored = new RecentMap<string, Signature>(options.maxCachedSignatures ?? 250_000);
+    // (When the whole index fits, nothing is ever forgotten.)
+    const cacheSize = options.maxCachedSignatures ?? 250_000;
+    const everythingCached = documents <= cacheSize;
+    const stored = new RecentMap<string, Signature>(everythingCached ? Number.POSITIVE_INFINITY : cacheSize);
     const facts = new Map<string, Facts>();
     const canonical = options.canonical ?? 'oldest';
     const sortField = canonical === 'longest' ? f('token_count') : typeof canonical === 'object' ? canonical.field : (options.dateField ?? f('annotated_at'));
@@ -201,8 +219,15 @@ export async function dedupIndex(client: EngineClient, options: DedupOptions): P
     const matches = options.collectMatches ? new Map<string, Array<{ id: string; jaccard: number }>>() : undefined;
     const pairsOut = options.pairsFile ? createWriteStream(options.pairsFile) : undefined;
 
-    const load = async (ids: string[]) => {
-      const missing = ids.filter((id) => !stored.has(id));
+    /** The signatures of these documents: from the cache, the others read from the index (and cached). */
+    const load = async (ids: string[]): Promise<Map<string, Signature>> => {
+      const found = new Map<string, Signature>();
+      const missing: string[] = [];
+      for (const id of ids) {
+        const signature = stored.get(id);
+        if (signature) found.set(id, signature);
+        else missing.push(id);
+      }
       for (let i = 0; i < missing.length; i += 1000) {
         const chunk = missing.slice(i, i + 1000);
         const response = await client.search(options.index, {
@@ -215,11 +240,13 @@ export async function dedupIndex(client: EngineClient, options: DedupOptions): P
           const minhash = valueAt(source, f('minhash'));
           if (typeof minhash !== 'string') continue;
           const bands = (valueAt(source, f('bands')) as string[] | undefined) ?? [];
-          stored.set(hit._id, {
+          const signature = {
             values: deserializeLeanMinhash(Buffer.from(minhash, 'base64')).values,
             simhash: String(valueAt(source, f('simhash')) ?? '0000000000000000'),
             bands: Int32Array.from(bands, keyHash),
-          });
+          };
+          stored.set(hit._id, signature);
+          found.set(hit._id, signature);
           facts.set(hit._id, {
             tokens: Number(valueAt(source, f('token_count')) ?? 0),
             sortKey: valueAt(source, sortField),
@@ -227,12 +254,12 @@ export async function dedupIndex(client: EngineClient, options: DedupOptions): P
           });
         }
       }
+      return found;
     };
 
     /** Verifies one pair; a verified pair joins the two documents and is reported. */
-    const verify = (x: string, y: string): boolean => {
-      const a = stored.get(x), b = stored.get(y);
-      if (!a || !b) return false;
+    const verify = (x: string, y: string, signatures: Map<string, Signature>): boolean => {
+      const a = signatures.get(x)!, b = signatures.get(y)!;
       candidatePairs++;
       const jaccard = minhashJaccard(a.values, b.values);
       if (jaccard < minSimilarity) return false;
@@ -254,10 +281,9 @@ export async function dedupIndex(client: EngineClient, options: DedupOptions): P
     };
 
     /** Whether two documents share a band key before `band`: then that earlier bucket already decided them. */
-    const decidedEarlier = (x: string, y: string, band: number | undefined): boolean => {
+    const decidedEarlier = (x: string, y: string, band: number | undefined, signatures: Map<string, Signature>): boolean => {
       if (band === undefined) return false;
-      const a = stored.get(x)?.bands, b = stored.get(y)?.bands;
-      if (!a || !b) return false;
+      const a = signatures.get(x)!.bands, b = signatures.get(y)!.bands;
       for (let j = 0; j < band && j < a.length && j < b.length; j++) if (a[j] === b[j]) return true;
       return false;
     };
@@ -268,19 +294,21 @@ export async function dedupIndex(client: EngineClient, options: DedupOptions): P
      * bucket of n near-identical documents costs n comparisons, not n^2 / 2). With `anchor`, only the
      * pairs that include it.
      */
-    const verifyBucket = async (ids: string[], options: { anchor?: string; band?: number } = {}) => {
+    const verifyBucket = async (ids: string[], options: { anchor?: string; band?: number; signatures?: Map<string, Signature> } = {}) => {
       buckets++;
-      await load(ids);
-      const present = ids.filter((id) => stored.get(id) !== undefined); // also marks them recently used
+      // The bucket's signatures stay at hand until it is done, whatever the cache forgets meanwhile.
+      const signatures = options.signatures ?? (await load(ids));
+      const present = ids.filter((id) => signatures.has(id));
       if (options.anchor !== undefined) {
-        if (!stored.has(options.anchor)) return;
-        for (const id of present) if (id !== options.anchor) verify(options.anchor, id);
+        if (!signatures.has(options.anchor)) return;
+        for (const id of present) if (id !== options.anchor) verify(options.anchor, id, signatures);
         return;
       }
+      const band = options.band;
       if (present.length <= SMALL_BUCKET) {
         for (let i = 0; i < present.length; i++) {
           for (let j = i + 1; j < present.length; j++) {
-            if (!decidedEarlier(present[i], present[j], options.band)) verify(present[i], present[j]);
+            if (!decidedEarlier(present[i], present[j], band, signatures)) verify(present[i], present[j], signatures);
           }
         }
         return;
@@ -289,7 +317,7 @@ export async function dedupIndex(client: EngineClient, options: DedupOptions): P
       while (remaining.length > 1) {
         const [rep, ...rest] = remaining;
         remaining = rest.filter((id) =>
-          decidedEarlier(rep, id, options.band) ? uf.find(rep) !== uf.find(id) : !verify(rep, id),
+          decidedEarlier(rep, id, band, signatures) ? uf.find(rep) !== uf.find(id) : !verify(rep, id, signatures),
         );
       }
     };
@@ -305,48 +333,118 @@ export async function dedupIndex(client: EngineClient, options: DedupOptions): P
 
     if (!incremental) {
       // Exact duplicates have equal signatures, so they share every band key: the band buckets hold them too.
-      for (const field of [f('bands')]) {
-        const cardinality = await client.search(options.index, { size: 0, query: scope, aggs: { keys: { cardinality: { field } } } });
-        const distinct: number = cardinality.aggregations?.keys?.value ?? 0;
-        const perPartition = options.bucketsPerPartition ?? 2_000;
-        let partitions = Math.max(1, Math.ceil(distinct / (perPartition * 20)));
-        for (let p = 0; p < partitions; p++) {
-          let response;
-          try {
-            response = await client.search(options.index, {
-              size: 0,
-              query: scope,
-              aggs: {
-                buckets: {
-                  terms: { field, include: { partition: p, num_partitions: partitions }, min_doc_count: 2, size: perPartition },
-                  aggs: { docs: { top_hits: { size: TOP_HITS, _source: false, sort: ['_doc'] } } },
-                },
-              },
-            });
-          } catch (err) {
-            // A partition too large for the engine's memory (circuit breaker): split finer and start over.
-            if (err instanceof EngineResponseError && err.statusCode === 429 && partitions < MAX_PARTITIONS) {
-              partitions *= 4;
-              p = -1;
-              continue;
-            }
-            throw err;
-          }
-          const agg = response.aggregations?.buckets;
-          const list: Array<{ key: string; doc_count: number; docs: { hits: { hits: Array<{ _id: string }> } } }> = agg?.buckets ?? [];
-          if (list.length >= perPartition && (agg?.sum_other_doc_count ?? 0) > 0) {
-            // More multi-document buckets than one page holds: split finer and start this field over.
-            partitions *= 4;
-            p = -1;
-            continue;
-          }
-          for (const bucket of list) {
-            let ids = bucket.docs.hits.hits.map((h) => h._id);
-            if (bucket.doc_count > ids.length) ids = await bucketMembers(client, options.index, scope, field, bucket.key);
-            await verifyBucket(ids, { band: Number.parseInt(bucket.key, 10) });
-          }
-          progress(`buckets of ${field}`, p + 1, partitions);
+      const field = f('bands');
+      const perPartition = options.bucketsPerPartition ?? 10_000;
+
+      /**
+       * The keys held by two or more documents in one partition of the band keys. Cheap for the engine: a
+       * terms aggregation without sub-aggregations. null when the partition holds more keys than one
+       * response carries, or more than the engine's memory allows (circuit breaker).
+       */
+      const partitionKeys = async (partition: number, partitions: number): Promise<Array<{ key: string; doc_count: number }> | null> => {
+        try {
+          const response = await client.search(options.index, {
+            size: 0,
+            query: scope,
+            aggs: { keys: { terms: { field, include: { partition, num_partitions: partitions }, min_doc_count: 2, size: perPartition } } },
+          });
+          const agg = response.aggregations?.keys;
+          const list = agg?.buckets ?? [];
+          return list.length >= perPartition && (agg?.sum_other_doc_count ?? 0) > 0 ? null : list;
+        } catch (err) {
+          if (err instanceof EngineResponseError && err.statusCode === 429 && partitions < MAX_PARTITIONS) return null;
+          throw err;
         }
+      };
+
+      /**
+       * The buckets of one partition: every document that holds one of its keys is read once (its id and
+       * band keys, from doc values), sorted into the buckets of the keys it holds, and each bucket is
+       * verified. A key held by more than MAX_BUCKET documents is read on its own, capped.
+       */
+      const processPartition = async (keys: Array<{ key: string; doc_count: number }>) => {
+        const members = new Map<string, string[]>();
+        const byBand: Array<Map<number, string>> = [];
+        const small: string[] = [];
+        for (const { key, doc_count } of keys) {
+          if (doc_count > MAX_BUCKET) continue;
+          members.set(key, []);
+          small.push(key);
+          (byBand[Number.parseInt(key, 10)] ??= new Map()).set(keyHash(key), key);
+        }
+        for (let i = 0; i < small.length; i += KEYS_PER_QUERY) {
+          for await (const page of scanIndex(client, {
+            index: options.index,
+            query: { bool: { filter: [scope, { terms: { [field]: small.slice(i, i + KEYS_PER_QUERY) } }] } },
+            sourceIncludes: [],
+            // When every signature stays in the cache, a document's band keys come from there (read from the
+            // index once); otherwise from doc values, with each page, so that nothing is read twice.
+            docvalueFields: everythingCached ? [] : [field],
+            pageSize: 5000,
+            pointInTime: client.pointInTime,
+          })) {
+            if (everythingCached) {
+              // By a 32-bit hash of the key: a document met through another key with the same hash is only
+              // one more pair to verify; the verification decides.
+              for (const [id, signature] of await load(page.map((hit) => hit._id))) {
+                signature.bands.forEach((hash, band) => {
+                  const key = byBand[band]?.get(hash);
+                  if (key !== undefined) members.get(key)!.push(id);
+                });
+              }
+            } else {
+              for (const hit of page) {
+                for (const key of (hit.fields?.[field] ?? []) as string[]) members.get(key)?.push(hit._id);
+              }
+            }
+          }
+        }
+        // The buckets are verified a group at a time, with the signatures of a whole group read at once (what
+        // the cache no longer holds costs one request per thousand documents, not one per bucket).
+        let group: Array<{ ids: string[]; band: number }> = [];
+        let groupIds = new Set<string>();
+        const verifyGroup = async () => {
+          const signatures = await load([...groupIds]);
+          for (const bucket of group) await verifyBucket(bucket.ids, { band: bucket.band, signatures });
+          group = [];
+          groupIds = new Set();
+        };
+        for (const { key, doc_count } of keys) {
+          const ids = doc_count > MAX_BUCKET ? await bucketMembers(client, options.index, scope, field, key) : members.get(key)!;
+          members.delete(key);
+          if (ids.length < 2) continue; // signed again meanwhile
+          group.push({ ids, band: Number.parseInt(key, 10) });
+          for (const id of ids) groupIds.add(id);
+          if (groupIds.size >= GROUP_DOCUMENTS) await verifyGroup();
+        }
+        await verifyGroup();
+      };
+
+      // How many partitions: each one reads the documents of its keys once, so fewer, fuller partitions
+      // read less; the first partition (the engine spreads keys over partitions by hash) tells how full.
+      const cardinality = await client.search(options.index, { size: 0, query: scope, aggs: { keys: { cardinality: { field } } } });
+      const distinct: number = cardinality.aggregations?.keys?.value ?? 0;
+      let partitions = Math.max(1, Math.ceil(distinct / (perPartition * 20)));
+      let first = await partitionKeys(0, partitions);
+      while (first === null && partitions < MAX_PARTITIONS) first = await partitionKeys(0, (partitions *= 4));
+      if (first !== null && partitions > 1 && first.length < perPartition / 4) {
+        const fewer = Math.max(1, Math.ceil((partitions * first.length) / (perPartition * 0.6)));
+        const probe = await partitionKeys(0, fewer);
+        if (probe !== null) [partitions, first] = [fewer, probe];
+      }
+      // Partition p of P is partitions p, p + P, p + 2P and p + 3P of 4P (the engine takes the key's hash
+      // modulo the count): a partition too full is split where it stands, without starting over.
+      const run = async (partition: number, count: number, keys: Array<{ key: string; doc_count: number }> | null): Promise<void> => {
+        if (keys === null) {
+          if (count >= MAX_PARTITIONS) throw new UserError(`the band keys of "${options.index}" do not fit ${MAX_PARTITIONS} partitions of ${perPartition} keys`);
+          for (let k = 0; k < 4; k++) await run(partition + k * count, count * 4, await partitionKeys(partition + k * count, count * 4));
+          return;
+        }
+        await processPartition(keys);
+      };
+      for (let p = 0; p < partitions; p++) {
+        await run(p, partitions, p === 0 ? first : await partitionKeys(p, partitions));
+        progress(`buckets of ${field}`, p + 1, partitions);
       }
     } else {
       // Only the neighbourhood of what was annotated since the last run: the new documents, the documents

@@ -75,6 +75,17 @@ forEachEngine('dedup', (ctx) => {
     expect(tight.top).toEqual(roomy.top);
   });
 
+  it('finds the same clusters when the band keys are spread over many small partitions (split where too full)', async () => {
+    const roomy = await dedupIndex(ctx.client, { index, minSimilarity: THRESHOLD, dryRun: true, full: true });
+    const pairsFile = path.join(tmp, `pairs-split-${ctx.engine.flavour}.jsonl`);
+    const split = await dedupIndex(ctx.client, { index, minSimilarity: THRESHOLD, dryRun: true, full: true, bucketsPerPartition: 3, pairsFile });
+    expect(split.clusters).toBe(roomy.clusters);
+    expect(split.duplicates).toBe(roomy.duplicates);
+    expect(split.top).toEqual(roomy.top);
+    const reported = readFileSync(pairsFile, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    expect(new Set(reported.map((p) => `${p.a}|${p.b}`)).size).toBe(reported.length); // no partition read twice
+  });
+
   it('writes clusters equal to the connected components of the verified pairs, with the oldest as canonical', async () => {
     const uf = new UnionFind();
     for (const p of pairs) uf.union(p.a, p.b);
