@@ -98,20 +98,38 @@ export async function findSimilar(client: EngineClient, options: SimilarOptions)
         must_not: options.id !== undefined ? [{ ids: { values: [options.id] } }] : [],
       },
     };
-    const hits = await fetchCandidates(client, options.index, prefix, candidateQuery, candidateLimit);
-    result.candidates = hits.length;
-    for (const hit of hits) {
-      const params = hit.params;
-      if (params !== query.params) {
-        result.excludedParams++;
-        continue;
+    const keep = (jaccard: number, hamming: number) =>
+      method === 'minhash' ? jaccard >= minSimilarity : method === 'simhash' ? hamming <= maxDistance : jaccard >= minSimilarity || hamming <= maxDistance;
+    const compare = (candidate: Signed) => {
+      if (candidate.params !== query.params || !candidate.minhash) return undefined;
+      const jaccard = minhashJaccard(query.values, deserializeLeanMinhash(Buffer.from(candidate.minhash, 'base64')).values);
+      return { jaccard, hamming: hammingDistance(query.simhash, candidate.simhash ?? '0000000000000000') };
+    };
+    const count = (candidates: Signed[]) => {
+      result.candidates = candidates.length;
+      result.excludedParams = candidates.filter((c) => c.params !== query.params).length;
+    };
+    const signatures = await fetchSignatures(client, options.index, prefix, candidateQuery, candidateLimit);
+    if (signatures?.every((c) => c.content_hash !== undefined)) {
+      // Signatures without ids (reading a document's id costs the engine more than reading its doc values):
+      // verified by content hash, then only the ids of the documents that passed are asked for. Equal
+      // content hash and params mean equal signatures, so every document found so is a verified hit.
+      count(signatures);
+      const passed = new Map<string, { jaccard: number; hamming: number }>();
+      for (const candidate of signatures) {
+        const measures = compare(candidate);
+        if (measures && keep(measures.jaccard, measures.hamming)) passed.set(candidate.content_hash!, measures);
       }
-      if (typeof hit.minhash !== 'string') continue;
-      const jaccard = minhashJaccard(query.values, deserializeLeanMinhash(Buffer.from(hit.minhash, 'base64')).values);
-      const hamming = hammingDistance(query.simhash, hit.simhash ?? '0000000000000000');
-      const keep =
-        method === 'minhash' ? jaccard >= minSimilarity : method === 'simhash' ? hamming <= maxDistance : jaccard >= minSimilarity || hamming <= maxDistance;
-      if (keep) result.hits.push({ id: hit.id, index: hit.index, jaccard, hamming });
+      for (const hit of await idsByContentHash(client, options.index, prefix, [...passed.keys()], query.params, options.id, candidateLimit)) {
+        result.hits.push({ id: hit.id, index: hit.index, ...passed.get(hit.contentHash)! });
+      }
+    } else {
+      const candidates = await fetchCandidates(client, options.index, prefix, candidateQuery, candidateLimit);
+      count(candidates);
+      for (const hit of candidates) {
+        const measures = compare(hit);
+        if (measures && keep(measures.jaccard, measures.hamming)) result.hits.push({ id: hit.id, index: hit.index, ...measures });
+      }
     }
     result.hits.sort((a, b) => b.jaccard - a.jaccard || a.hamming - b.hamming || (a.id < b.id ? -1 : 1));
     result.hits = result.hits.slice(0, limit);
@@ -124,37 +142,82 @@ export async function findSimilar(client: EngineClient, options: SimilarOptions)
   }
 }
 
-interface Candidate {
-  id: string;
-  index: string;
+/** A candidate's stored signature, as read from the index. */
+interface Signed {
   minhash?: string;
   simhash?: string;
   params?: string;
+  content_hash?: string;
+}
+
+interface Candidate extends Signed {
+  id: string;
+  index: string;
 }
 
 // Indices whose MinHash field has no doc values (mapped before near-dup asked for them): read _source.
 const withoutDocValues = new Set<string>();
 
 /**
- * The candidates' signatures, read from doc values, so the engine does not load and filter each
- * document's _source (its text included); from _source where the MinHash field has no doc values.
+ * The candidates' signatures and content hashes from doc values, without their ids (`stored_fields:
+ * _none_`), so the engine neither loads each document's _source nor its stored id. Undefined where the
+ * MinHash field has no doc values: then fetchCandidates reads ids and signatures together.
  */
+async function fetchSignatures(client: EngineClient, index: string, prefix: string, query: object, size: number): Promise<Signed[] | undefined> {
+  if (withoutDocValues.has(index)) return undefined;
+  const fields = ['minhash', 'simhash', 'params', 'content_hash'].map((name) => `${prefix}.${name}`);
+  try {
+    const response = await client.search(index, { size, track_total_hits: false, stored_fields: '_none_', docvalue_fields: fields, query });
+    return response.hits.hits.map((h) => {
+      const value = (i: number) => h.fields?.[fields[i]]?.[0] as string | undefined;
+      return { minhash: value(0), simhash: value(1), params: value(2), content_hash: value(3) };
+    });
+  } catch (err) {
+    if (!(err instanceof EngineResponseError && err.statusCode === 400)) throw err;
+    withoutDocValues.add(index);
+    return undefined;
+  }
+}
+
+/** The documents (ids) with these content hashes and params, the query document left out. */
+async function idsByContentHash(
+  client: EngineClient,
+  index: string,
+  prefix: string,
+  hashes: string[],
+  params: string,
+  exclude: string | undefined,
+  size: number,
+): Promise<Array<{ id: string; index: string; contentHash: string }>> {
+  if (hashes.length === 0) return [];
+  const field = `${prefix}.content_hash`;
+  const response = await client.search(index, {
+    size,
+    track_total_hits: false,
+    _source: false,
+    docvalue_fields: [field],
+    query: {
+      bool: {
+        filter: [{ terms: { [field]: hashes } }, { term: { [`${prefix}.params`]: params } }],
+        must_not: exclude !== undefined ? [{ ids: { values: [exclude] } }] : [],
+      },
+    },
+  });
+  return response.hits.hits.map((h) => ({ id: h._id, index: h._index, contentHash: h.fields?.[field]?.[0] as string }));
+}
+
+/** Ids and signatures together: from doc values, or from _source where the MinHash field has none. */
 async function fetchCandidates(client: EngineClient, index: string, prefix: string, query: object, size: number): Promise<Candidate[]> {
   const fields = ['minhash', 'simhash', 'params'].map((name) => `${prefix}.${name}`);
   if (!withoutDocValues.has(index)) {
-    try {
-      const response = await client.search(index, { size, track_total_hits: false, _source: false, docvalue_fields: fields, query });
-      return response.hits.hits.map((h) => ({
-        id: h._id,
-        index: h._index,
-        minhash: h.fields?.[fields[0]]?.[0] as string | undefined,
-        simhash: h.fields?.[fields[1]]?.[0] as string | undefined,
-        params: h.fields?.[fields[2]]?.[0] as string | undefined,
-      }));
-    } catch (err) {
-      if (!(err instanceof EngineResponseError && err.statusCode === 400)) throw err;
-      withoutDocValues.add(index);
-    }
+    const response = await client.search(index, { size, track_total_hits: false, _source: false, docvalue_fields: fields, query });
+    return response.hits.hits.map((h) => ({
+      id: h._id,
+      index: h._index,
+      minhash: h.fields?.[fields[0]]?.[0] as string | undefined,
+      simhash: h.fields?.[fields[1]]?.[0] as string | undefined,
+      params: h.fields?.[fields[2]]?.[0] as string | undefined,
+    }));
   }
   const response = await client.search(index, { size, track_total_hits: false, _source: fields, query });
   return response.hits.hits.map((h) => ({

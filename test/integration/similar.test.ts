@@ -63,17 +63,20 @@ forEachEngine('similar', (ctx) => {
     expect(result.hits.map((h) => h.id).sort()).toEqual(expected);
   });
 
-  it('asks the engine once, for the signature fields only (doc values), never the query document itself', async () => {
+  it('asks the engine for signatures only (doc values, no ids), then for the ids of the verified hits alone', async () => {
     const doc = docs[2];
     const spy = vi.spyOn(ctx.client, 'search');
     try {
-      await findSimilar(ctx.client, { index, id: doc.id, candidateLimit: 77 });
-      expect(spy).toHaveBeenCalledTimes(1);
+      const result = await findSimilar(ctx.client, { index, id: doc.id, candidateLimit: 77 });
+      expect(result.hits.length).toBeGreaterThan(0);
+      expect(spy).toHaveBeenCalledTimes(2);
       const body = spy.mock.calls[0][1] as any;
       expect(body.size).toBe(77);
-      // Signatures come from doc values: the engine never loads the documents' _source (their text).
-      expect(body._source).toBe(false);
-      expect([...body.docvalue_fields].sort()).toEqual(['near_dup.minhash', 'near_dup.params', 'near_dup.simhash']);
+      // Signatures come from doc values: the engine loads neither the documents' _source (their text) nor
+      // their stored ids.
+      expect(body._source).toBeUndefined();
+      expect(body.stored_fields).toBe('_none_');
+      expect([...body.docvalue_fields].sort()).toEqual(['near_dup.content_hash', 'near_dup.minhash', 'near_dup.params', 'near_dup.simhash']);
       expect(body.query.bool.minimum_should_match).toBe(1);
       expect(body.query.bool.must_not).toEqual([{ ids: { values: [doc.id] } }]);
       // Band keys (one terms query, or one clause per key) and the SimHash blocks with m - k to match.
@@ -81,6 +84,14 @@ forEachEngine('similar', (ctx) => {
       for (const key of signer(doc.text).bands) expect(query).toContain(JSON.stringify(key));
       for (const key of signer(doc.text).simhash_blocks) expect(query).toContain(JSON.stringify(key));
       expect(query).toContain('"minimum_should_match":5');
+      // Then the ids, by the content hashes of the verified candidates only, same params, never the query document.
+      const ids = spy.mock.calls[1][1] as any;
+      expect(ids._source).toBe(false);
+      const hashes: string[] = ids.query.bool.filter[0].terms['near_dup.content_hash'];
+      const verified = new Set(result.hits.map((h) => signer(docs.find((d) => d.id === h.id)!.text).content_hash));
+      expect(new Set(hashes)).toEqual(verified);
+      expect(ids.query.bool.filter[1]).toEqual({ term: { 'near_dup.params': result.query.params } });
+      expect(ids.query.bool.must_not).toEqual([{ ids: { values: [doc.id] } }]);
     } finally {
       spy.mockRestore();
     }
