@@ -5,6 +5,8 @@ export interface ProgressCounts {
   seen: number;
   total?: number;
   elapsedSeconds: number;
+  /** What `seen` counts (default "docs"): the bar's label and the JSON field `<unit>_per_second`. */
+  unit?: string;
 }
 
 function clock(seconds: number): string {
@@ -21,8 +23,9 @@ export function createProgressPrinter(job: string, stream: NodeJS.WriteStream = 
     update(p: ProgressCounts): void {
       const rate = p.elapsedSeconds > 0 ? p.seen / p.elapsedSeconds : 0;
       const eta = p.total !== undefined && rate > 0 ? (p.total - p.seen) / rate : undefined;
+      const { unit = 'docs', ...counts } = p;
       if (!tty) {
-        const record: Record<string, unknown> = { job, ...p, docs_per_second: Math.round(rate) };
+        const record: Record<string, unknown> = { job, ...counts, [`${unit}_per_second`]: Math.round(rate) };
         if (eta !== undefined) record.eta_seconds = Math.round(eta);
         stream.write(JSON.stringify(record) + '\n');
         return;
@@ -30,8 +33,8 @@ export function createProgressPrinter(job: string, stream: NodeJS.WriteStream = 
       const width = 28;
       const share = p.total ? Math.min(1, p.seen / p.total) : 0;
       const bar = p.total ? `[${'#'.repeat(Math.round(share * width)).padEnd(width, '.')}] ${(share * 100).toFixed(1).padStart(5)}% ` : '';
-      const counts = extra.map((k) => `${k} ${(p as unknown as Record<string, unknown>)[k] ?? 0}`).join(' ');
-      const line = `${job} ${bar}${p.seen}${p.total !== undefined ? `/${p.total}` : ''} docs  ${Math.round(rate)} docs/s  ETA ${eta === undefined ? '--:--' : clock(eta)}  ${counts}`;
+      const others = extra.map((k) => `${k} ${(p as unknown as Record<string, unknown>)[k] ?? 0}`).join(' ');
+      const line = `${job} ${bar}${p.seen}${p.total !== undefined ? `/${p.total}` : ''} ${unit}  ${Math.round(rate)} ${unit}/s  ETA ${eta === undefined ? '--:--' : clock(eta)}  ${others}`;
       stream.write(`\r${line.slice(0, (stream.columns ?? 120) - 1).padEnd(Math.min(line.length, (stream.columns ?? 120) - 1))}`);
       printed = true;
     },

@@ -78,7 +78,8 @@ export const dedupCommand: CommandModule<object, DedupArgs> = {
         dryRun: argv.dryRun,
         full: argv.full,
         maxCachedSignatures: argv.maxCachedSignatures,
-        onProgress: (p) => progress.update({ seen: p.done, total: p.total, elapsedSeconds: p.elapsedSeconds }),
+        onProgress: (p) =>
+          progress.update({ seen: p.done, total: p.total, elapsedSeconds: p.elapsedSeconds, unit: p.stage.startsWith('buckets') ? 'partitions' : 'docs' }),
       });
       progress.done();
       const { matches, ...rest } = summary;
