@@ -41,6 +41,8 @@ export interface DedupOptions {
   dryRun?: boolean;
   /** Multi-document band keys per partition (default 10,000): larger partitions read fewer documents twice. */
   bucketsPerPartition?: number;
+  /** Band keys per query that reads the documents of a partition (default 10,000). */
+  keysPerQuery?: number;
   errorsFile?: string;
   /** Where the last run is remembered, for incremental re-runs (default .near-dup/dedup-INDEX.json). */
   stateFile?: string;
@@ -364,18 +366,20 @@ export async function dedupIndex(client: EngineClient, options: DedupOptions): P
        */
       const processPartition = async (keys: Array<{ key: string; doc_count: number }>) => {
         const members = new Map<string, string[]>();
-        const byBand: Array<Map<number, string>> = [];
-        const small: string[] = [];
-        for (const { key, doc_count } of keys) {
-          if (doc_count > MAX_BUCKET) continue;
-          members.set(key, []);
-          small.push(key);
-          (byBand[Number.parseInt(key, 10)] ??= new Map()).set(keyHash(key), key);
-        }
-        for (let i = 0; i < small.length; i += KEYS_PER_QUERY) {
+        const small = keys.filter((k) => k.doc_count <= MAX_BUCKET).map((k) => k.key);
+        const perQuery = options.keysPerQuery ?? KEYS_PER_QUERY;
+        for (let i = 0; i < small.length; i += perQuery) {
+          // A document is sorted only into the keys of the query that found it, so none is counted twice.
+          const chunk = small.slice(i, i + perQuery);
+          const inChunk = new Set(chunk);
+          const byBand: Array<Map<number, string>> = [];
+          for (const key of chunk) {
+            members.set(key, []);
+            (byBand[Number.parseInt(key, 10)] ??= new Map()).set(keyHash(key), key);
+          }
           for await (const page of scanIndex(client, {
             index: options.index,
-            query: { bool: { filter: [scope, { terms: { [field]: small.slice(i, i + KEYS_PER_QUERY) } }] } },
+            query: { bool: { filter: [scope, { terms: { [field]: chunk } }] } },
             sourceIncludes: [],
             // When every signature stays in the cache, a document's band keys come from there (read from the
             // index once); otherwise from doc values, with each page, so that nothing is read twice.
@@ -394,7 +398,7 @@ export async function dedupIndex(client: EngineClient, options: DedupOptions): P
               }
             } else {
               for (const hit of page) {
-                for (const key of (hit.fields?.[field] ?? []) as string[]) members.get(key)?.push(hit._id);
+                for (const key of (hit.fields?.[field] ?? []) as string[]) if (inChunk.has(key)) members.get(key)!.push(hit._id);
               }
             }
           }

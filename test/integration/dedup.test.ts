@@ -84,6 +84,17 @@ forEachEngine('dedup', (ctx) => {
     expect(split.top).toEqual(roomy.top);
     const reported = readFileSync(pairsFile, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
     expect(new Set(reported.map((p) => `${p.a}|${p.b}`)).size).toBe(reported.length); // no partition read twice
+    // A partition's documents read by several queries of a few keys each, band keys from the cache or from
+    // doc values (a cache smaller than the index): the same clusters, and no pair reported twice.
+    for (const maxCachedSignatures of [undefined, 40]) {
+      const file = path.join(tmp, `pairs-chunks-${ctx.engine.flavour}-${maxCachedSignatures}.jsonl`);
+      const chunked = await dedupIndex(ctx.client, { index, minSimilarity: THRESHOLD, dryRun: true, full: true, keysPerQuery: 7, maxCachedSignatures, pairsFile: file });
+      expect(chunked.clusters).toBe(roomy.clusters);
+      expect(chunked.top).toEqual(roomy.top);
+      const lines = readFileSync(file, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+      expect(new Set(lines.map((p) => `${p.a}|${p.b}`)).size).toBe(lines.length);
+      expect(chunked.verifiedPairs).toBe(lines.length);
+    }
   });
 
   it('writes clusters equal to the connected components of the verified pairs, with the oldest as canonical', async () => {
