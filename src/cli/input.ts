@@ -6,15 +6,11 @@ export async function readAllStdin(): Promise<Uint8Array> {
   return Buffer.concat(chunks);
 }
 
-const strict = new TextDecoder('utf-8', { fatal: true });
-const lenient = new TextDecoder('utf-8');
+export { decodeText } from '../text/decode.js';
 
-/** UTF-8 text; invalid sequences become U+FFFD and are counted so the caller can say so. */
-export function decodeText(bytes: Uint8Array): { text: string; replaced: number } {
-  try {
-    return { text: strict.decode(bytes), replaced: 0 };
-  } catch {
-    const text = lenient.decode(bytes);
-    return { text, replaced: text.match(/\ufffd/g)?.length ?? 0 };
+/** Says on stderr that the input was not UTF-8 and how many sequences were replaced (nothing when none). */
+export function warnNotUtf8(file: string | undefined, replaced: number): void {
+  if (replaced > 0) {
+    process.stderr.write(`near-dup: ${file ?? 'standard input'} is not valid UTF-8: ${replaced} invalid byte sequence(s) read as U+FFFD\n`);
   }
 }

@@ -1,6 +1,7 @@
 // JSON lines in, signature lines out: the unit of work of `near-dup sign --jsonl`. A line that is not a
 // JSON object with a text gives an error line in its place; the others go on.
 import { type Signer, signatureToJson } from '../signature.js';
+import { decodeText } from '../text/decode.js';
 
 export interface LineFields {
   /** Field holding the text; an array of strings is joined with newlines. */
@@ -20,6 +21,8 @@ export interface SignedBytes {
   out: Uint8Array;
   /** Lines that were not blank. */
   documents: number;
+  /** Invalid UTF-8 sequences read as U+FFFD. */
+  replaced: number;
   failed: number;
   empty: number;
 }
@@ -61,15 +64,15 @@ export function signLines(signer: Signer, lines: string[], firstLineNumber: numb
   return { out, failed, empty };
 }
 
-const decoder = new TextDecoder();
 const encoder = new TextEncoder();
 
 /** signLines over a batch of whole lines given as UTF-8 bytes (invalid sequences read as U+FFFD). */
 export function signBytes(signer: Signer, bytes: Uint8Array, firstLineNumber: number, fields: LineFields): SignedBytes {
-  const lines = decoder.decode(bytes).split('\n');
+  const { text, replaced } = decodeText(bytes);
+  const lines = text.split('\n');
   if (lines[lines.length - 1] === '') lines.pop();
   let documents = 0;
   for (const line of lines) if (line.trim() !== '') documents++;
   const { out, failed, empty } = signLines(signer, lines, firstLineNumber, fields);
-  return { out: encoder.encode(out), documents, failed, empty };
+  return { out: encoder.encode(out), documents, failed, empty, replaced };
 }

@@ -21,6 +21,8 @@ export interface SignStreamSummary {
   documents: number;
   failed: number;
   empty: number;
+  /** Invalid UTF-8 sequences in the input, read as U+FFFD. */
+  replaced: number;
   seconds: number;
 }
 
@@ -37,13 +39,14 @@ export async function signStream(input: Readable, output: Writable, options: Sig
   const pool = createSignPool(options.threads);
   const batchBytes = options.batchBytes ?? 256 * 1024;
   const pending: Promise<SignedBytes>[] = [];
-  const summary: SignStreamSummary = { documents: 0, failed: 0, empty: 0, seconds: 0 };
+  const summary: SignStreamSummary = { documents: 0, failed: 0, empty: 0, replaced: 0, seconds: 0 };
 
   const drainOne = async (): Promise<void> => {
     const result = await pending.shift()!;
     summary.documents += result.documents;
     summary.failed += result.failed;
     summary.empty += result.empty;
+    summary.replaced += result.replaced;
     if (!output.write(result.out)) await once(output, 'drain');
   };
 

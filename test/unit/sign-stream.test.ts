@@ -65,6 +65,18 @@ describe('sign --jsonl (signStream)', () => {
     expect(lines[5].content_hash).toBe(sign('last one, no newline after it').content_hash);
   });
 
+  it('reads invalid UTF-8 with replacement and counts it, without failing the line', async () => {
+    const good = Buffer.from(JSON.stringify({ id: 'a', text: 'caf' }).slice(0, -2));
+    const input = Buffer.concat([good, Buffer.from([0xe9, 0xff]), Buffer.from('"}\n' + JSON.stringify({ id: 'b', text: 'plain' }) + '\n')]);
+    let out = '';
+    const sink = new Writable({ write: (chunk, _enc, cb) => ((out += chunk.toString()), cb()) });
+    const summary = await signStream(Readable.from([input]), sink, { signer: {}, fields: { textField: 'text', idField: 'id' }, threads: 1 });
+    expect(summary).toMatchObject({ documents: 2, failed: 0, replaced: 2 });
+    const lines = out.trim().split('\n').map((l) => JSON.parse(l));
+    expect(lines[0].content_hash).toBe(sign('caf\ufffd\ufffd').content_hash);
+    expect(lines[1].content_hash).toBe(sign('plain').content_hash);
+  });
+
   it('gives the same output on one thread as on two, whatever the batch size', async () => {
     const input = texts.map((text, i) => JSON.stringify({ id: i, text })).join('\n') + '\n';
     const a = await run(input, { threads: 1, batchBytes: 1 << 20, chunk: 4096 });

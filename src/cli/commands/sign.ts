@@ -5,7 +5,7 @@ import type { CommandModule } from 'yargs';
 import { UsageError, UserError } from '../../errors.js';
 import { signStream } from '../../jobs/sign-stream.js';
 import { createSigner, signatureToJson } from '../../signature.js';
-import { readAllStdin, decodeText } from '../input.js';
+import { readAllStdin, decodeText, warnNotUtf8 } from '../input.js';
 import { type SignerArgs, signerOptionsFrom, withSignerOptions } from '../signer-options.js';
 
 interface SignArgs extends SignerArgs {
@@ -50,6 +50,7 @@ export const signCommand: CommandModule<object, SignArgs> = {
       } catch (err) {
         throw fileError(err, argv.file);
       }
+      warnNotUtf8(argv.file, summary.replaced);
       process.stderr.write(
         `signed ${summary.documents - summary.failed} of ${summary.documents} documents (${summary.empty} empty, ` +
           `${summary.failed} failed) in ${summary.seconds.toFixed(2)} s\n`,
@@ -64,11 +65,7 @@ export const signCommand: CommandModule<object, SignArgs> = {
       throw fileError(err, argv.file);
     }
     const { text, replaced } = decodeText(bytes);
-    if (replaced > 0) {
-      process.stderr.write(
-        `near-dup: ${argv.file ?? 'standard input'} is not valid UTF-8: ${replaced} invalid byte sequence(s) read as U+FFFD\n`,
-      );
-    }
+    warnNotUtf8(argv.file, replaced);
     const sign = createSigner(options);
     const sig = sign(text);
     process.stdout.write(JSON.stringify({ ...signatureToJson(sig), params: sign.settings.params }) + '\n');
