@@ -58,6 +58,18 @@ export class DocumentTextError extends Error {
   override name = 'DocumentTextError';
 }
 
+/** One line of JSON lines input as a document: a JSON object, else refused with the reason. */
+export function parseDocumentLine(line: string): Record<string, unknown> {
+  let doc: unknown;
+  try {
+    doc = JSON.parse(line);
+  } catch {
+    throw new DocumentTextError('not valid JSON');
+  }
+  if (typeof doc !== 'object' || doc === null || Array.isArray(doc)) throw new DocumentTextError('not a JSON object');
+  return doc as Record<string, unknown>;
+}
+
 export interface ExtractedText {
   text: string;
   /** Characters dropped by the cap. */

@@ -15,15 +15,11 @@ import PQueue from 'p-queue';
 import { nearDupFields } from '../../dist/annotation.js';
 import { connect } from '../../dist/engine/client.js';
 import { createSigner } from '../../dist/signature.js';
-import { benchUrl, loadIndex, replicatedDocs } from './replicated.mjs';
+import { benchUrl, loadIndex, numberArg, replicatedDocs } from './replicated.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
-const arg = (name, fallback) => {
-  const i = process.argv.indexOf(`--${name}`);
-  return i > 0 ? Number(process.argv[i + 1]) : fallback;
-};
-const target = arg('docs', 200_000);
-const maxChars = arg('max-chars', 2000);
+const target = numberArg('docs', 200_000);
+const maxChars = numberArg('max-chars', 2000);
 const index = 'near-dup-bench-annotate';
 
 const client = await connect({ url: benchUrl(execFileSync, path.join(here, '../engine/cli.mjs')) });

@@ -14,17 +14,13 @@ import { connect } from '../../dist/engine/client.js';
 import { annotateIndex } from '../../dist/jobs/annotate.js';
 import { findSimilar } from '../../dist/jobs/similar.js';
 import { createSigner } from '../../dist/signature.js';
-import { benchUrl, loadIndex, replicatedDocs } from './replicated.mjs';
+import { benchUrl, loadIndex, numberArg, replicatedDocs } from './replicated.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
-const arg = (name, fallback) => {
-  const i = process.argv.indexOf(`--${name}`);
-  return i > 0 ? Number(process.argv[i + 1]) : fallback;
-};
-const target = arg('docs', 200_000);
-const maxChars = arg('max-chars', 2000);
-const queries = arg('queries', 1000);
-const candidateLimit = arg('candidates', 1000);
+const target = numberArg('docs', 200_000);
+const maxChars = numberArg('max-chars', 2000);
+const queries = numberArg('queries', 1000);
+const candidateLimit = numberArg('candidates', 1000);
 const flag = (name) => process.argv.includes(`--${name}`);
 const THRESHOLD = 0.5;
 const index = 'near-dup-bench-find';

@@ -66,3 +66,9 @@ export function benchUrl(execFileSync, enginesCli) {
   const out = execFileSync(process.execPath, [enginesCli, 'start', 'opensearch'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
   return out.trim().split('\n').map((l) => l.split(' ')).find(([f]) => f === 'opensearch')[1];
 }
+
+/** `--name N` from the command line, as a number, or the fallback. */
+export function numberArg(name, fallback) {
+  const i = process.argv.indexOf(`--${name}`);
+  return i > 0 ? Number(process.argv[i + 1]) : fallback;
+}

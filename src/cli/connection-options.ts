@@ -39,15 +39,8 @@ export function withConnectionOptions<T>(yargs: Argv<T>) {
     });
 }
 
-export interface ConnectionArgs {
-  url?: string;
-  username?: string;
-  password?: string;
-  apiKey?: string;
-  bearerToken?: string;
-  caFile?: string;
-  insecure?: boolean;
-}
+/** The connection options as the commands take them: each may be missing (then from the environment). */
+export type ConnectionArgs = Partial<Pick<ConnectionOptions, 'url' | 'username' | 'password' | 'apiKey' | 'bearerToken' | 'caFile' | 'insecure'>>;
 
 /** Options from argv, each falling back to its environment variable; url stays undefined if neither has it. */
 export function connectionArgsFrom(argv: ConnectionArgs, env: NodeJS.ProcessEnv = process.env): ConnectionArgs {

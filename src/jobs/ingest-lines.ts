@@ -1,6 +1,6 @@
 // NDJSON documents in, annotated documents out (serialized, ready for a bulk index action). Runs in
 // worker threads. A line that is not a JSON object, or has no usable text, gives an error in its place.
-import { DocumentTextError, extractText, mergeUnderPrefix, nearDupFields } from '../annotation.js';
+import { DocumentTextError, extractText, mergeUnderPrefix, nearDupFields, parseDocumentLine } from '../annotation.js';
 import type { Signer } from '../signature.js';
 
 export interface IngestLineOptions {
@@ -22,14 +22,7 @@ export function ingestLines(signer: Signer, lines: string[], firstLineNumber: nu
     if (text.trim() === '') return;
     let id: string | undefined;
     try {
-      let doc: unknown;
-      try {
-        doc = JSON.parse(text);
-      } catch {
-        throw new DocumentTextError('not valid JSON');
-      }
-      if (typeof doc !== 'object' || doc === null || Array.isArray(doc)) throw new DocumentTextError('not a JSON object');
-      const record = doc as Record<string, unknown>;
+      const record = parseDocumentLine(text);
       if (options.idField) {
         const value = record[options.idField];
         if (typeof value === 'string' || typeof value === 'number') id = String(value);

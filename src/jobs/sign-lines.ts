@@ -1,5 +1,6 @@
 // JSON lines in, signature lines out: the unit of work of `near-dup sign --jsonl`. A line that is not a
 // JSON object with a text gives an error line in its place; the others go on.
+import { parseDocumentLine } from '../annotation.js';
 import { type Signer, signatureToJson } from '../signature.js';
 import { decodeText } from '../text/decode.js';
 
@@ -12,19 +13,17 @@ export interface LineFields {
 export interface SignedLines {
   /** Output lines, each ending in a newline, in input order. */
   out: string;
+  /** Lines that were not blank. */
+  documents: number;
   failed: number;
   empty: number;
 }
 
-export interface SignedBytes {
+export interface SignedBytes extends Omit<SignedLines, 'out'> {
   /** Output lines as UTF-8, each ending in a newline, in input order. */
   out: Uint8Array;
-  /** Lines that were not blank. */
-  documents: number;
   /** Invalid UTF-8 sequences read as U+FFFD. */
   replaced: number;
-  failed: number;
-  empty: number;
 }
 
 /** The text of a document field: a string, or an array of strings joined by newlines. */
@@ -37,20 +36,15 @@ export function documentText(value: unknown, field: string): string {
 
 export function signLines(signer: Signer, lines: string[], firstLineNumber: number, fields: LineFields): SignedLines {
   let out = '';
+  let documents = 0;
   let failed = 0;
   let empty = 0;
   lines.forEach((line, i) => {
     if (line.trim() === '') return;
+    documents++;
     let id: unknown;
     try {
-      let doc: unknown;
-      try {
-        doc = JSON.parse(line);
-      } catch {
-        throw new Error('not valid JSON');
-      }
-      if (typeof doc !== 'object' || doc === null || Array.isArray(doc)) throw new Error('not a JSON object');
-      const record = doc as Record<string, unknown>;
+      const record = parseDocumentLine(line);
       id = record[fields.idField];
       const sig = signer(documentText(record[fields.textField], fields.textField));
       if (sig.tokens === 0) empty++;
@@ -61,7 +55,7 @@ export function signLines(signer: Signer, lines: string[], firstLineNumber: numb
       out += JSON.stringify({ id, line: firstLineNumber + i, error: reason }) + '\n';
     }
   });
-  return { out, failed, empty };
+  return { out, documents, failed, empty };
 }
 
 const encoder = new TextEncoder();
@@ -71,8 +65,6 @@ export function signBytes(signer: Signer, bytes: Uint8Array, firstLineNumber: nu
   const { text, replaced } = decodeText(bytes);
   const lines = text.split('\n');
   if (lines[lines.length - 1] === '') lines.pop();
-  let documents = 0;
-  for (const line of lines) if (line.trim() !== '') documents++;
-  const { out, failed, empty } = signLines(signer, lines, firstLineNumber, fields);
-  return { out: encoder.encode(out), documents, failed, empty, replaced };
+  const signed = signLines(signer, lines, firstLineNumber, fields);
+  return { ...signed, out: encoder.encode(signed.out), replaced };
 }
