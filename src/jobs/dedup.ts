@@ -159,7 +159,7 @@ const GROUP_DOCUMENTS = 5000;
 /** Band keys per query that reads the documents of a partition. */
 const KEYS_PER_QUERY = 10_000;
 const MAX_PARTITIONS = 1 << 16;
-/** Buckets up to this size are verified pair by pair; larger ones against representatives. */
+/** Buckets up to this size are verified pair by pair; in larger ones, only pairs not already joined. */
 const SMALL_BUCKET = 32;
 /** Best matches kept per document for --format text. */
 const MAX_MATCHES = 10;
@@ -291,9 +291,10 @@ export async function dedupIndex(client: EngineClient, options: DedupOptions): P
     };
 
     /**
-     * Verifies the documents of one bucket: every pair in a small bucket; in a large one, every member
-     * against a representative, then the members that did not match against a new one, and so on (so a
-     * bucket of n near-identical documents costs n comparisons, not n^2 / 2). With `anchor`, only the
+     * Verifies the documents of one bucket: every pair in a small bucket. In a large one, every pair whose
+     * documents are not joined yet, directly or through others: a pair already in one cluster cannot change
+     * the clusters, so a bucket of n near-identical documents costs n - 1 comparisons, and no pair that
+     * would join two clusters goes unverified whatever the order of the members. With `anchor`, only the
      * pairs that include it.
      */
     const verifyBucket = async (ids: string[], options: { anchor?: string; band?: number; signatures?: Map<string, Signature> } = {}) => {
@@ -307,20 +308,35 @@ export async function dedupIndex(client: EngineClient, options: DedupOptions): P
         return;
       }
       const band = options.band;
-      if (present.length <= SMALL_BUCKET) {
-        for (let i = 0; i < present.length; i++) {
-          for (let j = i + 1; j < present.length; j++) {
+      const n = present.length;
+      if (n <= SMALL_BUCKET) {
+        for (let i = 0; i < n; i++) {
+          for (let j = i + 1; j < n; j++) {
             if (!decidedEarlier(present[i], present[j], band, signatures)) verify(present[i], present[j], signatures);
           }
         }
         return;
       }
-      let remaining = present;
-      while (remaining.length > 1) {
-        const [rep, ...rest] = remaining;
-        remaining = rest.filter((id) =>
-          decidedEarlier(rep, id, band, signatures) ? uf.find(rep) !== uf.find(id) : !verify(rep, id, signatures),
-        );
+      // The clusters among the members, as positions in the bucket (cheaper to ask than the global
+      // union-find), starting from what earlier buckets joined.
+      const local = new Int32Array(n);
+      const firstOfCluster = new Map<string, number>();
+      for (let i = 0; i < n; i++) {
+        const root = uf.find(present[i]);
+        const first = firstOfCluster.get(root);
+        if (first === undefined) firstOfCluster.set(root, (local[i] = i));
+        else local[i] = first;
+      }
+      const rootOf = (i: number): number => {
+        while (local[i] !== i) i = local[i] = local[local[i]];
+        return i;
+      };
+      for (let i = 0; i < n; i++) {
+        for (let j = i + 1; j < n; j++) {
+          const ri = rootOf(i), rj = rootOf(j);
+          if (ri === rj || decidedEarlier(present[i], present[j], band, signatures)) continue;
+          if (verify(present[i], present[j], signatures)) local[rj] = ri;
+        }
       }
     };
 

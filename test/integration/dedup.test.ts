@@ -5,6 +5,8 @@ import path from 'node:path';
 import { beforeAll, expect, it } from 'vitest';
 import type { EngineClient } from '../../src/engine/client.js';
 import { annotateIndex } from '../../src/jobs/annotate.js';
+import { initIndex } from '../../src/jobs/init.js';
+import { serializeLeanMinhash } from '../../src/sketch/lean-minhash.js';
 import { dedupIndex, type DedupPair } from '../../src/jobs/dedup.js';
 import { UnionFind } from '../../src/jobs/union-find.js';
 import { createSigner } from '../../src/signature.js';
@@ -156,6 +158,73 @@ forEachEngine('dedup', (ctx) => {
     expect(summary.top.some((c) => c.members.includes(clustered))).toBe(false);
     expect(stored.get(clustered)!.near_dup.cluster_id ?? null).toBeNull();
     expect(summary.cleared).toBeGreaterThanOrEqual(1);
+  });
+});
+
+/**
+ * A chain of documents in one large bucket: neighbours share 70% of their MinHash values, documents two
+ * apart about 40%, three apart 10%. Its verified pairs form a path, so the whole chain is one cluster, and
+ * no member is within the threshold of every other: a bucket verified only against representatives
+ * breaks it apart.
+ */
+function chainDocuments(length: number): Array<{ id: string; values: Uint32Array }> {
+  return Array.from({ length }, (_, i) => ({
+    id: `chain-${String(i).padStart(2, '0')}`,
+    values: Uint32Array.from({ length: 128 }, (_, p) => p * 1000 + Math.floor((3 * i + (p % 10)) / 10)),
+  }));
+}
+
+forEachEngine('dedup of a large bucket', (ctx) => {
+  const index = ctx.index('chain');
+  // Indexed in an order that puts no two neighbours side by side.
+  const chain = chainDocuments(40);
+  const order = [...chain.filter((_, i) => i % 2 === 0), ...chain.filter((_, i) => i % 2 === 1).reverse()];
+
+  beforeAll(async () => {
+    await initIndex(ctx.client, index, 'near_dup');
+    const lines = order.flatMap(({ id, values }, n) => [
+      { index: { _index: index, _id: id } },
+      {
+        title: id,
+        near_dup: {
+          // One key shared by the whole chain; every other band key is the document's own.
+          bands: ['0_chain', ...Array.from({ length: 25 }, (_, b) => `${b + 1}_${id}`)],
+          minhash: Buffer.from(serializeLeanMinhash({ seed: 1, scheme: 'affine32', values })).toString('base64'),
+          simhash: '0000000000000000',
+          params: 'chain-test',
+          content_hash: id,
+          token_count: 100,
+          annotated_at: new Date(Date.UTC(2026, 0, 1, 0, 0, n)).toISOString(),
+        },
+      },
+    ]);
+    expect((await ctx.client.bulk(lines, { refresh: 'true' })).errors).toBe(false);
+  });
+
+  it('joins every pair of members that passes verification, whatever their order in the bucket', async () => {
+    const jaccard = (a: Uint32Array, b: Uint32Array) => a.filter((v, i) => v === b[i]).length / a.length;
+    // Brute force over the signatures: the pairs at or above the threshold, and their components.
+    const expected = new UnionFind();
+    let similar = 0;
+    for (let i = 0; i < chain.length; i++) {
+      for (let j = i + 1; j < chain.length; j++) {
+        if (jaccard(chain[i].values, chain[j].values) >= THRESHOLD) {
+          similar++;
+          expected.union(chain[i].id, chain[j].id);
+        }
+      }
+    }
+    expect(expected.groups()).toHaveLength(1);
+    expect(jaccard(chain[0].values, chain[2].values)).toBeLessThan(THRESHOLD);
+    const pairsFile = path.join(tmp, `pairs-chain-${ctx.engine.flavour}.jsonl`);
+    const summary = await dedupIndex(ctx.client, { index, minSimilarity: THRESHOLD, full: true, dryRun: true, pairsFile });
+    expect(summary.clusters).toBe(1);
+    expect(summary.top[0].size).toBe(chain.length);
+    // Only what joins clusters is verified: fewer comparisons than all pairs, and every reported pair real.
+    const pairs: DedupPair[] = readFileSync(pairsFile, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    expect(pairs.length).toBeGreaterThanOrEqual(chain.length - 1);
+    expect(pairs.length).toBeLessThanOrEqual(similar);
+    for (const p of pairs) expect(p.jaccard).toBeGreaterThanOrEqual(THRESHOLD);
   });
 });
 
