@@ -79,9 +79,10 @@ export interface ExtractedText {
 /**
  * The text to sign from a document's fields: strings as they are, arrays of strings joined by newlines,
  * several fields joined by a blank line; a field that is missing is passed over, but if none has text,
- * or one holds something other than text, the document is refused with the reason.
+ * or one holds something other than text, the document is refused with the reason (`option` names the
+ * option that chooses the fields, for the fix).
  */
-export function extractText(source: unknown, fields: readonly string[], maxChars = DEFAULT_MAX_CHARS): ExtractedText {
+export function extractText(source: unknown, fields: readonly string[], maxChars = DEFAULT_MAX_CHARS, option = '--field'): ExtractedText {
   const parts: string[] = [];
   for (const field of fields) {
     const value = valueAt(source, field);
@@ -90,7 +91,7 @@ export function extractText(source: unknown, fields: readonly string[], maxChars
     else if (Array.isArray(value) && value.every((v) => typeof v === 'string' || v === null)) parts.push(value.filter((v) => v !== null).join('\n'));
     else {
       const kind = Array.isArray(value) ? 'an array with items that are not strings' : typeof value === 'object' ? 'an object' : `a ${typeof value}`;
-      throw new DocumentTextError(`field "${field}" holds ${kind}, not text; name a text field with --field`);
+      throw new DocumentTextError(`field "${field}" holds ${kind}, not text; name a text field with ${option}`);
     }
   }
   if (parts.length === 0) {

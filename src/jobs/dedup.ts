@@ -292,10 +292,10 @@ export async function dedupIndex(client: EngineClient, options: DedupOptions): P
 
     /**
      * Verifies the documents of one bucket: every pair in a small bucket. In a large one, every pair whose
-     * documents are not joined yet, directly or through others: a pair already in one cluster cannot change
-     * the clusters, so a bucket of n near-identical documents costs n - 1 comparisons, and no pair that
-     * would join two clusters goes unverified whatever the order of the members. With `anchor`, only the
-     * pairs that include it.
+     * documents are not joined yet, directly or through others, and that could pass: a pair already in one
+     * cluster cannot change the clusters, so a bucket of n near-identical documents costs about n
+     * comparisons, and no pair that would join two clusters goes unverified whatever the order of the
+     * members. With `anchor`, only the pairs that include it.
      */
     const verifyBucket = async (ids: string[], options: { anchor?: string; band?: number; signatures?: Map<string, Signature> } = {}) => {
       buckets++;
@@ -331,8 +331,25 @@ export async function dedupIndex(client: EngineClient, options: DedupOptions): P
         while (local[i] !== i) i = local[i] = local[local[i]];
         return i;
       };
-      for (let i = 0; i < n; i++) {
-        for (let j = i + 1; j < n; j++) {
+      // Pairs that cannot pass are never compared. The number of differing MinHash values is a distance
+      // (Hamming), so two members whose distances to one pivot differ by more than a passing pair may
+      // differ cannot pass: sorted by that distance, each member is compared only with a window of the next.
+      const values = present.map((id) => signatures.get(id)!.values);
+      const pivot = values[0];
+      const distance = values.map((v) => {
+        if (v.length !== pivot.length) return Number.POSITIVE_INFINITY; // never compared (minhashJaccard would refuse)
+        let d = 0;
+        for (let k = 0; k < v.length; k++) if (v[k] !== pivot[k]) d++;
+        return d;
+      });
+      let maxDistance = 0;
+      while (maxDistance < pivot.length && (pivot.length - maxDistance - 1) / pivot.length >= minSimilarity) maxDistance++;
+      const order = Array.from({ length: n }, (_, i) => i).sort((x, y) => distance[x] - distance[y]);
+      for (let x = 0; x < n; x++) {
+        const i = order[x];
+        if (distance[i] === Number.POSITIVE_INFINITY) break;
+        for (let y = x + 1; y < n && distance[order[y]] - distance[i] <= maxDistance; y++) {
+          const j = order[y];
           const ri = rootOf(i), rj = rootOf(j);
           if (ri === rj || decidedEarlier(present[i], present[j], band, signatures)) continue;
           if (verify(present[i], present[j], signatures)) local[rj] = ri;

@@ -1,7 +1,9 @@
 // NDJSON documents in, annotated documents out (serialized, ready for a bulk index action). Runs in
-// worker threads. A line that is not a JSON object, or has no usable text, gives an error in its place.
-import { DocumentTextError, extractText, mergeUnderPrefix, nearDupFields, parseDocumentLine } from '../annotation.js';
+// worker threads, on batches of raw bytes. A line that is not valid UTF-8, not a JSON object, or has no
+// usable text gives an error in its place; the others go on.
+import { DocumentTextError, extractText, mergeUnderPrefix, nearDupFields, parseDocumentLine, valueAt } from '../annotation.js';
 import type { Signer } from '../signature.js';
+import { utf8Lines } from '../text/decode.js';
 
 export interface IngestLineOptions {
   fields: readonly string[];
@@ -14,17 +16,28 @@ export type IngestResult =
   | { line: number; id?: string; json: string; empty: boolean; cut: number }
   | { line: number; id?: string; error: string };
 
-export function ingestLines(signer: Signer, lines: string[], firstLineNumber: number, options: IngestLineOptions): IngestResult[] {
+/** Annotates a batch of whole NDJSON lines given as bytes. */
+export function ingestBytes(signer: Signer, bytes: Uint8Array, firstLineNumber: number, options: IngestLineOptions): IngestResult[] {
   const results: IngestResult[] = [];
   const now = new Date();
-  lines.forEach((text, i) => {
+  utf8Lines(bytes).forEach((text, i) => {
     const line = firstLineNumber + i;
+    if (typeof text !== 'string') {
+      // Read with replacement characters, the document would be indexed with text it never had.
+      results.push({
+        line,
+        error:
+          `not valid UTF-8: byte 0x${text.byte.toString(16).padStart(2, '0')} at byte ${text.offset} of the line; ` +
+          'convert the input to UTF-8 (for example iconv -f windows-1252 -t utf-8) and ingest this line again',
+      });
+      return;
+    }
     if (text.trim() === '') return;
     let id: string | undefined;
     try {
       const record = parseDocumentLine(text);
       if (options.idField) {
-        const value = record[options.idField];
+        const value = valueAt(record, options.idField);
         if (typeof value === 'string' || typeof value === 'number') id = String(value);
       }
       const { text: body, cut } = extractText(record, options.fields, options.maxChars);

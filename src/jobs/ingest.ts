@@ -1,6 +1,5 @@
 // near-dup ingest: NDJSON documents indexed already annotated, with the bulk writer's back-pressure,
 // retries and per-document error reporting.
-import readline from 'node:readline';
 import type { Readable } from 'node:stream';
 import { DEFAULT_MAX_CHARS } from '../annotation.js';
 import type { EngineClient } from '../engine/client.js';
@@ -9,6 +8,7 @@ import { BulkWriter } from './bulk-writer.js';
 import { ErrorsFile } from './errors-file.js';
 import type { IngestResult } from './ingest-lines.js';
 import { initIndex } from './init.js';
+import { lineBatches } from './line-batches.js';
 import { createSignPool } from './sign-pool.js';
 
 export interface IngestOptions {
@@ -78,28 +78,16 @@ export async function ingestStream(client: EngineClient, input: Readable, option
   };
 
   try {
-    let lines: string[] = [];
-    let chars = 0;
-    let lineNumber = 0;
-    let first = 1;
-    const submit = async () => {
-      if (lines.length === 0) return;
-      pending.push(pool.ingest({ options: options.signer, ingest, lines, firstLineNumber: first }));
-      lines = [];
-      chars = 0;
-      first = lineNumber + 1;
+    for await (const { bytes, firstLineNumber } of lineBatches(input, 256 * 1024)) {
+      pending.push(pool.ingest({ options: options.signer, ingest, bytes, firstLineNumber }, [bytes.buffer as ArrayBuffer]));
       while (pending.length >= pool.threads * 2) await drainOne();
-    };
-    for await (const line of readline.createInterface({ input, crlfDelay: Infinity })) {
-      lineNumber++;
-      lines.push(line);
-      chars += line.length;
-      if (lines.length >= 100 || chars >= 1 << 20) await submit();
     }
-    await submit();
     while (pending.length > 0) await drainOne();
     await writer.flush();
     if (counts.indexed > 0) await client.refresh(options.index);
+  } catch (err) {
+    for (const p of pending) p.catch(() => undefined); // cut short with the pool: the first error is the one to report
+    throw err;
   } finally {
     await pool.close();
     await errors.close();

@@ -1,11 +1,11 @@
 // JSON lines in, signature lines out: the unit of work of `near-dup sign --jsonl`. A line that is not a
 // JSON object with a text gives an error line in its place; the others go on.
-import { parseDocumentLine } from '../annotation.js';
+import { extractText, parseDocumentLine, valueAt } from '../annotation.js';
 import { type Signer, signatureToJson } from '../signature.js';
 import { decodeText } from '../text/decode.js';
 
 export interface LineFields {
-  /** Field holding the text; an array of strings is joined with newlines. */
+  /** Field holding the text (a dotted path for a nested one); an array of strings is joined with newlines. */
   textField: string;
   idField: string;
 }
@@ -26,14 +26,6 @@ export interface SignedBytes extends Omit<SignedLines, 'out'> {
   replaced: number;
 }
 
-/** The text of a document field: a string, or an array of strings joined by newlines. */
-export function documentText(value: unknown, field: string): string {
-  if (typeof value === 'string') return value;
-  if (Array.isArray(value) && value.every((v) => typeof v === 'string')) return value.join('\n');
-  if (value === undefined || value === null) throw new Error(`field "${field}" is missing`);
-  throw new Error(`field "${field}" is ${Array.isArray(value) ? 'an array with non-string items' : typeof value}, not text`);
-}
-
 export function signLines(signer: Signer, lines: string[], firstLineNumber: number, fields: LineFields): SignedLines {
   let out = '';
   let documents = 0;
@@ -45,8 +37,9 @@ export function signLines(signer: Signer, lines: string[], firstLineNumber: numb
     let id: unknown;
     try {
       const record = parseDocumentLine(line);
-      id = record[fields.idField];
-      const sig = signer(documentText(record[fields.textField], fields.textField));
+      id = valueAt(record, fields.idField);
+      // The same reading of a document as annotate and ingest, without their cap on length.
+      const sig = signer(extractText(record, [fields.textField], Number.POSITIVE_INFINITY, '--text-field').text);
       if (sig.tokens === 0) empty++;
       out += JSON.stringify({ id, ...signatureToJson(sig), params: signer.settings.params }) + '\n';
     } catch (err) {

@@ -13,7 +13,8 @@ export interface SignPool {
   /** Signs a batch of JSON lines; the buffers in `transfer` are moved to the worker, not copied. */
   signBytes(task: Omit<SignTask, 'kind'>, transfer?: ArrayBuffer[]): Promise<SignedBytes>;
   annotate(task: Omit<AnnotateTask, 'kind'>): Promise<AnnotateResult[]>;
-  ingest(task: Omit<IngestTask, 'kind'>): Promise<IngestResult[]>;
+  /** Annotates a batch of NDJSON lines; the buffers in `transfer` are moved to the worker, not copied. */
+  ingest(task: Omit<IngestTask, 'kind'>, transfer?: ArrayBuffer[]): Promise<IngestResult[]>;
   close(): Promise<void>;
 }
 
@@ -35,7 +36,7 @@ export function createSignPool(threads = os.availableParallelism()): SignPool {
     threads,
     signBytes: (task, transfer) => pool.run({ kind: 'bytes', ...task }, { transferList: transfer }) as Promise<SignedBytes>,
     annotate: (task) => pool.run({ kind: 'annotate', ...task }) as Promise<AnnotateResult[]>,
-    ingest: (task) => pool.run({ kind: 'ingest', ...task }) as Promise<IngestResult[]>,
+    ingest: (task, transfer) => pool.run({ kind: 'ingest', ...task }, { transferList: transfer }) as Promise<IngestResult[]>,
     close: () => pool.destroy(),
   };
 }

@@ -6,6 +6,7 @@
 import { once } from 'node:events';
 import type { Readable, Writable } from 'node:stream';
 import type { SignerOptions } from '../signature.js';
+import { lineBatches } from './line-batches.js';
 import { createSignPool } from './sign-pool.js';
 import type { LineFields, SignedBytes } from './sign-lines.js';
 
@@ -26,14 +27,6 @@ export interface SignStreamSummary {
   seconds: number;
 }
 
-const NEWLINE = 0x0a;
-
-function countNewlines(bytes: Uint8Array): number {
-  let n = 0;
-  for (let i = bytes.indexOf(NEWLINE); i !== -1; i = bytes.indexOf(NEWLINE, i + 1)) n++;
-  return n;
-}
-
 export async function signStream(input: Readable, output: Writable, options: SignStreamOptions): Promise<SignStreamSummary> {
   const started = performance.now();
   const pool = createSignPool(options.threads);
@@ -50,34 +43,11 @@ export async function signStream(input: Readable, output: Writable, options: Sig
     if (!output.write(result.out)) await once(output, 'drain');
   };
 
-  let parts: Buffer[] = [];
-  let size = 0;
-  let firstLineNumber = 1;
-  const submit = async (bytes: Uint8Array): Promise<void> => {
-    if (bytes.length === 0) return;
-    // A private copy, so that its memory can be moved to the worker.
-    const copy = new Uint8Array(bytes);
-    const lines = countNewlines(copy);
-    pending.push(pool.signBytes({ options: options.signer, fields: options.fields, bytes: copy, firstLineNumber }, [copy.buffer]));
-    firstLineNumber += lines;
-    while (pending.length >= pool.threads * 2) await drainOne();
-  };
-
   try {
-    for await (const chunk of input) {
-      const buffer: Buffer = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
-      parts.push(buffer);
-      size += buffer.length;
-      if (size < batchBytes) continue;
-      const cut = buffer.lastIndexOf(NEWLINE);
-      if (cut === -1) continue; // the line goes on: wait for its end
-      const joined = Buffer.concat(parts, size);
-      const end = size - buffer.length + cut + 1;
-      await submit(joined.subarray(0, end));
-      parts = [joined.subarray(end)];
-      size = parts[0].length;
+    for await (const { bytes, firstLineNumber } of lineBatches(input, batchBytes)) {
+      pending.push(pool.signBytes({ options: options.signer, fields: options.fields, bytes, firstLineNumber }, [bytes.buffer as ArrayBuffer]));
+      while (pending.length >= pool.threads * 2) await drainOne();
     }
-    await submit(Buffer.concat(parts, size));
     while (pending.length > 0) await drainOne();
   } catch (err) {
     for (const p of pending) p.catch(() => undefined); // cut short with the pool: the first error is the one to report

@@ -3,7 +3,7 @@
 // once per thread.
 import { createSigner, type Signer, type SignerOptions } from '../signature.js';
 import { annotateBatch, type AnnotateBatchOptions, type AnnotateInput, type AnnotateResult } from './annotate-batch.js';
-import { ingestLines, type IngestLineOptions, type IngestResult } from './ingest-lines.js';
+import { ingestBytes, type IngestLineOptions, type IngestResult } from './ingest-lines.js';
 import { type LineFields, signBytes, type SignedBytes } from './sign-lines.js';
 
 const signers = new Map<string, Signer>();
@@ -38,12 +38,13 @@ export interface IngestTask {
   kind: 'ingest';
   options: SignerOptions;
   ingest: IngestLineOptions;
-  lines: string[];
+  /** Whole NDJSON lines, raw bytes. */
+  bytes: Uint8Array;
   firstLineNumber: number;
 }
 
 export default function run(task: SignTask | AnnotateTask | IngestTask): SignedBytes | AnnotateResult[] | IngestResult[] {
   if (task.kind === 'annotate') return annotateBatch(signerFor(task.options), task.docs, task.batch);
-  if (task.kind === 'ingest') return ingestLines(signerFor(task.options), task.lines, task.firstLineNumber, task.ingest);
+  if (task.kind === 'ingest') return ingestBytes(signerFor(task.options), task.bytes, task.firstLineNumber, task.ingest);
   return signBytes(signerFor(task.options), task.bytes, task.firstLineNumber, task.fields);
 }

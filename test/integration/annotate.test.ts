@@ -164,11 +164,18 @@ forEachEngine('annotate', (ctx) => {
 
   it('ingest from NDJSON gives the same fields as annotate', async () => {
     const index = ctx.index('peps-ingest');
-    const ndjson = docs.map((d) => JSON.stringify(d)).join('\n') + '\nnot json\n';
-    const summary = await ingestStream(ctx.client, Readable.from([ndjson]), {
-      index, fields: ['text'], prefix: 'near_dup', signer: {}, idField: 'id', errorsFile: path.join(tmp, `ingest-${index}.jsonl`),
-    });
-    expect(summary).toMatchObject({ seen: docs.length + 1, indexed: docs.length, failed: 1 });
+    // Two bad lines: not JSON, and a document in Latin-1 (not UTF-8), which is refused, not indexed mangled.
+    const ndjson = Buffer.concat([
+      Buffer.from(docs.map((d) => JSON.stringify(d)).join('\n') + '\nnot json\n'),
+      Buffer.from(`${JSON.stringify({ id: 'latin1', text: 'caf\xe9 cr\xe8me br\xfbl\xe9e' })}\n`, 'latin1'),
+    ]);
+    const errorsFile = path.join(tmp, `ingest-${index}.jsonl`);
+    const summary = await ingestStream(ctx.client, Readable.from([ndjson]), { index, fields: ['text'], prefix: 'near_dup', signer: {}, idField: 'id', errorsFile });
+    expect(summary).toMatchObject({ seen: docs.length + 2, indexed: docs.length, failed: 2 });
+    const failures = readFileSync(errorsFile, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    expect(failures.map((f) => f.line)).toEqual([docs.length + 1, docs.length + 2]);
+    expect(failures[1].reason).toMatch(/not valid UTF-8: byte 0xe9/);
+    expect(await ctx.client.count(index, { ids: { values: ['latin1'] } })).toBe(0);
     const stored = await allSources(ctx.client, index);
     for (const doc of docs) {
       const { near_dup, ...rest } = stored.get(doc.id)!;

@@ -56,7 +56,7 @@ describe('sign --jsonl (signStream)', () => {
     expect(lines.map((l) => [l.id ?? null, l.line ?? null, l.error ?? null])).toEqual([
       [1, null, null],
       [null, 3, 'not valid JSON'],
-      [4, 4, 'field "text" is missing'],
+      [4, 4, 'no text: field "text" is not in the document'],
       [null, 5, 'not a JSON object'],
       [6, null, null],
       [7, null, null],

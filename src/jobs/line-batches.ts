@@ -1,0 +1,46 @@
+// A stream of lines cut into batches of whole lines, as raw bytes: what `sign --jsonl` and `ingest` hand to
+// their worker threads (decoding happens there). Each batch is a private copy, so its memory can be moved
+// to a worker without copying it again.
+import type { Readable } from 'node:stream';
+
+const NEWLINE = 0x0a;
+
+export interface LineBatch {
+  /** Whole lines, the last one ending in a newline unless it ends the input. */
+  bytes: Uint8Array;
+  /** Line number (1-based) of the batch's first line. */
+  firstLineNumber: number;
+}
+
+function countNewlines(bytes: Uint8Array): number {
+  let n = 0;
+  for (let i = bytes.indexOf(NEWLINE); i !== -1; i = bytes.indexOf(NEWLINE, i + 1)) n++;
+  return n;
+}
+
+/** Batches of about `batchBytes` (a batch closes at the first line end after that many bytes). */
+export async function* lineBatches(input: Readable, batchBytes: number): AsyncGenerator<LineBatch> {
+  let parts: Buffer[] = [];
+  let size = 0;
+  let firstLineNumber = 1;
+  const batch = (bytes: Uint8Array): LineBatch => {
+    const copy = new Uint8Array(bytes);
+    const result = { bytes: copy, firstLineNumber };
+    firstLineNumber += countNewlines(copy);
+    return result;
+  };
+  for await (const chunk of input) {
+    const buffer: Buffer = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
+    parts.push(buffer);
+    size += buffer.length;
+    if (size < batchBytes) continue;
+    const cut = buffer.lastIndexOf(NEWLINE);
+    if (cut === -1) continue; // the line goes on: wait for its end
+    const joined = Buffer.concat(parts, size);
+    const end = size - buffer.length + cut + 1;
+    yield batch(joined.subarray(0, end));
+    parts = [joined.subarray(end)];
+    size = parts[0].length;
+  }
+  if (size > 0) yield batch(Buffer.concat(parts, size));
+}
