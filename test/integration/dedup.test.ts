@@ -47,7 +47,7 @@ forEachEngine('dedup', (ctx) => {
 
   it(`finds every pair 0.1 above the threshold (${strongPairs.length} in ${docs.length} documents) and only verified pairs`, async () => {
     expect(strongPairs.length).toBeGreaterThan(20);
-    const pairsFile = path.join(tmp, `pairs-${ctx.engine.flavour}.jsonl`);
+    const pairsFile = path.join(tmp, `pairs-${ctx.engine.flavour}-${ctx.engine.version}.jsonl`);
     const summary = await dedupIndex(ctx.client, { index, minSimilarity: THRESHOLD, canonical: 'oldest', dateField: 'date', pairsFile });
     pairs = readFileSync(pairsFile, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
     expect(summary.verifiedPairs).toBe(pairs.length);
@@ -79,7 +79,7 @@ forEachEngine('dedup', (ctx) => {
 
   it('finds the same clusters when the band keys are spread over many small partitions (split where too full)', async () => {
     const roomy = await dedupIndex(ctx.client, { index, minSimilarity: THRESHOLD, dryRun: true, full: true });
-    const pairsFile = path.join(tmp, `pairs-split-${ctx.engine.flavour}.jsonl`);
+    const pairsFile = path.join(tmp, `pairs-split-${ctx.engine.flavour}-${ctx.engine.version}.jsonl`);
     const split = await dedupIndex(ctx.client, { index, minSimilarity: THRESHOLD, dryRun: true, full: true, bucketsPerPartition: 3, pairsFile });
     expect(split.clusters).toBe(roomy.clusters);
     expect(split.duplicates).toBe(roomy.duplicates);
@@ -89,7 +89,7 @@ forEachEngine('dedup', (ctx) => {
     // A partition's documents read by several queries of a few keys each, band keys from the cache or from
     // doc values (a cache smaller than the index): the same clusters, and no pair reported twice.
     for (const maxCachedSignatures of [undefined, 40]) {
-      const file = path.join(tmp, `pairs-chunks-${ctx.engine.flavour}-${maxCachedSignatures}.jsonl`);
+      const file = path.join(tmp, `pairs-chunks-${ctx.engine.flavour}-${ctx.engine.version}-${maxCachedSignatures}.jsonl`);
       const chunked = await dedupIndex(ctx.client, { index, minSimilarity: THRESHOLD, dryRun: true, full: true, keysPerQuery: 7, maxCachedSignatures, pairsFile: file });
       expect(chunked.clusters).toBe(roomy.clusters);
       expect(chunked.top).toEqual(roomy.top);
@@ -216,7 +216,7 @@ forEachEngine('dedup of a large bucket', (ctx) => {
     }
     expect(expected.groups()).toHaveLength(1);
     expect(jaccard(chain[0].values, chain[2].values)).toBeLessThan(THRESHOLD);
-    const pairsFile = path.join(tmp, `pairs-chain-${ctx.engine.flavour}.jsonl`);
+    const pairsFile = path.join(tmp, `pairs-chain-${ctx.engine.flavour}-${ctx.engine.version}.jsonl`);
     const summary = await dedupIndex(ctx.client, { index, minSimilarity: THRESHOLD, full: true, dryRun: true, pairsFile });
     expect(summary.clusters).toBe(1);
     expect(summary.top[0].size).toBe(chain.length);

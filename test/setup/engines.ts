@@ -1,10 +1,12 @@
 // Vitest globalSetup for the integration tests: the one place that decides which real engines they run on.
 //
-// 1. Explicit URLs win: OPENSEARCH_URL and/or ELASTICSEARCH_URL, or SEARCH_URL (flavour detected), with
+// 1. Explicit URLs win: OPENSEARCH_URL, ELASTICSEARCH_URL and/or ELASTICSEARCH7_URL (an Elasticsearch 7.x),
+//    or SEARCH_URL (flavour detected), with
 //    credentials and TLS from SEARCH_USERNAME, SEARCH_PASSWORD, SEARCH_API_KEY, SEARCH_BEARER_TOKEN,
 //    SEARCH_CA_FILE, SEARCH_INSECURE. An explicit URL that does not answer fails the run.
-// 2. Otherwise, when a Docker daemon answers: OpenSearch and Elasticsearch containers (testcontainers).
-// 3. Otherwise: the embedded engines of scripts/engine (Java 17 + Maven), reused when already running,
+// 2. Otherwise, when a Docker daemon answers: OpenSearch, Elasticsearch 8 and Elasticsearch 7.17
+//    containers (testcontainers).
+// 3. Otherwise: the embedded engines of scripts/engine (Java 17 + Maven), the same three, reused when already running,
 //    started (and stopped again afterwards) when not.
 // NEAR_DUP_ENGINES=docker|embedded forces 2 or 3. Under CI=true a missing engine fails the run; elsewhere
 // the integration tests are skipped with a loud message.
@@ -14,12 +16,18 @@ import type { Flavour } from '../../src/engine/detect.js';
 import { connectionArgsFrom } from '../../src/cli/connection-options.js';
 import type { TestEngine } from './engine-types.js';
 
-const FLAVOURS: Flavour[] = ['opensearch', 'elasticsearch'];
+/** The engines the tests run on, by the names scripts/engine gives them, and what each one is. */
+type EngineName = 'opensearch' | 'elasticsearch' | 'elasticsearch7';
+const NAMES: EngineName[] = ['opensearch', 'elasticsearch', 'elasticsearch7'];
 /** Container images for the Docker path; the same versions as docker-compose.yml and scripts/engine. */
-const IMAGES: Record<Flavour, string> = {
+const IMAGES: Record<EngineName, string> = {
   opensearch: process.env.OPENSEARCH_IMAGE ?? 'opensearchproject/opensearch:2.19.1',
   elasticsearch: process.env.ELASTICSEARCH_IMAGE ?? 'docker.elastic.co/elasticsearch/elasticsearch:8.19.21',
+  elasticsearch7: process.env.ELASTICSEARCH7_IMAGE ?? 'docker.elastic.co/elasticsearch/elasticsearch:7.17.29',
 };
+/** OpenSearch first, then Elasticsearch, newest major first. */
+const byEngineOrder = (a: TestEngine, b: TestEngine) =>
+  (a.flavour === b.flavour ? 0 : a.flavour === 'opensearch' ? -1 : 1) || Number.parseInt(b.version, 10) - Number.parseInt(a.version, 10);
 
 const inCi = ['true', '1'].includes((process.env.CI ?? '').toLowerCase());
 const say = (line: string) => process.stderr.write(`[engines] ${line}\n`);
@@ -74,6 +82,7 @@ function explicitUrls(): Array<{ url: string; flavour?: Flavour }> {
   const urls: Array<{ url: string; flavour?: Flavour }> = [];
   if (env.OPENSEARCH_URL) urls.push({ url: env.OPENSEARCH_URL, flavour: 'opensearch' });
   if (env.ELASTICSEARCH_URL) urls.push({ url: env.ELASTICSEARCH_URL, flavour: 'elasticsearch' });
+  if (env.ELASTICSEARCH7_URL) urls.push({ url: env.ELASTICSEARCH7_URL, flavour: 'elasticsearch' });
   if (env.SEARCH_URL && !urls.some((u) => u.url === env.SEARCH_URL)) urls.push({ url: env.SEARCH_URL });
   return urls;
 }
@@ -116,7 +125,7 @@ async function dockerAnswers(): Promise<boolean> {
 
 async function fromContainers(): Promise<Resolution> {
   const { GenericContainer, Wait } = await import('testcontainers');
-  const environments: Record<Flavour, Record<string, string>> = {
+  const environments: Record<EngineName, Record<string, string>> = {
     opensearch: {
       'discovery.type': 'single-node',
       DISABLE_SECURITY_PLUGIN: 'true',
@@ -128,10 +137,15 @@ async function fromContainers(): Promise<Resolution> {
       'xpack.security.enabled': 'false',
       ES_JAVA_OPTS: '-Xms512m -Xmx512m',
     },
+    elasticsearch7: {
+      'discovery.type': 'single-node',
+      'xpack.security.enabled': 'false',
+      ES_JAVA_OPTS: '-Xms512m -Xmx512m',
+    },
   };
   const resolution: Resolution = { engines: [], missing: [], teardown: [] };
   await Promise.all(
-    FLAVOURS.map(async (flavour) => {
+    NAMES.map(async (flavour) => {
       const began = Date.now();
       try {
         const container = await new GenericContainer(IMAGES[flavour])
@@ -151,7 +165,7 @@ async function fromContainers(): Promise<Resolution> {
       }
     }),
   );
-  resolution.engines.sort((a, b) => FLAVOURS.indexOf(a.flavour) - FLAVOURS.indexOf(b.flavour));
+  resolution.engines.sort(byEngineOrder);
   return resolution;
 }
 
@@ -160,8 +174,8 @@ async function fromEmbedded(): Promise<Resolution> {
   const engines = await import('../../scripts/engine/engines.mjs');
   const resolution: Resolution = { engines: [], missing: [], teardown: [] };
   const keep = ['1', 'true'].includes((process.env.NEAR_DUP_KEEP_ENGINES ?? '').toLowerCase());
-  const ready: Flavour[] = [];
-  for (const flavour of FLAVOURS) {
+  const ready: EngineName[] = [];
+  for (const flavour of NAMES) {
     try {
       engines.resolveArtifacts(flavour);
       ready.push(flavour);
@@ -188,6 +202,6 @@ async function fromEmbedded(): Promise<Resolution> {
       resolution.missing.push(`embedded ${flavour} at ${r.url}: ${(err as Error).message}`);
     }
   }
-  resolution.engines.sort((a, b) => FLAVOURS.indexOf(a.flavour) - FLAVOURS.indexOf(b.flavour));
+  resolution.engines.sort(byEngineOrder);
   return resolution;
 }
