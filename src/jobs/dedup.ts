@@ -43,6 +43,11 @@ export interface DedupOptions {
   bucketsPerPartition?: number;
   /** Band keys per query that reads the documents of a partition (default 10,000). */
   keysPerQuery?: number;
+  /**
+   * Documents of one band key verified at once (default 1,000). A key held by more is read on its own and
+   * verified a chunk at a time, each chunk with representatives of the clusters found so far in that key.
+   */
+  bucketChunk?: number;
   errorsFile?: string;
   /** Where the last run is remembered, for incremental re-runs (default .near-dup/dedup-INDEX.json). */
   stateFile?: string;
@@ -154,6 +159,8 @@ interface DedupState {
 }
 
 const MAX_BUCKET = 1000;
+/** Clusters of one large band key carried from chunk to chunk, one representative each. */
+const MAX_REPRESENTATIVES = 200;
 /** Documents whose signatures are held together while their buckets are verified. */
 const GROUP_DOCUMENTS = 5000;
 /** Band keys per query that reads the documents of a partition. */
@@ -370,6 +377,8 @@ export async function dedupIndex(client: EngineClient, options: DedupOptions): P
       // Exact duplicates have equal signatures, so they share every band key: the band buckets hold them too.
       const field = f('bands');
       const perPartition = options.bucketsPerPartition ?? 10_000;
+      const maxBucket = Math.max(4, options.bucketChunk ?? MAX_BUCKET);
+      const maxRepresentatives = Math.min(MAX_REPRESENTATIVES, Math.floor(maxBucket / 2));
 
       /**
        * The keys held by two or more documents in one partition of the band keys. Cheap for the engine: a
@@ -393,13 +402,52 @@ export async function dedupIndex(client: EngineClient, options: DedupOptions): P
       };
 
       /**
+       * A key held by more documents than one bucket verifies at once (boilerplate, a template, thousands
+       * of copies of one text): its documents are read on their own, in index order, and verified a chunk
+       * at a time, each chunk together with one representative of every cluster found so far in this key
+       * (up to 200). Copies and near-copies of any number join one cluster; two documents of different
+       * chunks that match neither's representative are left to their other keys.
+       */
+      const verifyLargeKey = async (key: string) => {
+        const band = Number.parseInt(key, 10);
+        let representatives: string[] = [];
+        let chunk: string[] = [];
+        const verifyChunk = async () => {
+          const ids = [...representatives, ...chunk];
+          await verifyBucket(ids, { band });
+          const byCluster = new Map<string, string>();
+          for (const id of ids) {
+            const root = uf.find(id);
+            if (!byCluster.has(root)) byCluster.set(root, id);
+          }
+          // Clusters before single documents (which may still match something later), each in the order met.
+          const found = [...byCluster.values()];
+          representatives = [...found.filter((id) => uf.sizeOf(id) > 1), ...found.filter((id) => uf.sizeOf(id) === 1)].slice(0, maxRepresentatives);
+          chunk = [];
+        };
+        for await (const page of scanIndex(client, {
+          index: options.index,
+          query: { bool: { filter: [scope, { term: { [field]: key } }] } },
+          sourceIncludes: [],
+          pageSize: maxBucket,
+          pointInTime: client.pointInTime,
+        })) {
+          for (const hit of page) {
+            chunk.push(hit._id);
+            if (representatives.length + chunk.length >= maxBucket) await verifyChunk();
+          }
+        }
+        if (chunk.length > 0) await verifyChunk();
+      };
+
+      /**
        * The buckets of one partition: every document that holds one of its keys is read once (its id and
        * band keys, from doc values), sorted into the buckets of the keys it holds, and each bucket is
-       * verified. A key held by more than MAX_BUCKET documents is read on its own, capped.
+       * verified. A key held by more documents than one bucket verifies at once goes to verifyLargeKey.
        */
       const processPartition = async (keys: Array<{ key: string; doc_count: number }>) => {
         const members = new Map<string, string[]>();
-        const small = keys.filter((k) => k.doc_count <= MAX_BUCKET).map((k) => k.key);
+        const small = keys.filter((k) => k.doc_count <= maxBucket).map((k) => k.key);
         const perQuery = options.keysPerQuery ?? KEYS_PER_QUERY;
         for (let i = 0; i < small.length; i += perQuery) {
           // A document is sorted only into the keys of the query that found it, so none is counted twice.
@@ -447,7 +495,11 @@ export async function dedupIndex(client: EngineClient, options: DedupOptions): P
           groupIds = new Set();
         };
         for (const { key, doc_count } of keys) {
-          const ids = doc_count > MAX_BUCKET ? await bucketMembers(client, options.index, scope, field, key) : members.get(key)!;
+          if (doc_count > maxBucket) {
+            await verifyLargeKey(key);
+            continue;
+          }
+          const ids = members.get(key)!;
           members.delete(key);
           if (ids.length < 2) continue; // signed again meanwhile
           group.push({ ids, band: Number.parseInt(key, 10) });
@@ -632,16 +684,6 @@ function chunks<T>(items: T[], size: number): T[][] {
 }
 
 /** All documents holding one key, for the rare bucket larger than top_hits returns. */
-async function bucketMembers(client: EngineClient, index: string, scope: object, field: string, key: string): Promise<string[]> {
-  const response = await client.search(index, {
-    size: MAX_BUCKET,
-    _source: false,
-    query: { bool: { filter: [scope, { term: { [field]: key } }] } },
-    sort: ['_doc'],
-  });
-  return response.hits.hits.map((h) => h._id);
-}
-
 function pickCanonical(members: string[], facts: Map<string, Facts>, rule: CanonicalRule): string {
   const key = (id: string) => facts.get(id)?.sortKey;
   const tokens = (id: string) => facts.get(id)?.tokens ?? 0;

@@ -19,6 +19,11 @@ export class UnionFind {
     return root;
   }
 
+  /** Members of x's set (1 for an id never joined). */
+  sizeOf(x: string): number {
+    return this.size.get(this.find(x))!;
+  }
+
   union(a: string, b: string): void {
     let ra = this.find(a), rb = this.find(b);
     if (ra === rb) return;

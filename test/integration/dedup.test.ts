@@ -181,24 +181,8 @@ forEachEngine('dedup of a large bucket', (ctx) => {
   const order = [...chain.filter((_, i) => i % 2 === 0), ...chain.filter((_, i) => i % 2 === 1).reverse()];
 
   beforeAll(async () => {
-    await initIndex(ctx.client, index, 'near_dup');
-    const lines = order.flatMap(({ id, values }, n) => [
-      { index: { _index: index, _id: id } },
-      {
-        title: id,
-        near_dup: {
-          // One key shared by the whole chain; every other band key is the document's own.
-          bands: ['0_chain', ...Array.from({ length: 25 }, (_, b) => `${b + 1}_${id}`)],
-          minhash: Buffer.from(serializeLeanMinhash({ seed: 1, scheme: 'affine32', values })).toString('base64'),
-          simhash: '0000000000000000',
-          params: 'chain-test',
-          content_hash: id,
-          token_count: 100,
-          annotated_at: new Date(Date.UTC(2026, 0, 1, 0, 0, n)).toISOString(),
-        },
-      },
-    ]);
-    expect((await ctx.client.bulk(lines, { refresh: 'true' })).errors).toBe(false);
+    // One key shared by the whole chain; every other band key is the document's own.
+    await indexSignatures(ctx.client, index, order.map((d) => ({ ...d, shared: '0_chain' })));
   });
 
   it('joins every pair of members that passes verification, whatever their order in the bucket', async () => {
@@ -225,6 +209,54 @@ forEachEngine('dedup of a large bucket', (ctx) => {
     expect(pairs.length).toBeGreaterThanOrEqual(chain.length - 1);
     expect(pairs.length).toBeLessThanOrEqual(similar);
     for (const p of pairs) expect(p.jaccard).toBeGreaterThanOrEqual(THRESHOLD);
+  });
+});
+
+/** Hand-made signed documents: the MinHash values given, one band key shared, the others their own. */
+async function indexSignatures(client: EngineClient, index: string, docs: Array<{ id: string; values: Uint32Array; shared: string }>) {
+  await initIndex(client, index, 'near_dup');
+  const lines = docs.flatMap(({ id, values, shared }, n) => [
+    { index: { _index: index, _id: id } },
+    {
+      title: id,
+      near_dup: {
+        bands: [shared, ...Array.from({ length: 25 }, (_, b) => `${b + 1}_${id}`)],
+        minhash: Buffer.from(serializeLeanMinhash({ seed: 1, scheme: 'affine32', values })).toString('base64'),
+        simhash: '0000000000000000',
+        params: 'hand-made',
+        content_hash: id,
+        token_count: 100,
+        annotated_at: new Date(Date.UTC(2026, 0, 1, 0, 0, n)).toISOString(),
+      },
+    },
+  ]);
+  for (let i = 0; i < lines.length; i += 400) expect((await client.bulk(lines.slice(i, i + 400), { refresh: 'true' })).errors).toBe(false);
+}
+
+forEachEngine('dedup of a band key held by more documents than one bucket verifies', (ctx) => {
+  const index = ctx.index('copies');
+  // 60 near-copies of one text (each differs from the original in about 13 of 128 values, from each other
+  // in at most 26) and 20 unrelated documents, all holding one key, as boilerplate would give.
+  const base = Uint32Array.from({ length: 128 }, (_, p) => 7_000_000 + p);
+  const copies = Array.from({ length: 60 }, (_, i) => ({
+    id: `copy-${String(i).padStart(2, '0')}`,
+    values: base.map((v, p) => ((p * 7 + i) % 10 === 0 ? 8_000_000 + i * 1000 + p : v)),
+  }));
+  const unrelated = Array.from({ length: 20 }, (_, i) => ({ id: `other-${i}`, values: Uint32Array.from({ length: 128 }, (_, p) => 9_000_000 + i * 1000 + p) }));
+  // Interleaved, so the copies are spread over every chunk.
+  const docs = copies.flatMap((c, i) => (i % 3 === 0 && unrelated[i / 3] ? [c, unrelated[i / 3]] : [c]));
+
+  beforeAll(async () => {
+    await indexSignatures(ctx.client, index, docs.map((d) => ({ ...d, shared: '0_boilerplate' })));
+  });
+
+  it('verifies it a chunk at a time and still joins every copy, however many chunks there are', async () => {
+    for (const bucketChunk of [undefined, 16, 5]) {
+      const summary = await dedupIndex(ctx.client, { index, minSimilarity: THRESHOLD, full: true, dryRun: true, bucketChunk });
+      expect(summary.clusters).toBe(1);
+      expect(summary.top[0].size).toBe(copies.length);
+      expect(summary.top[0].members.every((id) => id.startsWith('copy-'))).toBe(true);
+    }
   });
 });
 
