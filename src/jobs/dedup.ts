@@ -18,6 +18,7 @@ import { hammingDistance } from '../sketch/simhash.js';
 import { BulkWriter } from './bulk-writer.js';
 import { defaultCheckpointPath, readCheckpoint, writeCheckpoint } from './checkpoint.js';
 import { ErrorsFile } from './errors-file.js';
+import { joinBucket } from './bucket-join.js';
 import { UnionFind } from './union-find.js';
 
 export type CanonicalRule = 'oldest' | 'newest' | 'longest' | { field: string; order: 'asc' | 'desc' };
@@ -266,6 +267,13 @@ export async function dedupIndex(client: EngineClient, options: DedupOptions): P
       return found;
     };
 
+    /** The most MinHash values out of `length` in which a pair that passes verification can differ. */
+    const maxDistance = (length: number): number => {
+      let d = 0;
+      while (d < length && (length - d - 1) / length >= minSimilarity) d++;
+      return d;
+    };
+
     /** Verifies one pair; a verified pair joins the two documents and is reported. */
     const verify = (x: string, y: string, signatures: Map<string, Signature>): boolean => {
       const a = signatures.get(x)!, b = signatures.get(y)!;
@@ -298,11 +306,10 @@ export async function dedupIndex(client: EngineClient, options: DedupOptions): P
     };
 
     /**
-     * Verifies the documents of one bucket: every pair in a small bucket. In a large one, every pair whose
-     * documents are not joined yet, directly or through others, and that could pass: a pair already in one
-     * cluster cannot change the clusters, so a bucket of n near-identical documents costs about n
-     * comparisons, and no pair that would join two clusters goes unverified whatever the order of the
-     * members. With `anchor`, only the pairs that include it.
+     * Verifies the documents of one bucket: every pair in a small bucket. In a large one, pairs of
+     * documents not yet in one cluster, until their clusters join (joinBucket): a bucket of n
+     * near-identical documents costs about n comparisons, and no pair that would join two clusters goes
+     * unverified, whatever the order of the members. With `anchor`, only the pairs that include it.
      */
     const verifyBucket = async (ids: string[], options: { anchor?: string; band?: number; signatures?: Map<string, Signature> } = {}) => {
       buckets++;
@@ -324,44 +331,15 @@ export async function dedupIndex(client: EngineClient, options: DedupOptions): P
         }
         return;
       }
-      // The clusters among the members, as positions in the bucket (cheaper to ask than the global
-      // union-find), starting from what earlier buckets joined.
-      const local = new Int32Array(n);
-      const firstOfCluster = new Map<string, number>();
-      for (let i = 0; i < n; i++) {
-        const root = uf.find(present[i]);
-        const first = firstOfCluster.get(root);
-        if (first === undefined) firstOfCluster.set(root, (local[i] = i));
-        else local[i] = first;
-      }
-      const rootOf = (i: number): number => {
-        while (local[i] !== i) i = local[i] = local[local[i]];
-        return i;
-      };
-      // Pairs that cannot pass are never compared. The number of differing MinHash values is a distance
-      // (Hamming), so two members whose distances to one pivot differ by more than a passing pair may
-      // differ cannot pass: sorted by that distance, each member is compared only with a window of the next.
-      const values = present.map((id) => signatures.get(id)!.values);
-      const pivot = values[0];
-      const distance = values.map((v) => {
-        if (v.length !== pivot.length) return Number.POSITIVE_INFINITY; // never compared (minhashJaccard would refuse)
-        let d = 0;
-        for (let k = 0; k < v.length; k++) if (v[k] !== pivot[k]) d++;
-        return d;
-      });
-      let maxDistance = 0;
-      while (maxDistance < pivot.length && (pivot.length - maxDistance - 1) / pivot.length >= minSimilarity) maxDistance++;
-      const order = Array.from({ length: n }, (_, i) => i).sort((x, y) => distance[x] - distance[y]);
-      for (let x = 0; x < n; x++) {
-        const i = order[x];
-        if (distance[i] === Number.POSITIVE_INFINITY) break;
-        for (let y = x + 1; y < n && distance[order[y]] - distance[i] <= maxDistance; y++) {
-          const j = order[y];
-          const ri = rootOf(i), rj = rootOf(j);
-          if (ri === rj || decidedEarlier(present[i], present[j], band, signatures)) continue;
-          if (verify(present[i], present[j], signatures)) local[rj] = ri;
-        }
-      }
+      // Signatures of another length cannot be compared (minhashJaccard refuses them): left out.
+      const length = signatures.get(present[0])!.values.length;
+      const members = present.filter((id) => signatures.get(id)!.values.length === length);
+      joinBucket(
+        members.map((id) => signatures.get(id)!.values),
+        members.map((id) => uf.find(id)),
+        maxDistance(length),
+        (i, j) => !decidedEarlier(members[i], members[j], band, signatures) && verify(members[i], members[j], signatures),
+      );
     };
 
     const stateFile = options.stateFile ?? defaultCheckpointPath('dedup', options.index);
