@@ -297,12 +297,27 @@ export async function dedupIndex(client: EngineClient, options: DedupOptions): P
       return true;
     };
 
-    /** Whether two documents share a band key before `band`: then that earlier bucket already decided them. */
-    const decidedEarlier = (x: string, y: string, band: number | undefined, signatures: Map<string, Signature>): boolean => {
-      if (band === undefined) return false;
+    /**
+     * The 32-bit hashes of the band keys held by more documents than one bucket verifies at once, by band
+     * (found before any bucket is verified): such a key is verified a chunk at a time, which can leave a
+     * pair of its documents untried, so it does not count as having decided them.
+     */
+    const largeKeys = new Map<number, Set<number>>();
+    /**
+     * Whether an earlier bucket of two documents decided them: 'yes' when they share a band key before
+     * `band` (that bucket tried them), 'large' when the only ones they share before it are large keys
+     * (which may not have), 'no' when they share none.
+     */
+    const decidedEarlier = (x: string, y: string, band: number | undefined, signatures: Map<string, Signature>): 'yes' | 'large' | 'no' => {
+      if (band === undefined) return 'no';
       const a = signatures.get(x)!.bands, b = signatures.get(y)!.bands;
-      for (let j = 0; j < band && j < a.length && j < b.length; j++) if (a[j] === b[j]) return true;
-      return false;
+      let shared: 'large' | 'no' = 'no';
+      for (let j = 0; j < band && j < a.length && j < b.length; j++) {
+        if (a[j] !== b[j]) continue;
+        if (!largeKeys.get(j)?.has(a[j])) return 'yes';
+        shared = 'large';
+      }
+      return shared;
     };
 
     /**
@@ -326,7 +341,10 @@ export async function dedupIndex(client: EngineClient, options: DedupOptions): P
       if (n <= SMALL_BUCKET) {
         for (let i = 0; i < n; i++) {
           for (let j = i + 1; j < n; j++) {
-            if (!decidedEarlier(present[i], present[j], band, signatures)) verify(present[i], present[j], signatures);
+            // A pair that met in a large key is verified here unless that key already joined it (so that
+            // no pair is reported twice).
+            const decided = decidedEarlier(present[i], present[j], band, signatures);
+            if (decided === 'no' || (decided === 'large' && uf.find(present[i]) !== uf.find(present[j]))) verify(present[i], present[j], signatures);
           }
         }
         return;
@@ -338,7 +356,7 @@ export async function dedupIndex(client: EngineClient, options: DedupOptions): P
         members.map((id) => signatures.get(id)!.values),
         members.map((id) => uf.find(id)),
         maxDistance(length),
-        (i, j) => !decidedEarlier(members[i], members[j], band, signatures) && verify(members[i], members[j], signatures),
+        (i, j) => decidedEarlier(members[i], members[j], band, signatures) !== 'yes' && verify(members[i], members[j], signatures),
       );
     };
 
@@ -363,12 +381,12 @@ export async function dedupIndex(client: EngineClient, options: DedupOptions): P
        * terms aggregation without sub-aggregations. null when the partition holds more keys than one
        * response carries, or more than the engine's memory allows (circuit breaker).
        */
-      const partitionKeys = async (partition: number, partitions: number): Promise<Array<{ key: string; doc_count: number }> | null> => {
+      const partitionKeys = async (partition: number, partitions: number, minDocCount = 2): Promise<Array<{ key: string; doc_count: number }> | null> => {
         try {
           const response = await client.search(options.index, {
             size: 0,
             query: scope,
-            aggs: { keys: { terms: { field, include: { partition, num_partitions: partitions }, min_doc_count: 2, size: perPartition } } },
+            aggs: { keys: { terms: { field, include: { partition, num_partitions: partitions }, min_doc_count: minDocCount, size: perPartition } } },
           });
           const agg = response.aggregations?.keys;
           const list = agg?.buckets ?? [];
@@ -384,7 +402,7 @@ export async function dedupIndex(client: EngineClient, options: DedupOptions): P
        * of copies of one text): its documents are read on their own, in index order, and verified a chunk
        * at a time, each chunk together with one representative of every cluster found so far in this key
        * (up to 200). Copies and near-copies of any number join one cluster; two documents of different
-       * chunks that match neither's representative are left to their other keys.
+       * chunks that match neither's representative are left to their other keys (see decidedEarlier).
        */
       const verifyLargeKey = async (key: string) => {
         const band = Number.parseInt(key, 10);
@@ -501,9 +519,28 @@ export async function dedupIndex(client: EngineClient, options: DedupOptions): P
       }
       // Partition p of P is partitions p, p + P, p + 2P and p + 3P of 4P (the engine takes the key's hash
       // modulo the count): a partition too full is split where it stands, without starting over.
+      const tooFull = (count: number) => {
+        if (count >= MAX_PARTITIONS) throw new UserError(`the band keys of "${options.index}" do not fit ${MAX_PARTITIONS} partitions of ${perPartition} keys`);
+      };
+      // First the large keys, all of them (an aggregation per partition, no documents read).
+      const findLargeKeys = async (partition: number, count: number): Promise<void> => {
+        const keys = await partitionKeys(partition, count, maxBucket + 1);
+        if (keys === null) {
+          tooFull(count);
+          for (let k = 0; k < 4; k++) await findLargeKeys(partition + k * count, count * 4);
+          return;
+        }
+        for (const { key } of keys) {
+          const band = Number.parseInt(key, 10);
+          let hashes = largeKeys.get(band);
+          if (!hashes) largeKeys.set(band, (hashes = new Set()));
+          hashes.add(keyHash(key));
+        }
+      };
+      for (let p = 0; p < partitions; p++) await findLargeKeys(p, partitions);
       const run = async (partition: number, count: number, keys: Array<{ key: string; doc_count: number }> | null): Promise<void> => {
         if (keys === null) {
-          if (count >= MAX_PARTITIONS) throw new UserError(`the band keys of "${options.index}" do not fit ${MAX_PARTITIONS} partitions of ${perPartition} keys`);
+          tooFull(count);
           for (let k = 0; k < 4; k++) await run(partition + k * count, count * 4, await partitionKeys(partition + k * count, count * 4));
           return;
         }

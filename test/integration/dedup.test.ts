@@ -213,14 +213,14 @@ forEachEngine('dedup of a large bucket', (ctx) => {
 });
 
 /** Hand-made signed documents: the MinHash values given, one band key shared, the others their own. */
-async function indexSignatures(client: EngineClient, index: string, docs: Array<{ id: string; values: Uint32Array; shared: string }>) {
+async function indexSignatures(client: EngineClient, index: string, docs: Array<{ id: string; values: Uint32Array; shared: string; bands?: string[] }>) {
   await initIndex(client, index, 'near_dup');
-  const lines = docs.flatMap(({ id, values, shared }, n) => [
+  const lines = docs.flatMap(({ id, values, shared, bands }, n) => [
     { index: { _index: index, _id: id } },
     {
       title: id,
       near_dup: {
-        bands: [shared, ...Array.from({ length: 25 }, (_, b) => `${b + 1}_${id}`)],
+        bands: bands ?? [shared, ...Array.from({ length: 25 }, (_, b) => `${b + 1}_${id}`)],
         minhash: Buffer.from(serializeLeanMinhash({ seed: 1, scheme: 'affine32', values })).toString('base64'),
         simhash: '0000000000000000',
         params: 'hand-made',
@@ -243,8 +243,19 @@ forEachEngine('dedup of a band key held by more documents than one bucket verifi
     values: base.map((v, p) => ((p * 7 + i) % 10 === 0 ? 8_000_000 + i * 1000 + p : v)),
   }));
   const unrelated = Array.from({ length: 20 }, (_, i) => ({ id: `other-${i}`, values: Uint32Array.from({ length: 128 }, (_, p) => 9_000_000 + i * 1000 + p) }));
+  // And a pair of near-duplicates that holds the same key (first and last, so in different chunks) and
+  // shares one more key of a later band: there they must be verified, though the large key came first.
+  const pairValues = Uint32Array.from({ length: 128 }, (_, p) => 5_000_000 + p);
+  const pair = ['pair-a', 'pair-b'].map((id, i) => ({
+    id,
+    values: pairValues.map((v, p) => (p % 10 === i ? v + 1 : v)),
+    bands: ['0_boilerplate', '1_' + id, '2_' + id, '3_pair', ...Array.from({ length: 22 }, (_, b) => `${b + 4}_${id}`)],
+  }));
+  // A second, smaller family early on, so that small chunks carry the two families' representatives and
+  // not the first of the pair.
+  const family = Array.from({ length: 10 }, (_, i) => ({ id: `family-${i}`, values: base.map((v, p) => (p % 10 === i ? v : v + 100_000 + (p % 10 === (i + 1) % 10 ? i : 0))) }));
   // Interleaved, so the copies are spread over every chunk.
-  const docs = copies.flatMap((c, i) => (i % 3 === 0 && unrelated[i / 3] ? [c, unrelated[i / 3]] : [c]));
+  const docs = [pair[0], ...family, ...copies.flatMap((c, i) => (i % 3 === 0 && unrelated[i / 3] ? [c, unrelated[i / 3]] : [c])), pair[1]];
 
   beforeAll(async () => {
     await indexSignatures(ctx.client, index, docs.map((d) => ({ ...d, shared: '0_boilerplate' })));
@@ -252,10 +263,14 @@ forEachEngine('dedup of a band key held by more documents than one bucket verifi
 
   it('verifies it a chunk at a time and still joins every copy, however many chunks there are', async () => {
     for (const bucketChunk of [undefined, 16, 5]) {
-      const summary = await dedupIndex(ctx.client, { index, minSimilarity: THRESHOLD, full: true, dryRun: true, bucketChunk });
-      expect(summary.clusters).toBe(1);
-      expect(summary.top[0].size).toBe(copies.length);
+      const pairsFile = path.join(tmp, `pairs-large-${ctx.engine.flavour}-${ctx.engine.version}-${bucketChunk}.jsonl`);
+      const summary = await dedupIndex(ctx.client, { index, minSimilarity: THRESHOLD, full: true, dryRun: true, bucketChunk, pairsFile });
+      expect(summary.clusters).toBe(3);
+      expect(summary.top.map((c) => c.size)).toEqual([copies.length, family.length, 2]);
       expect(summary.top[0].members.every((id) => id.startsWith('copy-'))).toBe(true);
+      expect(summary.top[2].members.sort()).toEqual(['pair-a', 'pair-b']);
+      const reported = readFileSync(pairsFile, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+      expect(new Set(reported.map((p) => `${p.a}|${p.b}`)).size).toBe(reported.length); // none twice
     }
   });
 });
