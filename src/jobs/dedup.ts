@@ -172,6 +172,9 @@ const SMALL_BUCKET = 32;
 /** Best matches kept per document for --format text. */
 const MAX_MATCHES = 10;
 
+/** Band keys held by two or more documents, with their counts, as a terms aggregation gives them. */
+type PartitionKeys = Array<{ key: string; doc_count: number }>;
+
 function keyHash(key: string): number {
   let h = 0x811c9dc5;
   for (let i = 0; i < key.length; i++) h = Math.imul(h ^ key.charCodeAt(i), 0x01000193);
@@ -381,7 +384,7 @@ export async function dedupIndex(client: EngineClient, options: DedupOptions): P
        * terms aggregation without sub-aggregations. null when the partition holds more keys than one
        * response carries, or more than the engine's memory allows (circuit breaker).
        */
-      const partitionKeys = async (partition: number, partitions: number, minDocCount = 2): Promise<Array<{ key: string; doc_count: number }> | null> => {
+      const partitionKeys = async (partition: number, partitions: number, minDocCount = 2): Promise<PartitionKeys | null> => {
         try {
           const response = await client.search(options.index, {
             size: 0,
@@ -441,7 +444,7 @@ export async function dedupIndex(client: EngineClient, options: DedupOptions): P
        * band keys, from doc values), sorted into the buckets of the keys it holds, and each bucket is
        * verified. A key held by more documents than one bucket verifies at once goes to verifyLargeKey.
        */
-      const processPartition = async (keys: Array<{ key: string; doc_count: number }>) => {
+      const processPartition = async (keys: PartitionKeys) => {
         const members = new Map<string, string[]>();
         const small = keys.filter((k) => k.doc_count <= maxBucket).map((k) => k.key);
         const perQuery = options.keysPerQuery ?? KEYS_PER_QUERY;
@@ -517,37 +520,31 @@ export async function dedupIndex(client: EngineClient, options: DedupOptions): P
         const probe = await partitionKeys(0, fewer);
         if (probe !== null) [partitions, first] = [fewer, probe];
       }
-      // Partition p of P is partitions p, p + P, p + 2P and p + 3P of 4P (the engine takes the key's hash
-      // modulo the count): a partition too full is split where it stands, without starting over.
-      const tooFull = (count: number) => {
+      /**
+       * Hands the keys of one partition (held by at least `minDocCount` documents) to `handle`. Partition
+       * p of P is partitions p, p + P, p + 2P and p + 3P of 4P (the engine takes the key's hash modulo the
+       * count): a partition too full is split where it stands, without starting over. `fetched`: its keys,
+       * when already asked for.
+       */
+      const eachPartition = async (partition: number, count: number, minDocCount: number, handle: (keys: PartitionKeys) => Promise<void> | void, fetched?: PartitionKeys | null): Promise<void> => {
+        const keys = fetched === undefined ? await partitionKeys(partition, count, minDocCount) : fetched;
+        if (keys !== null) return handle(keys);
         if (count >= MAX_PARTITIONS) throw new UserError(`the band keys of "${options.index}" do not fit ${MAX_PARTITIONS} partitions of ${perPartition} keys`);
+        for (let k = 0; k < 4; k++) await eachPartition(partition + k * count, count * 4, minDocCount, handle);
       };
       // First the large keys, all of them (an aggregation per partition, no documents read).
-      const findLargeKeys = async (partition: number, count: number): Promise<void> => {
-        const keys = await partitionKeys(partition, count, maxBucket + 1);
-        if (keys === null) {
-          tooFull(count);
-          for (let k = 0; k < 4; k++) await findLargeKeys(partition + k * count, count * 4);
-          return;
-        }
-        for (const { key } of keys) {
-          const band = Number.parseInt(key, 10);
-          let hashes = largeKeys.get(band);
-          if (!hashes) largeKeys.set(band, (hashes = new Set()));
-          hashes.add(keyHash(key));
-        }
-      };
-      for (let p = 0; p < partitions; p++) await findLargeKeys(p, partitions);
-      const run = async (partition: number, count: number, keys: Array<{ key: string; doc_count: number }> | null): Promise<void> => {
-        if (keys === null) {
-          tooFull(count);
-          for (let k = 0; k < 4; k++) await run(partition + k * count, count * 4, await partitionKeys(partition + k * count, count * 4));
-          return;
-        }
-        await processPartition(keys);
-      };
       for (let p = 0; p < partitions; p++) {
-        await run(p, partitions, p === 0 ? first : await partitionKeys(p, partitions));
+        await eachPartition(p, partitions, maxBucket + 1, (keys) => {
+          for (const { key } of keys) {
+            const band = Number.parseInt(key, 10);
+            let hashes = largeKeys.get(band);
+            if (!hashes) largeKeys.set(band, (hashes = new Set()));
+            hashes.add(keyHash(key));
+          }
+        });
+      }
+      for (let p = 0; p < partitions; p++) {
+        await eachPartition(p, partitions, 2, processPartition, p === 0 ? first : undefined);
         progress(`buckets of ${field}`, p + 1, partitions);
       }
     } else {
