@@ -7,6 +7,7 @@ import { UserError } from '../errors.js';
 import { type ConnectionOptions, type ResolvedConnection, resolveConnection } from './connection.js';
 import { type EngineInfo, type Flavour, detectEngine } from './detect.js';
 import { describeConnectionError, EngineConnectionError, EngineResponseError, errorCode } from './errors.js';
+import { backoffDelay, RetryLog, retryCause, sleep } from './retry.js';
 
 export type { EngineInfo, Flavour } from './detect.js';
 
@@ -19,11 +20,22 @@ interface RawResponse {
   headers: Record<string, unknown>;
 }
 
-/** What each official client provides, reduced to one request function. */
+/** What each official client provides, reduced to one request function (which never retries by itself). */
 interface Sender {
-  send(method: HttpMethod, path: string, body: unknown, query: QueryParams | undefined, ndjson: string | undefined, maxRetries?: number): Promise<RawResponse>;
+  send(method: HttpMethod, path: string, body: unknown, query: QueryParams | undefined, ndjson: string | undefined): Promise<RawResponse>;
   close(): Promise<void>;
 }
+
+export interface RequestOptions {
+  /**
+   * Send again after a timeout, a dropped connection, 429 or 502/503/504 (default true). False for a
+   * request that must not be sent twice blindly: a scroll page (a second ask returns the next page).
+   */
+  retry?: boolean;
+}
+
+/** First wait before a retry; doubled each time, with jitter. */
+const RETRY_BASE_MS = 250;
 
 export interface SearchHit<TSource = Record<string, unknown>> {
   _index: string;
@@ -99,6 +111,8 @@ export class EngineClient {
   readonly info: EngineInfo;
   /** Point in time flavour for scans, or false where the engine has none (then scroll). */
   readonly pointInTime: Flavour | false;
+  /** Every retry this client made, by cause, and the time spent waiting. */
+  readonly retries = new RetryLog();
   readonly #sender: Sender;
   readonly #connection: ResolvedConnection;
 
@@ -132,15 +146,33 @@ export class EngineClient {
    * Any REST call: resolves to the parsed JSON body, throws EngineResponseError on an error status.
    * (This signature is the SearchTransport that scans use.)
    */
-  async request<T = any>(method: HttpMethod, path: string, body?: unknown, query?: QueryParams): Promise<T> {
-    const response = await this.#send(method, path, body, query);
+  async request<T = any>(method: HttpMethod, path: string, body?: unknown, query?: QueryParams, options?: RequestOptions): Promise<T> {
+    const response = await this.#send(method, path, body, query, undefined, options?.retry ?? true);
     if (response.statusCode >= 400) throw this.#error(method, path, response);
     return response.body as T;
   }
 
-  async #send(method: HttpMethod, path: string, body?: unknown, query?: QueryParams, ndjson?: string, maxRetries?: number): Promise<RawResponse> {
+  /**
+   * One request; with `retry`, sent again (up to the connection's maxRetries) after a failure that may
+   * pass, waiting longer each time. Each retry is counted in `retries`.
+   */
+  async #send(method: HttpMethod, path: string, body?: unknown, query?: QueryParams, ndjson?: string, retry = true): Promise<RawResponse> {
     const clean = query ? (Object.fromEntries(Object.entries(query).filter(([, v]) => v !== undefined)) as QueryParams) : undefined;
-    return this.#sender.send(method, path, body, clean, ndjson, maxRetries);
+    for (let attempt = 1; ; attempt++) {
+      let failure: unknown;
+      try {
+        const response = await this.#sender.send(method, path, body, clean, ndjson);
+        if (!retry || retryCause({ statusCode: response.statusCode }) === undefined) return response;
+        failure = this.#error(method, path, response);
+        if (attempt > this.#connection.maxRetries) return response;
+      } catch (err) {
+        if (!retry || retryCause(err) === undefined || attempt > this.#connection.maxRetries) throw err;
+        failure = err;
+      }
+      const delay = backoffDelay(attempt, RETRY_BASE_MS);
+      this.retries.record(retryCause(failure)!, delay);
+      await sleep(delay);
+    }
   }
 
   #error(method: string, path: string, response: RawResponse): EngineResponseError {
@@ -228,13 +260,27 @@ export class EngineClient {
     return response.body as GetResponse<TSource>;
   }
 
+  /** The documents of these ids that exist (source filtered to `includes`, with _seq_no and _primary_term). */
+  async mget<TSource = Record<string, unknown>>(index: string, ids: string[], includes: string[]): Promise<Array<GetResponse<TSource>>> {
+    const response = await this.request<{ docs: Array<GetResponse<TSource>> }>('POST', `/${encodeIndex(index)}/_mget`, {
+      docs: ids.map((_id) => ({ _id, _source: includes })),
+    });
+    return response.docs.filter((d) => d.found);
+  }
+
+  /** Which of these ids the index holds, read in real time (no refresh needed) and without the sources. */
+  async existingIds(index: string, ids: string[]): Promise<Set<string>> {
+    const response = await this.request<{ docs: Array<{ _id: string; found?: boolean }> }>('POST', `/${encodeIndex(index)}/_mget`, { ids }, { _source: 'false' });
+    return new Set(response.docs.filter((d) => d.found).map((d) => d._id));
+  }
+
   /**
    * A bulk request from pre-serialized NDJSON (action and source lines, each ending with a newline).
    * Not retried inside the client: the bulk writer retries whole requests and rejected items itself.
    */
   async bulkNdjson(ndjson: string, query?: QueryParams): Promise<BulkResponseBody> {
     const body = ndjson.endsWith('\n') ? ndjson : `${ndjson}\n`;
-    const response = await this.#send('POST', '/_bulk', undefined, query, body, 0);
+    const response = await this.#send('POST', '/_bulk', undefined, query, body, false);
     if (response.statusCode >= 400) throw this.#error('POST', '/_bulk', response);
     return response.body as BulkResponseBody;
   }
@@ -276,7 +322,7 @@ export class EngineClient {
   }
 
   async scroll<TSource = Record<string, unknown>>(scrollId: string, keepAlive = '5m'): Promise<SearchResponse<TSource>> {
-    return this.request<SearchResponse<TSource>>('POST', '/_search/scroll', { scroll: keepAlive, scroll_id: scrollId });
+    return this.request<SearchResponse<TSource>>('POST', '/_search/scroll', { scroll: keepAlive, scroll_id: scrollId }, undefined, { retry: false });
   }
 
   async clearScroll(scrollIds: string[]): Promise<void> {
@@ -337,7 +383,8 @@ async function createSender(info: EngineInfo, connection: ResolvedConnection): P
   const pkg = clientPackageFor(info);
   const tls = connection.url.startsWith('https:') ? { ca: connection.ca, rejectUnauthorized: !connection.insecure } : undefined;
   const auth = connection.auth;
-  const common = { node: connection.url, requestTimeout: connection.requestTimeoutMs, maxRetries: connection.maxRetries };
+  // The clients' own retries are off: they would send a scroll page twice. EngineClient retries what is safe.
+  const common = { node: connection.url, requestTimeout: connection.requestTimeoutMs, maxRetries: 0 };
   let client: any;
   let meta = false;
   if (pkg === '@opensearch-project/opensearch') {
@@ -372,14 +419,13 @@ async function createSender(info: EngineInfo, connection: ResolvedConnection): P
   }
   const url = connection.url;
   return {
-    async send(method, path, body, query, ndjson, maxRetries) {
+    async send(method, path, body, query, ndjson) {
       const params: Record<string, unknown> = { method, path };
       if (query && Object.keys(query).length > 0) params.querystring = query;
       if (ndjson !== undefined) params.bulkBody = ndjson;
       else if (body !== undefined) params.body = body;
-      const options: Record<string, unknown> = {};
+      const options: Record<string, unknown> = { maxRetries: 0 };
       if (meta) options.meta = true;
-      if (maxRetries !== undefined) options.maxRetries = maxRetries;
       try {
         const result = await client.transport.request(params, options);
         return { statusCode: result.statusCode, body: result.body, headers: result.headers ?? {} };

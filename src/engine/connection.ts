@@ -18,7 +18,7 @@ export interface ConnectionOptions {
   insecure?: boolean;
   /** Per-request timeout (default 60 s). */
   requestTimeoutMs?: number;
-  /** Retries of a request on connection errors and 502/503/504 inside the client (default 3). */
+  /** Retries of a request that is safe to send again, after a timeout, a dropped connection, 429 or 502/503/504 (default 5). */
   maxRetries?: number;
 }
 
@@ -83,7 +83,7 @@ export async function resolveConnection(options: ConnectionOptions): Promise<Res
     ca,
     insecure: options.insecure ?? false,
     requestTimeoutMs: options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS,
-    maxRetries: options.maxRetries ?? 3,
+    maxRetries: options.maxRetries ?? 5,
   };
 }
 

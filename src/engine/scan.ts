@@ -6,10 +6,21 @@
 //   processes (each with its own search context) split the index into the same disjoint parts; PIT slices
 //   partition Lucene doc ids and only agree when every slice shares one PIT id;
 // - scroll, too, where the engine has no point in time (OpenSearch < 2.4, Elasticsearch < 7.10).
+//
+// A scroll page is the one request that cannot be sent twice: asked again, the engine hands out the next
+// page, and the lost one is gone. So a scroll page is never retried blindly; when its answer is lost (a
+// timeout, a dropped connection, a 5xx, an expired scroll), the scan starts a new scroll, either skipping
+// the documents it already handed out or from a query the caller gives for what is left. A point-in-time
+// page is a plain search on a frozen view with a known search_after: the client retries it as it is.
+
+import type { RequestOptions } from './client.js';
+import { type RetryLog, retryCause } from './retry.js';
 
 export interface SearchTransport {
   /** One HTTP request to the cluster; resolves to the parsed JSON body, throws on an error status. */
-  request<T = any>(method: 'GET' | 'POST' | 'PUT' | 'DELETE' | 'HEAD', path: string, body?: unknown, query?: Record<string, string>): Promise<T>;
+  request<T = any>(method: 'GET' | 'POST' | 'PUT' | 'DELETE' | 'HEAD', path: string, body?: unknown, query?: Record<string, string>, options?: RequestOptions): Promise<T>;
+  /** Where a restarted scan counts the lost page, with the other retries. */
+  readonly retries?: RetryLog;
 }
 
 export interface ScanHit {
@@ -22,6 +33,15 @@ export interface ScanHit {
   _primary_term?: number;
   sort?: unknown[];
 }
+
+/**
+ * What a scroll scan does when a page is lost:
+ * - 'skip-seen' (default): a new scroll with the same query, skipping the documents already handed out
+ *   (their ids are kept while the scan runs);
+ * - a function: called once the page is known lost, it returns the query for what is left to read (the
+ *   caller has made its work so far visible, e.g. written and refreshed), and nothing is skipped.
+ */
+export type LostPageRecovery = 'skip-seen' | ((why: string) => Promise<Record<string, unknown>>);
 
 export interface ScanOptions {
   index: string;
@@ -38,17 +58,27 @@ export interface ScanOptions {
   keepAlive?: string;
   /** Whether the engine has point in time; use scroll when false. */
   pointInTime: 'opensearch' | 'elasticsearch' | false;
+  recovery?: LostPageRecovery;
+  /** Lost pages in a row before the scan gives up (default 5). */
+  maxRestarts?: number;
+  /** Told of each restart, with the reason. */
+  onRestart?: (why: string) => void;
+}
+
+/** Thrown when a scroll lost more pages in a row than it may restart. */
+export class ScanLostError extends Error {
+  override name = 'ScanLostError';
 }
 
 export async function* scanIndex(transport: SearchTransport, options: ScanOptions): AsyncGenerator<ScanHit[]> {
   if (options.pointInTime === 'elasticsearch' && !options.slice) yield* scanWithPointInTime(transport, options);
-  else yield* scanWithScroll(transport, options);
+  else yield* scanWithRestarts(transport, options);
 }
 
-function searchBody(options: ScanOptions): Record<string, unknown> {
+function searchBody(options: ScanOptions, query = options.query): Record<string, unknown> {
   return {
     size: options.pageSize ?? 1000,
-    query: options.query ?? { match_all: {} },
+    query: query ?? { match_all: {} },
     _source: options.sourceIncludes === undefined ? true : options.sourceIncludes.length ? { includes: options.sourceIncludes } : false,
     seq_no_primary_term: options.seqNoPrimaryTerm ?? false,
     ...(options.docvalueFields?.length ? { docvalue_fields: options.docvalueFields } : {}),
@@ -69,6 +99,7 @@ async function* scanWithPointInTime(transport: SearchTransport, options: ScanOpt
         sort: [{ _shard_doc: 'asc' }],
       };
       if (searchAfter) body.search_after = searchAfter;
+      // Idempotent: the same point in time and search_after give the same page, so the client may retry it.
       const page = await transport.request<{ pit_id?: string; hits: { hits: ScanHit[] } }>('POST', '/_search', body);
       if (page.pit_id) pitId = page.pit_id; // Elasticsearch may hand back a new id
       const hits = page.hits.hits;
@@ -90,10 +121,41 @@ async function closePointInTime(transport: SearchTransport, pitId: string): Prom
   }
 }
 
-async function* scanWithScroll(transport: SearchTransport, options: ScanOptions): AsyncGenerator<ScanHit[]> {
+/** A scroll page whose answer never came, or whose scroll is gone: the position is unknown. */
+class LostPage extends Error {}
+
+/** Scroll scans, started again from a known position whenever a page is lost. */
+async function* scanWithRestarts(transport: SearchTransport, options: ScanOptions): AsyncGenerator<ScanHit[]> {
+  const recovery = options.recovery ?? 'skip-seen';
+  const seen = recovery === 'skip-seen' ? new Set<string>() : undefined;
+  const maxRestarts = options.maxRestarts ?? 5;
+  let query = options.query;
+  let restartsInARow = 0;
+  for (;;) {
+    try {
+      for await (const hits of scanWithScroll(transport, options, query)) {
+        restartsInARow = 0;
+        const fresh = seen ? hits.filter((h) => !seen.has(h._id)) : hits;
+        if (seen) for (const h of fresh) seen.add(h._id);
+        if (fresh.length > 0) yield fresh;
+      }
+      return;
+    } catch (err) {
+      if (!(err instanceof LostPage)) throw err;
+      if (++restartsInARow > maxRestarts) {
+        throw new ScanLostError(`reading ${options.index} lost ${restartsInARow} scroll pages in a row (last: ${err.message}); the cluster or the network is failing, try again later`);
+      }
+      options.onRestart?.(err.message);
+      if (typeof recovery === 'function') query = await recovery(err.message);
+    }
+  }
+}
+
+async function* scanWithScroll(transport: SearchTransport, options: ScanOptions, query: Record<string, unknown> | undefined): AsyncGenerator<ScanHit[]> {
   const keepAlive = options.keepAlive ?? '5m';
-  const body: Record<string, unknown> = { ...searchBody(options), sort: ['_doc'] };
+  const body: Record<string, unknown> = { ...searchBody(options, query), sort: ['_doc'] };
   if (options.slice && options.slice.max > 1) body.slice = { id: options.slice.id, max: options.slice.max };
+  // The first page opens a new scroll: asking again only opens another (the lost one expires).
   let page = await transport.request<{ _scroll_id?: string; hits: { hits: ScanHit[] } }>(
     'POST',
     `/${encodeURIComponent(options.index)}/_search`,
@@ -104,7 +166,7 @@ async function* scanWithScroll(transport: SearchTransport, options: ScanOptions)
   try {
     while (page.hits.hits.length > 0) {
       yield page.hits.hits;
-      page = await transport.request('POST', '/_search/scroll', { scroll: keepAlive, scroll_id: scrollId });
+      page = await nextScrollPage(transport, scrollId, keepAlive);
       scrollId = page._scroll_id ?? scrollId;
     }
   } finally {
@@ -116,4 +178,43 @@ async function* scanWithScroll(transport: SearchTransport, options: ScanOptions)
       }
     }
   }
+}
+
+async function nextScrollPage(transport: SearchTransport, scrollId: string | undefined, keepAlive: string) {
+  try {
+    return await transport.request<{ _scroll_id?: string; hits: { hits: ScanHit[] } }>(
+      'POST',
+      '/_search/scroll',
+      { scroll: keepAlive, scroll_id: scrollId },
+      undefined,
+      { retry: false },
+    );
+  } catch (err) {
+    const cause = retryCause(err);
+    const expired = (err as { statusCode?: number }).statusCode === 404;
+    if (cause === undefined && !expired) throw err;
+    // A lost page counts as a retry of its cause (an expired scroll as a dropped connection).
+    transport.retries?.record(cause ?? 'connection', 0);
+    throw new LostPage(expired ? 'the scroll expired' : `${(err as Error).message}`);
+  }
+}
+
+/**
+ * How many documents match a query: _count, or, for one slice of a sliced job, the total of a sliced
+ * scroll (the count API has no slices), so that a slice checks exactly the documents it owns.
+ */
+export async function countMatching(transport: SearchTransport, options: { index: string; query: Record<string, unknown>; slice?: { id: number; max: number } }): Promise<number> {
+  const index = encodeURIComponent(options.index);
+  if (!options.slice || options.slice.max <= 1) {
+    return (await transport.request<{ count: number }>('POST', `/${index}/_count`, { query: options.query })).count;
+  }
+  const page = await transport.request<{ _scroll_id?: string; hits: { total: number | { value: number } } }>(
+    'POST',
+    `/${index}/_search`,
+    { size: 1, _source: false, track_total_hits: true, query: options.query, slice: options.slice, sort: ['_doc'] },
+    { scroll: '1m' },
+  );
+  if (page._scroll_id) await transport.request('DELETE', '/_search/scroll', { scroll_id: [page._scroll_id] }).catch(() => undefined);
+  const total = page.hits.total;
+  return typeof total === 'number' ? total : total.value;
 }

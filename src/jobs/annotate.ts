@@ -1,10 +1,16 @@
 // near-dup annotate: every matching document of an index gets the near-dup fields, written with bulk
 // partial updates (nothing else of the document is touched), guarded by optimistic concurrency so a
 // document changed meanwhile is re-read and re-signed rather than overwritten with a stale signature.
+//
+// Nothing is taken on trust: a scan page lost on the way starts the scan again from the documents this
+// run has not written, and at the end the engine is asked how many documents of the job still have no
+// signature of these parameters. Those are done in a sweep; what cannot be done is listed, and the job
+// is not complete.
 import { DEFAULT_MAX_CHARS, underPrefix } from '../annotation.js';
 import type { EngineClient } from '../engine/client.js';
 import { EngineResponseError } from '../engine/errors.js';
-import { scanIndex, type ScanHit } from '../engine/scan.js';
+import type { RetrySnapshot } from '../engine/retry.js';
+import { countMatching, scanIndex, ScanLostError, type ScanHit } from '../engine/scan.js';
 import { UserError } from '../errors.js';
 import { resolveSignerSettings, type SignerOptions } from '../signature.js';
 import type { AnnotateInput, AnnotateResult } from './annotate-batch.js';
@@ -41,6 +47,7 @@ export interface AnnotateCounts {
   seen: number;
   annotated: number;
   unchanged: number;
+  /** Documents that cannot be signed or were refused by the engine (listed in the errors file). */
   failed: number;
   empty: number;
   /** Documents whose text was cut at --max-chars. */
@@ -59,7 +66,19 @@ export interface AnnotateSummary extends AnnotateCounts {
   params: string;
   seconds: number;
   dryRun: boolean;
+  /**
+   * The engine reports no document of the job without a signature of these params, other than those
+   * listed as failed (and the job was not interrupted).
+   */
   complete: boolean;
+  /** Documents of the job still without a signature at the end, not counted as failed (listed in the errors file). */
+  missing: number;
+  /** Scan pages lost on the way, after which the scan started again from what was left. */
+  restarts: number;
+  /** Extra passes over documents the engine still reported without a signature after the scan. */
+  sweeps: number;
+  /** Requests sent again, by cause, and the seconds spent waiting before them. */
+  retries: RetrySnapshot;
   checkpoint?: string;
   errorsFile?: string;
   /** Peak resident memory of this process (main thread and signing threads), MB. */
@@ -68,219 +87,376 @@ export interface AnnotateSummary extends AnnotateCounts {
   sample?: Array<{ id: string; doc: Record<string, unknown> }>;
 }
 
+/** Documents per signing task. */
 const BATCH = 100;
 const MAX_CONFLICT_ROUNDS = 3;
+/** Passes over what the engine still reports unsigned after the scan. */
+const MAX_SWEEPS = 2;
+/** At most this many failed ids are left out of later queries by id; more are simply read again. */
+const MAX_EXCLUDED_IDS = 10_000;
+/** At most this many documents still missing at the end are listed one by one. */
+const MAX_LISTED_MISSING = 10_000;
 
 export async function annotateIndex(client: EngineClient, options: AnnotateOptions): Promise<AnnotateSummary> {
-  const started = performance.now();
-  const settings = resolveSignerSettings(options.signer);
-  const prefix = options.prefix;
-  const dryRun = options.dryRun ?? false;
   if (options.fields.length === 0) throw new UserError('name at least one text field with --field');
-
-  if (!dryRun) await initIndex(client, options.index, prefix);
+  if (!options.dryRun) await initIndex(client, options.index, options.prefix);
   else if (!(await client.indexExists(options.index))) {
     throw new UserError(`index "${options.index}" does not exist on ${client.url}; check the name (GET /_cat/indices)`);
   }
-
-  // Resume: the documents this job has not written yet are those without this run's params and stamp.
-  const checkpointFile = options.checkpointFile ?? defaultCheckpointPath('annotate', options.index, options.slice);
-  const identity = { index: options.index, fields: options.fields, prefix, params: settings.params, query: options.query ?? null, slice: options.slice ?? null };
-  let checkpoint: Checkpoint | undefined;
-  if (options.resume) {
-    checkpoint = await readCheckpoint(checkpointFile);
-    if (!checkpoint) throw new UserError(`no checkpoint at ${checkpointFile} to resume from; run without --resume to start`);
-    const differences = identityDifferences(checkpoint.identity, identity);
-    if (differences.length > 0) {
-      throw new UserError(
-        `the checkpoint ${checkpointFile} is for a different job (${differences.join(', ')} differ); ` +
-          'run with the same options, or without --resume to start over',
-      );
-    }
-  }
-  const now = new Date().toISOString();
-  checkpoint ??= { job: 'annotate', index: options.index, identity, startedAt: now, updatedAt: now, complete: false, counts: {} };
-  const counts: AnnotateCounts = { seen: 0, annotated: 0, unchanged: 0, failed: 0, empty: 0, cut: 0, conflicts: 0 };
-  const previous = options.resume ? { ...checkpoint.counts } : {};
-  const saveCheckpoint = async (complete: boolean) => {
-    if (dryRun) return;
-    checkpoint!.updatedAt = new Date().toISOString();
-    checkpoint!.complete = complete;
-    checkpoint!.counts = Object.fromEntries(Object.entries(counts).map(([k, v]) => [k, v + (previous[k] ?? 0)]));
-    await writeCheckpoint(checkpointFile, checkpoint!);
-  };
-  await saveCheckpoint(false);
-
-  const filter: Record<string, unknown>[] = [options.query ?? { match_all: {} }];
-  const mustNot: Record<string, unknown>[] = [];
-  if (options.resume) {
-    mustNot.push({
-      bool: {
-        filter: [
-          { term: { [`${prefix}.params`]: settings.params } },
-          { range: { [`${prefix}.annotated_at`]: { gte: checkpoint.startedAt } } },
-        ],
-      },
-    });
-  }
-  const query = { bool: { filter, must_not: mustNot } };
-  const sourceIncludes = [...options.fields, `${prefix}.content_hash`, `${prefix}.params`];
-
-  let total: number | undefined;
+  const run = new AnnotateRun(client, options, await openCheckpoint(options));
   try {
-    total = await client.count(options.index, query);
-    if (options.slice) total = Math.ceil(total / options.slice.max);
+    await run.begin();
+    await run.pass(run.firstQuery());
+    await run.redoConflicts();
+    await run.finish();
   } catch (err) {
-    throw client.describe(err, options.index);
-  }
-
-  const errors = new ErrorsFile(options.errorsFile ?? `near-dup-errors-${options.index.replace(/[^A-Za-z0-9._-]/g, '_')}.jsonl`);
-  const conflicted = new Set<string>();
-  const sample: AnnotateSummary['sample'] = [];
-  const writer = new BulkWriter({
-    send: (ndjson) => client.bulkNdjson(ndjson),
-    maxBytes: options.bulk?.maxBytes,
-    maxOperations: options.bulk?.maxOperations,
-    concurrency: options.bulk?.concurrency,
-    onSuccess: () => counts.annotated++,
-    onFailure: (op, reason, status) => {
-      if (status === 409) {
-        conflicted.add(op.id);
-        return;
-      }
-      counts.failed++;
-      errors.add({ id: op.id, status, reason });
-    },
-  });
-
-  const pool = createSignPool(options.threads);
-  const batchOptions = { fields: options.fields, prefix, maxChars: options.maxChars ?? DEFAULT_MAX_CHARS, force: options.force ?? false };
-  let lastProgress = 0;
-  const report = (force = false) => {
-    const t = performance.now();
-    if (!force && t - lastProgress < 1000) return;
-    lastProgress = t;
-    options.onProgress?.({ ...counts, total, elapsedSeconds: (t - started) / 1000 });
-  };
-  let lastCheckpoint = performance.now();
-
-  // Signs a page on the pool and queues its updates; the writer holds us back when the cluster is slower.
-  const processHits = async (hits: ScanHit[]) => {
-    const inputs: AnnotateInput[] = hits.map((h) => ({ id: h._id, source: h._source }));
-    const chunks: Promise<AnnotateResult[]>[] = [];
-    for (let i = 0; i < inputs.length; i += BATCH) {
-      chunks.push(pool.annotate({ options: options.signer, batch: batchOptions, docs: inputs.slice(i, i + BATCH) }));
-    }
-    const results = (await Promise.all(chunks)).flat();
-    for (let i = 0; i < results.length; i++) {
-      const result = results[i];
-      const hit = hits[i];
-      if (result.status === 'unchanged') counts.unchanged++;
-      else if (result.status === 'failed') {
-        counts.failed++;
-        errors.add({ id: hit._id, reason: result.reason });
-      } else {
-        if (result.empty) counts.empty++;
-        if (result.cut > 0) counts.cut++;
-        const doc = underPrefix(prefix, result.fields as unknown as Record<string, unknown>);
-        if (dryRun) {
-          counts.annotated++;
-          if (sample.length < 3) sample.push({ id: hit._id, doc });
-          continue;
-        }
-        const action: Record<string, unknown> = { _index: hit._index, _id: hit._id };
-        if (hit._seq_no !== undefined && hit._primary_term !== undefined) {
-          action.if_seq_no = hit._seq_no;
-          action.if_primary_term = hit._primary_term;
-        }
-        await writer.add({ id: hit._id, action: { update: action }, body: { doc } });
-      }
-    }
-    counts.seen += hits.length;
-    report();
-    if (performance.now() - lastCheckpoint > 5000) {
-      lastCheckpoint = performance.now();
-      await saveCheckpoint(false);
-    }
-  };
-
-  let interrupted = false;
-  try {
-    const pages = scanIndex(client, {
-      index: options.index,
-      query,
-      sourceIncludes,
-      pageSize: options.pageSize ?? 1000,
-      slice: options.slice,
-      seqNoPrimaryTerm: true,
-      pointInTime: client.pointInTime,
-    });
-    // Fetch the next page while this one is being signed.
-    let next = pages.next();
-    for (;;) {
-      const page = await next;
-      if (page.done) break;
-      if (options.signal?.aborted) {
-        interrupted = true;
-        await pages.return(undefined);
-        break;
-      }
-      next = pages.next();
-      await processHits(page.value);
-    }
-    await writer.flush();
-
-    // Documents changed while we signed them: read them again and sign what they hold now.
-    for (let round = 0; round < MAX_CONFLICT_ROUNDS && conflicted.size > 0 && !interrupted; round++) {
-      const ids = [...conflicted];
-      conflicted.clear();
-      counts.conflicts += ids.length;
-      counts.seen -= ids.length; // seen again below
-      const fresh = await getDocuments(client, options.index, ids, sourceIncludes);
-      const missing = ids.filter((id) => !fresh.some((h) => h._id === id));
-      for (const id of missing) {
-        counts.failed++;
-        errors.add({ id, reason: 'deleted while being annotated' });
-      }
-      counts.seen += missing.length;
-      await processHits(fresh);
-      await writer.flush();
-    }
-    for (const id of conflicted) {
-      counts.failed++;
-      errors.add({ id, status: 409, reason: `still changing after ${MAX_CONFLICT_ROUNDS} attempts; run annotate again` });
-    }
-    if (!dryRun && counts.annotated > 0) await client.refresh(options.index);
-  } catch (err) {
-    if (err instanceof UserError) throw err;
-    throw err instanceof EngineResponseError || (err as Error).name === 'ConnectionError' || (err as Error).name === 'TimeoutError'
-      ? client.describe(err, options.index)
-      : err;
+    throw describeFailure(client, options.index, err);
   } finally {
-    await pool.close();
-    await errors.close();
-    await saveCheckpoint(!interrupted).catch(() => undefined);
+    await run.close();
   }
-  report(true);
-  return {
-    index: options.index,
-    params: settings.params,
-    ...counts,
-    seconds: (performance.now() - started) / 1000,
-    dryRun,
-    complete: !interrupted,
-    checkpoint: dryRun ? undefined : checkpointFile,
-    errorsFile: errors.count > 0 ? errors.file : undefined,
-    peakMemoryMb: Math.round(process.resourceUsage().maxRSS / 1024),
-    sample: dryRun ? sample : undefined,
-  };
+  return run.summary();
 }
 
-async function getDocuments(client: EngineClient, index: string, ids: string[], includes: string[]): Promise<ScanHit[]> {
-  const response = await client.request<{ docs: Array<ScanHit & { found?: boolean }> }>('POST', `/${encodeURIComponent(index)}/_mget`, {
-    docs: ids.map((_id) => ({ _id, _source: includes })),
-  });
-  return response.docs.filter((d) => d.found);
+function describeFailure(client: EngineClient, index: string, err: unknown): unknown {
+  if (err instanceof UserError) return err;
+  if (err instanceof ScanLostError) return new UserError(`${err.message}; run the same command with --resume to continue`);
+  const name = (err as Error).name;
+  return err instanceof EngineResponseError || name === 'ConnectionError' || name === 'TimeoutError' ? client.describe(err, index) : err;
+}
+
+/** The checkpoint to continue (with --resume, checked to be the same job) or a new one. */
+async function openCheckpoint(options: AnnotateOptions): Promise<{ file: string; checkpoint: Checkpoint }> {
+  const settings = resolveSignerSettings(options.signer);
+  const file = options.checkpointFile ?? defaultCheckpointPath('annotate', options.index, options.slice);
+  const identity = { index: options.index, fields: options.fields, prefix: options.prefix, params: settings.params, query: options.query ?? null, slice: options.slice ?? null };
+  if (options.resume) {
+    const checkpoint = await readCheckpoint(file);
+    if (!checkpoint) throw new UserError(`no checkpoint at ${file} to resume from; run without --resume to start`);
+    const differences = identityDifferences(checkpoint.identity, identity);
+    if (differences.length > 0) {
+      throw new UserError(`the checkpoint ${file} is for a different job (${differences.join(', ')} differ); run with the same options, or without --resume to start over`);
+    }
+    return { file, checkpoint };
+  }
+  const now = new Date().toISOString();
+  return { file, checkpoint: { job: 'annotate', index: options.index, identity, startedAt: now, updatedAt: now, complete: false, counts: {} } };
+}
+
+/** One annotate job: its counts, its writer and signing pool, and the queries for what is left. */
+class AnnotateRun {
+  private readonly started = performance.now();
+  private readonly retriesAtStart;
+  private readonly params: string;
+  private readonly dryRun: boolean;
+  private readonly counts: AnnotateCounts = { seen: 0, annotated: 0, unchanged: 0, failed: 0, empty: 0, cut: 0, conflicts: 0 };
+  private readonly previous: Record<string, number>;
+  private readonly errors: ErrorsFile;
+  private readonly writer: BulkWriter;
+  private readonly pool: SignPool;
+  private readonly sourceIncludes: string[];
+  /** Documents that cannot be signed or were refused for good: counted once, left out of later reads. */
+  private readonly failedIds = new Set<string>();
+  /** Writes that never got through (overload, no answer): the document is still missing, and why. */
+  private readonly unwritten = new Map<string, string>();
+  /** Refused with 409: changed meanwhile, or already written by a request whose answer was lost. */
+  private readonly conflicted = new Set<string>();
+  /** Of those, the ones sent again after a lost answer (a 409 there usually means our first write landed). */
+  private readonly resent = new Set<string>();
+  private readonly sample: NonNullable<AnnotateSummary['sample']> = [];
+  private total?: number;
+  private missing = 0;
+  private restarts = 0;
+  private sweeps = 0;
+  private interrupted = false;
+  /** Set once the check with the engine is done: a job that threw midway is not complete. */
+  private finished = false;
+  private processing: Promise<void> = Promise.resolve();
+  private lastProgress = 0;
+  private lastCheckpoint = performance.now();
+
+  constructor(
+    private readonly client: EngineClient,
+    private readonly options: AnnotateOptions,
+    private readonly saved: { file: string; checkpoint: Checkpoint },
+  ) {
+    this.retriesAtStart = client.retries.snapshot();
+    this.params = resolveSignerSettings(options.signer).params;
+    this.dryRun = options.dryRun ?? false;
+    this.previous = options.resume ? { ...saved.checkpoint.counts } : {};
+    this.sourceIncludes = [...options.fields, this.field('content_hash'), this.field('params')];
+    this.errors = new ErrorsFile(options.errorsFile ?? `near-dup-errors-${options.index.replace(/[^A-Za-z0-9._-]/g, '_')}.jsonl`);
+    this.pool = createSignPool(options.threads);
+    this.writer = new BulkWriter({
+      send: (ndjson) => client.bulkNdjson(ndjson),
+      ...options.bulk,
+      retries: client.retries,
+      onSuccess: (op) => {
+        this.counts.annotated++;
+        this.unwritten.delete(op.id);
+      },
+      onFailure: (op, reason, status, resent) => this.onWriteFailure(op.id, reason, status, resent),
+    });
+  }
+
+  private field(name: string): string {
+    return `${this.options.prefix}.${name}`;
+  }
+
+  async begin(): Promise<void> {
+    await this.saveCheckpoint(false);
+    const { index, slice } = this.options;
+    this.total = await countMatching(this.client, { index, query: this.firstQuery(), slice });
+  }
+
+  // --- queries -------------------------------------------------------------------------------------
+
+  /** Signed by this job (this run, or the run it resumes). */
+  private stampedByThisJob(): Record<string, unknown> {
+    return { bool: { filter: [{ term: { [this.field('params')]: this.params } }, { range: { [this.field('annotated_at')]: { gte: this.saved.checkpoint.startedAt } } }] } };
+  }
+
+  private excludingFailed(): Record<string, unknown>[] {
+    const ids = [...this.failedIds];
+    return ids.length > 0 && ids.length <= MAX_EXCLUDED_IDS ? [{ ids: { values: ids } }] : [];
+  }
+
+  /** The first scan: every document of the job, or with --resume those the job has not signed yet. */
+  firstQuery(): Record<string, unknown> {
+    return { bool: { filter: [this.options.query ?? { match_all: {} }], must_not: this.options.resume ? [this.stampedByThisJob()] : [] } };
+  }
+
+  /** After a lost page: what this job has not yet signed, nor given up on. */
+  private remainingQuery(): Record<string, unknown> {
+    return { bool: { filter: [this.options.query ?? { match_all: {} }], must_not: [this.stampedByThisJob(), ...this.excludingFailed()] } };
+  }
+
+  /** At the end: documents of the job with no signature of these params at all (not failed for good). */
+  private lackingQuery(): Record<string, unknown> {
+    return { bool: { filter: [this.options.query ?? { match_all: {} }], must_not: [{ term: { [this.field('params')]: this.params } }, ...this.excludingFailed()] } };
+  }
+
+  // --- reading and signing --------------------------------------------------------------------------
+
+  /**
+   * Reads every document of `query` and signs it; the next page is fetched while this one is signed. A
+   * lost scroll page restarts the scan from `restartQuery` once the work so far is written and visible.
+   */
+  async pass(query: Record<string, unknown>, restartQuery = () => this.remainingQuery()): Promise<void> {
+    const pages = scanIndex(this.client, {
+      index: this.options.index,
+      query,
+      sourceIncludes: this.sourceIncludes,
+      pageSize: this.options.pageSize ?? 1000,
+      slice: this.options.slice,
+      seqNoPrimaryTerm: true,
+      pointInTime: this.client.pointInTime,
+      // A dry run writes nothing, so what is left cannot be asked of the engine: skip what was read instead.
+      recovery: this.dryRun ? 'skip-seen' : async () => {
+        await this.processing.catch(() => undefined);
+        await this.writer.flush();
+        await this.client.refresh(this.options.index);
+        return restartQuery();
+      },
+      onRestart: () => this.restarts++,
+    });
+    let next = pages.next();
+    try {
+      for (;;) {
+        const page = await next;
+        if (page.done) break;
+        if (this.options.signal?.aborted) {
+          this.interrupted = true;
+          await pages.return(undefined);
+          break;
+        }
+        this.processing = this.processHits(page.value, 'scan');
+        next = pages.next();
+        await this.processing;
+      }
+    } catch (err) {
+      void next.catch(() => undefined); // the first error is the one to report
+      throw err;
+    }
+    await this.writer.flush();
+  }
+
+  /** Signs a page on the pool and queues its updates; the writer holds us back when the cluster is slower. */
+  private async processHits(hits: ScanHit[], mode: 'scan' | 'recheck'): Promise<void> {
+    const results = await this.sign(hits);
+    for (let i = 0; i < results.length; i++) await this.handleResult(hits[i], results[i], mode);
+    if (mode === 'scan') this.counts.seen += hits.length;
+    this.report();
+    if (performance.now() - this.lastCheckpoint > 5000) {
+      this.lastCheckpoint = performance.now();
+      await this.saveCheckpoint(false);
+    }
+  }
+
+  private async sign(hits: ScanHit[]): Promise<AnnotateResult[]> {
+    const { fields, prefix, maxChars, force, signer } = this.options;
+    const batch = { fields, prefix, maxChars: maxChars ?? DEFAULT_MAX_CHARS, force: force ?? false };
+    const inputs: AnnotateInput[] = hits.map((h) => ({ id: h._id, source: h._source }));
+    const chunks: Promise<AnnotateResult[]>[] = [];
+    for (let i = 0; i < inputs.length; i += BATCH) chunks.push(this.pool.annotate({ options: signer, batch, docs: inputs.slice(i, i + BATCH) }));
+    return (await Promise.all(chunks)).flat();
+  }
+
+  /**
+   * One document's outcome. In a recheck (after a 409), a document found current was written by our own
+   * lost request (annotated) or by someone else's run (unchanged); only one that must be signed again
+   * changed meanwhile.
+   */
+  private async handleResult(hit: ScanHit, result: AnnotateResult, mode: 'scan' | 'recheck'): Promise<void> {
+    if (result.status === 'unchanged') {
+      if (mode === 'recheck' && this.resent.has(hit._id)) this.counts.annotated++;
+      else this.counts.unchanged++;
+      this.resent.delete(hit._id);
+      return;
+    }
+    this.resent.delete(hit._id);
+    if (result.status === 'failed') return this.fail(hit._id, result.reason);
+    if (mode === 'recheck') this.counts.conflicts++;
+    if (result.empty) this.counts.empty++;
+    if (result.cut > 0) this.counts.cut++;
+    const doc = underPrefix(this.options.prefix, result.fields as unknown as Record<string, unknown>);
+    if (this.dryRun) {
+      this.counts.annotated++;
+      if (this.sample.length < 3) this.sample.push({ id: hit._id, doc });
+      return;
+    }
+    const action: Record<string, unknown> = { _index: hit._index, _id: hit._id };
+    if (hit._seq_no !== undefined && hit._primary_term !== undefined) {
+      action.if_seq_no = hit._seq_no;
+      action.if_primary_term = hit._primary_term;
+    }
+    await this.writer.add({ id: hit._id, action: { update: action }, body: { doc } });
+  }
+
+  private fail(id: string, reason: string, status?: number): void {
+    if (this.failedIds.has(id)) return;
+    this.failedIds.add(id);
+    this.counts.failed++;
+    this.errors.add({ id, status, reason });
+  }
+
+  private onWriteFailure(id: string, reason: string, status: number | undefined, resent: boolean): void {
+    if (status === 409) {
+      this.conflicted.add(id);
+      if (resent) this.resent.add(id);
+    } else if (status === undefined || status === 429 || status >= 500) {
+      this.unwritten.set(id, reason); // may pass later: a sweep tries again, and if not, it is listed as missing
+    } else {
+      this.fail(id, reason, status);
+    }
+  }
+
+  /** Documents refused with 409: read again, and signed again if they changed. */
+  async redoConflicts(): Promise<void> {
+    for (let round = 0; round < MAX_CONFLICT_ROUNDS && this.conflicted.size > 0 && !this.interrupted; round++) {
+      const ids = [...this.conflicted];
+      this.conflicted.clear();
+      const fresh = (await this.client.mget(this.options.index, ids, this.sourceIncludes)) as ScanHit[];
+      const found = new Set(fresh.map((h) => h._id));
+      for (const id of ids) if (!found.has(id)) this.fail(id, 'deleted while being annotated');
+      await this.processHits(fresh, 'recheck');
+      await this.writer.flush();
+    }
+    for (const id of this.conflicted) this.fail(id, `still changing after ${MAX_CONFLICT_ROUNDS} attempts; run annotate again`, 409);
+    this.conflicted.clear();
+  }
+
+  // --- the check with the engine ----------------------------------------------------------------------
+
+  /**
+   * Asks the engine how many documents of the job still have no signature of these params; sweeps them
+   * up to MAX_SWEEPS times, then lists what is left in the errors file.
+   */
+  async finish(): Promise<void> {
+    this.finished = true;
+    if (this.dryRun || this.interrupted) return;
+    const { index, slice } = this.options;
+    for (;;) {
+      await this.client.refresh(index);
+      this.missing = await countMatching(this.client, { index, query: this.lackingQuery(), slice });
+      if (this.missing === 0 || this.sweeps >= MAX_SWEEPS || this.interrupted) break;
+      this.sweeps++;
+      await this.pass(this.lackingQuery(), () => this.lackingQuery());
+      await this.redoConflicts();
+    }
+    if (this.missing > 0) await this.listMissing();
+    if (this.restarts > 0) await this.recountUnchanged();
+  }
+
+  private async listMissing(): Promise<void> {
+    let listed = 0;
+    for await (const page of scanIndex(this.client, { index: this.options.index, query: this.lackingQuery(), sourceIncludes: [], slice: this.options.slice, pointInTime: this.client.pointInTime })) {
+      for (const hit of page) {
+        if (listed++ >= MAX_LISTED_MISSING) return;
+        const why = this.unwritten.get(hit._id) ?? 'no answer from the engine for this document';
+        this.errors.add({ id: hit._id, reason: `still without a signature after the job and ${this.sweeps} sweeps (${why}); run the same command with --resume` });
+      }
+    }
+  }
+
+  /** After a restart, documents found unchanged may have been read twice: the engine knows how many there are. */
+  private async recountUnchanged(): Promise<void> {
+    const query = {
+      bool: {
+        filter: [this.options.query ?? { match_all: {} }, { term: { [this.field('params')]: this.params } }],
+        must_not: [this.stampedByThisJob(), ...this.excludingFailed()],
+      },
+    };
+    this.counts.unchanged = await countMatching(this.client, { index: this.options.index, query, slice: this.options.slice });
+    this.counts.seen = this.counts.annotated + this.counts.unchanged + this.counts.failed + this.missing;
+  }
+
+  // --- progress, checkpoint, summary -------------------------------------------------------------------
+
+  private report(force = false): void {
+    const t = performance.now();
+    if (!force && t - this.lastProgress < 1000) return;
+    this.lastProgress = t;
+    this.options.onProgress?.({ ...this.counts, total: this.total, elapsedSeconds: (t - this.started) / 1000 });
+  }
+
+  get complete(): boolean {
+    return this.finished && !this.interrupted && this.missing === 0;
+  }
+
+  private async saveCheckpoint(complete: boolean): Promise<void> {
+    if (this.dryRun) return;
+    const checkpoint = this.saved.checkpoint;
+    checkpoint.updatedAt = new Date().toISOString();
+    checkpoint.complete = complete;
+    checkpoint.counts = Object.fromEntries(Object.entries(this.counts).map(([k, v]) => [k, v + (this.previous[k] ?? 0)]));
+    await writeCheckpoint(this.saved.file, checkpoint);
+  }
+
+  async close(): Promise<void> {
+    await this.pool.close();
+    await this.errors.close();
+    await this.saveCheckpoint(this.complete).catch(() => undefined);
+  }
+
+  summary(): AnnotateSummary {
+    this.report(true);
+    return {
+      index: this.options.index,
+      params: this.params,
+      ...this.counts,
+      seconds: (performance.now() - this.started) / 1000,
+      dryRun: this.dryRun,
+      complete: this.complete,
+      missing: this.missing,
+      restarts: this.restarts,
+      sweeps: this.sweeps,
+      retries: this.client.retries.since(this.retriesAtStart),
+      checkpoint: this.dryRun ? undefined : this.saved.file,
+      errorsFile: this.errors.count > 0 ? this.errors.file : undefined,
+      peakMemoryMb: Math.round(process.resourceUsage().maxRSS / 1024),
+      sample: this.dryRun ? this.sample : undefined,
+    };
+  }
 }
 
 export type { SignPool };

@@ -4,6 +4,9 @@
 // and jitter on 429/502/503/504 and timeouts, and every item of every response is read: items
 // rejected with 429 are retried, other failures are reported one by one, never silently dropped.
 import PQueue from 'p-queue';
+import { backoffDelay, type RetryCause, type RetryLog, retryCause, sleep, statusOf } from '../engine/retry.js';
+
+export { statusOf };
 
 /** One bulk operation: its action line and optional body line, pre-serialized. */
 export interface BulkOperation {
@@ -42,28 +45,22 @@ export interface BulkWriterOptions {
   /** First backoff in ms, doubled on each retry, with full jitter (default 200). */
   backoffMs?: number;
   onSuccess?: (op: BulkOperation, result: BulkItemResult) => void;
-  onFailure?: (op: BulkOperation, reason: string, status?: number) => void;
+  /**
+   * An item that failed for good. `resent`: the item went out again after a request whose answer never
+   * came (timeout, dropped connection, gateway error), so the engine may have done it the first time:
+   * a 409 then usually means "already done", which the caller can check.
+   */
+  onFailure?: (op: BulkOperation, reason: string, status: number | undefined, resent: boolean) => void;
   /** Called before each retry, for progress output. */
   onRetry?: (attempt: number, reason: string, delayMs: number) => void;
+  /** Where retries are tallied by cause (the client's log, so a job reports them all in one place). */
+  retries?: RetryLog;
   sleep?: (ms: number) => Promise<void>;
-}
-
-const RETRYABLE_STATUS = new Set([429, 502, 503, 504]);
-
-export function statusOf(err: unknown): number | undefined {
-  const e = err as { statusCode?: number; meta?: { statusCode?: number }; status?: number };
-  return e?.statusCode ?? e?.meta?.statusCode ?? e?.status;
 }
 
 /** Whether a failed request is worth sending again: overload, gateway trouble, timeouts, dropped connections. */
 export function isRetryable(err: unknown): boolean {
-  const status = statusOf(err);
-  if (status !== undefined && RETRYABLE_STATUS.has(status)) return true;
-  const e = err as { name?: string; code?: string };
-  return (
-    ['TimeoutError', 'ConnectionError', 'NoLivingConnectionsError', 'AbortError'].includes(e?.name ?? '') ||
-    ['ECONNRESET', 'ECONNREFUSED', 'ETIMEDOUT', 'EPIPE', 'UND_ERR_SOCKET', 'UND_ERR_CONNECT_TIMEOUT'].includes(e?.code ?? '')
-  );
+  return retryCause(err) !== undefined;
 }
 
 function operationLines(op: BulkOperation): string {
@@ -82,6 +79,8 @@ export interface BulkStats {
   succeeded: number;
   failed: number;
   retries: number;
+  /** Operations sent again after a request whose answer never came (the engine may have done them). */
+  resent: number;
 }
 
 export class BulkWriter {
@@ -95,7 +94,7 @@ export class BulkWriter {
   private batchLines: string[] = [];
   private batchBytes = 0;
   private fatal: unknown;
-  readonly stats: BulkStats = { requests: 0, succeeded: 0, failed: 0, retries: 0 };
+  readonly stats: BulkStats = { requests: 0, succeeded: 0, failed: 0, retries: 0, resent: 0 };
 
   constructor(private readonly options: BulkWriterOptions) {
     this.queue = new PQueue({ concurrency: options.concurrency ?? 2 });
@@ -103,7 +102,7 @@ export class BulkWriter {
     this.maxOperations = options.maxOperations ?? 1000;
     this.maxAttempts = options.maxAttempts ?? 6;
     this.backoffMs = options.backoffMs ?? 200;
-    this.sleep = options.sleep ?? ((ms) => new Promise((resolve) => setTimeout(resolve, ms)));
+    this.sleep = options.sleep ?? sleep;
   }
 
   /** Queues an operation; waits while the queue is full. Throws if a request failed for good. */
@@ -142,54 +141,64 @@ export class BulkWriter {
   private async send(ops: BulkOperation[], body: string): Promise<void> {
     let pending = ops;
     let pendingBody = body;
+    // Set once an answer is lost: from then on, the engine may already have done any of these items.
+    let resent = false;
     for (let attempt = 1; ; attempt++) {
       let response: BulkResponseBody;
       try {
         this.stats.requests++;
         response = await this.options.send(pendingBody);
       } catch (err) {
-        if (!isRetryable(err) || attempt >= this.maxAttempts) {
-          if (isRetryable(err)) {
-            for (const op of pending) this.fail(op, `gave up after ${attempt} attempts: ${(err as Error).message}`, statusOf(err));
-            return;
-          }
-          throw err;
+        const cause = retryCause(err);
+        if (cause === undefined) throw err;
+        if (attempt >= this.maxAttempts) {
+          for (const op of pending) this.fail(op, `gave up after ${attempt} attempts: ${(err as Error).message}`, statusOf(err), resent);
+          return;
         }
-        await this.backoff(attempt, `request failed (${statusOf(err) ?? (err as Error).message})`);
+        if (cause !== 'status429') {
+          resent = true;
+          this.stats.resent += pending.length;
+        }
+        await this.backoff(attempt, cause, `request failed (${statusOf(err) ?? (err as Error).message})`);
         continue;
       }
-      const retry: BulkOperation[] = [];
-      response.items.forEach((item, i) => {
-        const op = pending[i];
-        const result = Object.values(item)[0];
-        if (!op || !result) return;
-        if (result.status >= 200 && result.status < 300) {
-          this.stats.succeeded++;
-          this.options.onSuccess?.(op, result);
-        } else if (result.status === 429 && attempt < this.maxAttempts) {
-          retry.push(op);
-        } else {
-          this.fail(op, reasonOf(result.error), result.status);
-        }
-      });
-      if (response.items.length < pending.length) {
-        for (const op of pending.slice(response.items.length)) this.fail(op, 'no result for this operation in the bulk response');
-      }
+      const retry = this.readItems(pending, response, attempt, resent);
       if (retry.length === 0) return;
       pending = retry;
       pendingBody = retry.map(operationLines).join('');
-      await this.backoff(attempt, `${retry.length} operations rejected with 429`);
+      await this.backoff(attempt, 'status429', `${retry.length} operations rejected with 429`);
     }
   }
 
-  private fail(op: BulkOperation, reason: string, status?: number): void {
-    this.stats.failed++;
-    this.options.onFailure?.(op, reason, status);
+  /** Reads every item of a response; returns the operations rejected with 429, to be sent again. */
+  private readItems(pending: BulkOperation[], response: BulkResponseBody, attempt: number, resent: boolean): BulkOperation[] {
+    const retry: BulkOperation[] = [];
+    response.items.forEach((item, i) => {
+      const op = pending[i];
+      const result = Object.values(item)[0];
+      if (!op || !result) return;
+      if (result.status >= 200 && result.status < 300) {
+        this.stats.succeeded++;
+        this.options.onSuccess?.(op, result);
+      } else if (result.status === 429 && attempt < this.maxAttempts) {
+        retry.push(op);
+      } else {
+        this.fail(op, reasonOf(result.error), result.status, resent);
+      }
+    });
+    for (const op of pending.slice(response.items.length)) this.fail(op, 'no result for this operation in the bulk response', undefined, resent);
+    return retry;
   }
 
-  private async backoff(attempt: number, reason: string): Promise<void> {
+  private fail(op: BulkOperation, reason: string, status: number | undefined, resent: boolean): void {
+    this.stats.failed++;
+    this.options.onFailure?.(op, reason, status, resent);
+  }
+
+  private async backoff(attempt: number, cause: RetryCause, reason: string): Promise<void> {
     this.stats.retries++;
-    const delay = Math.round(Math.random() * this.backoffMs * 2 ** (attempt - 1));
+    const delay = backoffDelay(attempt, this.backoffMs);
+    this.options.retries?.record(cause, delay);
     this.options.onRetry?.(attempt, reason, delay);
     await this.sleep(delay);
   }

@@ -14,7 +14,8 @@ export interface IngestLineOptions {
 
 export type IngestResult =
   | { line: number; id?: string; json: string; empty: boolean; cut: number }
-  | { line: number; id?: string; error: string };
+  | { line: number; id?: string; error: string }
+  | { line: number; blank: true };
 
 /** Annotates a batch of whole NDJSON lines given as bytes. */
 export function ingestBytes(signer: Signer, bytes: Uint8Array, firstLineNumber: number, options: IngestLineOptions): IngestResult[] {
@@ -32,7 +33,10 @@ export function ingestBytes(signer: Signer, bytes: Uint8Array, firstLineNumber: 
       });
       return;
     }
-    if (text.trim() === '') return;
+    if (text.trim() === '') {
+      results.push({ line, blank: true });
+      return;
+    }
     let id: string | undefined;
     try {
       const record = parseDocumentLine(text);

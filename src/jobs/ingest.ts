@@ -1,10 +1,17 @@
 // near-dup ingest: NDJSON documents indexed already annotated, with the bulk writer's back-pressure,
 // retries and per-document error reporting.
+//
+// Every document goes out with an id (its --id-field, or one near-dup chooses, like the engine's own),
+// so a bulk request whose answer was lost can be sent again without doubling anything: an `index` with
+// the user's id writes the same document twice, a `create` with ours answers 409 the second time, which
+// then means "done by the lost request". At the end the engine is asked whether every id is there.
+import { randomBytes } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import { DEFAULT_MAX_CHARS } from '../annotation.js';
 import type { EngineClient } from '../engine/client.js';
+import type { RetrySnapshot } from '../engine/retry.js';
 import { resolveSignerSettings, type SignerOptions } from '../signature.js';
-import { BulkWriter } from './bulk-writer.js';
+import { type BulkOperation, BulkWriter } from './bulk-writer.js';
 import { ErrorsFile } from './errors-file.js';
 import type { IngestResult } from './ingest-lines.js';
 import { initIndex } from './init.js';
@@ -16,7 +23,7 @@ export interface IngestOptions {
   fields: string[];
   prefix: string;
   signer: SignerOptions;
-  /** Field whose value becomes the document _id (absent: the engine picks one). */
+  /** Field whose value becomes the document _id (absent: near-dup chooses a random one). */
   idField?: string;
   errorsFile?: string;
   maxChars?: number;
@@ -28,28 +35,68 @@ export interface IngestOptions {
 export interface IngestSummary {
   index: string;
   params: string;
+  /** Lines holding a document (blank lines not counted). */
   seen: number;
   indexed: number;
   failed: number;
   empty: number;
   cut: number;
+  /** Blank lines, skipped. */
+  blank: number;
+  /** Documents sent again after a request whose answer was lost (none doubled). */
+  resent: number;
+  /** Documents the engine confirmed it holds at the end, of those reported indexed. */
+  confirmed: number;
+  retries: RetrySnapshot;
   seconds: number;
   errorsFile?: string;
 }
 
+/** An id like the engines' own: 20 URL-safe characters, 120 random bits. */
+function newId(): string {
+  return randomBytes(15).toString('base64url');
+}
+
+/** Ids asked of the engine at once when checking that every indexed document is there. */
+const CHECK_CHUNK = 1000;
+
 export async function ingestStream(client: EngineClient, input: Readable, options: IngestOptions): Promise<IngestSummary> {
   const started = performance.now();
+  const retriesAtStart = client.retries.snapshot();
   const settings = resolveSignerSettings(options.signer);
   await initIndex(client, options.index, options.prefix);
-  const counts = { seen: 0, indexed: 0, failed: 0, empty: 0, cut: 0 };
+  const counts = { seen: 0, indexed: 0, failed: 0, empty: 0, cut: 0, blank: 0 };
+  const indexedIds: string[] = [];
   const errors = new ErrorsFile(options.errorsFile ?? `near-dup-errors-${options.index.replace(/[^A-Za-z0-9._-]/g, '_')}.jsonl`);
+  let confirmed = 0;
+  let confirming = Promise.resolve();
+  // Documents reported indexed are checked with the engine a thousand at a time, as they come.
+  const confirm = (ids: string[]) =>
+    (confirming = confirming.then(async () => {
+      const found = await client.existingIds(options.index, ids);
+      confirmed += found.size;
+      for (const id of ids) {
+        if (found.has(id)) continue;
+        counts.indexed--;
+        counts.failed++;
+        errors.add({ id, reason: 'reported indexed, but the engine does not have it; ingest this document again' });
+      }
+    }));
+  const succeeded = (op: BulkOperation) => {
+    counts.indexed++;
+    indexedIds.push(op.id);
+    if (indexedIds.length >= CHECK_CHUNK) void confirm(indexedIds.splice(0)).catch(() => undefined);
+  };
   const writer = new BulkWriter({
     send: (ndjson) => client.bulkNdjson(ndjson),
     ...options.bulk,
-    onSuccess: () => counts.indexed++,
-    onFailure: (op, reason, status) => {
+    retries: client.retries,
+    onSuccess: succeeded,
+    onFailure: (op, reason, status, resent) => {
+      // Our own id, refused as existing after a lost answer: the lost request created it.
+      if (status === 409 && resent && 'create' in op.action) return succeeded(op);
       counts.failed++;
-      errors.add({ id: op.id || undefined, line: op.context, status, reason });
+      errors.add({ id: op.id, line: op.context, status, reason });
     },
   });
   const pool = createSignPool(options.threads);
@@ -57,19 +104,25 @@ export async function ingestStream(client: EngineClient, input: Readable, option
   const pending: Promise<IngestResult[]>[] = [];
   let lastProgress = 0;
 
-  const drainOne = async () => {
-    for (const result of await pending.shift()!) {
-      counts.seen++;
-      if ('error' in result) {
-        counts.failed++;
-        errors.add({ id: result.id, line: result.line, reason: result.error });
-        continue;
-      }
-      if (result.empty) counts.empty++;
-      if (result.cut > 0) counts.cut++;
-      const action = result.id === undefined ? { _index: options.index } : { _index: options.index, _id: result.id };
-      await writer.add({ id: result.id ?? '', action: { index: action }, body: result.json, context: result.line });
+  const handle = async (result: IngestResult) => {
+    if ('blank' in result) {
+      counts.blank++;
+      return;
     }
+    counts.seen++;
+    if ('error' in result) {
+      counts.failed++;
+      errors.add({ id: result.id, line: result.line, reason: result.error });
+      return;
+    }
+    if (result.empty) counts.empty++;
+    if (result.cut > 0) counts.cut++;
+    const action = result.id === undefined ? { create: { _index: options.index, _id: newId() } } : { index: { _index: options.index, _id: result.id } };
+    const id = (Object.values(action)[0] as { _id: string })._id;
+    await writer.add({ id, action, body: result.json, context: result.line });
+  };
+  const drainOne = async () => {
+    for (const result of await pending.shift()!) await handle(result);
     const now = performance.now();
     if (now - lastProgress > 1000) {
       lastProgress = now;
@@ -84,6 +137,7 @@ export async function ingestStream(client: EngineClient, input: Readable, option
     }
     while (pending.length > 0) await drainOne();
     await writer.flush();
+    await confirm(indexedIds.splice(0));
     if (counts.indexed > 0) await client.refresh(options.index);
   } catch (err) {
     for (const p of pending) p.catch(() => undefined); // cut short with the pool: the first error is the one to report
@@ -96,6 +150,9 @@ export async function ingestStream(client: EngineClient, input: Readable, option
     index: options.index,
     params: settings.params,
     ...counts,
+    resent: writer.stats.resent,
+    confirmed,
+    retries: client.retries.since(retriesAtStart),
     seconds: (performance.now() - started) / 1000,
     errorsFile: errors.count > 0 ? errors.file : undefined,
   };

@@ -10,31 +10,32 @@ import { serializeLeanMinhash } from '../../src/sketch/lean-minhash.js';
 import { dedupIndex, type DedupPair } from '../../src/jobs/dedup.js';
 import { UnionFind } from '../../src/jobs/union-find.js';
 import { createSigner } from '../../src/signature.js';
-import { pepSample } from '../support/corpus.js';
+import { testCorpora } from '../support/corpus.js';
 import { exactJaccardOf } from '../support/jaccard.js';
 import { forEachEngine } from './harness.js';
 
-const docs = pepSample(30);
 const signer = createSigner();
 const THRESHOLD = 0.5;
 const tmp = mkdtempSync(path.join(os.tmpdir(), 'near-dup-dedup-'));
-
-/** Exact Jaccard over the very tokens MinHash saw (default tokenizer: white space of the normalized text). */
-const exactJaccard = exactJaccardOf(signer, docs);
-const strongPairs: Array<[string, string, number]> = [];
-for (let i = 0; i < docs.length; i++) {
-  for (let j = i + 1; j < docs.length; j++) {
-    const jac = exactJaccard(docs[i].id, docs[j].id);
-    if (jac >= THRESHOLD + 0.1) strongPairs.push([docs[i].id, docs[j].id, jac]);
-  }
-}
 
 async function sources(client: EngineClient, index: string) {
   const response = await client.search(index, { size: 1000, _source: ['near_dup.cluster_id', 'near_dup.duplicate_of', 'near_dup.is_canonical', 'near_dup.cluster_size', 'near_dup.max_similarity', 'date'] });
   return new Map(response.hits.hits.map((h) => [h._id, h._source as Record<string, any>]));
 }
 
-forEachEngine('dedup', (ctx) => {
+for (const { name, docs } of testCorpora(30, 30)) {
+
+  /** Exact Jaccard over the very tokens MinHash saw (default tokenizer: white space of the normalized text). */
+  const exactJaccard = exactJaccardOf(signer, docs);
+  const strongPairs: Array<[string, string, number]> = [];
+  for (let i = 0; i < docs.length; i++) {
+    for (let j = i + 1; j < docs.length; j++) {
+      const jac = exactJaccard(docs[i].id, docs[j].id);
+      if (jac >= THRESHOLD + 0.1) strongPairs.push([docs[i].id, docs[j].id, jac]);
+    }
+}
+
+forEachEngine(`dedup (${name})`, (ctx) => {
   const index = ctx.index('peps-dedup');
   let pairs: DedupPair[] = [];
 
@@ -47,7 +48,7 @@ forEachEngine('dedup', (ctx) => {
 
   it(`finds every pair 0.1 above the threshold (${strongPairs.length} in ${docs.length} documents) and only verified pairs`, async () => {
     expect(strongPairs.length).toBeGreaterThan(20);
-    const pairsFile = path.join(tmp, `pairs-${ctx.engine.flavour}-${ctx.engine.version}.jsonl`);
+    const pairsFile = path.join(tmp, `${name}-pairs-${ctx.engine.flavour}-${ctx.engine.version}.jsonl`);
     const summary = await dedupIndex(ctx.client, { index, minSimilarity: THRESHOLD, canonical: 'oldest', dateField: 'date', pairsFile });
     pairs = readFileSync(pairsFile, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
     expect(summary.verifiedPairs).toBe(pairs.length);
@@ -79,7 +80,7 @@ forEachEngine('dedup', (ctx) => {
 
   it('finds the same clusters when the band keys are spread over many small partitions (split where too full)', async () => {
     const roomy = await dedupIndex(ctx.client, { index, minSimilarity: THRESHOLD, dryRun: true, full: true });
-    const pairsFile = path.join(tmp, `pairs-split-${ctx.engine.flavour}-${ctx.engine.version}.jsonl`);
+    const pairsFile = path.join(tmp, `${name}-pairs-split-${ctx.engine.flavour}-${ctx.engine.version}.jsonl`);
     const split = await dedupIndex(ctx.client, { index, minSimilarity: THRESHOLD, dryRun: true, full: true, bucketsPerPartition: 3, pairsFile });
     expect(split.clusters).toBe(roomy.clusters);
     expect(split.duplicates).toBe(roomy.duplicates);
@@ -89,7 +90,7 @@ forEachEngine('dedup', (ctx) => {
     // A partition's documents read by several queries of a few keys each, band keys from the cache or from
     // doc values (a cache smaller than the index): the same clusters, and no pair reported twice.
     for (const maxCachedSignatures of [undefined, 40]) {
-      const file = path.join(tmp, `pairs-chunks-${ctx.engine.flavour}-${ctx.engine.version}-${maxCachedSignatures}.jsonl`);
+      const file = path.join(tmp, `${name}-pairs-chunks-${ctx.engine.flavour}-${ctx.engine.version}-${maxCachedSignatures}.jsonl`);
       const chunked = await dedupIndex(ctx.client, { index, minSimilarity: THRESHOLD, dryRun: true, full: true, keysPerQuery: 7, maxCachedSignatures, pairsFile: file });
       expect(chunked.clusters).toBe(roomy.clusters);
       expect(chunked.top).toEqual(roomy.top);
@@ -160,6 +161,7 @@ forEachEngine('dedup', (ctx) => {
     expect(summary.cleared).toBeGreaterThanOrEqual(1);
   });
 });
+}
 
 /**
  * A chain of documents in one large bucket: neighbours share 70% of their MinHash values, documents two

@@ -6,150 +6,152 @@ import { annotateIndex } from '../../src/jobs/annotate.js';
 import { findSimilar } from '../../src/jobs/similar.js';
 import { createSigner } from '../../src/signature.js';
 import { hammingDistance } from '../../src/sketch/simhash.js';
-import { pepSample } from '../support/corpus.js';
+import { testCorpora } from '../support/corpus.js';
 import { exactJaccardOf } from '../support/jaccard.js';
 import { forEachEngine } from './harness.js';
 
 const CLI = path.resolve(__dirname, '../../dist/cli/main.js');
-const docs = pepSample(20);
 const signer = createSigner();
 const THRESHOLD = 0.5;
-const exactJaccard = exactJaccardOf(signer, docs);
 
-forEachEngine('similar', (ctx) => {
-  const index = ctx.index('peps-similar');
+for (const { name, docs } of testCorpora(20, 20)) {
+  const exactJaccard = exactJaccardOf(signer, docs);
 
-  beforeAll(async () => {
-    const lines = docs.flatMap((d) => [{ index: { _index: index, _id: d.id } }, d]);
-    for (let i = 0; i < lines.length; i += 200) expect((await ctx.client.bulk(lines.slice(i, i + 200))).errors).toBe(false);
-    await ctx.client.refresh(index);
-    await annotateIndex(ctx.client, { index, fields: ['text'], prefix: 'near_dup', signer: {} });
-  });
+  forEachEngine(`similar (${name})`, (ctx) => {
+    const index = ctx.index('peps-similar');
 
-  it('by id, finds every document 0.1 above the threshold, never the query itself, only verified hits', async () => {
-    let strong = 0;
-    for (const doc of docs) {
-      const result = await findSimilar(ctx.client, { index, id: doc.id, limit: 1000, minSimilarity: THRESHOLD });
-      const found = new Set(result.hits.map((h) => h.id));
-      expect(found.has(doc.id)).toBe(false);
-      for (const other of docs) {
-        if (other.id === doc.id || exactJaccard(doc.id, other.id) < THRESHOLD + 0.1) continue;
-        strong++;
-        expect(found.has(other.id), `${doc.id} -> ${other.id} (exact ${exactJaccard(doc.id, other.id).toFixed(3)})`).toBe(true);
+    beforeAll(async () => {
+      const lines = docs.flatMap((d) => [{ index: { _index: index, _id: d.id } }, d]);
+      for (let i = 0; i < lines.length; i += 200) expect((await ctx.client.bulk(lines.slice(i, i + 200))).errors).toBe(false);
+      await ctx.client.refresh(index);
+      await annotateIndex(ctx.client, { index, fields: ['text'], prefix: 'near_dup', signer: {} });
+    });
+
+    it('by id, finds every document 0.1 above the threshold, never the query itself, only verified hits', async () => {
+      let strong = 0;
+      for (const doc of docs) {
+        const result = await findSimilar(ctx.client, { index, id: doc.id, limit: 1000, minSimilarity: THRESHOLD });
+        const found = new Set(result.hits.map((h) => h.id));
+        expect(found.has(doc.id)).toBe(false);
+        for (const other of docs) {
+          if (other.id === doc.id || exactJaccard(doc.id, other.id) < THRESHOLD + 0.1) continue;
+          strong++;
+          expect(found.has(other.id), `${doc.id} -> ${other.id} (exact ${exactJaccard(doc.id, other.id).toFixed(3)})`).toBe(true);
+        }
+        for (const hit of result.hits) {
+          const other = docs.find((d) => d.id === hit.id)!;
+          const a = signer(doc.text), b = signer(other.text);
+          let equal = 0;
+          for (let i = 0; i < a.minhash.length; i++) if (a.minhash[i] === b.minhash[i]) equal++;
+          expect(hit.jaccard).toBe(equal / a.minhash.length);
+          expect(hit.hamming).toBe(hammingDistance(a.simhash, b.simhash));
+          expect(hit.jaccard >= THRESHOLD || hit.hamming <= 3).toBe(true);
+        }
       }
-      for (const hit of result.hits) {
-        const other = docs.find((d) => d.id === hit.id)!;
-        const a = signer(doc.text), b = signer(other.text);
-        let equal = 0;
-        for (let i = 0; i < a.minhash.length; i++) if (a.minhash[i] === b.minhash[i]) equal++;
-        expect(hit.jaccard).toBe(equal / a.minhash.length);
-        expect(hit.hamming).toBe(hammingDistance(a.simhash, b.simhash));
-        expect(hit.jaccard >= THRESHOLD || hit.hamming <= 3).toBe(true);
+      expect(strong).toBeGreaterThan(50);
+    });
+
+    it('by text, the document itself comes first with similarity 1', async () => {
+      const doc = docs[5];
+      const result = await findSimilar(ctx.client, { index, text: doc.text, signer: {} });
+      expect(result.hits[0]).toMatchObject({ id: doc.id, jaccard: 1, hamming: 0 });
+    });
+
+    it('SimHash only: every candidate within k bits, as the block query promises', async () => {
+      const doc = docs[7];
+      const result = await findSimilar(ctx.client, { index, id: doc.id, method: 'simhash', maxDistance: 3, limit: 1000 });
+      const expected = docs.filter((d) => d.id !== doc.id && hammingDistance(signer(d.text).simhash, signer(doc.text).simhash) <= 3).map((d) => d.id).sort();
+      expect(result.hits.map((h) => h.id).sort()).toEqual(expected);
+    });
+
+    it('asks the engine for signatures only (doc values, no ids), then for the ids of the verified hits alone', async () => {
+      const doc = docs[2];
+      const spy = vi.spyOn(ctx.client, 'search');
+      try {
+        const result = await findSimilar(ctx.client, { index, id: doc.id, candidateLimit: 77 });
+        expect(result.hits.length).toBeGreaterThan(0);
+        expect(spy).toHaveBeenCalledTimes(2);
+        const body = spy.mock.calls[0][1] as any;
+        expect(body.size).toBe(77);
+        // Signatures come from doc values: the engine loads neither the documents' _source (their text) nor
+        // their stored ids.
+        expect(body._source).toBeUndefined();
+        expect(body.stored_fields).toBe('_none_');
+        expect([...body.docvalue_fields].sort()).toEqual(['near_dup.content_hash', 'near_dup.minhash', 'near_dup.params', 'near_dup.simhash']);
+        expect(body.query.bool.minimum_should_match).toBe(1);
+        expect(body.query.bool.must_not).toEqual([{ ids: { values: [doc.id] } }]);
+        // Band keys (one terms query, or one clause per key) and the SimHash blocks with m - k to match.
+        const query = JSON.stringify(body.query.bool.should);
+        for (const key of signer(doc.text).bands) expect(query).toContain(JSON.stringify(key));
+        for (const key of signer(doc.text).simhash_blocks) expect(query).toContain(JSON.stringify(key));
+        expect(query).toContain('"minimum_should_match":5');
+        // Then the ids, by the content hashes of the verified candidates only, same params, never the query document.
+        const ids = spy.mock.calls[1][1] as any;
+        expect(ids._source).toBe(false);
+        const hashes: string[] = ids.query.bool.filter[0].terms['near_dup.content_hash'];
+        const verified = new Set(result.hits.map((h) => signer(docs.find((d) => d.id === h.id)!.text).content_hash));
+        expect(new Set(hashes)).toEqual(verified);
+        expect(ids.query.bool.filter[1]).toEqual({ term: { 'near_dup.params': result.query.params } });
+        expect(ids.query.bool.must_not).toEqual([{ ids: { values: [doc.id] } }]);
+      } finally {
+        spy.mockRestore();
       }
-    }
-    expect(strong).toBeGreaterThan(50);
-  });
+    });
 
-  it('by text, the document itself comes first with similarity 1', async () => {
-    const doc = docs[5];
-    const result = await findSimilar(ctx.client, { index, text: doc.text, signer: {} });
-    expect(result.hits[0]).toMatchObject({ id: doc.id, jaccard: 1, hamming: 0 });
-  });
+    it('a document without a signature is refused with the fix; an empty text has no hits', async () => {
+      await ctx.client.request('PUT', `/${index}/_doc/unsigned`, { text: 'never annotated' }, { refresh: 'true' });
+      await expect(findSimilar(ctx.client, { index, id: 'unsigned' })).rejects.toThrow(/run near-dup annotate/);
+      const empty = await findSimilar(ctx.client, { index, text: '' });
+      expect(empty.hits).toEqual([]);
+      expect(empty.query.tokens).toBe(0);
+      await expect(findSimilar(ctx.client, { index, id: docs[0].id, maxDistance: 8 })).rejects.toThrow(/max distance/);
+    });
 
-  it('SimHash only: every candidate within k bits, as the block query promises', async () => {
-    const doc = docs[7];
-    const result = await findSimilar(ctx.client, { index, id: doc.id, method: 'simhash', maxDistance: 3, limit: 1000 });
-    const expected = docs.filter((d) => d.id !== doc.id && hammingDistance(signer(d.text).simhash, signer(doc.text).simhash) <= 3).map((d) => d.id).sort();
-    expect(result.hits.map((h) => h.id).sort()).toEqual(expected);
-  });
+    it('never compares signatures made with other parameters: they are excluded and counted', async () => {
+      const doc = docs[0];
+      const twin = `${doc.id}-other-params`;
+      const sig = signer(doc.text);
+      await ctx.client.request('PUT', `/${index}/_doc/${encodeURIComponent(twin)}`, {
+        text: doc.text,
+        near_dup: { bands: sig.bands, simhash: sig.simhash, simhash_blocks: sig.simhash_blocks, params: 'white-space:norm:sha1:128;seed=2', minhash: 'AAAA', token_count: sig.tokens },
+      }, { refresh: 'true' });
+      const result = await findSimilar(ctx.client, { index, id: doc.id, limit: 1000 });
+      expect(result.excludedParams).toBeGreaterThanOrEqual(1);
+      expect(result.hits.some((h) => h.id === twin)).toBe(false);
+    });
 
-  it('asks the engine for signatures only (doc values, no ids), then for the ids of the verified hits alone', async () => {
-    const doc = docs[2];
-    const spy = vi.spyOn(ctx.client, 'search');
-    try {
-      const result = await findSimilar(ctx.client, { index, id: doc.id, candidateLimit: 77 });
-      expect(result.hits.length).toBeGreaterThan(0);
-      expect(spy).toHaveBeenCalledTimes(2);
-      const body = spy.mock.calls[0][1] as any;
-      expect(body.size).toBe(77);
-      // Signatures come from doc values: the engine loads neither the documents' _source (their text) nor
-      // their stored ids.
-      expect(body._source).toBeUndefined();
-      expect(body.stored_fields).toBe('_none_');
-      expect([...body.docvalue_fields].sort()).toEqual(['near_dup.content_hash', 'near_dup.minhash', 'near_dup.params', 'near_dup.simhash']);
-      expect(body.query.bool.minimum_should_match).toBe(1);
-      expect(body.query.bool.must_not).toEqual([{ ids: { values: [doc.id] } }]);
-      // Band keys (one terms query, or one clause per key) and the SimHash blocks with m - k to match.
-      const query = JSON.stringify(body.query.bool.should);
-      for (const key of signer(doc.text).bands) expect(query).toContain(JSON.stringify(key));
-      for (const key of signer(doc.text).simhash_blocks) expect(query).toContain(JSON.stringify(key));
-      expect(query).toContain('"minimum_should_match":5');
-      // Then the ids, by the content hashes of the verified candidates only, same params, never the query document.
-      const ids = spy.mock.calls[1][1] as any;
-      expect(ids._source).toBe(false);
-      const hashes: string[] = ids.query.bool.filter[0].terms['near_dup.content_hash'];
-      const verified = new Set(result.hits.map((h) => signer(docs.find((d) => d.id === h.id)!.text).content_hash));
-      expect(new Set(hashes)).toEqual(verified);
-      expect(ids.query.bool.filter[1]).toEqual({ term: { 'near_dup.params': result.query.params } });
-      expect(ids.query.bool.must_not).toEqual([{ ids: { values: [doc.id] } }]);
-    } finally {
-      spy.mockRestore();
-    }
-  });
+    it('the CLI prints a table, and an unknown id is one line with exit code 1', () => {
+      const table = spawnSync(process.execPath, [CLI, 'similar', '--url', ctx.engine.url, '--index', index, '--id', docs[1].id, '--format', 'table'], { encoding: 'utf8' });
+      expect(table.status, table.stderr).toBe(0);
+      expect(table.stdout.split('\n')[0]).toMatch(/^id\s+jaccard\s+hamming$/);
+      const missing = spawnSync(process.execPath, [CLI, 'similar', '--url', ctx.engine.url, '--index', index, '--id', 'no-such-doc'], { encoding: 'utf8' });
+      expect(missing.status).toBe(1);
+      expect(missing.stderr.trim().split('\n')).toHaveLength(1);
+      expect(missing.stderr).toMatch(/no document "no-such-doc"/);
+      const json = spawnSync(process.execPath, [CLI, 'similar', '--url', ctx.engine.url, '--index', index, '--text', docs[3].text, '--limit', '3'], { encoding: 'utf8' });
+      expect(json.status, json.stderr).toBe(0);
+      const parsed = JSON.parse(json.stdout);
+      expect(parsed.hits[0]).toMatchObject({ id: docs[3].id, jaccard: 1 });
+      expect(parsed.hits.length).toBeLessThanOrEqual(3);
+      expect(parsed).toHaveProperty('excludedParams');
+      expect(parsed).toHaveProperty('tookMs');
+      const both = spawnSync(process.execPath, [CLI, 'similar', '--url', ctx.engine.url, '--index', index, '--id', 'x', '--text', 'y'], { encoding: 'utf8' });
+      expect(both.status).toBe(2);
+      const far = spawnSync(process.execPath, [CLI, 'similar', '--url', ctx.engine.url, '--index', index, '--id', 'x', '--max-distance', '8'], { encoding: 'utf8' });
+      expect(far.status).toBe(2);
+      const usage = spawnSync(process.execPath, [CLI, 'similar', '--url', ctx.engine.url, '--index', index], { encoding: 'utf8' });
+      expect(usage.status).toBe(2);
+    });
 
-  it('a document without a signature is refused with the fix; an empty text has no hits', async () => {
-    await ctx.client.request('PUT', `/${index}/_doc/unsigned`, { text: 'never annotated' }, { refresh: 'true' });
-    await expect(findSimilar(ctx.client, { index, id: 'unsigned' })).rejects.toThrow(/run near-dup annotate/);
-    const empty = await findSimilar(ctx.client, { index, text: '' });
-    expect(empty.hits).toEqual([]);
-    expect(empty.query.tokens).toBe(0);
-    await expect(findSimilar(ctx.client, { index, id: docs[0].id, maxDistance: 8 })).rejects.toThrow(/max distance/);
+    it('still works on an index whose MinHash field was mapped without doc values (reads _source)', async () => {
+      const old = ctx.index('peps-old-mapping');
+      await ctx.client.createIndex(old, { mappings: { properties: { near_dup: { properties: { minhash: { type: 'binary' } } } } } });
+      const sample = docs.slice(0, 12);
+      const lines = sample.flatMap((d) => [{ index: { _index: old, _id: d.id } }, d]);
+      expect((await ctx.client.bulk(lines, { refresh: 'true' })).errors).toBe(false);
+      await annotateIndex(ctx.client, { index: old, fields: ['text'], prefix: 'near_dup', signer: {} });
+      const result = await findSimilar(ctx.client, { index: old, text: sample[3].text, signer: {} });
+      expect(result.hits[0]).toMatchObject({ id: sample[3].id, jaccard: 1 });
+    });
   });
-
-  it('never compares signatures made with other parameters: they are excluded and counted', async () => {
-    const doc = docs[0];
-    const twin = `${doc.id}-other-params`;
-    const sig = signer(doc.text);
-    await ctx.client.request('PUT', `/${index}/_doc/${encodeURIComponent(twin)}`, {
-      text: doc.text,
-      near_dup: { bands: sig.bands, simhash: sig.simhash, simhash_blocks: sig.simhash_blocks, params: 'white-space:norm:sha1:128;seed=2', minhash: 'AAAA', token_count: sig.tokens },
-    }, { refresh: 'true' });
-    const result = await findSimilar(ctx.client, { index, id: doc.id, limit: 1000 });
-    expect(result.excludedParams).toBeGreaterThanOrEqual(1);
-    expect(result.hits.some((h) => h.id === twin)).toBe(false);
-  });
-
-  it('the CLI prints a table, and an unknown id is one line with exit code 1', () => {
-    const table = spawnSync(process.execPath, [CLI, 'similar', '--url', ctx.engine.url, '--index', index, '--id', docs[1].id, '--format', 'table'], { encoding: 'utf8' });
-    expect(table.status, table.stderr).toBe(0);
-    expect(table.stdout.split('\n')[0]).toMatch(/^id\s+jaccard\s+hamming$/);
-    const missing = spawnSync(process.execPath, [CLI, 'similar', '--url', ctx.engine.url, '--index', index, '--id', 'no-such-doc'], { encoding: 'utf8' });
-    expect(missing.status).toBe(1);
-    expect(missing.stderr.trim().split('\n')).toHaveLength(1);
-    expect(missing.stderr).toMatch(/no document "no-such-doc"/);
-    const json = spawnSync(process.execPath, [CLI, 'similar', '--url', ctx.engine.url, '--index', index, '--text', docs[3].text, '--limit', '3'], { encoding: 'utf8' });
-    expect(json.status, json.stderr).toBe(0);
-    const parsed = JSON.parse(json.stdout);
-    expect(parsed.hits[0]).toMatchObject({ id: docs[3].id, jaccard: 1 });
-    expect(parsed.hits.length).toBeLessThanOrEqual(3);
-    expect(parsed).toHaveProperty('excludedParams');
-    expect(parsed).toHaveProperty('tookMs');
-    const both = spawnSync(process.execPath, [CLI, 'similar', '--url', ctx.engine.url, '--index', index, '--id', 'x', '--text', 'y'], { encoding: 'utf8' });
-    expect(both.status).toBe(2);
-    const far = spawnSync(process.execPath, [CLI, 'similar', '--url', ctx.engine.url, '--index', index, '--id', 'x', '--max-distance', '8'], { encoding: 'utf8' });
-    expect(far.status).toBe(2);
-    const usage = spawnSync(process.execPath, [CLI, 'similar', '--url', ctx.engine.url, '--index', index], { encoding: 'utf8' });
-    expect(usage.status).toBe(2);
-  });
-
-  it('still works on an index whose MinHash field was mapped without doc values (reads _source)', async () => {
-    const old = ctx.index('peps-old-mapping');
-    await ctx.client.createIndex(old, { mappings: { properties: { near_dup: { properties: { minhash: { type: 'binary' } } } } } });
-    const sample = docs.slice(0, 12);
-    const lines = sample.flatMap((d) => [{ index: { _index: old, _id: d.id } }, d]);
-    expect((await ctx.client.bulk(lines, { refresh: 'true' })).errors).toBe(false);
-    await annotateIndex(ctx.client, { index: old, fields: ['text'], prefix: 'near_dup', signer: {} });
-    const result = await findSimilar(ctx.client, { index: old, text: sample[3].text, signer: {} });
-    expect(result.hits[0]).toMatchObject({ id: sample[3].id, jaccard: 1 });
-  });
-});
+}

@@ -30,8 +30,9 @@ describe('ingestBytes', () => {
     const latin1 = Buffer.from('{"id": "b", "text": "caf\xe9 cr\xe8me"}', 'latin1');
     const bytes = Buffer.concat([line('a', 'first text'), Buffer.from('\n'), latin1, Buffer.from('\n\n'), line('c', 'third text'), Buffer.from('\n')]);
     const results = ingestBytes(signer, bytes, 10, options);
-    expect(results.map((r) => r.line)).toEqual([10, 11, 13]);
-    const [a, b, c] = results;
+    expect(results.map((r) => r.line)).toEqual([10, 11, 12, 13]);
+    const [a, b, blank, c] = results;
+    expect(blank).toEqual({ line: 12, blank: true });
     expect('json' in a && JSON.parse(a.json).near_dup.content_hash).toBe(signer('first text').content_hash);
     expect('error' in b && b.error).toMatch(/^not valid UTF-8: byte 0xe9 at byte 24 of the line; convert the input to UTF-8/);
     expect('json' in c && c.id).toBe('c');

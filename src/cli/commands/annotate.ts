@@ -3,6 +3,7 @@ import type { CommandModule } from 'yargs';
 import { DEFAULT_MAX_CHARS, DEFAULT_PREFIX } from '../../annotation.js';
 import { prefixPath } from '../../engine/mapping.js';
 import { UsageError } from '../../errors.js';
+import type { RetrySnapshot } from '../../engine/retry.js';
 import { annotateIndex, type AnnotateSummary } from '../../jobs/annotate.js';
 import { type ConnectionArgs, connectFromArgs, withConnectionOptions } from '../connection-options.js';
 import { createProgressPrinter } from '../progress.js';
@@ -49,13 +50,35 @@ export function validateSlice(slices: number | undefined, slice: number | undefi
   return slices > 1 ? { id: slice, max: slices } : undefined;
 }
 
+/** What the network cost, when it cost anything: retries by cause, restarted scans, sweeps. */
+export function retriesNote(summary: { retries: RetrySnapshot; restarts?: number; sweeps?: number }): string {
+  const r = summary.retries;
+  const parts = [
+    r.status429 ? `${r.status429} after 429` : '',
+    r.status5xx ? `${r.status5xx} after 5xx` : '',
+    r.timeout ? `${r.timeout} after timeouts` : '',
+    r.connection ? `${r.connection} after dropped connections` : '',
+  ].filter(Boolean);
+  const extra = [
+    summary.restarts ? `${summary.restarts} scans restarted from what was left` : '',
+    summary.sweeps ? `${summary.sweeps} sweeps of documents still unsigned` : '',
+  ].filter(Boolean);
+  if (parts.length === 0 && extra.length === 0) return '';
+  return `; ${[parts.length ? `retries: ${parts.join(', ')} (${r.waitedSeconds.toFixed(1)} s waiting)` : '', ...extra].filter(Boolean).join('; ')}`;
+}
+
 export function printSummary(summary: AnnotateSummary, verb: string): void {
   const human =
     `${summary.dryRun ? `dry run: would have ${verb}` : verb} ${summary.annotated} of ${summary.seen} documents in ${summary.seconds.toFixed(1)} s ` +
     `(${summary.unchanged} unchanged, ${summary.empty} empty, ${summary.failed} failed, ${summary.cut} cut at --max-chars, ` +
     `${summary.conflicts} changed meanwhile and redone)` +
     (summary.errorsFile ? `; failures listed in ${summary.errorsFile}` : '') +
-    (summary.complete ? '' : `; interrupted: run the same command with --resume to continue`);
+    retriesNote(summary) +
+    (summary.missing > 0
+      ? `; INCOMPLETE: ${summary.missing} documents still have no signature (listed); run the same command with --resume`
+      : summary.complete
+        ? ''
+        : `; interrupted: run the same command with --resume to continue`);
   process.stderr.write(human + '\n');
   process.stdout.write(JSON.stringify(summary) + '\n');
 }

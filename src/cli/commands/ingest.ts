@@ -5,6 +5,7 @@ import { DEFAULT_MAX_CHARS, DEFAULT_PREFIX } from '../../annotation.js';
 import { prefixPath } from '../../engine/mapping.js';
 import { UserError } from '../../errors.js';
 import { ingestStream } from '../../jobs/ingest.js';
+import { retriesNote } from './annotate.js';
 import { type ConnectionArgs, connectFromArgs, withConnectionOptions } from '../connection-options.js';
 import { createProgressPrinter } from '../progress.js';
 import { type BulkArgs, bulkOptionsFrom, requireWholeNumbers, type SignerArgs, signerOptionsFrom, withBulkOptions, withSignerOptions } from '../signer-options.js';
@@ -65,7 +66,9 @@ export const ingestCommand: CommandModule<object, IngestArgs> = {
       progress.done();
       process.stderr.write(
         `indexed ${summary.indexed} of ${summary.seen} documents in ${summary.seconds.toFixed(1)} s (${summary.empty} empty, ` +
-          `${summary.failed} failed, ${summary.cut} cut at --max-chars)${summary.errorsFile ? `; failures listed in ${summary.errorsFile}` : ''}\n`,
+          `${summary.failed} failed, ${summary.cut} cut at --max-chars, ${summary.blank} blank lines skipped)` +
+          `${summary.errorsFile ? `; failures listed in ${summary.errorsFile}` : ''}${retriesNote(summary)}` +
+          `${summary.resent ? `; ${summary.resent} documents sent again after a lost answer, none doubled` : ''}\n`,
       );
       process.stdout.write(JSON.stringify(summary) + '\n');
       if (summary.failed > 0) process.exitCode = 1;

@@ -1,0 +1,221 @@
+// Jobs on a faulty network: a loopback proxy between near-dup and each real engine answers 429 and 503,
+// drops answers after the engine has acted, and holds answers past the client's timeout. Every job must
+// end with the index a clean run gives, or exit 1 naming what is missing; never report success over a gap.
+import { mkdtempSync, readFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { Readable } from 'node:stream';
+import { isDeepStrictEqual } from 'node:util';
+import { beforeAll, beforeEach, expect, it } from 'vitest';
+import { nearDupFields } from '../../src/annotation.js';
+import { connect, type EngineClient } from '../../src/engine/client.js';
+import { annotateIndex } from '../../src/jobs/annotate.js';
+import { dedupIndex } from '../../src/jobs/dedup.js';
+import { ingestStream } from '../../src/jobs/ingest.js';
+import { createSigner } from '../../src/signature.js';
+import { fixtureSample } from '../support/corpus.js';
+import { type Fault, FaultProxy, type ProxiedRequest } from '../support/fault-proxy.js';
+import { forEachEngine } from './harness.js';
+
+const docs = fixtureSample(30);
+const signer = createSigner();
+const expected = new Map(docs.map((d) => [d.id, withoutTime(nearDupFields(signer(d.text), signer.settings) as never)]));
+const tmp = mkdtempSync(path.join(os.tmpdir(), 'near-dup-faults-'));
+/** Short, so that a held answer times out quickly. */
+const TIMEOUT_MS = 1500;
+
+function withoutTime(fields: Record<string, unknown> | undefined): Record<string, unknown> | undefined {
+  if (!fields) return fields;
+  const { annotated_at: _t, cluster_id: _c, duplicate_of: _d, is_canonical: _i, cluster_size: _s, max_similarity: _m, ...rest } = fields;
+  return rest;
+}
+
+async function indexDocs(client: EngineClient, index: string): Promise<void> {
+  const lines = docs.flatMap((d) => [{ index: { _index: index, _id: d.id } }, d]);
+  for (let i = 0; i < lines.length; i += 200) expect((await client.bulk(lines.slice(i, i + 200))).errors).toBe(false);
+  await client.refresh(index);
+}
+
+async function allSources(client: EngineClient, index: string): Promise<Map<string, Record<string, any>>> {
+  await client.refresh(index);
+  const response = await client.search(index, { size: 1000, query: { match_all: {} } });
+  return new Map(response.hits.hits.map((h) => [h._id, h._source as Record<string, any>]));
+}
+
+/** Every document holds exactly its own fields and the signature a clean run writes. */
+async function expectCleanIndex(client: EngineClient, index: string): Promise<void> {
+  const stored = await allSources(client, index);
+  expect(stored.size).toBe(docs.length);
+  const wrong: string[] = [];
+  for (const doc of docs) {
+    const { near_dup, ...rest } = stored.get(doc.id) ?? {};
+    expect(JSON.stringify(rest), `user fields of ${doc.id}`).toBe(JSON.stringify(doc));
+    if (!isDeepStrictEqual(withoutTime(near_dup), expected.get(doc.id))) wrong.push(doc.id);
+  }
+  expect(wrong, 'documents without the signature of a clean run').toEqual([]);
+}
+
+/** A fault plan: the nth request of a kind gets a fault; `every` injects it again every so many requests. */
+function plan(rules: Array<{ kind: ProxiedRequest['kind']; nth?: number; every?: number; fault: Fault }>) {
+  return (request: ProxiedRequest): Fault => {
+    for (const rule of rules) {
+      if (rule.kind !== request.kind) continue;
+      if (rule.nth !== undefined && request.nth === rule.nth) return rule.fault;
+      if (rule.every !== undefined && request.nth % rule.every === 0) return rule.fault;
+    }
+    return 'pass';
+  };
+}
+
+forEachEngine('jobs on a faulty network', (ctx) => {
+  let proxy: FaultProxy;
+  let faulty: EngineClient;
+
+  beforeAll(async () => {
+    proxy = new FaultProxy(ctx.engine.url);
+    const url = await proxy.start();
+    faulty = await connect({ ...ctx.connection, url, requestTimeoutMs: TIMEOUT_MS });
+    ctx.cleanup(async () => {
+      await faulty.close();
+      await proxy.stop();
+    });
+  });
+  beforeEach(() => proxy.reset());
+
+  const annotate = (index: string, extra: Partial<Parameters<typeof annotateIndex>[1]> = {}) =>
+    annotateIndex(faulty, {
+      index,
+      fields: ['text'],
+      prefix: 'near_dup',
+      signer: {},
+      pageSize: 10,
+      bulk: { maxOperations: 7 },
+      errorsFile: path.join(tmp, `errors-${index}.jsonl`),
+      checkpointFile: path.join(tmp, `cp-${index}-${extra.slice?.id ?? 'all'}.json`),
+      ...extra,
+    });
+
+  it('annotate: a dropped scroll or search_after page is read again, never skipped', async () => {
+    const index = ctx.index('faults-page');
+    await indexDocs(ctx.client, index);
+    proxy.decide = plan([
+      { kind: 'scroll', nth: 2, fault: 'drop' },
+      { kind: 'scroll', nth: 5, fault: { stallMs: TIMEOUT_MS + 1000 } },
+      { kind: 'search', nth: 3, fault: 'drop' },
+      { kind: 'search', nth: 6, fault: { stallMs: TIMEOUT_MS + 1000 } },
+    ]);
+    const summary = await annotate(index);
+    expect(proxy.injected.dropped + proxy.injected.stalled).toBeGreaterThanOrEqual(2);
+    expect(summary).toMatchObject({ complete: true, failed: 0, annotated: docs.length, seen: docs.length, missing: 0 });
+    await expectCleanIndex(ctx.client, index);
+  });
+
+  it('annotate: 429 and 503 answers and dropped bulk answers still give the index of a clean run, with retries counted by cause', async () => {
+    const index = ctx.index('faults-mixed');
+    await indexDocs(ctx.client, index);
+    proxy.decide = plan([
+      { kind: 'bulk', every: 3, fault: { status: 429 } },
+      { kind: 'bulk', nth: 4, fault: 'drop' },
+      { kind: 'bulk', nth: 8, fault: { stallMs: TIMEOUT_MS + 1000 } },
+      { kind: 'search', every: 4, fault: { status: 503 } },
+      { kind: 'scroll', every: 4, fault: { status: 503 } },
+      { kind: 'count', nth: 1, fault: { status: 503 } },
+    ]);
+    const summary = await annotate(index);
+    const injected = proxy.injected.status429 + proxy.injected.status503;
+    expect(injected).toBeGreaterThan(3);
+    expect(summary).toMatchObject({ complete: true, failed: 0, missing: 0 });
+    expect(summary.retries.status429).toBeGreaterThan(0);
+    expect(summary.retries.status5xx).toBeGreaterThan(0);
+    expect(summary.retries.connection + summary.retries.timeout).toBeGreaterThan(0);
+    await expectCleanIndex(ctx.client, index);
+  });
+
+  it('annotate with slices: each slice checks with the engine what it left, and together they give a clean index', async () => {
+    const index = ctx.index('faults-slices');
+    await indexDocs(ctx.client, index);
+    proxy.decide = plan([
+      { kind: 'scroll', every: 3, fault: 'drop' },
+      { kind: 'bulk', every: 5, fault: 'drop' },
+    ]);
+    const a = await annotate(index, { slice: { id: 0, max: 2 } });
+    const b = await annotate(index, { slice: { id: 1, max: 2 } });
+    expect(proxy.injected.dropped).toBeGreaterThan(2);
+    expect([a.complete, b.complete, a.missing, b.missing]).toEqual([true, true, 0, 0]);
+    expect(a.annotated + b.annotated).toBe(docs.length);
+    await expectCleanIndex(ctx.client, index);
+  });
+
+  it('annotate that cannot write says what is missing and is not complete', async () => {
+    const index = ctx.index('faults-down');
+    await indexDocs(ctx.client, index);
+    proxy.decide = (r) => (r.kind === 'bulk' ? { status: 503 } : 'pass');
+    const summary = await annotate(index, { bulk: { maxOperations: 50 } }).catch((err: Error) => err);
+    if (summary instanceof Error) {
+      expect(summary.message).toMatch(/503/);
+    } else {
+      expect(summary.complete).toBe(false);
+      expect(summary.missing).toBe(docs.length);
+      const listed = readFileSync(path.join(tmp, `errors-${index}.jsonl`), 'utf8').trim().split('\n');
+      expect(listed.length).toBeGreaterThan(0);
+    }
+    expect(await ctx.client.count(index, { exists: { field: 'near_dup.params' } })).toBe(0);
+  });
+
+  it('dedup: scans and write-back through faults give the clusters of a clean run', async () => {
+    const index = ctx.index('faults-dedup');
+    await indexDocs(ctx.client, index);
+    await annotateIndex(ctx.client, { index, fields: ['text'], prefix: 'near_dup', signer: {} });
+    const clean = await dedupIndex(ctx.client, { index, full: true, dryRun: true, collectMatches: false, stateFile: path.join(tmp, `dd-clean-${index}.json`) });
+    proxy.decide = plan([
+      { kind: 'scroll', nth: 2, fault: 'drop' },
+      { kind: 'search', every: 5, fault: { status: 503 } },
+      { kind: 'search', nth: 7, fault: 'drop' },
+      { kind: 'bulk', nth: 1, fault: 'drop' },
+      { kind: 'bulk', nth: 3, fault: { status: 429 } },
+    ]);
+    const summary = await dedupIndex(faulty, {
+      index,
+      full: true,
+      keysPerQuery: 5,
+      bulk: { maxOperations: 10 },
+      stateFile: path.join(tmp, `dd-${index}.json`),
+      errorsFile: path.join(tmp, `dd-errors-${index}.jsonl`),
+    });
+    expect(proxy.total).toBeGreaterThan(0);
+    expect(summary).toMatchObject({ clusters: clean.clusters, duplicates: clean.duplicates, failed: 0 });
+    expect(summary.top).toEqual(clean.top);
+    const stored = await allSources(ctx.client, index);
+    const inClusters = [...stored.values()].filter((s) => s.near_dup?.cluster_id).length;
+    expect(inClusters).toBe(clean.duplicates + clean.clusters);
+  });
+
+  it('ingest: a dropped bulk answer is sent again without doubling documents, and every line is accounted for', async () => {
+    const index = ctx.index('faults-ingest');
+    // Half the documents carry an id, half let near-dup choose one; blank lines are counted, not lost.
+    const lines = docs.map((d, i) => JSON.stringify(i % 2 === 0 ? d : { ...d, id: undefined, ref: d.id }));
+    const ndjson = lines.join('\n') + '\n\n   \n';
+    proxy.decide = plan([
+      { kind: 'bulk', nth: 1, fault: 'drop' },
+      { kind: 'bulk', nth: 3, fault: 'drop' },
+      { kind: 'bulk', nth: 5, fault: { status: 429 } },
+    ]);
+    const summary = await ingestStream(faulty, Readable.from([Buffer.from(ndjson)]), {
+      index,
+      fields: ['text'],
+      prefix: 'near_dup',
+      signer: {},
+      idField: 'id',
+      bulk: { maxOperations: 8 },
+      errorsFile: path.join(tmp, `ingest-errors-${index}.jsonl`),
+    });
+    expect(proxy.injected.dropped).toBeGreaterThanOrEqual(2);
+    expect(summary).toMatchObject({ indexed: docs.length, failed: 0, blank: 2 });
+    expect(summary.retries.connection + summary.retries.timeout).toBeGreaterThan(0);
+    const stored = await allSources(ctx.client, index);
+    expect(stored.size).toBe(docs.length);
+    const byRef = new Map([...stored.values()].map((s) => [(s.id ?? s.ref) as string, s]));
+    expect(byRef.size).toBe(docs.length);
+    for (const doc of docs) expect(withoutTime(byRef.get(doc.id)?.near_dup), doc.id).toEqual(expected.get(doc.id));
+  });
+});
