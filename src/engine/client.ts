@@ -162,7 +162,7 @@ export class EngineClient {
       let failure: unknown;
       try {
         const response = await this.#sender.send(method, path, body, clean, ndjson);
-        if (!retry || retryCause({ statusCode: response.statusCode }) === undefined) return response;
+        if (!retry || retryCause({ statusCode: response.statusCode }) === undefined || permanentRefusal(response)) return response;
         failure = this.#error(method, path, response);
         if (attempt > this.#connection.maxRetries) return response;
       } catch (err) {
@@ -332,6 +332,12 @@ export class EngineClient {
   async close(): Promise<void> {
     await this.#sender.close();
   }
+}
+
+/** A circuit breaker that says asking again will not help (the request itself is too big): the caller decides. */
+function permanentRefusal(response: RawResponse): boolean {
+  const error = (response.body as { error?: { type?: string; durability?: string } } | undefined)?.error;
+  return response.statusCode === 429 && error?.type === 'circuit_breaking_exception' && error.durability === 'PERMANENT';
 }
 
 /** Index names and patterns in a path: encoded, but `*` and `,` kept readable (the engines accept both). */

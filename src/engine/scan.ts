@@ -134,10 +134,11 @@ async function* scanWithRestarts(transport: SearchTransport, options: ScanOption
   for (;;) {
     try {
       for await (const hits of scanWithScroll(transport, options, query)) {
-        restartsInARow = 0;
         const fresh = seen ? hits.filter((h) => !seen.has(h._id)) : hits;
         if (seen) for (const h of fresh) seen.add(h._id);
-        if (fresh.length > 0) yield fresh;
+        if (fresh.length === 0) continue;
+        restartsInARow = 0; // only documents not read before count as progress
+        yield fresh;
       }
       return;
     } catch (err) {

@@ -15,7 +15,9 @@ import { UserError } from '../errors.js';
 import { deserializeLeanMinhash } from '../sketch/lean-minhash.js';
 import { minhashJaccard } from '../sketch/minhash.js';
 import { hammingDistance } from '../sketch/simhash.js';
+import type { RetrySnapshot } from '../engine/retry.js';
 import { BulkWriter } from './bulk-writer.js';
+import { DedupJournal, type JournalPair } from './dedup-journal.js';
 import { defaultCheckpointPath, readCheckpoint, writeCheckpoint } from './checkpoint.js';
 import { ErrorsFile } from './errors-file.js';
 import { joinBucket } from './bucket-join.js';
@@ -52,6 +54,10 @@ export interface DedupOptions {
   errorsFile?: string;
   /** Where the last run is remembered, for incremental re-runs (default .near-dup/dedup-INDEX.json). */
   stateFile?: string;
+  /** Continue a full run that was killed or stopped, from its last finished partition (see dedup-journal). */
+  resume?: boolean;
+  /** Documents per page of the scans that read a partition's members and the stale cluster fields (default 5,000). */
+  pageSize?: number;
   /** Redo the whole index even when an earlier run's state allows an incremental one. */
   full?: boolean;
   bulk?: { maxBytes?: number; maxOperations?: number; concurrency?: number };
@@ -92,6 +98,14 @@ export interface DedupSummary {
   excludedParams: number;
   seconds: number;
   dryRun: boolean;
+  /**
+   * Every cluster field was written and the engine holds them: documents with a cluster_id are exactly
+   * the members of the clusters (full mode), and nothing failed. Always false for a dry run.
+   */
+  complete: boolean;
+  /** Partitions taken over from the killed run that --resume continued. */
+  resumedPartitions: number;
+  retries: RetrySnapshot;
   /** Peak resident memory of this process, MB. */
   peakMemoryMb: number;
   /** Largest clusters first, at most 20, for printing. */
@@ -183,6 +197,7 @@ function keyHash(key: string): number {
 
 export async function dedupIndex(client: EngineClient, options: DedupOptions): Promise<DedupSummary> {
   const started = performance.now();
+  const retriesAtStart = client.retries.snapshot();
   const prefix = options.prefix ?? DEFAULT_PREFIX;
   const minSimilarity = options.minSimilarity ?? 0.5;
   if (!(minSimilarity > 0 && minSimilarity <= 1)) throw new UserError(`--min-similarity must be above 0 and at most 1, got ${minSimilarity}`);
@@ -277,6 +292,7 @@ export async function dedupIndex(client: EngineClient, options: DedupOptions): P
       return d;
     };
 
+    let journal: DedupJournal | undefined;
     /** Verifies one pair; a verified pair joins the two documents and is reported. */
     const verify = (x: string, y: string, signatures: Map<string, Signature>): boolean => {
       const a = signatures.get(x)!, b = signatures.get(y)!;
@@ -285,7 +301,15 @@ export async function dedupIndex(client: EngineClient, options: DedupOptions): P
       if (jaccard < minSimilarity) return false;
       verifiedPairs++;
       const [p, q] = x < y ? [x, y] : [y, x];
-      pairsOut?.write(JSON.stringify({ a: p, b: q, jaccard, hamming: hammingDistance(a.simhash, b.simhash) }) + '\n');
+      const pair = { a: p, b: q, jaccard, hamming: hammingDistance(a.simhash, b.simhash) };
+      journal?.add(pair);
+      recordPair(pair);
+      return true;
+    };
+
+    /** A verified pair joins its documents, counts for their best similarity, and is reported. */
+    const recordPair = ({ a: p, b: q, jaccard, hamming }: JournalPair): void => {
+      pairsOut?.write(JSON.stringify({ a: p, b: q, jaccard, hamming }) + '\n');
       for (const [id, other] of [[p, q], [q, p]]) {
         bestMatch.set(id, Math.max(bestMatch.get(id) ?? 0, jaccard));
         involved.add(id);
@@ -297,7 +321,6 @@ export async function dedupIndex(client: EngineClient, options: DedupOptions): P
         }
       }
       uf.union(p, q);
-      return true;
     };
 
     /**
@@ -365,12 +388,13 @@ export async function dedupIndex(client: EngineClient, options: DedupOptions): P
 
     const stateFile = options.stateFile ?? defaultCheckpointPath('dedup', options.index);
     const runStartedAt = new Date().toISOString();
-    const saved = options.full ? undefined : ((await readCheckpoint(stateFile))?.identity as DedupState | undefined);
+    const saved = options.full || options.resume ? undefined : ((await readCheckpoint(stateFile))?.identity as DedupState | undefined);
     const incremental =
       saved !== undefined && saved.params === params && saved.minSimilarity === minSimilarity && saved.prefix === prefix && saved.index === options.index;
     // Documents whose cluster fields this run decides; in full mode, every document (stale ones are found by a scan).
     let decided: Set<string> | undefined;
     let newDocuments: number | undefined;
+    let resumedPartitions = 0;
 
     if (!incremental) {
       // Exact duplicates have equal signatures, so they share every band key: the band buckets hold them too.
@@ -464,7 +488,7 @@ export async function dedupIndex(client: EngineClient, options: DedupOptions): P
             // When every signature stays in the cache, a document's band keys come from there (read from the
             // index once); otherwise from doc values, with each page, so that nothing is read twice.
             docvalueFields: everythingCached ? [] : [field],
-            pageSize: 5000,
+            pageSize: options.pageSize ?? 5000,
             pointInTime: client.pointInTime,
           })) {
             if (everythingCached) {
@@ -513,13 +537,30 @@ export async function dedupIndex(client: EngineClient, options: DedupOptions): P
       const cardinality = await client.search(options.index, { size: 0, query: scope, aggs: { keys: { cardinality: { field } } } });
       const distinct: number = cardinality.aggregations?.keys?.value ?? 0;
       let partitions = Math.max(1, Math.ceil(distinct / (perPartition * 20)));
-      let first = await partitionKeys(0, partitions);
-      while (first === null && partitions < MAX_PARTITIONS) first = await partitionKeys(0, (partitions *= 4));
-      if (first !== null && partitions > 1 && first.length < perPartition / 4) {
-        const fewer = Math.max(1, Math.ceil((partitions * first.length) / (perPartition * 0.6)));
-        const probe = await partitionKeys(0, fewer);
-        if (probe !== null) [partitions, first] = [fewer, probe];
+      let first: PartitionKeys | null | undefined;
+      let startAt = 0;
+      const identity = { index: options.index, params, prefix, minSimilarity, bucketsPerPartition: perPartition, bucketChunk: maxBucket };
+      const runFile = `${stateFile.replace(/\.json$/, '')}.run.json`;
+      if (options.resume && !options.dryRun) {
+        // The plan of the killed run, and every pair it had verified up to its last finished partition.
+        const saved = (await readCheckpoint(runFile))?.identity as { partitions?: number } | undefined;
+        const resumed = await DedupJournal.resume(runFile, { ...identity, partitions: saved?.partitions ?? -1 });
+        journal = resumed.journal;
+        partitions = saved!.partitions!;
+        startAt = journal.partitionsDone;
+        for (const pair of resumed.pairs) recordPair(pair);
+        ({ buckets, candidatePairs, verifiedPairs } = journal.counters);
+      } else {
+        first = await partitionKeys(0, partitions);
+        while (first === null && partitions < MAX_PARTITIONS) first = await partitionKeys(0, (partitions *= 4));
+        if (first !== null && partitions > 1 && first.length < perPartition / 4) {
+          const fewer = Math.max(1, Math.ceil((partitions * first.length) / (perPartition * 0.6)));
+          const probe = await partitionKeys(0, fewer);
+          if (probe !== null) [partitions, first] = [fewer, probe];
+        }
+        if (!options.dryRun) journal = await DedupJournal.start(runFile, { ...identity, partitions });
       }
+      resumedPartitions = startAt;
       /**
        * Hands the keys of one partition (held by at least `minDocCount` documents) to `handle`. Partition
        * p of P is partitions p, p + P, p + 2P and p + 3P of 4P (the engine takes the key's hash modulo the
@@ -543,8 +584,9 @@ export async function dedupIndex(client: EngineClient, options: DedupOptions): P
           }
         });
       }
-      for (let p = 0; p < partitions; p++) {
+      for (let p = startAt; p < partitions; p++) {
         await eachPartition(p, partitions, 2, processPartition, p === 0 ? first : undefined);
+        await journal?.checkpoint(p + 1, { buckets, candidatePairs, verifiedPairs });
         progress(`buckets of ${field}`, p + 1, partitions);
       }
     } else {
@@ -594,7 +636,9 @@ export async function dedupIndex(client: EngineClient, options: DedupOptions): P
       await verifyBucket([...decided]);
     }
 
-    // 2. Clusters, their canonical document and the fields to write.
+    // 2. Clusters, their canonical document and the fields to write. (Pairs replayed by --resume bring
+    // documents whose facts were never read in this process.)
+    await load([...involved].filter((id) => !facts.has(id)));
     const clusters: DedupCluster[] = [];
     for (const members of uf.groups()) {
       members.sort();
@@ -608,11 +652,13 @@ export async function dedupIndex(client: EngineClient, options: DedupOptions): P
     // 3. Write back, and clear documents that are no longer in any cluster.
     const errors = new ErrorsFile(options.errorsFile ?? `near-dup-errors-${options.index.replace(/[^A-Za-z0-9._-]/g, '_')}.jsonl`);
     let written = 0, failed = 0, cleared = 0;
+    let complete = false;
     const inCluster = new Set(clusters.flatMap((c) => c.members));
     if (!options.dryRun) {
       const writer = new BulkWriter({
         send: (ndjson) => client.bulkNdjson(ndjson),
         ...options.bulk,
+        retries: client.retries,
         onSuccess: () => written++,
         onFailure: (op, reason, status) => {
           failed++;
@@ -645,6 +691,7 @@ export async function dedupIndex(client: EngineClient, options: DedupOptions): P
           index: options.index,
           query: { exists: { field: f('cluster_id') } },
           sourceIncludes: [],
+          pageSize: options.pageSize ?? 5000,
           pointInTime: client.pointInTime,
         })) {
           for (const hit of page) await clear(hit._id);
@@ -652,9 +699,16 @@ export async function dedupIndex(client: EngineClient, options: DedupOptions): P
       }
       await writer.flush();
       await client.refresh(options.index);
+      // Checked with the engine: the documents holding a cluster_id are exactly the clusters' members.
+      const holding = decided ? inCluster.size : await client.count(options.index, { exists: { field: f('cluster_id') } });
+      complete = failed === 0 && holding === inCluster.size;
+      if (holding !== inCluster.size) {
+        errors.add({ reason: `after the write-back ${holding} documents hold a cluster_id, but the clusters have ${inCluster.size} members; run dedup --full again` });
+      }
     }
     await errors.close();
-    if (!options.dryRun && failed === 0) {
+    if (complete) await journal?.finish();
+    if (complete) {
       const identity: DedupState = { index: options.index, params, minSimilarity, prefix, lastRunAt: runStartedAt };
       await writeCheckpoint(stateFile, { job: 'dedup', index: options.index, identity: identity as unknown as Record<string, unknown>, startedAt: runStartedAt, updatedAt: new Date().toISOString(), complete: true, counts: {} });
     }
@@ -677,6 +731,9 @@ export async function dedupIndex(client: EngineClient, options: DedupOptions): P
       excludedParams,
       seconds: (performance.now() - started) / 1000,
       dryRun: options.dryRun ?? false,
+      complete,
+      resumedPartitions,
+      retries: client.retries.since(retriesAtStart),
       peakMemoryMb: Math.round(process.resourceUsage().maxRSS / 1024),
       top: clusters.slice(0, 20).map((c) => ({ cluster_id: c.id, size: c.members.length, canonical: c.canonical, members: c.members.slice(0, 10) })),
       matches,

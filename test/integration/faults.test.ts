@@ -1,7 +1,8 @@
 // Jobs on a faulty network: a loopback proxy between near-dup and each real engine answers 429 and 503,
 // drops answers after the engine has acted, and holds answers past the client's timeout. Every job must
 // end with the index a clean run gives, or exit 1 naming what is missing; never report success over a gap.
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Readable } from 'node:stream';
@@ -53,6 +54,19 @@ async function expectCleanIndex(client: EngineClient, index: string): Promise<vo
     if (!isDeepStrictEqual(withoutTime(near_dup), expected.get(doc.id))) wrong.push(doc.id);
   }
   expect(wrong, 'documents without the signature of a clean run').toEqual([]);
+}
+
+const CLI = path.resolve(__dirname, '../../dist/cli/main.js');
+
+function runCli(args: string[], cwd: string) {
+  const child = spawn(process.execPath, [CLI, ...args], { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '', stderr = '';
+  child.stdout.on('data', (b) => (stdout += b));
+  child.stderr.on('data', (b) => (stderr += b));
+  const done = new Promise<{ code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }>((resolve) =>
+    child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr })),
+  );
+  return { child, done };
 }
 
 /** A fault plan: the nth request of a kind gets a fault; `every` injects it again every so many requests. */
@@ -168,7 +182,8 @@ forEachEngine('jobs on a faulty network', (ctx) => {
     await annotateIndex(ctx.client, { index, fields: ['text'], prefix: 'near_dup', signer: {} });
     const clean = await dedupIndex(ctx.client, { index, full: true, dryRun: true, collectMatches: false, stateFile: path.join(tmp, `dd-clean-${index}.json`) });
     proxy.decide = plan([
-      { kind: 'scroll', nth: 2, fault: 'drop' },
+      { kind: 'scroll', nth: 3, fault: 'drop' },
+      { kind: 'scroll', nth: 7, fault: { stallMs: TIMEOUT_MS + 1000 } },
       { kind: 'search', every: 5, fault: { status: 503 } },
       { kind: 'search', nth: 7, fault: 'drop' },
       { kind: 'bulk', nth: 1, fault: 'drop' },
@@ -178,16 +193,47 @@ forEachEngine('jobs on a faulty network', (ctx) => {
       index,
       full: true,
       keysPerQuery: 5,
+      pageSize: 10,
       bulk: { maxOperations: 10 },
       stateFile: path.join(tmp, `dd-${index}.json`),
       errorsFile: path.join(tmp, `dd-errors-${index}.jsonl`),
     });
     expect(proxy.total).toBeGreaterThan(0);
-    expect(summary).toMatchObject({ clusters: clean.clusters, duplicates: clean.duplicates, failed: 0 });
+    expect(summary).toMatchObject({ clusters: clean.clusters, duplicates: clean.duplicates, failed: 0, complete: true });
     expect(summary.top).toEqual(clean.top);
     const stored = await allSources(ctx.client, index);
     const inClusters = [...stored.values()].filter((s) => s.near_dup?.cluster_id).length;
     expect(inClusters).toBe(clean.duplicates + clean.clusters);
+  });
+
+  it('dedup killed (SIGKILL) midway resumes from its last finished partition with --resume, and ends with the clusters of a clean run', async () => {
+    const index = ctx.index('faults-dedup-kill');
+    await indexDocs(ctx.client, index);
+    await annotateIndex(ctx.client, { index, fields: ['text'], prefix: 'near_dup', signer: {} });
+    const clean = await dedupIndex(ctx.client, { index, full: true, dryRun: true, stateFile: path.join(tmp, `dd-clean-${index}.json`) });
+    const cwd = mkdtempSync(path.join(tmp, 'dedup-kill-'));
+    const runFile = path.join(cwd, '.near-dup', `dedup-${index}.run.json`);
+    const args = ['dedup', '--url', ctx.engine.url, '--index', index, '--full', '--buckets-per-partition', '3', '--page-size', '10'];
+    const first = runCli(args, cwd);
+    let done = 0;
+    for (let i = 0; i < 2000 && done < 3; i++) {
+      await new Promise((r) => setTimeout(r, 10));
+      try {
+        done = JSON.parse(readFileSync(runFile, 'utf8')).counts.partitionsDone;
+      } catch {
+        // not written yet, or being renamed into place
+      }
+    }
+    first.child.kill('SIGKILL');
+    expect((await first.done).signal).toBe('SIGKILL');
+    const resumed = await runCli([...args, '--resume'], cwd).done;
+    expect(resumed.code, resumed.stderr).toBe(0);
+    const summary = JSON.parse(resumed.stdout.trim().split('\n').pop()!);
+    expect(summary.resumedPartitions).toBeGreaterThanOrEqual(3);
+    expect(summary).toMatchObject({ clusters: clean.clusters, duplicates: clean.duplicates, complete: true, failed: 0 });
+    expect(summary.top).toEqual(clean.top);
+    expect(await ctx.client.count(index, { exists: { field: 'near_dup.cluster_id' } })).toBe(clean.duplicates + clean.clusters);
+    expect(existsSync(runFile)).toBe(false); // finished: nothing left to resume
   });
 
   it('ingest: a dropped bulk answer is sent again without doubling documents, and every line is accounted for', async () => {

@@ -5,11 +5,15 @@ import { DEFAULT_PREFIX } from '../../annotation.js';
 import { prefixPath } from '../../engine/mapping.js';
 import { UsageError } from '../../errors.js';
 import { type CanonicalRule, dedupIndex } from '../../jobs/dedup.js';
+import { retriesNote } from './annotate.js';
 import { type ConnectionArgs, connectFromArgs, withConnectionOptions } from '../connection-options.js';
 import { createProgressPrinter } from '../progress.js';
 import { requireWholeNumbers } from '../signer-options.js';
 
 interface DedupArgs extends ConnectionArgs {
+  resume: boolean;
+  bucketsPerPartition: number;
+  pageSize: number;
   index: string;
   prefix: string;
   minSimilarity: number;
@@ -56,13 +60,16 @@ export const dedupCommand: CommandModule<object, DedupArgs> = {
         describe: 'signatures held in memory at once (about 1 KB each); beyond that they are read again when needed',
       })
       .option('full', { type: 'boolean', default: false, describe: 'redo the whole index (by default a re-run only revisits what was annotated since the last run)' })
+      .option('resume', { type: 'boolean', default: false, describe: 'continue a full run that was killed or stopped, from its last finished partition' })
+      .option('buckets-per-partition', { type: 'number', default: 10_000, describe: 'band keys held by 2+ documents per partition (smaller: less memory, more reads)' })
+      .option('page-size', { type: 'number', default: 5000, describe: 'documents per page of the scans that read a partition' })
       .example('near-dup dedup --index news --canonical oldest --date-field published', 'cluster and keep the first published')
       .example('near-dup dedup --index news --format text --pairs pairs.jsonl', 'list duplicates') as never,
   handler: async (argv) => {
     prefixPath(argv.prefix);
     const canonical = parseCanonical(argv.canonical);
     if (!(argv.minSimilarity > 0 && argv.minSimilarity <= 1)) throw new UsageError(`--min-similarity must be above 0 and at most 1, got ${argv.minSimilarity}`);
-    requireWholeNumbers([['max-cached-signatures', argv.maxCachedSignatures, 1000]]);
+    requireWholeNumbers([['max-cached-signatures', argv.maxCachedSignatures, 1000], ['buckets-per-partition', argv.bucketsPerPartition, 1], ['page-size', argv.pageSize, 1]]);
     const client = await connectFromArgs(argv);
     const progress = createProgressPrinter('dedup');
     try {
@@ -77,6 +84,9 @@ export const dedupCommand: CommandModule<object, DedupArgs> = {
         collectMatches: argv.format === 'text',
         dryRun: argv.dryRun,
         full: argv.full,
+        resume: argv.resume,
+        bucketsPerPartition: argv.bucketsPerPartition,
+        pageSize: argv.pageSize,
         maxCachedSignatures: argv.maxCachedSignatures,
         onProgress: (p) =>
           progress.update({ seen: p.done, total: p.total, elapsedSeconds: p.elapsedSeconds, unit: p.stage.startsWith('buckets') ? 'partitions' : 'docs' }),
@@ -86,7 +96,9 @@ export const dedupCommand: CommandModule<object, DedupArgs> = {
       process.stderr.write(
         `${summary.mode === 'incremental' ? `incremental run (${summary.newDocuments} documents annotated since the last run): ` : ''}${summary.clusters} clusters holding ${summary.duplicates} duplicates among ${summary.documents} documents ` +
           `(${summary.verifiedPairs} of ${summary.candidatePairs} candidate pairs verified; largest cluster ${summary.largestCluster}) ` +
-          `in ${summary.seconds.toFixed(1)} s${summary.dryRun ? ' (dry run: nothing written)' : `; ${summary.written} documents updated, ${summary.cleared} cleared`}\n`,
+          `in ${summary.seconds.toFixed(1)} s${summary.dryRun ? ' (dry run: nothing written)' : `; ${summary.written} documents updated, ${summary.cleared} cleared`}` +
+          `${summary.resumedPartitions ? `; resumed after ${summary.resumedPartitions} partitions` : ''}${retriesNote(summary)}` +
+          `${!summary.dryRun && !summary.complete ? `; INCOMPLETE: ${summary.failed} writes failed${summary.errorsFile ? ` (listed in ${summary.errorsFile})` : ''}; run dedup again` : ''}\n`,
       );
       if (argv.format === 'text') {
         const lines = [...(matches ?? new Map<string, Array<{ id: string; jaccard: number }>>()).entries()]
@@ -98,7 +110,7 @@ export const dedupCommand: CommandModule<object, DedupArgs> = {
       } else {
         process.stdout.write(JSON.stringify(rest) + '\n');
       }
-      if (summary.failed > 0) process.exitCode = 1;
+      if (summary.failed > 0 || (!summary.dryRun && !summary.complete)) process.exitCode = 1;
     } finally {
       await client.close();
     }

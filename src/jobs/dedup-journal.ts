@@ -1,0 +1,110 @@
+// What a full dedup run has done so far, so that a killed run can resume instead of starting over: the
+// verified pairs, appended a partition at a time, and how many partitions of the band keys are done. The
+// pairs are what the clusters are made of, so replaying them rebuilds the union-find exactly as it was.
+import { appendFile, readFile, rm, truncate } from 'node:fs/promises';
+import { UserError } from '../errors.js';
+import { readCheckpoint, writeCheckpoint } from './checkpoint.js';
+
+export interface JournalPair {
+  a: string;
+  b: string;
+  jaccard: number;
+  hamming: number;
+}
+
+/** What must be equal for a run to continue another: the same signatures, bar and partition plan. */
+export interface DedupRunIdentity {
+  index: string;
+  params: string;
+  prefix: string;
+  minSimilarity: number;
+  bucketsPerPartition: number;
+  bucketChunk: number;
+  /** How many partitions the band keys were split into (the resumed run must use the same). */
+  partitions: number;
+}
+
+export interface DedupRunCounters {
+  buckets: number;
+  candidatePairs: number;
+  verifiedPairs: number;
+}
+
+export class DedupJournal {
+  private buffered: string[] = [];
+  private bytes: number;
+
+  private constructor(
+    private readonly file: string,
+    private readonly identity: DedupRunIdentity,
+    private readonly startedAt: string,
+    bytes: number,
+    /** Partitions done when the run started (0 for a new run). */
+    readonly partitionsDone: number,
+    /** Counters of the run being resumed. */
+    readonly counters: DedupRunCounters,
+  ) {
+    this.bytes = bytes;
+  }
+
+  private static pairsFile(file: string): string {
+    return `${file}.pairs.jsonl`;
+  }
+
+  /** A new journal (any earlier one for this file is dropped). */
+  static async start(file: string, identity: DedupRunIdentity): Promise<DedupJournal> {
+    await rm(DedupJournal.pairsFile(file), { force: true });
+    const journal = new DedupJournal(file, identity, new Date().toISOString(), 0, 0, { buckets: 0, candidatePairs: 0, verifiedPairs: 0 });
+    await journal.checkpoint(0, journal.counters);
+    return journal;
+  }
+
+  /** The journal of a killed run with the same identity, and the pairs it had verified, to replay. */
+  static async resume(file: string, identity: DedupRunIdentity): Promise<{ journal: DedupJournal; pairs: JournalPair[] }> {
+    const saved = await readCheckpoint(file);
+    if (!saved || saved.job !== 'dedup-run') throw new UserError(`no interrupted dedup run at ${file} to resume; run without --resume`);
+    const savedIdentity = saved.identity as unknown as DedupRunIdentity;
+    const differences = (Object.keys(identity) as Array<keyof DedupRunIdentity>).filter((k) => savedIdentity[k] !== identity[k]);
+    if (differences.length > 0) {
+      throw new UserError(`the interrupted dedup run at ${file} was made with other options (${differences.join(', ')} differ); run with the same options, or without --resume`);
+    }
+    const bytes = saved.counts.pairsBytes ?? 0;
+    const pairsFile = DedupJournal.pairsFile(file);
+    // A write cut short by the kill leaves a tail past the last checkpoint: it is dropped, and redone.
+    const text = bytes > 0 ? (await readFile(pairsFile)).subarray(0, bytes).toString('utf8') : '';
+    if (bytes > 0) await truncate(pairsFile, bytes);
+    const pairs = text.split('\n').filter(Boolean).map((line) => JSON.parse(line) as JournalPair);
+    const counters = { buckets: saved.counts.buckets ?? 0, candidatePairs: saved.counts.candidatePairs ?? 0, verifiedPairs: saved.counts.verifiedPairs ?? 0 };
+    return { journal: new DedupJournal(file, savedIdentity, saved.startedAt, bytes, saved.counts.partitionsDone ?? 0, counters), pairs };
+  }
+
+  add(pair: JournalPair): void {
+    this.buffered.push(JSON.stringify(pair) + '\n');
+  }
+
+  /** Makes the pairs so far durable, then records that `partitionsDone` partitions are done. */
+  async checkpoint(partitionsDone: number, counters: DedupRunCounters): Promise<void> {
+    if (this.buffered.length > 0) {
+      const text = this.buffered.join('');
+      this.buffered = [];
+      await appendFile(DedupJournal.pairsFile(this.file), text);
+      this.bytes += Buffer.byteLength(text);
+    }
+    const now = new Date().toISOString();
+    await writeCheckpoint(this.file, {
+      job: 'dedup-run',
+      index: this.identity.index,
+      identity: this.identity as unknown as Record<string, unknown>,
+      startedAt: this.startedAt,
+      updatedAt: now,
+      complete: false,
+      counts: { partitionsDone, pairsBytes: this.bytes, ...counters },
+    });
+  }
+
+  /** The run is over: nothing to resume. */
+  async finish(): Promise<void> {
+    await rm(DedupJournal.pairsFile(this.file), { force: true });
+    await rm(this.file, { force: true });
+  }
+}
