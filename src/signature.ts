@@ -134,6 +134,21 @@ export function resolveSignerSettings(options: SignerOptions = {}): SignerSettin
   return { spec, condenser, seed, scheme, lsh, simhashBlocks, params };
 }
 
+/**
+ * The signer options that produce a stored `params` keyword (the inverse of resolveSignerSettings), so
+ * that a text can be signed the way an index was; undefined for a value this version cannot read.
+ */
+export function signerOptionsFromParams(params: string): SignerOptions | undefined {
+  const m = /^([^;]+);seed=(\d+);scheme=([a-z0-9]+);b=(\d+);r=(\d+);simhash=w(\d+)m(\d+)$/.exec(params);
+  if (!m || Number(m[6]) !== SIMHASH_WINDOW) return undefined;
+  const options: SignerOptions = { condenser: m[1], seed: Number(m[2]), scheme: m[3] as MinhashScheme, bands: Number(m[4]), rows: Number(m[5]), simhashBlocks: Number(m[7]) };
+  try {
+    return resolveSignerSettings(options).params === params ? options : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** A function from text to its signature, with the settings it was made from. */
 export interface Signer {
   (text: string): Signature;

@@ -11,7 +11,8 @@ import type { EngineClient } from '../engine/client.js';
 import { EngineResponseError } from '../engine/errors.js';
 import type { RetrySnapshot } from '../engine/retry.js';
 import { countMatching, scanIndex, ScanLostError, type ScanHit } from '../engine/scan.js';
-import { UserError } from '../errors.js';
+import { UsageError, UserError } from '../errors.js';
+import { absentFields, textFields } from '../engine/fields.js';
 import { resolveSignerSettings, type SignerOptions } from '../signature.js';
 import type { AnnotateInput, AnnotateResult } from './annotate-batch.js';
 import { BulkWriter } from './bulk-writer.js';
@@ -99,10 +100,8 @@ const MAX_LISTED_MISSING = 10_000;
 
 export async function annotateIndex(client: EngineClient, options: AnnotateOptions): Promise<AnnotateSummary> {
   if (options.fields.length === 0) throw new UserError('name at least one text field with --field');
+  await checkTextFields(client, options.index, options.fields, options.prefix);
   if (!options.dryRun) await initIndex(client, options.index, options.prefix);
-  else if (!(await client.indexExists(options.index))) {
-    throw new UserError(`index "${options.index}" does not exist on ${client.url}; check the name (GET /_cat/indices)`);
-  }
   const run = new AnnotateRun(client, options, await openCheckpoint(options));
   try {
     await run.begin();
@@ -115,6 +114,26 @@ export async function annotateIndex(client: EngineClient, options: AnnotateOptio
     await run.close();
   }
   return run.summary();
+}
+
+/**
+ * Refuses before reading anything: an index that does not exist (never created by annotate), or a text
+ * field that no document can hold (the mapping has no such field and would have mapped it).
+ */
+async function checkTextFields(client: EngineClient, index: string, fields: readonly string[], prefix: string): Promise<void> {
+  let mappings;
+  try {
+    mappings = await client.getMapping(index);
+  } catch (err) {
+    throw client.describe(err, index);
+  }
+  const absent = absentFields(mappings, fields);
+  if (absent.length === 0) return;
+  const known = [...new Set(Object.values(mappings).flatMap((m) => textFields(m.mappings)))].filter((f) => !f.startsWith(`${prefix}.`)).sort();
+  throw new UsageError(
+    `no document of "${index}" can hold ${absent.map((f) => `"${f}"`).join(', ')}: the mapping has no such field; ` +
+      `${known.length ? `its text fields are ${known.slice(0, 20).join(', ')}${known.length > 20 ? ', ...' : ''}` : 'it maps no text field'}; check --field`,
+  );
 }
 
 function describeFailure(client: EngineClient, index: string, err: unknown): unknown {

@@ -11,7 +11,8 @@ import { DEFAULT_PREFIX, underPrefix, valueAt } from '../annotation.js';
 import type { EngineClient } from '../engine/client.js';
 import { EngineResponseError } from '../engine/errors.js';
 import { scanIndex } from '../engine/scan.js';
-import { UserError } from '../errors.js';
+import { UsageError, UserError } from '../errors.js';
+import { absentFields, mappedFields } from '../engine/fields.js';
 import { deserializeLeanMinhash } from '../sketch/lean-minhash.js';
 import { minhashJaccard } from '../sketch/minhash.js';
 import { hammingDistance } from '../sketch/simhash.js';
@@ -206,6 +207,7 @@ export async function dedupIndex(client: EngineClient, options: DedupOptions): P
     options.onProgress?.({ stage, done, total, elapsedSeconds: (performance.now() - started) / 1000 });
 
   try {
+    await checkSortField(client, options.index, options.canonical, options.dateField, prefix);
     // Which signatures to compare: one params value, never a silent mix.
     const paramsAgg = await client.search(options.index, { size: 0, aggs: { params: { terms: { field: f('params'), size: 50 } } } });
     const paramsBuckets: Array<{ key: string; doc_count: number }> = paramsAgg.aggregations?.params?.buckets ?? [];
@@ -743,6 +745,23 @@ export async function dedupIndex(client: EngineClient, options: DedupOptions): P
     if (err instanceof UserError) throw err;
     if (err instanceof EngineResponseError || ['ConnectionError', 'TimeoutError'].includes((err as Error).name)) throw client.describe(err, options.index);
     throw err;
+  }
+}
+
+/** A canonical field or date field that the mapping does not have is a typo (`--canonical longst`), not a field. */
+async function checkSortField(client: EngineClient, index: string, canonical: CanonicalRule | undefined, dateField: string | undefined, prefix: string): Promise<void> {
+  const named = [typeof canonical === 'object' ? { option: '--canonical', field: canonical.field } : undefined, dateField ? { option: '--date-field', field: dateField } : undefined].filter(
+    (x): x is { option: string; field: string } => x !== undefined,
+  );
+  if (named.length === 0) return;
+  const mappings = await client.getMapping(index);
+  for (const { option, field } of named) {
+    if (absentFields(mappings, [field]).length === 0) continue;
+    const known = [...new Set(Object.values(mappings).flatMap((m) => mappedFields(m.mappings)))].filter((f) => !f.startsWith(`${prefix}.`) && f !== prefix).sort();
+    const rules = option === '--canonical' ? 'oldest, newest, longest, a field (lowest first) or -field (highest first)' : 'a date field';
+    throw new UsageError(
+      `${option} "${field}" is not a field of "${index}"; give ${rules}. Its fields: ${known.slice(0, 20).join(', ')}${known.length > 20 ? ', ...' : ''}`,
+    );
   }
 }
 

@@ -3,8 +3,8 @@
 import { DEFAULT_PREFIX, valueAt } from '../annotation.js';
 import type { EngineClient } from '../engine/client.js';
 import { EngineResponseError } from '../engine/errors.js';
-import { UserError } from '../errors.js';
-import { createSigner, type SignerOptions } from '../signature.js';
+import { UsageError, UserError } from '../errors.js';
+import { createSigner, resolveSignerSettings, signerOptionsFromParams, type SignerOptions } from '../signature.js';
 import { deserializeLeanMinhash } from '../sketch/lean-minhash.js';
 import { minhashJaccard } from '../sketch/minhash.js';
 import { blocksToMatch, hammingDistance } from '../sketch/simhash.js';
@@ -64,14 +64,18 @@ export async function findSimilar(client: EngineClient, options: SimilarOptions)
   const maxDistance = options.maxDistance ?? 3;
   const limit = options.limit ?? 10;
   const candidateLimit = options.candidateLimit ?? 1000;
-  if ((options.id === undefined) === (options.text === undefined)) throw new UserError('give exactly one of an id or a text to look up');
+  if ((options.id === undefined) === (options.text === undefined)) throw new UsageError('give exactly one of --id, --text or --file to look up');
+  if (options.id !== undefined && options.id.trim() === '') throw new UsageError('--id is empty; give the id of a stored document');
   if (!(minSimilarity >= 0 && minSimilarity <= 1)) throw new UserError(`minimum similarity must be from 0 to 1, got ${minSimilarity}`);
   if (!Number.isInteger(maxDistance) || maxDistance < 0) throw new UserError(`max distance must be a whole number of at least 0, got ${maxDistance}`);
   if (!Number.isInteger(limit) || limit < 1) throw new UserError(`limit must be a whole number of at least 1, got ${limit}`);
   if (!Number.isInteger(candidateLimit) || candidateLimit < 1) throw new UserError(`candidate limit must be a whole number of at least 1, got ${candidateLimit}`);
 
   try {
-    const query = options.id !== undefined ? await storedSignature(client, options.index, options.id, prefix) : signText(options.text!, options.signer);
+    const query =
+      options.id !== undefined
+        ? await storedSignature(client, options.index, options.id, prefix)
+        : signText(options.text!, await signerForIndex(client, options.index, prefix, options.signer));
     const result: SimilarResult = { query: { id: options.id, params: query.params, tokens: query.tokens }, hits: [], candidates: 0, excludedParams: 0, tookMs: 0 };
     if (query.tokens === 0) return { ...result, tookMs: performance.now() - started };
 
@@ -227,6 +231,25 @@ async function fetchCandidates(client: EngineClient, index: string, prefix: stri
     simhash: valueAt(h._source, fields[1]) as string | undefined,
     params: valueAt(h._source, fields[2]) as string | undefined,
   }));
+}
+
+/**
+ * A text is signed the way the index was: with the signer options asked for when the index holds
+ * signatures of those, otherwise with the one parameter set the index holds. An index with none, or
+ * with several and not the one asked for, cannot match: that is said, not answered with nothing.
+ */
+async function signerForIndex(client: EngineClient, index: string, prefix: string, asked?: SignerOptions): Promise<SignerOptions | undefined> {
+  const response = await client.search(index, { size: 0, aggs: { params: { terms: { field: `${prefix}.params`, size: 20 } } } });
+  const held: string[] = (response.aggregations?.params?.buckets ?? []).map((b: { key: string }) => b.key);
+  const wanted = resolveSignerSettings(asked).params;
+  if (held.includes(wanted)) return asked;
+  if (held.length === 0) throw new UserError(`no document of "${index}" has near-dup fields under "${prefix}"; run near-dup annotate --index ${index} --field FIELD first`);
+  const readable = held.map((p) => signerOptionsFromParams(p));
+  if (held.length === 1 && readable[0]) return readable[0];
+  throw new UserError(
+    `the text would be signed with "${wanted}", but "${index}" holds signatures made with ${held.map((p) => `"${p}"`).join(', ')}; ` +
+      'give the options they were made with (--condenser, --seed, --scheme, --bands/--rows or --threshold, --simhash-blocks)',
+  );
 }
 
 function signText(text: string, signer?: SignerOptions): QuerySignature {

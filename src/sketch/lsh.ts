@@ -121,7 +121,8 @@ export function checkBandsRows({ b, r }: LshParams, numPerm: number): void {
   }
 }
 
-const bandBytes = new Uint8Array(4 * 1024);
+/** Scratch for one band's bytes, grown when a band has more rows than it holds. */
+let bandBytes = new Uint8Array(4 * 1024);
 const digest = new Uint32Array(2);
 
 /**
@@ -130,6 +131,7 @@ const digest = new Uint32Array(2);
  */
 export function bandKeys(values: Uint32Array, { b, r }: LshParams): string[] {
   const keys: string[] = new Array(b);
+  if (4 * r > bandBytes.length) bandBytes = new Uint8Array(4 * r);
   const view = new DataView(bandBytes.buffer);
   for (let band = 0; band < b; band++) {
     for (let j = 0; j < r; j++) view.setUint32(4 * j, values[band * r + j], true);

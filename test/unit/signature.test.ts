@@ -108,3 +108,14 @@ describe('parseCondenserSpec', () => {
     expect(() => parseCondenserSpec('a:b:c:d:e')).toThrow(/5 parts/);
   });
 });
+
+describe('every spec the parser accepts signs', () => {
+  it('one band of 2,048 rows (band bytes larger than any fixed scratch): the key is the MD5 of the values', async () => {
+    const { createHash } = await import('node:crypto');
+    const signer = createSigner({ condenser: 'ws:none:sha1:4096', bands: 1, rows: 2048 });
+    const sig = signer('the quick brown fox jumps over the lazy dog');
+    const bytes = Buffer.alloc(4 * 2048);
+    for (let j = 0; j < 2048; j++) bytes.writeUInt32LE(sig.minhash[j], 4 * j);
+    expect(sig.bands).toEqual([`0:${createHash('md5').update(bytes).digest('hex').slice(0, 16)}`]);
+  });
+});
