@@ -289,7 +289,7 @@ function portInUse(port) {
 /** What answers at the engine's URL: flavour and version, or undefined. */
 export async function identify(url) {
   const health = await getJson(`${url}/_cluster/health`);
-  if (!health || health.status !== 200 || !health.body?.status) return undefined;
+  if (health?.status !== 200 || !health.body?.status) return undefined;
   const nodes = await getJson(`${url}/_nodes/_local?filter_path=nodes.*.version`);
   const version = nodes?.body?.nodes ? Object.values(nodes.body.nodes)[0]?.version : undefined;
   const flavour = health.headers['x-elastic-product'] === 'Elasticsearch' ? 'elasticsearch' : 'opensearch';
@@ -554,7 +554,7 @@ export async function stop(flavour, options = {}) {
   // little so that `stop` returning means no process is left.
   const reapDeadline = Date.now() + 5_000;
   while ([...pids].some((pid) => existsSync(`/proc/${pid}`)) && Date.now() < reapDeadline) await new Promise((r) => setTimeout(r, 100));
-  if (state.runDir && state.runDir.startsWith(TEMP_ROOT)) rmSync(state.runDir, { recursive: true, force: true });
+  if (state.runDir?.startsWith(TEMP_ROOT)) rmSync(state.runDir, { recursive: true, force: true });
   removeState(flavour);
   return { flavour, stopped: wasRunning, pid: state.pid };
 }

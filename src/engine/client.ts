@@ -286,7 +286,7 @@ export class EngineClient {
   }
 
   /** A bulk request from its lines (objects are serialized, strings sent as they are), with per-item results. */
-  async bulk(lines: ReadonlyArray<Record<string, unknown> | string>, query?: QueryParams): Promise<BulkResult> {
+  async bulk(lines: ReadonlyArray<object | string>, query?: QueryParams): Promise<BulkResult> {
     const ndjson = lines.map((line) => (typeof line === 'string' ? line : JSON.stringify(line))).join('\n') + '\n';
     const response = await this.bulkNdjson(ndjson, query);
     return {

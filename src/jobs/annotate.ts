@@ -7,7 +7,7 @@
 // signature of these parameters. Those are done in a sweep; what cannot be done is listed, and the job
 // is not complete.
 import { DEFAULT_MAX_CHARS, underPrefix } from '../annotation.js';
-import type { EngineClient } from '../engine/client.js';
+import type { EngineClient, IndexMappings } from '../engine/client.js';
 import { EngineResponseError } from '../engine/errors.js';
 import type { RetrySnapshot } from '../engine/retry.js';
 import { countMatching, scanIndex, ScanLostError, type ScanHit } from '../engine/scan.js';
@@ -121,7 +121,7 @@ export async function annotateIndex(client: EngineClient, options: AnnotateOptio
  * field that no document can hold (the mapping has no such field and would have mapped it).
  */
 async function checkTextFields(client: EngineClient, index: string, fields: readonly string[], prefix: string): Promise<void> {
-  let mappings;
+  let mappings: IndexMappings;
   try {
     mappings = await client.getMapping(index);
   } catch (err) {

@@ -62,7 +62,7 @@ export class DedupJournal {
   /** The journal of a killed run with the same identity, and the pairs it had verified, to replay. */
   static async resume(file: string, identity: DedupRunIdentity): Promise<{ journal: DedupJournal; pairs: JournalPair[] }> {
     const saved = await readCheckpoint(file);
-    if (!saved || saved.job !== 'dedup-run') throw new UserError(`no interrupted dedup run at ${file} to resume; run without --resume`);
+    if (saved?.job !== 'dedup-run') throw new UserError(`no interrupted dedup run at ${file} to resume; run without --resume`);
     const savedIdentity = saved.identity as unknown as DedupRunIdentity;
     const differences = (Object.keys(identity) as Array<keyof DedupRunIdentity>).filter((k) => savedIdentity[k] !== identity[k]);
     if (differences.length > 0) {

@@ -2,7 +2,7 @@
 // the templates that give them to new indices. Idempotent; refuses, without writing anything, when the
 // index maps a near-dup field in a way that cannot be changed in place.
 import { UserError } from '../errors.js';
-import { type EngineClient, EngineResponseError } from '../engine/client.js';
+import { type EngineClient, EngineResponseError, type IndexMappings } from '../engine/client.js';
 import {
   componentTemplateBody,
   componentTemplateName,
@@ -30,7 +30,7 @@ export interface IndexInitResult {
 /** Adds the near-dup fields under `prefix` to an index, alias or pattern; creates a missing index. */
 export async function initIndex(client: EngineClient, index: string, prefix: string): Promise<IndexInitResult> {
   prefixPath(prefix); // a bad prefix is a usage error before anything is sent
-  let mappings;
+  let mappings: IndexMappings;
   try {
     mappings = await client.getMapping(index);
   } catch (err) {

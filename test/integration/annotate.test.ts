@@ -74,6 +74,9 @@ for (const { name, docs } of testCorpora(25, 25)) {
     });
 
     it('skips documents whose stored signature is current, and redoes those whose text changed', async () => {
+      const full = ctx.index('skips');
+      await indexDocs(ctx.client, full, docs);
+      await annotateIndex(ctx.client, { index: full, fields: ['text'], prefix: 'near_dup', signer: {} });
       const changed = docs[3];
       await ctx.client.request('POST', `/${full}/_update/${encodeURIComponent(changed.id)}`, { doc: { text: `${changed.text}\nA new closing line.` } }, { refresh: 'true' });
       const summary = await annotateIndex(ctx.client, { index: full, fields: ['text'], prefix: 'near_dup', signer: {} });

@@ -24,7 +24,6 @@ async function sources(client: EngineClient, index: string) {
 }
 
 for (const { name, docs } of testCorpora(30, 30)) {
-
   /** Exact Jaccard over the very tokens MinHash saw (default tokenizer: white space of the normalized text). */
   const exactJaccard = exactJaccardOf(signer, docs);
   const strongPairs: Array<[string, string, number]> = [];
@@ -33,134 +32,157 @@ for (const { name, docs } of testCorpora(30, 30)) {
       const jac = exactJaccard(docs[i].id, docs[j].id);
       if (jac >= THRESHOLD + 0.1) strongPairs.push([docs[i].id, docs[j].id, jac]);
     }
-}
+  }
 
-forEachEngine(`dedup (${name})`, (ctx) => {
-  const index = ctx.index('peps-dedup');
-  let pairs: DedupPair[] = [];
+  forEachEngine(`dedup (${name})`, (ctx) => {
+    // Read by the dry runs only; a test that writes works on an index of its own (every test can run alone).
+    const index = ctx.index('dedup');
+    const stateOf = (target: string) => path.join(tmp, `state-${target}.json`);
 
-  beforeAll(async () => {
-    const lines = docs.flatMap((d) => [{ index: { _index: index, _id: d.id } }, d]);
-    for (let i = 0; i < lines.length; i += 200) expect((await ctx.client.bulk(lines.slice(i, i + 200))).errors).toBe(false);
-    await ctx.client.refresh(index);
-    await annotateIndex(ctx.client, { index, fields: ['text'], prefix: 'near_dup', signer: {} });
-  });
+    /** A new index of the sample, annotated. */
+    const annotatedIndex = async (label: string) => {
+      const target = ctx.index(label);
+      const lines = docs.flatMap((d) => [{ index: { _index: target, _id: d.id } }, d]);
+      for (let i = 0; i < lines.length; i += 200) expect((await ctx.client.bulk(lines.slice(i, i + 200))).errors).toBe(false);
+      await ctx.client.refresh(target);
+      await annotateIndex(ctx.client, { index: target, fields: ['text'], prefix: 'near_dup', signer: {} });
+      return target;
+    };
 
-  it(`finds every pair 0.1 above the threshold (${strongPairs.length} in ${docs.length} documents) and only verified pairs`, async () => {
-    expect(strongPairs.length).toBeGreaterThan(20);
-    const pairsFile = path.join(tmp, `${name}-pairs-${ctx.engine.flavour}-${ctx.engine.version}.jsonl`);
-    const summary = await dedupIndex(ctx.client, { index, minSimilarity: THRESHOLD, canonical: 'oldest', dateField: 'date', pairsFile });
-    pairs = readFileSync(pairsFile, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
-    expect(summary.verifiedPairs).toBe(pairs.length);
-    // Found: verified as a pair, or joined through verified pairs (large buckets are verified against
-    // representatives, not pair by pair).
-    const components = new UnionFind();
-    for (const p of pairs) components.union(p.a, p.b);
-    const missed = strongPairs.filter(([a, b]) => components.find(a) !== components.find(b));
-    expect(missed).toEqual([]);
-    expect(new Set(pairs.map((p) => `${p.a}|${p.b}`)).size).toBe(pairs.length); // each pair reported once
-    // Every reported pair passes verification: its estimate, recomputed from the signatures, reaches the bar.
-    for (const p of pairs) {
-      const a = signer(docs.find((d) => d.id === p.a)!.text).minhash;
-      const b = signer(docs.find((d) => d.id === p.b)!.text).minhash;
-      let equal = 0;
-      for (let i = 0; i < a.length; i++) if (a[i] === b[i]) equal++;
-      expect(equal / a.length).toBe(p.jaccard);
-      expect(p.jaccard).toBeGreaterThanOrEqual(THRESHOLD);
-    }
-  });
+    /** A full dedup run that writes its clusters back, with its own state file; its verified pairs. */
+    const fullRun = async (target: string) => {
+      const pairsFile = path.join(tmp, `${target}-pairs.jsonl`);
+      const summary = await dedupIndex(ctx.client, { index: target, minSimilarity: THRESHOLD, canonical: 'oldest', dateField: 'date', pairsFile, stateFile: stateOf(target) });
+      const pairs: DedupPair[] = readFileSync(pairsFile, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+      return { summary, pairs };
+    };
 
-  it('finds the same clusters with a signature cache far smaller than the index', async () => {
-    const roomy = await dedupIndex(ctx.client, { index, minSimilarity: THRESHOLD, dryRun: true, full: true });
-    const tight = await dedupIndex(ctx.client, { index, minSimilarity: THRESHOLD, dryRun: true, full: true, maxCachedSignatures: 40 });
-    expect(tight.clusters).toBe(roomy.clusters);
-    expect(tight.duplicates).toBe(roomy.duplicates);
-    expect(tight.top).toEqual(roomy.top);
-  });
+    beforeAll(async () => {
+      const lines = docs.flatMap((d) => [{ index: { _index: index, _id: d.id } }, d]);
+      for (let i = 0; i < lines.length; i += 200) expect((await ctx.client.bulk(lines.slice(i, i + 200))).errors).toBe(false);
+      await ctx.client.refresh(index);
+      await annotateIndex(ctx.client, { index, fields: ['text'], prefix: 'near_dup', signer: {} });
+    });
 
-  it('finds the same clusters when the band keys are spread over many small partitions (split where too full)', async () => {
-    const roomy = await dedupIndex(ctx.client, { index, minSimilarity: THRESHOLD, dryRun: true, full: true });
-    const pairsFile = path.join(tmp, `${name}-pairs-split-${ctx.engine.flavour}-${ctx.engine.version}.jsonl`);
-    const split = await dedupIndex(ctx.client, { index, minSimilarity: THRESHOLD, dryRun: true, full: true, bucketsPerPartition: 3, pairsFile });
-    expect(split.clusters).toBe(roomy.clusters);
-    expect(split.duplicates).toBe(roomy.duplicates);
-    expect(split.top).toEqual(roomy.top);
-    const reported = readFileSync(pairsFile, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
-    expect(new Set(reported.map((p) => `${p.a}|${p.b}`)).size).toBe(reported.length); // no partition read twice
-    // A partition's documents read by several queries of a few keys each, band keys from the cache or from
-    // doc values (a cache smaller than the index): the same clusters, and no pair reported twice.
-    for (const maxCachedSignatures of [undefined, 40]) {
-      const file = path.join(tmp, `${name}-pairs-chunks-${ctx.engine.flavour}-${ctx.engine.version}-${maxCachedSignatures}.jsonl`);
-      const chunked = await dedupIndex(ctx.client, { index, minSimilarity: THRESHOLD, dryRun: true, full: true, keysPerQuery: 7, maxCachedSignatures, pairsFile: file });
-      expect(chunked.clusters).toBe(roomy.clusters);
-      expect(chunked.top).toEqual(roomy.top);
-      const lines = readFileSync(file, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
-      expect(new Set(lines.map((p) => `${p.a}|${p.b}`)).size).toBe(lines.length);
-      expect(chunked.verifiedPairs).toBe(lines.length);
-    }
-  });
-
-  it('writes clusters equal to the connected components of the verified pairs, with the oldest as canonical', async () => {
-    const uf = new UnionFind();
-    for (const p of pairs) uf.union(p.a, p.b);
-    const components = uf.groups().map((g) => g.sort().join(','));
-    const stored = await sources(ctx.client, index);
-    const byCluster = new Map<string, string[]>();
-    for (const [id, source] of stored) {
-      const cluster = source.near_dup?.cluster_id;
-      if (!cluster) continue;
-      byCluster.set(cluster, [...(byCluster.get(cluster) ?? []), id]);
-    }
-    expect([...byCluster.values()].map((m) => m.sort().join(',')).sort()).toEqual(components.sort());
-    for (const members of byCluster.values()) {
-      const canon = members.filter((id) => stored.get(id)!.near_dup.is_canonical);
-      expect(canon).toHaveLength(1);
-      const oldest = [...members].sort((a, b) => Date.parse(stored.get(a)!.date) - Date.parse(stored.get(b)!.date) || (a < b ? -1 : 1))[0];
-      expect(canon[0]).toBe(oldest);
-      for (const id of members) {
-        const nd = stored.get(id)!.near_dup;
-        expect(nd.cluster_size).toBe(members.length);
-        expect(nd.duplicate_of ?? null).toBe(id === oldest ? null : oldest);
-        expect(nd.max_similarity).toBeGreaterThanOrEqual(THRESHOLD);
+    it(`finds every pair 0.1 above the threshold (${strongPairs.length} in ${docs.length} documents) and only verified pairs`, async () => {
+      expect(strongPairs.length).toBeGreaterThan(20);
+      const { summary, pairs } = await fullRun(await annotatedIndex('dedup-pairs'));
+      expect(summary.verifiedPairs).toBe(pairs.length);
+      // Found: verified as a pair, or joined through verified pairs (large buckets are verified against
+      // representatives, not pair by pair).
+      const components = new UnionFind();
+      for (const p of pairs) components.union(p.a, p.b);
+      const missed = strongPairs.filter(([a, b]) => components.find(a) !== components.find(b));
+      expect(missed).toEqual([]);
+      expect(new Set(pairs.map((p) => `${p.a}|${p.b}`)).size).toBe(pairs.length); // each pair reported once
+      // Every reported pair passes verification: its estimate, recomputed from the signatures, reaches the bar.
+      for (const p of pairs) {
+        const a = signer(docs.find((d) => d.id === p.a)!.text).minhash;
+        const b = signer(docs.find((d) => d.id === p.b)!.text).minhash;
+        let equal = 0;
+        for (let i = 0; i < a.length; i++) if (a[i] === b[i]) equal++;
+        expect(equal / a.length).toBe(p.jaccard);
+        expect(p.jaccard).toBeGreaterThanOrEqual(THRESHOLD);
       }
-    }
-  });
+    });
 
-  it('a re-run after new documents were annotated revisits only their neighbourhood and adds them to clusters', async () => {
-    const member = pairs[0].a;
-    const original = docs.find((d) => d.id === member)!;
-    const copyId = `${member}-copy`;
-    await ctx.client.request('PUT', `/${index}/_doc/${encodeURIComponent(copyId)}`, { ...original, id: copyId, date: '2030-01-01T00:00:00+00:00', text: `${original.text}\nOne more line.` }, { refresh: 'true' });
-    const annotated = await annotateIndex(ctx.client, { index, fields: ['text'], prefix: 'near_dup', signer: {} });
-    expect(annotated.annotated).toBe(1);
-    const summary = await dedupIndex(ctx.client, { index, minSimilarity: THRESHOLD, canonical: 'oldest', dateField: 'date' });
-    expect(summary).toMatchObject({ mode: 'incremental', newDocuments: 1 });
-    const stored = await sources(ctx.client, index);
-    const cluster = stored.get(member)!.near_dup.cluster_id;
-    expect(stored.get(copyId)!.near_dup.cluster_id).toBe(cluster);
-    const members = [...stored.entries()].filter(([, s]) => s.near_dup?.cluster_id === cluster).map(([id]) => id);
-    for (const id of members) expect(stored.get(id)!.near_dup.cluster_size).toBe(members.length);
-    // A full run agrees with what the incremental one left.
-    const before = clusterMembership(stored);
-    const full = await dedupIndex(ctx.client, { index, minSimilarity: THRESHOLD, canonical: 'oldest', dateField: 'date', full: true });
-    expect(full.mode).toBe('full');
-    expect(clusterMembership(await sources(ctx.client, index))).toEqual(before);
-  });
+    it('finds the same clusters with a signature cache far smaller than the index', async () => {
+      const roomy = await dedupIndex(ctx.client, { index, minSimilarity: THRESHOLD, dryRun: true, full: true });
+      const tight = await dedupIndex(ctx.client, { index, minSimilarity: THRESHOLD, dryRun: true, full: true, maxCachedSignatures: 40 });
+      expect(tight.clusters).toBe(roomy.clusters);
+      expect(tight.duplicates).toBe(roomy.duplicates);
+      expect(tight.top).toEqual(roomy.top);
+    });
 
-  it('a re-run after documents change updates the clusters and clears documents that left them', async () => {
-    const clustered = pairs[0].b;
-    // Replace the text of one clustered document by something unrelated, annotate again, dedup again.
-    await ctx.client.request('POST', `/${index}/_update/${encodeURIComponent(clustered)}`, { doc: { text: 'an entirely different text about gardening, tomatoes and rain' } }, { refresh: 'true' });
-    const again = await annotateIndex(ctx.client, { index, fields: ['text'], prefix: 'near_dup', signer: {} });
-    expect(again.annotated).toBe(1);
-    const summary = await dedupIndex(ctx.client, { index, minSimilarity: THRESHOLD, canonical: 'oldest', dateField: 'date' });
-    const stored = await sources(ctx.client, index);
-    expect(summary.mode).toBe('incremental');
-    expect(summary.top.some((c) => c.members.includes(clustered))).toBe(false);
-    expect(stored.get(clustered)!.near_dup.cluster_id ?? null).toBeNull();
-    expect(summary.cleared).toBeGreaterThanOrEqual(1);
+    it('finds the same clusters when the band keys are spread over many small partitions (split where too full)', async () => {
+      const roomy = await dedupIndex(ctx.client, { index, minSimilarity: THRESHOLD, dryRun: true, full: true });
+      const pairsFile = path.join(tmp, `${name}-pairs-split-${ctx.engine.flavour}-${ctx.engine.version}.jsonl`);
+      const split = await dedupIndex(ctx.client, { index, minSimilarity: THRESHOLD, dryRun: true, full: true, bucketsPerPartition: 3, pairsFile });
+      expect(split.clusters).toBe(roomy.clusters);
+      expect(split.duplicates).toBe(roomy.duplicates);
+      expect(split.top).toEqual(roomy.top);
+      const reported = readFileSync(pairsFile, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+      expect(new Set(reported.map((p) => `${p.a}|${p.b}`)).size).toBe(reported.length); // no partition read twice
+      // A partition's documents read by several queries of a few keys each, band keys from the cache or from
+      // doc values (a cache smaller than the index): the same clusters, and no pair reported twice.
+      for (const maxCachedSignatures of [undefined, 40]) {
+        const file = path.join(tmp, `${name}-pairs-chunks-${ctx.engine.flavour}-${ctx.engine.version}-${maxCachedSignatures}.jsonl`);
+        const chunked = await dedupIndex(ctx.client, { index, minSimilarity: THRESHOLD, dryRun: true, full: true, keysPerQuery: 7, maxCachedSignatures, pairsFile: file });
+        expect(chunked.clusters).toBe(roomy.clusters);
+        expect(chunked.top).toEqual(roomy.top);
+        const lines = readFileSync(file, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+        expect(new Set(lines.map((p) => `${p.a}|${p.b}`)).size).toBe(lines.length);
+        expect(chunked.verifiedPairs).toBe(lines.length);
+      }
+    });
+
+    it('writes clusters equal to the connected components of the verified pairs, with the oldest as canonical', async () => {
+      const index = await annotatedIndex('dedup-components');
+      const { pairs } = await fullRun(index);
+      const uf = new UnionFind();
+      for (const p of pairs) uf.union(p.a, p.b);
+      const components = uf.groups().map((g) => g.sort().join(','));
+      const stored = await sources(ctx.client, index);
+      const byCluster = new Map<string, string[]>();
+      for (const [id, source] of stored) {
+        const cluster = source.near_dup?.cluster_id;
+        if (!cluster) continue;
+        byCluster.set(cluster, [...(byCluster.get(cluster) ?? []), id]);
+      }
+      expect([...byCluster.values()].map((m) => m.sort().join(',')).sort()).toEqual(components.sort());
+      for (const members of byCluster.values()) {
+        const canon = members.filter((id) => stored.get(id)!.near_dup.is_canonical);
+        expect(canon).toHaveLength(1);
+        const oldest = [...members].sort((a, b) => Date.parse(stored.get(a)!.date) - Date.parse(stored.get(b)!.date) || (a < b ? -1 : 1))[0];
+        expect(canon[0]).toBe(oldest);
+        for (const id of members) {
+          const nd = stored.get(id)!.near_dup;
+          expect(nd.cluster_size).toBe(members.length);
+          expect(nd.duplicate_of ?? null).toBe(id === oldest ? null : oldest);
+          expect(nd.max_similarity).toBeGreaterThanOrEqual(THRESHOLD);
+        }
+      }
+    });
+
+    it('a re-run after new documents were annotated revisits only their neighbourhood and adds them to clusters', async () => {
+      const index = await annotatedIndex('dedup-new');
+      const { pairs } = await fullRun(index);
+      const member = pairs[0].a;
+      const original = docs.find((d) => d.id === member)!;
+      const copyId = `${member}-copy`;
+      await ctx.client.request('PUT', `/${index}/_doc/${encodeURIComponent(copyId)}`, { ...original, id: copyId, date: '2030-01-01T00:00:00+00:00', text: `${original.text}\nOne more line.` }, { refresh: 'true' });
+      const annotated = await annotateIndex(ctx.client, { index, fields: ['text'], prefix: 'near_dup', signer: {} });
+      expect(annotated.annotated).toBe(1);
+      const summary = await dedupIndex(ctx.client, { index, minSimilarity: THRESHOLD, canonical: 'oldest', dateField: 'date', stateFile: stateOf(index) });
+      expect(summary).toMatchObject({ mode: 'incremental', newDocuments: 1 });
+      const stored = await sources(ctx.client, index);
+      const cluster = stored.get(member)!.near_dup.cluster_id;
+      expect(stored.get(copyId)!.near_dup.cluster_id).toBe(cluster);
+      const members = [...stored.entries()].filter(([, s]) => s.near_dup?.cluster_id === cluster).map(([id]) => id);
+      for (const id of members) expect(stored.get(id)!.near_dup.cluster_size).toBe(members.length);
+      // A full run agrees with what the incremental one left.
+      const before = clusterMembership(stored);
+      const full = await dedupIndex(ctx.client, { index, minSimilarity: THRESHOLD, canonical: 'oldest', dateField: 'date', full: true, stateFile: stateOf(index) });
+      expect(full.mode).toBe('full');
+      expect(clusterMembership(await sources(ctx.client, index))).toEqual(before);
+    });
+
+    it('a re-run after documents change updates the clusters and clears documents that left them', async () => {
+      const index = await annotatedIndex('dedup-changed');
+      const { pairs } = await fullRun(index);
+      const clustered = pairs[0].b;
+      // Replace the text of one clustered document by something unrelated, annotate again, dedup again.
+      await ctx.client.request('POST', `/${index}/_update/${encodeURIComponent(clustered)}`, { doc: { text: 'an entirely different text about gardening, tomatoes and rain' } }, { refresh: 'true' });
+      const again = await annotateIndex(ctx.client, { index, fields: ['text'], prefix: 'near_dup', signer: {} });
+      expect(again.annotated).toBe(1);
+      const summary = await dedupIndex(ctx.client, { index, minSimilarity: THRESHOLD, canonical: 'oldest', dateField: 'date', stateFile: stateOf(index) });
+      const stored = await sources(ctx.client, index);
+      expect(summary.mode).toBe('incremental');
+      expect(summary.top.some((c) => c.members.includes(clustered))).toBe(false);
+      expect(stored.get(clustered)!.near_dup.cluster_id ?? null).toBeNull();
+      expect(summary.cleared).toBeGreaterThanOrEqual(1);
+    });
   });
-});
 }
 
 /**

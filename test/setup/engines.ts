@@ -170,7 +170,7 @@ async function fromContainers(): Promise<Resolution> {
 }
 
 async function fromEmbedded(): Promise<Resolution> {
-  // @ts-ignore: plain JavaScript module without type declarations
+  // @ts-expect-error: plain JavaScript module without type declarations
   const engines = await import('../../scripts/engine/engines.mjs');
   const resolution: Resolution = { engines: [], missing: [], teardown: [] };
   const keep = ['1', 'true'].includes((process.env.NEAR_DUP_KEEP_ENGINES ?? '').toLowerCase());

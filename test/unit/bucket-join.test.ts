@@ -27,7 +27,7 @@ function bucket(random: () => number, families: number, size: number, noise: num
 
 function run(values: Uint32Array[], labels: number[], maxDistance: number) {
   const joined = new UnionFind();
-  labels.forEach((label, i) => joined.union(String(i), `label-${label}`));
+  for (const [i, label] of labels.entries()) joined.union(String(i), `label-${label}`);
   let tried = 0;
   joinBucket(values, labels, maxDistance, (i, j) => {
     tried++;
@@ -37,7 +37,7 @@ function run(values: Uint32Array[], labels: number[], maxDistance: number) {
     return true;
   });
   const expected = new UnionFind();
-  labels.forEach((label, i) => expected.union(String(i), `label-${label}`));
+  for (const [i, label] of labels.entries()) expected.union(String(i), `label-${label}`);
   for (let i = 0; i < values.length; i++) {
     for (let j = i + 1; j < values.length; j++) if (hamming(values[i], values[j]) <= maxDistance) expected.union(String(i), String(j));
   }
@@ -53,7 +53,7 @@ describe('joinBucket', () => {
     const random = prng(7);
     for (const [families, size, noise] of [[1, 200, 0.1], [5, 40, 0.3], [40, 5, 0.45], [200, 1, 0], [3, 60, 0.55], [10, 20, 0.5]]) {
       const values = bucket(random, families, size, noise);
-      for (const labels of [values.map((_, i) => i), values.map((_, i) => Math.floor(random() * values.length * 0.7))]) {
+      for (const labels of [values.map((_, i) => i), values.map(() => Math.floor(random() * values.length * 0.7))]) {
         for (const maxDistance of [64, 20]) expect(run(values, labels, maxDistance).same).toBe(true);
       }
     }

@@ -30,7 +30,10 @@ describe('BulkWriter', () => {
     expect(writer.stats.succeeded).toBe(95);
 
     const bySize: number[] = [];
-    const small = new BulkWriter({ maxBytes: 300, send: async (body) => (bySize.push(Buffer.byteLength(body)), ok(body)) });
+    const small = new BulkWriter({ maxBytes: 300, send: async (body) => {
+      bySize.push(Buffer.byteLength(body));
+      return ok(body);
+    } });
     for (let i = 0; i < 20; i++) await small.add(op(i));
     await small.flush();
     expect(Math.max(...bySize)).toBeLessThanOrEqual(300);

@@ -69,7 +69,10 @@ describe('sign --jsonl (signStream)', () => {
     const good = Buffer.from(JSON.stringify({ id: 'a', text: 'caf' }).slice(0, -2));
     const input = Buffer.concat([good, Buffer.from([0xe9, 0xff]), Buffer.from('"}\n' + JSON.stringify({ id: 'b', text: 'plain' }) + '\n')]);
     let out = '';
-    const sink = new Writable({ write: (chunk, _enc, cb) => ((out += chunk.toString()), cb()) });
+    const sink = new Writable({ write: (chunk, _enc, cb) => {
+      out += chunk.toString();
+      cb();
+    } });
     const summary = await signStream(Readable.from([input]), sink, { signer: {}, fields: { textField: 'text', idField: 'id' }, threads: 1 });
     expect(summary).toMatchObject({ documents: 2, failed: 0, replaced: 2 });
     const lines = out.trim().split('\n').map((l) => JSON.parse(l));

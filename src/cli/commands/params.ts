@@ -28,7 +28,7 @@ export const paramsCommand: CommandModule<object, ParamsArgs> = {
         describe: 'weight of false negatives; false positives weigh 1 minus this',
       }) as never,
   handler: (argv) => {
-    let lsh;
+    let lsh: ReturnType<typeof optimalBandsRows>;
     try {
       lsh = optimalBandsRows({ threshold: argv.threshold, numPerm: argv.numPerm, falseNegativeWeight: argv.falseNegativeWeight });
     } catch (err) {

@@ -40,7 +40,7 @@ export const signCommand: CommandModule<object, SignArgs> = {
     if (argv.jsonl) {
       const input = argv.file ? createReadStream(argv.file) : process.stdin;
       input.on('error', () => undefined); // reported by the read loop below
-      let summary;
+      let summary: Awaited<ReturnType<typeof signStream>>;
       try {
         summary = await signStream(input, process.stdout, {
           signer: options,
