@@ -3,7 +3,7 @@
 // @elastic/elasticsearch 7, 8 or 9 to match Elasticsearch, since the 9 client refuses older servers), used
 // only as a transport: connection pool, retries, TLS, auth. Every call is a plain REST request, so
 // search, bulk and mapping bodies are the same JSON for both engines.
-import { UserError } from '../errors.js';
+import { UsageError, UserError } from '../errors.js';
 import { type ConnectionOptions, type ResolvedConnection, resolveConnection } from './connection.js';
 import { type EngineInfo, type Flavour, detectEngine } from './detect.js';
 import { describeConnectionError, EngineConnectionError, EngineResponseError, errorCode } from './errors.js';
@@ -143,6 +143,18 @@ export class EngineClient {
   }
 
   /**
+   * The one translation of a job's failure for the user, used by every job: near-dup's own errors as they
+   * are, the engine's answers and the network's failures as one line that says what to do.
+   */
+  explain(err: unknown, index?: string): unknown {
+    if (err instanceof UserError || err instanceof UsageError) return err;
+    const name = (err as Error | undefined)?.name;
+    if (name === 'ScanLostError') return new UserError(`${(err as Error).message}; run the same command again (with --resume where the command has it)`);
+    if (err instanceof EngineResponseError || name === 'ConnectionError' || name === 'TimeoutError') return this.describe(err, index);
+    return err;
+  }
+
+  /**
    * Any REST call: resolves to the parsed JSON body, throws EngineResponseError on an error status.
    * (This signature is the SearchTransport that scans use.)
    */
@@ -219,18 +231,6 @@ export class EngineClient {
     await this.request('PUT', `/_index_template/${encodeURIComponent(name)}`, body);
   }
 
-  async deleteComponentTemplate(name: string): Promise<void> {
-    const path = `/_component_template/${encodeURIComponent(name)}`;
-    const response = await this.#send('DELETE', path);
-    if (response.statusCode >= 400 && response.statusCode !== 404) throw this.#error('DELETE', path, response);
-  }
-
-  async deleteIndexTemplate(name: string): Promise<void> {
-    const path = `/_index_template/${encodeURIComponent(name)}`;
-    const response = await this.#send('DELETE', path);
-    if (response.statusCode >= 400 && response.statusCode !== 404) throw this.#error('DELETE', path, response);
-  }
-
   async refresh(index: string): Promise<void> {
     await this.request('POST', `/${encodeIndex(index)}/_refresh`);
   }
@@ -298,35 +298,6 @@ export class EngineClient {
         return { action, index: result._index, id: result._id, status: result.status, result: result.result, error };
       }),
     };
-  }
-
-  /** Opens a point in time (OpenSearch >= 2.4, Elasticsearch >= 7.10); search it with body.pit = { id, keep_alive }. */
-  async openPointInTime(index: string, keepAlive = '5m'): Promise<string> {
-    if (this.pointInTime === 'elasticsearch') {
-      return (await this.request<{ id: string }>('POST', `/${encodeIndex(index)}/_pit`, undefined, { keep_alive: keepAlive })).id;
-    }
-    if (this.pointInTime === 'opensearch') {
-      return (await this.request<{ pit_id: string }>('POST', `/${encodeIndex(index)}/_search/point_in_time`, undefined, { keep_alive: keepAlive })).pit_id;
-    }
-    throw new UserError(`${this.info.flavour} ${this.info.version} at ${this.url} has no point in time; use a scroll instead`);
-  }
-
-  async closePointInTime(id: string): Promise<void> {
-    if (this.pointInTime === 'elasticsearch') await this.request('DELETE', '/_pit', { id });
-    else await this.request('DELETE', '/_search/point_in_time', { pit_id: [id] });
-  }
-
-  /** First page of a scroll (the fallback where there is no point in time). */
-  async openScroll<TSource = Record<string, unknown>>(index: string, body: Record<string, unknown>, keepAlive = '5m'): Promise<SearchResponse<TSource>> {
-    return this.search<TSource>(index, body, { scroll: keepAlive });
-  }
-
-  async scroll<TSource = Record<string, unknown>>(scrollId: string, keepAlive = '5m'): Promise<SearchResponse<TSource>> {
-    return this.request<SearchResponse<TSource>>('POST', '/_search/scroll', { scroll: keepAlive, scroll_id: scrollId }, undefined, { retry: false });
-  }
-
-  async clearScroll(scrollIds: string[]): Promise<void> {
-    if (scrollIds.length > 0) await this.request('DELETE', '/_search/scroll', { scroll_id: scrollIds });
   }
 
   async close(): Promise<void> {

@@ -8,9 +8,8 @@
 // is not complete.
 import { DEFAULT_MAX_CHARS, underPrefix } from '../annotation.js';
 import type { EngineClient, IndexMappings } from '../engine/client.js';
-import { EngineResponseError } from '../engine/errors.js';
 import type { RetrySnapshot } from '../engine/retry.js';
-import { countMatching, scanIndex, ScanLostError, type ScanHit } from '../engine/scan.js';
+import { countMatching, scanIndex, type ScanHit } from '../engine/scan.js';
 import { UsageError, UserError } from '../errors.js';
 import { absentFields, textFields } from '../engine/fields.js';
 import { resolveSignerSettings, type SignerOptions } from '../signature.js';
@@ -109,7 +108,7 @@ export async function annotateIndex(client: EngineClient, options: AnnotateOptio
     await run.redoConflicts();
     await run.finish();
   } catch (err) {
-    throw describeFailure(client, options.index, err);
+    throw client.explain(err, options.index);
   } finally {
     await run.close();
   }
@@ -134,13 +133,6 @@ async function checkTextFields(client: EngineClient, index: string, fields: read
     `no document of "${index}" can hold ${absent.map((f) => `"${f}"`).join(', ')}: the mapping has no such field; ` +
       `${known.length ? `its text fields are ${known.slice(0, 20).join(', ')}${known.length > 20 ? ', ...' : ''}` : 'it maps no text field'}; check --field`,
   );
-}
-
-function describeFailure(client: EngineClient, index: string, err: unknown): unknown {
-  if (err instanceof UserError) return err;
-  if (err instanceof ScanLostError) return new UserError(`${err.message}; run the same command with --resume to continue`);
-  const name = (err as Error).name;
-  return err instanceof EngineResponseError || name === 'ConnectionError' || name === 'TimeoutError' ? client.describe(err, index) : err;
 }
 
 /** The checkpoint to continue (with --resume, checked to be the same job) or a new one. */
@@ -203,7 +195,7 @@ class AnnotateRun {
     this.dryRun = options.dryRun ?? false;
     this.previous = options.resume ? { ...saved.checkpoint.counts } : {};
     this.sourceIncludes = [...options.fields, this.field('content_hash'), this.field('params')];
-    this.errors = new ErrorsFile(options.errorsFile ?? `near-dup-errors-${options.index.replace(/[^A-Za-z0-9._-]/g, '_')}.jsonl`);
+    this.errors = ErrorsFile.forIndex(options.index, options.errorsFile);
     this.pool = createSignPool(options.threads);
     this.writer = new BulkWriter({
       send: (ndjson) => client.bulkNdjson(ndjson),

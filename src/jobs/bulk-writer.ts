@@ -4,6 +4,7 @@
 // and jitter on 429/502/503/504 and timeouts, and every item of every response is read: items
 // rejected with 429 are retried, other failures are reported one by one, never silently dropped.
 import PQueue from 'p-queue';
+import type { BulkResponseBody, BulkResponseItem } from '../engine/client.js';
 import { backoffDelay, type RetryCause, type RetryLog, retryCause, sleep, statusOf } from '../engine/retry.js';
 
 export { statusOf };
@@ -16,17 +17,6 @@ export interface BulkOperation {
   body?: Record<string, unknown> | string;
   /** Anything the caller wants back with the item's result. */
   context?: unknown;
-}
-
-export interface BulkItemResult {
-  _id?: string;
-  status: number;
-  error?: { type?: string; reason?: string } | string;
-}
-
-export interface BulkResponseBody {
-  errors: boolean;
-  items: Array<Record<string, BulkItemResult>>;
 }
 
 /** Sends one NDJSON bulk body; throws on a transport or HTTP error (with statusCode when there is one). */
@@ -44,7 +34,7 @@ export interface BulkWriterOptions {
   maxAttempts?: number;
   /** First backoff in ms, doubled on each retry, with full jitter (default 200). */
   backoffMs?: number;
-  onSuccess?: (op: BulkOperation, result: BulkItemResult) => void;
+  onSuccess?: (op: BulkOperation, result: BulkResponseItem) => void;
   /**
    * An item that failed for good. `resent`: the item went out again after a request whose answer never
    * came (timeout, dropped connection, gateway error), so the engine may have done it the first time:
@@ -68,7 +58,7 @@ function operationLines(op: BulkOperation): string {
   return JSON.stringify(op.action) + '\n' + body;
 }
 
-function reasonOf(error: BulkItemResult['error']): string {
+function reasonOf(error: BulkResponseItem['error']): string {
   if (!error) return 'unknown error';
   if (typeof error === 'string') return error;
   return [error.type, error.reason].filter(Boolean).join(': ') || 'unknown error';

@@ -652,7 +652,7 @@ export async function dedupIndex(client: EngineClient, options: DedupOptions): P
     if (pairsOut) await new Promise<void>((resolve, reject) => pairsOut.end((err?: Error | null) => (err ? reject(err) : resolve())));
 
     // 3. Write back, and clear documents that are no longer in any cluster.
-    const errors = new ErrorsFile(options.errorsFile ?? `near-dup-errors-${options.index.replace(/[^A-Za-z0-9._-]/g, '_')}.jsonl`);
+    const errors = ErrorsFile.forIndex(options.index, options.errorsFile);
     let written = 0, failed = 0, cleared = 0;
     let complete = false;
     const inCluster = new Set(clusters.flatMap((c) => c.members));
@@ -742,9 +742,7 @@ export async function dedupIndex(client: EngineClient, options: DedupOptions): P
       errorsFile: errors.count > 0 ? errors.file : undefined,
     };
   } catch (err) {
-    if (err instanceof UserError) throw err;
-    if (err instanceof EngineResponseError || ['ConnectionError', 'TimeoutError'].includes((err as Error).name)) throw client.describe(err, options.index);
-    throw err;
+    throw client.explain(err, options.index);
   }
 }
 

@@ -8,6 +8,11 @@ export class ErrorsFile {
 
   constructor(readonly file: string) {}
 
+  /** The errors file of a job on `index`: the one given, or near-dup-errors-INDEX.jsonl in the working folder. */
+  static forIndex(index: string, file?: string): ErrorsFile {
+    return new ErrorsFile(file ?? `near-dup-errors-${index.replace(/[^A-Za-z0-9._-]/g, '_')}.jsonl`);
+  }
+
   add(record: { id?: unknown; reason: string; status?: number; [key: string]: unknown }): void {
     if (!this.stream) {
       mkdirSync(path.dirname(path.resolve(this.file)), { recursive: true });

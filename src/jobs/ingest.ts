@@ -67,7 +67,7 @@ export async function ingestStream(client: EngineClient, input: Readable, option
   await initIndex(client, options.index, options.prefix);
   const counts = { seen: 0, indexed: 0, failed: 0, empty: 0, cut: 0, blank: 0 };
   const indexedIds: string[] = [];
-  const errors = new ErrorsFile(options.errorsFile ?? `near-dup-errors-${options.index.replace(/[^A-Za-z0-9._-]/g, '_')}.jsonl`);
+  const errors = ErrorsFile.forIndex(options.index, options.errorsFile);
   let confirmed = 0;
   let confirming = Promise.resolve();
   // Documents reported indexed are checked with the engine a thousand at a time, as they come.
@@ -141,7 +141,7 @@ export async function ingestStream(client: EngineClient, input: Readable, option
     if (counts.indexed > 0) await client.refresh(options.index);
   } catch (err) {
     for (const p of pending) p.catch(() => undefined); // cut short with the pool: the first error is the one to report
-    throw err;
+    throw client.explain(err, options.index);
   } finally {
     await pool.close();
     await errors.close();

@@ -140,9 +140,7 @@ export async function findSimilar(client: EngineClient, options: SimilarOptions)
     result.tookMs = performance.now() - started;
     return result;
   } catch (err) {
-    if (err instanceof UserError || err instanceof RangeError) throw err instanceof RangeError ? new UserError(err.message) : err;
-    if (err instanceof EngineResponseError || ['ConnectionError', 'TimeoutError'].includes((err as Error).name)) throw client.describe(err, options.index);
-    throw err;
+    throw err instanceof RangeError ? new UserError(err.message) : client.explain(err, options.index);
   }
 }
 

@@ -3,6 +3,7 @@
 import { beforeAll, expect, it } from 'vitest';
 import { EngineResponseError } from '../../src/engine/client.js';
 import { UserError } from '../../src/errors.js';
+import { countMatching, scanIndex } from '../../src/engine/scan.js';
 import { forEachEngine } from './harness.js';
 
 forEachEngine('engine client', (ctx) => {
@@ -68,31 +69,24 @@ forEachEngine('engine client', (ctx) => {
     ]);
   });
 
-  it('opens, searches and closes a point in time', async () => {
-    const id = await ctx.client.openPointInTime(index, '1m');
-    try {
-      // Written after the PIT opened: not seen through it.
-      await ctx.client.bulk([{ index: { _index: index, _id: 'late' } }, { n: 100 }], { refresh: 'true' });
-      const page = await ctx.client.search<{ n: number }>(undefined, { size: 100, pit: { id, keep_alive: '1m' }, sort: [{ n: 'asc' }] });
-      expect(page.hits.hits.map((h) => h._source?.n)).toEqual(Array.from({ length: 25 }, (_, i) => i));
-      expect(typeof (page.pit_id ?? id)).toBe('string');
-    } finally {
-      await ctx.client.closePointInTime(id);
-      await ctx.client.bulk([{ delete: { _index: index, _id: 'late' } }], { refresh: 'true' });
-    }
+  it('scans every document once, page by page (point in time on Elasticsearch, scroll elsewhere), and in slices', async () => {
+    const read = async (slice?: { id: number; max: number }) => {
+      const ids: string[] = [];
+      for await (const page of scanIndex(ctx.client, { index, pageSize: 10, sourceIncludes: [], slice, pointInTime: ctx.client.pointInTime })) ids.push(...page.map((h) => h._id));
+      return ids;
+    };
+    const all = await read();
+    expect(all).toHaveLength(25);
+    expect(new Set(all).size).toBe(25);
+    const parts = [...(await read({ id: 0, max: 2 })), ...(await read({ id: 1, max: 2 }))];
+    expect(parts.sort()).toEqual([...all].sort());
   });
 
-  it('scrolls, for engines without point in time', async () => {
-    const seen: number[] = [];
-    let page = await ctx.client.openScroll<{ n: number }>(index, { size: 10, sort: ['_doc'] }, '1m');
-    const ids = [page._scroll_id!];
-    while (page.hits.hits.length > 0) {
-      seen.push(...page.hits.hits.map((h) => h._source!.n));
-      page = await ctx.client.scroll<{ n: number }>(page._scroll_id!, '1m');
-      ids.push(page._scroll_id!);
-    }
-    await ctx.client.clearScroll([...new Set(ids)]);
-    expect(seen.sort((a, b) => a - b)).toEqual(Array.from({ length: 25 }, (_, i) => i));
+  it('counts the documents of one slice exactly (the count API has no slices)', async () => {
+    const query = { match_all: {} };
+    const counts = await Promise.all([0, 1, 2].map((id) => countMatching(ctx.client, { index, query, slice: { id, max: 3 } })));
+    expect(counts.reduce((a, b) => a + b, 0)).toBe(25);
+    expect(await countMatching(ctx.client, { index, query })).toBe(25);
   });
 
   it('turns a missing index into one line that says what to do', async () => {

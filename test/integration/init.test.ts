@@ -149,8 +149,8 @@ forEachEngine('init', (ctx) => {
     const index = `${name}-2024`;
     ctx.cleanup(async () => {
       await ctx.client.deleteIndex(index);
-      await ctx.client.deleteIndexTemplate(name);
-      await ctx.client.deleteComponentTemplate(`${name}-fields`);
+      await ctx.client.request('DELETE', `/_index_template/${name}`).catch(() => undefined);
+      await ctx.client.request('DELETE', `/_component_template/${name}-fields`).catch(() => undefined);
     });
     const result = await initTemplates(ctx.client, { name, prefix: 'near_dup', indexPatterns: [`${name}-*`] });
     expect(result).toEqual({ componentTemplate: `${name}-fields`, indexTemplate: name, indexPatterns: [`${name}-*`] });

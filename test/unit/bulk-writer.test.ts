@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { BulkWriter, type BulkOperation, type BulkResponseBody } from '../../src/jobs/bulk-writer.js';
+import type { BulkResponseBody } from '../../src/engine/client.js';
+import { BulkWriter, type BulkOperation } from '../../src/jobs/bulk-writer.js';
 
 const op = (i: number): BulkOperation => ({ id: `d${i}`, action: { update: { _id: `d${i}` } }, body: { doc: { n: i } } });
 const ids = (ndjson: string) =>
