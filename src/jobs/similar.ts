@@ -5,7 +5,7 @@ import type { EngineClient } from '../engine/client.js';
 import { EngineResponseError } from '../engine/errors.js';
 import { UsageError, UserError } from '../errors.js';
 import { createSigner, resolveSignerSettings, signerOptionsFromParams, type SignerOptions } from '../signature.js';
-import { deserializeLeanMinhash } from '../sketch/lean-minhash.js';
+import { minhashValues } from '../sketch/lean-minhash.js';
 import { minhashJaccard } from '../sketch/minhash.js';
 import { blocksToMatch, hammingDistance } from '../sketch/simhash.js';
 
@@ -106,7 +106,7 @@ export async function findSimilar(client: EngineClient, options: SimilarOptions)
       method === 'minhash' ? jaccard >= minSimilarity : method === 'simhash' ? hamming <= maxDistance : jaccard >= minSimilarity || hamming <= maxDistance;
     const compare = (candidate: Signed) => {
       if (candidate.params !== query.params || !candidate.minhash) return undefined;
-      const jaccard = minhashJaccard(query.values, deserializeLeanMinhash(Buffer.from(candidate.minhash, 'base64')).values);
+      const jaccard = minhashJaccard(query.values, minhashValues(candidate.minhash));
       return { jaccard, hamming: hammingDistance(query.simhash, candidate.simhash ?? '0000000000000000') };
     };
     const count = (candidates: Signed[]) => {
@@ -265,7 +265,7 @@ async function storedSignature(client: EngineClient, index: string, id: string, 
   }
   return {
     params: stored.params,
-    values: deserializeLeanMinhash(Buffer.from(stored.minhash, 'base64')).values,
+    values: minhashValues(stored.minhash),
     bands: (stored.bands as string[] | undefined) ?? [],
     simhash: String(stored.simhash ?? '0000000000000000'),
     blocks: (stored.simhash_blocks as string[] | undefined) ?? [],

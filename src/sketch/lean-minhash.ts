@@ -54,3 +54,8 @@ function readValues(view: DataView, offset: number, n: number, littleEndian: boo
   for (let i = 0; i < n; i++) values[i] = view.getUint32(offset + 4 * i, littleEndian);
   return values;
 }
+
+/** The MinHash values of a stored signature (a base64 LeanMinHash buffer, as near-dup writes it). */
+export function minhashValues(base64: string): Uint32Array {
+  return deserializeLeanMinhash(Buffer.from(base64, 'base64')).values;
+}

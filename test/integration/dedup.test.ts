@@ -8,7 +8,7 @@ import { annotateIndex } from '../../src/jobs/annotate.js';
 import { initIndex } from '../../src/jobs/init.js';
 import { serializeLeanMinhash } from '../../src/sketch/lean-minhash.js';
 import { dedupIndex, type DedupPair } from '../../src/jobs/dedup.js';
-import { UnionFind } from '../../src/jobs/union-find.js';
+import { UnionFind } from '../../src/jobs/dedup/union-find.js';
 import { createSigner } from '../../src/signature.js';
 import { testCorpora } from '../support/corpus.js';
 import { exactJaccardOf } from '../support/jaccard.js';

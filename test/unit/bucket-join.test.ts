@@ -1,8 +1,8 @@
 // joinBucket against brute force: the clusters it leaves are the connected components of the pairs that
 // pass (and of the clusters it started from), for buckets of every shape, with far fewer comparisons.
 import { describe, expect, it } from 'vitest';
-import { joinBucket } from '../../src/jobs/bucket-join.js';
-import { UnionFind } from '../../src/jobs/union-find.js';
+import { joinBucket } from '../../src/jobs/dedup/bucket-join.js';
+import { UnionFind } from '../../src/jobs/dedup/union-find.js';
 
 function prng(seed: number): () => number {
   return () => {

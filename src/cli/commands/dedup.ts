@@ -89,7 +89,7 @@ export const dedupCommand: CommandModule<object, DedupArgs> = {
         pageSize: argv.pageSize,
         maxCachedSignatures: argv.maxCachedSignatures,
         onProgress: (p) =>
-          progress.update({ seen: p.done, total: p.total, elapsedSeconds: p.elapsedSeconds, unit: p.stage.startsWith('buckets') ? 'partitions' : 'docs' }),
+          progress.update({ seen: p.done, total: p.total, elapsedSeconds: p.elapsedSeconds, unit: p.stage === 'buckets' ? 'partitions' : 'docs' }),
       });
       progress.done();
       const { matches, ...rest } = summary;

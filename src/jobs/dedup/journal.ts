@@ -2,15 +2,10 @@
 // verified pairs, appended a partition at a time, and how many partitions of the band keys are done. The
 // pairs are what the clusters are made of, so replaying them rebuilds the union-find exactly as it was.
 import { appendFile, readFile, rm, truncate } from 'node:fs/promises';
-import { UserError } from '../errors.js';
-import { readCheckpoint, writeCheckpoint } from './checkpoint.js';
+import { UserError } from '../../errors.js';
+import { readCheckpoint, writeCheckpoint } from '../checkpoint.js';
+import type { VerifiedPair } from './pair-verifier.js';
 
-export interface JournalPair {
-  a: string;
-  b: string;
-  jaccard: number;
-  hamming: number;
-}
 
 /** What must be equal for a run to continue another: the same signatures, bar and partition plan. */
 export interface DedupRunIdentity {
@@ -20,7 +15,10 @@ export interface DedupRunIdentity {
   minSimilarity: number;
   bucketsPerPartition: number;
   bucketChunk: number;
-  /** How many partitions the band keys were split into (the resumed run must use the same). */
+}
+
+/** The identity, and how many partitions the band keys were split into (a resumed run uses the same). */
+export interface DedupRunPlan extends DedupRunIdentity {
   partitions: number;
 }
 
@@ -36,7 +34,7 @@ export class DedupJournal {
 
   private constructor(
     private readonly file: string,
-    private readonly identity: DedupRunIdentity,
+    private readonly identity: DedupRunPlan,
     private readonly startedAt: string,
     bytes: number,
     /** Partitions done when the run started (0 for a new run). */
@@ -52,7 +50,7 @@ export class DedupJournal {
   }
 
   /** A new journal (any earlier one for this file is dropped). */
-  static async start(file: string, identity: DedupRunIdentity): Promise<DedupJournal> {
+  static async start(file: string, identity: DedupRunPlan): Promise<DedupJournal> {
     await rm(DedupJournal.pairsFile(file), { force: true });
     const journal = new DedupJournal(file, identity, new Date().toISOString(), 0, 0, { buckets: 0, candidatePairs: 0, verifiedPairs: 0 });
     await journal.checkpoint(0, journal.counters);
@@ -60,10 +58,10 @@ export class DedupJournal {
   }
 
   /** The journal of a killed run with the same identity, and the pairs it had verified, to replay. */
-  static async resume(file: string, identity: DedupRunIdentity): Promise<{ journal: DedupJournal; pairs: JournalPair[] }> {
+  static async resume(file: string, identity: DedupRunIdentity): Promise<{ journal: DedupJournal; pairs: VerifiedPair[]; partitions: number }> {
     const saved = await readCheckpoint(file);
     if (saved?.job !== 'dedup-run') throw new UserError(`no interrupted dedup run at ${file} to resume; run without --resume`);
-    const savedIdentity = saved.identity as unknown as DedupRunIdentity;
+    const savedIdentity = saved.identity as unknown as DedupRunPlan;
     const differences = (Object.keys(identity) as Array<keyof DedupRunIdentity>).filter((k) => savedIdentity[k] !== identity[k]);
     if (differences.length > 0) {
       throw new UserError(`the interrupted dedup run at ${file} was made with other options (${differences.join(', ')} differ); run with the same options, or without --resume`);
@@ -73,12 +71,13 @@ export class DedupJournal {
     // A write cut short by the kill leaves a tail past the last checkpoint: it is dropped, and redone.
     const text = bytes > 0 ? (await readFile(pairsFile)).subarray(0, bytes).toString('utf8') : '';
     if (bytes > 0) await truncate(pairsFile, bytes);
-    const pairs = text.split('\n').filter(Boolean).map((line) => JSON.parse(line) as JournalPair);
+    const pairs = text.split('\n').filter(Boolean).map((line) => JSON.parse(line) as VerifiedPair);
     const counters = { buckets: saved.counts.buckets ?? 0, candidatePairs: saved.counts.candidatePairs ?? 0, verifiedPairs: saved.counts.verifiedPairs ?? 0 };
-    return { journal: new DedupJournal(file, savedIdentity, saved.startedAt, bytes, saved.counts.partitionsDone ?? 0, counters), pairs };
+    const journal = new DedupJournal(file, savedIdentity, saved.startedAt, bytes, saved.counts.partitionsDone ?? 0, counters);
+    return { journal, pairs, partitions: savedIdentity.partitions };
   }
 
-  add(pair: JournalPair): void {
+  add(pair: VerifiedPair): void {
     this.buffered.push(JSON.stringify(pair) + '\n');
   }
 

@@ -1,0 +1,104 @@
+// The signatures dedup verifies with: decoded from the stored fields, kept in a bounded cache (the
+// documents met recently), and read from the index a thousand at a time when the cache no longer has
+// them. Beside them, the few facts about every document met that the clusters need.
+import { valueAt } from '../../annotation.js';
+import { minhashValues } from '../../sketch/lean-minhash.js';
+import { RecentMap } from './recent-map.js';
+
+/** What verification needs of a document: about 1 KB. */
+export interface StoredSignature {
+  values: Uint32Array;
+  simhash: string;
+  /** A 32-bit hash of each band key, to tell whether two documents met in an earlier band. */
+  bands: Int32Array;
+}
+
+/** What the clusters need of a document: a few bytes, kept for every document met. */
+export interface Facts {
+  tokens: number;
+  /** The value the canonical rule sorts by. */
+  sortKey: unknown;
+  /** Its cluster from an earlier run. */
+  clusterId?: string;
+}
+
+/** A document's stored fields, as a signature reader returns them. */
+export interface StoredDocument {
+  id: string;
+  source: Record<string, unknown>;
+}
+
+/** Reads the stored fields of these ids (those that have a signature in scope). */
+export type SignatureReader = (ids: string[]) => Promise<StoredDocument[]>;
+
+/** Ids per request when signatures are read from the index. */
+export const SIGNATURES_PER_READ = 1000;
+
+/** FNV-1a of a band key: equal keys give equal hashes; a rare collision only costs one more verification. */
+export function keyHash(key: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < key.length; i++) h = Math.imul(h ^ key.charCodeAt(i), 0x01000193);
+  return h;
+}
+
+/** The fields under `prefix` that a signature and its facts are read from. */
+export function storedFields(prefix: string, sortField: string): string[] {
+  return ['minhash', 'simhash', 'token_count', 'cluster_id', 'bands'].map((name) => `${prefix}.${name}`).concat(sortField);
+}
+
+/** A stored signature, or undefined for a document without a MinHash. */
+export function decodeSignature(source: Record<string, unknown>, prefix: string): StoredSignature | undefined {
+  const minhash = valueAt(source, `${prefix}.minhash`);
+  if (typeof minhash !== 'string') return undefined;
+  const bands = (valueAt(source, `${prefix}.bands`) as string[] | undefined) ?? [];
+  return {
+    values: minhashValues(minhash),
+    simhash: String(valueAt(source, `${prefix}.simhash`) ?? '0000000000000000'),
+    bands: Int32Array.from(bands, keyHash),
+  };
+}
+
+export class SignatureStore {
+  readonly facts = new Map<string, Facts>();
+  private readonly cache: RecentMap<string, StoredSignature>;
+
+  constructor(
+    private readonly read: SignatureReader,
+    private readonly prefix: string,
+    private readonly sortField: string,
+    /** Signatures held at once; Infinity when the whole index fits (nothing is ever read twice). */
+    capacity: number,
+  ) {
+    this.cache = new RecentMap(capacity);
+  }
+
+  /** The signatures of these documents: from the cache, the others read from the index (and cached). */
+  async load(ids: readonly string[]): Promise<Map<string, StoredSignature>> {
+    const found = new Map<string, StoredSignature>();
+    const missing: string[] = [];
+    for (const id of ids) {
+      const signature = this.cache.get(id);
+      if (signature) found.set(id, signature);
+      else missing.push(id);
+    }
+    for (let i = 0; i < missing.length; i += SIGNATURES_PER_READ) {
+      for (const { id, source } of await this.read(missing.slice(i, i + SIGNATURES_PER_READ))) {
+        const signature = decodeSignature(source, this.prefix);
+        if (!signature) continue;
+        this.cache.set(id, signature);
+        found.set(id, signature);
+        this.facts.set(id, {
+          tokens: Number(valueAt(source, `${this.prefix}.token_count`) ?? 0),
+          sortKey: valueAt(source, this.sortField),
+          clusterId: (valueAt(source, `${this.prefix}.cluster_id`) as string | null | undefined) ?? undefined,
+        });
+      }
+    }
+    return found;
+  }
+
+  /** Reads the facts of documents met only through replayed pairs (--resume). */
+  async loadFacts(ids: Iterable<string>): Promise<void> {
+    await this.load([...ids].filter((id) => !this.facts.has(id)));
+  }
+}

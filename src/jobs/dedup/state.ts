@@ -1,0 +1,43 @@
+// What dedup remembers between runs (.near-dup/dedup-INDEX.json): enough for the next run to revisit only
+// what was annotated since, when it clusters the same signatures with the same bar.
+import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+
+export interface DedupState {
+  version: 1;
+  index: string;
+  params: string;
+  prefix: string;
+  minSimilarity: number;
+  /** When the last complete run started: documents annotated after it are new to the next run. */
+  lastRunAt: string;
+}
+
+export function defaultStatePath(index: string): string {
+  return path.join('.near-dup', `dedup-${index.replace(/[^A-Za-z0-9._-]/g, '_')}.json`);
+}
+
+/** The state of the last complete run, or undefined (none, or unreadable: then the run is a full one). */
+export async function readDedupState(file: string): Promise<DedupState | undefined> {
+  try {
+    const parsed = JSON.parse(await readFile(file, 'utf8'));
+    // Files of earlier versions kept the state as a checkpoint's identity.
+    const state = parsed.version === 1 ? parsed : parsed.identity;
+    return typeof state?.lastRunAt === 'string' ? { ...state, version: 1 } : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Written to a temporary file and renamed, so a crash never leaves half a state. */
+export async function writeDedupState(file: string, state: DedupState): Promise<void> {
+  await mkdir(path.dirname(file), { recursive: true });
+  const tmp = `${file}.${process.pid}.tmp`;
+  await writeFile(tmp, JSON.stringify(state, null, 2) + '\n');
+  await rename(tmp, file);
+}
+
+/** Whether a saved state allows an incremental run of these settings. */
+export function continues(saved: DedupState | undefined, current: Omit<DedupState, 'version' | 'lastRunAt'>): saved is DedupState {
+  return saved !== undefined && saved.index === current.index && saved.params === current.params && saved.prefix === current.prefix && saved.minSimilarity === current.minSimilarity;
+}

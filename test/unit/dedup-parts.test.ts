@@ -1,0 +1,195 @@
+// The parts of dedup, each on its own and without an engine: the pair verifier, the partition planner,
+// the signature store, the canonical rule, the run journal and the state between runs.
+import { appendFileSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { serializeLeanMinhash } from '../../src/sketch/lean-minhash.js';
+import { DedupJournal } from '../../src/jobs/dedup/journal.js';
+import { PAIRWISE_BUCKET, PairVerifier, type VerifiedPair } from '../../src/jobs/dedup/pair-verifier.js';
+import { eachPartition, type KeysOfPartition, planPartitions } from '../../src/jobs/dedup/partitions.js';
+import { keyHash, SignatureStore, type StoredSignature } from '../../src/jobs/dedup/signature-store.js';
+import { continues, readDedupState, writeDedupState } from '../../src/jobs/dedup/state.js';
+import { buildClusters, pickCanonical } from '../../src/jobs/dedup/write-back.js';
+
+const tmp = mkdtempSync(path.join(os.tmpdir(), 'near-dup-dedup-parts-'));
+
+/** A signature whose values agree with `base` in the first `shared` of 100 places. */
+function signature(shared: number, seed: number, bands: string[] = []): StoredSignature {
+  return {
+    values: Uint32Array.from({ length: 100 }, (_, i) => (i < shared ? i : 1_000_000 * seed + i)),
+    simhash: '0000000000000000',
+    bands: Int32Array.from(bands, keyHash),
+  };
+}
+
+describe('PairVerifier', () => {
+  it('joins a pair at or above the bar, reports it once with its estimate, and leaves a pair below it apart', () => {
+    const recorded: VerifiedPair[] = [];
+    const verifier = new PairVerifier(0.5, { onRecorded: (p) => recorded.push(p) });
+    const signatures = new Map([['a', signature(100, 0)], ['b', signature(60, 1)], ['c', signature(40, 2)]]);
+    expect(verifier.verify('b', 'a', signatures)).toBe(true);
+    expect(verifier.verify('a', 'c', signatures)).toBe(false);
+    expect(recorded).toEqual([{ a: 'a', b: 'b', jaccard: 0.6, hamming: 0 }]);
+    expect(verifier.clusters.find('a')).toBe(verifier.clusters.find('b'));
+    expect(verifier.clusters.find('c')).not.toBe(verifier.clusters.find('a'));
+    expect([verifier.candidatePairs, verifier.verifiedPairs, verifier.bestMatch.get('b')]).toEqual([2, 1, 0.6]);
+  });
+
+  it('does not try again a pair an earlier band already tried, unless that band was a large key', () => {
+    const signatures = new Map([['x', signature(100, 0, ['0:k', '1:m'])], ['y', signature(100, 0, ['0:k', '1:m'])]]);
+    const verifier = new PairVerifier(0.5);
+    expect(verifier.decidedEarlier('x', 'y', 1, signatures)).toBe('yes');
+    verifier.verifyBucket(['x', 'y'], signatures, { band: 1 });
+    expect(verifier.candidatePairs).toBe(0);
+    verifier.markLargeKey(0, keyHash('0:k'));
+    expect(verifier.decidedEarlier('x', 'y', 1, signatures)).toBe('large');
+    verifier.verifyBucket(['x', 'y'], signatures, { band: 1 });
+    expect(verifier.verifiedPairs).toBe(1);
+  });
+
+  it('joins a large bucket of near-copies with about n comparisons, not n² / 2', () => {
+    const n = PAIRWISE_BUCKET * 4;
+    const ids = Array.from({ length: n }, (_, i) => `d${i}`);
+    const signatures = new Map(ids.map((id, i) => [id, signature(90 + (i % 10), i)]));
+    const verifier = new PairVerifier(0.5);
+    verifier.verifyBucket(ids, signatures);
+    expect(verifier.clusters.sizeOf('d0')).toBe(n);
+    expect(verifier.candidatePairs).toBeLessThan(n * 2);
+  });
+
+  it('with an anchor, tries only the pairs that include it', () => {
+    const signatures = new Map([['new', signature(100, 0)], ['p', signature(100, 0)], ['q', signature(100, 0)]]);
+    const verifier = new PairVerifier(0.5);
+    verifier.verifyBucket(['new', 'p', 'q'], signatures, { anchor: 'new' });
+    expect(verifier.candidatePairs).toBe(2);
+  });
+});
+
+describe('partition planner', () => {
+  /** Keys spread over partitions by a hash modulo the count, as the engine does; null past `max` keys. */
+  const engine = (keys: string[], max: number): { keysOf: KeysOfPartition; asked: number[] } => {
+    const asked: number[] = [];
+    const keysOf: KeysOfPartition = async (partition, count) => {
+      asked.push(count);
+      const mine = keys.filter((k) => (keyHash(k) >>> 0) % count === partition).map((key) => ({ key, doc_count: 2 }));
+      return mine.length > max ? null : mine;
+    };
+    return { keysOf, asked };
+  };
+
+  it('visits every key exactly once, splitting a partition that overflows where it stands', async () => {
+    const keys = Array.from({ length: 500 }, (_, i) => `${i % 7}:key${i}`);
+    const { keysOf } = engine(keys, 40);
+    const { partitions, first } = await planPartitions(keysOf, keys.length, 40);
+    const seen: string[] = [];
+    for (let p = 0; p < partitions; p++) await eachPartition(keysOf, p, partitions, 2, (ks) => void seen.push(...ks.map((k) => k.key)), p === 0 ? first : undefined);
+    expect(seen.sort()).toEqual([...keys].sort());
+  });
+
+  it('uses fewer partitions when the first guess leaves them nearly empty', async () => {
+    const keys = Array.from({ length: 100 }, (_, i) => `0:k${i}`);
+    const { keysOf } = engine(keys, 1000);
+    const { partitions } = await planPartitions(keysOf, 200_000, 1000);
+    expect(partitions).toBe(1);
+  });
+});
+
+describe('SignatureStore', () => {
+  const stored = (id: string, tokens: number) => ({
+    id,
+    source: {
+      near_dup: {
+        minhash: Buffer.from(serializeLeanMinhash({ seed: 1, scheme: 'affine32', values: Uint32Array.of(1, 2, 3, tokens) })).toString('base64'),
+        simhash: 'ffffffffffffffff',
+        token_count: tokens,
+        bands: ['0:aa'],
+        cluster_id: 'c1',
+      },
+      date: `2020-01-0${tokens}`,
+    },
+  });
+
+  it('reads what the cache lacks, a request per thousand ids, and keeps the facts of every document met', async () => {
+    const reads: string[][] = [];
+    const reader = async (ids: string[]) => {
+      reads.push(ids);
+      return ids.map((id, i) => stored(id, i + 1));
+    };
+    const store = new SignatureStore(reader, 'near_dup', 'date', Number.POSITIVE_INFINITY);
+    const first = await store.load(['a', 'b']);
+    expect(first.get('b')!.values).toEqual(Uint32Array.of(1, 2, 3, 2));
+    await store.load(['a', 'b', 'c']);
+    expect(reads).toEqual([['a', 'b'], ['c']]);
+    expect(store.facts.get('a')).toEqual({ tokens: 1, sortKey: '2020-01-01', clusterId: 'c1' });
+  });
+
+  it('with a small capacity, reads again what it forgot', async () => {
+    let reads = 0;
+    const reader = async (ids: string[]) => {
+      reads += ids.length;
+      return ids.map((id) => stored(id, 1));
+    };
+    const store = new SignatureStore(reader, 'near_dup', 'date', 2);
+    for (const id of ['a', 'b', 'c', 'd', 'a']) await store.load([id]);
+    expect(reads).toBe(5);
+  });
+});
+
+describe('canonical rule', () => {
+  const facts = new Map([
+    ['a', { tokens: 10, sortKey: '2021-05-01T00:00:00Z' }],
+    ['b', { tokens: 30, sortKey: '2020-01-01T00:00:00Z' }],
+    ['c', { tokens: 30, sortKey: undefined }],
+  ]);
+  it('oldest, newest, longest and a field in either order; missing values last, ties to the smallest id', () => {
+    expect(pickCanonical(['a', 'b', 'c'], facts, 'oldest')).toBe('b');
+    expect(pickCanonical(['a', 'b', 'c'], facts, 'newest')).toBe('a');
+    expect(pickCanonical(['a', 'b', 'c'], facts, 'longest')).toBe('b');
+    expect(pickCanonical(['a', 'c'], facts, { field: 'date', order: 'desc' })).toBe('a');
+    // A member without a date is never the newest (it was, before: the order was simply reversed).
+    expect(pickCanonical(['c', 'a'], facts, 'newest')).toBe('a');
+  });
+  it('clusters are the connected components, largest first', () => {
+    const verifier = new PairVerifier(0.5);
+    verifier.record({ a: 'a', b: 'b', jaccard: 0.9, hamming: 1 });
+    verifier.record({ a: 'b', b: 'c', jaccard: 0.7, hamming: 3 });
+    verifier.record({ a: 'x', b: 'y', jaccard: 0.6, hamming: 5 });
+    const clusters = buildClusters(verifier, facts, 'longest');
+    expect(clusters.map((c) => [c.canonical, c.members])).toEqual([['b', ['a', 'b', 'c']], ['x', ['x', 'y']]]);
+    expect(clusters[0].maxSimilarity.get('c')).toBe(0.7);
+  });
+});
+
+describe('run journal (dedup --resume)', () => {
+  const identity = { index: 'i', params: 'p', prefix: 'near_dup', minSimilarity: 0.5, bucketsPerPartition: 10, bucketChunk: 1000 };
+
+  it('gives back the pairs of finished partitions, drops a tail written after the last checkpoint, and refuses other options', async () => {
+    const file = path.join(tmp, 'run.json');
+    const journal = await DedupJournal.start(file, { ...identity, partitions: 7 });
+    journal.add({ a: 'a', b: 'b', jaccard: 0.9, hamming: 2 });
+    await journal.checkpoint(3, { buckets: 5, candidatePairs: 9, verifiedPairs: 1 });
+    appendFileSync(`${file}.pairs.jsonl`, '{"a":"c","b":"d","jac'); // a write cut short by a kill
+    const resumed = await DedupJournal.resume(file, identity);
+    expect(resumed.pairs).toEqual([{ a: 'a', b: 'b', jaccard: 0.9, hamming: 2 }]);
+    expect([resumed.partitions, resumed.journal.partitionsDone, resumed.journal.counters.candidatePairs]).toEqual([7, 3, 9]);
+    await expect(DedupJournal.resume(file, { ...identity, minSimilarity: 0.8 })).rejects.toThrow(/minSimilarity differ/);
+    await resumed.journal.finish();
+    await expect(DedupJournal.resume(file, identity)).rejects.toThrow(/no interrupted dedup run/);
+  });
+});
+
+describe('dedup state', () => {
+  it('is read back, also from the format of earlier versions, and allows an incremental run only for the same settings', async () => {
+    const file = path.join(tmp, 'state.json');
+    const state = { version: 1 as const, index: 'i', params: 'p', prefix: 'near_dup', minSimilarity: 0.5, lastRunAt: '2026-01-01T00:00:00.000Z' };
+    await writeDedupState(file, state);
+    expect(await readDedupState(file)).toEqual(state);
+    const old = path.join(tmp, 'old.json');
+    writeFileSync(old, JSON.stringify({ job: 'dedup', identity: { index: 'i', params: 'p', prefix: 'near_dup', minSimilarity: 0.5, lastRunAt: state.lastRunAt } }));
+    expect(await readDedupState(old)).toEqual(state);
+    expect(continues(state, { index: 'i', params: 'p', prefix: 'near_dup', minSimilarity: 0.5 })).toBe(true);
+    expect(continues(state, { index: 'i', params: 'p', prefix: 'near_dup', minSimilarity: 0.6 })).toBe(false);
+    expect(JSON.parse(readFileSync(file, 'utf8')).version).toBe(1);
+  });
+});
