@@ -186,7 +186,10 @@ function tokenLayout(tokenizerName: string): (clean: string, words: TokenRanges,
 export function createSigner(options: SignerOptions = {}): Signer {
   const settings = resolveSignerSettings(options);
   const { spec, lsh, simhashBlocks } = settings;
-  const normalize = normalizer(spec.normalizer);
+  // The WebAssembly SIMD kernels when they load (bit-identical to the JavaScript, which is the fallback
+  // and the reference).
+  const wasm = createWasmKernels();
+  const normalize = normalizer(spec.normalizer, wasm && ((text, table, asciiOnly) => wasm.foldAscii(text, table, asciiOnly)));
   const layoutTokens = tokenLayout(spec.tokenizer);
   const hash = byteHash(spec.hash);
   const cache = spec.hash === 'sha1' ? new CachedByteHash(hash) : undefined;
@@ -197,9 +200,6 @@ export function createSigner(options: SignerOptions = {}): Signer {
   const distinct = new DistinctUint32();
   const md5Out = new Uint32Array(2);
 
-  // The WebAssembly SIMD kernels when they load (bit-identical to the JavaScript below, which is the
-  // fallback and the reference).
-  const wasm = createWasmKernels();
   const wasmMinhash = wasm !== undefined && settings.scheme === 'affine32';
 
   // Repeated tokens cannot lower a minimum: fold each distinct token hash in once.

@@ -6,7 +6,6 @@
 import anyAscii from 'any-ascii';
 import { stripHtml } from './html.js';
 import { repairUnicode } from './repair.js';
-import { createWasmKernels, type WasmKernels } from '../sketch/wasm-kernels.js';
 
 export type NormalizerName = 'none' | 'norm' | 'norm-html';
 export const NORMALIZERS: readonly NormalizerName[] = ['none', 'norm', 'norm-html'];
@@ -52,31 +51,30 @@ const ASCII_NORMALIZE = ASCII_ACTION.map((action, c) =>
   (c <= 8 || c === 11 || (c >= 14 && c <= 31) || c === 127) ? DROP : c === 36 ? BREAK : action,
 );
 
-// The WebAssembly kernels, made on first use (undefined when they are unavailable).
-let kernels: WasmKernels | undefined | null = null;
-function wasmKernels(): WasmKernels | undefined {
-  if (kernels === null) kernels = createWasmKernels();
-  return kernels;
-}
+/**
+ * A faster fold of the same tables, given by the caller (the WebAssembly kernels, which this module does
+ * not know): each byte of `text` is kept, lowercased, dropped or turned into a word break as `table`
+ * says. With `asciiOnly`, undefined for a text that is not all ASCII.
+ */
+export type AsciiFolder = (text: string, table: Uint8Array, asciiOnly: boolean) => string | undefined;
 
-export function normalizeText(text: string): string {
-  const wasm = wasmKernels();
-  if (wasm) {
-    const folded = wasm.foldAscii(text, ASCII_NORMALIZE, true);
+export function normalizeText(text: string, fast?: AsciiFolder): string {
+  if (fast) {
+    const folded = fast(text, ASCII_NORMALIZE, true);
     if (folded !== undefined) return folded;
   }
   let out = repairUnicode(text).replace(CURRENCY, ' ');
   out = out.replace(NON_ASCII, (run) => anyAscii(run));
-  return wasm ? wasm.foldAscii(out, ASCII_ACTION, false)! : foldAscii(out);
+  return fast ? fast(out, ASCII_ACTION, false)! : foldAscii(out);
 }
 
-export function normalizer(name: NormalizerName): (text: string) => string {
+export function normalizer(name: NormalizerName, fast?: AsciiFolder): (text: string) => string {
   switch (name) {
     case 'none':
       return (text) => text;
     case 'norm':
-      return normalizeText;
+      return (text) => normalizeText(text, fast);
     case 'norm-html':
-      return (text) => normalizeText(stripHtml(text));
+      return (text) => normalizeText(stripHtml(text), fast);
   }
 }
