@@ -7,3 +7,16 @@ export class UsageError extends Error {
 export class UserError extends Error {
   override name = 'UserError';
 }
+
+/** Checks options that must be whole numbers of at least a minimum; the message names the command-line option. */
+export function requireWholeNumbers(values: ReadonlyArray<readonly [option: string, value: number | undefined, min: number]>): void {
+  for (const [name, value, min] of values) {
+    if (value === undefined) continue;
+    if (!Number.isInteger(value) || value < min) throw new UsageError(`--${name} must be a whole number of at least ${min}, got ${value}`);
+  }
+}
+
+/** Checks the bulk writing options every writing job takes. */
+export function checkBulkOptions(bulk: { maxBytes?: number; maxOperations?: number; concurrency?: number } | undefined): void {
+  requireWholeNumbers([['bulk-size', bulk?.maxOperations, 1], ['bulk-bytes', bulk?.maxBytes, 1024], ['concurrency', bulk?.concurrency, 1]]);
+}

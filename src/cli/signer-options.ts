@@ -90,13 +90,10 @@ export interface BulkArgs {
 }
 
 /** Checks that each named option is a whole number of at least its minimum. */
-export function requireWholeNumbers(values: ReadonlyArray<readonly [name: string, value: number, min: number]>): void {
-  for (const [name, value, min] of values) {
-    if (!Number.isInteger(value) || value < min) throw new UsageError(`--${name} must be a whole number of at least ${min}, got ${value}`);
-  }
-}
 
+/** The bulk options as the jobs take them (the jobs check them). */
 export function bulkOptionsFrom(argv: BulkArgs): { maxOperations: number; maxBytes: number; concurrency: number } {
-  requireWholeNumbers([['bulk-size', argv.bulkSize, 1], ['bulk-bytes', argv.bulkBytes, 1024], ['concurrency', argv.concurrency, 1]]);
   return { maxOperations: argv.bulkSize, maxBytes: argv.bulkBytes, concurrency: argv.concurrency };
 }
+
+export { requireWholeNumbers } from '../errors.js';

@@ -10,7 +10,7 @@ import { DEFAULT_MAX_CHARS, underPrefix } from '../annotation.js';
 import type { EngineClient, IndexMappings } from '../engine/client.js';
 import type { RetrySnapshot } from '../engine/retry.js';
 import { countMatching, scanIndex, type ScanHit } from '../engine/scan.js';
-import { UsageError, UserError } from '../errors.js';
+import { checkBulkOptions, requireWholeNumbers, UsageError, UserError } from '../errors.js';
 import { absentFields, textFields } from '../engine/fields.js';
 import { resolveSignerSettings, type SignerOptions } from '../signature.js';
 import type { AnnotateInput, AnnotateResult } from './annotate-batch.js';
@@ -98,7 +98,7 @@ const MAX_EXCLUDED_IDS = 10_000;
 const MAX_LISTED_MISSING = 10_000;
 
 export async function annotateIndex(client: EngineClient, options: AnnotateOptions): Promise<AnnotateSummary> {
-  if (options.fields.length === 0) throw new UserError('name at least one text field with --field');
+  checkAnnotateOptions(options);
   await checkTextFields(client, options.index, options.fields, options.prefix);
   if (!options.dryRun) await initIndex(client, options.index, options.prefix);
   const run = new AnnotateRun(client, options, await openCheckpoint(options));
@@ -113,6 +113,17 @@ export async function annotateIndex(client: EngineClient, options: AnnotateOptio
     await run.close();
   }
   return run.summary();
+}
+
+/** The job's options, checked here once for the CLI and the library alike. */
+export function checkAnnotateOptions(options: AnnotateOptions): void {
+  if (options.fields.length === 0) throw new UsageError('name at least one text field with --field');
+  requireWholeNumbers([['page-size', options.pageSize, 1], ['max-chars', options.maxChars, 1], ['threads', options.threads, 1]]);
+  checkBulkOptions(options.bulk);
+  const slice = options.slice;
+  if (slice && !(Number.isInteger(slice.id) && Number.isInteger(slice.max) && slice.max >= 1 && slice.id >= 0 && slice.id < slice.max)) {
+    throw new UsageError(`--slice must be a whole number from 0 to ${slice.max - 1} for --slices ${slice.max}, got ${slice.id}`);
+  }
 }
 
 /**

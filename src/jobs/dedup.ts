@@ -14,7 +14,7 @@ import { DEFAULT_PREFIX } from '../annotation.js';
 import type { EngineClient } from '../engine/client.js';
 import { absentFields, mappedFields } from '../engine/fields.js';
 import type { RetrySnapshot } from '../engine/retry.js';
-import { UsageError, UserError } from '../errors.js';
+import { checkBulkOptions, requireWholeNumbers, UsageError, UserError } from '../errors.js';
 import { FullPass } from './dedup/full-pass.js';
 import { incrementalPass } from './dedup/incremental-pass.js';
 import { PairVerifier, type VerifiedPair } from './dedup/pair-verifier.js';
@@ -122,7 +122,7 @@ export async function dedupIndex(client: EngineClient, options: DedupOptions): P
   const retriesAtStart = client.retries.snapshot();
   const prefix = options.prefix ?? DEFAULT_PREFIX;
   const minSimilarity = options.minSimilarity ?? 0.5;
-  if (!(minSimilarity > 0 && minSimilarity <= 1)) throw new UsageError(`--min-similarity must be above 0 and at most 1, got ${minSimilarity}`);
+  checkDedupOptions(options);
   const progress = (stage: DedupStage, done: number, total?: number) => options.onProgress?.({ stage, done, total, elapsedSeconds: (performance.now() - started) / 1000 });
   const f = (name: string) => `${prefix}.${name}`;
   try {
@@ -221,6 +221,20 @@ export async function dedupIndex(client: EngineClient, options: DedupOptions): P
   } catch (err) {
     throw client.explain(err, options.index);
   }
+}
+
+/** The job's options, checked here once for the CLI and the library alike. */
+export function checkDedupOptions(options: DedupOptions): void {
+  const minSimilarity = options.minSimilarity ?? 0.5;
+  if (!(minSimilarity > 0 && minSimilarity <= 1)) throw new UsageError(`--min-similarity must be above 0 and at most 1, got ${minSimilarity}`);
+  requireWholeNumbers([
+    ['max-cached-signatures', options.maxCachedSignatures, 1],
+    ['buckets-per-partition', options.bucketsPerPartition, 1],
+    ['page-size', options.pageSize, 1],
+    ['keys-per-query', options.keysPerQuery, 1],
+    ['bucket-chunk', options.bucketChunk, 4],
+  ]);
+  checkBulkOptions(options.bulk);
 }
 
 /** Which signatures to compare: one params value, never a silent mix. */

@@ -10,6 +10,7 @@ import type { Readable } from 'node:stream';
 import { DEFAULT_MAX_CHARS } from '../annotation.js';
 import type { EngineClient } from '../engine/client.js';
 import type { RetrySnapshot } from '../engine/retry.js';
+import { checkBulkOptions, requireWholeNumbers, UsageError } from '../errors.js';
 import { resolveSignerSettings, type SignerOptions } from '../signature.js';
 import { type BulkOperation, BulkWriter } from './bulk-writer.js';
 import { ErrorsFile } from './errors-file.js';
@@ -52,6 +53,13 @@ export interface IngestSummary {
   errorsFile?: string;
 }
 
+/** The job's options, checked here once for the CLI and the library alike. */
+export function checkIngestOptions(options: IngestOptions): void {
+  if (options.fields.length === 0) throw new UsageError('name at least one text field with --field');
+  requireWholeNumbers([['max-chars', options.maxChars, 1], ['threads', options.threads, 1]]);
+  checkBulkOptions(options.bulk);
+}
+
 /** An id like the engines' own: 20 URL-safe characters, 120 random bits. */
 function newId(): string {
   return randomBytes(15).toString('base64url');
@@ -61,6 +69,7 @@ function newId(): string {
 const CHECK_CHUNK = 1000;
 
 export async function ingestStream(client: EngineClient, input: Readable, options: IngestOptions): Promise<IngestSummary> {
+  checkIngestOptions(options);
   const started = performance.now();
   const retriesAtStart = client.retries.snapshot();
   const settings = resolveSignerSettings(options.signer);

@@ -3,7 +3,7 @@
 import { DEFAULT_PREFIX, valueAt } from '../annotation.js';
 import type { EngineClient } from '../engine/client.js';
 import { EngineResponseError } from '../engine/errors.js';
-import { UsageError, UserError } from '../errors.js';
+import { requireWholeNumbers, UsageError, UserError } from '../errors.js';
 import { createSigner, resolveSignerSettings, signerOptionsFromParams, type SignerOptions } from '../signature.js';
 import { minhashValues } from '../sketch/lean-minhash.js';
 import { minhashJaccard } from '../sketch/minhash.js';
@@ -55,6 +55,15 @@ interface QuerySignature {
   tokens: number;
 }
 
+/** The lookup's options, checked here once for the CLI and the library alike. */
+export function checkSimilarOptions(options: SimilarOptions): void {
+  if ((options.id === undefined) === (options.text === undefined)) throw new UsageError('give exactly one of --id, --text or --file to look up');
+  if (options.id !== undefined && options.id.trim() === '') throw new UsageError('--id is empty; give the id of a stored document');
+  const minSimilarity = options.minSimilarity ?? 0.5;
+  if (!(minSimilarity >= 0 && minSimilarity <= 1)) throw new UsageError(`--min-similarity must be from 0 to 1, got ${minSimilarity}`);
+  requireWholeNumbers([['max-distance', options.maxDistance, 0], ['limit', options.limit, 1], ['candidate-limit', options.candidateLimit, 1]]);
+}
+
 export async function findSimilar(client: EngineClient, options: SimilarOptions): Promise<SimilarResult> {
   const started = performance.now();
   const prefix = options.prefix ?? DEFAULT_PREFIX;
@@ -64,12 +73,7 @@ export async function findSimilar(client: EngineClient, options: SimilarOptions)
   const maxDistance = options.maxDistance ?? 3;
   const limit = options.limit ?? 10;
   const candidateLimit = options.candidateLimit ?? 1000;
-  if ((options.id === undefined) === (options.text === undefined)) throw new UsageError('give exactly one of --id, --text or --file to look up');
-  if (options.id !== undefined && options.id.trim() === '') throw new UsageError('--id is empty; give the id of a stored document');
-  if (!(minSimilarity >= 0 && minSimilarity <= 1)) throw new UserError(`minimum similarity must be from 0 to 1, got ${minSimilarity}`);
-  if (!Number.isInteger(maxDistance) || maxDistance < 0) throw new UserError(`max distance must be a whole number of at least 0, got ${maxDistance}`);
-  if (!Number.isInteger(limit) || limit < 1) throw new UserError(`limit must be a whole number of at least 1, got ${limit}`);
-  if (!Number.isInteger(candidateLimit) || candidateLimit < 1) throw new UserError(`candidate limit must be a whole number of at least 1, got ${candidateLimit}`);
+  checkSimilarOptions(options);
 
   try {
     const query =
@@ -77,6 +81,10 @@ export async function findSimilar(client: EngineClient, options: SimilarOptions)
         ? await storedSignature(client, options.index, options.id, prefix)
         : signText(options.text!, await signerForIndex(client, options.index, prefix, options.signer));
     const result: SimilarResult = { query: { id: options.id, params: query.params, tokens: query.tokens }, hits: [], candidates: 0, excludedParams: 0, tookMs: 0 };
+    if (method !== 'minhash' && query.blocks.length > 0 && maxDistance >= query.blocks.length) {
+      const blocks = query.blocks.length;
+      throw new UsageError(`--max-distance must be a whole number from 0 to ${blocks - 1} (below the ${blocks} SimHash blocks), got ${maxDistance}`);
+    }
     if (query.tokens === 0) return { ...result, tookMs: performance.now() - started };
 
     // One constant-score clause per band key: a candidate's score is the number of bands it shares, so

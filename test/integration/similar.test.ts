@@ -104,7 +104,7 @@ for (const { name, docs } of testCorpora(20, 20)) {
       const empty = await findSimilar(ctx.client, { index, text: '' });
       expect(empty.hits).toEqual([]);
       expect(empty.query.tokens).toBe(0);
-      await expect(findSimilar(ctx.client, { index, id: docs[0].id, maxDistance: 8 })).rejects.toThrow(/max distance/);
+      await expect(findSimilar(ctx.client, { index, id: docs[0].id, maxDistance: 8 })).rejects.toThrow(/--max-distance must be a whole number from 0 to 7/);
     });
 
     it('never compares signatures made with other parameters: they are excluded and counted', async () => {
@@ -137,7 +137,7 @@ for (const { name, docs } of testCorpora(20, 20)) {
       expect(parsed).toHaveProperty('tookMs');
       const both = spawnSync(process.execPath, [CLI, 'similar', '--url', ctx.engine.url, '--index', index, '--id', 'x', '--text', 'y'], { encoding: 'utf8' });
       expect(both.status).toBe(2);
-      const far = spawnSync(process.execPath, [CLI, 'similar', '--url', ctx.engine.url, '--index', index, '--id', 'x', '--max-distance', '8'], { encoding: 'utf8' });
+      const far = spawnSync(process.execPath, [CLI, 'similar', '--url', ctx.engine.url, '--index', index, '--id', docs[0].id, '--max-distance', '8'], { encoding: 'utf8' });
       expect(far.status).toBe(2);
       const usage = spawnSync(process.execPath, [CLI, 'similar', '--url', ctx.engine.url, '--index', index], { encoding: 'utf8' });
       expect(usage.status).toBe(2);

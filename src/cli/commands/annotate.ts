@@ -4,10 +4,10 @@ import { DEFAULT_MAX_CHARS, DEFAULT_PREFIX } from '../../annotation.js';
 import { prefixPath } from '../../engine/mapping.js';
 import { UsageError } from '../../errors.js';
 import type { RetrySnapshot } from '../../engine/retry.js';
-import { annotateIndex, type AnnotateSummary } from '../../jobs/annotate.js';
+import { type AnnotateOptions, type AnnotateSummary, annotateIndex, checkAnnotateOptions } from '../../jobs/annotate.js';
 import { type ConnectionArgs, connectFromArgs, withConnectionOptions } from '../connection-options.js';
 import { createProgressPrinter } from '../progress.js';
-import { type BulkArgs, bulkOptionsFrom, requireWholeNumbers, type SignerArgs, signerOptionsFrom, withBulkOptions, withSignerOptions } from '../signer-options.js';
+import { type BulkArgs, bulkOptionsFrom, type SignerArgs, signerOptionsFrom, withBulkOptions, withSignerOptions } from '../signer-options.js';
 
 interface AnnotateArgs extends ConnectionArgs, SignerArgs, BulkArgs {
   index: string;
@@ -107,13 +107,32 @@ export const annotateCommand: CommandModule<object, AnnotateArgs> = {
   handler: async (argv) => {
     const signer = signerOptionsFrom(argv);
     prefixPath(argv.prefix);
-    requireWholeNumbers([['page-size', argv.pageSize, 1], ['max-chars', argv.maxChars, 1]]);
     const bulk = bulkOptionsFrom(argv);
     const slice = validateSlice(argv.slices, argv.slice);
     const query = parseQuery(argv.query);
-    const client = await connectFromArgs(argv);
     const progress = createProgressPrinter('annotate', process.stderr, ['annotated', 'unchanged', 'failed']);
     const controller = new AbortController();
+    const options: AnnotateOptions = {
+      index: argv.index,
+      fields: argv.field,
+      prefix: argv.prefix,
+      signer,
+      query,
+      slice,
+      resume: argv.resume,
+      checkpointFile: argv.checkpoint,
+      errorsFile: argv.errorsFile,
+      dryRun: argv.dryRun,
+      force: argv.force,
+      maxChars: argv.maxChars,
+      threads: argv.threads,
+      pageSize: argv.pageSize,
+      bulk,
+      onProgress: (p) => progress.update(p),
+      signal: controller.signal,
+    };
+    checkAnnotateOptions(options); // before connecting: a usage error is said first
+    const client = await connectFromArgs(argv);
     const onSigint = () => {
       if (controller.signal.aborted) process.exit(130);
       process.stderr.write('\nstopping: finishing the requests in flight and writing the checkpoint (Ctrl-C again to quit now)\n');
@@ -121,25 +140,7 @@ export const annotateCommand: CommandModule<object, AnnotateArgs> = {
     };
     process.on('SIGINT', onSigint);
     try {
-      const summary = await annotateIndex(client, {
-        index: argv.index,
-        fields: argv.field,
-        prefix: argv.prefix,
-        signer,
-        query,
-        slice,
-        resume: argv.resume,
-        checkpointFile: argv.checkpoint,
-        errorsFile: argv.errorsFile,
-        dryRun: argv.dryRun,
-        force: argv.force,
-        maxChars: argv.maxChars,
-        threads: argv.threads,
-        pageSize: argv.pageSize,
-        bulk,
-        onProgress: (p) => progress.update(p),
-        signal: controller.signal,
-      });
+      const summary = await annotateIndex(client, options);
       progress.done();
       printSummary(summary, 'annotated');
       if (summary.failed > 0 || !summary.complete) process.exitCode = 1;

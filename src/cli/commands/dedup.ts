@@ -4,11 +4,10 @@ import type { CommandModule } from 'yargs';
 import { DEFAULT_PREFIX } from '../../annotation.js';
 import { prefixPath } from '../../engine/mapping.js';
 import { UsageError } from '../../errors.js';
-import { type CanonicalRule, dedupIndex } from '../../jobs/dedup.js';
+import { type CanonicalRule, checkDedupOptions, type DedupOptions, dedupIndex } from '../../jobs/dedup.js';
 import { retriesNote } from './annotate.js';
 import { type ConnectionArgs, connectFromArgs, withConnectionOptions } from '../connection-options.js';
 import { createProgressPrinter } from '../progress.js';
-import { requireWholeNumbers } from '../signer-options.js';
 
 interface DedupArgs extends ConnectionArgs {
   resume: boolean;
@@ -68,29 +67,29 @@ export const dedupCommand: CommandModule<object, DedupArgs> = {
   handler: async (argv) => {
     prefixPath(argv.prefix);
     const canonical = parseCanonical(argv.canonical);
-    if (!(argv.minSimilarity > 0 && argv.minSimilarity <= 1)) throw new UsageError(`--min-similarity must be above 0 and at most 1, got ${argv.minSimilarity}`);
-    requireWholeNumbers([['max-cached-signatures', argv.maxCachedSignatures, 1000], ['buckets-per-partition', argv.bucketsPerPartition, 1], ['page-size', argv.pageSize, 1]]);
-    const client = await connectFromArgs(argv);
     const progress = createProgressPrinter('dedup');
+    const options: DedupOptions = {
+      index: argv.index,
+      prefix: argv.prefix,
+      minSimilarity: argv.minSimilarity,
+      canonical,
+      dateField: argv.dateField,
+      params: argv.params,
+      pairsFile: argv.pairs,
+      collectMatches: argv.format === 'text',
+      dryRun: argv.dryRun,
+      full: argv.full,
+      resume: argv.resume,
+      bucketsPerPartition: argv.bucketsPerPartition,
+      pageSize: argv.pageSize,
+      maxCachedSignatures: argv.maxCachedSignatures,
+      onProgress: (p) =>
+        progress.update({ seen: p.done, total: p.total, elapsedSeconds: p.elapsedSeconds, unit: p.stage === 'buckets' ? 'partitions' : 'docs' }),
+    };
+    checkDedupOptions(options); // before connecting: a usage error is said first
+    const client = await connectFromArgs(argv);
     try {
-      const summary = await dedupIndex(client, {
-        index: argv.index,
-        prefix: argv.prefix,
-        minSimilarity: argv.minSimilarity,
-        canonical,
-        dateField: argv.dateField,
-        params: argv.params,
-        pairsFile: argv.pairs,
-        collectMatches: argv.format === 'text',
-        dryRun: argv.dryRun,
-        full: argv.full,
-        resume: argv.resume,
-        bucketsPerPartition: argv.bucketsPerPartition,
-        pageSize: argv.pageSize,
-        maxCachedSignatures: argv.maxCachedSignatures,
-        onProgress: (p) =>
-          progress.update({ seen: p.done, total: p.total, elapsedSeconds: p.elapsedSeconds, unit: p.stage === 'buckets' ? 'partitions' : 'docs' }),
-      });
+      const summary = await dedupIndex(client, options);
       progress.done();
       const { matches, ...rest } = summary;
       process.stderr.write(

@@ -4,11 +4,11 @@ import type { CommandModule } from 'yargs';
 import { DEFAULT_MAX_CHARS, DEFAULT_PREFIX } from '../../annotation.js';
 import { prefixPath } from '../../engine/mapping.js';
 import { UserError } from '../../errors.js';
-import { ingestStream } from '../../jobs/ingest.js';
+import { checkIngestOptions, type IngestOptions, ingestStream } from '../../jobs/ingest.js';
 import { retriesNote } from './annotate.js';
 import { type ConnectionArgs, connectFromArgs, withConnectionOptions } from '../connection-options.js';
 import { createProgressPrinter } from '../progress.js';
-import { type BulkArgs, bulkOptionsFrom, requireWholeNumbers, type SignerArgs, signerOptionsFrom, withBulkOptions, withSignerOptions } from '../signer-options.js';
+import { type BulkArgs, bulkOptionsFrom, type SignerArgs, signerOptionsFrom, withBulkOptions, withSignerOptions } from '../signer-options.js';
 
 interface IngestArgs extends ConnectionArgs, SignerArgs, BulkArgs {
   index: string;
@@ -38,7 +38,6 @@ export const ingestCommand: CommandModule<object, IngestArgs> = {
   handler: async (argv) => {
     const signer = signerOptionsFrom(argv);
     prefixPath(argv.prefix);
-    requireWholeNumbers([['max-chars', argv.maxChars, 1]]);
     const bulk = bulkOptionsFrom(argv);
     const input = argv.file ? createReadStream(argv.file) : process.stdin;
     if (argv.file) {
@@ -48,21 +47,23 @@ export const ingestCommand: CommandModule<object, IngestArgs> = {
         );
       });
     }
-    const client = await connectFromArgs(argv);
     const progress = createProgressPrinter('ingest', process.stderr, ['indexed', 'failed']);
+    const options: IngestOptions = {
+      index: argv.index,
+      fields: argv.field,
+      prefix: argv.prefix,
+      signer,
+      idField: argv.idField,
+      errorsFile: argv.errorsFile,
+      maxChars: argv.maxChars,
+      threads: argv.threads,
+      bulk,
+      onProgress: (p) => progress.update(p),
+    };
+    checkIngestOptions(options); // before connecting: a usage error is said first
+    const client = await connectFromArgs(argv);
     try {
-      const summary = await ingestStream(client, input, {
-        index: argv.index,
-        fields: argv.field,
-        prefix: argv.prefix,
-        signer,
-        idField: argv.idField,
-        errorsFile: argv.errorsFile,
-        maxChars: argv.maxChars,
-        threads: argv.threads,
-        bulk,
-        onProgress: (p) => progress.update(p),
-      });
+      const summary = await ingestStream(client, input, options);
       progress.done();
       process.stderr.write(
         `indexed ${summary.indexed} of ${summary.seen} documents in ${summary.seconds.toFixed(1)} s (${summary.empty} empty, ` +

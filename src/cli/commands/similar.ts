@@ -4,10 +4,9 @@ import type { CommandModule } from 'yargs';
 import { DEFAULT_PREFIX } from '../../annotation.js';
 import { prefixPath } from '../../engine/mapping.js';
 import { UsageError, UserError } from '../../errors.js';
-import { findSimilar, type SimilarMethod } from '../../jobs/similar.js';
+import { checkSimilarOptions, findSimilar, type SimilarMethod, type SimilarOptions } from '../../jobs/similar.js';
 import { type ConnectionArgs, connectFromArgs, withConnectionOptions } from '../connection-options.js';
 import { decodeText } from '../input.js';
-import { resolveSignerSettings } from '../../signature.js';
 import { type SignerArgs, signerOptionsFrom, withSignerOptions } from '../signer-options.js';
 
 interface SimilarArgs extends ConnectionArgs, SignerArgs {
@@ -44,12 +43,6 @@ export const similarCommand: CommandModule<object, SimilarArgs> = {
     if (given !== 1) throw new UsageError('give exactly one of --id, --text or --file');
     prefixPath(argv.prefix);
     const signer = signerOptionsFrom(argv);
-    if (!(argv.minSimilarity >= 0 && argv.minSimilarity <= 1)) throw new UsageError(`--min-similarity must be from 0 to 1, got ${argv.minSimilarity}`);
-    const blocks = resolveSignerSettings(signer).simhashBlocks;
-    if (!Number.isInteger(argv.maxDistance) || argv.maxDistance < 0 || argv.maxDistance >= blocks) {
-      throw new UsageError(`--max-distance must be a whole number from 0 to ${blocks - 1} (below the ${blocks} SimHash blocks), got ${argv.maxDistance}`);
-    }
-    if (!Number.isInteger(argv.limit) || argv.limit < 1) throw new UsageError(`--limit must be a whole number of at least 1, got ${argv.limit}`);
     let text = argv.text;
     if (argv.file !== undefined) {
       try {
@@ -58,19 +51,21 @@ export const similarCommand: CommandModule<object, SimilarArgs> = {
         throw new UserError(`cannot read ${argv.file}: ${(err as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (err as Error).message}`);
       }
     }
+    const options: SimilarOptions = {
+      index: argv.index,
+      prefix: argv.prefix,
+      id: argv.id,
+      text,
+      signer,
+      minSimilarity: argv.minSimilarity,
+      method: argv.method as SimilarMethod,
+      maxDistance: argv.maxDistance,
+      limit: argv.limit,
+    };
+    checkSimilarOptions(options); // before connecting: a usage error is said first
     const client = await connectFromArgs(argv);
     try {
-      const result = await findSimilar(client, {
-        index: argv.index,
-        prefix: argv.prefix,
-        id: argv.id,
-        text,
-        signer,
-        minSimilarity: argv.minSimilarity,
-        method: argv.method as SimilarMethod,
-        maxDistance: argv.maxDistance,
-        limit: argv.limit,
-      });
+      const result = await findSimilar(client, options);
       if (argv.format === 'table') {
         const width = Math.max(2, ...result.hits.map((h) => h.id.length));
         const lines = [`${'id'.padEnd(width)}  jaccard  hamming`, ...result.hits.map((h) => `${h.id.padEnd(width)}  ${h.jaccard.toFixed(3).padStart(7)}  ${String(h.hamming).padStart(7)}`)];
