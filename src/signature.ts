@@ -2,13 +2,11 @@
 // to the signature written into the index (MinHash, LSH band keys, SimHash and its block keys).
 import { createHash } from 'node:crypto';
 import { bandKeys, checkBandsRows, DEFAULT_FALSE_NEGATIVE_WEIGHT, DEFAULT_THRESHOLD, type LshParams, optimalBandsRows } from './sketch/lsh.js';
-import { emptyMinhash, MINHASH_SCHEMES, type MinhashScheme, minhashPermutations, updateMinhash } from './sketch/minhash.js';
-import { DEFAULT_SIMHASH_BLOCKS, type Hash64, SimhashAccumulator, simhashBlockKeys, simhashHex } from './sketch/simhash.js';
-import { md5First64 } from './sketch/digests.js';
-import { DistinctUint32 } from './sketch/distinct.js';
-import { byteHash, CachedByteHash, TOKEN_HASHES, type TokenHashName } from './sketch/token-hash.js';
+import { emptyMinhash, MINHASH_SCHEMES, type MinhashScheme, minhashPermutations } from './sketch/minhash.js';
+import { createSigningKernels, SIMHASH_WINDOW } from './sketch/signing-kernels.js';
+import { DEFAULT_SIMHASH_BLOCKS, type Hash64, simhashBlockKeys, simhashHex } from './sketch/simhash.js';
+import { TOKEN_HASHES, type TokenHashName } from './sketch/token-hash.js';
 import { DEFAULT_NORMALIZER, normalizer, NORMALIZERS, type NormalizerName } from './text/normalize.js';
-import { createWasmKernels } from './sketch/wasm-kernels.js';
 import { asciiCharacterShingles, layoutStrings, layoutWords, shingleRanges, TokenRanges } from './text/token-ranges.js';
 import { canonicalTokenizerName, DEFAULT_TOKENIZER, tokenizer, TOKENIZER_ALIASES, TOKENIZER_NAMES } from './text/tokenize.js';
 
@@ -16,7 +14,7 @@ export const DEFAULT_CONDENSER = 'white-space:norm-html:sha1:128';
 export const DEFAULT_SEED = 1;
 export const DEFAULT_SCHEME: MinhashScheme = 'affine32';
 /** SimHash features are word shingles of this many words (simhash-py's default window). */
-export const SIMHASH_WINDOW = 4;
+export { SIMHASH_WINDOW };
 
 export interface CondenserSpec {
   tokenizer: string;
@@ -186,36 +184,11 @@ function tokenLayout(tokenizerName: string): (clean: string, words: TokenRanges,
 export function createSigner(options: SignerOptions = {}): Signer {
   const settings = resolveSignerSettings(options);
   const { spec, lsh, simhashBlocks } = settings;
-  // The WebAssembly SIMD kernels when they load (bit-identical to the JavaScript, which is the fallback
-  // and the reference).
-  const wasm = createWasmKernels();
-  const normalize = normalizer(spec.normalizer, wasm && ((text, table, asciiOnly) => wasm.foldAscii(text, table, asciiOnly)));
+  const kernels = createSigningKernels({ hash: spec.hash, tokenizer: spec.tokenizer, scheme: settings.scheme, perms: minhashPermutations(spec.numPerm, settings.seed, settings.scheme) });
+  const normalize = normalizer(spec.normalizer, kernels.foldAscii);
   const layoutTokens = tokenLayout(spec.tokenizer);
-  const hash = byteHash(spec.hash);
-  const cache = spec.hash === 'sha1' ? new CachedByteHash(hash) : undefined;
-  const perms = minhashPermutations(spec.numPerm, settings.seed, settings.scheme);
   const words = new TokenRanges();
   const tokenBuf = new TokenRanges();
-  const features = new TokenRanges();
-  const distinct = new DistinctUint32();
-  const md5Out = new Uint32Array(2);
-
-  const wasmMinhash = wasm !== undefined && settings.scheme === 'affine32';
-
-  // Repeated tokens cannot lower a minimum: fold each distinct token hash in once.
-  const foldTokensJs = (tokens: TokenRanges, minhash: Uint32Array): void => {
-    distinct.clear(tokens.count);
-    const { source: bytes, starts, ends } = tokens;
-    for (let i = 0; i < tokens.count; i++) {
-      distinct.add(cache ? cache.get(bytes, starts[i], ends[i]) : hash(bytes, starts[i], ends[i]));
-    }
-    if (wasm && wasmMinhash) {
-      wasm.minhashAffine32(minhash, perms, wasm.copyUint32(distinct.values, distinct.size), distinct.size);
-    } else updateMinhash(minhash, perms, distinct.values, distinct.size);
-  };
-
-  // All of it in wasm: words laid out there, token hashes, MinHash and SimHash.
-  const wasmWhole = wasmMinhash && spec.tokenizer === 'white-space' && spec.hash === 'sha1';
 
   const signature = (clean: string, tokenCount: number, wordCount: number, minhash: Uint32Array, fingerprint: Hash64): Signature => {
     const empty = tokenCount === 0;
@@ -233,48 +206,11 @@ export function createSigner(options: SignerOptions = {}): Signer {
 
   const signNormalized = (clean: string): Signature => {
     const minhash = emptyMinhash(spec.numPerm);
-    if (wasm && wasmWhole) {
-      wasm.reset();
-      const laid = wasm.layoutAsciiWords(clean);
-      if (laid) {
-        const hashes = wasm.tokenHashesSha1(laid.src, laid.starts, laid.ends, laid.count);
-        wasm.minhashAffine32(minhash, perms, hashes, laid.count);
-        const fingerprint = wasm.simhashShingles(laid.src, laid.starts, laid.ends, laid.count, SIMHASH_WINDOW);
-        return signature(clean, laid.count, laid.count, minhash, fingerprint);
-      }
-    }
+    const whole = kernels.signAsciiWords(clean, minhash);
+    if (whole) return signature(clean, whole.tokens, whole.tokens, minhash, whole.fingerprint);
     layoutWords(clean, words);
     const tokens = layoutTokens(clean, words, tokenBuf);
-    let fingerprint: Hash64;
-    if (wasm) {
-      wasm.reset();
-      const src = wasm.copyBytes(words.bytes, words.length);
-      const wordStarts = wasm.copyInt32(words.starts, words.count);
-      const wordEnds = wasm.copyInt32(words.ends, words.count);
-      if (wasmMinhash && spec.hash === 'sha1') {
-        let tokenSrc = src, tokenStarts = wordStarts, tokenEnds = wordEnds;
-        if (tokens !== words) {
-          if (tokens.source !== words.bytes) tokenSrc = wasm.copyBytes(tokens.bytes, tokens.length);
-          tokenStarts = wasm.copyInt32(tokens.starts, tokens.count);
-          tokenEnds = wasm.copyInt32(tokens.ends, tokens.count);
-        }
-        const hashes = wasm.tokenHashesSha1(tokenSrc, tokenStarts, tokenEnds, tokens.count);
-        wasm.minhashAffine32(minhash, perms, hashes, tokens.count);
-      } else {
-        foldTokensJs(tokens, minhash);
-      }
-      fingerprint = wasm.simhashShingles(src, wordStarts, wordEnds, words.count, SIMHASH_WINDOW);
-    } else {
-      foldTokensJs(tokens, minhash);
-      // SimHash over word 4-shingles, every occurrence counted, as simhash-py's compute(shingles).
-      const acc = new SimhashAccumulator();
-      shingleRanges(words, SIMHASH_WINDOW, features);
-      for (let i = 0; i < features.count; i++) {
-        md5First64(features.source, features.starts[i], features.ends[i], md5Out);
-        acc.add(md5Out[0], md5Out[1]);
-      }
-      fingerprint = acc.result();
-    }
+    const fingerprint = kernels.sign(words, tokens, minhash);
     return signature(clean, tokens.count, words.count, minhash, fingerprint);
   };
   const sign = ((text: string): Signature => signNormalized(normalize(text))) as Signer;

@@ -1,0 +1,142 @@
+// The hot loops of signing behind one interface: token hashes folded into a MinHash, and the SimHash of
+// word 4-shingles. Two implementations give the same bits: the JavaScript one (the reference, and the
+// fallback) and the WebAssembly SIMD one (assembly/kernels.ts), used when it loads.
+import { shingleRanges, TokenRanges } from '../text/token-ranges.js';
+import { md5First64 } from './digests.js';
+import { DistinctUint32 } from './distinct.js';
+import { type MinhashScheme, type Permutations, updateMinhash } from './minhash.js';
+import { type Hash64, SimhashAccumulator } from './simhash.js';
+import { byteHash, CachedByteHash, type TokenHashName } from './token-hash.js';
+import { createWasmKernels, type WasmKernels } from './wasm-kernels.js';
+
+/** SimHash features are word shingles of this many words. */
+export const SIMHASH_WINDOW = 4;
+
+export interface SigningKernels {
+  /** Which implementation this is. */
+  readonly name: 'wasm' | 'js';
+  /**
+   * The whole signature of white-space tokens of an all-ASCII text in one go (the default condenser's
+   * common case): folds the token hashes into `minhash`; undefined when it does not apply.
+   */
+  signAsciiWords(clean: string, minhash: Uint32Array): { tokens: number; fingerprint: Hash64 } | undefined;
+  /** Folds the hashes of `tokens` into `minhash`, and gives the SimHash of the word shingles of `words`. */
+  sign(words: TokenRanges, tokens: TokenRanges, minhash: Uint32Array): Hash64;
+  /** The fold of the normalizer's ASCII pass, when this implementation has a faster one. */
+  readonly foldAscii?: (text: string, table: Uint8Array, asciiOnly: boolean) => string | undefined;
+}
+
+export interface KernelSpec {
+  hash: TokenHashName;
+  tokenizer: string;
+  scheme: MinhashScheme;
+  perms: Permutations;
+}
+
+/** The WebAssembly kernels when they load (NEAR_DUP_WASM=0 turns them off), else the JavaScript ones. */
+export function createSigningKernels(spec: KernelSpec): SigningKernels {
+  const wasm = createWasmKernels();
+  return wasm ? new WasmSigning(wasm, spec) : new JsSigning(spec);
+}
+
+/** The reference: plain JavaScript over the token byte ranges. */
+export class JsSigning implements SigningKernels {
+  readonly name: 'wasm' | 'js' = 'js';
+  private readonly hash;
+  private readonly cache;
+  private readonly distinct = new DistinctUint32();
+  private readonly features = new TokenRanges();
+  private readonly md5Out = new Uint32Array(2);
+
+  constructor(protected readonly spec: KernelSpec) {
+    this.hash = byteHash(spec.hash);
+    this.cache = spec.hash === 'sha1' ? new CachedByteHash(this.hash) : undefined;
+  }
+
+  signAsciiWords(_clean: string, _minhash: Uint32Array): { tokens: number; fingerprint: Hash64 } | undefined {
+    return undefined;
+  }
+
+  sign(words: TokenRanges, tokens: TokenRanges, minhash: Uint32Array): Hash64 {
+    this.foldTokens(tokens, minhash);
+    return this.simhash(words);
+  }
+
+  /** Repeated tokens cannot lower a minimum: each distinct token hash is folded in once. */
+  protected foldTokens(tokens: TokenRanges, minhash: Uint32Array): void {
+    const { distinct, cache, hash } = this;
+    distinct.clear(tokens.count);
+    const { source: bytes, starts, ends } = tokens;
+    for (let i = 0; i < tokens.count; i++) distinct.add(cache ? cache.get(bytes, starts[i], ends[i]) : hash(bytes, starts[i], ends[i]));
+    this.foldHashes(minhash, distinct.values, distinct.size);
+  }
+
+  protected foldHashes(minhash: Uint32Array, hashes: Uint32Array, count: number): void {
+    updateMinhash(minhash, this.spec.perms, hashes, count);
+  }
+
+  /** SimHash over word 4-shingles, every occurrence counted, as simhash-py's compute(shingles). */
+  private simhash(words: TokenRanges): Hash64 {
+    const acc = new SimhashAccumulator();
+    const features = this.features;
+    shingleRanges(words, SIMHASH_WINDOW, features);
+    for (let i = 0; i < features.count; i++) {
+      md5First64(features.source, features.starts[i], features.ends[i], this.md5Out);
+      acc.add(this.md5Out[0], this.md5Out[1]);
+    }
+    return acc.result();
+  }
+}
+
+/** The WebAssembly SIMD kernels: token bytes copied into the module's memory once per document. */
+export class WasmSigning extends JsSigning {
+  override readonly name = 'wasm' as const;
+  readonly foldAscii;
+  private readonly wasmMinhash: boolean;
+
+  constructor(
+    private readonly wasm: WasmKernels,
+    spec: KernelSpec,
+  ) {
+    super(spec);
+    this.wasmMinhash = spec.scheme === 'affine32';
+    this.foldAscii = (text: string, table: Uint8Array, asciiOnly: boolean) => wasm.foldAscii(text, table, asciiOnly);
+  }
+
+  override signAsciiWords(clean: string, minhash: Uint32Array): { tokens: number; fingerprint: Hash64 } | undefined {
+    if (!this.wasmMinhash || this.spec.tokenizer !== 'white-space' || this.spec.hash !== 'sha1') return undefined;
+    const { wasm } = this;
+    wasm.reset();
+    const laid = wasm.layoutAsciiWords(clean);
+    if (!laid) return undefined;
+    const hashes = wasm.tokenHashesSha1(laid.src, laid.starts, laid.ends, laid.count);
+    wasm.minhashAffine32(minhash, this.spec.perms, hashes, laid.count);
+    return { tokens: laid.count, fingerprint: wasm.simhashShingles(laid.src, laid.starts, laid.ends, laid.count, SIMHASH_WINDOW) };
+  }
+
+  override sign(words: TokenRanges, tokens: TokenRanges, minhash: Uint32Array): Hash64 {
+    const { wasm } = this;
+    wasm.reset();
+    const src = wasm.copyBytes(words.bytes, words.length);
+    const wordStarts = wasm.copyInt32(words.starts, words.count);
+    const wordEnds = wasm.copyInt32(words.ends, words.count);
+    if (this.wasmMinhash && this.spec.hash === 'sha1') {
+      let tokenSrc = src, tokenStarts = wordStarts, tokenEnds = wordEnds;
+      if (tokens !== words) {
+        if (tokens.source !== words.bytes) tokenSrc = wasm.copyBytes(tokens.bytes, tokens.length);
+        tokenStarts = wasm.copyInt32(tokens.starts, tokens.count);
+        tokenEnds = wasm.copyInt32(tokens.ends, tokens.count);
+      }
+      const hashes = wasm.tokenHashesSha1(tokenSrc, tokenStarts, tokenEnds, tokens.count);
+      wasm.minhashAffine32(minhash, this.spec.perms, hashes, tokens.count);
+    } else {
+      this.foldTokens(tokens, minhash);
+    }
+    return wasm.simhashShingles(src, wordStarts, wordEnds, words.count, SIMHASH_WINDOW);
+  }
+
+  protected override foldHashes(minhash: Uint32Array, hashes: Uint32Array, count: number): void {
+    if (this.wasmMinhash) this.wasm.minhashAffine32(minhash, this.spec.perms, this.wasm.copyUint32(hashes, count), count);
+    else super.foldHashes(minhash, hashes, count);
+  }
+}
