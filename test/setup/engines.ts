@@ -1,6 +1,7 @@
 // Vitest globalSetup for the integration tests: the one place that decides which real engines they run on.
 //
-// 1. Explicit URLs win: OPENSEARCH_URL, ELASTICSEARCH_URL and/or ELASTICSEARCH7_URL (an Elasticsearch 7.x),
+// 1. Explicit URLs win: OPENSEARCH_URL, OPENSEARCH3_URL (an OpenSearch 3.x), ELASTICSEARCH_URL and/or
+//    ELASTICSEARCH7_URL (an Elasticsearch 7.x),
 //    or SEARCH_URL (flavour detected), with
 //    credentials and TLS from SEARCH_USERNAME, SEARCH_PASSWORD, SEARCH_API_KEY, SEARCH_BEARER_TOKEN,
 //    SEARCH_CA_FILE, SEARCH_INSECURE. An explicit URL that does not answer fails the run.
@@ -17,11 +18,12 @@ import { connectionArgsFrom } from '../../src/cli/connection-options.js';
 import type { TestEngine } from './engine-types.js';
 
 /** The engines the tests run on, by the names scripts/engine gives them, and what each one is. */
-type EngineName = 'opensearch' | 'elasticsearch' | 'elasticsearch7';
-const NAMES: EngineName[] = ['opensearch', 'elasticsearch', 'elasticsearch7'];
+type EngineName = 'opensearch' | 'opensearch3' | 'elasticsearch' | 'elasticsearch7';
+const NAMES: EngineName[] = ['opensearch', 'opensearch3', 'elasticsearch', 'elasticsearch7'];
 /** Container images for the Docker path; the same versions as docker-compose.yml and scripts/engine. */
 const IMAGES: Record<EngineName, string> = {
   opensearch: process.env.OPENSEARCH_IMAGE ?? 'opensearchproject/opensearch:2.19.1',
+  opensearch3: process.env.OPENSEARCH3_IMAGE ?? 'opensearchproject/opensearch:3.8.0',
   elasticsearch: process.env.ELASTICSEARCH_IMAGE ?? 'docker.elastic.co/elasticsearch/elasticsearch:8.19.21',
   elasticsearch7: process.env.ELASTICSEARCH7_IMAGE ?? 'docker.elastic.co/elasticsearch/elasticsearch:7.17.29',
 };
@@ -81,6 +83,7 @@ function explicitUrls(): Array<{ url: string; flavour?: Flavour }> {
   const env = process.env;
   const urls: Array<{ url: string; flavour?: Flavour }> = [];
   if (env.OPENSEARCH_URL) urls.push({ url: env.OPENSEARCH_URL, flavour: 'opensearch' });
+  if (env.OPENSEARCH3_URL) urls.push({ url: env.OPENSEARCH3_URL, flavour: 'opensearch' });
   if (env.ELASTICSEARCH_URL) urls.push({ url: env.ELASTICSEARCH_URL, flavour: 'elasticsearch' });
   if (env.ELASTICSEARCH7_URL) urls.push({ url: env.ELASTICSEARCH7_URL, flavour: 'elasticsearch' });
   if (env.SEARCH_URL && !urls.some((u) => u.url === env.SEARCH_URL)) urls.push({ url: env.SEARCH_URL });
@@ -127,6 +130,12 @@ async function fromContainers(): Promise<Resolution> {
   const { GenericContainer, Wait } = await import('testcontainers');
   const environments: Record<EngineName, Record<string, string>> = {
     opensearch: {
+      'discovery.type': 'single-node',
+      DISABLE_SECURITY_PLUGIN: 'true',
+      DISABLE_INSTALL_DEMO_CONFIG: 'true',
+      OPENSEARCH_JAVA_OPTS: '-Xms512m -Xmx512m',
+    },
+    opensearch3: {
       'discovery.type': 'single-node',
       DISABLE_SECURITY_PLUGIN: 'true',
       DISABLE_INSTALL_DEMO_CONFIG: 'true',
