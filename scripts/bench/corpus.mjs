@@ -31,17 +31,22 @@ export async function loadCorpus(file = process.env.NEAR_DUP_CORPUS ?? DEFAULT_C
   return docs;
 }
 
-/** A deterministic shuffle (mulberry32), so documents of one PEP are not all adjacent. */
-export function shuffled(items, seed = 42) {
-  const out = items.slice();
+/** A seeded random number generator (mulberry32): the same sequence on every machine. */
+export function seededRandom(seed) {
   let s = seed >>> 0;
-  const rand = () => {
+  return () => {
     s = (s + 0x6d2b79f5) >>> 0;
     let t = s;
     t = Math.imul(t ^ (t >>> 15), t | 1);
     t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   };
+}
+
+/** A deterministic shuffle, so documents of one PEP are not all adjacent. */
+export function shuffled(items, seed = 42) {
+  const out = items.slice();
+  const rand = seededRandom(seed);
   for (let i = out.length - 1; i > 0; i--) {
     const j = Math.floor(rand() * (i + 1));
     [out[i], out[j]] = [out[j], out[i]];
@@ -59,14 +64,7 @@ export function licenseCorpus(versions = 5) {
   const licenses = require('spdx-license-list/spdx-full.json');
   const words = [];
   for (const l of Object.values(licenses)) for (const w of l.licenseText.split(/\s+/)) if (/^[A-Za-z]{3,}$/.test(w) && words.length < 50_000) words.push(w);
-  let s = 2026 >>> 0;
-  const rand = () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
+  const rand = seededRandom(2026);
   const edit = (text, rate) =>
     text
       .split(' ')

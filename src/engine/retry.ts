@@ -21,7 +21,7 @@ export function retryCause(err: unknown): RetryCause | undefined {
   if (status === 429) return 'status429';
   if (status !== undefined && RETRYABLE_5XX.has(status)) return 'status5xx';
   if (status !== undefined) return undefined;
-  const e = err as { name?: string; code?: string; timeout?: boolean } | undefined;
+  const e = err as { name?: string; code?: string } | undefined;
   if (e?.name === 'TimeoutError' || e?.code === 'ETIMEDOUT' || e?.code === 'UND_ERR_CONNECT_TIMEOUT') return 'timeout';
   if (['ConnectionError', 'NoLivingConnectionsError', 'AbortError'].includes(e?.name ?? '') || CONNECTION_CODES.has(e?.code ?? '')) return 'connection';
   return undefined;
@@ -42,10 +42,6 @@ export class RetryLog {
   record(cause: RetryCause, waitedMs: number): void {
     this.counts[cause]++;
     this.waitedMs += waitedMs;
-  }
-
-  get total(): number {
-    return this.counts.status429 + this.counts.status5xx + this.counts.timeout + this.counts.connection;
   }
 
   /** What happened since `since` (a snapshot taken with `snapshot()`), for a job's summary. */

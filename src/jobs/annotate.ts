@@ -120,9 +120,13 @@ export function checkAnnotateOptions(options: AnnotateOptions): void {
   if (options.fields.length === 0) throw new UsageError('name at least one text field with --field');
   requireWholeNumbers([['page-size', options.pageSize, 1], ['max-chars', options.maxChars, 1], ['threads', options.threads, 1]]);
   checkBulkOptions(options.bulk);
-  const slice = options.slice;
-  if (slice && !(Number.isInteger(slice.id) && Number.isInteger(slice.max) && slice.max >= 1 && slice.id >= 0 && slice.id < slice.max)) {
-    throw new UsageError(`--slice must be a whole number from 0 to ${slice.max - 1} for --slices ${slice.max}, got ${slice.id}`);
+  if (options.slice) checkSlice(options.slice);
+}
+
+/** Slice `id` of `max`: whole numbers, 0 <= id < max. */
+export function checkSlice({ id, max }: { id: number; max: number }): void {
+  if (!(Number.isInteger(id) && Number.isInteger(max) && max >= 1 && id >= 0 && id < max)) {
+    throw new UsageError(`--slice must be a whole number from 0 to ${max - 1} for --slices ${max}, got ${id}`);
   }
 }
 

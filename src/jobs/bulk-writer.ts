@@ -7,8 +7,6 @@ import PQueue from 'p-queue';
 import type { BulkResponseBody, BulkResponseItem } from '../engine/client.js';
 import { backoffDelay, type RetryCause, type RetryLog, retryCause, sleep, statusOf } from '../engine/retry.js';
 
-export { statusOf };
-
 /** One bulk operation: its action line and optional body line, pre-serialized. */
 export interface BulkOperation {
   id: string;
@@ -48,10 +46,6 @@ export interface BulkWriterOptions {
   sleep?: (ms: number) => Promise<void>;
 }
 
-/** Whether a failed request is worth sending again: overload, gateway trouble, timeouts, dropped connections. */
-export function isRetryable(err: unknown): boolean {
-  return retryCause(err) !== undefined;
-}
 
 function operationLines(op: BulkOperation): string {
   const body = op.body === undefined ? '' : (typeof op.body === 'string' ? op.body : JSON.stringify(op.body)) + '\n';

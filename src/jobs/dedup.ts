@@ -22,6 +22,7 @@ import { type SignatureReader, SignatureStore, storedFields } from './dedup/sign
 import { continues, defaultStatePath, readDedupState, writeDedupState } from './dedup/state.js';
 import { buildClusters, type CanonicalRule, type DedupCluster, writeBack } from './dedup/write-back.js';
 import { ErrorsFile } from './errors-file.js';
+import { paramsHeld } from './params-held.js';
 
 export type { CanonicalRule, DedupCluster };
 
@@ -239,11 +240,7 @@ export function checkDedupOptions(options: DedupOptions): void {
 
 /** Which signatures to compare: one params value, never a silent mix. */
 async function chooseParams(client: EngineClient, index: string, prefix: string, asked: string | undefined): Promise<{ params: string; excludedParams: number }> {
-  const response = await client.search(index, { size: 0, aggs: { params: { terms: { field: `${prefix}.params`, size: 50 } } } });
-  const held: Array<{ key: string; doc_count: number }> = response.aggregations?.params?.buckets ?? [];
-  if (held.length === 0) {
-    throw new UserError(`no document of "${index}" has near-dup fields under "${prefix}"; run near-dup annotate --index ${index} --field FIELD first`);
-  }
+  const held = await paramsHeld(client, index, prefix);
   if (!asked && held.length > 1) {
     const list = held.map((b) => `"${b.key}": ${b.doc_count} docs`).join('; ');
     throw new UserError(`"${index}" holds signatures made with ${held.length} different parameter sets (${list}); choose one with --params, or annotate again with one set of options`);

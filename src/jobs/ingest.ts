@@ -4,7 +4,8 @@
 // Every document goes out with an id (its --id-field, or one near-dup chooses, like the engine's own),
 // so a bulk request whose answer was lost can be sent again without doubling anything: an `index` with
 // the user's id writes the same document twice, a `create` with ours answers 409 the second time, which
-// then means "done by the lost request". At the end the engine is asked whether every id is there.
+// then means "done by the lost request". The engine is asked, a thousand ids at a time, whether it holds
+// every document reported indexed.
 import { randomBytes } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import { DEFAULT_MAX_CHARS } from '../annotation.js';
@@ -126,8 +127,8 @@ export async function ingestStream(client: EngineClient, input: Readable, option
     }
     if (result.empty) counts.empty++;
     if (result.cut > 0) counts.cut++;
-    const action = result.id === undefined ? { create: { _index: options.index, _id: newId() } } : { index: { _index: options.index, _id: result.id } };
-    const id = (Object.values(action)[0] as { _id: string })._id;
+    const id = result.id ?? newId();
+    const action = result.id === undefined ? { create: { _index: options.index, _id: id } } : { index: { _index: options.index, _id: id } };
     await writer.add({ id, action, body: result.json, context: result.line });
   };
   const drainOne = async () => {

@@ -8,6 +8,7 @@ import { createSigner, resolveSignerSettings, signerOptionsFromParams, type Sign
 import { minhashValues } from '../sketch/lean-minhash.js';
 import { minhashJaccard } from '../sketch/minhash.js';
 import { blocksToMatch, hammingDistance } from '../sketch/simhash.js';
+import { paramsHeld } from './params-held.js';
 
 export type SimilarMethod = 'minhash' | 'simhash' | 'both';
 
@@ -245,11 +246,9 @@ async function fetchCandidates(client: EngineClient, index: string, prefix: stri
  * with several and not the one asked for, cannot match: that is said, not answered with nothing.
  */
 async function signerForIndex(client: EngineClient, index: string, prefix: string, asked?: SignerOptions): Promise<SignerOptions | undefined> {
-  const response = await client.search(index, { size: 0, aggs: { params: { terms: { field: `${prefix}.params`, size: 20 } } } });
-  const held: string[] = (response.aggregations?.params?.buckets ?? []).map((b: { key: string }) => b.key);
+  const held = (await paramsHeld(client, index, prefix)).map((b) => b.key);
   const wanted = resolveSignerSettings(asked).params;
   if (held.includes(wanted)) return asked;
-  if (held.length === 0) throw new UserError(`no document of "${index}" has near-dup fields under "${prefix}"; run near-dup annotate --index ${index} --field FIELD first`);
   const readable = held.map((p) => signerOptionsFromParams(p));
   if (held.length === 1 && readable[0]) return readable[0];
   throw new UserError(

@@ -1,52 +1,24 @@
 // annotate and ingest against real engines, on a sample of the PEP revisions corpus.
-import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { nearDupFields } from '../../src/annotation.js';
-import type { EngineClient } from '../../src/engine/client.js';
 import { annotateIndex } from '../../src/jobs/annotate.js';
 import { ingestStream } from '../../src/jobs/ingest.js';
 import { createSigner } from '../../src/signature.js';
-import { type CorpusDoc, testCorpora } from '../support/corpus.js';
+import { testCorpora } from '../support/corpus.js';
+import { indexDocuments as indexDocs, runCli, sourcesById as allSources } from '../support/documents.js';
 import { forEachEngine } from './harness.js';
 
-const CLI = path.resolve(__dirname, '../../dist/cli/main.js');
 const signer = createSigner();
 const tmp = mkdtempSync(path.join(os.tmpdir(), 'near-dup-annotate-'));
 
-async function indexDocs(client: EngineClient, index: string, items: object[]): Promise<void> {
-  const lines = items.flatMap((d) => [{ index: { _index: index, _id: (d as CorpusDoc).id } }, d]);
-  for (let i = 0; i < lines.length; i += 200) {
-    const result = await client.bulk(lines.slice(i, i + 200));
-    expect(result.errors).toBe(false);
-  }
-  await client.refresh(index);
-}
-
-async function allSources(client: EngineClient, index: string): Promise<Map<string, Record<string, any>>> {
-  const response = await client.search(index, { size: 1000, query: { match_all: {} } });
-  return new Map(response.hits.hits.map((h) => [h._id, h._source as Record<string, any>]));
-}
-
-/** The stored fields without the timestamp, which differs between runs by design. */
 function withoutTime(fields: Record<string, unknown> | undefined): Record<string, unknown> | undefined {
   if (!fields) return fields;
   const { annotated_at: _ignored, ...rest } = fields;
   return rest;
-}
-
-function runCli(args: string[], env: NodeJS.ProcessEnv = {}) {
-  const child = spawn(process.execPath, [CLI, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-  let stdout = '', stderr = '';
-  child.stdout.on('data', (b) => (stdout += b));
-  child.stderr.on('data', (b) => (stderr += b));
-  const done = new Promise<{ code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }>((resolve) =>
-    child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr })),
-  );
-  return { child, done };
 }
 
 for (const { name, docs } of testCorpora(25, 25)) {

@@ -11,6 +11,7 @@ import { dedupIndex, type DedupPair } from '../../src/jobs/dedup.js';
 import { UnionFind } from '../../src/jobs/dedup/union-find.js';
 import { createSigner } from '../../src/signature.js';
 import { testCorpora } from '../support/corpus.js';
+import { indexDocuments } from '../support/documents.js';
 import { exactJaccardOf } from '../support/jaccard.js';
 import { forEachEngine } from './harness.js';
 
@@ -42,9 +43,7 @@ for (const { name, docs } of testCorpora(30, 30)) {
     /** A new index of the sample, annotated. */
     const annotatedIndex = async (label: string) => {
       const target = ctx.index(label);
-      const lines = docs.flatMap((d) => [{ index: { _index: target, _id: d.id } }, d]);
-      for (let i = 0; i < lines.length; i += 200) expect((await ctx.client.bulk(lines.slice(i, i + 200))).errors).toBe(false);
-      await ctx.client.refresh(target);
+      await indexDocuments(ctx.client, target, docs);
       await annotateIndex(ctx.client, { index: target, fields: ['text'], prefix: 'near_dup', signer: {} });
       return target;
     };
@@ -58,9 +57,7 @@ for (const { name, docs } of testCorpora(30, 30)) {
     };
 
     beforeAll(async () => {
-      const lines = docs.flatMap((d) => [{ index: { _index: index, _id: d.id } }, d]);
-      for (let i = 0; i < lines.length; i += 200) expect((await ctx.client.bulk(lines.slice(i, i + 200))).errors).toBe(false);
-      await ctx.client.refresh(index);
+      await indexDocuments(ctx.client, index, docs);
       await annotateIndex(ctx.client, { index, fields: ['text'], prefix: 'near_dup', signer: {} });
     });
 

@@ -1,7 +1,6 @@
 // Jobs on a faulty network: a loopback proxy between near-dup and each real engine answers 429 and 503,
 // drops answers after the engine has acted, and holds answers past the client's timeout. Every job must
 // end with the index a clean run gives, or exit 1 naming what is missing; never report success over a gap.
-import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -15,6 +14,7 @@ import { dedupIndex } from '../../src/jobs/dedup.js';
 import { ingestStream } from '../../src/jobs/ingest.js';
 import { createSigner } from '../../src/signature.js';
 import { fixtureSample } from '../support/corpus.js';
+import { indexDocuments, runCli, sourcesById } from '../support/documents.js';
 import { type Fault, FaultProxy, type ProxiedRequest } from '../support/fault-proxy.js';
 import { forEachEngine } from './harness.js';
 
@@ -32,20 +32,12 @@ function withoutTime(fields: Record<string, unknown> | undefined): Record<string
 }
 
 async function indexDocs(client: EngineClient, index: string): Promise<void> {
-  const lines = docs.flatMap((d) => [{ index: { _index: index, _id: d.id } }, d]);
-  for (let i = 0; i < lines.length; i += 200) expect((await client.bulk(lines.slice(i, i + 200))).errors).toBe(false);
-  await client.refresh(index);
-}
-
-async function allSources(client: EngineClient, index: string): Promise<Map<string, Record<string, any>>> {
-  await client.refresh(index);
-  const response = await client.search(index, { size: 1000, query: { match_all: {} } });
-  return new Map(response.hits.hits.map((h) => [h._id, h._source as Record<string, any>]));
+  await indexDocuments(client, index, docs);
 }
 
 /** Every document holds exactly its own fields and the signature a clean run writes. */
 async function expectCleanIndex(client: EngineClient, index: string): Promise<void> {
-  const stored = await allSources(client, index);
+  const stored = await sourcesById(client, index);
   expect(stored.size).toBe(docs.length);
   const wrong: string[] = [];
   for (const doc of docs) {
@@ -54,19 +46,6 @@ async function expectCleanIndex(client: EngineClient, index: string): Promise<vo
     if (!isDeepStrictEqual(withoutTime(near_dup), expected.get(doc.id))) wrong.push(doc.id);
   }
   expect(wrong, 'documents without the signature of a clean run').toEqual([]);
-}
-
-const CLI = path.resolve(__dirname, '../../dist/cli/main.js');
-
-function runCli(args: string[], cwd: string) {
-  const child = spawn(process.execPath, [CLI, ...args], { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
-  let stdout = '', stderr = '';
-  child.stdout.on('data', (b) => (stdout += b));
-  child.stderr.on('data', (b) => (stderr += b));
-  const done = new Promise<{ code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }>((resolve) =>
-    child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr })),
-  );
-  return { child, done };
 }
 
 /** A fault plan: the nth request of a kind gets a fault; `every` injects it again every so many requests. */
@@ -186,7 +165,7 @@ forEachEngine('jobs on a faulty network', (ctx) => {
     // Every bulk answer held back a little, so that the kill lands where it is meant to.
     proxy.decide = (r) => (r.kind === 'bulk' ? { stallMs: 150 } : 'pass');
     const args = ['annotate', '--url', proxyUrl, '--index', index, '--field', 'text', '--page-size', '10', '--bulk-size', '5', '--concurrency', '1', '--threads', '1'];
-    const first = runCli(args, cwd);
+    const first = runCli(args, { cwd });
     const signed = async () => {
       await ctx.client.refresh(index);
       return ctx.client.count(index, { exists: { field: 'near_dup.params' } });
@@ -199,7 +178,7 @@ forEachEngine('jobs on a faulty network', (ctx) => {
     expect(before).toBeGreaterThan(0);
     expect(before).toBeLessThan(docs.length);
     proxy.reset();
-    const resumed = await runCli([...args, '--resume'], cwd).done;
+    const resumed = await runCli([...args, '--resume'], { cwd }).done;
     expect(resumed.code, resumed.stderr).toBe(0);
     const summary = JSON.parse(resumed.stdout.trim().split('\n').pop()!);
     expect(summary).toMatchObject({ complete: true, missing: 0, failed: 0, conflicts: 0, seen: docs.length - before, annotated: docs.length - before });
@@ -231,7 +210,7 @@ forEachEngine('jobs on a faulty network', (ctx) => {
     expect(proxy.total).toBeGreaterThan(0);
     expect(summary).toMatchObject({ clusters: clean.clusters, duplicates: clean.duplicates, failed: 0, complete: true });
     expect(summary.top).toEqual(clean.top);
-    const stored = await allSources(ctx.client, index);
+    const stored = await sourcesById(ctx.client, index);
     const inClusters = [...stored.values()].filter((s) => s.near_dup?.cluster_id).length;
     expect(inClusters).toBe(clean.duplicates + clean.clusters);
   });
@@ -244,7 +223,7 @@ forEachEngine('jobs on a faulty network', (ctx) => {
     const cwd = mkdtempSync(path.join(tmp, 'dedup-kill-'));
     const runFile = path.join(cwd, '.near-dup', `dedup-${index}.run.json`);
     const args = ['dedup', '--url', ctx.engine.url, '--index', index, '--full', '--buckets-per-partition', '3', '--page-size', '10'];
-    const first = runCli(args, cwd);
+    const first = runCli(args, { cwd });
     let done = 0;
     for (let i = 0; i < 2000 && done < 3; i++) {
       await new Promise((r) => setTimeout(r, 10));
@@ -256,7 +235,7 @@ forEachEngine('jobs on a faulty network', (ctx) => {
     }
     first.child.kill('SIGKILL');
     expect((await first.done).signal).toBe('SIGKILL');
-    const resumed = await runCli([...args, '--resume'], cwd).done;
+    const resumed = await runCli([...args, '--resume'], { cwd }).done;
     expect(resumed.code, resumed.stderr).toBe(0);
     const summary = JSON.parse(resumed.stdout.trim().split('\n').pop()!);
     expect(summary.resumedPartitions).toBeGreaterThanOrEqual(3);
@@ -288,7 +267,7 @@ forEachEngine('jobs on a faulty network', (ctx) => {
     expect(proxy.injected.dropped).toBeGreaterThanOrEqual(2);
     expect(summary).toMatchObject({ indexed: docs.length, failed: 0, blank: 2 });
     expect(summary.retries.connection + summary.retries.timeout).toBeGreaterThan(0);
-    const stored = await allSources(ctx.client, index);
+    const stored = await sourcesById(ctx.client, index);
     expect(stored.size).toBe(docs.length);
     const byRef = new Map([...stored.values()].map((s) => [(s.id ?? s.ref) as string, s]));
     expect(byRef.size).toBe(docs.length);

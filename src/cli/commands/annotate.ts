@@ -4,7 +4,7 @@ import { DEFAULT_MAX_CHARS, DEFAULT_PREFIX } from '../../annotation.js';
 import { prefixPath } from '../../engine/mapping.js';
 import { UsageError } from '../../errors.js';
 import type { RetrySnapshot } from '../../engine/retry.js';
-import { type AnnotateOptions, type AnnotateSummary, annotateIndex, checkAnnotateOptions } from '../../jobs/annotate.js';
+import { type AnnotateOptions, type AnnotateSummary, annotateIndex, checkAnnotateOptions, checkSlice } from '../../jobs/annotate.js';
 import { type ConnectionArgs, connectFromArgs, withConnectionOptions } from '../connection-options.js';
 import { createProgressPrinter } from '../progress.js';
 import { type BulkArgs, bulkOptionsFrom, type SignerArgs, signerOptionsFrom, withBulkOptions, withSignerOptions } from '../signer-options.js';
@@ -44,9 +44,7 @@ export function parseQuery(text: string | undefined): Record<string, unknown> | 
 export function validateSlice(slices: number | undefined, slice: number | undefined): { id: number; max: number } | undefined {
   if (slices === undefined && slice === undefined) return undefined;
   if (slices === undefined || slice === undefined) throw new UsageError('give --slices N and --slice I together (I from 0 to N-1)');
-  if (!Number.isInteger(slices) || slices < 1 || !Number.isInteger(slice) || slice < 0 || slice >= slices) {
-    throw new UsageError(`--slice must be a whole number from 0 to ${slices - 1} for --slices ${slices}, got ${slice}`);
-  }
+  checkSlice({ id: slice, max: slices }); // also for --slices 1, which then needs no slice
   return slices > 1 ? { id: slice, max: slices } : undefined;
 }
 
