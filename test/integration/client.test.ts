@@ -22,7 +22,16 @@ forEachEngine('engine client', (ctx) => {
     expect(ctx.client.info.flavour).toBe(ctx.engine.flavour);
     expect(ctx.client.info.version).toMatch(/^\d+\.\d+\.\d+/);
     expect(ctx.client.info.major).toBeGreaterThanOrEqual(ctx.engine.flavour === 'opensearch' ? 1 : 7);
-    expect(ctx.client.pointInTime).toBe(ctx.engine.flavour);
+  });
+
+  it('scans with a point in time exactly where the engine has one (OpenSearch 2.4+, Elasticsearch 7.10+)', async () => {
+    // Ask the engine itself, not a version table: open a point in time the way each flavour does.
+    const path = ctx.engine.flavour === 'opensearch' ? `/${index}/_search/point_in_time` : `/${index}/_pit`;
+    const opened = await ctx.client.request('POST', path, undefined, { keep_alive: '1m' }).then(
+      () => true,
+      () => false,
+    );
+    expect(ctx.client.pointInTime).toBe(opened ? ctx.engine.flavour : false);
   });
 
   it('reports bulk results item by item', async () => {

@@ -1,5 +1,6 @@
-// Runs a block of integration tests once per real engine that test/setup/engines.ts found, each with a
-// connected client, unique index names and cleanup. Use it for every test that talks to a cluster:
+// Runs a block of integration tests once per real engine that test/setup/engines.ts found (the smoke
+// subset on every engine, the rest on those that run the full suite), each with a connected client, unique
+// index names and cleanup. Use it for every test that talks to a cluster:
 //
 //   forEachEngine('annotate', (ctx) => {
 //     it('writes signatures', async () => {
@@ -42,8 +43,13 @@ export function testEngines(): TestEngine[] {
   return inject('engines');
 }
 
-export function forEachEngine(title: string, body: (ctx: EngineContext) => void): void {
-  const engines = testEngines();
+/**
+ * A block of tests once per engine. By default only on the engines that run the full suite (the newest
+ * major of each flavour); `{ smoke: true }` marks a block of the smoke subset, which runs on every engine.
+ */
+export function forEachEngine(title: string, body: (ctx: EngineContext) => void, options: { smoke?: boolean } = {}): void {
+  const found = testEngines();
+  const engines = options.smoke ? found : found.filter((e) => e.suite === 'full');
   if (engines.length === 0) {
     describe.skip(`${title} [no engine: ${inject('enginesMissing') || 'none found'}]`, () => {
       it('needs a real OpenSearch or Elasticsearch', () => undefined);

@@ -8,6 +8,26 @@ export interface TestEngine {
   version: string;
   /** Where the engine came from: an explicit URL, a testcontainers container, or scripts/engine. */
   source: 'url' | 'docker' | 'embedded';
+  /**
+   * Which integration tests run here: `full` on the newest major of each flavour found, `smoke` (init,
+   * annotate, similar and dedup on a small corpus: test/integration/smoke.test.ts) on the older ones;
+   * NEAR_DUP_FULL_SUITE=all runs everything everywhere.
+   */
+  suite: 'full' | 'smoke';
+}
+
+/** The name scripts/engine and CI give an engine of this flavour and version (opensearch3, elasticsearch7...). */
+export function engineName(flavour: Flavour, version: string): string {
+  const major = Number.parseInt(version, 10);
+  const plain = flavour === 'opensearch' ? 2 : 8;
+  return major === plain ? flavour : `${flavour}${major}`;
+}
+
+/** Full suite on the newest major of each flavour (or everywhere), the smoke subset on the others. */
+export function assignSuites<T extends Omit<TestEngine, 'suite'>>(engines: T[], everywhere: boolean): Array<T & Pick<TestEngine, 'suite'>> {
+  const newest = new Map<Flavour, number>();
+  for (const e of engines) newest.set(e.flavour, Math.max(newest.get(e.flavour) ?? 0, Number.parseInt(e.version, 10)));
+  return engines.map((e) => ({ ...e, suite: everywhere || Number.parseInt(e.version, 10) === newest.get(e.flavour) ? 'full' : 'smoke' }));
 }
 
 declare module 'vitest' {

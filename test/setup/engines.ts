@@ -1,41 +1,47 @@
 // Vitest globalSetup for the integration tests: the one place that decides which real engines they run on.
 //
-// 1. Explicit URLs win: OPENSEARCH_URL, OPENSEARCH3_URL (an OpenSearch 3.x), ELASTICSEARCH_URL and/or
-//    ELASTICSEARCH7_URL (an Elasticsearch 7.x),
-//    or SEARCH_URL (flavour detected), with
-//    credentials and TLS from SEARCH_USERNAME, SEARCH_PASSWORD, SEARCH_API_KEY, SEARCH_BEARER_TOKEN,
+// 1. Explicit URLs win: OPENSEARCH_URL, OPENSEARCH1_URL (an OpenSearch 1.x), OPENSEARCH3_URL (3.x),
+//    ELASTICSEARCH_URL and/or ELASTICSEARCH7_URL (an Elasticsearch 7.x), or SEARCH_URL (flavour detected),
+//    with credentials and TLS from SEARCH_USERNAME, SEARCH_PASSWORD, SEARCH_API_KEY, SEARCH_BEARER_TOKEN,
 //    SEARCH_CA_FILE, SEARCH_INSECURE. An explicit URL that does not answer fails the run.
-// 2. Otherwise, when a Docker daemon answers: OpenSearch, Elasticsearch 8 and Elasticsearch 7.17
+// 2. Otherwise, when a Docker daemon answers: OpenSearch 2.19, 1.3 and 3.8, Elasticsearch 8 and 7.17
 //    containers (testcontainers).
-// 3. Otherwise: the embedded engines of scripts/engine (Java 17 + Maven), the same three, reused when already running,
-//    started (and stopped again afterwards) when not.
+// 3. Otherwise: the embedded engines of scripts/engine (Java 17, Java 21 for OpenSearch 3, and Maven), the
+//    same five, reused when already running, started (and stopped again afterwards) when not.
 // NEAR_DUP_ENGINES=docker|embedded forces 2 or 3. Under CI=true a missing engine fails the run; elsewhere
 // the integration tests are skipped with a loud message.
+//
+// The newest major of each flavour runs the whole integration suite, the older ones the smoke subset
+// (engine-types.ts, assignSuites); NEAR_DUP_FULL_SUITE=all runs the whole suite on every engine.
 import type { TestProject } from 'vitest/node';
 import { connect } from '../../src/engine/client.js';
 import type { Flavour } from '../../src/engine/detect.js';
 import { connectionArgsFrom } from '../../src/cli/connection-options.js';
-import type { TestEngine } from './engine-types.js';
+import { assignSuites, engineName, type TestEngine } from './engine-types.js';
+
+/** An engine found, before the suites are assigned. */
+type Found = Omit<TestEngine, 'suite'>;
 
 /** The engines the tests run on, by the names scripts/engine gives them, and what each one is. */
-type EngineName = 'opensearch' | 'opensearch3' | 'elasticsearch' | 'elasticsearch7';
-const NAMES: EngineName[] = ['opensearch', 'opensearch3', 'elasticsearch', 'elasticsearch7'];
+type EngineName = 'opensearch' | 'opensearch1' | 'opensearch3' | 'elasticsearch' | 'elasticsearch7';
+const NAMES: EngineName[] = ['opensearch', 'opensearch1', 'opensearch3', 'elasticsearch', 'elasticsearch7'];
 /** Container images for the Docker path; the same versions as docker-compose.yml and scripts/engine. */
 const IMAGES: Record<EngineName, string> = {
   opensearch: process.env.OPENSEARCH_IMAGE ?? 'opensearchproject/opensearch:2.19.1',
+  opensearch1: process.env.OPENSEARCH1_IMAGE ?? 'opensearchproject/opensearch:1.3.13',
   opensearch3: process.env.OPENSEARCH3_IMAGE ?? 'opensearchproject/opensearch:3.8.0',
   elasticsearch: process.env.ELASTICSEARCH_IMAGE ?? 'docker.elastic.co/elasticsearch/elasticsearch:8.19.21',
   elasticsearch7: process.env.ELASTICSEARCH7_IMAGE ?? 'docker.elastic.co/elasticsearch/elasticsearch:7.17.29',
 };
 /** OpenSearch first, then Elasticsearch, newest major first. */
-const byEngineOrder = (a: TestEngine, b: TestEngine) =>
+const byEngineOrder = (a: Found, b: Found) =>
   (a.flavour === b.flavour ? 0 : a.flavour === 'opensearch' ? -1 : 1) || Number.parseInt(b.version, 10) - Number.parseInt(a.version, 10);
 
 const inCi = ['true', '1'].includes((process.env.CI ?? '').toLowerCase());
 const say = (line: string) => process.stderr.write(`[engines] ${line}\n`);
 
 interface Resolution {
-  engines: TestEngine[];
+  engines: Found[];
   missing: string[];
   teardown: Array<() => Promise<void>>;
 }
@@ -54,8 +60,10 @@ export default async function setup(project: TestProject): Promise<() => Promise
     say('Start the engines with `npm run engine:start` (Java 17 + Maven), `docker compose up -d`, or set SEARCH_URL.');
     say(bar);
   }
-  for (const e of resolution.engines) say(`${e.flavour} ${e.version} at ${e.url} (${e.source})`);
-  project.provide('engines', resolution.engines);
+  const everywhere = process.env.NEAR_DUP_FULL_SUITE === 'all';
+  const engines = assignSuites(resolution.engines, everywhere);
+  for (const e of engines) say(`${engineName(e.flavour, e.version)}: ${e.flavour} ${e.version} at ${e.url} (${e.source}), ${e.suite} suite`);
+  project.provide('engines', engines);
   project.provide('enginesMissing', missingText);
   return () => runAll(resolution.teardown);
 }
@@ -83,6 +91,7 @@ function explicitUrls(): Array<{ url: string; flavour?: Flavour }> {
   const env = process.env;
   const urls: Array<{ url: string; flavour?: Flavour }> = [];
   if (env.OPENSEARCH_URL) urls.push({ url: env.OPENSEARCH_URL, flavour: 'opensearch' });
+  if (env.OPENSEARCH1_URL) urls.push({ url: env.OPENSEARCH1_URL, flavour: 'opensearch' });
   if (env.OPENSEARCH3_URL) urls.push({ url: env.OPENSEARCH3_URL, flavour: 'opensearch' });
   if (env.ELASTICSEARCH_URL) urls.push({ url: env.ELASTICSEARCH_URL, flavour: 'elasticsearch' });
   if (env.ELASTICSEARCH7_URL) urls.push({ url: env.ELASTICSEARCH7_URL, flavour: 'elasticsearch' });
@@ -90,7 +99,7 @@ function explicitUrls(): Array<{ url: string; flavour?: Flavour }> {
   return urls;
 }
 
-async function identify(url: string, source: TestEngine['source']): Promise<TestEngine> {
+async function identify(url: string, source: TestEngine['source']): Promise<Found> {
   const client = await connect({ ...connectionArgsFrom({}), url });
   try {
     return { flavour: client.info.flavour, url: client.url, version: client.info.version, source };
@@ -100,7 +109,7 @@ async function identify(url: string, source: TestEngine['source']): Promise<Test
 }
 
 async function fromUrls(urls: Array<{ url: string; flavour?: Flavour }>): Promise<Resolution> {
-  const engines: TestEngine[] = [];
+  const engines: Found[] = [];
   for (const { url, flavour } of urls) {
     // An explicit URL that does not work is a mistake to report, never a reason to skip.
     const engine = await identify(url, 'url');
@@ -130,6 +139,12 @@ async function fromContainers(): Promise<Resolution> {
   const { GenericContainer, Wait } = await import('testcontainers');
   const environments: Record<EngineName, Record<string, string>> = {
     opensearch: {
+      'discovery.type': 'single-node',
+      DISABLE_SECURITY_PLUGIN: 'true',
+      DISABLE_INSTALL_DEMO_CONFIG: 'true',
+      OPENSEARCH_JAVA_OPTS: '-Xms512m -Xmx512m',
+    },
+    opensearch1: {
       'discovery.type': 'single-node',
       DISABLE_SECURITY_PLUGIN: 'true',
       DISABLE_INSTALL_DEMO_CONFIG: 'true',

@@ -1,0 +1,94 @@
+// The smoke subset: what a user does first, through the command line, on a small corpus, on every engine
+// (the older majors run only this; the newest run it too, beside the whole suite). init maps the fields,
+// annotate writes exactly what `near-dup sign` gives, similar finds the strong pairs and only verified
+// ones, dedup puts every strong pair in one cluster, and no user field changes on the way.
+import { mkdtempSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { beforeAll, expect, it } from 'vitest';
+import { nearDupFields } from '../../src/annotation.js';
+import { createSigner } from '../../src/signature.js';
+import { fixtureSample } from '../support/corpus.js';
+import { indexDocuments, runCli, sourcesById } from '../support/documents.js';
+import { exactJaccardOf } from '../support/jaccard.js';
+import { forEachEngine } from './harness.js';
+
+const signer = createSigner();
+const THRESHOLD = 0.5;
+const docs = fixtureSample(12, { seed: 7 });
+const exactJaccard = exactJaccardOf(signer, docs);
+const strongPairs = docs.flatMap((a, i) => docs.slice(i + 1).filter((b) => exactJaccard(a.id, b.id) >= THRESHOLD + 0.1).map((b) => [a.id, b.id] as const));
+const tmp = mkdtempSync(path.join(os.tmpdir(), 'near-dup-smoke-'));
+
+/** near-dup, which must succeed; its standard output. */
+async function cli(args: string[]): Promise<string> {
+  const result = await runCli(args, { cwd: tmp }).done;
+  expect(result.code, `near-dup ${args.join(' ')}\n${result.stderr}`).toBe(0);
+  return result.stdout;
+}
+
+/** The CLI's JSON output: its last line. */
+const cliJson = async (args: string[]): Promise<any> => JSON.parse((await cli(args)).trim().split('\n').pop()!);
+
+forEachEngine(
+  'smoke: init, annotate, similar, dedup from the command line',
+  (ctx) => {
+    const index = ctx.index('smoke');
+    const url = () => ['--url', ctx.engine.url];
+
+    beforeAll(async () => {
+      expect(strongPairs.length).toBeGreaterThan(5);
+      await cli(['init', ...url(), '--index', index]);
+      await indexDocuments(ctx.client, index, docs);
+    });
+
+    it('init maps the near-dup fields as keywords beside the user fields', async () => {
+      const mapping = (await ctx.client.getMapping(index))[index].mappings;
+      expect(mapping.properties.near_dup.properties.bands.type).toBe('keyword');
+      expect(mapping.properties.near_dup.properties.simhash_blocks.type).toBe('keyword');
+    });
+
+    it('annotate writes the fields near-dup sign gives to every document and changes no user field', async () => {
+      const summary = await cliJson(['annotate', ...url(), '--index', index, '--field', 'text']);
+      expect(summary).toMatchObject({ seen: docs.length, annotated: docs.length, failed: 0, complete: true });
+      const stored = await sourcesById(ctx.client, index);
+      for (const doc of docs) {
+        const { near_dup, ...rest } = stored.get(doc.id)!;
+        expect(JSON.stringify(rest)).toBe(JSON.stringify(doc));
+        const { annotated_at: _a, ...fields } = near_dup;
+        const { annotated_at: _b, ...expected } = nearDupFields(signer(doc.text), signer.settings);
+        expect(fields, doc.id).toEqual(expected);
+      }
+    });
+
+    it('similar finds every pair 0.1 above the threshold, each hit verified', async () => {
+      // One lookup per document that has a strong partner: every partner among its hits.
+      for (const a of new Set(strongPairs.map(([a]) => a))) {
+        const result = await cliJson(['similar', ...url(), '--index', index, '--id', a, '--limit', '100', '--method', 'minhash']);
+        const found = new Set(result.hits.map((h: { id: string }) => h.id));
+        for (const [, b] of strongPairs.filter(([x]) => x === a)) expect(found.has(b), `${a} -> ${b} (exact ${exactJaccard(a, b).toFixed(3)})`).toBe(true);
+        for (const h of result.hits) expect(h.jaccard).toBeGreaterThanOrEqual(THRESHOLD);
+      }
+    });
+
+    it('dedup puts every strong pair in one cluster and keeps the oldest', async () => {
+      const summary = await cliJson(['dedup', ...url(), '--index', index, '--date-field', 'date']);
+      expect(summary.complete).toBe(true);
+      const stored = await sourcesById(ctx.client, index);
+      for (const [a, b] of strongPairs) {
+        const cluster = stored.get(a)!.near_dup.cluster_id;
+        expect(cluster, a).toBeDefined();
+        expect(stored.get(b)!.near_dup.cluster_id, `${a} ~ ${b}`).toBe(cluster);
+      }
+      for (const doc of docs) {
+        const { near_dup, ...rest } = stored.get(doc.id)!;
+        expect(JSON.stringify(rest)).toBe(JSON.stringify(doc));
+        if (near_dup.is_canonical === false) {
+          const canonical = stored.get(near_dup.duplicate_of)!;
+          expect(canonical.date <= doc.date, `${near_dup.duplicate_of} is older than ${doc.id}`).toBe(true);
+        }
+      }
+    });
+  },
+  { smoke: true },
+);
