@@ -358,10 +358,12 @@ interface ClientError {
 
 async function createSender(info: EngineInfo, connection: ResolvedConnection): Promise<Sender> {
   const pkg = clientPackageFor(info);
-  const tls = connection.url.startsWith('https:') ? { ca: connection.ca, rejectUnauthorized: !connection.insecure } : undefined;
+  const tls = connection.nodes.some((node) => node.startsWith('https:')) ? { ca: connection.ca, rejectUnauthorized: !connection.insecure } : undefined;
   const auth = connection.auth;
   // The clients' own retries are off: they would send a scroll page twice. EngineClient retries what is safe.
-  const common = { node: connection.url, requestTimeout: connection.requestTimeoutMs, maxRetries: 0 };
+  // Several nodes: the client's pool sends each request to the next living one, and leaves out a node that
+  // failed until it answers again; EngineClient's retries then land on another node.
+  const common = { nodes: connection.nodes, requestTimeout: connection.requestTimeoutMs, maxRetries: 0 };
   let client: any;
   let meta = false;
   if (pkg === '@opensearch-project/opensearch') {

@@ -5,7 +5,11 @@ import { UsageError, UserError } from '../errors.js';
 import { parseClusterUrl } from './url.js';
 
 export interface ConnectionOptions {
-  /** Cluster URL; may carry user:password@ (moved into the credentials). */
+  /**
+   * Cluster URL, or the URLs of several nodes of one cluster separated by commas (requests go round them,
+   * and a node that stops answering is left out until it answers again); may carry user:password@ (moved
+   * into the credentials).
+   */
   url: string;
   username?: string;
   password?: string;
@@ -29,8 +33,10 @@ export type Auth =
 
 /** Connection options checked and loaded: credentials in one place, the CA read, the URL clean. */
 export interface ResolvedConnection {
-  /** Without credentials; safe to print. */
+  /** Without credentials; safe to print (the nodes joined by commas). */
   url: string;
+  /** Each node's URL, without credentials. */
+  nodes: string[];
   auth?: Auth;
   /** PEM text of the CA file. */
   ca?: string;
@@ -42,7 +48,7 @@ export interface ResolvedConnection {
 export const DEFAULT_REQUEST_TIMEOUT_MS = 60_000;
 
 export async function resolveConnection(options: ConnectionOptions): Promise<ResolvedConnection> {
-  const parsed = parseClusterUrl(options.url);
+  const parsed = parseNodeUrls(options.url);
   const username = options.username ?? parsed.username;
   const password = options.password ?? (options.username === undefined ? parsed.password : undefined);
   const kinds = [
@@ -78,13 +84,30 @@ export async function resolveConnection(options: ConnectionOptions): Promise<Res
     }
   }
   return {
-    url: parsed.url,
+    url: parsed.nodes.join(','),
+    nodes: parsed.nodes,
     auth,
     ca,
     insecure: options.insecure ?? false,
     requestTimeoutMs: options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS,
     maxRetries: options.maxRetries ?? 5,
   };
+}
+
+/** One URL or several, comma-separated, of the nodes of one cluster; credentials, if any, the same in each. */
+function parseNodeUrls(raw: string): { nodes: string[]; username?: string; password?: string } {
+  const parts = raw
+    .split(',')
+    .map((part) => part.trim())
+    .filter((part) => part !== '')
+    .map(parseClusterUrl);
+  if (parts.length === 0) throw new UsageError('--url is empty; give one like http://localhost:9200');
+  const withCredentials = parts.filter((p) => p.username !== undefined || p.password !== undefined);
+  const [first] = withCredentials;
+  if (withCredentials.some((p) => p.username !== first.username || p.password !== first.password)) {
+    throw new UsageError('the node URLs of --url carry different credentials; give them once, with --username and --password');
+  }
+  return { nodes: [...new Set(parts.map((p) => p.url))], username: first?.username, password: first?.password };
 }
 
 /** "id:key" becomes base64("id:key"), the form the Authorization: ApiKey header carries. */

@@ -119,8 +119,24 @@ function responseError(answer: RawAnswer, path: string, url: string): EngineResp
   return new EngineResponseError(answer.statusCode, type, reason, 'GET', path, url, answer.body);
 }
 
-/** Asks the cluster what it is. Throws EngineConnectionError / EngineResponseError, or UserError for a non-engine. */
+/**
+ * Asks the cluster what it is, node after node until one answers. Throws EngineConnectionError (the last
+ * node's) / EngineResponseError, or UserError for a non-engine.
+ */
 export async function detectEngine(connection: ResolvedConnection): Promise<EngineInfo> {
+  const nodes = connection.nodes;
+  for (const [i, node] of nodes.entries()) {
+    try {
+      const info = await detectNode({ ...connection, url: node, nodes: [node] });
+      return { ...info, url: connection.url };
+    } catch (err) {
+      if (!(err instanceof EngineConnectionError) || i === nodes.length - 1) throw err;
+    }
+  }
+  throw new UserError('--url names no node');
+}
+
+async function detectNode(connection: ResolvedConnection): Promise<EngineInfo> {
   const root = await httpGet(connection, '/', Math.min(connection.requestTimeoutMs, 30_000));
   if (root.statusCode >= 200 && root.statusCode < 300) {
     const info = parseRootInfo(root.body, root.headers);

@@ -16,7 +16,7 @@ export const LOCAL_URL_CANDIDATES: readonly string[] = [LOCAL_ENGINE_URLS.opense
 
 /** Whether anything HTTP answers at the URL (any status: a 401 still means a cluster is there). */
 export async function answers(url: string, timeoutMs = 1500): Promise<boolean> {
-  const probe: ResolvedConnection = { url, insecure: true, requestTimeoutMs: timeoutMs, maxRetries: 0 };
+  const probe: ResolvedConnection = { url, nodes: [url], insecure: true, requestTimeoutMs: timeoutMs, maxRetries: 0 };
   try {
     await httpGet(probe, '/', timeoutMs);
     return true;

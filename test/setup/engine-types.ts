@@ -30,8 +30,20 @@ export function assignSuites<T extends Omit<TestEngine, 'suite'>>(engines: T[], 
   return engines.map((e) => ({ ...e, suite: everywhere || Number.parseInt(e.version, 10) === newest.get(e.flavour) ? 'full' : 'smoke' }));
 }
 
+/** A cluster of several nodes for test/integration/cluster.test.ts. */
+export interface TestCluster {
+  /** Every node's URL, comma-separated (as --url takes them). */
+  url: string;
+  version: string;
+  /** Each node; `name` is its scripts/engine name when scripts/engine runs it (then a test may kill it). */
+  nodes: Array<{ url: string; name?: string }>;
+}
+
 declare module 'vitest' {
   export interface ProvidedContext {
+    /** The cluster, or null (then clusterMissing says why). */
+    cluster: TestCluster | null;
+    clusterMissing: string;
     engines: TestEngine[];
     /** Why there are no engines, when there are none (the tests are then skipped, outside CI). */
     enginesMissing: string;

@@ -11,13 +11,16 @@
 // NEAR_DUP_ENGINES=docker|embedded forces 2 or 3. Under CI=true a missing engine fails the run; elsewhere
 // the integration tests are skipped with a loud message.
 //
+// The cluster tests get a cluster of three OpenSearch nodes: OPENSEARCH_CLUSTER_URL, or scripts/engine's
+// opensearch-cluster.
+//
 // The newest major of each flavour runs the whole integration suite, the older ones the smoke subset
 // (engine-types.ts, assignSuites); NEAR_DUP_FULL_SUITE=all runs the whole suite on every engine.
 import type { TestProject } from 'vitest/node';
 import { connect } from '../../src/engine/client.js';
 import type { Flavour } from '../../src/engine/detect.js';
 import { connectionArgsFrom } from '../../src/cli/connection-options.js';
-import { assignSuites, engineName, type TestEngine } from './engine-types.js';
+import { assignSuites, engineName, type TestCluster, type TestEngine } from './engine-types.js';
 
 /** An engine found, before the suites are assigned. */
 type Found = Omit<TestEngine, 'suite'>;
@@ -65,7 +68,55 @@ export default async function setup(project: TestProject): Promise<() => Promise
   for (const e of engines) say(`${engineName(e.flavour, e.version)}: ${e.flavour} ${e.version} at ${e.url} (${e.source}), ${e.suite} suite`);
   project.provide('engines', engines);
   project.provide('enginesMissing', missingText);
+  const cluster = await resolveCluster(resolution.teardown);
+  if (!cluster.cluster) {
+    if (inCi) {
+      await runAll(resolution.teardown);
+      throw new Error(`CI=true and the cluster tests have no cluster: ${cluster.missing}`);
+    }
+    say(`CLUSTER TESTS SKIPPED: ${cluster.missing}`);
+  } else say(`cluster: opensearch ${cluster.cluster.version}, ${cluster.cluster.nodes.length} nodes at ${cluster.cluster.url}`);
+  project.provide('cluster', cluster.cluster);
+  project.provide('clusterMissing', cluster.missing);
   return () => runAll(resolution.teardown);
+}
+
+/**
+ * The cluster for the cluster tests: OPENSEARCH_CLUSTER_URL (node URLs, comma-separated) when set, else
+ * scripts/engine's opensearch-cluster (three nodes, one JVM each), reused or started, unless engines were
+ * given by URL or run in Docker (then none, and CI fails).
+ */
+async function resolveCluster(teardown: Resolution['teardown']): Promise<{ cluster: TestCluster | null; missing: string }> {
+  // @ts-expect-error: plain JavaScript module without type declarations
+  const engines = await import('../../scripts/engine/engines.mjs');
+  const nodeNames: string[] = engines.GROUPS['opensearch-cluster'];
+  const managedName = (url: string) => nodeNames.find((name) => engines.engineUrl(name) === url.replace(/\/+$/, ''));
+  const given = process.env.OPENSEARCH_CLUSTER_URL;
+  let urls: string[];
+  if (given) urls = given.split(',').map((u) => u.trim()).filter(Boolean);
+  else if (explicitUrls().length > 0 || process.env.NEAR_DUP_ENGINES === 'docker' || (await dockerAnswers())) {
+    return { cluster: null, missing: 'no OPENSEARCH_CLUSTER_URL (start one with `npm run engine:start -- opensearch-cluster`)' };
+  } else {
+    try {
+      for (const name of nodeNames) engines.resolveArtifacts(name);
+      const started = await Promise.all(nodeNames.map((name) => engines.start(name)));
+      const keep = ['1', 'true'].includes((process.env.NEAR_DUP_KEEP_ENGINES ?? '').toLowerCase());
+      started.forEach((r: { reused: boolean }, i: number) => {
+        if (!r.reused && !keep) teardown.push(async () => void (await engines.stop(nodeNames[i])));
+      });
+      urls = started.map((r: { url: string }) => r.url);
+    } catch (err) {
+      return { cluster: null, missing: `embedded opensearch-cluster: ${(err as Error).message}` };
+    }
+  }
+  const client = await connect({ ...connectionArgsFrom({}), url: urls.join(',') });
+  try {
+    const nodes = (await client.request('GET', '/_cat/nodes', undefined, { format: 'json', h: 'name' })) as unknown[];
+    if (nodes.length < 2) return { cluster: null, missing: `the cluster at ${client.url} has ${nodes.length} node; the cluster tests need 3` };
+    return { cluster: { url: client.url, version: client.info.version, nodes: urls.map((url) => ({ url, name: managedName(url) })) }, missing: '' };
+  } finally {
+    await client.close();
+  }
 }
 
 async function runAll(steps: Array<() => Promise<void>>): Promise<void> {

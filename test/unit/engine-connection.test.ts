@@ -54,6 +54,16 @@ describe('connection options', () => {
     await expect(resolveConnection({ url: 'http://h', password: 'p' })).rejects.toThrow(/needs --username/);
   });
 
+  it('takes the nodes of one cluster as comma-separated URLs, credentials once', async () => {
+    const several = await resolveConnection({ url: 'http://u:p@n1:9200, n2:9200,,http://u:p@n3:9200/' });
+    expect(several.nodes).toEqual(['http://n1:9200', 'http://n2:9200', 'http://n3:9200']);
+    expect(several.url).toBe('http://n1:9200,http://n2:9200,http://n3:9200');
+    expect(several.auth).toEqual({ kind: 'basic', username: 'u', password: 'p' });
+    await expect(resolveConnection({ url: 'http://u:p@n1,http://v:q@n2' })).rejects.toThrow(/different credentials/);
+    await expect(resolveConnection({ url: ' , ' })).rejects.toThrow(/--url is empty/);
+    expect((await resolveConnection({ url: 'http://h:9200' })).nodes).toEqual(['http://h:9200']);
+  });
+
   it('reads the CA file, and says clearly when it cannot', async () => {
     const tls = await resolveConnection({ url: 'https://h', caFile: new URL('../fixtures/tls/cert.pem', import.meta.url).pathname });
     expect(tls.ca).toContain('BEGIN CERTIFICATE');
