@@ -113,6 +113,8 @@ export class EngineClient {
   readonly pointInTime: Flavour | false;
   /** Every retry this client made, by cause, and the time spent waiting. */
   readonly retries = new RetryLog();
+  /** Requests sent and the seconds spent waiting for their answers (summed: requests in flight together each count). */
+  readonly waits = { requests: 0, seconds: 0 };
   readonly #sender: Sender;
   readonly #connection: ResolvedConnection;
 
@@ -172,8 +174,9 @@ export class EngineClient {
     const clean = query ? (Object.fromEntries(Object.entries(query).filter(([, v]) => v !== undefined)) as QueryParams) : undefined;
     for (let attempt = 1; ; attempt++) {
       let failure: unknown;
+      const sent = performance.now();
       try {
-        const response = await this.#sender.send(method, path, body, clean, ndjson);
+        const response = await this.#sender.send(method, path, body, clean, ndjson).finally(() => this.#waited(sent));
         if (!retry || retryCause({ statusCode: response.statusCode }) === undefined || permanentRefusal(response)) return response;
         failure = this.#error(method, path, response);
         if (attempt > this.#connection.maxRetries) return response;
@@ -185,6 +188,11 @@ export class EngineClient {
       this.retries.record(retryCause(failure)!, delay);
       await sleep(delay);
     }
+  }
+
+  #waited(since: number): void {
+    this.waits.requests++;
+    this.waits.seconds += (performance.now() - since) / 1000;
   }
 
   #error(method: string, path: string, response: RawResponse): EngineResponseError {

@@ -6,6 +6,7 @@
 // run has not written, and at the end the engine is asked how many documents of the job still have no
 // signature of these parameters. Those are done in a sweep; what cannot be done is listed, and the job
 // is not complete.
+import { cpuSecondsSince, peakMemoryMb } from './usage.js';
 import { DEFAULT_MAX_CHARS, underPrefix } from '../annotation.js';
 import type { EngineClient, IndexMappings } from '../engine/client.js';
 import type { RetrySnapshot } from '../engine/retry.js';
@@ -83,6 +84,8 @@ export interface AnnotateSummary extends AnnotateCounts {
   errorsFile?: string;
   /** Peak resident memory of this process (main thread and signing threads), MB. */
   peakMemoryMb: number;
+  /** This process's CPU seconds (every thread), and the seconds spent waiting for the engine's answers (summed over requests in flight together). */
+  timing: { cpuSeconds: number; engineWaitSeconds: number };
   /** With --dry-run: a few of the updates that would have been sent. */
   sample?: Array<{ id: string; doc: Record<string, unknown> }>;
 }
@@ -171,7 +174,9 @@ async function openCheckpoint(options: AnnotateOptions): Promise<{ file: string;
 /** One annotate job: its counts, its writer and signing pool, and the queries for what is left. */
 class AnnotateRun {
   private readonly started = performance.now();
+  private readonly cpuAtStart = process.cpuUsage();
   private readonly retriesAtStart;
+  private readonly waitedAtStart: number;
   private readonly params: string;
   private readonly dryRun: boolean;
   private readonly counts: AnnotateCounts = { seen: 0, annotated: 0, unchanged: 0, failed: 0, empty: 0, cut: 0, conflicts: 0 };
@@ -206,6 +211,7 @@ class AnnotateRun {
     private readonly saved: { file: string; checkpoint: Checkpoint },
   ) {
     this.retriesAtStart = client.retries.snapshot();
+    this.waitedAtStart = client.waits.seconds;
     this.params = resolveSignerSettings(options.signer).params;
     this.dryRun = options.dryRun ?? false;
     this.previous = options.resume ? { ...saved.checkpoint.counts } : {};
@@ -479,7 +485,8 @@ class AnnotateRun {
       retries: this.client.retries.since(this.retriesAtStart),
       checkpoint: this.dryRun ? undefined : this.saved.file,
       errorsFile: this.errors.count > 0 ? this.errors.file : undefined,
-      peakMemoryMb: Math.round(process.resourceUsage().maxRSS / 1024),
+      peakMemoryMb: peakMemoryMb(),
+      timing: { cpuSeconds: cpuSecondsSince(this.cpuAtStart), engineWaitSeconds: this.client.waits.seconds - this.waitedAtStart },
       sample: this.dryRun ? this.sample : undefined,
     };
   }

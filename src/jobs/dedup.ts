@@ -9,6 +9,7 @@
 //     cluster_id, duplicate_of, is_canonical, cluster_size and max_similarity are written back with bulk
 //     partial updates; documents that were in a cluster before and are not any more are cleared
 //     (dedup/write-back.ts). The engine is asked whether every field landed.
+import { cpuSecondsSince, peakMemoryMb } from './usage.js';
 import { createWriteStream, type WriteStream } from 'node:fs';
 import { DEFAULT_PREFIX } from '../annotation.js';
 import type { EngineClient } from '../engine/client.js';
@@ -111,6 +112,12 @@ export interface DedupSummary {
   retries: RetrySnapshot;
   /** Peak resident memory of this process, MB. */
   peakMemoryMb: number;
+  /**
+   * Where the time went: wall seconds of each phase (finding and verifying pairs, building clusters,
+   * writing them back), this process's CPU seconds, and the seconds spent waiting for the engine's answers
+   * (summed over requests in flight together).
+   */
+  timing: { findSeconds: number; clusterSeconds: number; writeSeconds: number; cpuSeconds: number; engineWaitSeconds: number };
   /** Largest clusters first, at most 20, for printing. */
   top: Array<{ cluster_id: string; size: number; canonical: string; members: string[] }>;
   /** Per document, its best matches (for --format text), only when asked for. */
@@ -120,6 +127,8 @@ export interface DedupSummary {
 
 export async function dedupIndex(client: EngineClient, options: DedupOptions): Promise<DedupSummary> {
   const started = performance.now();
+  const cpuAtStart = process.cpuUsage();
+  const waitedAtStart = client.waits.seconds;
   const retriesAtStart = client.retries.snapshot();
   const prefix = options.prefix ?? DEFAULT_PREFIX;
   const minSimilarity = options.minSimilarity ?? 0.5;
@@ -182,11 +191,13 @@ export async function dedupIndex(client: EngineClient, options: DedupOptions): P
       await full.run();
     }
 
+    const found = performance.now();
     // Pairs replayed by --resume bring documents whose facts were never read in this process.
     await store.loadFacts(verifier.involved);
     const clusters = buildClusters(verifier, store.facts, canonical);
     if (pairsOut) await closeStream(pairsOut);
 
+    const clustered = performance.now();
     const errors = ErrorsFile.forIndex(options.index, options.errorsFile);
     const written = options.dryRun
       ? { written: 0, failed: 0, cleared: 0, complete: false }
@@ -214,7 +225,14 @@ export async function dedupIndex(client: EngineClient, options: DedupOptions): P
       dryRun: options.dryRun ?? false,
       resumedPartitions: full?.resumedPartitions ?? 0,
       retries: client.retries.since(retriesAtStart),
-      peakMemoryMb: Math.round(process.resourceUsage().maxRSS / 1024),
+      peakMemoryMb: peakMemoryMb(),
+      timing: {
+        findSeconds: (found - started) / 1000,
+        clusterSeconds: (clustered - found) / 1000,
+        writeSeconds: (performance.now() - clustered) / 1000,
+        cpuSeconds: cpuSecondsSince(cpuAtStart),
+        engineWaitSeconds: client.waits.seconds - waitedAtStart,
+      },
       top: clusters.slice(0, 20).map((c) => ({ cluster_id: c.id, size: c.members.length, canonical: c.canonical, members: c.members.slice(0, 10) })),
       matches: verifier.matches,
       errorsFile: errors.count > 0 ? errors.file : undefined,

@@ -1,0 +1,200 @@
+// bench:scale — annotate and dedup as the index grows: 100,000, 300,000 and 1,000,000 documents.
+//   npm run bench:scale [-- --docs 1000000 --sizes 100000,300000,1000000 --max-chars 2000]
+// The index is the replicated corpus of the other benchmarks (replicated.mjs), grown size by size (the
+// documents of a smaller size are the first of the larger one). At each size, on the whole index:
+//   (b) the engine alone: the bulk partial updates annotate sends (same fields, bulk size, 2 in flight),
+//       with the signatures computed beforehand (kept in a file, so that a million fit);
+//   (a) `near-dup annotate --force` (a child process, as a user runs it), over the same documents;
+//   (c) `near-dup dedup --full` (a child process, writing its clusters back);
+// each from a force-merged index, with wall time, documents per second, the child's peak RSS and CPU, the
+// engine's CPU (from /proc, when scripts/engine runs it) and peak heap (polled), and the index size
+// before and after the near-dup fields. One table at the end, for BENCHMARKS.md.
+import { execFileSync, spawn } from 'node:child_process';
+import { createReadStream, createWriteStream, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import readline from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import PQueue from 'p-queue';
+import { nearDupFields } from '../../dist/annotation.js';
+import { connect } from '../../dist/engine/client.js';
+import { createSigner } from '../../dist/signature.js';
+import { enginePids } from '../engine/engines.mjs';
+import { benchUrl, numberArg, replicatedDocs } from './replicated.mjs';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const cli = path.join(here, '../../dist/cli/main.js');
+const maxDocs = numberArg('docs', 1_000_000);
+const maxChars = numberArg('max-chars', 2000);
+const sizesArg = process.argv.includes('--sizes') ? process.argv[process.argv.indexOf('--sizes') + 1] : '100000,300000,1000000';
+const sizes = sizesArg.split(',').map(Number).filter((n) => n <= maxDocs);
+if (!sizes.includes(maxDocs)) sizes.push(maxDocs);
+const index = 'near-dup-bench-scale';
+const work = mkdtempSync(path.join(os.tmpdir(), 'near-dup-bench-scale-'));
+
+const client = await connect({ url: benchUrl(execFileSync, path.join(here, '../engine/cli.mjs')) });
+const managed = !process.env.SEARCH_URL;
+console.log(`engine: ${client.info.flavour} ${client.info.version} at ${client.url}; ${os.cpus()[0].model}, ${os.availableParallelism()} cores, Node ${process.version}`);
+
+// ---------------------------------------------------------------- the engine's cost
+
+/** CPU seconds of the engine's processes so far (scripts/engine's opensearch only), or NaN. */
+function engineCpuSeconds() {
+  if (!managed) return Number.NaN;
+  let ticks = 0;
+  for (const pid of enginePids('opensearch')) {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    ticks += Number(fields[11]) + Number(fields[12]); // utime, stime
+  }
+  return ticks / 100;
+}
+
+/** Runs `step` while polling the engine's heap; its result with wall seconds, engine CPU and peak heap. */
+async function measured(step) {
+  let peakHeap = 0;
+  let polling = true;
+  const poll = (async () => {
+    while (polling) {
+      const stats = await client.request('GET', '/_nodes/stats/jvm', undefined, { filter_path: 'nodes.*.jvm.mem.heap_used_in_bytes' }).catch(() => undefined);
+      for (const node of Object.values(stats?.nodes ?? {})) peakHeap = Math.max(peakHeap, node.jvm.mem.heap_used_in_bytes);
+      await new Promise((r) => setTimeout(r, 1000));
+    }
+  })();
+  const cpu0 = engineCpuSeconds();
+  const t0 = performance.now();
+  const result = await step();
+  const seconds = (performance.now() - t0) / 1000;
+  const engineCpu = engineCpuSeconds() - cpu0;
+  polling = false;
+  await poll;
+  return { ...result, seconds, engineCpu, engineHeapMb: peakHeap / 1e6 };
+}
+
+async function indexBytes() {
+  await client.refresh(index);
+  const stats = await client.request('GET', `/${index}/_stats/store`);
+  return stats._all.primaries.store.size_in_bytes;
+}
+
+async function forceMerge() {
+  await client.refresh(index);
+  await client.request('POST', `/${index}/_forcemerge`, undefined, { max_num_segments: 1 });
+}
+
+// ---------------------------------------------------------------- the index and the updates
+
+/** Adds documents [from, to) of the replicated corpus to the index, 2 bulk requests in flight. */
+async function grow(docs, from, to) {
+  const queue = new PQueue({ concurrency: 2 });
+  for (let i = from; i < to; i += 1000) {
+    const body = docs.slice(i, Math.min(i + 1000, to)).flatMap((d) => [JSON.stringify({ index: { _index: index, _id: d.id } }), JSON.stringify(d)]).join('\n') + '\n';
+    await queue.onSizeLessThan(2);
+    queue.add(async () => {
+      const r = await client.bulkNdjson(body);
+      if (r.errors) throw new Error('indexing failed');
+    });
+  }
+  await queue.onIdle();
+}
+
+/** The partial updates of documents [from, to), one line pair per document, appended to the updates file. */
+async function writeUpdates(docs, from, to, file) {
+  const signer = createSigner();
+  const out = createWriteStream(file, { flags: 'a' });
+  const now = new Date();
+  for (let i = from; i < to; i++) {
+    const line = `${JSON.stringify({ update: { _index: index, _id: docs[i].id } })}\n${JSON.stringify({ doc: { near_dup: nearDupFields(signer(docs[i].text), signer.settings, now) } })}\n`;
+    if (!out.write(line)) await new Promise((r) => out.once('drain', r));
+  }
+  await new Promise((resolve, reject) => out.end((err) => (err ? reject(err) : resolve())));
+}
+
+/** (b) Sends the first `count` updates of the file as annotate would: 1,000 a request, 2 in flight. */
+async function engineAlone(file, count) {
+  const queue = new PQueue({ concurrency: 2 });
+  let batch = [];
+  let sent = 0;
+  const flush = async () => {
+    const body = batch.join('\n') + '\n';
+    batch = [];
+    await queue.onSizeLessThan(2);
+    queue.add(async () => {
+      const r = await client.bulkNdjson(body);
+      if (r.errors) throw new Error('update failed');
+    });
+  };
+  for await (const line of readline.createInterface({ input: createReadStream(file), crlfDelay: Infinity })) {
+    if (sent >= count * 2) break;
+    batch.push(line);
+    sent++;
+    if (batch.length >= 2000) await flush();
+  }
+  if (batch.length) await flush();
+  await queue.onIdle();
+  await client.refresh(index);
+  return { docs: count };
+}
+
+/** near-dup as a child process; its JSON summary (last line of stdout). */
+function nearDup(args) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [cli, ...args, '--url', client.url], { cwd: work, stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    child.stdout.on('data', (b) => (out += b));
+    child.on('close', (code) => (code === 0 ? resolve(JSON.parse(out.trim().split('\n').pop())) : reject(new Error(`near-dup ${args[0]} exited with ${code}`))));
+  });
+}
+
+// ---------------------------------------------------------------- the run
+
+const docs = await replicatedDocs(maxDocs, maxChars);
+const updates = path.join(work, 'updates.ndjson');
+await client.deleteIndex(index, { ignoreMissing: true });
+await client.createIndex(index, { settings: { number_of_shards: 1, number_of_replicas: 0, refresh_interval: '30s' } });
+const rows = [];
+let loaded = 0;
+for (const size of sizes) {
+  let t0 = performance.now();
+  await grow(docs, loaded, size);
+  await client.refresh(index);
+  const loadSeconds = (performance.now() - t0) / 1000;
+  t0 = performance.now();
+  await writeUpdates(docs, loaded, size, updates);
+  const signSeconds = (performance.now() - t0) / 1000;
+  loaded = size;
+  await forceMerge();
+  const plainBytes = await indexBytes();
+  console.log(`${size} documents: loaded in ${loadSeconds.toFixed(1)} s, their updates signed in ${signSeconds.toFixed(1)} s, index ${(plainBytes / 1e6).toFixed(0)} MB`);
+
+  const engine = await measured(() => engineAlone(updates, size));
+  console.log(`  (b) engine alone: ${engine.seconds.toFixed(1)} s, ${(size / engine.seconds).toFixed(0)} docs/s, engine CPU ${engine.engineCpu.toFixed(0)} s, heap peak ${engine.engineHeapMb.toFixed(0)} MB`);
+  await forceMerge();
+
+  const annotate = await measured(async () => ({ summary: await nearDup(['annotate', '--index', index, '--field', 'text', '--force', '--checkpoint', path.join(work, 'cp.json')]) }));
+  if (!annotate.summary.complete || annotate.summary.annotated !== size) throw new Error(`annotate did not annotate every document: ${JSON.stringify(annotate.summary)}`);
+  console.log(`  (a) annotate:     ${annotate.seconds.toFixed(1)} s, ${(size / annotate.seconds).toFixed(0)} docs/s, ratio ${(engine.seconds / annotate.seconds).toFixed(2)}, RSS ${annotate.summary.peakMemoryMb} MB, client CPU ${annotate.summary.timing.cpuSeconds.toFixed(0)} s, engine CPU ${annotate.engineCpu.toFixed(0)} s, heap peak ${annotate.engineHeapMb.toFixed(0)} MB`);
+  await forceMerge();
+  const annotatedBytes = await indexBytes();
+
+  const dedup = await measured(async () => ({ summary: await nearDup(['dedup', '--index', index, '--full']) }));
+  const d = dedup.summary;
+  if (!d.complete) throw new Error(`dedup did not complete: ${JSON.stringify(d)}`);
+  const t = d.timing;
+  console.log(
+    `  (c) dedup:        ${dedup.seconds.toFixed(1)} s (find ${t.findSeconds.toFixed(0)}, cluster ${t.clusterSeconds.toFixed(0)}, write ${t.writeSeconds.toFixed(0)}), RSS ${d.peakMemoryMb} MB, client CPU ${t.cpuSeconds.toFixed(0)} s, engine wait ${t.engineWaitSeconds.toFixed(0)} s, engine CPU ${dedup.engineCpu.toFixed(0)} s, heap peak ${dedup.engineHeapMb.toFixed(0)} MB; ${d.clusters} clusters, ${d.duplicates} duplicates, ${d.verifiedPairs} of ${d.candidatePairs} pairs passed`,
+  );
+  rows.push({ size, engine, annotate, dedup, plainBytes, annotatedBytes });
+}
+
+const f0 = (n) => (Number.isNaN(n) ? 'n/a' : n.toFixed(0));
+console.log(`\n| documents | (b) engine alone docs/s | (a) annotate docs/s | ratio (a)/(b) | annotate RSS | annotate client CPU / engine CPU | dedup wall (find + cluster + write) | dedup RSS | dedup client CPU / engine wait / engine CPU | engine heap peak | index without / with near-dup fields | near-dup bytes per doc |`);
+console.log('| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |');
+for (const { size, engine, annotate, dedup, plainBytes, annotatedBytes } of rows) {
+  const t = dedup.summary.timing;
+  console.log(
+    `| ${size.toLocaleString('en')} | ${f0(size / engine.seconds)} | ${f0(size / annotate.seconds)} | **${(engine.seconds / annotate.seconds).toFixed(2)}** | ${annotate.summary.peakMemoryMb} MB | ${f0(annotate.summary.timing.cpuSeconds)} s / ${f0(annotate.engineCpu)} s | **${dedup.seconds.toFixed(0)} s** (${f0(t.findSeconds)} + ${f0(t.clusterSeconds)} + ${f0(t.writeSeconds)}) | ${dedup.summary.peakMemoryMb} MB | ${f0(t.cpuSeconds)} s / ${f0(t.engineWaitSeconds)} s / ${f0(dedup.engineCpu)} s | ${f0(Math.max(engine.engineHeapMb, annotate.engineHeapMb, dedup.engineHeapMb))} MB | ${f0(plainBytes / 1e6)} / ${f0(annotatedBytes / 1e6)} MB | ${f0((annotatedBytes - plainBytes) / size)} |`,
+  );
+}
+await client.deleteIndex(index, { ignoreMissing: true });
+await client.close();
+rmSync(work, { recursive: true, force: true });
