@@ -1,12 +1,13 @@
 // bench:scale — annotate and dedup as the index grows: 100,000, 300,000 and 1,000,000 documents.
 //   npm run bench:scale [-- --docs 1000000 --sizes 100000,300000,1000000 --max-chars 2000]
-// The index is the replicated corpus of the other benchmarks (replicated.mjs), grown size by size (the
-// documents of a smaller size are the first of the larger one). At each size, on the whole index:
+// The index is the replicated corpus of the other benchmarks (replicated.mjs): at each size, its first N
+// documents, loaded afresh (near-dup fields mapped, no signatures) and force-merged before each of
 //   (b) the engine alone: the bulk partial updates annotate sends (same fields, bulk size, 2 in flight),
 //       with the signatures computed beforehand (kept in a file, so that a million fit);
-//   (a) `near-dup annotate --force` (a child process, as a user runs it), over the same documents;
+//   (a) `near-dup annotate` (a child process, as a user runs it), over the same documents;
+// and then, on the index (a) annotated, force-merged,
 //   (c) `near-dup dedup --full` (a child process, writing its clusters back);
-// each from a force-merged index, with wall time, documents per second, the child's peak RSS and CPU, the
+// each with wall time, documents per second, the child's peak RSS and CPU, the
 // engine's CPU (from /proc, when scripts/engine runs it) and peak heap (polled), and the index size
 // before and after the near-dup fields. One table at the end, for BENCHMARKS.md.
 import { execFileSync, spawn } from 'node:child_process';
@@ -83,11 +84,18 @@ async function forceMerge() {
 
 // ---------------------------------------------------------------- the index and the updates
 
-/** Adds documents [from, to) of the replicated corpus to the index, 2 bulk requests in flight. */
-async function grow(docs, from, to) {
+/**
+ * A fresh index of the first `count` documents of the replicated corpus, the near-dup fields mapped, 2
+ * bulk requests in flight, force-merged: every measured run starts from the same state. Seconds it took.
+ */
+async function load(docs, count) {
+  await client.deleteIndex(index, { ignoreMissing: true });
+  await client.createIndex(index, { settings: { number_of_shards: 1, number_of_replicas: 0, refresh_interval: '30s' } });
+  await nearDupOutput(['init', '--index', index]); // mapped before (b) writes them, as annotate would
+  const t0 = performance.now();
   const queue = new PQueue({ concurrency: 2 });
-  for (let i = from; i < to; i += 1000) {
-    const body = docs.slice(i, Math.min(i + 1000, to)).flatMap((d) => [JSON.stringify({ index: { _index: index, _id: d.id } }), JSON.stringify(d)]).join('\n') + '\n';
+  for (let i = 0; i < count; i += 1000) {
+    const body = docs.slice(i, Math.min(i + 1000, count)).flatMap((d) => [JSON.stringify({ index: { _index: index, _id: d.id } }), JSON.stringify(d)]).join('\n') + '\n';
     await queue.onSizeLessThan(2);
     queue.add(async () => {
       const r = await client.bulkNdjson(body);
@@ -95,6 +103,10 @@ async function grow(docs, from, to) {
     });
   }
   await queue.onIdle();
+  await client.request('PUT', `/${index}/_settings`, { index: { refresh_interval: '1s' } });
+  const seconds = (performance.now() - t0) / 1000;
+  await forceMerge();
+  return seconds;
 }
 
 /** The partial updates of documents [from, to), one line pair per document, appended to the updates file. */
@@ -135,42 +147,39 @@ async function engineAlone(file, count) {
   return { docs: count };
 }
 
-/** near-dup as a child process; its JSON summary (last line of stdout). */
-function nearDup(args) {
+/** near-dup as a child process; its standard output. */
+function nearDupOutput(args) {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [cli, ...args, '--url', client.url], { cwd: work, stdio: ['ignore', 'pipe', 'inherit'] });
     let out = '';
     child.stdout.on('data', (b) => (out += b));
-    child.on('close', (code) => (code === 0 ? resolve(JSON.parse(out.trim().split('\n').pop())) : reject(new Error(`near-dup ${args[0]} exited with ${code}`))));
+    child.on('close', (code) => (code === 0 ? resolve(out) : reject(new Error(`near-dup ${args[0]} exited with ${code}`))));
   });
 }
+
+/** A near-dup job as a child process; its JSON summary (the last line of its output). */
+const nearDup = async (args) => JSON.parse((await nearDupOutput(args)).trim().split('\n').pop());
 
 // ---------------------------------------------------------------- the run
 
 const docs = await replicatedDocs(maxDocs, maxChars);
 const updates = path.join(work, 'updates.ndjson');
-await client.deleteIndex(index, { ignoreMissing: true });
-await client.createIndex(index, { settings: { number_of_shards: 1, number_of_replicas: 0, refresh_interval: '30s' } });
 const rows = [];
-let loaded = 0;
+let signed = 0;
 for (const size of sizes) {
   let t0 = performance.now();
-  await grow(docs, loaded, size);
-  await client.refresh(index);
-  const loadSeconds = (performance.now() - t0) / 1000;
-  t0 = performance.now();
-  await writeUpdates(docs, loaded, size, updates);
+  await writeUpdates(docs, signed, size, updates);
+  signed = size;
   const signSeconds = (performance.now() - t0) / 1000;
-  loaded = size;
-  await forceMerge();
+  const loadSeconds = await load(docs, size);
   const plainBytes = await indexBytes();
-  console.log(`${size} documents: loaded in ${loadSeconds.toFixed(1)} s, their updates signed in ${signSeconds.toFixed(1)} s, index ${(plainBytes / 1e6).toFixed(0)} MB`);
+  console.log(`${size} documents: loaded in ${loadSeconds.toFixed(1)} s, their updates signed beforehand in ${signSeconds.toFixed(1)} s, index ${(plainBytes / 1e6).toFixed(0)} MB`);
 
   const engine = await measured(() => engineAlone(updates, size));
   console.log(`  (b) engine alone: ${engine.seconds.toFixed(1)} s, ${(size / engine.seconds).toFixed(0)} docs/s, engine CPU ${engine.engineCpu.toFixed(0)} s, heap peak ${engine.engineHeapMb.toFixed(0)} MB`);
-  await forceMerge();
 
-  const annotate = await measured(async () => ({ summary: await nearDup(['annotate', '--index', index, '--field', 'text', '--force', '--checkpoint', path.join(work, 'cp.json')]) }));
+  await load(docs, size);
+  const annotate = await measured(async () => ({ summary: await nearDup(['annotate', '--index', index, '--field', 'text', '--checkpoint', path.join(work, `cp-${size}.json`)]) }));
   if (!annotate.summary.complete || annotate.summary.annotated !== size) throw new Error(`annotate did not annotate every document: ${JSON.stringify(annotate.summary)}`);
   console.log(`  (a) annotate:     ${annotate.seconds.toFixed(1)} s, ${(size / annotate.seconds).toFixed(0)} docs/s, ratio ${(engine.seconds / annotate.seconds).toFixed(2)}, RSS ${annotate.summary.peakMemoryMb} MB, client CPU ${annotate.summary.timing.cpuSeconds.toFixed(0)} s, engine CPU ${annotate.engineCpu.toFixed(0)} s, heap peak ${annotate.engineHeapMb.toFixed(0)} MB`);
   await forceMerge();

@@ -7,9 +7,7 @@
 import { mkdtempSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { isDeepStrictEqual } from 'node:util';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
-import { nearDupFields } from '../../src/annotation.js';
 import { connectionArgsFrom } from '../../src/cli/connection-options.js';
 import { connect, type EngineClient } from '../../src/engine/client.js';
 import { annotateIndex } from '../../src/jobs/annotate.js';
@@ -17,7 +15,7 @@ import { dedupIndex } from '../../src/jobs/dedup.js';
 import { findSimilar } from '../../src/jobs/similar.js';
 import { createSigner } from '../../src/signature.js';
 import { fixtureSample } from '../support/corpus.js';
-import { indexDocuments, runCli, sourcesById } from '../support/documents.js';
+import { expectCleanIndex, expectedSignatures, indexDocuments, runCli, sourcesById } from '../support/documents.js';
 import { testEngines, uniqueName } from './harness.js';
 
 // @ts-expect-error: plain JavaScript module without type declarations
@@ -27,20 +25,13 @@ const cluster = inject('cluster');
 const inCi = ['true', '1'].includes((process.env.CI ?? '').toLowerCase());
 const docs = fixtureSample(30);
 const signer = createSigner();
-const expected = new Map(docs.map((d) => [d.id, withoutTime(nearDupFields(signer(d.text), signer.settings) as never)]));
+const expected = expectedSignatures(signer, docs);
 const tmp = mkdtempSync(path.join(os.tmpdir(), 'near-dup-cluster-'));
 const SHARDS = { number_of_shards: 3, number_of_replicas: 1 };
 
 function withoutTime(fields: Record<string, unknown> | undefined): Record<string, unknown> | undefined {
   if (!fields) return fields;
   const { annotated_at: _t, ...rest } = fields;
-  return rest;
-}
-
-/** The signature fields only (no cluster fields). */
-function signatureOf(fields: Record<string, unknown> | undefined): Record<string, unknown> | undefined {
-  if (!fields) return fields;
-  const { cluster_id: _c, duplicate_of: _d, is_canonical: _i, cluster_size: _s, max_similarity: _m, ...rest } = withoutTime(fields)!;
   return rest;
 }
 
@@ -86,18 +77,7 @@ if (!cluster) {
       return client.count(name, { exists: { field: 'near_dup.params' } }).catch(() => 0);
     };
 
-    /** Every document holds its own user fields and the signature of an uninterrupted run. */
-    const expectCleanIndex = async (name: string) => {
-      const stored = await sourcesById(client, name);
-      expect(stored.size).toBe(docs.length);
-      const wrong: string[] = [];
-      for (const doc of docs) {
-        const { near_dup, ...rest } = stored.get(doc.id) ?? {};
-        expect(JSON.stringify(rest), `user fields of ${doc.id}`).toBe(JSON.stringify(doc));
-        if (!isDeepStrictEqual(signatureOf(near_dup), expected.get(doc.id))) wrong.push(doc.id);
-      }
-      expect(wrong, 'documents without the signature of an uninterrupted run').toEqual([]);
-    };
+    const expectClean = (name: string) => expectCleanIndex(client, name, docs, expected);
 
     /** A job's last JSON line; a job that failed must have said why in one line, then --resume finishes it. */
     const finish = async (run: { code: number | null; stdout: string; stderr: string }, args: string[], cwd: string) => {
@@ -184,7 +164,7 @@ if (!cluster) {
       signal(victim(), 'SIGKILL');
       const { summary } = await finish(await first.done, args, cwd);
       expect(summary).toMatchObject({ complete: true, missing: 0, failed: 0 });
-      await expectCleanIndex(name);
+      await expectClean(name);
     }, 240_000);
 
     it('dedup with a node killed (SIGKILL) midway completes, or says so and finishes on --resume, with the clusters of an uninterrupted run', async () => {
@@ -212,7 +192,7 @@ if (!cluster) {
       expect(summary.top).toEqual(clean.top);
       await client.refresh(name);
       expect(await client.count(name, { exists: { field: 'near_dup.cluster_id' } })).toBe(clean.clusters + clean.duplicates);
-      await expectCleanIndex(name);
+      await expectClean(name);
     }, 240_000);
 
     it('a node that stops answering for 30 s (SIGSTOP, then SIGCONT) in the middle of a bulk write: annotate completes with the fields of an uninterrupted run', async () => {
@@ -228,7 +208,7 @@ if (!cluster) {
       signal(node, 'SIGCONT');
       const { summary } = await finish(await first.done, args, cwd);
       expect(summary).toMatchObject({ complete: true, missing: 0, failed: 0, seen: expect.any(Number) });
-      await expectCleanIndex(name);
+      await expectClean(name);
     }, 240_000);
 
     it('--slices 3 as three processes at once, each on another node, gives the index of one process', async () => {
@@ -245,7 +225,7 @@ if (!cluster) {
       for (const s of summaries) expect(s).toMatchObject({ complete: true, failed: 0, conflicts: 0 });
       expect(summaries.reduce((n, s) => n + s.seen, 0)).toBe(docs.length);
       expect(summaries.every((s) => s.seen > 0)).toBe(true);
-      await expectCleanIndex(name);
+      await expectClean(name);
     }, 240_000);
   });
 }

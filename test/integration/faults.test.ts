@@ -5,48 +5,29 @@ import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Readable } from 'node:stream';
-import { isDeepStrictEqual } from 'node:util';
 import { afterEach, beforeAll, beforeEach, expect, it } from 'vitest';
-import { nearDupFields } from '../../src/annotation.js';
 import { connect, type EngineClient } from '../../src/engine/client.js';
 import { annotateIndex } from '../../src/jobs/annotate.js';
 import { dedupIndex } from '../../src/jobs/dedup.js';
 import { ingestStream } from '../../src/jobs/ingest.js';
 import { createSigner } from '../../src/signature.js';
 import { fixtureSample } from '../support/corpus.js';
-import { indexDocuments, runCli, sourcesById } from '../support/documents.js';
+import { expectCleanIndex, expectedSignatures, indexDocuments, runCli, signatureFields, sourcesById } from '../support/documents.js';
 import { type Fault, FaultProxy, type ProxiedRequest } from '../support/fault-proxy.js';
 import { forEachEngine } from './harness.js';
 
 const docs = fixtureSample(30);
 const signer = createSigner();
-const expected = new Map(docs.map((d) => [d.id, withoutTime(nearDupFields(signer(d.text), signer.settings) as never)]));
+const expected = expectedSignatures(signer, docs);
 const tmp = mkdtempSync(path.join(os.tmpdir(), 'near-dup-faults-'));
 /** Short, so that a held answer times out quickly. */
 const TIMEOUT_MS = 1500;
-
-function withoutTime(fields: Record<string, unknown> | undefined): Record<string, unknown> | undefined {
-  if (!fields) return fields;
-  const { annotated_at: _t, cluster_id: _c, duplicate_of: _d, is_canonical: _i, cluster_size: _s, max_similarity: _m, ...rest } = fields;
-  return rest;
-}
 
 async function indexDocs(client: EngineClient, index: string): Promise<void> {
   await indexDocuments(client, index, docs);
 }
 
-/** Every document holds exactly its own fields and the signature a clean run writes. */
-async function expectCleanIndex(client: EngineClient, index: string): Promise<void> {
-  const stored = await sourcesById(client, index);
-  expect(stored.size).toBe(docs.length);
-  const wrong: string[] = [];
-  for (const doc of docs) {
-    const { near_dup, ...rest } = stored.get(doc.id) ?? {};
-    expect(JSON.stringify(rest), `user fields of ${doc.id}`).toBe(JSON.stringify(doc));
-    if (!isDeepStrictEqual(withoutTime(near_dup), expected.get(doc.id))) wrong.push(doc.id);
-  }
-  expect(wrong, 'documents without the signature of a clean run').toEqual([]);
-}
+const expectClean = (client: EngineClient, index: string) => expectCleanIndex(client, index, docs, expected);
 
 /** A fault plan: the nth request of a kind gets a fault; `every` injects it again every so many requests. */
 function plan(rules: Array<{ kind: ProxiedRequest['kind']; nth?: number; every?: number; fault: Fault }>) {
@@ -106,7 +87,7 @@ forEachEngine('jobs on a faulty network', (ctx) => {
     const summary = await annotate(index);
     expect(proxy.injected.dropped + proxy.injected.stalled).toBeGreaterThanOrEqual(2);
     expect(summary).toMatchObject({ complete: true, failed: 0, annotated: docs.length, seen: docs.length, missing: 0 });
-    await expectCleanIndex(ctx.client, index);
+    await expectClean(ctx.client, index);
   });
 
   it('annotate: 429 and 503 answers and dropped bulk answers still give the index of a clean run, with retries counted by cause', async () => {
@@ -127,7 +108,7 @@ forEachEngine('jobs on a faulty network', (ctx) => {
     expect(summary.retries.status429).toBeGreaterThan(0);
     expect(summary.retries.status5xx).toBeGreaterThan(0);
     expect(summary.retries.connection + summary.retries.timeout).toBeGreaterThan(0);
-    await expectCleanIndex(ctx.client, index);
+    await expectClean(ctx.client, index);
   });
 
   it('annotate with slices: each slice checks with the engine what it left, and together they give a clean index', async () => {
@@ -142,7 +123,7 @@ forEachEngine('jobs on a faulty network', (ctx) => {
     expect(proxy.injected.dropped).toBeGreaterThan(2);
     expect([a.complete, b.complete, a.missing, b.missing]).toEqual([true, true, 0, 0]);
     expect(a.annotated + b.annotated).toBe(docs.length);
-    await expectCleanIndex(ctx.client, index);
+    await expectClean(ctx.client, index);
   });
 
   it('annotate that cannot write says what is missing and is not complete', async () => {
@@ -182,7 +163,7 @@ forEachEngine('jobs on a faulty network', (ctx) => {
     expect(resumed.code, resumed.stderr).toBe(0);
     const summary = JSON.parse(resumed.stdout.trim().split('\n').pop()!);
     expect(summary).toMatchObject({ complete: true, missing: 0, failed: 0, conflicts: 0, seen: docs.length - before, annotated: docs.length - before });
-    await expectCleanIndex(ctx.client, index);
+    await expectClean(ctx.client, index);
   });
 
   it('dedup: scans and write-back through faults give the clusters of a clean run', async () => {
@@ -271,6 +252,6 @@ forEachEngine('jobs on a faulty network', (ctx) => {
     expect(stored.size).toBe(docs.length);
     const byRef = new Map([...stored.values()].map((s) => [(s.id ?? s.ref) as string, s]));
     expect(byRef.size).toBe(docs.length);
-    for (const doc of docs) expect(withoutTime(byRef.get(doc.id)?.near_dup), doc.id).toEqual(expected.get(doc.id));
+    for (const doc of docs) expect(signatureFields(byRef.get(doc.id)?.near_dup), doc.id).toEqual(expected.get(doc.id));
   });
 });

@@ -2,8 +2,11 @@
 // integration tests share.
 import { spawn } from 'node:child_process';
 import path from 'node:path';
+import { isDeepStrictEqual } from 'node:util';
 import { expect } from 'vitest';
+import { nearDupFields } from '../../src/annotation.js';
 import type { EngineClient } from '../../src/engine/client.js';
+import type { Signer } from '../../src/signature.js';
 
 export const CLI = path.resolve(__dirname, '../../dist/cli/main.js');
 
@@ -31,4 +34,34 @@ export function runCli(args: string[], options: { cwd?: string; env?: NodeJS.Pro
     child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr })),
   );
   return { child, done };
+}
+
+/** The signature fields of a document's near-dup object: without the time of annotation and the cluster fields. */
+export function signatureFields(fields: Record<string, unknown> | undefined): Record<string, unknown> | undefined {
+  if (!fields) return fields;
+  const { annotated_at: _t, cluster_id: _c, duplicate_of: _d, is_canonical: _i, cluster_size: _s, max_similarity: _m, ...rest } = fields;
+  return rest;
+}
+
+/** The signature fields an uninterrupted annotate writes for each document, by id. */
+export function expectedSignatures(signer: Signer, docs: ReadonlyArray<{ id: string; text: string }>): Map<string, Record<string, unknown> | undefined> {
+  return new Map(docs.map((d) => [d.id, signatureFields(nearDupFields(signer(d.text), signer.settings) as never)]));
+}
+
+/** The index holds every document with exactly its own user fields and the signature of an uninterrupted run. */
+export async function expectCleanIndex(
+  client: EngineClient,
+  index: string,
+  docs: ReadonlyArray<{ id: string }>,
+  expected: Map<string, Record<string, unknown> | undefined>,
+): Promise<void> {
+  const stored = await sourcesById(client, index);
+  expect(stored.size).toBe(docs.length);
+  const wrong: string[] = [];
+  for (const doc of docs) {
+    const { near_dup, ...rest } = stored.get(doc.id) ?? {};
+    expect(JSON.stringify(rest), `user fields of ${doc.id}`).toBe(JSON.stringify(doc));
+    if (!isDeepStrictEqual(signatureFields(near_dup), expected.get(doc.id))) wrong.push(doc.id);
+  }
+  expect(wrong, 'documents without the signature of an uninterrupted run').toEqual([]);
 }
