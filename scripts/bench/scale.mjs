@@ -167,7 +167,7 @@ const updates = path.join(work, 'updates.ndjson');
 const rows = [];
 let signed = 0;
 for (const size of sizes) {
-  let t0 = performance.now();
+  const t0 = performance.now();
   await writeUpdates(docs, signed, size, updates);
   signed = size;
   const signSeconds = (performance.now() - t0) / 1000;
