@@ -1,5 +1,5 @@
 // bench:scale — annotate and dedup as the index grows: 100,000, 300,000 and 1,000,000 documents.
-//   npm run bench:scale [-- --docs 1000000 --sizes 100000,300000,1000000 --max-chars 2000]
+//   npm run bench:scale [-- --docs 1000000 --sizes 100000,300000,1000000 --max-chars 2000 --dedup-timeout SECONDS]
 // The index is the replicated corpus of the other benchmarks (replicated.mjs): at each size, its first N
 // documents, loaded afresh (near-dup fields mapped, no signatures) and force-merged before each of
 //   (b) the engine alone: the bulk partial updates annotate sends (same fields, bulk size, 2 in flight),
@@ -30,6 +30,8 @@ const maxChars = numberArg('max-chars', 2000);
 const sizesArg = process.argv.includes('--sizes') ? process.argv[process.argv.indexOf('--sizes') + 1] : '100000,300000,1000000';
 const sizes = sizesArg.split(',').map(Number).filter((n) => n <= maxDocs);
 if (!sizes.includes(maxDocs)) sizes.push(maxDocs);
+/** A dedup still running after this many seconds is stopped, and the table says how far it got. */
+const dedupTimeoutS = numberArg('dedup-timeout', Number.POSITIVE_INFINITY);
 const index = 'near-dup-bench-scale';
 const work = mkdtempSync(path.join(os.tmpdir(), 'near-dup-bench-scale-'));
 
@@ -147,18 +149,32 @@ async function engineAlone(file, count) {
   return { docs: count };
 }
 
-/** near-dup as a child process; its standard output. */
-function nearDupOutput(args) {
+/**
+ * near-dup as a child process: { out: its standard output, stopped }. With `timeoutS`, a run still going
+ * then is stopped (SIGTERM), with `stopped: true`.
+ */
+function nearDupOutput(args, timeoutS = Number.POSITIVE_INFINITY) {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [cli, ...args, '--url', client.url], { cwd: work, stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(process.execPath, [cli, ...args, '--url', client.url], { cwd: work, stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
+    let stopped = false;
     child.stdout.on('data', (b) => (out += b));
-    child.on('close', (code) => (code === 0 ? resolve(out) : reject(new Error(`near-dup ${args[0]} exited with ${code}`))));
+    child.stderr.on('data', (b) => process.stderr.write(b));
+    const stop = () => {
+      stopped = true;
+      child.kill('SIGTERM');
+    };
+    const timer = Number.isFinite(timeoutS) ? setTimeout(stop, timeoutS * 1000) : undefined;
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      if (stopped || code === 0) resolve({ out, stopped });
+      else reject(new Error(`near-dup ${args[0]} exited with ${code}`));
+    });
   });
 }
 
 /** A near-dup job as a child process; its JSON summary (the last line of its output). */
-const nearDup = async (args) => JSON.parse((await nearDupOutput(args)).trim().split('\n').pop());
+const nearDup = async (args) => JSON.parse((await nearDupOutput(args)).out.trim().split('\n').pop());
 
 // ---------------------------------------------------------------- the run
 
@@ -185,7 +201,14 @@ for (const size of sizes) {
   await forceMerge();
   const annotatedBytes = await indexBytes();
 
-  const dedup = await measured(async () => ({ summary: await nearDup(['dedup', '--index', index, '--full']) }));
+  const dedupOut = await measured(() => nearDupOutput(['dedup', '--index', index, '--full'], dedupTimeoutS));
+  if (dedupOut.stopped) {
+    // Stopped at --dedup-timeout: how far it got, from its last progress line (stderr).
+    console.log(`  (c) dedup:        stopped after ${dedupOut.seconds.toFixed(0)} s (--dedup-timeout), engine CPU ${dedupOut.engineCpu.toFixed(0)} s, heap peak ${dedupOut.engineHeapMb.toFixed(0)} MB; progress above`);
+    rows.push({ size, engine, annotate, plainBytes, annotatedBytes, dedupStopped: dedupOut.seconds });
+    continue;
+  }
+  const dedup = { ...dedupOut, summary: JSON.parse(dedupOut.out.trim().split('\n').pop()) };
   const d = dedup.summary;
   if (!d.complete) throw new Error(`dedup did not complete: ${JSON.stringify(d)}`);
   const t = d.timing;
@@ -198,7 +221,11 @@ for (const size of sizes) {
 const f0 = (n) => (Number.isNaN(n) ? 'n/a' : n.toFixed(0));
 console.log(`\n| documents | (b) engine alone docs/s | (a) annotate docs/s | ratio (a)/(b) | annotate RSS | annotate client CPU / engine CPU | dedup wall (find + cluster + write) | dedup RSS | dedup client CPU / engine wait / engine CPU | engine heap peak | index without / with near-dup fields | near-dup bytes per doc |`);
 console.log('| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |');
-for (const { size, engine, annotate, dedup, plainBytes, annotatedBytes } of rows) {
+for (const { size, engine, annotate, dedup, plainBytes, annotatedBytes, dedupStopped } of rows) {
+  if (dedupStopped) {
+    console.log(`| ${size.toLocaleString('en')} | ${f0(size / engine.seconds)} | ${f0(size / annotate.seconds)} | **${(engine.seconds / annotate.seconds).toFixed(2)}** | ${annotate.summary.peakMemoryMb} MB | ${f0(annotate.summary.timing.cpuSeconds)} s / ${f0(annotate.engineCpu)} s | stopped after ${f0(dedupStopped)} s | | | | ${f0(plainBytes / 1e6)} / ${f0(annotatedBytes / 1e6)} MB | ${f0((annotatedBytes - plainBytes) / size)} |`);
+    continue;
+  }
   const t = dedup.summary.timing;
   console.log(
     `| ${size.toLocaleString('en')} | ${f0(size / engine.seconds)} | ${f0(size / annotate.seconds)} | **${(engine.seconds / annotate.seconds).toFixed(2)}** | ${annotate.summary.peakMemoryMb} MB | ${f0(annotate.summary.timing.cpuSeconds)} s / ${f0(annotate.engineCpu)} s | **${dedup.seconds.toFixed(0)} s** (${f0(t.findSeconds)} + ${f0(t.clusterSeconds)} + ${f0(t.writeSeconds)}) | ${dedup.summary.peakMemoryMb} MB | ${f0(t.cpuSeconds)} s / ${f0(t.engineWaitSeconds)} s / ${f0(dedup.engineCpu)} s | ${f0(Math.max(engine.engineHeapMb, annotate.engineHeapMb, dedup.engineHeapMb))} MB | ${f0(plainBytes / 1e6)} / ${f0(annotatedBytes / 1e6)} MB | ${f0((annotatedBytes - plainBytes) / size)} |`,
