@@ -36,10 +36,14 @@ export async function replicatedDocs(target, maxChars) {
   return docs;
 }
 
-/** A fresh index holding `docs`, bulk-loaded with 2 requests in flight. Returns the seconds it took. */
-export async function loadIndex(client, index, docs) {
+/**
+ * A fresh index holding `docs`, bulk-loaded with 2 requests in flight (after `prepare`, e.g. a mapping, when
+ * given). Returns the seconds the loading took.
+ */
+export async function loadIndex(client, index, docs, { prepare } = {}) {
   await client.deleteIndex(index, { ignoreMissing: true });
   await client.createIndex(index, { settings: { number_of_shards: 1, number_of_replicas: 0, refresh_interval: '30s' } });
+  await prepare?.();
   const t0 = performance.now();
   const queue = new PQueue({ concurrency: 2 });
   for (let i = 0; i < docs.length; i += 1000) {

@@ -21,7 +21,7 @@ import { nearDupFields } from '../../dist/annotation.js';
 import { connect } from '../../dist/engine/client.js';
 import { createSigner } from '../../dist/signature.js';
 import { enginePids } from '../engine/engines.mjs';
-import { benchUrl, numberArg, replicatedDocs } from './replicated.mjs';
+import { benchUrl, loadIndex, numberArg, replicatedDocs } from './replicated.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const cli = path.join(here, '../../dist/cli/main.js');
@@ -87,29 +87,10 @@ async function forceMerge() {
 // ---------------------------------------------------------------- the index and the updates
 
 /**
- * A fresh index of the first `count` documents of the replicated corpus, the near-dup fields mapped, 2
- * bulk requests in flight, force-merged: every measured run starts from the same state. Seconds it took.
+ * A fresh index of the first `count` documents of the replicated corpus, the near-dup fields mapped first
+ * (as annotate would, before (b) writes them), force-merged: every measured run starts from the same state.
  */
-async function load(docs, count) {
-  await client.deleteIndex(index, { ignoreMissing: true });
-  await client.createIndex(index, { settings: { number_of_shards: 1, number_of_replicas: 0, refresh_interval: '30s' } });
-  await nearDupOutput(['init', '--index', index]); // mapped before (b) writes them, as annotate would
-  const t0 = performance.now();
-  const queue = new PQueue({ concurrency: 2 });
-  for (let i = 0; i < count; i += 1000) {
-    const body = docs.slice(i, Math.min(i + 1000, count)).flatMap((d) => [JSON.stringify({ index: { _index: index, _id: d.id } }), JSON.stringify(d)]).join('\n') + '\n';
-    await queue.onSizeLessThan(2);
-    queue.add(async () => {
-      const r = await client.bulkNdjson(body);
-      if (r.errors) throw new Error('indexing failed');
-    });
-  }
-  await queue.onIdle();
-  await client.request('PUT', `/${index}/_settings`, { index: { refresh_interval: '1s' } });
-  const seconds = (performance.now() - t0) / 1000;
-  await forceMerge();
-  return seconds;
-}
+const load = (docs, count) => loadIndex(client, index, docs.slice(0, count), { prepare: () => nearDupOutput(['init', '--index', index]) });
 
 /** The partial updates of documents [from, to), one line pair per document, appended to the updates file. */
 async function writeUpdates(docs, from, to, file) {
