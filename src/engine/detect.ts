@@ -124,16 +124,16 @@ function responseError(answer: RawAnswer, path: string, url: string): EngineResp
  * node's) / EngineResponseError, or UserError for a non-engine.
  */
 export async function detectEngine(connection: ResolvedConnection): Promise<EngineInfo> {
-  const nodes = connection.nodes;
-  for (const [i, node] of nodes.entries()) {
+  const ask = async (node: string) => ({ ...(await detectNode({ ...connection, url: node, nodes: [node] })), url: connection.url });
+  const last = connection.nodes[connection.nodes.length - 1];
+  for (const node of connection.nodes.slice(0, -1)) {
     try {
-      const info = await detectNode({ ...connection, url: node, nodes: [node] });
-      return { ...info, url: connection.url };
+      return await ask(node);
     } catch (err) {
-      if (!(err instanceof EngineConnectionError) || i === nodes.length - 1) throw err;
+      if (!(err instanceof EngineConnectionError)) throw err;
     }
   }
-  throw new UserError('--url names no node');
+  return ask(last);
 }
 
 async function detectNode(connection: ResolvedConnection): Promise<EngineInfo> {

@@ -6,7 +6,7 @@
 // run has not written, and at the end the engine is asked how many documents of the job still have no
 // signature of these parameters. Those are done in a sweep; what cannot be done is listed, and the job
 // is not complete.
-import { cpuSecondsSince, peakMemoryMb } from './usage.js';
+import { peakMemoryMb, UsageMeter } from './usage.js';
 import { DEFAULT_MAX_CHARS, underPrefix } from '../annotation.js';
 import type { EngineClient, IndexMappings } from '../engine/client.js';
 import type { RetrySnapshot } from '../engine/retry.js';
@@ -174,9 +174,8 @@ async function openCheckpoint(options: AnnotateOptions): Promise<{ file: string;
 /** One annotate job: its counts, its writer and signing pool, and the queries for what is left. */
 class AnnotateRun {
   private readonly started = performance.now();
-  private readonly cpuAtStart = process.cpuUsage();
   private readonly retriesAtStart;
-  private readonly waitedAtStart: number;
+  private readonly usage: UsageMeter;
   private readonly params: string;
   private readonly dryRun: boolean;
   private readonly counts: AnnotateCounts = { seen: 0, annotated: 0, unchanged: 0, failed: 0, empty: 0, cut: 0, conflicts: 0 };
@@ -211,7 +210,7 @@ class AnnotateRun {
     private readonly saved: { file: string; checkpoint: Checkpoint },
   ) {
     this.retriesAtStart = client.retries.snapshot();
-    this.waitedAtStart = client.waits.seconds;
+    this.usage = new UsageMeter(client);
     this.params = resolveSignerSettings(options.signer).params;
     this.dryRun = options.dryRun ?? false;
     this.previous = options.resume ? { ...saved.checkpoint.counts } : {};
@@ -486,7 +485,7 @@ class AnnotateRun {
       checkpoint: this.dryRun ? undefined : this.saved.file,
       errorsFile: this.errors.count > 0 ? this.errors.file : undefined,
       peakMemoryMb: peakMemoryMb(),
-      timing: { cpuSeconds: cpuSecondsSince(this.cpuAtStart), engineWaitSeconds: this.client.waits.seconds - this.waitedAtStart },
+      timing: this.usage.read(),
       sample: this.dryRun ? this.sample : undefined,
     };
   }

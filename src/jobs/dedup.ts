@@ -9,7 +9,7 @@
 //     cluster_id, duplicate_of, is_canonical, cluster_size and max_similarity are written back with bulk
 //     partial updates; documents that were in a cluster before and are not any more are cleared
 //     (dedup/write-back.ts). The engine is asked whether every field landed.
-import { cpuSecondsSince, peakMemoryMb } from './usage.js';
+import { peakMemoryMb, UsageMeter } from './usage.js';
 import { createWriteStream, type WriteStream } from 'node:fs';
 import { DEFAULT_PREFIX } from '../annotation.js';
 import type { EngineClient } from '../engine/client.js';
@@ -127,8 +127,7 @@ export interface DedupSummary {
 
 export async function dedupIndex(client: EngineClient, options: DedupOptions): Promise<DedupSummary> {
   const started = performance.now();
-  const cpuAtStart = process.cpuUsage();
-  const waitedAtStart = client.waits.seconds;
+  const usage = new UsageMeter(client);
   const retriesAtStart = client.retries.snapshot();
   const prefix = options.prefix ?? DEFAULT_PREFIX;
   const minSimilarity = options.minSimilarity ?? 0.5;
@@ -230,8 +229,7 @@ export async function dedupIndex(client: EngineClient, options: DedupOptions): P
         findSeconds: (found - started) / 1000,
         clusterSeconds: (clustered - found) / 1000,
         writeSeconds: (performance.now() - clustered) / 1000,
-        cpuSeconds: cpuSecondsSince(cpuAtStart),
-        engineWaitSeconds: client.waits.seconds - waitedAtStart,
+        ...usage.read(),
       },
       top: clusters.slice(0, 20).map((c) => ({ cluster_id: c.id, size: c.members.length, canonical: c.canonical, members: c.members.slice(0, 10) })),
       matches: verifier.matches,

@@ -77,6 +77,18 @@ if (!cluster) {
       return client.count(name, { exists: { field: 'near_dup.params' } }).catch(() => 0);
     };
 
+    /**
+     * annotate through every node, in small steps (pages of 10, bulks of 5, one at a time) so that a fault
+     * lands mid-job; resolves once `share` of the documents are signed, the job still running.
+     */
+    const slowAnnotate = async (name: string, share: number) => {
+      const cwd = mkdtempSync(path.join(tmp, 'annotate-'));
+      const args = ['annotate', '--url', cluster.url, '--index', name, '--field', 'text', '--page-size', '10', '--bulk-size', '5', '--concurrency', '1', '--threads', '1'];
+      const first = runCli(args, { cwd });
+      for (let i = 0; i < 3000 && (await signed(name)) < share * docs.length; i++) await sleep(20);
+      return { args, cwd, first };
+    };
+
     const expectClean = (name: string) => expectCleanIndex(client, name, docs, expected);
 
     /** A job's last JSON line; a job that failed must have said why in one line, then --resume finishes it. */
@@ -156,10 +168,7 @@ if (!cluster) {
 
     it('annotate with a node killed (SIGKILL) midway completes, or says so and finishes on --resume, with the fields of an uninterrupted run', async () => {
       const name = await clusterIndex('cluster-annotate-kill');
-      const cwd = mkdtempSync(path.join(tmp, 'annotate-kill-'));
-      const args = ['annotate', '--url', cluster.url, '--index', name, '--field', 'text', '--page-size', '10', '--bulk-size', '5', '--concurrency', '1', '--threads', '1'];
-      const first = runCli(args, { cwd });
-      for (let i = 0; i < 3000 && (await signed(name)) < 0.3 * docs.length; i++) await sleep(20);
+      const { args, cwd, first } = await slowAnnotate(name, 0.3);
       expect(first.child.exitCode, 'the job is still running when the node dies').toBeNull();
       signal(victim(), 'SIGKILL');
       const { summary } = await finish(await first.done, args, cwd);
@@ -197,10 +206,7 @@ if (!cluster) {
 
     it('a node that stops answering for 30 s (SIGSTOP, then SIGCONT) in the middle of a bulk write: annotate completes with the fields of an uninterrupted run', async () => {
       const name = await clusterIndex('cluster-annotate-pause');
-      const cwd = mkdtempSync(path.join(tmp, 'annotate-pause-'));
-      const args = ['annotate', '--url', cluster.url, '--index', name, '--field', 'text', '--page-size', '10', '--bulk-size', '5', '--concurrency', '1', '--threads', '1'];
-      const first = runCli(args, { cwd });
-      for (let i = 0; i < 3000 && (await signed(name)) < 0.2 * docs.length; i++) await sleep(20);
+      const { args, cwd, first } = await slowAnnotate(name, 0.2);
       const node = victim();
       expect(first.child.exitCode, 'the job is still running when the node stops').toBeNull();
       signal(node, 'SIGSTOP');
