@@ -15,6 +15,10 @@ export interface NearDupFields {
   params: string;
   content_hash: string;
   token_count: number;
+  /** Distinct tokens, and the containment sample (sampled token hashes) with its size. */
+  distinct_tokens: number;
+  sample: string[];
+  sample_size: number;
   annotated_at: string;
 }
 
@@ -27,6 +31,9 @@ export function nearDupFields(sig: Signature, settings: SignerSettings, now: Dat
     params: settings.params,
     content_hash: sig.content_hash,
     token_count: sig.tokens,
+    distinct_tokens: sig.distinct_tokens,
+    sample: sig.sample,
+    sample_size: sig.sample.length,
     annotated_at: now.toISOString(),
   };
 }

@@ -1,6 +1,7 @@
 // The condenser: a spec string "tokenizer:normalizer:hash:permutations" becomes one function from text
 // to the signature written into the index (MinHash, LSH band keys, SimHash and its block keys).
 import { createHash } from 'node:crypto';
+import { containmentSample, DEFAULT_CONTAINMENT_SAMPLE } from './sketch/containment.js';
 import { bandKeys, checkBandsRows, DEFAULT_FALSE_NEGATIVE_WEIGHT, DEFAULT_THRESHOLD, type LshParams, optimalBandsRows } from './sketch/lsh.js';
 import { emptyMinhash, MINHASH_SCHEMES, type MinhashScheme, minhashPermutations } from './sketch/minhash.js';
 import { createSigningKernels, SIMHASH_WINDOW } from './sketch/signing-kernels.js';
@@ -75,12 +76,18 @@ export interface SignerOptions {
   bands?: number;
   rows?: number;
   simhashBlocks?: number;
+  /** Sample 1 distinct token in this many for containment (0: none, 1: all; default 4). */
+  containmentSample?: number;
 }
 
 export interface Signature {
   condenser: string;
   /** Tokens seen, with repeats; 0 marks an empty signature that never matches anything. */
   tokens: number;
+  /** Distinct tokens: the size of the set that Jaccard and containment are about. */
+  distinct_tokens: number;
+  /** The containment sample: the sampled distinct token hashes as terms, in sampling-rank order. */
+  sample: string[];
   minhash: Uint32Array;
   lsh: LshParams;
   bands: string[];
@@ -98,6 +105,7 @@ export interface SignerSettings {
   scheme: MinhashScheme;
   lsh: LshParams;
   simhashBlocks: number;
+  containmentSample: number;
   params: string;
 }
 
@@ -127,9 +135,17 @@ export function resolveSignerSettings(options: SignerOptions = {}): SignerSettin
   }
   const simhashBlocks = options.simhashBlocks ?? DEFAULT_SIMHASH_BLOCKS;
   simhashBlockKeys('0000000000000000', simhashBlocks); // validates the block count
+  const containmentSample = options.containmentSample ?? DEFAULT_CONTAINMENT_SAMPLE;
+  if (!Number.isInteger(containmentSample) || containmentSample < 0 || containmentSample > 1024) {
+    throw new CondenserSpecError(
+      `containment sample must be a whole number from 0 to 1024 (1 distinct token in that many; 0 for none, 1 for exact containment), got ${options.containmentSample}`,
+    );
+  }
   const condenser = formatCondenserSpec(spec);
-  const params = `${condenser};seed=${seed};scheme=${scheme};b=${lsh.b};r=${lsh.r};simhash=w${SIMHASH_WINDOW}m${simhashBlocks}`;
-  return { spec, condenser, seed, scheme, lsh, simhashBlocks, params };
+  // Signatures without a containment sample keep the params of the versions before it, so they still match.
+  const sample = containmentSample === 0 ? '' : `;sample=${containmentSample}`;
+  const params = `${condenser};seed=${seed};scheme=${scheme};b=${lsh.b};r=${lsh.r};simhash=w${SIMHASH_WINDOW}m${simhashBlocks}${sample}`;
+  return { spec, condenser, seed, scheme, lsh, simhashBlocks, containmentSample, params };
 }
 
 /**
@@ -137,9 +153,17 @@ export function resolveSignerSettings(options: SignerOptions = {}): SignerSettin
  * that a text can be signed the way an index was; undefined for a value this version cannot read.
  */
 export function signerOptionsFromParams(params: string): SignerOptions | undefined {
-  const m = /^([^;]+);seed=(\d+);scheme=([a-z0-9]+);b=(\d+);r=(\d+);simhash=w(\d+)m(\d+)$/.exec(params);
+  const m = /^([^;]+);seed=(\d+);scheme=([a-z0-9]+);b=(\d+);r=(\d+);simhash=w(\d+)m(\d+)(?:;sample=(\d+))?$/.exec(params);
   if (!m || Number(m[6]) !== SIMHASH_WINDOW) return undefined;
-  const options: SignerOptions = { condenser: m[1], seed: Number(m[2]), scheme: m[3] as MinhashScheme, bands: Number(m[4]), rows: Number(m[5]), simhashBlocks: Number(m[7]) };
+  const options: SignerOptions = {
+    condenser: m[1],
+    seed: Number(m[2]),
+    scheme: m[3] as MinhashScheme,
+    bands: Number(m[4]),
+    rows: Number(m[5]),
+    simhashBlocks: Number(m[7]),
+    containmentSample: Number(m[8] ?? 0),
+  };
   try {
     return resolveSignerSettings(options).params === params ? options : undefined;
   } catch {
@@ -190,11 +214,21 @@ export function createSigner(options: SignerOptions = {}): Signer {
   const words = new TokenRanges();
   const tokenBuf = new TokenRanges();
 
+  // The distinct token hashes of the document being signed, seen by the kernels on the way.
+  let distinct = 0;
+  let sample: string[] = [];
+  const onDistinct = (hashes: Uint32Array, count: number) => {
+    distinct = count;
+    sample = containmentSample(hashes, count, settings.containmentSample);
+  };
+
   const signature = (clean: string, tokenCount: number, wordCount: number, minhash: Uint32Array, fingerprint: Hash64): Signature => {
     const empty = tokenCount === 0;
     return {
       condenser: settings.condenser,
       tokens: tokenCount,
+      distinct_tokens: empty ? 0 : distinct,
+      sample: empty ? [] : sample,
       minhash,
       lsh,
       bands: empty ? [] : bandKeys(minhash, lsh),
@@ -206,11 +240,13 @@ export function createSigner(options: SignerOptions = {}): Signer {
 
   const signNormalized = (clean: string): Signature => {
     const minhash = emptyMinhash(spec.numPerm);
-    const whole = kernels.signAsciiWords(clean, minhash);
+    distinct = 0;
+    sample = [];
+    const whole = kernels.signAsciiWords(clean, minhash, onDistinct);
     if (whole) return signature(clean, whole.tokens, whole.tokens, minhash, whole.fingerprint);
     layoutWords(clean, words);
     const tokens = layoutTokens(clean, words, tokenBuf);
-    const fingerprint = kernels.sign(words, tokens, minhash);
+    const fingerprint = kernels.sign(words, tokens, minhash, onDistinct);
     return signature(clean, tokens.count, words.count, minhash, fingerprint);
   };
   const sign = ((text: string): Signature => signNormalized(normalize(text))) as Signer;

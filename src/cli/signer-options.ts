@@ -2,6 +2,7 @@
 import type { Argv } from 'yargs';
 import { UsageError } from '../errors.js';
 import { DEFAULT_CONDENSER, DEFAULT_SCHEME, DEFAULT_SEED, resolveSignerSettings, type SignerOptions } from '../signature.js';
+import { DEFAULT_CONTAINMENT_SAMPLE } from '../sketch/containment.js';
 import { DEFAULT_FALSE_NEGATIVE_WEIGHT, DEFAULT_THRESHOLD } from '../sketch/lsh.js';
 import { MINHASH_SCHEMES, type MinhashScheme } from '../sketch/minhash.js';
 import { DEFAULT_SIMHASH_BLOCKS } from '../sketch/simhash.js';
@@ -41,6 +42,12 @@ export function withSignerOptions<T>(yargs: Argv<T>) {
       default: DEFAULT_SIMHASH_BLOCKS,
       describe: 'SimHash blocks m: finds fingerprints up to m - 1 bits apart',
       group: 'Signature:',
+    })
+    .option('containment-sample', {
+      type: 'number',
+      default: DEFAULT_CONTAINMENT_SAMPLE,
+      describe: 'keep 1 distinct token in N for containment lookups (similar --measure containment); 1 keeps all (exact), 0 none',
+      group: 'Signature:',
     });
 }
 
@@ -53,6 +60,7 @@ export interface SignerArgs {
   bands?: number;
   rows?: number;
   simhashBlocks: number;
+  containmentSample: number;
 }
 
 /** The signer options of the command line, checked: a wrong spec or value is a usage error. */
@@ -66,6 +74,7 @@ export function signerOptionsFrom(argv: SignerArgs): SignerOptions {
     bands: argv.bands,
     rows: argv.rows,
     simhashBlocks: argv.simhashBlocks,
+    containmentSample: argv.containmentSample,
   };
   try {
     resolveSignerSettings(options);

@@ -149,7 +149,7 @@ export function planMapping(mappings: unknown, prefix: string = DEFAULT_PREFIX):
     const type = typeOf(node);
     if (type !== wanted.type) plan.conflicts.push({ field, existing: type, wanted: wanted.type });
     else if (wanted.type !== 'binary' && node.index === false) plan.conflicts.push({ field, existing: `${type} with index: false`, wanted: wanted.type });
-    else if (wanted.type !== 'binary' && node.doc_values === false) {
+    else if (wanted.type !== 'binary' && wanted.doc_values !== false && node.doc_values === false) {
       plan.conflicts.push({ field, existing: `${type} with doc_values: false`, wanted: wanted.type });
     } else plan.present.push(name);
   }

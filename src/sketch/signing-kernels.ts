@@ -12,6 +12,9 @@ import { createWasmKernels, type WasmKernels } from './wasm-kernels.js';
 /** SimHash features are word shingles of this many words. */
 export const SIMHASH_WINDOW = 4;
 
+/** Receives a document's distinct token hashes: a view, valid only during the call. */
+export type DistinctSink = (hashes: Uint32Array, count: number) => void;
+
 export interface SigningKernels {
   /** Which implementation this is. */
   readonly name: 'wasm' | 'js';
@@ -19,9 +22,12 @@ export interface SigningKernels {
    * The whole signature of white-space tokens of an all-ASCII text in one go (the default condenser's
    * common case): folds the token hashes into `minhash`; undefined when it does not apply.
    */
-  signAsciiWords(clean: string, minhash: Uint32Array): { tokens: number; fingerprint: Hash64 } | undefined;
-  /** Folds the hashes of `tokens` into `minhash`, and gives the SimHash of the word shingles of `words`. */
-  sign(words: TokenRanges, tokens: TokenRanges, minhash: Uint32Array): Hash64;
+  signAsciiWords(clean: string, minhash: Uint32Array, onDistinct?: DistinctSink): { tokens: number; fingerprint: Hash64 } | undefined;
+  /**
+   * Folds the hashes of `tokens` into `minhash`, and gives the SimHash of the word shingles of `words`.
+   * `onDistinct` is shown the distinct token hashes on the way.
+   */
+  sign(words: TokenRanges, tokens: TokenRanges, minhash: Uint32Array, onDistinct?: DistinctSink): Hash64;
   /** The fold of the normalizer's ASCII pass, when this implementation has a faster one. */
   readonly foldAscii?: (text: string, table: Uint8Array, asciiOnly: boolean) => string | undefined;
 }
@@ -53,21 +59,22 @@ export class JsSigning implements SigningKernels {
     this.cache = spec.hash === 'sha1' ? new CachedByteHash(this.hash) : undefined;
   }
 
-  signAsciiWords(_clean: string, _minhash: Uint32Array): { tokens: number; fingerprint: Hash64 } | undefined {
+  signAsciiWords(_clean: string, _minhash: Uint32Array, _onDistinct?: DistinctSink): { tokens: number; fingerprint: Hash64 } | undefined {
     return undefined;
   }
 
-  sign(words: TokenRanges, tokens: TokenRanges, minhash: Uint32Array): Hash64 {
-    this.foldTokens(tokens, minhash);
+  sign(words: TokenRanges, tokens: TokenRanges, minhash: Uint32Array, onDistinct?: DistinctSink): Hash64 {
+    this.foldTokens(tokens, minhash, onDistinct);
     return this.simhash(words);
   }
 
   /** Repeated tokens cannot lower a minimum: each distinct token hash is folded in once. */
-  protected foldTokens(tokens: TokenRanges, minhash: Uint32Array): void {
+  protected foldTokens(tokens: TokenRanges, minhash: Uint32Array, onDistinct?: DistinctSink): void {
     const { distinct, cache, hash } = this;
     distinct.clear(tokens.count);
     const { source: bytes, starts, ends } = tokens;
     for (let i = 0; i < tokens.count; i++) distinct.add(cache ? cache.get(bytes, starts[i], ends[i]) : hash(bytes, starts[i], ends[i]));
+    onDistinct?.(distinct.values, distinct.size);
     this.foldHashes(minhash, distinct.values, distinct.size);
   }
 
@@ -103,18 +110,18 @@ export class WasmSigning extends JsSigning {
     this.foldAscii = (text: string, table: Uint8Array, asciiOnly: boolean) => wasm.foldAscii(text, table, asciiOnly);
   }
 
-  override signAsciiWords(clean: string, minhash: Uint32Array): { tokens: number; fingerprint: Hash64 } | undefined {
+  override signAsciiWords(clean: string, minhash: Uint32Array, onDistinct?: DistinctSink): { tokens: number; fingerprint: Hash64 } | undefined {
     if (!this.wasmMinhash || this.spec.tokenizer !== 'white-space' || this.spec.hash !== 'sha1') return undefined;
     const { wasm } = this;
     wasm.reset();
     const laid = wasm.layoutAsciiWords(clean);
     if (!laid) return undefined;
     const hashes = wasm.tokenHashesSha1(laid.src, laid.starts, laid.ends, laid.count);
-    wasm.minhashAffine32(minhash, this.spec.perms, hashes, laid.count);
+    wasm.minhashAffine32(minhash, this.spec.perms, hashes, laid.count, onDistinct);
     return { tokens: laid.count, fingerprint: wasm.simhashShingles(laid.src, laid.starts, laid.ends, laid.count, SIMHASH_WINDOW) };
   }
 
-  override sign(words: TokenRanges, tokens: TokenRanges, minhash: Uint32Array): Hash64 {
+  override sign(words: TokenRanges, tokens: TokenRanges, minhash: Uint32Array, onDistinct?: DistinctSink): Hash64 {
     const { wasm } = this;
     wasm.reset();
     const src = wasm.copyBytes(words.bytes, words.length);
@@ -128,9 +135,9 @@ export class WasmSigning extends JsSigning {
         tokenEnds = wasm.copyInt32(tokens.ends, tokens.count);
       }
       const hashes = wasm.tokenHashesSha1(tokenSrc, tokenStarts, tokenEnds, tokens.count);
-      wasm.minhashAffine32(minhash, this.spec.perms, hashes, tokens.count);
+      wasm.minhashAffine32(minhash, this.spec.perms, hashes, tokens.count, onDistinct);
     } else {
-      this.foldTokens(tokens, minhash);
+      this.foldTokens(tokens, minhash, onDistinct);
     }
     return wasm.simhashShingles(src, wordStarts, wordEnds, words.count, SIMHASH_WINDOW);
   }

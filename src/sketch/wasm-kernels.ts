@@ -231,14 +231,16 @@ export class WasmKernels {
 
   /**
    * updateMinhash (affine32 scheme only) with the `count` uint32 hashes at the arena pointer `hashes`,
-   * which it overwrites. Repeats are dropped first, as they cannot change a minimum.
+   * which it overwrites. Repeats are dropped first, as they cannot change a minimum; `onDistinct` is shown
+   * the distinct hashes before they are overwritten.
    */
-  minhashAffine32(values: Uint32Array, perms: Permutations, hashes: number, count: number): void {
+  minhashAffine32(values: Uint32Array, perms: Permutations, hashes: number, count: number, onDistinct?: (hashes: Uint32Array, count: number) => void): void {
     if (perms.scheme !== 'affine32') throw new Error('the wasm MinHash kernel does the affine32 scheme only');
     let slots = 16;
     while (slots < count * 2) slots *= 2;
     const table = this.alloc(slots * 5);
     const distinct = this.x.distinctInPlace(hashes, count, table, slots);
+    onDistinct?.(this.u32.subarray(hashes >>> 2, (hashes >>> 2) + distinct), distinct);
     const { a, b, padded } = this.paddedPerms(perms);
     const ap = this.copyUint32(a, padded), bp = this.copyUint32(b, padded);
     const vp = this.alloc(padded * 4);

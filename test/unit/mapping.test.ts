@@ -30,12 +30,17 @@ describe('the JSON in mappings/', () => {
       params: 'keyword',
       content_hash: 'keyword',
       token_count: 'integer',
+      distinct_tokens: 'integer',
+      sample: 'keyword',
+      sample_size: 'integer',
       annotated_at: 'date',
       cluster_id: 'keyword',
       duplicate_of: 'keyword',
       is_canonical: 'boolean',
       cluster_size: 'integer',
       max_similarity: 'float',
+      contained_in: 'keyword',
+      max_containment: 'float',
     });
   });
 

@@ -1,0 +1,77 @@
+// Containment, C(Q, D) = |Q ∩ D| / |Q|, from a consistent sample of each document's distinct token hashes.
+//
+// Every document keeps the token hashes whose mixed value falls under one fixed cut (1 token in `every`,
+// the same tokens in every document). The sample of Q ∩ D is then exactly the shared part of the two
+// samples, so the share of Q's sampled tokens found in D estimates C(Q, D) with a binomial error that
+// depends only on how many tokens Q has sampled, not on how much larger D is. MinHash cannot do that:
+// its estimate of C goes through Jaccard, whose error is multiplied by about (|Q| + |D|) / |Q|.
+// The engine counts the shared sampled tokens (one term clause per token, minimum_should_match), so
+// candidates need no band keys of their own.
+import { fmix32 } from './minhash.js';
+
+/** Sample 1 distinct token in this many by default (0: no sample, 1: every token, exact containment). */
+export const DEFAULT_CONTAINMENT_SAMPLE = 4;
+/** Salt of the sampling mix, so that which tokens are sampled is unrelated to the MinHash permutations. */
+const SAMPLE_SALT = 0x9e3779b9;
+/** Most term clauses one query holds (the engines' default max_clause_count is 1,024). */
+export const MAX_QUERY_TERMS = 1000;
+/** Fewer sampled query tokens than this give estimates too rough to trust without a warning. */
+export const MIN_TRUSTED_SAMPLE = 32;
+
+/** The mixed value that decides whether a token hash is sampled (uniform over uint32). */
+export function sampleRank(hash: number): number {
+  return fmix32((hash ^ SAMPLE_SALT) >>> 0);
+}
+
+/** Ranks below this are sampled: 1 in `every`. */
+export function sampleCut(every: number): number {
+  return every <= 1 ? 2 ** 32 : Math.floor(2 ** 32 / every);
+}
+
+/** A sampled token hash as it is stored and queried: 8 lowercase hex digits of the token hash. */
+export function sampleTerm(hash: number): string {
+  return (hash >>> 0).toString(16).padStart(8, '0');
+}
+
+/**
+ * The sample of a set of distinct token hashes (the first `count` of `hashes`): those whose rank falls
+ * under the cut of 1 in `every`, as terms, in rank order (so that a query that must be cut short keeps
+ * a smaller consistent sample: the lowest ranks).
+ */
+export function containmentSample(hashes: ArrayLike<number>, count: number, every: number): string[] {
+  if (every <= 0) return [];
+  const cut = sampleCut(every);
+  const kept: Array<[rank: number, hash: number]> = [];
+  for (let i = 0; i < count; i++) {
+    const rank = sampleRank(hashes[i]);
+    if (rank < cut) kept.push([rank, hashes[i]]);
+  }
+  kept.sort((a, b) => a[0] - b[0]);
+  return kept.map(([, hash]) => sampleTerm(hash));
+}
+
+/** A containment estimate: the share of `sampled` query tokens found, and its 95% (Wilson) interval. */
+export interface ContainmentEstimate {
+  value: number;
+  low: number;
+  high: number;
+}
+
+/** The estimate of a share from `found` of `sampled` tokens, with its Wilson score interval at 95%. */
+export function estimateShare(found: number, sampled: number): ContainmentEstimate {
+  if (sampled <= 0) return { value: 0, low: 0, high: 1 };
+  const p = Math.min(1, found / sampled);
+  const z2 = 1.96 * 1.96;
+  const centre = (p + z2 / (2 * sampled)) / (1 + z2 / sampled);
+  const half = (1.96 / (1 + z2 / sampled)) * Math.sqrt((p * (1 - p)) / sampled + z2 / (4 * sampled * sampled));
+  return { value: p, low: Math.max(0, centre - half), high: Math.min(1, centre + half) };
+}
+
+/**
+ * Containment of Q in D derived from MinHash Jaccard and the two set sizes, C = J (|Q| + |D|) / (|Q| (1 + J)):
+ * kept for comparison, as its error grows with |D| / |Q| (see BENCHMARKS.md).
+ */
+export function containmentFromJaccard(jaccard: number, querySize: number, docSize: number): number {
+  if (querySize <= 0) return 0;
+  return Math.min(1, (jaccard * (querySize + docSize)) / (querySize * (1 + jaccard)));
+}
