@@ -1,13 +1,13 @@
 #!/usr/bin/env node
-// npm run engine:start|engine:stop|engine:status -- [opensearch|opensearch1|opensearch3|elasticsearch|elasticsearch7|all|opensearch-cluster]
+// npm run engine:start|engine:stop|engine:status -- [NAME[,NAME...]|all|opensearch-cluster] (names: FLAVOURS in engines.mjs)
 // (all: the single nodes; opensearch-cluster: the three nodes of an OpenSearch cluster, also one by one as
 // opensearch-cluster-1 to -3)
 // (and `node scripts/engine/cli.mjs resolve [...]` to download the Maven artifacts only).
 // stdout: one line per engine, "<flavour> <url>" for start, "<flavour> <state> <url>" for status,
 // "<flavour> stopped" for stop; everything else (progress, timings) goes to stderr.
-import { EngineError, ENGINES, logPath, parseFlavours, resolveArtifacts, start, status, stop } from './engines.mjs';
+import { EngineError, ENGINES, FLAVOURS, GROUPS, logPath, parseFlavours, resolveArtifacts, start, status, stop } from './engines.mjs';
 
-const usage = 'usage: node scripts/engine/cli.mjs start|stop|status|resolve [opensearch|opensearch1|opensearch3|elasticsearch|elasticsearch7|all|opensearch-cluster]';
+const usage = `usage: node scripts/engine/cli.mjs start|stop|status|resolve [NAME[,NAME...]|all], NAME one of ${[...FLAVOURS, ...Object.keys(GROUPS)].join(', ')}`;
 
 async function main([command, which = 'all', ...rest]) {
   if (rest.length > 0 || !command) throw new EngineError(usage);

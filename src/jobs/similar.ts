@@ -8,9 +8,15 @@ import { createSigner, resolveSignerSettings, signerOptionsFromParams, type Sign
 import { minhashValues } from '../sketch/lean-minhash.js';
 import { minhashJaccard } from '../sketch/minhash.js';
 import { blocksToMatch, hammingDistance } from '../sketch/simhash.js';
+import { findContaining } from './containment-lookup.js';
 import { paramsHeld } from './params-held.js';
 
 export type SimilarMethod = 'minhash' | 'simhash' | 'both';
+/** What a hit is measured by: the Jaccard of the two token sets, or how much of one is inside the other. */
+export type SimilarMeasure = 'jaccard' | 'containment';
+export const SIMILAR_MEASURES: readonly SimilarMeasure[] = ['jaccard', 'containment'];
+/** The default --min-similarity of each measure. */
+export const DEFAULT_MIN_SIMILARITY: Readonly<Record<SimilarMeasure, number>> = { jaccard: 0.5, containment: 0.8 };
 
 export interface SimilarOptions {
   index: string;
@@ -20,7 +26,9 @@ export interface SimilarOptions {
   /** ...or by a text, signed with `signer`. */
   text?: string;
   signer?: SignerOptions;
-  /** Estimated Jaccard a MinHash hit must reach (default 0.5). */
+  /** jaccard (default), or containment: hits that hold the query, or that it holds. */
+  measure?: SimilarMeasure;
+  /** Estimated Jaccard a MinHash hit must reach (default 0.5), or containment either way (default 0.8). */
   minSimilarity?: number;
   method?: SimilarMethod;
   /** Most differing SimHash bits for a SimHash hit (default 3). */
@@ -35,10 +43,17 @@ export interface SimilarHit {
   index: string;
   jaccard: number;
   hamming: number;
+  /** With --measure containment: share of the query inside the hit, and of the hit inside the query, with 95% intervals. */
+  containment?: number;
+  containment_interval?: [number, number];
+  reverse_containment?: number;
+  reverse_containment_interval?: [number, number];
 }
 
 export interface SimilarResult {
-  query: { id?: string; params: string; tokens: number };
+  query: { id?: string; params: string; tokens: number; distinct_tokens?: number; sampled?: number };
+  /** Where an estimate is weaker than it looks (a short query for containment). */
+  warnings?: string[];
   hits: SimilarHit[];
   /** Candidates the engine returned. */
   candidates: number;
@@ -54,14 +69,20 @@ interface QuerySignature {
   simhash: string;
   blocks: string[];
   tokens: number;
+  distinct: number;
+  sample: string[];
 }
 
 /** The lookup's options, checked here once for the CLI and the library alike. */
 export function checkSimilarOptions(options: SimilarOptions): void {
   if ((options.id === undefined) === (options.text === undefined)) throw new UsageError('give exactly one of --id, --text or --file to look up');
   if (options.id !== undefined && options.id.trim() === '') throw new UsageError('--id is empty; give the id of a stored document');
+  if (options.measure !== undefined && !SIMILAR_MEASURES.includes(options.measure)) {
+    throw new UsageError(`--measure must be one of ${SIMILAR_MEASURES.join(', ')}, got "${options.measure}"`);
+  }
   const minSimilarity = options.minSimilarity ?? 0.5;
   if (!(minSimilarity >= 0 && minSimilarity <= 1)) throw new UsageError(`--min-similarity must be from 0 to 1, got ${minSimilarity}`);
+  if (options.measure === 'containment' && minSimilarity === 0) throw new UsageError('--min-similarity must be above 0 with --measure containment (every document holds 0% of the query)');
   requireWholeNumbers([['max-distance', options.maxDistance, 0], ['limit', options.limit, 1], ['candidate-limit', options.candidateLimit, 1]]);
 }
 
@@ -70,7 +91,8 @@ export async function findSimilar(client: EngineClient, options: SimilarOptions)
   const prefix = options.prefix ?? DEFAULT_PREFIX;
   const f = (name: string) => `${prefix}.${name}`;
   const method = options.method ?? 'both';
-  const minSimilarity = options.minSimilarity ?? 0.5;
+  const measure = options.measure ?? 'jaccard';
+  const minSimilarity = options.minSimilarity ?? DEFAULT_MIN_SIMILARITY[measure];
   const maxDistance = options.maxDistance ?? 3;
   const limit = options.limit ?? 10;
   const candidateLimit = options.candidateLimit ?? 1000;
@@ -87,6 +109,18 @@ export async function findSimilar(client: EngineClient, options: SimilarOptions)
       throw new UsageError(`--max-distance must be a whole number from 0 to ${blocks - 1} (below the ${blocks} SimHash blocks), got ${maxDistance}`);
     }
     if (query.tokens === 0) return { ...result, tookMs: performance.now() - started };
+    if (measure === 'containment') {
+      const lookup = { index: options.index, prefix, minSimilarity, candidateLimit, excludeId: options.id };
+      const found = await findContaining(client, { params: query.params, values: query.values, simhash: query.simhash, sample: query.sample, distinct: query.distinct }, lookup);
+      return {
+        ...result,
+        query: { ...result.query, distinct_tokens: query.distinct, sampled: found.sampled },
+        warnings: found.warnings,
+        hits: found.hits.slice(0, limit),
+        candidates: found.candidates,
+        tookMs: performance.now() - started,
+      };
+    }
 
     // One constant-score clause per band key: a candidate's score is the number of bands it shares, so
     // when there are more candidates than `candidateLimit`, the likeliest near-duplicates come first.
@@ -260,7 +294,16 @@ async function signerForIndex(client: EngineClient, index: string, prefix: strin
 function signText(text: string, signer?: SignerOptions): QuerySignature {
   const sign = createSigner(signer);
   const sig = sign(text);
-  return { params: sign.settings.params, values: sig.minhash, bands: sig.bands, simhash: sig.simhash, blocks: sig.simhash_blocks, tokens: sig.tokens };
+  return {
+    params: sign.settings.params,
+    values: sig.minhash,
+    bands: sig.bands,
+    simhash: sig.simhash,
+    blocks: sig.simhash_blocks,
+    tokens: sig.tokens,
+    distinct: sig.distinct_tokens,
+    sample: sig.sample,
+  };
 }
 
 async function storedSignature(client: EngineClient, index: string, id: string, prefix: string): Promise<QuerySignature> {
@@ -277,5 +320,7 @@ async function storedSignature(client: EngineClient, index: string, id: string, 
     simhash: String(stored.simhash ?? '0000000000000000'),
     blocks: (stored.simhash_blocks as string[] | undefined) ?? [],
     tokens: Number(stored.token_count ?? 0),
+    distinct: Number(stored.distinct_tokens ?? 0),
+    sample: ([] as unknown[]).concat(stored.sample ?? []).map(String),
   };
 }

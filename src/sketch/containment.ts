@@ -64,7 +64,8 @@ export function estimateShare(found: number, sampled: number): ContainmentEstima
   const z2 = 1.96 * 1.96;
   const centre = (p + z2 / (2 * sampled)) / (1 + z2 / sampled);
   const half = (1.96 / (1 + z2 / sampled)) * Math.sqrt((p * (1 - p)) / sampled + z2 / (4 * sampled * sampled));
-  return { value: p, low: Math.max(0, centre - half), high: Math.min(1, centre + half) };
+  // The interval holds the estimate itself, whatever the rounding.
+  return { value: p, low: Math.max(0, Math.min(p, centre - half)), high: Math.min(1, Math.max(p, centre + half)) };
 }
 
 /**

@@ -142,3 +142,51 @@ export function testCorpora(fixtureFamilies: number, pepCount: number): Corpus[]
   }
   return corpora;
 }
+
+/** OCR-like damage: now and then a letter read as a look-alike, or a word split in two. */
+export function ocrNoise(text: string, rate: number, random: () => number): string {
+  const lookAlike: Record<string, string> = { l: '1', o: '0', e: 'c', i: 'l', m: 'rn', S: '5', B: '8' };
+  return text
+    .split(' ')
+    .map((word) => {
+      if (word.length < 3 || random() >= rate) return word;
+      const at = Math.floor(random() * word.length);
+      const swap = lookAlike[word[at]];
+      return swap ? word.slice(0, at) + swap + word.slice(at + 1) : `${word.slice(0, at)} ${word.slice(at)}`;
+    })
+    .join(' ');
+}
+
+/**
+ * Partial copies planted among `docs`, in turn: a passage of 10% to 90% of a document (`~excerpt-NN`),
+ * a whole document quoted inside another (`~in~HOST`), and a passage read back with OCR-like damage
+ * (`~ocr`). Sources are documents of at least `minWords` words, taken evenly.
+ */
+export function partialCopies(docs: readonly CorpusDoc[], count: number, options: { seed?: number; minWords?: number } = {}): CorpusDoc[] {
+  const random = seededRandom(options.seed ?? 11);
+  const sources = docs.filter((d) => d.text.split(/\s+/).length >= (options.minWords ?? 300));
+  const shares = [0.1, 0.3, 0.5, 0.7, 0.9];
+  const out: CorpusDoc[] = [];
+  for (let i = 0; i < count && sources.length > 1; i++) {
+    const source = sources[Math.floor((i * sources.length) / count)];
+    const words = source.text.split(' ');
+    const passage = (share: number) => {
+      const length = Math.max(1, Math.round(words.length * share));
+      const start = Math.floor(random() * (words.length - length + 1));
+      return words.slice(start, start + length).join(' ');
+    };
+    const copy = (suffix: string, text: string): CorpusDoc => ({ ...source, id: `${source.id}~${suffix}`, version: source.version + 100, text });
+    if (i % 3 === 0) {
+      const share = shares[(i / 3) % shares.length];
+      out.push(copy(`excerpt-${Math.round(share * 100)}`, passage(share)));
+    } else if (i % 3 === 1) {
+      const host = sources[(sources.indexOf(source) + 1 + Math.floor(random() * (sources.length - 1))) % sources.length];
+      const lines = host.text.split('\n');
+      const at = Math.floor(random() * lines.length);
+      out.push(copy(`in~${host.id}`, [...lines.slice(0, at), source.text, ...lines.slice(at)].join('\n')));
+    } else {
+      out.push(copy('ocr', ocrNoise(passage(0.5), 0.08, random)));
+    }
+  }
+  return out;
+}

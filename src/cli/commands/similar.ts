@@ -4,7 +4,7 @@ import type { CommandModule } from 'yargs';
 import { DEFAULT_PREFIX } from '../../annotation.js';
 import { prefixPath } from '../../engine/mapping.js';
 import { UsageError, UserError } from '../../errors.js';
-import { checkSimilarOptions, findSimilar, type SimilarMethod, type SimilarOptions } from '../../jobs/similar.js';
+import { checkSimilarOptions, findSimilar, SIMILAR_MEASURES, type SimilarHit, type SimilarMeasure, type SimilarMethod, type SimilarOptions, type SimilarResult } from '../../jobs/similar.js';
 import { type ConnectionArgs, connectFromArgs, withConnectionOptions } from '../connection-options.js';
 import { decodeText } from '../input.js';
 import { type SignerArgs, signerOptionsFrom, withSignerOptions } from '../signer-options.js';
@@ -15,7 +15,8 @@ interface SimilarArgs extends ConnectionArgs, SignerArgs {
   text?: string;
   file?: string;
   prefix: string;
-  minSimilarity: number;
+  minSimilarity?: number;
+  measure: string;
   method: string;
   maxDistance: number;
   limit: number;
@@ -32,12 +33,18 @@ export const similarCommand: CommandModule<object, SimilarArgs> = {
       .option('text', { type: 'string', describe: 'look up this text' })
       .option('file', { type: 'string', describe: 'look up the text of this file' })
       .option('prefix', { type: 'string', default: DEFAULT_PREFIX, describe: 'object the near-dup fields are under' })
-      .option('min-similarity', { type: 'number', default: 0.5, describe: 'estimated Jaccard a MinHash hit must reach' })
+      .option('measure', {
+        choices: SIMILAR_MEASURES as string[],
+        default: 'jaccard',
+        describe: 'jaccard: near-duplicates; containment: documents that hold the query, or that it holds (partial copies)',
+      })
+      .option('min-similarity', { type: 'number', describe: 'estimated Jaccard a hit must reach (default 0.5), or containment either way with --measure containment (default 0.8)' })
       .option('method', { choices: ['minhash', 'simhash', 'both'], default: 'both', describe: 'candidates and verification by MinHash bands, SimHash blocks, or either' })
       .option('max-distance', { type: 'number', default: 3, describe: 'most differing SimHash bits' })
       .option('limit', { type: 'number', default: 10, describe: 'most hits to print' })
       .option('format', { choices: ['json', 'table'], default: 'json' })
-      .example('near-dup similar --index news --id 42 --format table', 'documents like document 42') as never,
+      .example('near-dup similar --index news --id 42 --format table', 'documents like document 42')
+      .example('near-dup similar --index news --file quote.txt --measure containment', 'documents that hold the text of quote.txt') as never,
   handler: async (argv) => {
     const given = [argv.id, argv.text, argv.file].filter((v) => v !== undefined).length;
     if (given !== 1) throw new UsageError('give exactly one of --id, --text or --file');
@@ -57,6 +64,7 @@ export const similarCommand: CommandModule<object, SimilarArgs> = {
       id: argv.id,
       text,
       signer,
+      measure: argv.measure as SimilarMeasure,
       minSimilarity: argv.minSimilarity,
       method: argv.method as SimilarMethod,
       maxDistance: argv.maxDistance,
@@ -66,16 +74,31 @@ export const similarCommand: CommandModule<object, SimilarArgs> = {
     const client = await connectFromArgs(argv);
     try {
       const result = await findSimilar(client, options);
-      if (argv.format === 'table') {
-        const width = Math.max(2, ...result.hits.map((h) => h.id.length));
-        const lines = [`${'id'.padEnd(width)}  jaccard  hamming`, ...result.hits.map((h) => `${h.id.padEnd(width)}  ${h.jaccard.toFixed(3).padStart(7)}  ${String(h.hamming).padStart(7)}`)];
-        process.stdout.write(lines.join('\n') + '\n');
-        process.stderr.write(`${result.hits.length} hits from ${result.candidates} candidates${result.excludedParams ? ` (${result.excludedParams} signed with other parameters, not compared)` : ''} in ${result.tookMs.toFixed(0)} ms\n`);
-      } else {
-        process.stdout.write(JSON.stringify(result) + '\n');
-      }
+      for (const warning of result.warnings ?? []) process.stderr.write(`warning: ${warning}\n`);
+      if (argv.format === 'table') printTable(result);
+      else process.stdout.write(JSON.stringify(result) + '\n');
     } finally {
       await client.close();
     }
   },
 };
+
+/** The hits as a table on stdout (containment columns when measured), the counts on stderr. */
+function printTable(result: SimilarResult): void {
+  const width = Math.max(2, ...result.hits.map((h) => h.id.length));
+  const contained = result.hits.some((h) => h.containment !== undefined);
+  const columns: Array<[string, (h: SimilarHit) => string]> = [
+    ...(contained
+      ? ([
+          ['contained', (h) => h.containment!.toFixed(3)],
+          ['holds', (h) => h.reverse_containment!.toFixed(3)],
+        ] as Array<[string, (h: SimilarHit) => string]>)
+      : []),
+    ['jaccard', (h) => h.jaccard.toFixed(3)],
+    ['hamming', (h) => String(h.hamming)],
+  ];
+  const row = (id: string, cells: string[]) => [id.padEnd(width), ...cells.map((c, i) => c.padStart(columns[i][0].length))].join('  ');
+  const lines = [row('id', columns.map(([name]) => name)), ...result.hits.map((h) => row(h.id, columns.map(([, cell]) => cell(h))))];
+  process.stdout.write(lines.join('\n') + '\n');
+  process.stderr.write(`${result.hits.length} hits from ${result.candidates} candidates${result.excludedParams ? ` (${result.excludedParams} signed with other parameters, not compared)` : ''} in ${result.tookMs.toFixed(0)} ms\n`);
+}

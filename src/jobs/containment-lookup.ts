@@ -1,0 +1,188 @@
+// "Which documents hold this one, and which does it hold": containment lookups by the sampled tokens.
+//
+// Two searches, sent together, over one clause per sampled query token (the engine's score counts the
+// shared sampled tokens):
+//  - forward, documents holding at least t of the query: minimum_should_match = ceil(t x sampled), so a
+//    document the engine leaves out could not pass the check below;
+//  - reverse, documents at least t inside the query: the count divided by the document's own sample size
+//    (function_score, field_value_factor reciprocal), kept by min_score.
+// Each candidate is then checked here from the count, the stored sample size and distinct-token count,
+// and the stored MinHash (Jaccard) and SimHash, as the Jaccard lookups are.
+import { valueAt } from '../annotation.js';
+import type { EngineClient, SearchResponse } from '../engine/client.js';
+import { EngineResponseError } from '../engine/errors.js';
+import { UserError } from '../errors.js';
+import { type ContainmentEstimate, estimateShare, MAX_QUERY_TERMS, MIN_TRUSTED_SAMPLE, sampleCut, sampleRank } from '../sketch/containment.js';
+import { minhashValues } from '../sketch/lean-minhash.js';
+import { minhashJaccard } from '../sketch/minhash.js';
+import { hammingDistance } from '../sketch/simhash.js';
+
+/** A reverse hit must have at least this many sampled tokens: fewer say next to nothing. */
+export const MIN_REVERSE_SAMPLE = 4;
+
+/** The query side: its signature, sample and distinct-token count. */
+export interface ContainmentQuery {
+  params: string;
+  values: Uint32Array;
+  simhash: string;
+  sample: string[];
+  distinct: number;
+}
+
+export interface ContainmentHit {
+  id: string;
+  index: string;
+  /** Share of the query's tokens inside the hit, with its 95% interval. */
+  containment: number;
+  containment_interval: [number, number];
+  /** Share of the hit's tokens inside the query, with its 95% interval. */
+  reverse_containment: number;
+  reverse_containment_interval: [number, number];
+  jaccard: number;
+  hamming: number;
+}
+
+export interface ContainmentLookup {
+  index: string;
+  prefix: string;
+  minSimilarity: number;
+  candidateLimit: number;
+  excludeId?: string;
+}
+
+export interface ContainmentResult {
+  hits: ContainmentHit[];
+  candidates: number;
+  /** Sampled query tokens the engine was asked about. */
+  sampled: number;
+  warnings: string[];
+}
+
+/** What one candidate brings back: the shared count (from the score) and its stored fields. */
+interface Candidate {
+  id: string;
+  index: string;
+  shared: number;
+  sampleSize: number;
+  minhash?: string;
+  simhash?: string;
+}
+
+const interval = (e: ContainmentEstimate): [number, number] => [e.low, e.high];
+
+/** The sample rate of a params keyword (1 in N), or 0 when its signatures have no sample. */
+export function sampleEvery(params: string): number {
+  return Number(/;sample=(\d+)$/.exec(params)?.[1] ?? 0);
+}
+
+export async function findContaining(client: EngineClient, query: ContainmentQuery, lookup: ContainmentLookup): Promise<ContainmentResult> {
+  const every = sampleEvery(query.params);
+  if (every === 0) {
+    throw new UserError(
+      `the signatures of "${lookup.index}" have no containment sample (params "${query.params}"); run near-dup annotate --index ${lookup.index} --field FIELD again (it samples 1 token in 4 unless --containment-sample says otherwise)`,
+    );
+  }
+  if (query.sample.length === 0) {
+    throw new UserError(
+      `the query has no sampled token (${query.distinct} distinct tokens, 1 in ${every} sampled): containment needs a longer text, or an index annotated with a smaller --containment-sample`,
+    );
+  }
+  const terms = query.sample.slice(0, MAX_QUERY_TERMS);
+  // A query cut short asks about the tokens of lowest rank only: a document's sample is compared on that share.
+  const share = terms.length < query.sample.length ? (sampleRank(Number.parseInt(terms.at(-1)!, 16)) + 1) / sampleCut(every) : 1;
+  const warnings: string[] = [];
+  if (terms.length < MIN_TRUSTED_SAMPLE) {
+    const e = estimateShare(terms.length, terms.length);
+    warnings.push(
+      `the query has only ${terms.length} sampled tokens: a containment of 1 may be as low as ${e.low.toFixed(2)} (95% interval); longer texts or a smaller --containment-sample give firmer estimates`,
+    );
+  }
+  const candidates = await searchBoth(client, lookup, terms, share, query.params);
+  const hits: ContainmentHit[] = [];
+  for (const c of candidates.values()) {
+    if (c.minhash === undefined) continue;
+    const forward = estimateShare(c.shared, terms.length);
+    const reverse = estimateShare(c.shared, Math.max(c.shared, c.sampleSize * share));
+    if (forward.value < lookup.minSimilarity && reverse.value < lookup.minSimilarity) continue;
+    hits.push({
+      id: c.id,
+      index: c.index,
+      containment: forward.value,
+      containment_interval: interval(forward),
+      reverse_containment: reverse.value,
+      reverse_containment_interval: interval(reverse),
+      jaccard: minhashJaccard(query.values, minhashValues(c.minhash)),
+      hamming: hammingDistance(query.simhash, c.simhash ?? '0000000000000000'),
+    });
+  }
+  hits.sort((a, b) => Math.max(b.containment, b.reverse_containment) - Math.max(a.containment, a.reverse_containment) || b.jaccard - a.jaccard || (a.id < b.id ? -1 : 1));
+  return { hits, candidates: candidates.size, sampled: terms.length, warnings };
+}
+
+/** The forward and the reverse search at once, their candidates merged by index and id. */
+async function searchBoth(client: EngineClient, lookup: ContainmentLookup, terms: string[], share: number, params: string): Promise<Map<string, Candidate>> {
+  const f = (name: string) => `${lookup.prefix}.${name}`;
+  const t = lookup.minSimilarity;
+  const should = terms.map((term) => ({ constant_score: { filter: { term: { [f('sample')]: term } }, boost: 1 } }));
+  const mustNot = lookup.excludeId !== undefined ? [{ ids: { values: [lookup.excludeId] } }] : [];
+  const filter = [{ term: { [f('params')]: params } }];
+  const forward = { bool: { should, minimum_should_match: Math.max(1, Math.ceil(t * terms.length - 1e-9)), filter, must_not: mustNot } };
+  const reverse = {
+    function_score: {
+      query: {
+        bool: {
+          should,
+          minimum_should_match: Math.max(1, Math.ceil(t * MIN_REVERSE_SAMPLE * share - 1e-9)),
+          filter: [...filter, { range: { [f('sample_size')]: { gte: MIN_REVERSE_SAMPLE } } }],
+          must_not: mustNot,
+        },
+      },
+      functions: [{ field_value_factor: { field: f('sample_size'), modifier: 'reciprocal', missing: 1e9 } }],
+      boost_mode: 'multiply',
+    },
+  };
+  const [a, b] = await Promise.all([
+    searchCandidates(client, lookup, forward, undefined, (score) => score),
+    // score = shared / sample size; min_score keeps shared >= t x (sample size x share), less a rounding margin.
+    searchCandidates(client, lookup, reverse, t * share - 1e-6, (score, size) => score * size),
+  ]);
+  const merged = new Map<string, Candidate>();
+  for (const c of [...a, ...b]) merged.set(`${c.index}\u0000${c.id}`, c);
+  return merged;
+}
+
+// Indices whose MinHash field has no doc values (mapped before near-dup asked for them): read _source.
+const withoutDocValues = new Set<string>();
+
+/** One candidate search: ids, the shared count from the score, and the stored fields the check needs. */
+async function searchCandidates(
+  client: EngineClient,
+  lookup: ContainmentLookup,
+  query: object,
+  minScore: number | undefined,
+  sharedOf: (score: number, sampleSize: number) => number,
+): Promise<Candidate[]> {
+  const fields = ['minhash', 'simhash', 'sample_size'].map((name) => `${lookup.prefix}.${name}`);
+  const body = { size: lookup.candidateLimit, track_total_hits: false, query, ...(minScore !== undefined ? { min_score: minScore } : {}) };
+  const fromSource = withoutDocValues.has(lookup.index);
+  let response: SearchResponse;
+  try {
+    response = await client.search(lookup.index, fromSource ? { ...body, _source: fields } : { ...body, _source: false, docvalue_fields: fields });
+  } catch (err) {
+    if (fromSource || !(err instanceof EngineResponseError && err.statusCode === 400)) throw err;
+    withoutDocValues.add(lookup.index);
+    return searchCandidates(client, lookup, query, minScore, sharedOf);
+  }
+  return response.hits.hits.map((h) => {
+    const value = (i: number) => (fromSource ? valueAt(h._source, fields[i]) : h.fields?.[fields[i]]?.[0]);
+    const sampleSize = Number(value(2) ?? 0);
+    return {
+      id: h._id,
+      index: h._index,
+      shared: Math.round(sharedOf(h._score ?? 0, sampleSize)),
+      sampleSize,
+      minhash: value(0) as string | undefined,
+      simhash: value(1) as string | undefined,
+    };
+  });
+}

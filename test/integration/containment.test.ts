@@ -1,0 +1,116 @@
+// similar --measure containment against real engines: partial copies planted among the corpus (excerpts of
+// 10% to 90%, whole documents quoted inside others, excerpts with OCR-like damage), checked against exact
+// containment over the same tokens.
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { beforeAll, expect, it } from 'vitest';
+import { annotateIndex } from '../../src/jobs/annotate.js';
+import { findSimilar } from '../../src/jobs/similar.js';
+import { createSigner } from '../../src/signature.js';
+import { MIN_TRUSTED_SAMPLE } from '../../src/sketch/containment.js';
+import { minhashJaccard } from '../../src/sketch/minhash.js';
+import { hammingDistance } from '../../src/sketch/simhash.js';
+import { partialCopies, testCorpora } from '../support/corpus.js';
+import { indexDocuments, runCli } from '../support/documents.js';
+import { exactContainmentOf } from '../support/jaccard.js';
+import { forEachEngine } from './harness.js';
+
+const signer = createSigner();
+const THRESHOLD = 0.7;
+
+for (const { name, docs: corpus } of testCorpora(25, 20)) {
+  const planted = partialCopies(corpus, 30);
+  const docs = [...corpus, ...planted];
+  const exact = exactContainmentOf(signer, docs);
+  const signatures = new Map(docs.map((d) => [d.id, signer(d.text)]));
+
+  forEachEngine(`similar --measure containment (${name})`, (ctx) => {
+    const index = ctx.index('containment');
+
+    beforeAll(async () => {
+      await indexDocuments(ctx.client, index, docs);
+      await annotateIndex(ctx.client, { index, fields: ['text'], prefix: 'near_dup', signer: {} });
+    });
+
+    it('finds, for every partial copy, each document 0.1 above the threshold either way, and reports only what the samples verify', async () => {
+      let strong = 0, warned = 0;
+      for (const query of planted) {
+        const result = await findSimilar(ctx.client, { index, id: query.id, measure: 'containment', minSimilarity: THRESHOLD, limit: 1000 });
+        const q = signatures.get(query.id)!;
+        expect(result.query.sampled).toBe(Math.min(q.sample.length, 1000));
+        const found = new Map(result.hits.map((h) => [h.id, h]));
+        expect(found.has(query.id)).toBe(false);
+        if (result.query.sampled! < MIN_TRUSTED_SAMPLE) {
+          expect(result.warnings?.[0]).toMatch(/only \d+ sampled tokens/);
+          warned++;
+          continue;
+        }
+        for (const other of docs) {
+          if (other.id === query.id) continue;
+          const inside = exact(query.id, other.id), holds = exact(other.id, query.id);
+          if (Math.max(inside, holds) < THRESHOLD + 0.1) continue;
+          strong++;
+          expect(found.has(other.id), `${query.id} -> ${other.id} (exact containment ${inside.toFixed(3)}, reverse ${holds.toFixed(3)})`).toBe(true);
+        }
+        for (const hit of result.hits) {
+          const d = signatures.get(hit.id)!;
+          const shared = q.sample.filter((t) => d.sample.includes(t)).length;
+          expect(hit.containment).toBeCloseTo(shared / q.sample.length, 12);
+          expect(hit.reverse_containment).toBeCloseTo(shared / d.sample.length, 12);
+          expect(Math.max(hit.containment!, hit.reverse_containment!)).toBeGreaterThanOrEqual(THRESHOLD);
+          expect(hit.containment_interval![0]).toBeLessThanOrEqual(hit.containment!);
+          expect(hit.containment_interval![1]).toBeGreaterThanOrEqual(hit.containment!);
+          expect(hit.jaccard).toBe(minhashJaccard(q.minhash, d.minhash));
+          expect(hit.hamming).toBe(hammingDistance(q.simhash, d.simhash));
+        }
+        const order = result.hits.map((h) => Math.max(h.containment!, h.reverse_containment!));
+        expect(order).toEqual([...order].sort((a, b) => b - a));
+      }
+      process.stderr.write(`[containment] ${name}: ${strong} pairs 0.1 above the threshold, ${warned} of ${planted.length} queries warned\n`);
+      expect(strong).toBeGreaterThan(planted.length);
+      expect(warned).toBeLessThan(planted.length / 4);
+    });
+
+    it('a whole document quoted inside another: the short one finds the long one, the long one finds the short one', async () => {
+      const quoted = planted.filter((d) => d.id.includes('~in~'));
+      expect(quoted.length).toBeGreaterThan(5);
+      for (const long of quoted) {
+        const sourceId = long.id.slice(0, long.id.indexOf('~'));
+        const fromShort = await findSimilar(ctx.client, { index, id: sourceId, measure: 'containment', limit: 1000 });
+        expect(fromShort.hits.find((h) => h.id === long.id)).toMatchObject({ containment: 1 });
+        const fromLong = await findSimilar(ctx.client, { index, id: long.id, measure: 'containment', limit: 1000 });
+        expect(fromLong.hits.find((h) => h.id === sourceId)).toMatchObject({ reverse_containment: 1 });
+      }
+    });
+
+    it('by --file on the command line: the source of an excerpt first, fully contained, in a table', async () => {
+      const excerpt = planted.find((d) => d.id.includes('~excerpt-50'))!;
+      const dir = mkdtempSync(path.join(tmpdir(), 'near-dup-containment-'));
+      const file = path.join(dir, 'excerpt.txt');
+      writeFileSync(file, excerpt.text);
+      const run = await runCli(['similar', '--url', ctx.engine.url, '--index', index, '--file', file, '--measure', 'containment', '--format', 'table']).done;
+      expect(run.code, run.stderr).toBe(0);
+      const [header, ...rows] = run.stdout.trim().split('\n');
+      expect(header.split(/\s+/)).toEqual(['id', 'contained', 'holds', 'jaccard', 'hamming']);
+      const ids = rows.map((r) => r.split(/\s+/)[0]);
+      expect(ids).toContain(excerpt.id);
+      expect(ids).toContain(excerpt.id.slice(0, excerpt.id.indexOf('~')));
+      expect(rows[0].split(/\s+/)[1]).toBe('1.000');
+    });
+
+    it('warns about a short query, and refuses an index signed without a sample with the command that fixes it', async () => {
+      const short = corpus[0].text.split(' ').slice(0, 40).join(' ');
+      const result = await findSimilar(ctx.client, { index, text: short, measure: 'containment' });
+      expect(result.warnings?.[0]).toMatch(/only \d+ sampled tokens: a containment of 1 may be as low as 0\.\d\d/);
+
+      const bare = ctx.index('containment-bare');
+      await indexDocuments(ctx.client, bare, corpus.slice(0, 5));
+      await annotateIndex(ctx.client, { index: bare, fields: ['text'], prefix: 'near_dup', signer: { containmentSample: 0 } });
+      await expect(findSimilar(ctx.client, { index: bare, id: corpus[0].id, measure: 'containment' })).rejects.toThrow(
+        /no containment sample.*run near-dup annotate --index .* --field FIELD again/,
+      );
+      await expect(findSimilar(ctx.client, { index: bare, text: 'x', measure: 'containment', minSimilarity: 0 })).rejects.toThrow(/above 0/);
+    });
+  });
+}
