@@ -119,14 +119,27 @@ export async function findContaining(client: EngineClient, query: ContainmentQue
   return { hits, candidates: candidates.size, sampled: terms.length, warnings };
 }
 
+/** One constant-score clause per sampled token: a document's score is the number it shares. */
+function sampleClauses(prefix: string, terms: readonly string[]): object[] {
+  return terms.map((term) => ({ constant_score: { filter: { term: { [`${prefix}.sample`]: term } }, boost: 1 } }));
+}
+
+/**
+ * The documents that hold at least `share` of the sampled tokens `terms` (their score: how many they hold),
+ * within `filter`; a document left out could not reach the share.
+ */
+export function holdingQuery(prefix: string, terms: readonly string[], share: number, filter: object[], mustNot: object[] = []): object {
+  return { bool: { should: sampleClauses(prefix, terms), minimum_should_match: Math.max(1, Math.ceil(share * terms.length - 1e-9)), filter, must_not: mustNot } };
+}
+
 /** The forward and the reverse search at once, their candidates merged by index and id. */
 async function searchBoth(client: EngineClient, lookup: ContainmentLookup, terms: string[], share: number, params: string): Promise<Map<string, Candidate>> {
   const f = (name: string) => `${lookup.prefix}.${name}`;
   const t = lookup.minSimilarity;
-  const should = terms.map((term) => ({ constant_score: { filter: { term: { [f('sample')]: term } }, boost: 1 } }));
+  const should = sampleClauses(lookup.prefix, terms);
   const mustNot = lookup.excludeId !== undefined ? [{ ids: { values: [lookup.excludeId] } }] : [];
   const filter = [{ term: { [f('params')]: params } }];
-  const forward = { bool: { should, minimum_should_match: Math.max(1, Math.ceil(t * terms.length - 1e-9)), filter, must_not: mustNot } };
+  const forward = holdingQuery(lookup.prefix, terms, t, filter, mustNot);
   const reverse = {
     function_score: {
       query: {

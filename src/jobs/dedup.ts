@@ -9,6 +9,8 @@
 //     cluster_id, duplicate_of, is_canonical, cluster_size and max_similarity are written back with bulk
 //     partial updates; documents that were in a cluster before and are not any more are cleared
 //     (dedup/write-back.ts). The engine is asked whether every field landed.
+//  4. With --containment S, every document at least S inside a larger one gets contained_in and
+//     max_containment (dedup/containment-pass.ts): partial copies, beside the Jaccard clusters.
 import { peakMemoryMb, UsageMeter } from './usage.js';
 import { createWriteStream, type WriteStream } from 'node:fs';
 import { DEFAULT_PREFIX } from '../annotation.js';
@@ -16,6 +18,7 @@ import type { EngineClient } from '../engine/client.js';
 import { absentFields, mappedFields } from '../engine/fields.js';
 import type { RetrySnapshot } from '../engine/retry.js';
 import { checkBulkOptions, requireWholeNumbers, UsageError, UserError } from '../errors.js';
+import { containmentPass, writeContainment } from './dedup/containment-pass.js';
 import { FullPass } from './dedup/full-pass.js';
 import { incrementalPass } from './dedup/incremental-pass.js';
 import { PairVerifier, type VerifiedPair } from './dedup/pair-verifier.js';
@@ -23,12 +26,13 @@ import { type SignatureReader, SignatureStore, storedFields } from './dedup/sign
 import { continues, defaultStatePath, readDedupState, writeDedupState } from './dedup/state.js';
 import { buildClusters, type CanonicalRule, type DedupCluster, writeBack } from './dedup/write-back.js';
 import { ErrorsFile } from './errors-file.js';
+import { sampleEvery } from './containment-lookup.js';
 import { paramsHeld } from './params-held.js';
 
 export type { CanonicalRule, DedupCluster };
 
 /** What the progress callback is told about: partitions of the full pass, or new documents of an incremental one. */
-export type DedupStage = 'buckets' | 'new documents';
+export type DedupStage = 'buckets' | 'new documents' | 'containment';
 
 /** Documents of one band key verified at once, by default; a key held by more is a large key. */
 export const DEFAULT_BUCKET_CHUNK = 1000;
@@ -55,6 +59,11 @@ export interface DedupOptions {
   pairsFile?: string;
   /** Signatures kept in memory at once (default 250,000, a few hundred MB); others are read again when needed. */
   maxCachedSignatures?: number;
+  /**
+   * Also find partial copies: documents holding at least this share of their tokens inside a larger
+   * document get contained_in and max_containment (signatures need a containment sample).
+   */
+  containment?: number;
   /** Keep each document's best matches (at most 10) for --format text. */
   collectMatches?: boolean;
   dryRun?: boolean;
@@ -118,6 +127,8 @@ export interface DedupSummary {
    * (summed over requests in flight together).
    */
   timing: { findSeconds: number; clusterSeconds: number; writeSeconds: number; cpuSeconds: number; engineWaitSeconds: number };
+  /** With --containment: documents found inside a larger one, lookups made, and what was written. */
+  containment?: { minContainment: number; contained: number; lookups: number; tooShort: number; written: number; cleared: number; failed: number; complete: boolean; seconds: number };
   /** Largest clusters first, at most 20, for printing. */
   top: Array<{ cluster_id: string; size: number; canonical: string; members: string[] }>;
   /** Per document, its best matches (for --format text), only when asked for. */
@@ -201,6 +212,7 @@ export async function dedupIndex(client: EngineClient, options: DedupOptions): P
     const written = options.dryRun
       ? { written: 0, failed: 0, cleared: 0, complete: false }
       : await writeBack(client, clusters, store.facts, errors, { index: options.index, prefix, pageSize, bulk: options.bulk, decided });
+    const containment = options.containment === undefined ? undefined : await findContainment(client, options, { prefix, scope, params, pageSize, errors, progress });
     await errors.close();
     if (written.complete) {
       await full?.journal?.finish();
@@ -219,6 +231,9 @@ export async function dedupIndex(client: EngineClient, options: DedupOptions): P
       duplicates: clusters.reduce((n, c) => n + c.members.length - 1, 0),
       largestCluster: clusters[0]?.members.length ?? 0,
       ...written,
+      complete: written.complete && (containment?.complete ?? true),
+      failed: written.failed + (containment?.failed ?? 0),
+      containment,
       excludedParams,
       seconds: (performance.now() - started) / 1000,
       dryRun: options.dryRun ?? false,
@@ -240,10 +255,32 @@ export async function dedupIndex(client: EngineClient, options: DedupOptions): P
   }
 }
 
+/** The containment pass of dedup --containment, and its write-back unless this is a dry run. */
+async function findContainment(
+  client: EngineClient,
+  options: DedupOptions,
+  run: { prefix: string; scope: Record<string, unknown>; params: string; pageSize: number; errors: ErrorsFile; progress: (stage: DedupStage, done: number) => void },
+): Promise<NonNullable<DedupSummary['containment']>> {
+  const began = performance.now();
+  const minContainment = options.containment!;
+  if (sampleEvery(run.params) === 0) {
+    throw new UserError(
+      `--containment needs signatures with a containment sample, and those of "${options.index}" have none (params "${run.params}"); run near-dup annotate --index ${options.index} --field FIELD again first`,
+    );
+  }
+  const settings = { index: options.index, prefix: run.prefix, scope: run.scope, minContainment, pageSize: run.pageSize, onProgress: (done: number) => run.progress('containment', done) };
+  const found = await containmentPass(client, settings);
+  const written = options.dryRun ? { written: 0, failed: 0, cleared: 0, complete: false } : await writeContainment(client, found, run.errors, { ...settings, bulk: options.bulk });
+  return { minContainment, contained: found.contained.size, lookups: found.lookups, tooShort: found.tooShort, ...written, seconds: (performance.now() - began) / 1000 };
+}
+
 /** The job's options, checked here once for the CLI and the library alike. */
 export function checkDedupOptions(options: DedupOptions): void {
   const minSimilarity = options.minSimilarity ?? 0.5;
   if (!(minSimilarity > 0 && minSimilarity <= 1)) throw new UsageError(`--min-similarity must be above 0 and at most 1, got ${minSimilarity}`);
+  if (options.containment !== undefined && !(options.containment > 0 && options.containment <= 1)) {
+    throw new UsageError(`--containment must be above 0 and at most 1 (the least share of a document inside a larger one, e.g. 0.8), got ${options.containment}`);
+  }
   requireWholeNumbers([
     ['max-cached-signatures', options.maxCachedSignatures, 1],
     ['buckets-per-partition', options.bucketsPerPartition, 1],

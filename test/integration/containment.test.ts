@@ -6,17 +6,25 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { beforeAll, expect, it } from 'vitest';
 import { annotateIndex } from '../../src/jobs/annotate.js';
+import { dedupIndex } from '../../src/jobs/dedup.js';
 import { findSimilar } from '../../src/jobs/similar.js';
 import { createSigner } from '../../src/signature.js';
 import { MIN_TRUSTED_SAMPLE } from '../../src/sketch/containment.js';
 import { minhashJaccard } from '../../src/sketch/minhash.js';
 import { hammingDistance } from '../../src/sketch/simhash.js';
 import { partialCopies, testCorpora } from '../support/corpus.js';
-import { indexDocuments, runCli } from '../support/documents.js';
+import { indexDocuments, runCli, sourcesById } from '../support/documents.js';
 import { exactContainmentOf } from '../support/jaccard.js';
 import { forEachEngine } from './harness.js';
 
 const signer = createSigner();
+
+/** Every document's cluster fields, to compare two runs. */
+function clusterFields(sources: Map<string, Record<string, any>>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [id, s] of sources) out[id] = [s.near_dup?.cluster_id, s.near_dup?.duplicate_of, s.near_dup?.cluster_size];
+  return out;
+}
 const THRESHOLD = 0.7;
 
 for (const { name, docs: corpus } of testCorpora(25, 20)) {
@@ -97,6 +105,55 @@ for (const { name, docs: corpus } of testCorpora(25, 20)) {
       expect(ids).toContain(excerpt.id);
       expect(ids).toContain(excerpt.id.slice(0, excerpt.id.indexOf('~')));
       expect(rows[0].split(/\s+/)[1]).toBe('1.000');
+    });
+
+    it('dedup --containment marks every partial copy with the larger documents that hold it, leaves the clusters alone, and clears what no longer holds', async () => {
+      const S = 0.8;
+      const stateFile = path.join(mkdtempSync(path.join(tmpdir(), 'near-dup-dedup-')), 'state.json');
+      const plain = await dedupIndex(ctx.client, { index, full: true, stateFile });
+      const clustersBefore = clusterFields(await sourcesById(ctx.client, index));
+      const summary = await dedupIndex(ctx.client, { index, full: true, stateFile, containment: S });
+      expect(summary.complete).toBe(true);
+      expect(summary.clusters).toBe(plain.clusters);
+      const sources = await sourcesById(ctx.client, index);
+      expect(clusterFields(sources)).toEqual(clustersBefore);
+      const short = docs.filter((d) => signatures.get(d.id)!.sample.length < MIN_TRUSTED_SAMPLE).length;
+      expect(summary.containment).toMatchObject({ minContainment: S, lookups: docs.length - short, tooShort: short, failed: 0, complete: true });
+
+      let strong = 0;
+      for (const doc of docs) {
+        const q = signatures.get(doc.id)!;
+        const marked = sources.get(doc.id)?.near_dup ?? {};
+        const list: string[] = marked.contained_in ?? [];
+        if (q.sample.length < MIN_TRUSTED_SAMPLE) expect(list).toEqual([]);
+        for (const id of list) {
+          const d = signatures.get(id)!;
+          expect(d.distinct_tokens, `${id} is larger than ${doc.id}`).toBeGreaterThan(q.distinct_tokens);
+          expect(q.sample.filter((t) => d.sample.includes(t)).length / q.sample.length).toBeGreaterThanOrEqual(S);
+        }
+        expect(list.length).toBeLessThanOrEqual(10);
+        if (list.length > 0) expect(marked.max_containment).toBeCloseTo(q.sample.filter((t) => signatures.get(list[0])!.sample.includes(t)).length / q.sample.length, 6);
+        if (q.sample.length < MIN_TRUSTED_SAMPLE) continue;
+        const holders = docs.filter((d) => signatures.get(d.id)!.distinct_tokens > q.distinct_tokens && exact(doc.id, d.id) >= S + 0.1);
+        strong += holders.length;
+        // A full list holds the 10 best by estimate; a shorter one every holder that passed.
+        if (list.length < 10) for (const h of holders) expect(list, `${doc.id} inside ${h.id} (exact ${exact(doc.id, h.id).toFixed(3)})`).toContain(h.id);
+      }
+      expect(strong).toBeGreaterThan(planted.length / 2);
+      expect(summary.containment!.contained).toBeGreaterThan(planted.length / 2);
+
+      // A partial copy (that holds no other) indexed again with a new text: the next run clears both fields on it, and only there.
+      const holdingOthers = new Set([...sources.values()].flatMap((s) => s.near_dup?.contained_in ?? []));
+      const rewritten = [...sources.entries()].find(([id, s]) => s.near_dup?.contained_in && !holdingOthers.has(id))![0];
+      await ctx.client.bulk([{ update: { _index: index, _id: rewritten } }, { doc: { text: Array.from({ length: 400 }, (_, i) => `unheard${i}`).join(' '), near_dup: { params: null } } }]);
+      await ctx.client.refresh(index);
+      await annotateIndex(ctx.client, { index, fields: ['text'], prefix: 'near_dup', signer: {} });
+      const again = await dedupIndex(ctx.client, { index, full: true, stateFile, containment: S });
+      expect(again.complete).toBe(true);
+      expect(again.containment).toMatchObject({ cleared: 1, contained: summary.containment!.contained - 1 });
+      const after = await sourcesById(ctx.client, index);
+      expect(after.get(rewritten)!.near_dup).not.toHaveProperty('contained_in', expect.anything());
+      expect(after.get(rewritten)!.near_dup.max_containment ?? null).toBeNull();
     });
 
     it('warns about a short query, and refuses an index signed without a sample with the command that fixes it', async () => {

@@ -16,6 +16,7 @@ interface DedupArgs extends ConnectionArgs {
   index: string;
   prefix: string;
   minSimilarity: number;
+  containment?: number;
   canonical: string;
   dateField?: string;
   params?: string;
@@ -48,6 +49,10 @@ export const dedupCommand: CommandModule<object, DedupArgs> = {
         describe: 'which document of a cluster is kept: oldest | newest (by --date-field) | longest | FIELD (lowest value) | -FIELD (highest)',
       })
       .option('date-field', { type: 'string', describe: 'date field for oldest/newest [default: <prefix>.annotated_at]' })
+      .option('containment', {
+        type: 'number',
+        describe: 'also mark partial copies: documents with at least this share of their tokens inside a larger one get contained_in and max_containment (e.g. 0.8)',
+      })
       .option('params', { type: 'string', describe: 'cluster only signatures made with these params (when the index holds several)' })
       .option('pairs', { type: 'string', describe: 'write every verified pair with its similarity to this JSON-lines file' })
       .option('format', { choices: ['json', 'text'], default: 'json', describe: 'json: a summary; text: one line per document "ID  # max 0.912 matches ID2, ID3"' })
@@ -72,6 +77,7 @@ export const dedupCommand: CommandModule<object, DedupArgs> = {
       index: argv.index,
       prefix: argv.prefix,
       minSimilarity: argv.minSimilarity,
+      containment: argv.containment,
       canonical,
       dateField: argv.dateField,
       params: argv.params,
@@ -84,7 +90,7 @@ export const dedupCommand: CommandModule<object, DedupArgs> = {
       pageSize: argv.pageSize,
       maxCachedSignatures: argv.maxCachedSignatures,
       onProgress: (p) =>
-        progress.update({ seen: p.done, total: p.total, elapsedSeconds: p.elapsedSeconds, unit: p.stage === 'buckets' ? 'partitions' : 'docs' }),
+        progress.update({ seen: p.done, total: p.total, elapsedSeconds: p.elapsedSeconds, unit: p.stage === 'buckets' ? 'partitions' : p.stage === 'containment' ? 'lookups' : 'docs' }),
     };
     checkDedupOptions(options); // before connecting: a usage error is said first
     const client = await connectFromArgs(argv);
@@ -96,6 +102,7 @@ export const dedupCommand: CommandModule<object, DedupArgs> = {
         `${summary.mode === 'incremental' ? `incremental run (${summary.newDocuments} documents annotated since the last run): ` : ''}${summary.clusters} clusters holding ${summary.duplicates} duplicates among ${summary.documents} documents ` +
           `(${summary.verifiedPairs} of ${summary.candidatePairs} candidate pairs verified; largest cluster ${summary.largestCluster}) ` +
           `in ${summary.seconds.toFixed(1)} s${summary.dryRun ? ' (dry run: nothing written)' : `; ${summary.written} documents updated, ${summary.cleared} cleared`}` +
+          `${summary.containment ? `; ${summary.containment.contained} documents at least ${summary.containment.minContainment} inside a larger one (${summary.containment.lookups} looked up in ${summary.containment.seconds.toFixed(1)} s)` : ''}` +
           `${summary.resumedPartitions ? `; resumed after ${summary.resumedPartitions} partitions` : ''}${retriesNote(summary)}` +
           `${!summary.dryRun && !summary.complete ? `; INCOMPLETE: ${summary.failed} writes failed${summary.errorsFile ? ` (listed in ${summary.errorsFile})` : ''}; run dedup again` : ''}\n`,
       );
