@@ -254,6 +254,21 @@ export class EngineClient {
     return this.request<SearchResponse<TSource>>('POST', index === undefined ? '/_search' : `/${encodeIndex(index)}/_search`, body, query);
   }
 
+  /**
+   * Several searches of one index in one request (_msearch), answered in order; the first that failed
+   * is thrown as the error the search alone would have given.
+   */
+  async msearch<TSource = Record<string, unknown>>(index: string, bodies: ReadonlyArray<Record<string, unknown>>): Promise<Array<SearchResponse<TSource>>> {
+    const path = `/${encodeIndex(index)}/_msearch`;
+    const ndjson = bodies.map((body) => `{}\n${JSON.stringify(body)}\n`).join('');
+    const response = await this.#send('POST', path, undefined, undefined, ndjson);
+    if (response.statusCode >= 400) throw this.#error('POST', path, response);
+    const answers = (response.body as { responses: Array<SearchResponse<TSource> & { error?: unknown; status?: number }> }).responses;
+    const failed = answers.find((a) => a.error !== undefined);
+    if (failed) throw this.#error('POST', path, { ...response, statusCode: failed.status ?? 500, body: failed });
+    return answers;
+  }
+
   async count(index: string, query?: Record<string, unknown>): Promise<number> {
     const response = await this.request<{ count: number }>('POST', `/${encodeIndex(index)}/_count`, query ? { query } : undefined);
     return response.count;

@@ -1,11 +1,12 @@
 // "Which documents hold this one, and which does it hold": containment lookups by the sampled tokens.
 //
-// Two searches, sent together, over one clause per sampled query token (the engine's score counts the
-// shared sampled tokens):
+// Searches sent together (_msearch), each over one clause per sampled query token (the engine's score
+// counts the shared sampled tokens):
 //  - forward, documents holding at least t of the query: minimum_should_match = ceil(t x sampled), so a
 //    document the engine leaves out could not pass the check below;
-//  - reverse, documents at least t inside the query: the count divided by the document's own sample size
-//    (function_score, field_value_factor reciprocal), kept by min_score.
+//  - reverse, documents at least t inside the query, one search per range of their sample size (16 to
+//    31, 32 to 63, ...): the count divided by the document's own sample size (function_score,
+//    field_value_factor reciprocal), kept by min_score.
 // Each candidate is then checked here from the count, the stored sample size and distinct-token count,
 // and the stored MinHash (Jaccard) and SimHash, as the Jaccard lookups are.
 import { valueAt } from '../annotation.js';
@@ -18,7 +19,7 @@ import { minhashJaccard } from '../sketch/minhash.js';
 import { hammingDistance } from '../sketch/simhash.js';
 
 /** A reverse hit must have at least this many sampled tokens: fewer say next to nothing. */
-export const MIN_REVERSE_SAMPLE = 4;
+export const MIN_REVERSE_SAMPLE = 16;
 
 /** The query side: its signature, sample and distinct-token count. */
 export interface ContainmentQuery {
@@ -42,10 +43,15 @@ export interface ContainmentHit {
   hamming: number;
 }
 
+/** Which hits: documents that hold the query (inside), that the query holds (holds), or either (both). */
+export type ContainmentDirection = 'inside' | 'holds' | 'both';
+export const CONTAINMENT_DIRECTIONS: readonly ContainmentDirection[] = ['both', 'inside', 'holds'];
+
 export interface ContainmentLookup {
   index: string;
   prefix: string;
   minSimilarity: number;
+  direction?: ContainmentDirection;
   candidateLimit: number;
   excludeId?: string;
 }
@@ -103,7 +109,10 @@ export async function findContaining(client: EngineClient, query: ContainmentQue
     if (c.minhash === undefined) continue;
     const forward = estimateShare(c.shared, terms.length);
     const reverse = estimateShare(c.shared, Math.max(c.shared, c.sampleSize * share));
-    if (forward.value < lookup.minSimilarity && reverse.value < lookup.minSimilarity) continue;
+    const direction = lookup.direction ?? 'both';
+    const inside = direction !== 'holds' && forward.value >= lookup.minSimilarity;
+    const holds = direction !== 'inside' && reverse.value >= lookup.minSimilarity;
+    if (!inside && !holds) continue;
     hits.push({
       id: c.id,
       index: c.index,
@@ -132,70 +141,92 @@ export function holdingQuery(prefix: string, terms: readonly string[], share: nu
   return { bool: { should: sampleClauses(prefix, terms), minimum_should_match: Math.max(1, Math.ceil(share * terms.length - 1e-9)), filter, must_not: mustNot } };
 }
 
-/** The forward and the reverse search at once, their candidates merged by index and id. */
-async function searchBoth(client: EngineClient, lookup: ContainmentLookup, terms: string[], share: number, params: string): Promise<Map<string, Candidate>> {
-  const f = (name: string) => `${lookup.prefix}.${name}`;
-  const t = lookup.minSimilarity;
-  const should = sampleClauses(lookup.prefix, terms);
-  const mustNot = lookup.excludeId !== undefined ? [{ ids: { values: [lookup.excludeId] } }] : [];
-  const filter = [{ term: { [f('params')]: params } }];
-  const forward = holdingQuery(lookup.prefix, terms, t, filter, mustNot);
-  const reverse = {
-    function_score: {
-      query: {
-        bool: {
-          should,
-          minimum_should_match: Math.max(1, Math.ceil(t * MIN_REVERSE_SAMPLE * share - 1e-9)),
-          filter: [...filter, { range: { [f('sample_size')]: { gte: MIN_REVERSE_SAMPLE } } }],
-          must_not: mustNot,
+/**
+ * The reverse searches, by the hit's sample size: sizes from `MIN_REVERSE_SAMPLE` to the most that can
+ * reach the share, doubling. Each range asks for ceil(t x its smallest size) shared tokens, so the engine
+ * counts the tokens of far fewer documents than one search over every size would.
+ */
+function reverseQueries(prefix: string, terms: readonly string[], t: number, share: number, filter: object[], mustNot: object[]): object[] {
+  const sampleSize = `${prefix}.sample_size`;
+  const largest = Math.floor(terms.length / (t * share) + 1e-9);
+  const queries: object[] = [];
+  for (let smallest = MIN_REVERSE_SAMPLE; smallest <= largest; smallest *= 2) {
+    const range = { range: { [sampleSize]: { gte: smallest, lte: Math.min(largest, 2 * smallest - 1) } } };
+    queries.push({
+      function_score: {
+        query: {
+          bool: { should: sampleClauses(prefix, terms), minimum_should_match: Math.max(1, Math.ceil(t * smallest * share - 1e-9)), filter: [...filter, range], must_not: mustNot },
         },
+        // score = shared / sample size
+        functions: [{ field_value_factor: { field: sampleSize, modifier: 'reciprocal', missing: 1e9 } }],
+        boost_mode: 'multiply',
       },
-      functions: [{ field_value_factor: { field: f('sample_size'), modifier: 'reciprocal', missing: 1e9 } }],
-      boost_mode: 'multiply',
-    },
-  };
-  const [a, b] = await Promise.all([
-    searchCandidates(client, lookup, forward, undefined, (score) => score),
-    // score = shared / sample size; min_score keeps shared >= t x (sample size x share), less a rounding margin.
-    searchCandidates(client, lookup, reverse, t * share - 1e-6, (score, size) => score * size),
-  ]);
+    });
+  }
+  return queries;
+}
+
+/** The forward and the reverse searches in one request, their candidates merged by index and id. */
+async function searchBoth(client: EngineClient, lookup: ContainmentLookup, terms: string[], share: number, params: string): Promise<Map<string, Candidate>> {
+  const t = lookup.minSimilarity;
+  const mustNot = lookup.excludeId !== undefined ? [{ ids: { values: [lookup.excludeId] } }] : [];
+  const filter = [{ term: { [`${lookup.prefix}.params`]: params } }];
+  // A document holding ceil(t x sampled) of the query's tokens has at least that many of its own.
+  const atLeast = { range: { [`${lookup.prefix}.sample_size`]: { gte: Math.max(1, Math.ceil(t * terms.length - 1e-9)) } } };
+  const direction = lookup.direction ?? 'both';
+  const searches: Search[] = [];
+  if (direction !== 'holds') searches.push({ query: holdingQuery(lookup.prefix, terms, t, [...filter, atLeast], mustNot), sharedOf: (score) => score });
+  if (direction !== 'inside') {
+    // min_score keeps shared >= t x (sample size x share), less a rounding margin.
+    for (const query of reverseQueries(lookup.prefix, terms, t, share, filter, mustNot)) searches.push({ query, minScore: t * share - 1e-6, sharedOf: (score, size) => score * size });
+  }
+  if (searches.length === 0) return new Map();
   const merged = new Map<string, Candidate>();
-  for (const c of [...a, ...b]) merged.set(`${c.index}\u0000${c.id}`, c);
+  for (const c of await searchCandidates(client, lookup, searches)) merged.set(`${c.index}\u0000${c.id}`, c);
   return merged;
+}
+
+/** One candidate search: its query, the least score kept, and the shared count its score stands for. */
+interface Search {
+  query: object;
+  minScore?: number;
+  sharedOf: (score: number, sampleSize: number) => number;
 }
 
 // Indices whose MinHash field has no doc values (mapped before near-dup asked for them): read _source.
 const withoutDocValues = new Set<string>();
 
-/** One candidate search: ids, the shared count from the score, and the stored fields the check needs. */
-async function searchCandidates(
-  client: EngineClient,
-  lookup: ContainmentLookup,
-  query: object,
-  minScore: number | undefined,
-  sharedOf: (score: number, sampleSize: number) => number,
-): Promise<Candidate[]> {
+/** The searches in one _msearch: ids, the shared count from the score, and the stored fields the check needs. */
+async function searchCandidates(client: EngineClient, lookup: ContainmentLookup, searches: Search[]): Promise<Candidate[]> {
   const fields = ['minhash', 'simhash', 'sample_size'].map((name) => `${lookup.prefix}.${name}`);
-  const body = { size: lookup.candidateLimit, track_total_hits: false, query, ...(minScore !== undefined ? { min_score: minScore } : {}) };
   const fromSource = withoutDocValues.has(lookup.index);
-  let response: SearchResponse;
+  const bodies = searches.map((s) => ({
+    size: lookup.candidateLimit,
+    track_total_hits: false,
+    query: s.query,
+    ...(s.minScore !== undefined ? { min_score: s.minScore } : {}),
+    ...(fromSource ? { _source: fields } : { _source: false, docvalue_fields: fields }),
+  }));
+  let responses: SearchResponse[];
   try {
-    response = await client.search(lookup.index, fromSource ? { ...body, _source: fields } : { ...body, _source: false, docvalue_fields: fields });
+    responses = await client.msearch(lookup.index, bodies);
   } catch (err) {
     if (fromSource || !(err instanceof EngineResponseError && err.statusCode === 400)) throw err;
     withoutDocValues.add(lookup.index);
-    return searchCandidates(client, lookup, query, minScore, sharedOf);
+    return searchCandidates(client, lookup, searches);
   }
-  return response.hits.hits.map((h) => {
-    const value = (i: number) => (fromSource ? valueAt(h._source, fields[i]) : h.fields?.[fields[i]]?.[0]);
-    const sampleSize = Number(value(2) ?? 0);
-    return {
-      id: h._id,
-      index: h._index,
-      shared: Math.round(sharedOf(h._score ?? 0, sampleSize)),
-      sampleSize,
-      minhash: value(0) as string | undefined,
-      simhash: value(1) as string | undefined,
-    };
-  });
+  return responses.flatMap((response, k) =>
+    response.hits.hits.map((h) => {
+      const value = (i: number) => (fromSource ? valueAt(h._source, fields[i]) : h.fields?.[fields[i]]?.[0]);
+      const sampleSize = Number(value(2) ?? 0);
+      return {
+        id: h._id,
+        index: h._index,
+        shared: Math.round(searches[k].sharedOf(h._score ?? 0, sampleSize)),
+        sampleSize,
+        minhash: value(0) as string | undefined,
+        simhash: value(1) as string | undefined,
+      };
+    }),
+  );
 }

@@ -8,7 +8,7 @@ import { createSigner, resolveSignerSettings, signerOptionsFromParams, type Sign
 import { minhashValues } from '../sketch/lean-minhash.js';
 import { minhashJaccard } from '../sketch/minhash.js';
 import { blocksToMatch, hammingDistance } from '../sketch/simhash.js';
-import { findContaining } from './containment-lookup.js';
+import { CONTAINMENT_DIRECTIONS, type ContainmentDirection, findContaining } from './containment-lookup.js';
 import { paramsHeld } from './params-held.js';
 
 export type SimilarMethod = 'minhash' | 'simhash' | 'both';
@@ -28,6 +28,8 @@ export interface SimilarOptions {
   signer?: SignerOptions;
   /** jaccard (default), or containment: hits that hold the query, or that it holds. */
   measure?: SimilarMeasure;
+  /** With containment: hits that hold the query (inside), that it holds (holds), or either (both, the default). */
+  direction?: ContainmentDirection;
   /** Estimated Jaccard a MinHash hit must reach (default 0.5), or containment either way (default 0.8). */
   minSimilarity?: number;
   method?: SimilarMethod;
@@ -80,6 +82,9 @@ export function checkSimilarOptions(options: SimilarOptions): void {
   if (options.measure !== undefined && !SIMILAR_MEASURES.includes(options.measure)) {
     throw new UsageError(`--measure must be one of ${SIMILAR_MEASURES.join(', ')}, got "${options.measure}"`);
   }
+  if (options.direction !== undefined && !CONTAINMENT_DIRECTIONS.includes(options.direction)) {
+    throw new UsageError(`--direction must be one of ${CONTAINMENT_DIRECTIONS.join(', ')}, got "${options.direction}"`);
+  }
   const minSimilarity = options.minSimilarity ?? 0.5;
   if (!(minSimilarity >= 0 && minSimilarity <= 1)) throw new UsageError(`--min-similarity must be from 0 to 1, got ${minSimilarity}`);
   if (options.measure === 'containment' && minSimilarity === 0) throw new UsageError('--min-similarity must be above 0 with --measure containment (every document holds 0% of the query)');
@@ -110,7 +115,7 @@ export async function findSimilar(client: EngineClient, options: SimilarOptions)
     }
     if (query.tokens === 0) return { ...result, tookMs: performance.now() - started };
     if (measure === 'containment') {
-      const lookup = { index: options.index, prefix, minSimilarity, candidateLimit, excludeId: options.id };
+      const lookup = { index: options.index, prefix, minSimilarity, direction: options.direction, candidateLimit, excludeId: options.id };
       const found = await findContaining(client, { params: query.params, values: query.values, simhash: query.simhash, sample: query.sample, distinct: query.distinct }, lookup);
       return {
         ...result,

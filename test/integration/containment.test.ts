@@ -7,6 +7,7 @@ import path from 'node:path';
 import { beforeAll, expect, it } from 'vitest';
 import { annotateIndex } from '../../src/jobs/annotate.js';
 import { dedupIndex } from '../../src/jobs/dedup.js';
+import { MIN_REVERSE_SAMPLE } from '../../src/jobs/containment-lookup.js';
 import { findSimilar } from '../../src/jobs/similar.js';
 import { createSigner } from '../../src/signature.js';
 import { MIN_TRUSTED_SAMPLE } from '../../src/sketch/containment.js';
@@ -56,7 +57,9 @@ for (const { name, docs: corpus } of testCorpora(25, 20)) {
         }
         for (const other of docs) {
           if (other.id === query.id) continue;
-          const inside = exact(query.id, other.id), holds = exact(other.id, query.id);
+          // A document with fewer than 16 sampled tokens is only found holding the query, never inside it.
+          const inside = exact(query.id, other.id);
+          const holds = signatures.get(other.id)!.sample.length >= MIN_REVERSE_SAMPLE ? exact(other.id, query.id) : 0;
           if (Math.max(inside, holds) < THRESHOLD + 0.1) continue;
           strong++;
           expect(found.has(other.id), `${query.id} -> ${other.id} (exact containment ${inside.toFixed(3)}, reverse ${holds.toFixed(3)})`).toBe(true);
@@ -89,6 +92,13 @@ for (const { name, docs: corpus } of testCorpora(25, 20)) {
         expect(fromShort.hits.find((h) => h.id === long.id)).toMatchObject({ containment: 1 });
         const fromLong = await findSimilar(ctx.client, { index, id: long.id, measure: 'containment', limit: 1000 });
         expect(fromLong.hits.find((h) => h.id === sourceId)).toMatchObject({ reverse_containment: 1 });
+        // One direction at a time: each keeps its own hits, and the two together are the hits of both.
+        const inside = await findSimilar(ctx.client, { index, id: long.id, measure: 'containment', direction: 'inside', limit: 1000 });
+        const holds = await findSimilar(ctx.client, { index, id: long.id, measure: 'containment', direction: 'holds', limit: 1000 });
+        expect(inside.hits.every((h) => h.containment! >= 0.8)).toBe(true);
+        expect(holds.hits.every((h) => h.reverse_containment! >= 0.8)).toBe(true);
+        expect(holds.hits.map((h) => h.id)).toContain(sourceId);
+        expect(new Set([...inside.hits, ...holds.hits].map((h) => h.id))).toEqual(new Set(fromLong.hits.map((h) => h.id)));
       }
     });
 

@@ -4,12 +4,15 @@ import { savedObjectsFor } from '../../src/engine/dashboards.js';
 describe('saved objects for Dashboards and Kibana', () => {
   const objects = savedObjectsFor('news-2024', 'meta.near_dup');
 
-  it('hold an index pattern, a saved search, four visualizations and a dashboard, all for the index', () => {
-    expect(objects.map((o) => o.type).sort()).toEqual(['dashboard', 'index-pattern', 'search', 'visualization', 'visualization', 'visualization', 'visualization']);
+  it('hold an index pattern, two saved searches, five visualizations and a dashboard, all for the index', () => {
+    expect(objects.map((o) => o.type).sort()).toEqual(['dashboard', 'index-pattern', 'search', 'search', 'visualization', 'visualization', 'visualization', 'visualization', 'visualization']);
     expect(objects.find((o) => o.type === 'index-pattern')!.attributes.title).toBe('news-2024');
     const text = JSON.stringify(objects);
     expect(text).not.toMatch(/\{\{/);
     expect(text).toContain('meta.near_dup.cluster_size');
+    // Partial copies (dedup --containment) have their own search and histogram.
+    expect(text).toContain('meta.near_dup.contained_in');
+    expect(text).toContain('meta.near_dup.max_containment');
   });
 
   it('every reference points at an object of the set, with the right type', () => {

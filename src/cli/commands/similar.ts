@@ -4,6 +4,7 @@ import type { CommandModule } from 'yargs';
 import { DEFAULT_PREFIX } from '../../annotation.js';
 import { prefixPath } from '../../engine/mapping.js';
 import { UsageError, UserError } from '../../errors.js';
+import type { ContainmentDirection } from '../../jobs/containment-lookup.js';
 import { checkSimilarOptions, findSimilar, SIMILAR_MEASURES, type SimilarHit, type SimilarMeasure, type SimilarMethod, type SimilarOptions, type SimilarResult } from '../../jobs/similar.js';
 import { type ConnectionArgs, connectFromArgs, withConnectionOptions } from '../connection-options.js';
 import { decodeText } from '../input.js';
@@ -17,6 +18,7 @@ interface SimilarArgs extends ConnectionArgs, SignerArgs {
   prefix: string;
   minSimilarity?: number;
   measure: string;
+  direction: string;
   method: string;
   maxDistance: number;
   limit: number;
@@ -37,6 +39,11 @@ export const similarCommand: CommandModule<object, SimilarArgs> = {
         choices: SIMILAR_MEASURES as string[],
         default: 'jaccard',
         describe: 'jaccard: near-duplicates; containment: documents that hold the query, or that it holds (partial copies)',
+      })
+      .option('direction', {
+        choices: ['both', 'inside', 'holds'],
+        default: 'both',
+        describe: 'with --measure containment: hits that hold the query (inside), that the query holds (holds), or either',
       })
       .option('min-similarity', { type: 'number', describe: 'estimated Jaccard a hit must reach (default 0.5), or containment either way with --measure containment (default 0.8)' })
       .option('method', { choices: ['minhash', 'simhash', 'both'], default: 'both', describe: 'candidates and verification by MinHash bands, SimHash blocks, or either' })
@@ -65,6 +72,7 @@ export const similarCommand: CommandModule<object, SimilarArgs> = {
       text,
       signer,
       measure: argv.measure as SimilarMeasure,
+      direction: argv.direction as ContainmentDirection,
       minSimilarity: argv.minSimilarity,
       method: argv.method as SimilarMethod,
       maxDistance: argv.maxDistance,
