@@ -71,6 +71,25 @@ forEachEngine(
       }
     });
 
+    it('similar --measure containment finds the text that quotes a document whole, and dedup --containment marks it', async () => {
+      const quoting = docs.filter((d) => d.id.endsWith('@quoted'));
+      expect(quoting.length).toBeGreaterThan(0);
+      for (const q of quoting) {
+        // The first version of the family before it is the text it quotes into: whole inside it.
+        const families = [...new Set(docs.map((d) => d.family))];
+        const host = `${families[families.indexOf(q.family) - 1]}@0`;
+        const result = await cliJson(['similar', ...url(), '--index', index, '--id', host, '--measure', 'containment', '--direction', 'inside']);
+        expect(result.hits.find((h: { id: string }) => h.id === q.id), `${host} inside ${q.id}`).toMatchObject({ containment: 1 });
+      }
+      const summary = await cliJson(['dedup', ...url(), '--index', index, '--containment', '0.8', '--full']);
+      expect(summary.complete).toBe(true);
+      expect(summary.containment).toMatchObject({ failed: 0, complete: true });
+      const stored = await sourcesById(ctx.client, index);
+      const marked = [...stored.values()].filter((s) => s.near_dup.contained_in);
+      expect(marked.length).toBe(summary.containment.contained);
+      for (const s of marked) for (const id of s.near_dup.contained_in) expect(stored.get(id)!.near_dup.distinct_tokens).toBeGreaterThan(s.near_dup.distinct_tokens);
+    });
+
     it('dedup puts every strong pair in one cluster and keeps the oldest', async () => {
       const summary = await cliJson(['dedup', ...url(), '--index', index, '--date-field', 'date']);
       expect(summary.complete).toBe(true);
