@@ -54,15 +54,22 @@ export class ContainmentTruth {
   /** Every document d != q with C(q, d) >= τ or C(d, q) >= τ: Map d -> [C(q, d), C(d, q)]. */
   pairsOf(q) {
     const x = this.sets[q];
+    this.marks ??= new Uint8Array(this.all.tokens);
+    for (const t of x) this.marks[t] = 1;
     const out = new Map();
+    const seen = new Set([q]);
     const consider = (d) => {
-      if (d === q || out.has(d)) return;
-      const n = this.shared(x, this.sets[d]);
-      const inside = x.length ? n / x.length : 0, holds = this.sets[d].length ? n / this.sets[d].length : 0;
+      if (seen.has(d)) return;
+      seen.add(d);
+      const y = this.sets[d];
+      let n = 0;
+      for (let i = 0; i < y.length; i++) n += this.marks[y[i]];
+      const inside = x.length ? n / x.length : 0, holds = y.length ? n / y.length : 0;
       if (inside >= this.tau || holds >= this.tau) out.set(d, [inside, holds]);
     };
     for (let i = 0; i < this.prefixLength(x.length); i++) this.all.each(x[i], consider);
     for (const t of x) this.prefixes.each(t, consider);
+    for (const t of x) this.marks[t] = 0;
     return out;
   }
 }
@@ -78,6 +85,7 @@ function postingLists(sets, tokens, take) {
     for (let i = 0; i < take(set); i++) docs[fill[set[i]]++] = d;
   });
   return {
+    tokens,
     each(token, visit) {
       for (let k = counts[token]; k < counts[token + 1]; k++) visit(docs[k]);
     },

@@ -43,9 +43,14 @@ export interface ContainmentHit {
   hamming: number;
 }
 
-/** Which hits: documents that hold the query (inside), that the query holds (holds), or either (both). */
+/**
+ * Which hits: documents that hold the query (inside, the default: where was this passage quoted?), that
+ * the query holds (holds: which documents does this long text quote?), or either (both). The reverse
+ * direction costs the engine more: a small document needs few shared tokens, so many documents are counted.
+ */
 export type ContainmentDirection = 'inside' | 'holds' | 'both';
-export const CONTAINMENT_DIRECTIONS: readonly ContainmentDirection[] = ['both', 'inside', 'holds'];
+export const CONTAINMENT_DIRECTIONS: readonly ContainmentDirection[] = ['inside', 'holds', 'both'];
+export const DEFAULT_DIRECTION: ContainmentDirection = 'inside';
 
 export interface ContainmentLookup {
   index: string;
@@ -109,7 +114,7 @@ export async function findContaining(client: EngineClient, query: ContainmentQue
     if (c.minhash === undefined) continue;
     const forward = estimateShare(c.shared, terms.length);
     const reverse = estimateShare(c.shared, Math.max(c.shared, c.sampleSize * share));
-    const direction = lookup.direction ?? 'both';
+    const direction = lookup.direction ?? DEFAULT_DIRECTION;
     const inside = direction !== 'holds' && forward.value >= lookup.minSimilarity;
     const holds = direction !== 'inside' && reverse.value >= lookup.minSimilarity;
     if (!inside && !holds) continue;
@@ -173,7 +178,7 @@ async function searchBoth(client: EngineClient, lookup: ContainmentLookup, terms
   const filter = [{ term: { [`${lookup.prefix}.params`]: params } }];
   // A document holding ceil(t x sampled) of the query's tokens has at least that many of its own.
   const atLeast = { range: { [`${lookup.prefix}.sample_size`]: { gte: Math.max(1, Math.ceil(t * terms.length - 1e-9)) } } };
-  const direction = lookup.direction ?? 'both';
+  const direction = lookup.direction ?? DEFAULT_DIRECTION;
   const searches: Search[] = [];
   if (direction !== 'holds') searches.push({ query: holdingQuery(lookup.prefix, terms, t, [...filter, atLeast], mustNot), sharedOf: (score) => score });
   if (direction !== 'inside') {

@@ -28,7 +28,7 @@ export interface SimilarOptions {
   signer?: SignerOptions;
   /** jaccard (default), or containment: hits that hold the query, or that it holds. */
   measure?: SimilarMeasure;
-  /** With containment: hits that hold the query (inside), that it holds (holds), or either (both, the default). */
+  /** With containment: hits that hold the query (inside, the default), that it holds (holds), or either (both). */
   direction?: ContainmentDirection;
   /** Estimated Jaccard a MinHash hit must reach (default 0.5), or containment either way (default 0.8). */
   minSimilarity?: number;

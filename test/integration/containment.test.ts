@@ -45,7 +45,7 @@ for (const { name, docs: corpus } of testCorpora(25, 20)) {
     it('finds, for every partial copy, each document 0.1 above the threshold either way, and reports only what the samples verify', async () => {
       let strong = 0, warned = 0;
       for (const query of planted) {
-        const result = await findSimilar(ctx.client, { index, id: query.id, measure: 'containment', minSimilarity: THRESHOLD, limit: 1000 });
+        const result = await findSimilar(ctx.client, { index, id: query.id, measure: 'containment', direction: 'both', minSimilarity: THRESHOLD, limit: 1000 });
         const q = signatures.get(query.id)!;
         expect(result.query.sampled).toBe(Math.min(q.sample.length, 1000));
         const found = new Map(result.hits.map((h) => [h.id, h]));
@@ -90,10 +90,10 @@ for (const { name, docs: corpus } of testCorpora(25, 20)) {
         const sourceId = long.id.slice(0, long.id.indexOf('~'));
         const fromShort = await findSimilar(ctx.client, { index, id: sourceId, measure: 'containment', limit: 1000 });
         expect(fromShort.hits.find((h) => h.id === long.id)).toMatchObject({ containment: 1 });
-        const fromLong = await findSimilar(ctx.client, { index, id: long.id, measure: 'containment', limit: 1000 });
+        const fromLong = await findSimilar(ctx.client, { index, id: long.id, measure: 'containment', direction: 'both', limit: 1000 });
         expect(fromLong.hits.find((h) => h.id === sourceId)).toMatchObject({ reverse_containment: 1 });
         // One direction at a time: each keeps its own hits, and the two together are the hits of both.
-        const inside = await findSimilar(ctx.client, { index, id: long.id, measure: 'containment', direction: 'inside', limit: 1000 });
+        const inside = await findSimilar(ctx.client, { index, id: long.id, measure: 'containment', limit: 1000 });
         const holds = await findSimilar(ctx.client, { index, id: long.id, measure: 'containment', direction: 'holds', limit: 1000 });
         expect(inside.hits.every((h) => h.containment! >= 0.8)).toBe(true);
         expect(holds.hits.every((h) => h.reverse_containment! >= 0.8)).toBe(true);

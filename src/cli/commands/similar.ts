@@ -41,9 +41,9 @@ export const similarCommand: CommandModule<object, SimilarArgs> = {
         describe: 'jaccard: near-duplicates; containment: documents that hold the query, or that it holds (partial copies)',
       })
       .option('direction', {
-        choices: ['both', 'inside', 'holds'],
-        default: 'both',
-        describe: 'with --measure containment: hits that hold the query (inside), that the query holds (holds), or either',
+        choices: ['inside', 'holds', 'both'],
+        default: 'inside',
+        describe: 'with --measure containment: hits that hold the query (inside), that the query holds (holds, costlier), or either',
       })
       .option('min-similarity', { type: 'number', describe: 'estimated Jaccard a hit must reach (default 0.5), or containment either way with --measure containment (default 0.8)' })
       .option('method', { choices: ['minhash', 'simhash', 'both'], default: 'both', describe: 'candidates and verification by MinHash bands, SimHash blocks, or either' })
