@@ -39,8 +39,26 @@ export function sampleTerm(hash: number): string {
  * a smaller consistent sample: the lowest ranks).
  */
 export function containmentSample(hashes: ArrayLike<number>, count: number, every: number): string[] {
-  if (every <= 0) return [];
+  if (every <= 0 || count === 0) return [];
   const cut = sampleCut(every);
+  // Rank and position packed in one double (rank x 2^21 + i, exact below 2^53), so that a plain numeric
+  // sort of a reused typed array orders them; past 2^21 distinct tokens, the slower pairs.
+  if (count >= 1 << 21) return sampleByPairs(hashes, count, cut);
+  if (packed.length < count) packed = new Float64Array(Math.max(count, 2 * packed.length));
+  let kept = 0;
+  for (let i = 0; i < count; i++) {
+    const rank = sampleRank(hashes[i]);
+    if (rank < cut) packed[kept++] = rank * 2097152 + i;
+  }
+  const order = packed.subarray(0, kept).sort();
+  const terms = new Array<string>(kept);
+  for (let k = 0; k < kept; k++) terms[k] = sampleTerm(hashes[order[k] % 2097152]);
+  return terms;
+}
+
+let packed = new Float64Array(4096);
+
+function sampleByPairs(hashes: ArrayLike<number>, count: number, cut: number): string[] {
   const kept: Array<[rank: number, hash: number]> = [];
   for (let i = 0; i < count; i++) {
     const rank = sampleRank(hashes[i]);
