@@ -4,13 +4,13 @@
 // (their estimate is too rough to write down). One containment lookup per document, several in flight; the
 // documents are read once, a page at a time, so memory holds one page and the documents found contained.
 import PQueue from 'p-queue';
-import { underPrefix, valueAt } from '../../annotation.js';
+import { valueAt } from '../../annotation.js';
 import type { EngineClient } from '../../engine/client.js';
 import { scanIndex } from '../../engine/scan.js';
 import { MAX_QUERY_TERMS, MIN_TRUSTED_SAMPLE } from '../../sketch/containment.js';
-import { BulkWriter } from '../bulk-writer.js';
 import { holdingQuery } from '../containment-lookup.js';
 import type { ErrorsFile } from '../errors-file.js';
+import { type FieldWriterSettings, fieldWriter } from './field-writer.js';
 
 /** Containing documents written per document, the best first. */
 export const MAX_CONTAINED_IN = 10;
@@ -101,29 +101,15 @@ export async function writeContainment(
   client: EngineClient,
   found: ContainmentPassResult,
   errors: ErrorsFile,
-  settings: { index: string; prefix: string; scope: Record<string, unknown>; bulk?: { maxBytes?: number; maxOperations?: number; concurrency?: number } },
+  settings: FieldWriterSettings & { scope: Record<string, unknown> },
 ): Promise<{ written: number; failed: number; cleared: number; complete: boolean }> {
-  const result = { written: 0, failed: 0, cleared: found.stale.length, complete: false };
-  const writer = new BulkWriter({
-    send: (ndjson) => client.bulkNdjson(ndjson),
-    ...settings.bulk,
-    retries: client.retries,
-    onSuccess: () => result.written++,
-    onFailure: (op, reason, status) => {
-      result.failed++;
-      errors.add({ id: op.id, status, reason });
-    },
-  });
-  const update = (id: string, fields: Record<string, unknown>) =>
-    writer.add({ id, action: { update: { _index: settings.index, _id: id } }, body: { doc: underPrefix(settings.prefix, fields) } });
-  for (const [id, c] of found.contained) await update(id, { contained_in: c.containedIn, max_containment: c.maxContainment });
-  for (const id of found.stale) await update(id, { contained_in: null, max_containment: null });
-  await writer.flush();
-  await client.refresh(settings.index);
+  const writer = fieldWriter(client, errors, settings);
+  for (const [id, c] of found.contained) await writer.update(id, { contained_in: c.containedIn, max_containment: c.maxContainment });
+  for (const id of found.stale) await writer.update(id, { contained_in: null, max_containment: null });
+  await writer.finish();
   const holding = await client.count(settings.index, { bool: { filter: [settings.scope, { exists: { field: `${settings.prefix}.contained_in` } }] } });
   if (holding !== found.contained.size) {
     errors.add({ reason: `after the write-back ${holding} documents hold contained_in, but ${found.contained.size} were found contained; run dedup --containment again` });
   }
-  result.complete = result.failed === 0 && holding === found.contained.size;
-  return result;
+  return { written: writer.written, failed: writer.failed, cleared: found.stale.length, complete: writer.failed === 0 && holding === found.contained.size };
 }

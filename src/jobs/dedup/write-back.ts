@@ -1,11 +1,10 @@
 // The clusters dedup found, written into the index: each cluster's canonical document chosen by the
 // user's rule, every member given cluster_id, duplicate_of, is_canonical, cluster_size and max_similarity
 // (partial updates), documents that left a cluster cleared, and the result checked with the engine.
-import { underPrefix } from '../../annotation.js';
 import type { EngineClient } from '../../engine/client.js';
 import { scanIndex } from '../../engine/scan.js';
-import { BulkWriter } from '../bulk-writer.js';
 import type { ErrorsFile } from '../errors-file.js';
+import { fieldWriter } from './field-writer.js';
 import type { PairVerifier } from './pair-verifier.js';
 import type { Facts } from './signature-store.js';
 
@@ -78,19 +77,9 @@ export interface WriteBackResult {
 }
 
 export async function writeBack(client: EngineClient, clusters: readonly DedupCluster[], facts: ReadonlyMap<string, Facts>, errors: ErrorsFile, settings: WriteBackSettings): Promise<WriteBackResult> {
-  const result: WriteBackResult = { written: 0, failed: 0, cleared: 0, complete: false };
-  const writer = new BulkWriter({
-    send: (ndjson) => client.bulkNdjson(ndjson),
-    ...settings.bulk,
-    retries: client.retries,
-    onSuccess: () => result.written++,
-    onFailure: (op, reason, status) => {
-      result.failed++;
-      errors.add({ id: op.id, status, reason });
-    },
-  });
-  const update = (id: string, fields: Record<string, unknown>) =>
-    writer.add({ id, action: { update: { _index: settings.index, _id: id } }, body: { doc: underPrefix(settings.prefix, fields) } });
+  const writer = fieldWriter(client, errors, settings);
+  let cleared = 0;
+  const update = writer.update;
   for (const cluster of clusters) {
     for (const member of cluster.members) {
       await update(member, {
@@ -106,7 +95,7 @@ export async function writeBack(client: EngineClient, clusters: readonly DedupCl
   const inCluster = new Set(clusters.flatMap((c) => c.members));
   const clear = async (id: string) => {
     if (inCluster.has(id)) return;
-    result.cleared++;
+    cleared++;
     await update(id, { cluster_id: null, duplicate_of: null, is_canonical: null, cluster_size: null, max_similarity: null });
   };
   if (settings.decided) {
@@ -122,13 +111,11 @@ export async function writeBack(client: EngineClient, clusters: readonly DedupCl
       for (const hit of page) await clear(hit._id);
     }
   }
-  await writer.flush();
-  await client.refresh(settings.index);
+  await writer.finish();
   // Checked with the engine: the documents holding a cluster_id are exactly the clusters' members.
   const holding = settings.decided ? inCluster.size : await client.count(settings.index, { exists: { field: `${settings.prefix}.cluster_id` } });
   if (holding !== inCluster.size) {
     errors.add({ reason: `after the write-back ${holding} documents hold a cluster_id, but the clusters have ${inCluster.size} members; run dedup --full again` });
   }
-  result.complete = result.failed === 0 && holding === inCluster.size;
-  return result;
+  return { written: writer.written, failed: writer.failed, cleared, complete: writer.failed === 0 && holding === inCluster.size };
 }

@@ -1,0 +1,48 @@
+// Partial updates of near-dup fields, for the write-backs of dedup: one bulk writer, each failure
+// counted and listed in the errors file, the fields put under the prefix.
+import { underPrefix } from '../../annotation.js';
+import type { EngineClient } from '../../engine/client.js';
+import { BulkWriter } from '../bulk-writer.js';
+import type { ErrorsFile } from '../errors-file.js';
+
+export interface FieldWriterSettings {
+  index: string;
+  prefix: string;
+  bulk?: { maxBytes?: number; maxOperations?: number; concurrency?: number };
+}
+
+export interface FieldWriter {
+  /** Sets these fields (null clears one) under the prefix of document `id`; waits when the queue is full. */
+  update(id: string, fields: Record<string, unknown>): Promise<void>;
+  /** Sends what is queued, then refreshes the index so that the engine's counts see it. */
+  finish(): Promise<void>;
+  readonly written: number;
+  readonly failed: number;
+}
+
+export function fieldWriter(client: EngineClient, errors: ErrorsFile, settings: FieldWriterSettings): FieldWriter {
+  const counts = { written: 0, failed: 0 };
+  const writer = new BulkWriter({
+    send: (ndjson) => client.bulkNdjson(ndjson),
+    ...settings.bulk,
+    retries: client.retries,
+    onSuccess: () => counts.written++,
+    onFailure: (op, reason, status) => {
+      counts.failed++;
+      errors.add({ id: op.id, status, reason });
+    },
+  });
+  return {
+    update: (id, fields) => writer.add({ id, action: { update: { _index: settings.index, _id: id } }, body: { doc: underPrefix(settings.prefix, fields) } }),
+    finish: async () => {
+      await writer.flush();
+      await client.refresh(settings.index);
+    },
+    get written() {
+      return counts.written;
+    },
+    get failed() {
+      return counts.failed;
+    },
+  };
+}
