@@ -41,31 +41,30 @@ export function sampleTerm(hash: number): string {
 export function containmentSample(hashes: ArrayLike<number>, count: number, every: number): string[] {
   if (every <= 0 || count === 0) return [];
   const cut = sampleCut(every);
-  // Rank and position packed in one double (rank x 2^21 + i, exact below 2^53), so that a plain numeric
-  // sort of a reused typed array orders them; past 2^21 distinct tokens, the slower pairs.
-  if (count >= 1 << 21) return sampleByPairs(hashes, count, cut);
-  if (packed.length < count) packed = new Float64Array(Math.max(count, 2 * packed.length));
+  // The rank is a bijection of the hash: the ranks alone are sorted (numerically, in a reused typed
+  // array), and each hash is read back from its rank.
+  if (ranks.length < count) ranks = new Uint32Array(Math.max(count, 2 * ranks.length));
   let kept = 0;
   for (let i = 0; i < count; i++) {
     const rank = sampleRank(hashes[i]);
-    if (rank < cut) packed[kept++] = rank * 2097152 + i;
+    if (rank < cut) ranks[kept++] = rank;
   }
-  const order = packed.subarray(0, kept).sort();
+  const order = ranks.subarray(0, kept).sort();
   const terms = new Array<string>(kept);
-  for (let k = 0; k < kept; k++) terms[k] = sampleTerm(hashes[order[k] % 2097152]);
+  for (let k = 0; k < kept; k++) terms[k] = sampleTerm(hashOfRank(order[k]));
   return terms;
 }
 
-let packed = new Float64Array(4096);
+let ranks = new Uint32Array(4096);
 
-function sampleByPairs(hashes: ArrayLike<number>, count: number, cut: number): string[] {
-  const kept: Array<[rank: number, hash: number]> = [];
-  for (let i = 0; i < count; i++) {
-    const rank = sampleRank(hashes[i]);
-    if (rank < cut) kept.push([rank, hashes[i]]);
-  }
-  kept.sort((a, b) => a[0] - b[0]);
-  return kept.map(([, hash]) => sampleTerm(hash));
+/** The token hash of a rank: the inverse of sampleRank (murmur3's fmix32 undone step by step, then the salt). */
+export function hashOfRank(rank: number): number {
+  let h = rank ^ (rank >>> 16);
+  h = Math.imul(h, 0x7ed1b41d); // inverse of 0xc2b2ae35 modulo 2^32
+  h ^= (h >>> 13) ^ (h >>> 26);
+  h = Math.imul(h, 0xa5cb9243); // inverse of 0x85ebca6b modulo 2^32
+  h ^= h >>> 16;
+  return (h ^ SAMPLE_SALT) >>> 0;
 }
 
 /** A containment estimate: the share of `sampled` query tokens found, and its 95% (Wilson) interval. */

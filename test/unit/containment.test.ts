@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { createSigner, resolveSignerSettings, signerOptionsFromParams } from '../../src/signature.js';
-import { containmentFromJaccard, containmentSample, estimateShare, sampleCut, sampleRank, sampleTerm } from '../../src/sketch/containment.js';
+import { containmentFromJaccard, containmentSample, estimateShare, hashOfRank, sampleCut, sampleRank, sampleTerm } from '../../src/sketch/containment.js';
 import { minhashJaccard } from '../../src/sketch/minhash.js';
 import { tokenHash } from '../../src/sketch/token-hash.js';
 import { normalizer } from '../../src/text/normalize.js';
@@ -60,6 +60,15 @@ describe('the containment sample', () => {
     }
     expect(() => resolveSignerSettings({ containmentSample: -1 })).toThrow(/containment sample must be a whole number from 0 to 1024.*got -1/);
     expect(() => resolveSignerSettings({ containmentSample: 2.5 })).toThrow(/got 2.5/);
+  });
+
+  it('reads a token hash back from its rank (the rank is a bijection), so the sample sorts ranks alone', () => {
+    const random = seededRandom(3);
+    for (let i = 0; i < 10_000; i++) {
+      const hash = Math.floor(random() * 2 ** 32);
+      expect(hashOfRank(sampleRank(hash))).toBe(hash);
+    }
+    for (const hash of [0, 1, 0x9e3779b9, 0xffffffff]) expect(hashOfRank(sampleRank(hash))).toBe(hash);
   });
 
   it('stores a sampled token as the 8 hex digits of its token hash', () => {
