@@ -148,6 +148,11 @@ export function resolveSignerSettings(options: SignerOptions = {}): SignerSettin
   return { spec, condenser, seed, scheme, lsh, simhashBlocks, containmentSample, params };
 }
 
+/** The containment sample rate of a params keyword (1 in N), or 0 when its signatures have no sample. */
+export function sampleEvery(params: string): number {
+  return Number(/;sample=(\d+)$/.exec(params)?.[1] ?? 0);
+}
+
 /**
  * The signer options that produce a stored `params` keyword (the inverse of resolveSignerSettings), so
  * that a text can be signed the way an index was; undefined for a value this version cannot read.

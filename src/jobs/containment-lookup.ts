@@ -13,10 +13,12 @@ import { valueAt } from '../annotation.js';
 import type { EngineClient, SearchResponse } from '../engine/client.js';
 import { EngineResponseError } from '../engine/errors.js';
 import { UserError } from '../errors.js';
+import { sampleEvery } from '../signature.js';
 import { type ContainmentEstimate, estimateShare, MAX_QUERY_TERMS, MIN_TRUSTED_SAMPLE, sampleCut, sampleRank } from '../sketch/containment.js';
 import { minhashValues } from '../sketch/lean-minhash.js';
 import { minhashJaccard } from '../sketch/minhash.js';
 import { hammingDistance } from '../sketch/simhash.js';
+import { withoutDocValues } from './doc-values.js';
 
 /** A reverse hit must have at least this many sampled tokens: fewer say next to nothing. */
 export const MIN_REVERSE_SAMPLE = 16;
@@ -81,11 +83,6 @@ interface Candidate {
 
 const interval = (e: ContainmentEstimate): [number, number] => [e.low, e.high];
 
-/** The sample rate of a params keyword (1 in N), or 0 when its signatures have no sample. */
-export function sampleEvery(params: string): number {
-  return Number(/;sample=(\d+)$/.exec(params)?.[1] ?? 0);
-}
-
 export async function findContaining(client: EngineClient, query: ContainmentQuery, lookup: ContainmentLookup): Promise<ContainmentResult> {
   const every = sampleEvery(query.params);
   if (every === 0) {
@@ -108,13 +105,13 @@ export async function findContaining(client: EngineClient, query: ContainmentQue
       `the query has only ${terms.length} sampled tokens: a containment of 1 may be as low as ${e.low.toFixed(2)} (95% interval); longer texts or a smaller --containment-sample give firmer estimates`,
     );
   }
-  const candidates = await searchBoth(client, lookup, terms, share, query.params);
+  const direction = lookup.direction ?? DEFAULT_DIRECTION;
+  const candidates = await searchBoth(client, lookup, direction, terms, share, query.params);
   const hits: ContainmentHit[] = [];
   for (const c of candidates.values()) {
     if (c.minhash === undefined) continue;
     const forward = estimateShare(c.shared, terms.length);
     const reverse = estimateShare(c.shared, Math.max(c.shared, c.sampleSize * share));
-    const direction = lookup.direction ?? DEFAULT_DIRECTION;
     const inside = direction !== 'holds' && forward.value >= lookup.minSimilarity;
     const holds = direction !== 'inside' && reverse.value >= lookup.minSimilarity;
     if (!inside && !holds) continue;
@@ -172,20 +169,25 @@ function reverseQueries(prefix: string, terms: readonly string[], t: number, sha
 }
 
 /** The forward and the reverse searches in one request, their candidates merged by index and id. */
-async function searchBoth(client: EngineClient, lookup: ContainmentLookup, terms: string[], share: number, params: string): Promise<Map<string, Candidate>> {
+async function searchBoth(
+  client: EngineClient,
+  lookup: ContainmentLookup,
+  direction: ContainmentDirection,
+  terms: string[],
+  share: number,
+  params: string,
+): Promise<Map<string, Candidate>> {
   const t = lookup.minSimilarity;
   const mustNot = lookup.excludeId !== undefined ? [{ ids: { values: [lookup.excludeId] } }] : [];
   const filter = [{ term: { [`${lookup.prefix}.params`]: params } }];
   // A document holding ceil(t x sampled) of the query's tokens has at least that many of its own.
   const atLeast = { range: { [`${lookup.prefix}.sample_size`]: { gte: Math.max(1, Math.ceil(t * terms.length - 1e-9)) } } };
-  const direction = lookup.direction ?? DEFAULT_DIRECTION;
   const searches: Search[] = [];
   if (direction !== 'holds') searches.push({ query: holdingQuery(lookup.prefix, terms, t, [...filter, atLeast], mustNot), sharedOf: (score) => score });
   if (direction !== 'inside') {
     // min_score keeps shared >= t x (sample size x share), less a rounding margin.
     for (const query of reverseQueries(lookup.prefix, terms, t, share, filter, mustNot)) searches.push({ query, minScore: t * share - 1e-6, sharedOf: (score, size) => score * size });
   }
-  if (searches.length === 0) return new Map();
   const merged = new Map<string, Candidate>();
   for (const c of await searchCandidates(client, lookup, searches)) merged.set(`${c.index}\u0000${c.id}`, c);
   return merged;
@@ -197,9 +199,6 @@ interface Search {
   minScore?: number;
   sharedOf: (score: number, sampleSize: number) => number;
 }
-
-// Indices whose MinHash field has no doc values (mapped before near-dup asked for them): read _source.
-const withoutDocValues = new Set<string>();
 
 /** The searches in one _msearch: ids, the shared count from the score, and the stored fields the check needs. */
 async function searchCandidates(client: EngineClient, lookup: ContainmentLookup, searches: Search[]): Promise<Candidate[]> {

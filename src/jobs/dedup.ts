@@ -18,6 +18,7 @@ import type { EngineClient } from '../engine/client.js';
 import { absentFields, mappedFields } from '../engine/fields.js';
 import type { RetrySnapshot } from '../engine/retry.js';
 import { checkBulkOptions, requireWholeNumbers, UsageError, UserError } from '../errors.js';
+import { sampleEvery } from '../signature.js';
 import { containmentPass, writeContainment } from './dedup/containment-pass.js';
 import { FullPass } from './dedup/full-pass.js';
 import { incrementalPass } from './dedup/incremental-pass.js';
@@ -26,7 +27,6 @@ import { type SignatureReader, SignatureStore, storedFields } from './dedup/sign
 import { continues, defaultStatePath, readDedupState, writeDedupState } from './dedup/state.js';
 import { buildClusters, type CanonicalRule, type DedupCluster, writeBack } from './dedup/write-back.js';
 import { ErrorsFile } from './errors-file.js';
-import { sampleEvery } from './containment-lookup.js';
 import { paramsHeld } from './params-held.js';
 
 export type { CanonicalRule, DedupCluster };

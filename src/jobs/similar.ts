@@ -9,6 +9,7 @@ import { minhashValues } from '../sketch/lean-minhash.js';
 import { minhashJaccard } from '../sketch/minhash.js';
 import { blocksToMatch, hammingDistance } from '../sketch/simhash.js';
 import { CONTAINMENT_DIRECTIONS, type ContainmentDirection, findContaining } from './containment-lookup.js';
+import { withoutDocValues } from './doc-values.js';
 import { paramsHeld } from './params-held.js';
 
 export type SimilarMethod = 'minhash' | 'simhash' | 'both';
@@ -116,7 +117,7 @@ export async function findSimilar(client: EngineClient, options: SimilarOptions)
     if (query.tokens === 0) return { ...result, tookMs: performance.now() - started };
     if (measure === 'containment') {
       const lookup = { index: options.index, prefix, minSimilarity, direction: options.direction, candidateLimit, excludeId: options.id };
-      const found = await findContaining(client, { params: query.params, values: query.values, simhash: query.simhash, sample: query.sample, distinct: query.distinct }, lookup);
+      const found = await findContaining(client, query, lookup);
       return {
         ...result,
         query: { ...result.query, distinct_tokens: query.distinct, sampled: found.sampled },
@@ -204,9 +205,6 @@ interface Candidate extends Signed {
   id: string;
   index: string;
 }
-
-// Indices whose MinHash field has no doc values (mapped before near-dup asked for them): read _source.
-const withoutDocValues = new Set<string>();
 
 /**
  * The candidates' signatures and content hashes from doc values, without their ids (`stored_fields:

@@ -79,10 +79,9 @@ export interface WriteBackResult {
 export async function writeBack(client: EngineClient, clusters: readonly DedupCluster[], facts: ReadonlyMap<string, Facts>, errors: ErrorsFile, settings: WriteBackSettings): Promise<WriteBackResult> {
   const writer = fieldWriter(client, errors, settings);
   let cleared = 0;
-  const update = writer.update;
   for (const cluster of clusters) {
     for (const member of cluster.members) {
-      await update(member, {
+      await writer.update(member, {
         cluster_id: cluster.id,
         duplicate_of: member === cluster.canonical ? null : cluster.canonical,
         is_canonical: member === cluster.canonical,
@@ -96,7 +95,7 @@ export async function writeBack(client: EngineClient, clusters: readonly DedupCl
   const clear = async (id: string) => {
     if (inCluster.has(id)) return;
     cleared++;
-    await update(id, { cluster_id: null, duplicate_of: null, is_canonical: null, cluster_size: null, max_similarity: null });
+    await writer.update(id, { cluster_id: null, duplicate_of: null, is_canonical: null, cluster_size: null, max_similarity: null });
   };
   if (settings.decided) {
     for (const id of settings.decided) if (facts.get(id)?.clusterId) await clear(id);
