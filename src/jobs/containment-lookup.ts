@@ -81,6 +81,11 @@ interface Candidate {
   simhash?: string;
 }
 
+/** A stored sample as terms: an array of them (or, written by another tool, a lone one). */
+export function sampleTerms(stored: unknown): string[] {
+  return ([] as unknown[]).concat(stored ?? []).map(String);
+}
+
 const interval = (e: ContainmentEstimate): [number, number] => [e.low, e.high];
 
 export async function findContaining(client: EngineClient, query: ContainmentQuery, lookup: ContainmentLookup): Promise<ContainmentResult> {

@@ -8,7 +8,7 @@ import { createSigner, resolveSignerSettings, signerOptionsFromParams, type Sign
 import { minhashValues } from '../sketch/lean-minhash.js';
 import { minhashJaccard } from '../sketch/minhash.js';
 import { blocksToMatch, hammingDistance } from '../sketch/simhash.js';
-import { CONTAINMENT_DIRECTIONS, type ContainmentDirection, findContaining } from './containment-lookup.js';
+import { CONTAINMENT_DIRECTIONS, type ContainmentDirection, findContaining, sampleTerms } from './containment-lookup.js';
 import { withoutDocValues } from './doc-values.js';
 import { paramsHeld } from './params-held.js';
 
@@ -324,6 +324,6 @@ async function storedSignature(client: EngineClient, index: string, id: string, 
     blocks: (stored.simhash_blocks as string[] | undefined) ?? [],
     tokens: Number(stored.token_count ?? 0),
     distinct: Number(stored.distinct_tokens ?? 0),
-    sample: ([] as unknown[]).concat(stored.sample ?? []).map(String),
+    sample: sampleTerms(stored.sample),
   };
 }

@@ -8,7 +8,7 @@ import { valueAt } from '../../annotation.js';
 import type { EngineClient } from '../../engine/client.js';
 import { scanIndex } from '../../engine/scan.js';
 import { MAX_QUERY_TERMS, MIN_TRUSTED_SAMPLE } from '../../sketch/containment.js';
-import { holdingQuery } from '../containment-lookup.js';
+import { holdingQuery, sampleTerms } from '../containment-lookup.js';
 import type { ErrorsFile } from '../errors-file.js';
 import { type FieldWriterSettings, fieldWriter } from './field-writer.js';
 
@@ -56,9 +56,9 @@ export async function containmentPass(client: EngineClient, settings: Containmen
     pointInTime: client.pointInTime,
   })) {
     for (const hit of page) {
-      const terms = ([] as unknown[]).concat(valueAt(hit._source, f('sample')) ?? []).map(String).slice(0, MAX_QUERY_TERMS);
+      const terms = sampleTerms(valueAt(hit._source, f('sample'))).slice(0, MAX_QUERY_TERMS);
       const size = Number(valueAt(hit._source, f('distinct_tokens')) ?? 0);
-      const hadBefore = valueAt(hit._source, f('contained_in')) !== undefined && valueAt(hit._source, f('contained_in')) !== null;
+      const hadBefore = (valueAt(hit._source, f('contained_in')) ?? null) !== null;
       // A few sampled tokens are found inside almost any long document: no claim is written for them.
       if (terms.length < MIN_TRUSTED_SAMPLE) {
         result.tooShort++;
