@@ -97,11 +97,6 @@ describe('connect() over real sockets', () => {
   };
 
   beforeAll(async () => {
-    const probe = http.createServer();
-    closedPort = await listen(probe);
-    await new Promise((r) => probe.close(r));
-    servers.pop();
-
     authUrl = `http://127.0.0.1:${await listen(
       http.createServer((req, res) => {
         if (req.headers.authorization !== `Basic ${Buffer.from('ann:right').toString('base64')}`) {
@@ -116,6 +111,11 @@ describe('connect() over real sockets', () => {
     )}`;
     tlsUrl = `https://127.0.0.1:${await listen(https.createServer({ cert: readFileSync(fixture('cert.pem')), key: readFileSync(fixture('key.pem')) }, answer))}`;
     plainUrl = `http://127.0.0.1:${await listen(http.createServer(answer))}`;
+    // The closed port is taken last: a port freed before the servers above listen can be handed to one of them.
+    const probe = http.createServer();
+    closedPort = await listen(probe);
+    await new Promise((r) => probe.close(r));
+    servers.pop();
   });
 
   afterAll(async () => {
