@@ -6,7 +6,8 @@ import { Piscina } from 'piscina';
 import type { AnnotateResult } from './annotate-batch.js';
 import type { SignedBytes } from './sign-lines.js';
 import type { IngestResult } from './ingest-lines.js';
-import type { AnnotateTask, IngestTask, SignTask } from './sign-worker.js';
+import type { SignedSource } from './sign-sources.js';
+import type { AnnotateTask, IngestTask, SignTask, SourcesTask } from './sign-worker.js';
 
 export interface SignPool {
   readonly threads: number;
@@ -15,6 +16,8 @@ export interface SignPool {
   annotate(task: Omit<AnnotateTask, 'kind'>): Promise<AnnotateResult[]>;
   /** Annotates a batch of NDJSON lines; the buffers in `transfer` are moved to the worker, not copied. */
   ingest(task: Omit<IngestTask, 'kind'>, transfer?: ArrayBuffer[]): Promise<IngestResult[]>;
+  /** Signs document sources and update bodies (the proxy); the buffer in `transfer` is moved, not copied. */
+  signSources(task: Omit<SourcesTask, 'kind'>, transfer?: ArrayBuffer[]): Promise<SignedSource[]>;
   close(): Promise<void>;
 }
 
@@ -37,6 +40,7 @@ export function createSignPool(threads = os.availableParallelism()): SignPool {
     signBytes: (task, transfer) => pool.run({ kind: 'bytes', ...task }, { transferList: transfer }) as Promise<SignedBytes>,
     annotate: (task) => pool.run({ kind: 'annotate', ...task }) as Promise<AnnotateResult[]>,
     ingest: (task, transfer) => pool.run({ kind: 'ingest', ...task }, { transferList: transfer }) as Promise<IngestResult[]>,
+    signSources: (task, transfer) => pool.run({ kind: 'sources', ...task }, { transferList: transfer }) as Promise<SignedSource[]>,
     close: () => pool.destroy(),
   };
 }

@@ -5,6 +5,7 @@ import { createSigner, type Signer, type SignerOptions } from '../signature.js';
 import { annotateBatch, type AnnotateBatchOptions, type AnnotateInput, type AnnotateResult } from './annotate-batch.js';
 import { ingestBytes, type IngestLineOptions, type IngestResult } from './ingest-lines.js';
 import { type LineFields, signBytes, type SignedBytes } from './sign-lines.js';
+import { type SignedSource, type SignSourcesOptions, type SourceKind, signSources } from './sign-sources.js';
 
 const signers = new Map<string, Signer>();
 
@@ -43,7 +44,18 @@ export interface IngestTask {
   firstLineNumber: number;
 }
 
-export default function run(task: SignTask | AnnotateTask | IngestTask): SignedBytes | AnnotateResult[] | IngestResult[] {
+export interface SourcesTask {
+  kind: 'sources';
+  options: SignerOptions;
+  sources: SignSourcesOptions;
+  kinds: SourceKind[];
+  /** The sources packed one after the other; item i ends at ends[i]. */
+  bytes: Uint8Array;
+  ends: number[];
+}
+
+export default function run(task: SignTask | AnnotateTask | IngestTask | SourcesTask): SignedBytes | AnnotateResult[] | IngestResult[] | SignedSource[] {
+  if (task.kind === 'sources') return signSources(signerFor(task.options), task.kinds, task.bytes, task.ends, task.sources);
   if (task.kind === 'annotate') return annotateBatch(signerFor(task.options), task.docs, task.batch);
   if (task.kind === 'ingest') return ingestBytes(signerFor(task.options), task.bytes, task.firstLineNumber, task.ingest);
   return signBytes(signerFor(task.options), task.bytes, task.firstLineNumber, task.fields);

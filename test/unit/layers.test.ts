@@ -18,7 +18,8 @@ const FORBIDDEN: Record<string, string[]> = {
   text: ['sketch', 'engine', 'jobs', 'cli', 'signature.ts', 'annotation.ts'],
   sketch: ['engine', 'jobs', 'cli', 'signature.ts', 'annotation.ts'],
   engine: ['jobs', 'cli', 'sketch', 'text'],
-  jobs: ['cli'],
+  jobs: ['cli', 'proxy'],
+  proxy: ['cli'],
 };
 
 it('no module imports against the flow of the layers', () => {

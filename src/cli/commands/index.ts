@@ -6,6 +6,7 @@ import { dedupCommand } from './dedup.js';
 import { ingestCommand } from './ingest.js';
 import { initCommand } from './init.js';
 import { paramsCommand } from './params.js';
+import { proxyCommand } from './proxy.js';
 import { signCommand } from './sign.js';
 import { similarCommand } from './similar.js';
 
@@ -18,4 +19,5 @@ export const commands: CommandModule<any, any>[] = [
   similarCommand,
   dedupCommand,
   dashboardsCommand,
+  proxyCommand,
 ];

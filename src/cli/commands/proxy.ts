@@ -1,0 +1,117 @@
+// near-dup proxy: put signing in the path of any client (Logstash, Beats, Fluent Bit, the official clients'
+// bulk helpers). Runs until SIGINT or SIGTERM.
+import { readFileSync } from 'node:fs';
+import type { CommandModule } from 'yargs';
+import { DEFAULT_MAX_CHARS, DEFAULT_PREFIX } from '../../annotation.js';
+import { chooseUrl } from '../../engine/locate.js';
+import { prefixPath } from '../../engine/mapping.js';
+import { parseClusterUrl, redactUrl } from '../../engine/url.js';
+import { UsageError, UserError } from '../../errors.js';
+import { indexMatcher } from '../../proxy/index-pattern.js';
+import { type ProxyOptions, STATS_PATH, startProxy } from '../../proxy/server.js';
+import { CONNECTION_ENV, parseBooleanEnv } from '../connection-options.js';
+import { type SignerArgs, signerOptionsFrom, withSignerOptions } from '../signer-options.js';
+
+interface ProxyArgs extends SignerArgs {
+  url?: string;
+  listen: string;
+  index: string;
+  field: string[];
+  prefix: string;
+  onError: string;
+  cert?: string;
+  key?: string;
+  caFile?: string;
+  insecure?: boolean;
+  maxChars: number;
+  threads?: number;
+  maxUpstreamMb: number;
+}
+
+/** "host:port", "[::1]:port" or a bare port (loopback). */
+export function parseListen(text: string): { host: string; port: number } {
+  const match = /^(?:\[([^\]]+)\]|([^:]*)):(\d+)$/.exec(text.trim()) ?? (/^\d+$/.test(text.trim()) ? [text, undefined, '127.0.0.1', text.trim()] : null);
+  const port = match ? Number(match[3]) : Number.NaN;
+  if (!match || !(port >= 0 && port <= 65535)) throw new UsageError(`--listen "${text}" is not host:port; give one like 127.0.0.1:9290`);
+  return { host: match[1] ?? (match[2] || '127.0.0.1'), port };
+}
+
+function readPem(path: string | undefined, option: string): string | undefined {
+  if (path === undefined) return undefined;
+  try {
+    return readFileSync(path, 'utf8');
+  } catch (err) {
+    throw new UserError(`cannot read ${option} ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}; give the path of a PEM file`);
+  }
+}
+
+export async function proxyOptionsFrom(argv: ProxyArgs, warn: (line: string) => void): Promise<ProxyOptions> {
+  const signer = signerOptionsFrom(argv);
+  prefixPath(argv.prefix);
+  indexMatcher(argv.index);
+  if (argv.onError !== 'reject' && argv.onError !== 'pass') throw new UsageError(`--on-error must be reject or pass, got "${argv.onError}"`);
+  if ((argv.cert === undefined) !== (argv.key === undefined)) throw new UsageError('give --cert and --key together to serve HTTPS');
+  if (!(argv.maxUpstreamMb > 0)) throw new UsageError(`--max-upstream-mb must be above 0, got ${argv.maxUpstreamMb}`);
+  const raw = argv.url ?? process.env[CONNECTION_ENV.url];
+  const parsed = parseClusterUrl(await chooseUrl(raw === '' ? undefined : raw, (found) => warn(`no --url given; using ${redactUrl(found)}`)));
+  if (parsed.username !== undefined) {
+    throw new UsageError("--url must not carry credentials: the proxy passes each client's own credentials on; give them to the clients");
+  }
+  const cert = readPem(argv.cert, '--cert');
+  const key = readPem(argv.key, '--key');
+  return {
+    upstream: {
+      url: parsed.url,
+      ca: readPem(argv.caFile ?? process.env[CONNECTION_ENV.caFile], '--ca-file'),
+      insecure: argv.insecure ?? parseBooleanEnv(process.env[CONNECTION_ENV.insecure], CONNECTION_ENV.insecure),
+    },
+    ...parseListen(argv.listen),
+    index: argv.index,
+    fields: argv.field,
+    prefix: argv.prefix,
+    signer,
+    maxChars: argv.maxChars,
+    onError: argv.onError,
+    threads: argv.threads,
+    maxUpstreamBytes: Math.round(argv.maxUpstreamMb * 1024 * 1024),
+    tls: cert && key ? { cert, key } : undefined,
+    warn,
+  };
+}
+
+export const proxyCommand: CommandModule<object, ProxyArgs> = {
+  command: 'proxy',
+  describe: 'Serve the cluster API to any client, adding the near-dup fields to documents written to --index',
+  builder: (yargs) =>
+    withSignerOptions(yargs)
+      .option('url', { type: 'string', describe: `the cluster [env ${CONNECTION_ENV.url}; default: a local engine on 9201, 9211 or 9200]` })
+      .option('listen', { type: 'string', default: '127.0.0.1:9290', describe: 'host:port clients connect to' })
+      .option('index', { alias: 'i', type: 'string', demandOption: true, describe: 'indices whose documents are signed: names and * patterns, comma-separated, -pattern to leave out' })
+      .option('field', { alias: 'f', type: 'string', array: true, demandOption: true, describe: 'text field(s) to sign; several are joined' })
+      .option('prefix', { type: 'string', default: DEFAULT_PREFIX, describe: 'object the near-dup fields go under' })
+      .option('on-error', { type: 'string', choices: ['reject', 'pass'], default: 'reject', describe: 'a document that cannot be signed: answered as failed (reject) or indexed unsigned (pass)' })
+      .option('cert', { type: 'string', describe: 'PEM certificate, to serve HTTPS (with --key)' })
+      .option('key', { type: 'string', describe: 'PEM private key of --cert' })
+      .option('ca-file', { type: 'string', describe: `PEM file with the CA of the cluster's certificate [env ${CONNECTION_ENV.caFile}]` })
+      .option('insecure', { type: 'boolean', describe: `skip verifying the cluster's certificate [env ${CONNECTION_ENV.insecure}=true]` })
+      .option('max-chars', { type: 'number', default: DEFAULT_MAX_CHARS, describe: 'cut longer texts before signing' })
+      .option('threads', { type: 'number', describe: 'signing threads [default: every core]' })
+      .option('max-upstream-mb', { type: 'number', default: 32, describe: 'a bulk body goes to the cluster in parts of about this size, in order' })
+      .example('near-dup proxy --url http://localhost:9200 --index "news-*" --field body', 'then point the clients at http://127.0.0.1:9290') as never,
+  handler: async (argv) => {
+    const warn = (line: string) => process.stderr.write(`near-dup proxy: ${line}\n`);
+    const options = await proxyOptionsFrom(argv, warn);
+    const proxy = await startProxy(options).catch((err: NodeJS.ErrnoException) => {
+      if (err.code === 'EADDRINUSE') throw new UserError(`--listen ${argv.listen}: the port is in use; choose another`);
+      throw err;
+    });
+    warn(`listening on ${proxy.url}, signing documents of "${options.index}" (field ${options.fields.join(', ')}) for ${redactUrl(options.upstream.url)}; counters at ${proxy.url}${STATS_PATH}`);
+    await new Promise<void>((resolve) => {
+      const stop = () => resolve();
+      process.once('SIGINT', stop);
+      process.once('SIGTERM', stop);
+    });
+    await proxy.close();
+    process.stdout.write(JSON.stringify(proxy.stats.snapshot()) + '\n');
+  },
+};

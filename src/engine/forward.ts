@@ -1,0 +1,102 @@
+// Raw HTTP to one cluster for the signing proxy: requests go upstream as the client sent them (its
+// headers, its credentials), answers come back as streams. Only the Host header and the hop-by-hop
+// headers a proxy must not pass on are changed.
+import http from 'node:http';
+import https from 'node:https';
+import type { Readable } from 'node:stream';
+import { redactCredentials } from './url.js';
+
+/** Headers that belong to one connection, not to the message (RFC 9110 7.6.1), and never cross a proxy. */
+const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'proxy-authenticate', 'proxy-authorization', 'te', 'trailer', 'transfer-encoding', 'upgrade']);
+
+export interface UpstreamOptions {
+  /** The cluster's URL, without credentials; a path prefix is kept. */
+  url: string;
+  /** PEM text of the CA that signed the cluster's certificate. */
+  ca?: string;
+  insecure?: boolean;
+  /** Sockets kept open to the cluster (default 64). */
+  maxSockets?: number;
+}
+
+export interface UpstreamResponse {
+  status: number;
+  /** Header name/value pairs as the cluster sent them, minus hop-by-hop ones. */
+  rawHeaders: string[];
+  body: Readable;
+}
+
+export class UpstreamError extends Error {
+  override name = 'UpstreamError';
+}
+
+/** Raw name/value pairs without hop-by-hop headers and without the names in `drop` (lower case). */
+export function passableHeaders(raw: readonly string[], drop: readonly string[] = []): string[] {
+  const dropped = new Set([...HOP_BY_HOP, ...drop]);
+  const out: string[] = [];
+  for (let i = 0; i < raw.length; i += 2) {
+    if (!dropped.has(raw[i].toLowerCase())) out.push(raw[i], raw[i + 1]);
+  }
+  return out;
+}
+
+export function headerValue(raw: readonly string[], name: string): string | undefined {
+  for (let i = 0; i < raw.length; i += 2) if (raw[i].toLowerCase() === name) return raw[i + 1];
+  return undefined;
+}
+
+export class Upstream {
+  readonly url: URL;
+  private readonly agent: http.Agent;
+
+  constructor(options: UpstreamOptions) {
+    this.url = new URL(options.url);
+    const agentOptions = { keepAlive: true, maxSockets: options.maxSockets ?? 64 };
+    this.agent =
+      this.url.protocol === 'https:'
+        ? new https.Agent({ ...agentOptions, ca: options.ca, rejectUnauthorized: !options.insecure })
+        : new http.Agent(agentOptions);
+  }
+
+  /**
+   * Sends a request upstream. `rawHeaders` are the client's (hop-by-hop ones, Host and Expect are replaced);
+   * `body` is a stream or bytes; without one, the caller writes to `request` and ends it. The promise gives
+   * the answer once its headers arrive.
+   */
+  send(method: string, pathAndQuery: string, rawHeaders: readonly string[], body?: Readable | Uint8Array): { request: http.ClientRequest; response: Promise<UpstreamResponse> } {
+    const headers = passableHeaders(rawHeaders, ['host', 'expect', ...(body instanceof Uint8Array ? ['content-length'] : [])]);
+    headers.push('host', this.url.host);
+    if (body instanceof Uint8Array) headers.push('content-length', String(body.length));
+    const basePath = this.url.pathname.replace(/\/+$/, '');
+    const transport = this.url.protocol === 'https:' ? https : http;
+    const request = transport.request({
+      protocol: this.url.protocol,
+      hostname: this.url.hostname,
+      port: this.url.port,
+      method,
+      path: basePath + pathAndQuery,
+      headers: headers as unknown as http.OutgoingHttpHeaders,
+      agent: this.agent,
+    });
+    const response = new Promise<UpstreamResponse>((resolve, reject) => {
+      request.once('response', (res) => resolve({ status: res.statusCode ?? 502, rawHeaders: passableHeaders(res.rawHeaders), body: res }));
+      request.once('error', (err) => reject(new UpstreamError(`cannot reach ${redactCredentials(this.url.origin)}: ${describeSocketError(err)}`)));
+    });
+    response.catch(() => {}); // observed by the caller; never an unhandled rejection meanwhile
+    request.on('error', () => {}); // a later error (writing to a closed socket) is the answer's to report
+    if (body instanceof Uint8Array) request.end(body);
+    else if (body) body.pipe(request);
+    return { request, response };
+  }
+
+  close(): void {
+    this.agent.destroy();
+  }
+}
+
+function describeSocketError(err: Error & { code?: string }): string {
+  if (err.code === 'ECONNREFUSED') return 'connection refused';
+  if (err.code === 'ECONNRESET') return 'connection reset';
+  if (err.code === 'ENOTFOUND') return 'host not found';
+  return err.code ?? err.message;
+}

@@ -1,0 +1,172 @@
+// A client's _bulk through the proxy: read as it streams in, signed in groups on the signing threads (in
+// order, a few groups ahead), and written upstream as it is signed, in parts of about --max-upstream-bytes
+// sent one after the other so the engine applies the items in the client's order. The client gets the
+// engine's answer as it is when it went in one part and nothing was refused; otherwise the parts' answers
+// joined, with each refused document answered in its place.
+import type http from 'node:http';
+import { performance } from 'node:perf_hooks';
+import type { Readable } from 'node:stream';
+import { passableHeaders, type UpstreamResponse } from '../engine/forward.js';
+import type { SignedSource, SourceKind } from '../jobs/sign-sources.js';
+import { type BulkItem, bulkItems, type RawBytes } from './bulk-items.js';
+import { applyFilterPath, type BulkAnswer, mergeBulkAnswers, type RefusedItem } from './bulk-response.js';
+import type { ProxyContext } from './context.js';
+import { UpstreamParts } from './upstream-parts.js';
+
+const GROUP_ITEMS = 200;
+const GROUP_BYTES = 512 * 1024;
+
+type Entry = BulkItem | RawBytes;
+
+interface SignedGroup {
+  entries: Entry[];
+  /** The outcome per entry, for the items that were signed. */
+  outcomes: Map<Entry, SignedSource>;
+}
+
+export async function handleBulk(ctx: ProxyContext, req: http.IncomingMessage, body: Readable, res: http.ServerResponse, defaultIndex: string | undefined): Promise<void> {
+  const started = performance.now();
+  ctx.stats.requests.bulk++;
+  const url = new URL(req.url ?? '/', 'http://proxy');
+  const filterPath = url.searchParams.get('filter_path');
+  url.searchParams.delete('filter_path'); // the proxy may have to read every item of the answer
+  const headers = passableHeaders(req.rawHeaders, ['content-length', 'content-encoding', 'accept-encoding']);
+  const parts = new UpstreamParts(ctx.upstream, req.method ?? 'POST', url.pathname + url.search, headers, ctx.maxUpstreamBytes);
+  const refused: RefusedItem[] = [];
+  const fieldsGiven = new Set<string>();
+
+  for await (const group of signedGroups(ctx, bulkItems(body, defaultIndex))) {
+    for (const entry of group.entries) {
+      if (entry.kind === 'raw') {
+        await parts.write([entry.bytes], false);
+        continue;
+      }
+      const source = forwardedSource(ctx, entry, group.outcomes.get(entry), refused);
+      if (source === null) continue;
+      if (entry.index && group.outcomes.get(entry)?.outcome === 'signed' && !fieldsGiven.has(entry.index)) {
+        fieldsGiven.add(entry.index);
+        await ctx.fields.ensure(entry.index, req.rawHeaders);
+      }
+      await parts.write(source === undefined ? [entry.actionLine, NEWLINE] : [entry.actionLine, NEWLINE, source, NEWLINE], true);
+    }
+  }
+  const answers = await parts.finish(refused.length === 0);
+  await answer(res, answers, refused, filterPath);
+  ctx.stats.addLatency(performance.now() - started - parts.waitedMs);
+}
+
+const NEWLINE = new Uint8Array([0x0a]);
+const encoder = new TextEncoder();
+
+/** The source line to forward (undefined: the item has none; null: refused, not forwarded); counts the item. */
+function forwardedSource(ctx: ProxyContext, item: BulkItem, outcome: SignedSource | undefined, refused: RefusedItem[]): Uint8Array | undefined | null {
+  const counts = ctx.stats.documents;
+  if (!outcome) {
+    if (item.index === undefined || !ctx.matches(item.index)) counts.other_indices++;
+    else counts.untouched++;
+    return item.sourceLine;
+  }
+  switch (outcome.outcome) {
+    case 'signed':
+      counts.signed++;
+      return encoder.encode(outcome.source);
+    case 'cleared':
+      counts.cleared++;
+      return encoder.encode(outcome.source);
+    case 'untouched':
+      counts.untouched++;
+      return item.sourceLine;
+    case 'failed':
+      if (ctx.onError === 'pass') {
+        counts.passed++;
+        return item.sourceLine;
+      }
+      counts.rejected++;
+      refused.push({ position: item.position, verb: item.verb, index: item.index, id: item.id, reason: outcome.reason });
+      return null;
+  }
+}
+
+function sourceKind(ctx: ProxyContext, entry: Entry): SourceKind | undefined {
+  if (entry.kind !== 'item' || !entry.sourceLine || entry.index === undefined || !ctx.matches(entry.index)) return undefined;
+  return entry.verb === 'update' ? 'update' : entry.verb === 'delete' ? undefined : 'index';
+}
+
+/** Groups of entries, each signed on a thread, given back in order with a few groups in flight. */
+async function* signedGroups(ctx: ProxyContext, entries: AsyncIterable<Entry>): AsyncGenerator<SignedGroup> {
+  const inFlight: Promise<SignedGroup>[] = [];
+  const limit = ctx.pool.threads * 2;
+  let group: Entry[] = [];
+  let bytes = 0;
+  const launch = () => {
+    const signing = signGroup(ctx, group);
+    signing.catch(() => {}); // awaited in order below
+    inFlight.push(signing);
+    group = [];
+    bytes = 0;
+  };
+  for await (const entry of entries) {
+    group.push(entry);
+    bytes += entry.kind === 'raw' ? entry.bytes.length : (entry.sourceLine?.length ?? 0);
+    if (group.length >= GROUP_ITEMS || bytes >= GROUP_BYTES) launch();
+    if (inFlight.length >= limit) yield await (inFlight.shift() as Promise<SignedGroup>);
+  }
+  if (group.length > 0) launch();
+  while (inFlight.length > 0) yield await (inFlight.shift() as Promise<SignedGroup>);
+}
+
+async function signGroup(ctx: ProxyContext, entries: Entry[]): Promise<SignedGroup> {
+  const toSign: Array<{ entry: BulkItem; kind: SourceKind }> = [];
+  for (const entry of entries) {
+    const kind = sourceKind(ctx, entry);
+    if (kind) toSign.push({ entry: entry as BulkItem, kind });
+  }
+  const outcomes = new Map<Entry, SignedSource>();
+  if (toSign.length === 0) return { entries, outcomes };
+  const packed = new Uint8Array(toSign.reduce((sum, s) => sum + (s.entry.sourceLine as Uint8Array).length, 0));
+  const ends: number[] = [];
+  let at = 0;
+  for (const { entry } of toSign) {
+    packed.set(entry.sourceLine as Uint8Array, at);
+    at += (entry.sourceLine as Uint8Array).length;
+    ends.push(at);
+  }
+  const signed = await ctx.pool.signSources({ options: ctx.signer, sources: ctx.sources, kinds: toSign.map((s) => s.kind), bytes: packed, ends }, [packed.buffer]);
+  toSign.forEach(({ entry }, i) => outcomes.set(entry, signed[i]));
+  return { entries, outcomes };
+}
+
+/** Writes the client's answer: the engine's own when possible, else the joined one. */
+async function answer(res: http.ServerResponse, answers: UpstreamResponse[], refused: RefusedItem[], filterPath: string | null): Promise<void> {
+  const last = answers[answers.length - 1];
+  if (answers.length === 1 && refused.length === 0 && filterPath === null) {
+    res.writeHead(last.status, last.rawHeaders);
+    last.body.pipe(res);
+    return;
+  }
+  const bodies: BulkAnswer[] = [];
+  for (const part of answers) {
+    const text = await readText(part.body);
+    if (part.status >= 300) {
+      // A part the engine refused as a whole: its answer is the answer (the parts before it were applied).
+      send(res, part.status, part.rawHeaders, text);
+      return;
+    }
+    bodies.push(JSON.parse(text) as BulkAnswer);
+  }
+  const merged = mergeBulkAnswers(bodies, refused);
+  const filtered = filterPath === null ? merged : (applyFilterPath(merged, filterPath) ?? {});
+  send(res, last?.status ?? 200, last?.rawHeaders ?? ['content-type', 'application/json; charset=UTF-8'], JSON.stringify(filtered));
+}
+
+function send(res: http.ServerResponse, status: number, rawHeaders: readonly string[], text: string): void {
+  const body = Buffer.from(text);
+  res.writeHead(status, [...passableHeaders(rawHeaders, ['content-length', 'content-encoding']), 'content-length', String(body.length)]);
+  res.end(body);
+}
+
+export async function readText(stream: Readable): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of stream) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
+}

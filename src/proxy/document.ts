@@ -1,0 +1,75 @@
+// One document through the proxy: PUT/POST /{index}/_doc[/{id}], /{index}/_create/{id} and POST
+// /{index}/_update/{id}. The body is read whole (one document must be, to be signed), signed on a thread and
+// sent on; the engine's answer comes back as it is. A document that cannot be signed is answered with the
+// engine's kind of error (400 and a reason naming the field), or sent on unsigned with --on-error pass.
+import type http from 'node:http';
+import { performance } from 'node:perf_hooks';
+import type { Readable } from 'node:stream';
+import { passableHeaders } from '../engine/forward.js';
+import type { SignedSource, SourceKind } from '../jobs/sign-sources.js';
+import { REFUSAL_TYPE } from './bulk-response.js';
+import { errorBody, type ProxyContext } from './context.js';
+
+/** The engines' own default limit on a request body (http.max_content_length). */
+const MAX_DOCUMENT_BYTES = 100 * 1024 * 1024;
+
+export class BodyTooLargeError extends Error {}
+
+export async function handleDocument(ctx: ProxyContext, req: http.IncomingMessage, body: Readable, res: http.ServerResponse, index: string, kind: SourceKind): Promise<void> {
+  const started = performance.now();
+  ctx.stats.requests.document++;
+  const original = await readAll(body, MAX_DOCUMENT_BYTES);
+  const outcome = await signOne(ctx, original, kind);
+  const forwarded = forwardedBody(ctx, outcome, original);
+  if (forwarded === null) {
+    const reason = `near-dup could not sign the document: ${(outcome as { reason: string }).reason}`;
+    const text = errorBody(400, REFUSAL_TYPE, reason);
+    res.writeHead(400, { 'content-type': 'application/json; charset=UTF-8', 'content-length': Buffer.byteLength(text) });
+    res.end(text);
+    return;
+  }
+  if (outcome.outcome === 'signed') await ctx.fields.ensure(index, req.rawHeaders);
+  const headers = passableHeaders(req.rawHeaders, ['content-length', 'content-encoding']);
+  const waitStart = performance.now();
+  const { response } = ctx.upstream.send(req.method ?? 'PUT', req.url ?? '/', headers, forwarded);
+  ctx.stats.addLatency(waitStart - started);
+  const answer = await response;
+  res.writeHead(answer.status, answer.rawHeaders);
+  answer.body.pipe(res);
+}
+
+async function signOne(ctx: ProxyContext, bytes: Uint8Array, kind: SourceKind): Promise<SignedSource> {
+  const copy = new Uint8Array(bytes); // the original is sent on if nothing changes
+  const [outcome] = await ctx.pool.signSources({ options: ctx.signer, sources: ctx.sources, kinds: [kind], bytes: copy, ends: [copy.length] }, [copy.buffer]);
+  return outcome;
+}
+
+/** The bytes to send on (null: refused); counts the document. */
+function forwardedBody(ctx: ProxyContext, outcome: SignedSource, original: Uint8Array): Uint8Array | null {
+  const counts = ctx.stats.documents;
+  if (outcome.outcome === 'signed' || outcome.outcome === 'cleared') {
+    counts[outcome.outcome]++;
+    return Buffer.from(outcome.source);
+  }
+  if (outcome.outcome === 'untouched') {
+    counts.untouched++;
+    return original;
+  }
+  if (ctx.onError === 'pass') {
+    counts.passed++;
+    return original;
+  }
+  counts.rejected++;
+  return null;
+}
+
+async function readAll(stream: Readable, limit: number): Promise<Uint8Array> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of stream) {
+    size += (chunk as Buffer).length;
+    if (size > limit) throw new BodyTooLargeError(`the request body is larger than ${limit} bytes`);
+    chunks.push(chunk as Buffer);
+  }
+  return Buffer.concat(chunks, size);
+}

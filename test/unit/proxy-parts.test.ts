@@ -1,0 +1,155 @@
+// The proxy's pure parts: which indices it signs for, how a bulk body is read, how sources are signed
+// without losing their bytes, how answers are joined and filtered, and which requests it handles.
+import { Readable } from 'node:stream';
+import { describe, expect, it } from 'vitest';
+import { createSigner } from '../../src/signature.js';
+import { signSources, spliceMembers } from '../../src/jobs/sign-sources.js';
+import { bulkItems } from '../../src/proxy/bulk-items.js';
+import { applyFilterPath, mergeBulkAnswers } from '../../src/proxy/bulk-response.js';
+import { indexMatcher } from '../../src/proxy/index-pattern.js';
+import { routeOf } from '../../src/proxy/server.js';
+import { parseListen } from '../../src/cli/commands/proxy.js';
+
+describe('index patterns', () => {
+  it('names, wildcards, exclusions read left to right, hidden indices only by a dotted pattern', () => {
+    const m = indexMatcher('news-*,-news-old*,archive');
+    expect(['news-2024', 'archive', 'news-old-1', 'archive2', '.news-x'].map(m)).toEqual([true, true, false, false, false]);
+    expect(indexMatcher('*')('.kibana')).toBe(false);
+    expect(indexMatcher('.logs*')('.logs-1')).toBe(true);
+    expect(indexMatcher('_all')('x')).toBe(true);
+    expect(indexMatcher('a.b')('axb')).toBe(false);
+    expect(() => indexMatcher('news,,x')).toThrow(/empty name/);
+    expect(() => indexMatcher('-news')).toThrow(/starts with an exclusion/);
+  });
+});
+
+describe('bulk bodies', () => {
+  const read = async (text: string, chunk = 7) => {
+    const bytes = Buffer.from(text);
+    const chunks = [];
+    for (let i = 0; i < bytes.length; i += chunk) chunks.push(bytes.subarray(i, i + chunk));
+    const out = [];
+    for await (const entry of bulkItems(Readable.from(chunks), 'dflt', 16)) {
+      out.push(
+        entry.kind === 'raw'
+          ? { raw: Buffer.from(entry.bytes).toString() }
+          : { p: entry.position, verb: entry.verb, index: entry.index, id: entry.id, source: entry.sourceLine && Buffer.from(entry.sourceLine).toString() },
+      );
+    }
+    return out;
+  };
+
+  it('pairs actions with sources across chunk ends, deletes without one, the index from the path by default', async () => {
+    const body = '{"index":{"_index":"a","_id":"1"}}\n{"t":"x"}\n{"delete":{"_id":2}}\n\n{"create":{}}\r\n{"t":"y"}\r\n{"update":{"_id":"3"}}\n{"doc":{"t":"z"}}\n';
+    expect(await read(body)).toEqual([
+      { p: 0, verb: 'index', index: 'a', id: '1', source: '{"t":"x"}' },
+      { p: 1, verb: 'delete', index: 'dflt', id: '2', source: undefined },
+      { raw: '\n' },
+      { p: 2, verb: 'create', index: 'dflt', id: undefined, source: '{"t":"y"}\r' },
+      { p: 3, verb: 'update', index: 'dflt', id: '3', source: '{"doc":{"t":"z"}}' },
+    ]);
+  });
+
+  it('an unreadable action line: the rest goes on as raw bytes, for the engine to answer', async () => {
+    const entries = await read('{"index":{}}\n{"t":1}\nnot json\n{"index":{}}\n{"t":2}\n', 64);
+    expect(entries[0]).toMatchObject({ p: 0, verb: 'index' });
+    expect(entries.slice(1).map((e) => (e as { raw: string }).raw).join('')).toBe('not json\n{"index":{}}\n{"t":2}\n');
+  });
+});
+
+describe('signing sources', () => {
+  const signer = createSigner({});
+  const options = { fields: ['body'], prefix: 'near_dup', maxChars: 1000 };
+  const sign = (kind: 'index' | 'update', text: string, o = options) => {
+    const bytes = Buffer.from(text);
+    return signSources(signer, [kind], bytes, [bytes.length], o)[0];
+  };
+  const expected = signer('the quick brown fox jumps over the lazy dog');
+
+  it('a source keeps its bytes: the fields go in before the closing brace', () => {
+    const text = '{ "id": 12345678901234567890, "body": "the quick brown fox jumps over the lazy dog", "n": 1.50 }  ';
+    const out = sign('index', text);
+    expect(out.outcome).toBe('signed');
+    const source = (out as { source: string }).source;
+    expect(source.startsWith('{ "id": 12345678901234567890, "body": "the quick brown fox jumps over the lazy dog", "n": 1.50,"near_dup":{')).toBe(true);
+    expect(JSON.parse(source).near_dup).toMatchObject({ simhash: expected.simhash, bands: expected.bands, content_hash: expected.content_hash, token_count: expected.tokens });
+    expect(spliceMembers('{ }', { a: 1 })).toBe('{"a":1}');
+  });
+
+  it('a source that already has the prefix object is written anew with the fields replaced, the rest kept', () => {
+    const out = sign('index', JSON.stringify({ body: 'the quick brown fox jumps over the lazy dog', near_dup: { cluster_id: 'c1', simhash: 'stale' } }));
+    const doc = JSON.parse((out as { source: string }).source);
+    expect(doc.near_dup.cluster_id).toBe('c1');
+    expect(doc.near_dup.simhash).toBe(expected.simhash);
+  });
+
+  it('refusals name the field and the fix', () => {
+    expect(sign('index', '{"title":"x"}')).toEqual({ outcome: 'failed', reason: 'no text: field "body" is not in the document' });
+    expect(sign('index', '{"body":{"a":1}}')).toMatchObject({ outcome: 'failed', reason: expect.stringMatching(/field "body" holds an object, not text; name a text field with --field/) });
+    expect(sign('index', '{"body":')).toMatchObject({ outcome: 'failed', reason: 'the document is not valid JSON' });
+    const bad = Buffer.from([0x7b, 0x22, 0x62, 0x6f, 0x64, 0x79, 0x22, 0x3a, 0x22, 0xff, 0x22, 0x7d]);
+    expect(signSources(signer, ['index'], bad, [bad.length], options)[0]).toMatchObject({ outcome: 'failed', reason: expect.stringMatching(/not valid UTF-8/) });
+  });
+
+  it('updates: doc with the text signed, without it untouched, with part of it the signature removed; upsert signed; scripts untouched', () => {
+    const doc = sign('update', '{"doc":{"body":"the quick brown fox jumps over the lazy dog"},"doc_as_upsert":true}');
+    expect(JSON.parse((doc as { source: string }).source)).toMatchObject({ doc_as_upsert: true, doc: { near_dup: { simhash: expected.simhash } } });
+    expect(sign('update', '{"doc":{"views":3}}')).toEqual({ outcome: 'untouched' });
+    expect(sign('update', '{"script":{"source":"ctx._source.n++"}}')).toEqual({ outcome: 'untouched' });
+    const two = { ...options, fields: ['title', 'body'] };
+    const partial = sign('update', '{"doc":{"title":"new"}}', two);
+    expect(partial.outcome).toBe('cleared');
+    expect(JSON.parse((partial as { source: string }).source)).toEqual({ doc: { title: 'new', near_dup: null } });
+    const upsert = sign('update', '{"script":{"source":"x"},"upsert":{"body":"the quick brown fox jumps over the lazy dog"}}');
+    expect(JSON.parse((upsert as { source: string }).source).upsert.near_dup.simhash).toBe(expected.simhash);
+  });
+});
+
+describe('answers', () => {
+  it('joins the parts and puts refused items back in their places', () => {
+    const merged = mergeBulkAnswers(
+      [
+        { took: 3, errors: false, items: [{ index: { _id: 'a', status: 201 } }] },
+        { took: 4, errors: false, items: [{ index: { _id: 'c', status: 201 } }] },
+      ],
+      [
+        { position: 1, verb: 'index', index: 'x', id: 'b', reason: 'no text' },
+        { position: 3, verb: 'create', index: 'x', reason: 'no text' },
+      ],
+    );
+    expect(merged.took).toBe(7);
+    expect(merged.errors).toBe(true);
+    expect(merged.items?.map((i) => Object.values(i)[0]._id)).toEqual(['a', 'b', 'c', null]);
+    expect(merged.items?.[1]).toEqual({ index: { _index: 'x', _id: 'b', status: 400, error: { type: 'near_dup_signing_exception', reason: 'no text' } } });
+  });
+
+  it('filter_path as the engines read it', () => {
+    const answer = { took: 1, errors: true, items: [{ index: { _id: 'a', status: 201 } }, { index: { _id: 'b', status: 400, error: { type: 't' } } }] };
+    expect(applyFilterPath(answer, 'items.*.error')).toEqual({ items: [{ index: { error: { type: 't' } } }] });
+    expect(applyFilterPath(answer, 'took,errors')).toEqual({ took: 1, errors: true });
+    expect(applyFilterPath(answer, '**.status')).toEqual({ items: [{ index: { status: 201 } }, { index: { status: 400 } }] });
+    expect(applyFilterPath(answer, '-items')).toEqual({ took: 1, errors: true });
+  });
+});
+
+describe('routes', () => {
+  it('bulk and document writes are read; everything else passes', () => {
+    expect(routeOf('POST', '/_bulk')).toEqual({ kind: 'bulk' });
+    expect(routeOf('PUT', '/news/_bulk')).toEqual({ kind: 'bulk', index: 'news' });
+    expect(routeOf('POST', '/news/_doc')).toEqual({ kind: 'document', index: 'news', source: 'index' });
+    expect(routeOf('PUT', '/news%2Da/_doc/1')).toEqual({ kind: 'document', index: 'news-a', source: 'index' });
+    expect(routeOf('PUT', '/news/_create/1')).toEqual({ kind: 'document', index: 'news', source: 'index' });
+    expect(routeOf('POST', '/news/_update/1')).toEqual({ kind: 'document', index: 'news', source: 'update' });
+    expect(routeOf('GET', '/_near_dup/stats')).toEqual({ kind: 'stats' });
+    for (const [method, path] of [['PUT', '/news/_doc'], ['GET', '/news/_doc/1'], ['POST', '/news/_search'], ['HEAD', '/'], ['POST', '/_reindex'], ['PUT', '/news']]) {
+      expect(routeOf(method, path)).toEqual({ kind: 'pass' });
+    }
+  });
+
+  it('--listen', () => {
+    expect(parseListen('127.0.0.1:9290')).toEqual({ host: '127.0.0.1', port: 9290 });
+    expect(parseListen('[::1]:0')).toEqual({ host: '::1', port: 0 });
+    expect(parseListen('9290')).toEqual({ host: '127.0.0.1', port: 9290 });
+    expect(() => parseListen('localhost')).toThrow(/is not host:port; give one like 127.0.0.1:9290/);
+  });
+});
