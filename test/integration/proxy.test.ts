@@ -2,9 +2,11 @@
 // bulk helpers and the Python clients' helpers.bulk index through it; every document then holds exactly the
 // fields `near-dup sign` gives its text, similar finds the planted duplicates, documents without text are
 // answered as failed items naming the field, and what is not a document write comes back byte for byte.
-import { writeFileSync, mkdtempSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
+import { Readable } from 'node:stream';
 import { Client as ElasticsearchClient } from '@elastic/elasticsearch';
 import { Client as OpenSearchClient } from '@opensearch-project/opensearch';
 import { afterAll, beforeAll, expect, it } from 'vitest';
@@ -172,3 +174,69 @@ forEachEngine('proxy with clients we did not write', (ctx) => {
     expect(warnings).toEqual([]);
   });
 });
+
+forEachEngine('proxy: a 100 MB bulk body streams through', (ctx) => {
+  it("the proxy (its own process, each thread's heap capped at 64 MB) passes it whole, its memory growing by less than the body", async () => {
+    const index = ctx.index('streamed');
+    // Held whole, the body would not fit in a 64 MB heap; the cap also keeps V8 from growing lazily, so the
+    // peak below is what the proxy needs rather than what the collector put off.
+    const env = { NODE_OPTIONS: '--max-old-space-size=64 --max-semi-space-size=2' };
+    const run = runCli(['proxy', '--url', ctx.engine.url, '--listen', '127.0.0.1:0', '--index', index, '--field', 'text', '--threads', '2'], { env });
+    const url = await new Promise<string>((resolve, reject) => {
+      run.child.stderr.on('data', (b: Buffer) => {
+        const found = /listening on (\S+),/.exec(b.toString());
+        if (found) resolve(found[1]);
+      });
+      run.done.then((r) => reject(new Error(`the proxy stopped: ${r.stderr}`)));
+    });
+    const memory = (field: string) => Number(/(\d+) kB/.exec(readFileSync(`/proc/${run.child.pid}/status`, 'utf8').split('\n').find((l) => l.startsWith(field)) ?? '')?.[1]) / 1024;
+    const before = memory('VmRSS');
+    const { documents: count, bytes, body } = largeBulk(index, 100 * 1024 * 1024);
+    const response = await new Promise<{ status: number; text: string }>((resolve, reject) => {
+      const req = http.request(`${url}/_bulk`, { method: 'POST', headers: { 'content-type': 'application/x-ndjson' } }, (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (c) => (text += c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
+      });
+      req.on('error', reject);
+      Readable.from(body).pipe(req);
+    });
+    const peak = memory('VmHWM');
+    const documents = count();
+    run.child.kill('SIGTERM');
+    const stopped = await run.done;
+    expect(response.status, response.text.slice(0, 300)).toBe(200);
+    const answer = JSON.parse(response.text);
+    expect(answer.errors).toBe(false);
+    expect(answer.items.length).toBe(documents);
+    expect(answer.items.map((i: any) => i.index._id)).toEqual(Array.from({ length: documents }, (_, i) => `d${i}`));
+    expect(bytes()).toBeGreaterThanOrEqual(100 * 1024 * 1024);
+    expect(JSON.parse(stopped.stdout.trim()).documents.signed).toBe(documents);
+    await ctx.client.refresh(index);
+    expect(await ctx.client.count(index)).toBe(documents);
+    // Held whole, the body alone would add 100 MB (and its signed copy more).
+    expect(peak - before, `peak ${peak.toFixed(0)} MB, ${before.toFixed(0)} MB before the body`).toBeLessThan(100);
+  }, 600_000);
+});
+
+/** An NDJSON bulk body of at least `size` bytes of distinct documents, made as it is read. */
+function largeBulk(index: string, size: number): { documents: () => number; bytes: () => number; body: Iterable<string> } {
+  const words = docs.flatMap((d) => d.text.split(/\s+/)).filter(Boolean);
+  let sent = 0;
+  let documents = 0;
+  function* body(): Generator<string> {
+    let seed = 1;
+    while (sent < size) {
+      let text = '';
+      while (text.length < 5000) {
+        seed = (seed * 1103515245 + 12345) % 2147483648;
+        text += words[seed % words.length] + ' ';
+      }
+      const lines = `${JSON.stringify({ index: { _index: index, _id: `d${documents++}` } })}\n${JSON.stringify({ text })}\n`;
+      sent += Buffer.byteLength(lines);
+      yield lines;
+    }
+  }
+  return { documents: () => documents, bytes: () => sent, body: body() };
+}
