@@ -132,7 +132,9 @@ async function signGroup(ctx: ProxyContext, entries: Entry[]): Promise<SignedGro
     ends.push(at);
   }
   const signed = await ctx.pool.signSources({ options: ctx.signer, sources: ctx.sources, kinds: toSign.map((s) => s.kind), bytes: packed, ends }, [packed.buffer]);
-  toSign.forEach(({ entry }, i) => outcomes.set(entry, signed[i]));
+  toSign.forEach(({ entry }, i) => {
+    outcomes.set(entry, signed[i]);
+  });
   return { entries, outcomes };
 }
 

@@ -119,7 +119,7 @@ describe('answers', () => {
     );
     expect(merged.took).toBe(7);
     expect(merged.errors).toBe(true);
-    expect(merged.items?.map((i) => Object.values(i)[0]._id)).toEqual(['a', 'b', 'c', null]);
+    expect(merged.items?.map((i) => (Object.values(i)[0] as { _id: unknown })._id)).toEqual(['a', 'b', 'c', null]);
     expect(merged.items?.[1]).toEqual({ index: { _index: 'x', _id: 'b', status: 400, error: { type: 'near_dup_signing_exception', reason: 'no text' } } });
   });
 

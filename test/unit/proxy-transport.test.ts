@@ -116,7 +116,7 @@ describe('proxy transport', () => {
     try {
       const res = await fetch(`${down.url}/_cluster/health`, { headers: { authorization: SECRET } });
       expect(res.status).toBe(502);
-      expect((await res.json()).error).toMatchObject({ type: 'near_dup_proxy_exception', reason: 'cannot reach http://127.0.0.1:1: connection refused' });
+      expect(((await res.json()) as any).error).toMatchObject({ type: 'near_dup_proxy_exception', reason: 'cannot reach http://127.0.0.1:1: connection refused' });
     } finally {
       await down.close();
     }

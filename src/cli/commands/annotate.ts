@@ -5,6 +5,8 @@ import { prefixPath } from '../../engine/mapping.js';
 import { UsageError } from '../../errors.js';
 import type { RetrySnapshot } from '../../engine/retry.js';
 import { type AnnotateOptions, type AnnotateSummary, annotateIndex, checkAnnotateOptions, checkSlice } from '../../jobs/annotate.js';
+import { type FollowOptions, followIndex, parseInterval } from '../../jobs/follow.js';
+import type { EngineClient } from '../../engine/client.js';
 import { type ConnectionArgs, connectFromArgs, withConnectionOptions } from '../connection-options.js';
 import { createProgressPrinter } from '../progress.js';
 import { type BulkArgs, bulkOptionsFrom, type SignerArgs, signerOptionsFrom, withBulkOptions, withSignerOptions } from '../signer-options.js';
@@ -24,6 +26,8 @@ interface AnnotateArgs extends ConnectionArgs, SignerArgs, BulkArgs {
   maxChars: number;
   threads?: number;
   pageSize: number;
+  follow: boolean;
+  interval: string;
 }
 
 export function parseQuery(text: string | undefined): Record<string, unknown> | undefined {
@@ -100,8 +104,11 @@ export const annotateCommand: CommandModule<object, AnnotateArgs> = {
       .option('max-chars', { type: 'number', default: DEFAULT_MAX_CHARS, describe: 'cut longer texts (reported in the summary)' })
       .option('threads', { type: 'number', describe: 'signing threads [default: every core]' })
       .option('page-size', { type: 'number', default: 1000, describe: 'documents per search page' })
+      .option('follow', { type: 'boolean', default: false, describe: 'keep running: annotate what is new or changed every --interval, until Ctrl-C or SIGTERM' })
+      .option('interval', { type: 'string', default: '10s', describe: 'with --follow: time between passes (10s, 500ms, 2m)' })
       .example('near-dup annotate --index news --field title --field body', 'annotate every document')
-      .example('near-dup annotate --index news --field body --slices 4 --slice 0', 'one of four parallel workers') as never,
+      .example('near-dup annotate --index news --field body --slices 4 --slice 0', 'one of four parallel workers')
+      .example('near-dup annotate --index news --field body --follow --interval 30s', 'annotate new and changed documents as they come') as never,
   handler: async (argv) => {
     const signer = signerOptionsFrom(argv);
     prefixPath(argv.prefix);
@@ -130,6 +137,8 @@ export const annotateCommand: CommandModule<object, AnnotateArgs> = {
       signal: controller.signal,
     };
     checkAnnotateOptions(options); // before connecting: a usage error is said first
+    const intervalMs = argv.follow ? parseInterval(argv.interval) : 0;
+    if (argv.follow && argv.dryRun) throw new UsageError('--follow writes as it goes; drop --dry-run (or --follow)');
     const client = await connectFromArgs(argv);
     const onSigint = () => {
       if (controller.signal.aborted) process.exit(130);
@@ -137,14 +146,38 @@ export const annotateCommand: CommandModule<object, AnnotateArgs> = {
       controller.abort();
     };
     process.on('SIGINT', onSigint);
+    process.on('SIGTERM', onSigint);
     try {
+      if (argv.follow) return await follow(client, { ...options, onProgress: undefined, intervalMs });
       const summary = await annotateIndex(client, options);
       progress.done();
       printSummary(summary, 'annotated');
       if (summary.failed > 0 || !summary.complete) process.exitCode = 1;
     } finally {
       process.off('SIGINT', onSigint);
+      process.off('SIGTERM', onSigint);
       await client.close();
     }
   },
 };
+
+/** annotate --follow: a status line between passes (JSON lines when not on a terminal), the totals on stdout at the end. */
+async function follow(client: EngineClient, options: FollowOptions): Promise<void> {
+  const tty = process.stderr.isTTY === true;
+  const say = (record: Record<string, unknown>, human: string) => process.stderr.write(tty ? `\r${human.padEnd(100)}` : `${JSON.stringify({ job: 'annotate-follow', ...record })}\n`);
+  const totals = await followIndex(client, {
+    ...options,
+    onPass: ({ pass, whole, summary, totals }) =>
+      say(
+        { pass, whole, annotated: summary.annotated, unchanged: summary.unchanged, failed: summary.failed, complete: summary.complete, totals },
+        `following ${options.index}: pass ${pass}${whole ? ' (whole index)' : ''}: ${summary.annotated} annotated, ${summary.unchanged} unchanged, ${summary.failed} failed; ` +
+          `${totals.annotated} annotated in all`,
+      ),
+    onWait: ({ nextInMs, totals }) =>
+      tty && process.stderr.write(`\rfollowing ${options.index}: ${totals.annotated} annotated in ${totals.passes} passes; next pass in ${(nextInMs / 1000).toFixed(0)} s`.padEnd(100)),
+    onPassError: (error, pass) => process.stderr.write(`${tty ? '\n' : ''}near-dup: pass ${pass} failed (${error.message}); trying again at the next pass\n`),
+  });
+  if (tty) process.stderr.write('\n');
+  process.stderr.write(`stopped following ${options.index} after ${totals.passes} passes: ${totals.annotated} annotated, ${totals.failed} failed\n`);
+  process.stdout.write(JSON.stringify({ index: options.index, follow: true, ...totals }) + '\n');
+}

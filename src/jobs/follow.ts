@@ -1,0 +1,104 @@
+// near-dup annotate --follow: annotate, sleep, and annotate again what was written meanwhile, until stopped.
+//
+// What changed is asked of the engine by sequence number: every write to a document (a new one, a text
+// changed by a full index or a partial update, and annotate's own writes) gives it the next `_seq_no` of
+// its shard. Before each pass the highest sequence number of every shard is noted; the next pass reads
+// only the documents above the lowest of them in each index (a range query on `_seq_no`, which both
+// engines index), and signs those whose text or parameters differ from their stored signature (the others
+// are counted unchanged and not written). A pass that does not end complete keeps the previous marks, so
+// nothing it missed is skipped. An index deleted and made again (a new uuid) is read whole.
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { EngineClient } from '../engine/client.js';
+import { UsageError } from '../errors.js';
+import { type AnnotateOptions, type AnnotateSummary, annotateIndex } from './annotate.js';
+
+export interface FollowOptions extends AnnotateOptions {
+  intervalMs: number;
+  /** After each pass. */
+  onPass?: (pass: FollowPass) => void;
+  /** While waiting for the next pass. */
+  onWait?: (wait: { pass: number; nextInMs: number; totals: FollowTotals }) => void;
+  /** A pass that failed (the cluster unreachable, say): the next one tries again from the same marks. */
+  onPassError?: (error: Error, pass: number) => void;
+}
+
+export interface FollowTotals {
+  passes: number;
+  annotated: number;
+  unchanged: number;
+  failed: number;
+}
+
+export interface FollowPass {
+  pass: number;
+  /** Whether the pass read the whole job (the first, or after an index was made anew). */
+  whole: boolean;
+  summary: AnnotateSummary;
+  totals: FollowTotals;
+}
+
+/** Per concrete index: its uuid and the lowest of its shards' highest sequence numbers. */
+export type SeqNoMarks = Map<string, { uuid: string; seqNo: number }>;
+
+/** "10s", "500ms", "2m", "1h", or a number of seconds. */
+export function parseInterval(text: string | number): number {
+  const match = /^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)?\s*$/.exec(String(text));
+  const unit = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 } as const;
+  const ms = match ? Number(match[1]) * unit[(match[2] ?? 's') as keyof typeof unit] : Number.NaN;
+  if (!(ms >= 100)) throw new UsageError(`--interval "${text}" is not a duration of at least 100ms; give one like 10s, 500ms or 2m`);
+  return ms;
+}
+
+export async function followIndex(client: EngineClient, options: FollowOptions): Promise<FollowTotals> {
+  const totals: FollowTotals = { passes: 0, annotated: 0, unchanged: 0, failed: 0 };
+  let marks: SeqNoMarks | undefined;
+  while (!options.signal?.aborted) {
+    try {
+      const next = await seqNoMarks(client, options.index);
+      const query = marks ? changedSince(options.query, marks, next) : options.query;
+      const summary = await annotateIndex(client, { ...options, query, resume: totals.passes === 0 ? options.resume : false });
+      totals.passes++;
+      totals.annotated += summary.annotated;
+      totals.unchanged += summary.unchanged;
+      totals.failed += summary.failed;
+      options.onPass?.({ pass: totals.passes, whole: query === options.query, summary, totals: { ...totals } });
+      if (summary.complete && summary.missing === 0) marks = next;
+    } catch (err) {
+      if (err instanceof UsageError || totals.passes === 0) throw err; // a wrong option, or nothing ever worked
+      totals.passes++;
+      options.onPassError?.(err as Error, totals.passes);
+    }
+    if (options.signal?.aborted) break;
+    options.onWait?.({ pass: totals.passes, nextInMs: options.intervalMs, totals: { ...totals } });
+    await sleep(options.intervalMs, undefined, { signal: options.signal }).catch(() => undefined);
+  }
+  return totals;
+}
+
+/** The marks of every concrete index behind `index` (an alias or pattern may have several). */
+export async function seqNoMarks(client: EngineClient, index: string): Promise<SeqNoMarks> {
+  const stats = (await client.request('GET', `/${encodeURIComponent(index)}/_stats`, undefined, {
+    level: 'shards',
+    filter_path: 'indices.*.uuid,indices.*.shards.*.routing.primary,indices.*.shards.*.seq_no.max_seq_no',
+  })) as { indices?: Record<string, { uuid: string; shards: Record<string, Array<{ routing: { primary: boolean }; seq_no?: { max_seq_no: number } }>> }> };
+  const marks: SeqNoMarks = new Map();
+  for (const [name, entry] of Object.entries(stats.indices ?? {})) {
+    const primaries = Object.values(entry.shards).map((copies) => copies.find((c) => c.routing.primary)?.seq_no?.max_seq_no ?? -1);
+    marks.set(name, { uuid: entry.uuid, seqNo: Math.min(...primaries) });
+  }
+  return marks;
+}
+
+/**
+ * The job's query narrowed to documents written since `marks` were taken. An index with no mark (new),
+ * or made anew since (another uuid), is read whole.
+ */
+export function changedSince(query: Record<string, unknown> | undefined, marks: SeqNoMarks, now: SeqNoMarks): Record<string, unknown> {
+  const should = [...now.keys()].map((name) => {
+    const mark = marks.get(name);
+    const whole = !mark || mark.uuid !== now.get(name)?.uuid;
+    const inIndex = { term: { _index: name } };
+    return whole ? inIndex : { bool: { filter: [inIndex, { range: { _seq_no: { gt: mark.seqNo } } }] } };
+  });
+  return { bool: { filter: [query ?? { match_all: {} }], should, minimum_should_match: 1 } };
+}

@@ -1,0 +1,80 @@
+// annotate --follow on a real engine: documents indexed while it runs are annotated within two intervals,
+// a document whose text changes (by a partial update or by indexing it again) gets the new text's
+// signature, one whose other fields change keeps its own, and SIGINT stops it cleanly with its checkpoint.
+import { existsSync, mkdtempSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { isDeepStrictEqual } from 'node:util';
+import { expect, it } from 'vitest';
+import { createSigner } from '../../src/signature.js';
+import { fixtureSample } from '../support/corpus.js';
+import { expectedSignatures, indexDocuments, runCli, signatureFields } from '../support/documents.js';
+import { forEachEngine } from './harness.js';
+
+const signer = createSigner();
+const docs = fixtureSample(8, { seed: 21 });
+const [first, later] = [docs.slice(0, 10), docs.slice(10)];
+const expected = expectedSignatures(signer, docs);
+const INTERVAL_MS = 2000;
+
+forEachEngine('annotate --follow', (ctx) => {
+  it('annotates new and changed documents within two intervals, and stops cleanly on SIGINT', async () => {
+    expect(later.length).toBeGreaterThan(3);
+    const index = ctx.index('follow');
+    await indexDocuments(ctx.client, index, first);
+    const cwd = mkdtempSync(path.join(os.tmpdir(), 'near-dup-follow-'));
+    const run = runCli(['annotate', '--url', ctx.engine.url, '--index', index, '--field', 'text', '--follow', '--interval', `${INTERVAL_MS}ms`], { cwd });
+    const passes: any[] = [];
+    let buffered = '';
+    run.child.stderr.on('data', (b: Buffer) => {
+      buffered += b.toString();
+      const lines = buffered.split('\n');
+      buffered = lines.pop() ?? '';
+      for (const line of lines) if (line.includes('"annotate-follow"')) passes.push(JSON.parse(line));
+    });
+    const near = async (id: string) => (await ctx.client.request('GET', `/${index}/_doc/${encodeURIComponent(id)}`) as any)._source?.near_dup;
+    /** Waits until every id holds the wanted signature; the time it took, ms. */
+    const signedWithin = async (wanted: Array<[string, unknown]>) => {
+      const t0 = Date.now();
+      for (;;) {
+        const current = await Promise.all(wanted.map(async ([id]) => signatureFields(await near(id))));
+        if (current.every((c, i) => isDeepStrictEqual(c, wanted[i][1]))) return Date.now() - t0;
+        if (Date.now() - t0 > 6 * INTERVAL_MS) throw new Error(`not signed after ${Date.now() - t0} ms; passes: ${JSON.stringify(passes.map((p) => [p.pass, p.whole, p.annotated, p.unchanged]))}`);
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    };
+    await signedWithin(first.map((d) => [d.id, expected.get(d.id)]));
+
+    // New documents while it runs.
+    await indexDocuments(ctx.client, index, later);
+    expect(await signedWithin(later.map((d) => [d.id, expected.get(d.id)]))).toBeLessThanOrEqual(2 * INTERVAL_MS);
+
+    // A text changed by a partial update, another by indexing the document again, a third field changed.
+    const [a, b, c] = first;
+    const other = later[0];
+    await ctx.client.request('POST', `/${index}/_update/${encodeURIComponent(a.id)}`, { doc: { text: other.text } }, { refresh: 'true' });
+    await ctx.client.request('PUT', `/${index}/_doc/${encodeURIComponent(b.id)}`, { ...b, text: later[1].text }, { refresh: 'true' });
+    await ctx.client.request('POST', `/${index}/_update/${encodeURIComponent(c.id)}`, { doc: { date: '2030-01-01T00:00:00.000Z' } }, { refresh: 'true' });
+    const took = await signedWithin([
+      [a.id, expected.get(other.id)],
+      [b.id, expected.get(later[1].id)],
+      [c.id, expected.get(c.id)],
+    ]);
+    expect(took).toBeLessThanOrEqual(2 * INTERVAL_MS);
+
+    // Quiet: a pass over nothing new writes nothing.
+    const before = passes.length;
+    while (passes.length < before + 2) await new Promise((r) => setTimeout(r, 100));
+    expect(passes[passes.length - 1]).toMatchObject({ annotated: 0, failed: 0, complete: true });
+    expect(passes.slice(1).every((p) => p.whole === false)).toBe(true);
+
+    run.child.kill('SIGINT');
+    const done = await run.done;
+    expect(done.code, done.stderr).toBe(0);
+    const totals = JSON.parse(done.stdout.trim().split('\n').pop() as string);
+    expect(totals).toMatchObject({ index, follow: true, failed: 0 });
+    expect(totals.annotated).toBe(docs.length + 2);
+    expect(done.stderr).toMatch(/stopped following/);
+    expect(existsSync(path.join(cwd, '.near-dup', `annotate-${index}.json`))).toBe(true);
+  }, 120_000);
+});
