@@ -133,7 +133,7 @@ forEachEngine('proxy with clients we did not write', (ctx) => {
     expect((await put('PUT', '/_create/b?refresh=true', { text: b.text, n: 1 })).status).toBe(201);
     const refused = await put('PUT', '/_doc/c', { title: 'no text' });
     expect(refused.status).toBe(400);
-    expect((await refused.json()).error).toMatchObject({ type: 'near_dup_signing_exception', reason: expect.stringContaining('field "text" is not in the document') });
+    expect(((await refused.json()) as any).error).toMatchObject({ type: 'near_dup_signing_exception', reason: expect.stringContaining('field "text" is not in the document') });
     // A change of text re-signs; a change of another field leaves the signature as it was.
     expect((await put('POST', '/_update/a?refresh=true', { doc: { text: b.text } })).status).toBe(200);
     expect((await put('POST', '/_update/b?refresh=true', { doc: { n: 2 } })).status).toBe(200);
