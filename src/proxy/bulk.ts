@@ -35,20 +35,25 @@ export async function handleBulk(ctx: ProxyContext, req: http.IncomingMessage, b
   const refused: RefusedItem[] = [];
   const fieldsGiven = new Set<string>();
 
-  for await (const group of signedGroups(ctx, bulkItems(body, defaultIndex))) {
-    for (const entry of group.entries) {
-      if (entry.kind === 'raw') {
-        await parts.write([entry.bytes], false);
-        continue;
+  try {
+    for await (const group of signedGroups(ctx, bulkItems(body, defaultIndex))) {
+      for (const entry of group.entries) {
+        if (entry.kind === 'raw') {
+          await parts.write([entry.bytes], false);
+          continue;
+        }
+        const source = forwardedSource(ctx, entry, group.outcomes.get(entry), refused);
+        if (source === null) continue;
+        if (entry.index && group.outcomes.get(entry)?.outcome === 'signed' && !fieldsGiven.has(entry.index)) {
+          fieldsGiven.add(entry.index);
+          await ctx.fields.ensure(entry.index, req.rawHeaders);
+        }
+        await parts.write(source === undefined ? [entry.actionLine, NEWLINE] : [entry.actionLine, NEWLINE, source, NEWLINE], true);
       }
-      const source = forwardedSource(ctx, entry, group.outcomes.get(entry), refused);
-      if (source === null) continue;
-      if (entry.index && group.outcomes.get(entry)?.outcome === 'signed' && !fieldsGiven.has(entry.index)) {
-        fieldsGiven.add(entry.index);
-        await ctx.fields.ensure(entry.index, req.rawHeaders);
-      }
-      await parts.write(source === undefined ? [entry.actionLine, NEWLINE] : [entry.actionLine, NEWLINE, source, NEWLINE], true);
     }
+  } catch (err) {
+    parts.abort();
+    throw err;
   }
   const answers = await parts.finish(refused.length === 0);
   await answer(res, answers, refused, filterPath);

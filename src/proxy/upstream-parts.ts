@@ -46,6 +46,13 @@ export class UpstreamParts {
     return this.answers;
   }
 
+  /** Cuts the open part off (the client went away, or its body could not be read), and sends nothing more. */
+  abort(): void {
+    this.current?.request.destroy();
+    this.current = undefined;
+    this.stopped = true;
+  }
+
   private open(): OpenPart {
     const { request, response } = this.upstream.send(this.method, this.pathAndQuery, this.headers);
     this.current = { request, response, bytes: 0 };

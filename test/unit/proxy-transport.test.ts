@@ -98,6 +98,34 @@ describe('proxy transport', () => {
     expect(JSON.parse(refused.body).error.type).toBe('security_exception');
   });
 
+  it('a client that goes away in the middle of a bulk body: the request upstream is cut off too, and the proxy goes on serving', async () => {
+    // Resolves when a bulk request reaches the upstream and closes before its body ended.
+    const cutOff = new Promise<void>((resolve) => {
+      const watch = (req: import('node:http').IncomingMessage) => {
+        if (!req.url?.includes('_bulk')) return;
+        let ended = false;
+        req.on('end', () => (ended = true));
+        req.on('close', () => {
+          if (ended) return;
+          upstream.off('request', watch);
+          resolve();
+        });
+      };
+      upstream.on('request', watch);
+    });
+    const failedBefore = proxy.stats.requests.failed;
+    const req = https.request(`${proxy.url}/_bulk`, { method: 'POST', ca: cert, headers: { authorization: SECRET, 'content-type': 'application/x-ndjson' } });
+    req.on('error', () => undefined);
+    const line = `{"index":{"_index":"news"}}\n{"text":"${'word '.repeat(2000)}"}\n`;
+    for (let i = 0; i < 200; i++) req.write(line); // about 2 MB: past the first part of 1 MB, so a part is open upstream
+    await new Promise((r) => setTimeout(r, 500));
+    req.destroy();
+    await cutOff;
+    await new Promise((r) => setTimeout(r, 100));
+    expect(proxy.stats.requests.failed).toBe(failedBefore + 1);
+    expect((await call('PUT', '/news/_doc/3', '{"text":"still serving"}')).status).toBe(200);
+  });
+
   it('a cluster that is down: 502 naming it, without credentials', async () => {
     const down = await startProxy({
       upstream: { url: 'http://127.0.0.1:1' },
