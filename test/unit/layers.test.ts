@@ -18,8 +18,9 @@ const FORBIDDEN: Record<string, string[]> = {
   text: ['sketch', 'engine', 'jobs', 'cli', 'signature.ts', 'annotation.ts'],
   sketch: ['engine', 'jobs', 'cli', 'signature.ts', 'annotation.ts'],
   engine: ['jobs', 'cli', 'sketch', 'text'],
-  jobs: ['cli', 'proxy'],
-  proxy: ['cli'],
+  jobs: ['cli', 'proxy', 'explore'],
+  proxy: ['cli', 'explore'],
+  explore: ['cli', 'proxy'],
 };
 
 it('no module imports against the flow of the layers', () => {

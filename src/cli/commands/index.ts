@@ -3,6 +3,8 @@ import type { CommandModule } from 'yargs';
 import { annotateCommand } from './annotate.js';
 import { dashboardsCommand } from './dashboards.js';
 import { dedupCommand } from './dedup.js';
+import { evaluateCommand } from './evaluate.js';
+import { exploreCommand } from './explore.js';
 import { ingestCommand } from './ingest.js';
 import { initCommand } from './init.js';
 import { paramsCommand } from './params.js';
@@ -20,4 +22,6 @@ export const commands: CommandModule<any, any>[] = [
   dedupCommand,
   dashboardsCommand,
   proxyCommand,
+  evaluateCommand,
+  exploreCommand,
 ];

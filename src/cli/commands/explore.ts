@@ -1,0 +1,46 @@
+// near-dup explore: a page for reviewers, served on loopback; runs until Ctrl-C or SIGTERM.
+import type { CommandModule } from 'yargs';
+import { DEFAULT_PREFIX } from '../../annotation.js';
+import { startExplorer } from '../../explore/server.js';
+import { UserError } from '../../errors.js';
+import { type ConnectionArgs, connectFromArgs, withConnectionOptions } from '../connection-options.js';
+import { parseListen } from './proxy.js';
+
+interface ExploreArgs extends ConnectionArgs {
+  index: string;
+  field: string[];
+  listen: string;
+  report?: string;
+  prefix: string;
+}
+
+export const exploreCommand: CommandModule<object, ExploreArgs> = {
+  command: 'explore',
+  describe: 'Serve a page to review duplicate clusters: members, pairs side by side with differences marked, similar documents',
+  builder: (yargs) =>
+    withConnectionOptions(yargs)
+      .option('index', { alias: 'i', type: 'string', demandOption: true, describe: 'deduplicated index (near-dup dedup) to explore' })
+      .option('field', { alias: 'f', type: 'string', array: true, demandOption: true, describe: 'the text field(s) to show' })
+      .option('listen', { type: 'string', default: '127.0.0.1:9280', describe: 'host:port of the page (loopback by default: see the README before opening it wider)' })
+      .option('report', { type: 'string', describe: 'folder written by near-dup evaluate --out, to show its plots' })
+      .option('prefix', { type: 'string', default: DEFAULT_PREFIX, describe: 'object the near-dup fields are under' })
+      .example('near-dup explore --index news --field body --report quality/', 'then open http://127.0.0.1:9280') as never,
+  handler: async (argv) => {
+    const listen = parseListen(argv.listen);
+    const client = await connectFromArgs(argv);
+    try {
+      const explorer = await startExplorer(client, { index: argv.index, fields: argv.field, prefix: argv.prefix, reportDir: argv.report, ...listen }).catch((err: NodeJS.ErrnoException) => {
+        if (err.code === 'EADDRINUSE') throw new UserError(`--listen ${argv.listen}: the port is in use; choose another`);
+        throw err;
+      });
+      process.stderr.write(`near-dup explore: ${argv.index} on ${client.url} at ${explorer.url} (Ctrl-C to stop)\n`);
+      await new Promise<void>((resolve) => {
+        process.once('SIGINT', () => resolve());
+        process.once('SIGTERM', () => resolve());
+      });
+      await explorer.close();
+    } finally {
+      await client.close();
+    }
+  },
+};

@@ -1,0 +1,109 @@
+// near-dup explore: a small web server for reviewers, on loopback unless told otherwise. Every answer is
+// read from the engine when asked (nothing is copied or cached); the evaluate report's files are served
+// from its folder when one is given.
+import { readFile } from 'node:fs/promises';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import type { EngineClient } from '../engine/client.js';
+import { UsageError, UserError } from '../errors.js';
+import { REPORT_FILE } from '../jobs/evaluate.js';
+import { clusterMembers, documentText, type ExploreSource, listClusters, similarTo } from './queries.js';
+import { PAGE } from './page.js';
+import { MAX_DIFF_CHARS, wordDiff } from './word-diff.js';
+
+export interface ExploreOptions extends ExploreSource {
+  host: string;
+  port: number;
+  /** The folder `near-dup evaluate --out` wrote. */
+  reportDir?: string;
+}
+
+export interface RunningExplorer {
+  url: string;
+  close(): Promise<void>;
+}
+
+const PLOT = /^\/report\/(similarity-histogram|precision-recall|s-curve|estimated-vs-exact)\.(svg|png)$/;
+
+export async function startExplorer(client: EngineClient, options: ExploreOptions): Promise<RunningExplorer> {
+  const server = http.createServer((req, res) => {
+    route(client, options, req)
+      .then((answer) => send(res, answer))
+      .catch((err: Error) => send(res, { status: err instanceof UserError || err instanceof UsageError ? 400 : 500, json: { error: err.message } }));
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port, options.host, () => resolve());
+  });
+  const { address, port, family } = server.address() as AddressInfo;
+  return {
+    url: `http://${family === 'IPv6' ? `[${address}]` : address}:${port}`,
+    close: () =>
+      new Promise((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}
+
+interface Answer {
+  status?: number;
+  json?: unknown;
+  body?: string | Buffer;
+  type?: string;
+}
+
+function number(params: URLSearchParams, name: string, fallback: number): number {
+  const value = params.get(name);
+  return value === null || value === '' ? fallback : Number(value);
+}
+
+async function route(client: EngineClient, options: ExploreOptions, req: http.IncomingMessage): Promise<Answer> {
+  if (req.method !== 'GET') return { status: 405, json: { error: 'the explorer only reads: GET' } };
+  const url = new URL(req.url ?? '/', 'http://explore');
+  const p = url.pathname;
+  const q = url.searchParams;
+  const page = { from: number(q, 'from', 0), size: number(q, 'size', 25) };
+  let m: RegExpExecArray | null;
+  if (p === '/') return { body: PAGE, type: 'text/html; charset=utf-8' };
+  if (p === '/api/info') return { json: { index: options.index, fields: options.fields, report: options.reportDir !== undefined } };
+  if (p === '/api/clusters') return { json: await listClusters(client, options, { ...page, q: q.get('q') ?? undefined }) };
+  if ((m = /^\/api\/clusters\/([^/]+)\/members$/.exec(p))) return { json: await clusterMembers(client, options, decodeURIComponent(m[1]), page) };
+  if ((m = /^\/api\/documents\/([^/]+)$/.exec(p))) return { json: await documentText(client, options, decodeURIComponent(m[1])) };
+  if ((m = /^\/api\/documents\/([^/]+)\/similar$/.exec(p))) return { json: await similarTo(client, options, decodeURIComponent(m[1])) };
+  if (p === '/api/pair') return { json: await pair(client, options, q.get('a'), q.get('b')) };
+  if (p === '/api/report') return report(options.reportDir);
+  if ((m = PLOT.exec(p)) && options.reportDir) {
+    const body = await readFile(path.join(options.reportDir, `${m[1]}.${m[2]}`)).catch(() => undefined);
+    return body ? { body, type: m[2] === 'svg' ? 'image/svg+xml' : 'image/png' } : { status: 404, json: { error: 'no such plot: run near-dup evaluate' } };
+  }
+  return { status: 404, json: { error: `no such page: ${p}` } };
+}
+
+async function pair(client: EngineClient, options: ExploreSource, a: string | null, b: string | null) {
+  if (!a || !b) throw new UserError('give two documents: /api/pair?a=ID&b=ID');
+  const [left, right] = await Promise.all([documentText(client, options, a), documentText(client, options, b)]);
+  return { a, b, maxChars: MAX_DIFF_CHARS, ...wordDiff(left.text, right.text) };
+}
+
+async function report(dir: string | undefined): Promise<Answer> {
+  if (!dir) return { status: 404, json: { error: 'no report: run near-dup evaluate --out DIR, then explore --report DIR' } };
+  const text = await readFile(path.join(dir, REPORT_FILE), 'utf8').catch(() => undefined);
+  if (text === undefined) return { status: 404, json: { error: `no ${REPORT_FILE} in ${dir}: run near-dup evaluate --out ${dir}` } };
+  const parsed = JSON.parse(text) as Record<string, unknown>;
+  return { json: { ...parsed, plots: ['similarity-histogram', 'precision-recall', 's-curve', 'estimated-vs-exact'] } };
+}
+
+function send(res: http.ServerResponse, answer: Answer): void {
+  const body = answer.json !== undefined ? JSON.stringify(answer.json) : (answer.body ?? '');
+  res.writeHead(answer.status ?? 200, {
+    'content-type': answer.json !== undefined ? 'application/json; charset=utf-8' : (answer.type ?? 'text/plain'),
+    'content-length': Buffer.byteLength(body),
+    'cache-control': 'no-store',
+    // The page runs only its own script; document text never becomes markup.
+    'content-security-policy': "default-src 'self'; script-src 'unsafe-inline' 'self'; style-src 'unsafe-inline' 'self'; img-src 'self'",
+    'x-content-type-options': 'nosniff',
+  });
+  res.end(body);
+}

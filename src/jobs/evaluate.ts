@@ -1,0 +1,58 @@
+// near-dup evaluate: how well an index's signatures find its near-duplicates, measured on its own texts (or
+// on the user's labelled pairs), written as DIR/report.json and plots, with a recommendation.
+import { mkdir, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import type { EngineClient } from '../engine/client.js';
+import { UserError } from '../errors.js';
+import { resolveSignerSettings, signerOptionsFromParams } from '../signature.js';
+import { type GatheredPairs, gatherPairs, type PairSource } from './evaluate/pairs.js';
+import { type PlotName, plotSpecs, renderSvg, svgToPng } from './evaluate/plots.js';
+import { type QualityReport, qualityReport } from './evaluate/quality.js';
+
+export interface EvaluateOptions extends PairSource {
+  out: string;
+  /** The similarity lookups keep by default, marked on the plots (default 0.5). */
+  currentThreshold: number;
+}
+
+export interface EvaluateSummary {
+  index: string;
+  params: string;
+  out: string;
+  report: QualityReport;
+  skipped: GatheredPairs['skipped'];
+  files: string[];
+}
+
+export const REPORT_FILE = 'report.json';
+
+export async function evaluateIndex(client: EngineClient, options: EvaluateOptions): Promise<EvaluateSummary> {
+  let gathered: GatheredPairs;
+  try {
+    gathered = await gatherPairs(client, options);
+  } catch (err) {
+    throw client.explain(err, options.index);
+  }
+  if (gathered.pairs.length === 0) {
+    throw new UserError(`no pair of "${options.index}" could be evaluated (${gathered.skipped.length} documents left out, e.g. ${gathered.skipped[0]?.reason ?? 'none'}); check --field and --pairs`);
+  }
+  const settings = resolveSignerSettings(signerOptionsFromParams(gathered.params));
+  const report = qualityReport(gathered.pairs, { bands: settings.lsh.b, rows: settings.lsh.r, numPerm: settings.spec.numPerm }, options.currentThreshold);
+  await mkdir(options.out, { recursive: true });
+  const reportFile = path.join(options.out, REPORT_FILE);
+  const { labels: _labels, ...asked } = options;
+  await writeFile(reportFile, JSON.stringify({ index: options.index, params: gathered.params, generatedAt: new Date().toISOString(), options: asked, skipped: gathered.skipped, ...report }, null, 2));
+  const files = [reportFile, ...(await writePlots(report, options.out))];
+  return { index: options.index, params: gathered.params, out: options.out, report, skipped: gathered.skipped, files };
+}
+
+async function writePlots(report: QualityReport, out: string): Promise<string[]> {
+  const files: string[] = [];
+  for (const [name, spec] of Object.entries(plotSpecs(report)) as Array<[PlotName, Parameters<typeof renderSvg>[0]]>) {
+    const svg = await renderSvg(spec);
+    await writeFile(path.join(out, `${name}.svg`), svg);
+    await writeFile(path.join(out, `${name}.png`), svgToPng(svg));
+    files.push(path.join(out, `${name}.svg`), path.join(out, `${name}.png`));
+  }
+  return files;
+}

@@ -1,0 +1,174 @@
+// The pairs an evaluation is made of, read from the engine: a random sample of documents, each paired with
+// its LSH candidates (a shared band key), with what the engine's own more_like_this finds for it (so that
+// pairs LSH missed are counted), and with a few other documents of the sample (the background). Or the
+// pairs of the user's labels. For each pair: exact Jaccard of the two texts' token sets (every distinct
+// token, as MinHash sees them), the estimate from the stored signatures, and whether LSH makes it a candidate.
+import { DocumentTextError, extractText, valueAt } from '../../annotation.js';
+import type { EngineClient } from '../../engine/client.js';
+import { UserError } from '../../errors.js';
+import { createSigner, type Signer, signerOptionsFromParams } from '../../signature.js';
+import { minhashValues } from '../../sketch/lean-minhash.js';
+import { paramsHeld } from '../params-held.js';
+import type { EvaluatedPair } from './quality.js';
+
+export interface PairLabel {
+  a: string;
+  b: string;
+  duplicate: boolean;
+}
+
+export interface PairSource {
+  index: string;
+  fields: string[];
+  prefix: string;
+  /** Documents drawn at random (default 200). */
+  sample: number;
+  seed: number;
+  /** Neighbours asked per document, of LSH and of more_like_this each (default 20). */
+  neighbours: number;
+  /** Random partners per sampled document (default 5). */
+  randomPartners: number;
+  maxChars: number;
+  labels?: PairLabel[];
+}
+
+interface Doc {
+  id: string;
+  tokens: Set<string>;
+  minhash: Uint32Array;
+  bands: Set<string>;
+}
+
+export interface GatheredPairs {
+  params: string;
+  pairs: EvaluatedPair[];
+  /** Sampled or labelled documents left out (no text, no signature), with why. */
+  skipped: Array<{ id: string; reason: string }>;
+}
+
+const MSEARCH_BATCH = 50;
+const READ_BATCH = 500;
+
+export async function gatherPairs(client: EngineClient, source: PairSource): Promise<GatheredPairs> {
+  const held = await paramsHeld(client, source.index, source.prefix);
+  const params = held[0].key; // the most common parameters; pairs are made within them
+  const options = signerOptionsFromParams(params);
+  if (!options) throw new UserError(`"${source.index}" holds signatures made with "${params}", which this version cannot read; annotate it again`);
+  const tokenizer = createSigner({ ...options, containmentSample: 1 }); // a sample of every token: the exact set
+  const reader = new DocReader(client, source, tokenizer);
+  const wanted = source.labels ? labelledPairs(source.labels) : await samplePairs(client, source, params);
+  await reader.load([...new Set(wanted.flatMap((w) => [w.a, w.b]))]);
+  const pairs: EvaluatedPair[] = [];
+  for (const w of wanted) {
+    const a = reader.docs.get(w.a);
+    const b = reader.docs.get(w.b);
+    if (a && b) pairs.push({ ...w, ...measure(a, b) });
+  }
+  return { params, pairs, skipped: reader.skipped };
+}
+
+type WantedPair = Pick<EvaluatedPair, 'a' | 'b' | 'source' | 'duplicate'>;
+
+function labelledPairs(labels: PairLabel[]): WantedPair[] {
+  return labels.map((l) => ({ a: l.a, b: l.b, source: 'labels', duplicate: l.duplicate }));
+}
+
+async function samplePairs(client: EngineClient, source: PairSource, params: string): Promise<WantedPair[]> {
+  const signed = { term: { [`${source.prefix}.params`]: params } };
+  const drawn = await client.search(source.index, {
+    size: source.sample,
+    _source: [`${source.prefix}.bands`],
+    query: { function_score: { query: signed, random_score: { seed: source.seed, field: '_seq_no' }, boost_mode: 'replace' } },
+  });
+  const sampled = drawn.hits.hits;
+  if (sampled.length < 2) throw new UserError(`"${source.index}" has ${sampled.length} signed document(s); an evaluation needs at least 2`);
+  const wanted = new Map<string, WantedPair>();
+  const add = (a: string, b: string, kind: EvaluatedPair['source']) => {
+    if (a === b) return;
+    const [x, y] = a < b ? [a, b] : [b, a];
+    const key = `${x}\u0000${y}`;
+    if (!wanted.has(key)) wanted.set(key, { a: x, b: y, source: kind });
+  };
+  for (let i = 0; i < sampled.length; i += MSEARCH_BATCH) {
+    const batch = sampled.slice(i, i + MSEARCH_BATCH);
+    const bodies = batch.flatMap((hit) => [
+      { size: source.neighbours, _source: false, query: { bool: { filter: [signed, { terms: { [`${source.prefix}.bands`]: (valueAt(hit._source, `${source.prefix}.bands`) as string[]) ?? [] } }] } } },
+      {
+        size: source.neighbours,
+        _source: false,
+        query: { bool: { filter: [signed], must: [{ more_like_this: { fields: source.fields, like: [{ _index: hit._index, _id: hit._id }], min_term_freq: 1, min_doc_freq: 1, max_query_terms: 50 } }] } },
+      },
+    ]);
+    const answers = await client.msearch(source.index, bodies);
+    batch.forEach((hit, j) => {
+      for (const n of answers[2 * j].hits.hits) add(hit._id, n._id, 'lsh');
+      for (const n of answers[2 * j + 1].hits.hits) add(hit._id, n._id, 'mlt');
+    });
+  }
+  // The background: each sampled document with a few others of the sample, chosen by a seeded walk.
+  let state = source.seed >>> 0 || 1;
+  const next = () => {
+    state = (Math.imul(state, 1664525) + 1013904223) >>> 0;
+    return state / 2 ** 32;
+  };
+  for (const hit of sampled) {
+    for (let k = 0; k < source.randomPartners; k++) add(hit._id, sampled[Math.floor(next() * sampled.length)]._id, 'random');
+  }
+  return [...wanted.values()];
+}
+
+/** Reads documents by id, their texts made into token sets once. */
+class DocReader {
+  readonly docs = new Map<string, Doc>();
+  readonly skipped: Array<{ id: string; reason: string }> = [];
+
+  constructor(
+    private readonly client: EngineClient,
+    private readonly source: PairSource,
+    private readonly tokenizer: Signer,
+  ) {}
+
+  async load(ids: string[]): Promise<void> {
+    const prefix = this.source.prefix;
+    for (let i = 0; i < ids.length; i += READ_BATCH) {
+      const batch = ids.slice(i, i + READ_BATCH);
+      const found = await this.client.search(this.source.index, {
+        size: batch.length,
+        query: { ids: { values: batch } },
+        _source: [...this.source.fields, `${prefix}.minhash`, `${prefix}.bands`],
+      });
+      for (const hit of found.hits.hits) this.read(hit._id, hit._source);
+      for (const id of batch) if (!this.docs.has(id) && !this.skipped.some((s) => s.id === id)) this.skipped.push({ id, reason: 'not in the index' });
+    }
+  }
+
+  private read(id: string, source: unknown): void {
+    const prefix = this.source.prefix;
+    const minhash = valueAt(source, `${prefix}.minhash`);
+    if (typeof minhash !== 'string') {
+      this.skipped.push({ id, reason: 'no near-dup signature' });
+      return;
+    }
+    try {
+      const { text } = extractText(source, this.source.fields, this.source.maxChars);
+      const tokens = new Set(this.tokenizer(text).sample);
+      const bands = new Set((valueAt(source, `${prefix}.bands`) as string[] | undefined) ?? []);
+      this.docs.set(id, { id, tokens, minhash: minhashValues(minhash), bands });
+    } catch (err) {
+      if (!(err instanceof DocumentTextError)) throw err;
+      this.skipped.push({ id, reason: err.message });
+    }
+  }
+}
+
+function measure(a: Doc, b: Doc): Pick<EvaluatedPair, 'exact' | 'estimated' | 'candidate'> {
+  let shared = 0;
+  for (const t of a.tokens) if (b.tokens.has(t)) shared++;
+  const union = a.tokens.size + b.tokens.size - shared;
+  let equal = 0;
+  const n = Math.min(a.minhash.length, b.minhash.length);
+  for (let i = 0; i < n; i++) if (a.minhash[i] === b.minhash[i]) equal++;
+  let candidate = false;
+  for (const band of a.bands) if (b.bands.has(band)) candidate = true;
+  return { exact: union === 0 ? 0 : shared / union, estimated: n === 0 ? 0 : equal / n, candidate };
+}

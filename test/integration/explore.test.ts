@@ -1,0 +1,113 @@
+// near-dup explore against a real engine with an annotated, deduplicated and evaluated corpus: its API
+// pages through clusters and members and finds clusters by id and by text; in Chromium a reviewer opens a
+// cluster, compares two members (a shared passage and a difference marked), opens similar documents and
+// sees the evaluation plots. A screenshot of each step goes to test/output/explore/.
+import { mkdirSync, mkdtempSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { chromium } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type RunningExplorer, startExplorer } from '../../src/explore/server.js';
+import { annotateIndex } from '../../src/jobs/annotate.js';
+import { dedupIndex } from '../../src/jobs/dedup.js';
+import { evaluateIndex } from '../../src/jobs/evaluate.js';
+import { chromiumPath } from '../support/browser.js';
+import { fixtureSample } from '../support/corpus.js';
+import { indexDocuments } from '../support/documents.js';
+import { forEachEngine } from './harness.js';
+
+const docs = fixtureSample(12, { seed: 41 });
+const output = path.resolve(__dirname, '../output/explore');
+
+forEachEngine('explore', (ctx) => {
+  const index = ctx.index('explore');
+  const tmp = mkdtempSync(path.join(os.tmpdir(), 'near-dup-explore-'));
+  let explorer: RunningExplorer;
+  const api = async (p: string) => {
+    const res = await fetch(explorer.url + p);
+    expect(res.status, p).toBe(200);
+    return (await res.json()) as any;
+  };
+
+  beforeAll(async () => {
+    await indexDocuments(ctx.client, index, docs);
+    await annotateIndex(ctx.client, { index, fields: ['text'], prefix: 'near_dup', signer: {}, checkpointFile: path.join(tmp, 'cp.json'), errorsFile: path.join(tmp, 'e.jsonl') });
+    await dedupIndex(ctx.client, { index, stateFile: path.join(tmp, 'dedup.json'), errorsFile: path.join(tmp, 'dedup-errors.jsonl') });
+    await ctx.client.refresh(index);
+    await evaluateIndex(ctx.client, { index, fields: ['text'], prefix: 'near_dup', sample: docs.length, seed: 1, neighbours: 20, randomPartners: 5, maxChars: 1e7, out: path.join(tmp, 'report'), currentThreshold: 0.5 });
+    explorer = await startExplorer(ctx.client, { index, fields: ['text'], prefix: 'near_dup', host: '127.0.0.1', port: 0, reportDir: path.join(tmp, 'report') });
+  });
+  afterAll(async () => explorer?.close());
+
+  it('clusters largest first, each cluster paged through whole, found by id and by text', async () => {
+    const { clusters, total } = await api('/api/clusters?size=200');
+    expect(total).toBe(clusters.length);
+    expect(clusters.length).toBeGreaterThan(3);
+    const sizes = clusters.map((c: any) => c.size);
+    expect(sizes).toEqual([...sizes].sort((a: number, b: number) => b - a));
+    const largest = clusters[0];
+    const seen: string[] = [];
+    for (let from = 0; ; from += 2) {
+      const page = await api(`/api/clusters/${encodeURIComponent(largest.clusterId)}/members?from=${from}&size=2`);
+      seen.push(...page.members.map((m: any) => m.id));
+      expect(page.total).toBe(largest.size);
+      if (page.members.length < 2) break;
+    }
+    expect(seen.length).toBe(largest.size);
+    expect(new Set(seen).size).toBe(seen.length);
+    expect(seen[0]).toBe(largest.canonical.id);
+    const byId = await api(`/api/clusters?q=${encodeURIComponent(seen[seen.length - 1])}`);
+    expect(byId.clusters.map((c: any) => c.clusterId)).toEqual([largest.clusterId]);
+    const words = docs.find((d) => d.id === seen[0])!.text.split(/\s+/).filter((w) => /^[a-z]{6,}$/i.test(w)).slice(0, 3).join(' ');
+    expect((await api(`/api/clusters?q=${encodeURIComponent(words)}`)).clusters.map((c: any) => c.clusterId)).toContain(largest.clusterId);
+  });
+
+  describe('in Chromium', () => {
+    it('a reviewer opens a cluster, compares two members, opens similar documents, sees the plots', async (test) => {
+      const browserPath = await chromiumPath();
+      if (!browserPath.path) {
+        if (process.env.CI === 'true') throw new Error(`no browser for the explorer test under CI=true: ${browserPath.missing}`);
+        console.warn(`EXPLORER BROWSER TEST SKIPPED: ${browserPath.missing}`);
+        test.skip();
+        return;
+      }
+      mkdirSync(output, { recursive: true });
+      const shot = (name: string) => path.join(output, `${ctx.engine.flavour}-${ctx.engine.version}-${name}.png`);
+      const browser = await chromium.launch({ executablePath: browserPath.path, args: ['--no-sandbox', '--disable-gpu'] });
+      try {
+        const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+        const errors: string[] = [];
+        page.on('pageerror', (e) => errors.push(e.message));
+        await page.goto(explorer.url);
+        await page.locator('li.cluster').first().click();
+        await page.locator('tr.member').nth(1).waitFor();
+        await page.screenshot({ path: shot('cluster') });
+        const rows = page.locator('tr.member');
+        const count = await rows.count();
+        expect(count).toBeGreaterThan(1);
+        // The canonical and the member least like it (the last row of the page).
+        await rows.nth(0).locator('input.pick').check();
+        await rows.nth(count - 1).locator('input.pick').check();
+        await page.locator('#compare').click();
+        await page.locator('.side.left mark.shared').first().waitFor();
+        expect(await page.locator('.side mark.shared').count()).toBeGreaterThan(0);
+        expect(await page.locator('.side.left del, .side.right ins').count()).toBeGreaterThan(0);
+        // Both sides hold their whole text, shared passages included.
+        const [a, b] = await Promise.all([rows.nth(0).getAttribute('data-id'), rows.nth(count - 1).getAttribute('data-id')]);
+        const text = (id: string | null) => docs.find((d) => d.id === id)!.text;
+        expect(await page.locator('.side.left').textContent()).toBe(text(a));
+        expect(await page.locator('.side.right').textContent()).toBe(text(b));
+        await page.screenshot({ path: shot('pair'), fullPage: true });
+        await rows.nth(0).locator('button.open-similar').click();
+        await page.locator('#similar-hits li[data-id]').first().waitFor();
+        const plots = page.locator('img.plot');
+        await expect.poll(() => plots.count()).toBe(4);
+        await expect.poll(() => plots.evaluateAll((imgs) => imgs.every((i) => (i as unknown as { naturalWidth: number }).naturalWidth > 0))).toBe(true);
+        await page.screenshot({ path: shot('similar-and-report'), fullPage: true });
+        expect(errors).toEqual([]);
+      } finally {
+        await browser.close();
+      }
+    }, 120_000);
+  });
+});
