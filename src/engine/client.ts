@@ -293,6 +293,7 @@ export class EngineClient {
 
   /** Which of these ids the index holds, read in real time (no refresh needed) and without the sources. */
   async existingIds(index: string, ids: string[]): Promise<Set<string>> {
+    if (ids.length === 0) return new Set(); // the engines refuse an _mget of nothing
     const response = await this.request<{ docs: Array<{ _id: string; found?: boolean }> }>('POST', `/${encodeIndex(index)}/_mget`, { ids }, { _source: 'false' });
     return new Set(response.docs.filter((d) => d.found).map((d) => d._id));
   }
