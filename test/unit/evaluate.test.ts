@@ -29,7 +29,9 @@ describe('quality report', () => {
     expect(report.pairs).toEqual({ total: 5, bySource: { lsh: 3, mlt: 1, random: 1 } });
     expect(report.estimation.bias).toBeCloseTo((-0.02 - 0.15 + 0.05 + 0.22 - 0.05) / 5, 4);
     expect(report.sCurve.theory[50]).toEqual({ similarity: 0.5, probability: Number(candidateProbability(0.5, 26, 4).toFixed(4)) });
-    expect(report.sCurve.measured.find((m) => m.from === 0.5)).toEqual({ from: 0.5, to: 0.6, pairs: 2, candidates: 1, rate: 0.5 });
+    // Measured on the pairs LSH did not choose: in 0.5-0.6 only the more_like_this pair, not a candidate.
+    expect(report.sCurve.measured.find((m) => m.from === 0.5)).toEqual({ from: 0.5, to: 0.6, pairs: 1, candidates: 0, rate: 0 });
+    expect(report.sCurve.measured.map((m) => m.from)).toEqual([0, 0.5]);
     expect(report.histogram.reduce((s, b) => s + b.related + b.unrelated, 0)).toBe(5);
     expect(report.histogram.find((b) => b.from === 0.05)).toMatchObject({ related: 0, unrelated: 1 });
   });

@@ -32,7 +32,7 @@ export function plotSpecs(report: QualityReport): Record<PlotName, TopLevelSpec>
         x: { field: 'from', type: 'quantitative', bin: { binned: true, step: 0.05 }, title: 'exact Jaccard', scale: { domain: [0, 1] } },
         x2: { field: 'to' },
         y: { field: 'pairs', type: 'quantitative', scale: { type: 'symlog' }, stack: null, title: 'pairs' },
-        color: { field: 'kind', type: 'nominal', title: null, legend: { orient: 'top' } },
+        color: { field: 'kind', type: 'nominal', title: null, legend: { orient: 'top', labelLimit: 400 } },
       },
     },
     'precision-recall': {
@@ -56,7 +56,7 @@ export function plotSpecs(report: QualityReport): Record<PlotName, TopLevelSpec>
       ],
     },
     's-curve': {
-      ...base(`LSH S-curve, b=${report.bands}, r=${report.rows}, and the measured candidate rate`),
+      ...base(`LSH S-curve, b=${report.bands}, r=${report.rows}, and the candidate rate measured on pairs LSH did not choose`),
       layer: [
         {
           data: { values: report.sCurve.theory },

@@ -130,9 +130,15 @@ function bins<T>(pairs: readonly EvaluatedPair[], width: number, value: (p: Eval
   return members.map((m, i) => make(round(i * width), round((i + 1) * width), m));
 }
 
+/**
+ * The curve, and the share of pairs that are candidates by exact similarity. Pairs found as LSH candidates
+ * are left out of the measure (they are candidates by how they were chosen): it is taken on the pairs that
+ * more_like_this, chance or the user's labels brought.
+ */
 function sCurve(pairs: readonly EvaluatedPair[], b: number, r: number): QualityReport['sCurve'] {
   const theory = Array.from({ length: 101 }, (_, i) => ({ similarity: i / 100, probability: round(candidateProbability(i / 100, b, r)) }));
-  const measured = bins(pairs, 0.1, (p) => p.exact, (from, to, m) => {
+  const unbiased = pairs.filter((p) => p.source !== 'lsh');
+  const measured = bins(unbiased, 0.1, (p) => p.exact, (from, to, m) => {
     const candidates = m.filter((p) => p.candidate).length;
     return { from, to, pairs: m.length, candidates, rate: m.length === 0 ? 0 : round(candidates / m.length) };
   }).filter((bin) => bin.pairs > 0);
