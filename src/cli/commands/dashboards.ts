@@ -3,6 +3,8 @@ import type { CommandModule } from 'yargs';
 import { DEFAULT_PREFIX } from '../../annotation.js';
 import { importSavedObjects, savedObjectsFor } from '../../engine/dashboards.js';
 import { prefixPath } from '../../engine/mapping.js';
+import { inFormat, SAVED_OBJECT_FORMATS, type SavedObjectFormat } from '../../engine/saved-object-formats.js';
+import { UsageError } from '../../errors.js';
 import { CONNECTION_ENV } from '../connection-options.js';
 
 interface DashboardsArgs {
@@ -15,6 +17,7 @@ interface DashboardsArgs {
   bearerToken?: string;
   space?: string;
   print: boolean;
+  format: string;
 }
 
 export const dashboardsCommand: CommandModule<object, DashboardsArgs> = {
@@ -30,13 +33,21 @@ export const dashboardsCommand: CommandModule<object, DashboardsArgs> = {
       .option('api-key', { type: 'string', describe: `Kibana API key [env ${CONNECTION_ENV.apiKey}]` })
       .option('bearer-token', { type: 'string', describe: `bearer token [env ${CONNECTION_ENV.bearerToken}]` })
       .option('space', { type: 'string', describe: 'Kibana space path, e.g. /s/research' })
-      .option('print', { type: 'boolean', default: false, describe: 'print the saved objects as NDJSON instead of importing them' })
+      .option('print', { type: 'boolean', default: false, describe: 'print the saved objects as NDJSON instead of importing them (with --format)' })
+      .option('format', {
+        type: 'string',
+        choices: ['auto', ...SAVED_OBJECT_FORMATS],
+        default: 'auto',
+        describe: 'saved-object format: OpenSearch Dashboards 2.x/3.x, Kibana 8.9+/9.x, or auto (the product at --url)',
+      })
       .example('near-dup dashboards --url http://localhost:5601 --index news', 'import, then open the printed link') as never,
   handler: async (argv) => {
     prefixPath(argv.prefix);
     const objects = savedObjectsFor(argv.index, argv.prefix);
+    const format = argv.format === 'auto' ? undefined : (argv.format as SavedObjectFormat);
     if (argv.print) {
-      process.stdout.write(objects.map((o) => JSON.stringify(o)).join('\n') + '\n');
+      if (!format) throw new UsageError('--print needs --format opensearch-dashboards or --format kibana (nothing is asked of a server)');
+      process.stdout.write(inFormat(objects, format).map((o) => JSON.stringify(o)).join('\n') + '\n');
       return;
     }
     const env = process.env;
@@ -47,6 +58,7 @@ export const dashboardsCommand: CommandModule<object, DashboardsArgs> = {
       apiKey: argv.apiKey ?? env[CONNECTION_ENV.apiKey],
       bearerToken: argv.bearerToken ?? env[CONNECTION_ENV.bearerToken],
       space: argv.space,
+      format,
     });
     process.stdout.write(`imported ${result.imported} saved objects into ${result.product}; open ${result.dashboardUrl}\n`);
   },

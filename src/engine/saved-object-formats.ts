@@ -1,0 +1,52 @@
+// The saved objects in the format each product exports today, so that an import is read as current and
+// not run through every migration since the oldest format (or refused as too new).
+//
+// OpenSearch Dashboards 2.x and 3.x (forked from Kibana 7.10.2) stamp each object with `migrationVersion`,
+// the version of its type's last migration: index-pattern 7.6.0, search and dashboard 7.9.3,
+// visualization 7.10.0; dashboards name their panel references panel_0, panel_1, ...
+//
+// Kibana 8.x and 9.x stamp `coreMigrationVersion` and `typeMigrationVersion` (and `managed`); Elastic asks
+// that both be kept in files meant for import. A data view has a `name` beside its index pattern (`title`);
+// a dashboard's panels carry their `type`, and each panel reference is named "<panelIndex>:panel_<panelIndex>"
+// with the panel's panelRefName "panel_<panelIndex>". The stamps below are those of Kibana 8.9 and later
+// exports (dashboard 8.9.0, visualization 8.5.0, data view and saved search 8.0.0), so these files import
+// into Kibana 8.9 to 9.x; a Kibana 8.0 to 8.8 refuses them as newer than itself (import the OpenSearch
+// Dashboards file there: Kibana migrates it).
+import type { SavedObject } from './dashboards.js';
+
+export type SavedObjectFormat = 'opensearch-dashboards' | 'kibana';
+export const SAVED_OBJECT_FORMATS: readonly SavedObjectFormat[] = ['opensearch-dashboards', 'kibana'];
+
+const OSD_MIGRATION_VERSION: Record<string, string> = { 'index-pattern': '7.6.0', search: '7.9.3', visualization: '7.10.0', dashboard: '7.9.3' };
+const KIBANA_CORE_MIGRATION_VERSION = '8.8.0';
+const KIBANA_TYPE_MIGRATION_VERSION: Record<string, string> = { 'index-pattern': '8.0.0', search: '8.0.0', visualization: '8.5.0', dashboard: '8.9.0' };
+
+export type FormattedObject = SavedObject & Record<string, unknown>;
+
+export function inFormat(objects: readonly SavedObject[], format: SavedObjectFormat): FormattedObject[] {
+  return objects.map((o) => (format === 'kibana' ? forKibana(o, objects) : { ...o, migrationVersion: { [o.type]: versionOf(OSD_MIGRATION_VERSION, o.type) } }));
+}
+
+function versionOf(table: Record<string, string>, type: string): string {
+  const version = table[type];
+  if (!version) throw new Error(`no saved-object format version for type "${type}"`);
+  return version;
+}
+
+function forKibana(o: SavedObject, all: readonly SavedObject[]): FormattedObject {
+  const stamped = { coreMigrationVersion: KIBANA_CORE_MIGRATION_VERSION, typeMigrationVersion: versionOf(KIBANA_TYPE_MIGRATION_VERSION, o.type), managed: false };
+  if (o.type === 'index-pattern') return { ...o, attributes: { ...o.attributes, name: `near-dup: ${o.attributes.title}` }, ...stamped };
+  if (o.type !== 'dashboard') return { ...o, ...stamped };
+  const types = new Map(all.map((x) => [x.id, x.type]));
+  const byName = new Map(o.references.map((r) => [r.name, r]));
+  const references: SavedObject['references'] = [];
+  const panels = (JSON.parse(o.attributes.panelsJSON as string) as Array<Record<string, unknown>>).map((panel) => {
+    const { version: _version, ...rest } = panel;
+    const ref = byName.get(panel.panelRefName as string);
+    if (!ref) return rest;
+    const panelRefName = `panel_${panel.panelIndex}`;
+    references.push({ ...ref, name: `${panel.panelIndex}:${panelRefName}` });
+    return { ...rest, type: types.get(ref.id) ?? ref.type, panelRefName };
+  });
+  return { ...o, attributes: { ...o.attributes, panelsJSON: JSON.stringify(panels) }, references, ...stamped };
+}
