@@ -6,13 +6,19 @@ import { readFileSync } from 'node:fs';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type RunningProxy, startProxy } from '../../src/proxy/server.js';
+import { type ProxyOptions, type RunningProxy, startProxy } from '../../src/proxy/server.js';
 import { runCli } from '../support/documents.js';
 
 const fixture = (name: string) => new URL(`../fixtures/tls/${name}`, import.meta.url).pathname;
 const cert = readFileSync(fixture('cert.pem'), 'utf8');
 const key = readFileSync(fixture('key.pem'), 'utf8');
 const SECRET = 'Basic ' + Buffer.from('ann:s3cret-pass').toString('base64');
+
+/** A proxy on a free loopback port signing "text" of index news, one thread, parts of 1 MB. */
+function proxyOptions(upstream: ProxyOptions['upstream'], extra: Partial<ProxyOptions> = {}): ProxyOptions {
+  const base = { host: '127.0.0.1', port: 0, index: 'news', fields: ['text'], prefix: 'near_dup', signer: {}, maxChars: 1000, threads: 1 };
+  return { ...base, upstream, onError: 'reject', maxUpstreamBytes: 1 << 20, warn: () => undefined, ...extra };
+}
 
 interface Seen {
   method: string;
@@ -47,21 +53,7 @@ describe('proxy transport', () => {
     });
     await new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', resolve));
     upstreamUrl = `https://127.0.0.1:${(upstream.address() as AddressInfo).port}`;
-    proxy = await startProxy({
-      upstream: { url: upstreamUrl, ca: cert },
-      host: '127.0.0.1',
-      port: 0,
-      index: 'news',
-      fields: ['text'],
-      prefix: 'near_dup',
-      signer: {},
-      maxChars: 1000,
-      onError: 'reject',
-      threads: 1,
-      maxUpstreamBytes: 1 << 20,
-      tls: { cert, key },
-      warn: (line) => warnings.push(line),
-    });
+    proxy = await startProxy(proxyOptions({ url: upstreamUrl, ca: cert }, { tls: { cert, key }, warn: (line) => warnings.push(line) }));
   });
   afterAll(async () => {
     await proxy?.close();
@@ -127,20 +119,7 @@ describe('proxy transport', () => {
   });
 
   it('a cluster that is down: 502 naming it, without credentials', async () => {
-    const down = await startProxy({
-      upstream: { url: 'http://127.0.0.1:1' },
-      host: '127.0.0.1',
-      port: 0,
-      index: 'news',
-      fields: ['text'],
-      prefix: 'near_dup',
-      signer: {},
-      maxChars: 1000,
-      onError: 'reject',
-      threads: 1,
-      maxUpstreamBytes: 1 << 20,
-      warn: () => undefined,
-    });
+    const down = await startProxy(proxyOptions({ url: 'http://127.0.0.1:1' }));
     try {
       const res = await fetch(`${down.url}/_cluster/health`, { headers: { authorization: SECRET } });
       expect(res.status).toBe(502);
