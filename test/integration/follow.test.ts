@@ -9,6 +9,7 @@ import { expect, it } from 'vitest';
 import { createSigner } from '../../src/signature.js';
 import { fixtureSample } from '../support/corpus.js';
 import { expectedSignatures, indexDocuments, runCli, signatureFields } from '../support/documents.js';
+import { FaultProxy } from '../support/fault-proxy.js';
 import { forEachEngine } from './harness.js';
 
 const signer = createSigner();
@@ -76,5 +77,37 @@ forEachEngine('annotate --follow', (ctx) => {
     expect(totals.annotated).toBe(docs.length + 2);
     expect(done.stderr).toMatch(/stopped following/);
     expect(existsSync(path.join(cwd, '.near-dup', `annotate-${index}.json`))).toBe(true);
+  }, 120_000);
+
+  it('a pass that fails (the cluster answers 500 to everything for a while) is said, and the next pass catches up', async () => {
+    const index = ctx.index('follow-faults');
+    await indexDocuments(ctx.client, index, first);
+    const faults = new FaultProxy(ctx.engine.url);
+    const url = await faults.start();
+    const cwd = mkdtempSync(path.join(os.tmpdir(), 'near-dup-follow-faults-'));
+    const run = runCli(['annotate', '--url', url, '--index', index, '--field', 'text', '--follow', '--interval', '500ms'], { cwd });
+    let stderr = '';
+    run.child.stderr.on('data', (b: Buffer) => (stderr += b.toString()));
+    const until = async (what: () => boolean | Promise<boolean>, label: string) => {
+      const t0 = Date.now();
+      while (!(await what())) {
+        if (Date.now() - t0 > 30_000) throw new Error(`${label}: not after 30 s; stderr: ${stderr.slice(-600)}`);
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    };
+    const signed = async (ids: string[]) => (await ctx.client.count(index, { bool: { filter: [{ ids: { values: ids } }, { exists: { field: 'near_dup.simhash' } }] } })) === ids.length;
+    try {
+      await until(() => signed(first.map((d) => d.id)), 'the first pass');
+      faults.decide = () => ({ status: 500 });
+      await until(() => /pass \d+ failed \(.*500.*\); trying again at the next pass/.test(stderr), 'a failed pass said on stderr');
+      await indexDocuments(ctx.client, index, later); // written while the passes fail
+      faults.decide = () => 'pass';
+      await until(() => signed(later.map((d) => d.id)), 'the documents written meanwhile');
+      expect(run.child.exitCode).toBeNull(); // still following
+    } finally {
+      run.child.kill('SIGINT');
+      await run.done;
+      await faults.stop();
+    }
   }, 120_000);
 });
