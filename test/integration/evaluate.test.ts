@@ -46,6 +46,10 @@ forEachEngine('evaluate', (ctx) => {
     const atCurrent = report.thresholds.find((t: any) => t.threshold === 0.5);
     expect(atCurrent.recall).toBeGreaterThan(0.8);
     expect(report.estimation.meanAbsoluteError).toBeLessThan(0.1);
+    // Containment: estimated from the stored samples where they are large enough, close to the exact value.
+    expect(report.containment.estimatedPairs).toBeGreaterThan(0);
+    expect(report.containment.meanAbsoluteError).toBeLessThan(0.1);
+    expect(stderr).toMatch(/partial copies a Jaccard lookup misses: \d+ pairs/);
     expect(report.recommendation.threshold).toBeGreaterThanOrEqual(0.2);
     expect(stderr).toMatch(/recommended --threshold [0-9.]+ --false-negative-weight [0-9.]+ \(b=\d+, r=\d+\)/);
     for (const name of PLOTS) {

@@ -61,6 +61,20 @@ describe('quality report', () => {
   });
 });
 
+describe('containment in the report', () => {
+  it('counts the partial copies a Jaccard lookup misses, and the sample estimate error', () => {
+    const withContainment = (exact: number, c: number, estimated: number | null): EvaluatedPair => ({ ...pair(exact, exact, true), containment: { exact: c, estimated } });
+    const pairs = [withContainment(0.3, 0.95, 0.9), withContainment(0.45, 0.85, null), withContainment(0.7, 0.9, 0.92), withContainment(0.2, 0.3, 0.34)];
+    const report = qualityReport(pairs, lsh, 0.5);
+    // At Jaccard under 0.5 and containment of at least 0.8: the first two.
+    expect(report.containment.partialCopies).toBe(2);
+    expect(report.containment.partialCopyShare).toBe(0.5);
+    expect(report.containment.estimatedPairs).toBe(3);
+    expect(report.containment.meanAbsoluteError).toBeCloseTo((0.05 + 0.02 + 0.04) / 3, 4);
+    expect(report.containment.bias).toBeCloseTo((-0.05 + 0.02 + 0.04) / 3, 4);
+  });
+});
+
 describe('plots', () => {
   const pairs: EvaluatedPair[] = Array.from({ length: 200 }, (_, i) => pair(i / 200, Math.min(1, i / 200 + ((i % 7) - 3) / 100), i > 60, i % 5 === 0 ? 'random' : 'lsh'));
   const report = qualityReport(pairs, lsh, 0.5);

@@ -5,7 +5,7 @@ import { DEFAULT_MAX_CHARS, DEFAULT_PREFIX } from '../../annotation.js';
 import { UsageError, UserError } from '../../errors.js';
 import { evaluateIndex } from '../../jobs/evaluate.js';
 import type { PairLabel } from '../../jobs/evaluate/pairs.js';
-import type { QualityReport } from '../../jobs/evaluate/quality.js';
+import { PARTIAL_COPY, type QualityReport } from '../../jobs/evaluate/quality.js';
 import { type ConnectionArgs, connectFromArgs, withConnectionOptions } from '../connection-options.js';
 
 interface EvaluateArgs extends ConnectionArgs {
@@ -55,6 +55,8 @@ function summaryLines(report: QualityReport, index: string): string[] {
     `evaluated ${report.pairs.total} pairs of "${index}" (${sources.join(', ')}); truth: ${report.truth === 'labels' ? 'your labels' : 'exact Jaccard of the texts'}`,
     `at the threshold ${at.threshold} with b=${report.bands}, r=${report.rows}: precision ${at.precision.toFixed(3)}, recall ${at.recall.toFixed(3)}, F1 ${at.f1.toFixed(3)}`,
     `MinHash estimate against exact Jaccard: mean absolute error ${report.estimation.meanAbsoluteError.toFixed(3)}, bias ${report.estimation.bias >= 0 ? '+' : ''}${report.estimation.bias.toFixed(3)}`,
+    `partial copies a Jaccard lookup misses: ${report.containment.partialCopies} pairs hold at least ${PARTIAL_COPY} of the smaller text at Jaccard under ${report.currentThreshold} (similar --measure containment finds them); ` +
+      `the containment estimate from the stored samples: mean absolute error ${report.containment.meanAbsoluteError.toFixed(3)} over ${report.containment.estimatedPairs} pairs`,
     `recommended threshold ${r.threshold}: ${r.why}`,
     `recommended --threshold ${r.threshold} --false-negative-weight ${r.falseNegativeWeight} (b=${r.bands}, r=${r.rows}): ${(r.expectedRecall * 100).toFixed(1)}% of the pairs at or above it become candidates, ${(r.expectedFalseCandidates * 100).toFixed(1)}% of the others`,
   ];

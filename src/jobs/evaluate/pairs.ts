@@ -8,6 +8,8 @@ import type { EngineClient } from '../../engine/client.js';
 import { UserError } from '../../errors.js';
 import { createSigner, type Signer, signerOptionsFromParams } from '../../signature.js';
 import { minhashValues } from '../../sketch/lean-minhash.js';
+import { MIN_TRUSTED_SAMPLE } from '../../sketch/containment.js';
+import { sampleTerms } from '../containment-lookup.js';
 import { paramsHeld } from '../params-held.js';
 import type { EvaluatedPair } from './quality.js';
 
@@ -37,6 +39,8 @@ interface Doc {
   tokens: Set<string>;
   minhash: Uint32Array;
   bands: Set<string>;
+  /** The stored containment sample (empty when the signatures have none). */
+  sample: Set<string>;
 }
 
 export interface GatheredPairs {
@@ -135,7 +139,7 @@ class DocReader {
       const found = await this.client.search(this.source.index, {
         size: batch.length,
         query: { ids: { values: batch } },
-        _source: [...this.source.fields, `${prefix}.minhash`, `${prefix}.bands`],
+        _source: [...this.source.fields, `${prefix}.minhash`, `${prefix}.bands`, `${prefix}.sample`],
       });
       for (const hit of found.hits.hits) this.read(hit._id, hit._source);
       for (const id of batch) if (!this.docs.has(id) && !this.skipped.some((s) => s.id === id)) this.skipped.push({ id, reason: 'not in the index' });
@@ -153,7 +157,8 @@ class DocReader {
       const { text } = extractText(source, this.source.fields, this.source.maxChars);
       const tokens = new Set(this.tokenizer(text).sample);
       const bands = new Set((valueAt(source, `${prefix}.bands`) as string[] | undefined) ?? []);
-      this.docs.set(id, { id, tokens, minhash: minhashValues(minhash), bands });
+      const sample = new Set(sampleTerms(valueAt(source, `${prefix}.sample`)));
+      this.docs.set(id, { id, tokens, minhash: minhashValues(minhash), bands, sample });
     } catch (err) {
       if (!(err instanceof DocumentTextError)) throw err;
       this.skipped.push({ id, reason: err.message });
@@ -161,14 +166,27 @@ class DocReader {
   }
 }
 
-function measure(a: Doc, b: Doc): Pick<EvaluatedPair, 'exact' | 'estimated' | 'candidate'> {
-  let shared = 0;
-  for (const t of a.tokens) if (b.tokens.has(t)) shared++;
-  const union = a.tokens.size + b.tokens.size - shared;
+function shared(x: Set<string>, y: Set<string>): number {
+  let n = 0;
+  for (const t of x) if (y.has(t)) n++;
+  return n;
+}
+
+function measure(a: Doc, b: Doc): Pick<EvaluatedPair, 'exact' | 'estimated' | 'candidate' | 'containment'> {
+  const both = shared(a.tokens, b.tokens);
+  const union = a.tokens.size + b.tokens.size - both;
   let equal = 0;
   const n = Math.min(a.minhash.length, b.minhash.length);
   for (let i = 0; i < n; i++) if (a.minhash[i] === b.minhash[i]) equal++;
   let candidate = false;
   for (const band of a.bands) if (b.bands.has(band)) candidate = true;
-  return { exact: union === 0 ? 0 : shared / union, estimated: n === 0 ? 0 : equal / n, candidate };
+  return { exact: union === 0 ? 0 : both / union, estimated: n === 0 ? 0 : equal / n, candidate, containment: containment(a, b, both) };
+}
+
+/** How much of the smaller text is inside the other, exactly and as the stored samples estimate it (trusted from 32 sampled tokens). */
+function containment(a: Doc, b: Doc, both: number): EvaluatedPair['containment'] {
+  const [inner, outer] = a.tokens.size <= b.tokens.size ? [a, b] : [b, a];
+  const exact = inner.tokens.size === 0 ? 0 : both / inner.tokens.size;
+  const estimated = inner.sample.size >= MIN_TRUSTED_SAMPLE ? shared(inner.sample, outer.sample) / inner.sample.size : null;
+  return { exact, estimated };
 }

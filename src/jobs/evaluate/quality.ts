@@ -17,6 +17,8 @@ export interface EvaluatedPair {
   candidate: boolean;
   /** The user's label, with --pairs. */
   duplicate?: boolean;
+  /** Share of the smaller text's tokens inside the other: exact, and estimated from the stored samples (null when too few are sampled). */
+  containment?: { exact: number; estimated: number | null };
 }
 
 export interface ThresholdRow {
@@ -51,7 +53,18 @@ export interface QualityReport {
     points: Array<{ exact: number; estimated: number }>;
   };
   histogram: Array<{ from: number; to: number; related: number; unrelated: number }>;
+  containment: ContainmentQuality;
   recommendation: Recommendation;
+}
+
+export interface ContainmentQuality {
+  /** Pairs whose smaller text is at least PARTIAL_COPY inside the other while their Jaccard is under the current threshold: partial copies a Jaccard lookup misses. */
+  partialCopies: number;
+  partialCopyShare: number;
+  /** The estimate from the stored samples against exact containment, over the pairs with enough sampled tokens. */
+  estimatedPairs: number;
+  meanAbsoluteError: number;
+  bias: number;
 }
 
 export interface LshChoice {
@@ -74,6 +87,8 @@ const THRESHOLDS = Array.from({ length: 19 }, (_, i) => round((i + 1) * 0.05));
 const FALSE_NEGATIVE_WEIGHTS = [0.5, 0.6, 0.75, 0.9, 0.95];
 const TARGET_RECALL = 0.95;
 const MAX_POINTS = 5000;
+/** Containment from which a pair counts as a partial copy. */
+export const PARTIAL_COPY = 0.8;
 
 function round(x: number, digits = 4): number {
   const f = 10 ** digits;
@@ -101,6 +116,7 @@ export function qualityReport(pairs: readonly EvaluatedPair[], lsh: { bands: num
     sCurve: sCurve(pairs, lsh.bands, lsh.rows),
     estimation: estimation(pairs),
     histogram: histogram(pairs, labelled),
+    containment: containmentQuality(pairs, currentThreshold),
     recommendation,
   };
 }
@@ -159,6 +175,20 @@ function estimation(pairs: readonly EvaluatedPair[]): QualityReport['estimation'
     bias: round(mean(errors)),
     byBin,
     points: pairs.filter((_, i) => i % step === 0).map((p) => ({ exact: round(p.exact), estimated: round(p.estimated) })),
+  };
+}
+
+function containmentQuality(pairs: readonly EvaluatedPair[], threshold: number): ContainmentQuality {
+  const partialCopies = pairs.filter((p) => (p.containment?.exact ?? 0) >= PARTIAL_COPY && p.exact < threshold).length;
+  const estimated = pairs.filter((p) => p.containment?.estimated !== undefined && p.containment.estimated !== null);
+  const errors = estimated.map((p) => (p.containment?.estimated as number) - (p.containment?.exact as number));
+  const mean = (xs: number[]) => (xs.length === 0 ? 0 : xs.reduce((a, b) => a + b, 0) / xs.length);
+  return {
+    partialCopies,
+    partialCopyShare: pairs.length === 0 ? 0 : round(partialCopies / pairs.length),
+    estimatedPairs: estimated.length,
+    meanAbsoluteError: round(mean(errors.map(Math.abs))),
+    bias: round(mean(errors)),
   };
 }
 
