@@ -291,6 +291,14 @@ export class EngineClient {
     return response.docs.filter((d) => d.found);
   }
 
+  /** The uuids of the concrete indices behind a name (an alias or pattern may have several), sorted. */
+  async indexUuids(index: string): Promise<string[]> {
+    const settings = await this.request<Record<string, { settings: { index: { uuid: string } } }>>('GET', `/${encodeIndex(index)}/_settings`, undefined, {
+      filter_path: '*.settings.index.uuid',
+    });
+    return Object.values(settings ?? {}).map((s) => s.settings.index.uuid).sort();
+  }
+
   /** Which of these ids the index holds, read in real time (no refresh needed) and without the sources. */
   async existingIds(index: string, ids: string[]): Promise<Set<string>> {
     if (ids.length === 0) return new Set(); // the engines refuse an _mget of nothing

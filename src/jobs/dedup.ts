@@ -167,7 +167,8 @@ export async function dedupIndex(client: EngineClient, options: DedupOptions): P
     const stateFile = options.stateFile ?? defaultStatePath(options.index);
     const runStartedAt = new Date().toISOString();
     const saved = options.full || options.resume ? undefined : await readDedupState(stateFile);
-    const incremental = continues(saved, { index: options.index, params, prefix, minSimilarity });
+    const uuids = await client.indexUuids(options.index);
+    const incremental = continues(saved, { index: options.index, params, prefix, minSimilarity, uuids });
     const bucketChunk = Math.max(4, options.bucketChunk ?? DEFAULT_BUCKET_CHUNK);
     const pageSize = options.pageSize ?? DEFAULT_PAGE_SIZE;
     let decided: Set<string> | undefined;
@@ -216,7 +217,7 @@ export async function dedupIndex(client: EngineClient, options: DedupOptions): P
     await errors.close();
     if (written.complete) {
       await full?.journal?.finish();
-      await writeDedupState(stateFile, { version: 1, index: options.index, params, prefix, minSimilarity, lastRunAt: runStartedAt });
+      await writeDedupState(stateFile, { version: 1, index: options.index, params, prefix, minSimilarity, lastRunAt: runStartedAt, uuids });
     }
     return {
       index: options.index,

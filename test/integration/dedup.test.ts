@@ -164,6 +164,18 @@ for (const { name, docs } of testCorpora(30, 30)) {
       expect(clusterMembership(await sources(ctx.client, index))).toEqual(before);
     });
 
+    it('an index deleted and made again under the same name is deduplicated whole, not as a re-run', async () => {
+      const index = await annotatedIndex('dedup-remade');
+      await fullRun(index);
+      await ctx.client.deleteIndex(index);
+      await indexDocuments(ctx.client, index, docs);
+      await annotateIndex(ctx.client, { index, fields: ['text'], prefix: 'near_dup', signer: {} });
+      const again = await dedupIndex(ctx.client, { index, minSimilarity: THRESHOLD, canonical: 'oldest', dateField: 'date', stateFile: stateOf(index) });
+      expect(again.mode).toBe('full');
+      const next = await dedupIndex(ctx.client, { index, minSimilarity: THRESHOLD, canonical: 'oldest', dateField: 'date', stateFile: stateOf(index) });
+      expect(next.mode).toBe('incremental');
+    });
+
     it('a re-run after documents change updates the clusters and clears documents that left them', async () => {
       const index = await annotatedIndex('dedup-changed');
       const { pairs } = await fullRun(index);

@@ -11,6 +11,8 @@ export interface DedupState {
   minSimilarity: number;
   /** When the last complete run started: documents annotated after it are new to the next run. */
   lastRunAt: string;
+  /** The uuids of the concrete indices it ran on: an index deleted and made again under the same name is new. */
+  uuids?: string[];
 }
 
 export function defaultStatePath(index: string): string {
@@ -37,7 +39,8 @@ export async function writeDedupState(file: string, state: DedupState): Promise<
   await rename(tmp, file);
 }
 
-/** Whether a saved state allows an incremental run of these settings. */
+/** Whether a saved state allows an incremental run of these settings on these indices (a state without uuids, from an earlier version, is taken at its word). */
 export function continues(saved: DedupState | undefined, current: Omit<DedupState, 'version' | 'lastRunAt'>): saved is DedupState {
-  return saved !== undefined && saved.index === current.index && saved.params === current.params && saved.prefix === current.prefix && saved.minSimilarity === current.minSimilarity;
+  const same = saved !== undefined && saved.index === current.index && saved.params === current.params && saved.prefix === current.prefix && saved.minSimilarity === current.minSimilarity;
+  return same && (saved.uuids === undefined || saved.uuids.join(',') === (current.uuids ?? []).join(','));
 }
