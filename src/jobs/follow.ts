@@ -6,11 +6,16 @@
 // only the documents above the lowest of them in each index (a range query on `_seq_no`, which both
 // engines index), and signs those whose text or parameters differ from their stored signature (the others
 // are counted unchanged and not written). A pass that does not end complete keeps the previous marks, so
-// nothing it missed is skipped. An index deleted and made again (a new uuid) is read whole.
+// nothing it missed is skipped. An index deleted and made again (a new uuid) is read whole. The marks of
+// the last complete pass are kept in a file (.near-dup/follow-INDEX.json), so a follower started again
+// for the same job goes on from them instead of reading the whole index.
+import { readFile } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { EngineClient } from '../engine/client.js';
 import { UsageError } from '../errors.js';
+import { resolveSignerSettings } from '../signature.js';
 import { type AnnotateOptions, type AnnotateSummary, annotateIndex } from './annotate.js';
+import { defaultCheckpointPath, identityDifferences, writeCheckpoint } from './checkpoint.js';
 
 export interface FollowOptions extends AnnotateOptions {
   intervalMs: number;
@@ -20,6 +25,8 @@ export interface FollowOptions extends AnnotateOptions {
   onWait?: (wait: { pass: number; nextInMs: number; totals: FollowTotals }) => void;
   /** A pass that failed (the cluster unreachable, say): the next one tries again from the same marks. */
   onPassError?: (error: Error, pass: number) => void;
+  /** Where the marks of the last complete pass are kept (default .near-dup/follow-INDEX.json). */
+  marksFile?: string;
 }
 
 export interface FollowTotals {
@@ -51,7 +58,9 @@ export function parseInterval(text: string | number): number {
 
 export async function followIndex(client: EngineClient, options: FollowOptions): Promise<FollowTotals> {
   const totals: FollowTotals = { passes: 0, annotated: 0, unchanged: 0, failed: 0 };
-  let marks: SeqNoMarks | undefined;
+  const file = options.marksFile ?? defaultCheckpointPath('follow', options.index, options.slice);
+  const identity = followIdentity(options);
+  let marks = await readMarks(file, identity);
   while (!options.signal?.aborted) {
     try {
       const next = await seqNoMarks(client, options.index);
@@ -62,9 +71,12 @@ export async function followIndex(client: EngineClient, options: FollowOptions):
       totals.unchanged += summary.unchanged;
       totals.failed += summary.failed;
       options.onPass?.({ pass: totals.passes, whole: query === options.query, summary, totals: { ...totals } });
-      if (summary.complete && summary.missing === 0) marks = next;
+      if (summary.complete && summary.missing === 0) {
+        marks = next;
+        await writeMarks(file, identity, marks);
+      }
     } catch (err) {
-      if (err instanceof UsageError || totals.passes === 0) throw err; // a wrong option, or nothing ever worked
+      if (err instanceof UsageError || (totals.passes === 0 && !marks)) throw err; // a wrong option, or nothing ever worked
       totals.passes++;
       options.onPassError?.(err as Error, totals.passes);
     }
@@ -101,4 +113,25 @@ export function changedSince(query: Record<string, unknown> | undefined, marks: 
     return whole ? inIndex : { bool: { filter: [inIndex, { range: { _seq_no: { gt: mark.seqNo } } }] } };
   });
   return { bool: { filter: [query ?? { match_all: {} }], should, minimum_should_match: 1 } };
+}
+
+/** What must be the same for a follower to go on from another's marks. */
+function followIdentity(options: FollowOptions): Record<string, unknown> {
+  const { index, fields, prefix, query, slice } = options;
+  return { index, fields, prefix, params: resolveSignerSettings(options.signer).params, query: query ?? null, slice: slice ?? null };
+}
+
+async function readMarks(file: string, identity: Record<string, unknown>): Promise<SeqNoMarks | undefined> {
+  try {
+    const saved = JSON.parse(await readFile(file, 'utf8')) as { identity: Record<string, unknown>; counts: unknown; marks?: Array<[string, { uuid: string; seqNo: number }]> };
+    if (!saved.marks || identityDifferences(saved.identity, identity).length > 0) return undefined;
+    return new Map(saved.marks);
+  } catch {
+    return undefined; // none yet, or unreadable: the first pass reads the whole job
+  }
+}
+
+async function writeMarks(file: string, identity: Record<string, unknown>, marks: SeqNoMarks): Promise<void> {
+  const now = new Date().toISOString();
+  await writeCheckpoint(file, { job: 'follow', index: String(identity.index), identity, startedAt: now, updatedAt: now, complete: true, counts: {}, marks: [...marks] } as never);
 }

@@ -110,4 +110,28 @@ forEachEngine('annotate --follow', (ctx) => {
       await faults.stop();
     }
   }, 120_000);
+
+  it('started again, it goes on from the marks of the last complete pass instead of reading the whole index', async () => {
+    const index = ctx.index('follow-restart');
+    await indexDocuments(ctx.client, index, first);
+    const cwd = mkdtempSync(path.join(os.tmpdir(), 'near-dup-follow-restart-'));
+    const follow = async (untilPasses: number, between?: () => Promise<void>) => {
+      const run = runCli(['annotate', '--url', ctx.engine.url, '--index', index, '--field', 'text', '--follow', '--interval', '300ms'], { cwd });
+      const passes: any[] = [];
+      run.child.stderr.on('data', (b: Buffer) => {
+        for (const line of b.toString().split('\n')) if (line.includes('"annotate-follow"')) passes.push(JSON.parse(line));
+      });
+      while (passes.length < untilPasses) await new Promise((r) => setTimeout(r, 50));
+      await between?.();
+      run.child.kill('SIGINT');
+      expect((await run.done).code).toBe(0);
+      return passes;
+    };
+    const before = await follow(2);
+    expect(before[0]).toMatchObject({ whole: true, annotated: first.length });
+    await indexDocuments(ctx.client, index, later); // while no follower runs
+    const after = await follow(1);
+    expect(after[0]).toMatchObject({ whole: false, annotated: later.length, failed: 0 });
+    expect(after[0].annotated + after[0].unchanged).toBeLessThan(first.length + later.length); // not the whole index again
+  }, 120_000);
 });
