@@ -15,19 +15,46 @@ export interface SignSourcesOptions {
   maxChars: number;
 }
 
-export type SignedSource =
-  /** Signed: the new source line (without its newline). */
+/** The outcome of one source, its new text still a string (as made here). */
+type Outcome =
   | { outcome: 'signed'; source: string; cut: number }
-  /** A partial update that changes some text fields but not all: the stored signature is removed, not left stale. */
   | { outcome: 'cleared'; source: string }
+  | { outcome: 'untouched' }
+  | { outcome: 'failed'; reason: string };
+
+export type SignedSource =
+  /** Signed: the new source line as UTF-8 (without its newline). */
+  | { outcome: 'signed'; source: Uint8Array; cut: number }
+  /** A partial update that changes some text fields but not all: the stored signature is removed, not left stale. */
+  | { outcome: 'cleared'; source: Uint8Array }
   /** Nothing to sign (an update that leaves the text alone, a script): forward the bytes as they are. */
   | { outcome: 'untouched' }
   | { outcome: 'failed'; reason: string };
 
 const decoder = new TextDecoder('utf-8', { fatal: true });
 
-/** Signs the sources packed in `bytes` (item i is bytes[ends[i-1] .. ends[i]]). */
+/**
+ * Signs the sources packed in `bytes` (item i is bytes[ends[i-1] .. ends[i]]). The new sources come back as
+ * views of one buffer, so handing them to another thread copies one block of bytes, not many strings.
+ */
 export function signSources(signer: Signer, kinds: readonly SourceKind[], bytes: Uint8Array, ends: readonly number[], options: SignSourcesOptions): SignedSource[] {
+  return asBytes(signEach(signer, kinds, bytes, ends, options));
+}
+
+function asBytes(outcomes: Outcome[]): SignedSource[] {
+  const total = outcomes.reduce((sum, o) => sum + ('source' in o ? Buffer.byteLength(o.source) : 0), 0);
+  const block = Buffer.allocUnsafe(total);
+  let at = 0;
+  return outcomes.map((o) => {
+    if (!('source' in o)) return o;
+    const length = block.write(o.source, at);
+    const source = block.subarray(at, at + length);
+    at += length;
+    return { ...o, source };
+  });
+}
+
+function signEach(signer: Signer, kinds: readonly SourceKind[], bytes: Uint8Array, ends: readonly number[], options: SignSourcesOptions): Outcome[] {
   const now = new Date();
   return kinds.map((kind, i) => {
     const raw = bytes.subarray(i === 0 ? 0 : ends[i - 1], ends[i]);
@@ -70,7 +97,7 @@ function parseObject(text: string, what: string): Record<string, unknown> {
   return value as Record<string, unknown>;
 }
 
-function signDocument(text: string, sign: (doc: Record<string, unknown>) => Fields, prefix: string): SignedSource {
+function signDocument(text: string, sign: (doc: Record<string, unknown>) => Fields, prefix: string): Outcome {
   const doc = parseObject(text, 'the document');
   const { fields, cut } = sign(doc);
   const top = prefix.split('.')[0];
@@ -92,7 +119,7 @@ export function spliceMembers(objectText: string, members: Record<string, unknow
  * text the proxy does not have; `annotate` signs the document again). An `upsert` is a whole document and
  * is signed like one. Scripts are not run here, so a scripted update is forwarded as it is.
  */
-function signUpdate(text: string, sign: (doc: Record<string, unknown>) => Fields, options: SignSourcesOptions): SignedSource {
+function signUpdate(text: string, sign: (doc: Record<string, unknown>) => Fields, options: SignSourcesOptions): Outcome {
   const body = parseObject(text, 'the update body');
   let changed = false;
   let cleared = false;

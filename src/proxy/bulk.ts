@@ -61,7 +61,6 @@ export async function handleBulk(ctx: ProxyContext, req: http.IncomingMessage, b
 }
 
 const NEWLINE = new Uint8Array([0x0a]);
-const encoder = new TextEncoder();
 
 /** The source line to forward (undefined: the item has none; null: refused, not forwarded); counts the item. */
 function forwardedSource(ctx: ProxyContext, item: BulkItem, outcome: SignedSource | undefined, refused: RefusedItem[]): Uint8Array | undefined | null {
@@ -74,10 +73,10 @@ function forwardedSource(ctx: ProxyContext, item: BulkItem, outcome: SignedSourc
   switch (outcome.outcome) {
     case 'signed':
       counts.signed++;
-      return encoder.encode(outcome.source);
+      return outcome.source;
     case 'cleared':
       counts.cleared++;
-      return encoder.encode(outcome.source);
+      return outcome.source;
     case 'untouched':
       counts.untouched++;
       return item.sourceLine;

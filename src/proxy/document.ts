@@ -49,7 +49,7 @@ function forwardedBody(ctx: ProxyContext, outcome: SignedSource, original: Uint8
   const counts = ctx.stats.documents;
   if (outcome.outcome === 'signed' || outcome.outcome === 'cleared') {
     counts[outcome.outcome]++;
-    return Buffer.from(outcome.source);
+    return outcome.source;
   }
   if (outcome.outcome === 'untouched') {
     counts.untouched++;

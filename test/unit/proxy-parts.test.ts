@@ -60,9 +60,11 @@ describe('bulk bodies', () => {
 describe('signing sources', () => {
   const signer = createSigner({});
   const options = { fields: ['body'], prefix: 'near_dup', maxChars: 1000 };
-  const sign = (kind: 'index' | 'update', text: string, o = options) => {
+  /** One source signed; its new text read back as a string. */
+  const sign = (kind: 'index' | 'update', text: string, o = options): { outcome: string; source?: string; reason?: string } => {
     const bytes = Buffer.from(text);
-    return signSources(signer, [kind], bytes, [bytes.length], o)[0];
+    const out = signSources(signer, [kind], bytes, [bytes.length], o)[0];
+    return 'source' in out ? { ...out, source: Buffer.from(out.source).toString('utf8') } : out;
   };
   const expected = signer('the quick brown fox jumps over the lazy dog');
 
@@ -70,7 +72,7 @@ describe('signing sources', () => {
     const text = '{ "id": 12345678901234567890, "body": "the quick brown fox jumps over the lazy dog", "n": 1.50 }  ';
     const out = sign('index', text);
     expect(out.outcome).toBe('signed');
-    const source = (out as { source: string }).source;
+    const source = out.source as string;
     expect(source.startsWith('{ "id": 12345678901234567890, "body": "the quick brown fox jumps over the lazy dog", "n": 1.50,"near_dup":{')).toBe(true);
     expect(JSON.parse(source).near_dup).toMatchObject({ simhash: expected.simhash, bands: expected.bands, content_hash: expected.content_hash, token_count: expected.tokens });
     expect(spliceMembers('{ }', { a: 1 })).toBe('{"a":1}');
@@ -78,9 +80,20 @@ describe('signing sources', () => {
 
   it('a source that already has the prefix object is written anew with the fields replaced, the rest kept', () => {
     const out = sign('index', JSON.stringify({ body: 'the quick brown fox jumps over the lazy dog', near_dup: { cluster_id: 'c1', simhash: 'stale' } }));
-    const doc = JSON.parse((out as { source: string }).source);
+    const doc = JSON.parse(out.source as string);
     expect(doc.near_dup.cluster_id).toBe('c1');
     expect(doc.near_dup.simhash).toBe(expected.simhash);
+  });
+
+  it('the new sources of a batch come back as views of one buffer (one copy to the thread that sends them)', () => {
+    const texts = ['{"body":"first text here"}', '{"title":"none"}', '{"body":"second text, a little longer"}'];
+    const bytes = Buffer.from(texts.join(''));
+    const ends = texts.map((_, i) => Buffer.byteLength(texts.slice(0, i + 1).join('')));
+    const out = signSources(signer, ['index', 'index', 'index'], bytes, ends, options);
+    expect(out.map((o) => o.outcome)).toEqual(['signed', 'failed', 'signed']);
+    const [a, , c] = out as Array<{ source: Uint8Array }>;
+    expect(a.source.buffer).toBe(c.source.buffer);
+    expect(JSON.parse(Buffer.from(c.source).toString()).body).toBe('second text, a little longer');
   });
 
   it('refusals name the field and the fix', () => {
@@ -93,15 +106,15 @@ describe('signing sources', () => {
 
   it('updates: doc with the text signed, without it untouched, with part of it the signature removed; upsert signed; scripts untouched', () => {
     const doc = sign('update', '{"doc":{"body":"the quick brown fox jumps over the lazy dog"},"doc_as_upsert":true}');
-    expect(JSON.parse((doc as { source: string }).source)).toMatchObject({ doc_as_upsert: true, doc: { near_dup: { simhash: expected.simhash } } });
+    expect(JSON.parse(doc.source as string)).toMatchObject({ doc_as_upsert: true, doc: { near_dup: { simhash: expected.simhash } } });
     expect(sign('update', '{"doc":{"views":3}}')).toEqual({ outcome: 'untouched' });
     expect(sign('update', '{"script":{"source":"ctx._source.n++"}}')).toEqual({ outcome: 'untouched' });
     const two = { ...options, fields: ['title', 'body'] };
     const partial = sign('update', '{"doc":{"title":"new"}}', two);
     expect(partial.outcome).toBe('cleared');
-    expect(JSON.parse((partial as { source: string }).source)).toEqual({ doc: { title: 'new', near_dup: null } });
+    expect(JSON.parse(partial.source as string)).toEqual({ doc: { title: 'new', near_dup: null } });
     const upsert = sign('update', '{"script":{"source":"x"},"upsert":{"body":"the quick brown fox jumps over the lazy dog"}}');
-    expect(JSON.parse((upsert as { source: string }).source).upsert.near_dup.simhash).toBe(expected.simhash);
+    expect(JSON.parse(upsert.source as string).upsert.near_dup.simhash).toBe(expected.simhash);
   });
 });
 
