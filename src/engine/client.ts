@@ -58,6 +58,11 @@ export interface SearchResponse<TSource = Record<string, unknown>> {
   _scroll_id?: string;
 }
 
+/** The hit count of a search: an object ({value, relation}) on current engines, a plain number with rest_total_hits_as_int. */
+export function totalHits(total: number | { value: number } | undefined): number {
+  return typeof total === 'number' ? total : (total?.value ?? 0);
+}
+
 export interface GetResponse<TSource = Record<string, unknown>> {
   _index: string;
   _id: string;

@@ -13,7 +13,7 @@
 // the documents it already handed out or from a query the caller gives for what is left. A point-in-time
 // page is a plain search on a frozen view with a known search_after: the client retries it as it is.
 
-import type { RequestOptions } from './client.js';
+import { type RequestOptions, totalHits } from './client.js';
 import { type RetryLog, retryCause } from './retry.js';
 
 export interface SearchTransport {
@@ -216,6 +216,5 @@ export async function countMatching(transport: SearchTransport, options: { index
     { scroll: '1m' },
   );
   if (page._scroll_id) await transport.request('DELETE', '/_search/scroll', { scroll_id: [page._scroll_id] }).catch(() => undefined);
-  const total = page.hits.total;
-  return typeof total === 'number' ? total : total.value;
+  return totalHits(page.hits.total);
 }

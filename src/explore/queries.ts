@@ -2,11 +2,13 @@
 // first (searchable), a cluster's members a page at a time with their similarity to the canonical document,
 // one document, and a document's similar hits and partial copies.
 import { extractText, valueAt } from '../annotation.js';
-import type { EngineClient } from '../engine/client.js';
+import { type EngineClient, totalHits } from '../engine/client.js';
 import { UserError } from '../errors.js';
 import { findSimilar } from '../jobs/similar.js';
 import { sampleEvery } from '../signature.js';
 import { minhashValues } from '../sketch/lean-minhash.js';
+import { minhashJaccard } from '../sketch/minhash.js';
+import { hammingDistance } from '../sketch/simhash.js';
 
 export interface ExploreSource {
   index: string;
@@ -70,7 +72,7 @@ export async function listClusters(client: EngineClient, src: ExploreSource, opt
     query: { bool: { filter: canonical } },
     sort: [{ [f('cluster_size')]: 'desc' }, { [f('cluster_id')]: 'asc' }],
   });
-  const total = typeof found.hits.total === 'number' ? found.hits.total : (found.hits.total?.value ?? 0);
+  const total = totalHits(found.hits.total);
   const clusters = found.hits.hits.map((h) => ({
     clusterId: String(valueAt(h._source, f('cluster_id'))),
     size: Number(valueAt(h._source, f('cluster_size')) ?? 1),
@@ -104,11 +106,11 @@ export async function clusterMembers(client: EngineClient, src: ExploreSource, c
       id: h._id,
       snippet: snippet(h._source, src.fields),
       canonical: valueAt(h._source, f('is_canonical')) === true,
-      similarity: base?.values && values ? estimatedJaccard(base.values, values) : null,
-      hamming: base?.simhash && simhash ? hammingHex(base.simhash, simhash) : null,
+      similarity: base?.values && values ? Math.round(minhashJaccard(base.values, values) * 1000) / 1000 : null,
+      hamming: base?.simhash && simhash ? hammingDistance(base.simhash, simhash) : null,
     };
   });
-  const total = typeof page.hits.total === 'number' ? page.hits.total : (page.hits.total?.value ?? 0);
+  const total = totalHits(page.hits.total);
   return { members, total };
 }
 
@@ -138,20 +140,4 @@ export async function similarTo(client: EngineClient, src: ExploreSource, id: st
 function minhashOf(source: unknown, field: string): Uint32Array | undefined {
   const value = valueAt(source, field);
   return typeof value === 'string' ? minhashValues(value) : undefined;
-}
-
-function estimatedJaccard(a: Uint32Array, b: Uint32Array): number {
-  let equal = 0;
-  for (let i = 0; i < a.length; i++) if (a[i] === b[i]) equal++;
-  return Math.round((equal / a.length) * 1000) / 1000;
-}
-
-function hammingHex(a: string, b: string): number {
-  let x = BigInt(`0x${a}`) ^ BigInt(`0x${b}`);
-  let bits = 0;
-  while (x > 0n) {
-    bits += Number(x & 1n);
-    x >>= 1n;
-  }
-  return bits;
 }

@@ -8,6 +8,7 @@ import type { EngineClient } from '../../engine/client.js';
 import { UserError } from '../../errors.js';
 import { createSigner, type Signer, signerOptionsFromParams } from '../../signature.js';
 import { minhashValues } from '../../sketch/lean-minhash.js';
+import { minhashJaccard } from '../../sketch/minhash.js';
 import { MIN_TRUSTED_SAMPLE } from '../../sketch/containment.js';
 import { sampleTerms } from '../containment-lookup.js';
 import { paramsHeld } from '../params-held.js';
@@ -175,12 +176,11 @@ function shared(x: Set<string>, y: Set<string>): number {
 function measure(a: Doc, b: Doc): Pick<EvaluatedPair, 'exact' | 'estimated' | 'candidate' | 'containment'> {
   const both = shared(a.tokens, b.tokens);
   const union = a.tokens.size + b.tokens.size - both;
-  let equal = 0;
   const n = Math.min(a.minhash.length, b.minhash.length);
-  for (let i = 0; i < n; i++) if (a.minhash[i] === b.minhash[i]) equal++;
+  const estimated = minhashJaccard(a.minhash.subarray(0, n), b.minhash.subarray(0, n));
   let candidate = false;
   for (const band of a.bands) if (b.bands.has(band)) candidate = true;
-  return { exact: union === 0 ? 0 : both / union, estimated: n === 0 ? 0 : equal / n, candidate, containment: containment(a, b, both) };
+  return { exact: union === 0 ? 0 : both / union, estimated, candidate, containment: containment(a, b, both) };
 }
 
 /** How much of the smaller text is inside the other, exactly and as the stored samples estimate it (trusted from 32 sampled tokens). */
