@@ -90,6 +90,10 @@ const MAX_POINTS = 5000;
 /** Containment from which a pair counts as a partial copy. */
 export const PARTIAL_COPY = 0.8;
 
+function mean(xs: readonly number[]): number {
+  return xs.length === 0 ? 0 : xs.reduce((sum, x) => sum + x, 0) / xs.length;
+}
+
 function round(x: number, digits = 4): number {
   const f = 10 ** digits;
   return Math.round(x * f) / f;
@@ -163,7 +167,6 @@ function sCurve(pairs: readonly EvaluatedPair[], b: number, r: number): QualityR
 
 function estimation(pairs: readonly EvaluatedPair[]): QualityReport['estimation'] {
   const errors = pairs.map((p) => p.estimated - p.exact);
-  const mean = (xs: number[]) => (xs.length === 0 ? 0 : xs.reduce((s, x) => s + x, 0) / xs.length);
   const byBin = bins(pairs, 0.1, (p) => p.exact, (from, to, m) => {
     const e = m.map((p) => p.estimated - p.exact);
     return { from, to, pairs: m.length, meanAbsoluteError: round(mean(e.map(Math.abs))), bias: round(mean(e)) };
@@ -182,7 +185,6 @@ function containmentQuality(pairs: readonly EvaluatedPair[], threshold: number):
   const partialCopies = pairs.filter((p) => (p.containment?.exact ?? 0) >= PARTIAL_COPY && p.exact < threshold).length;
   const estimated = pairs.filter((p) => p.containment?.estimated !== undefined && p.containment.estimated !== null);
   const errors = estimated.map((p) => (p.containment?.estimated as number) - (p.containment?.exact as number));
-  const mean = (xs: number[]) => (xs.length === 0 ? 0 : xs.reduce((a, b) => a + b, 0) / xs.length);
   return {
     partialCopies,
     partialCopyShare: pairs.length === 0 ? 0 : round(partialCopies / pairs.length),
