@@ -36,11 +36,15 @@ export async function readCheckpoint(file: string): Promise<Checkpoint | undefin
   }
 }
 
-/** Written to a temporary file and renamed, so a crash mid-write never leaves half a checkpoint. */
 export async function writeCheckpoint(file: string, checkpoint: Checkpoint): Promise<void> {
+  await writeJsonFile(file, checkpoint);
+}
+
+/** JSON written to a temporary file and renamed, so a crash mid-write never leaves half a file (checkpoints, job states). */
+export async function writeJsonFile(file: string, value: unknown): Promise<void> {
   await mkdir(path.dirname(file), { recursive: true });
   const tmp = `${file}.${process.pid}.tmp`;
-  await writeFile(tmp, JSON.stringify(checkpoint, null, 2) + '\n');
+  await writeFile(tmp, JSON.stringify(value, null, 2) + '\n');
   await rename(tmp, file);
 }
 

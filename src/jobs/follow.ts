@@ -15,7 +15,7 @@ import type { EngineClient } from '../engine/client.js';
 import { UsageError } from '../errors.js';
 import { resolveSignerSettings } from '../signature.js';
 import { type AnnotateOptions, type AnnotateSummary, annotateIndex } from './annotate.js';
-import { defaultCheckpointPath, identityDifferences, writeCheckpoint } from './checkpoint.js';
+import { defaultCheckpointPath, identityDifferences, writeJsonFile } from './checkpoint.js';
 
 export interface FollowOptions extends AnnotateOptions {
   intervalMs: number;
@@ -121,10 +121,16 @@ function followIdentity(options: FollowOptions): Record<string, unknown> {
   return { index, fields, prefix, params: resolveSignerSettings(options.signer).params, query: query ?? null, slice: slice ?? null };
 }
 
+interface SavedMarks {
+  identity: Record<string, unknown>;
+  savedAt: string;
+  marks: Array<[string, { uuid: string; seqNo: number }]>;
+}
+
 async function readMarks(file: string, identity: Record<string, unknown>): Promise<SeqNoMarks | undefined> {
   try {
-    const saved = JSON.parse(await readFile(file, 'utf8')) as { identity: Record<string, unknown>; counts: unknown; marks?: Array<[string, { uuid: string; seqNo: number }]> };
-    if (!saved.marks || identityDifferences(saved.identity, identity).length > 0) return undefined;
+    const saved = JSON.parse(await readFile(file, 'utf8')) as SavedMarks;
+    if (!Array.isArray(saved.marks) || identityDifferences(saved.identity, identity).length > 0) return undefined;
     return new Map(saved.marks);
   } catch {
     return undefined; // none yet, or unreadable: the first pass reads the whole job
@@ -132,6 +138,6 @@ async function readMarks(file: string, identity: Record<string, unknown>): Promi
 }
 
 async function writeMarks(file: string, identity: Record<string, unknown>, marks: SeqNoMarks): Promise<void> {
-  const now = new Date().toISOString();
-  await writeCheckpoint(file, { job: 'follow', index: String(identity.index), identity, startedAt: now, updatedAt: now, complete: true, counts: {}, marks: [...marks] } as never);
+  const saved: SavedMarks = { identity, savedAt: new Date().toISOString(), marks: [...marks] };
+  await writeJsonFile(file, saved);
 }

@@ -1,7 +1,8 @@
 // What dedup remembers between runs (.near-dup/dedup-INDEX.json): enough for the next run to revisit only
 // what was annotated since, when it clusters the same signatures with the same bar.
-import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import path from 'node:path';
+import { writeJsonFile } from '../checkpoint.js';
 
 export interface DedupState {
   version: 1;
@@ -31,12 +32,8 @@ export async function readDedupState(file: string): Promise<DedupState | undefin
   }
 }
 
-/** Written to a temporary file and renamed, so a crash never leaves half a state. */
 export async function writeDedupState(file: string, state: DedupState): Promise<void> {
-  await mkdir(path.dirname(file), { recursive: true });
-  const tmp = `${file}.${process.pid}.tmp`;
-  await writeFile(tmp, JSON.stringify(state, null, 2) + '\n');
-  await rename(tmp, file);
+  await writeJsonFile(file, state);
 }
 
 /** Whether a saved state allows an incremental run of these settings on these indices (a state without uuids, from an earlier version, is taken at its word). */
