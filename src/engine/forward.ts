@@ -30,6 +30,22 @@ export class UpstreamError extends Error {
   override name = 'UpstreamError';
 }
 
+export class BodyTooLargeError extends Error {
+  override name = 'BodyTooLargeError';
+}
+
+/** A whole body (a request's or an answer's) as one buffer; past `limit` bytes, a BodyTooLargeError. */
+export async function readBody(stream: Readable, limit = Number.POSITIVE_INFINITY): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of stream) {
+    size += (chunk as Buffer).length;
+    if (size > limit) throw new BodyTooLargeError(`the request body is larger than ${limit} bytes`);
+    chunks.push(chunk as Buffer);
+  }
+  return Buffer.concat(chunks, size);
+}
+
 /** Raw name/value pairs without hop-by-hop headers and without the names in `drop` (lower case). */
 export function passableHeaders(raw: readonly string[], drop: readonly string[] = []): string[] {
   const dropped = new Set([...HOP_BY_HOP, ...drop]);

@@ -6,7 +6,7 @@
 import type http from 'node:http';
 import { performance } from 'node:perf_hooks';
 import type { Readable } from 'node:stream';
-import { passableHeaders, type UpstreamResponse } from '../engine/forward.js';
+import { passableHeaders, readBody, type UpstreamResponse } from '../engine/forward.js';
 import type { SignedSource, SourceKind } from '../jobs/sign-sources.js';
 import { type BulkItem, bulkItems, type RawBytes } from './bulk-items.js';
 import { applyFilterPath, type BulkAnswer, mergeBulkAnswers, type RefusedItem } from './bulk-response.js';
@@ -152,7 +152,7 @@ async function answer(res: http.ServerResponse, answers: UpstreamResponse[], ref
   }
   const bodies: BulkAnswer[] = [];
   for (const part of answers) {
-    const text = await readText(part.body);
+    const text = (await readBody(part.body)).toString('utf8');
     if (part.status >= 300) {
       // A part the engine refused as a whole: its answer is the answer (the parts before it were applied).
       send(res, part.status, part.rawHeaders, text);
@@ -169,10 +169,4 @@ function send(res: http.ServerResponse, status: number, rawHeaders: readonly str
   const body = Buffer.from(text);
   res.writeHead(status, [...passableHeaders(rawHeaders, ['content-length', 'content-encoding']), 'content-length', String(body.length)]);
   res.end(body);
-}
-
-export async function readText(stream: Readable): Promise<string> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of stream) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks).toString('utf8');
 }

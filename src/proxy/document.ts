@@ -5,7 +5,7 @@
 import type http from 'node:http';
 import { performance } from 'node:perf_hooks';
 import type { Readable } from 'node:stream';
-import { passableHeaders } from '../engine/forward.js';
+import { passableHeaders, readBody } from '../engine/forward.js';
 import type { SignedSource, SourceKind } from '../jobs/sign-sources.js';
 import { REFUSAL_TYPE } from './bulk-response.js';
 import { errorBody, type ProxyContext } from './context.js';
@@ -13,12 +13,10 @@ import { errorBody, type ProxyContext } from './context.js';
 /** The engines' own default limit on a request body (http.max_content_length). */
 const MAX_DOCUMENT_BYTES = 100 * 1024 * 1024;
 
-export class BodyTooLargeError extends Error {}
-
 export async function handleDocument(ctx: ProxyContext, req: http.IncomingMessage, body: Readable, res: http.ServerResponse, index: string, kind: SourceKind): Promise<void> {
   const started = performance.now();
   ctx.stats.requests.document++;
-  const original = await readAll(body, MAX_DOCUMENT_BYTES);
+  const original = await readBody(body, MAX_DOCUMENT_BYTES);
   const outcome = await signOne(ctx, original, kind);
   const forwarded = forwardedBody(ctx, outcome, original);
   if (forwarded === null) {
@@ -61,15 +59,4 @@ function forwardedBody(ctx: ProxyContext, outcome: SignedSource, original: Uint8
   }
   counts.rejected++;
   return null;
-}
-
-async function readAll(stream: Readable, limit: number): Promise<Uint8Array> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of stream) {
-    size += (chunk as Buffer).length;
-    if (size > limit) throw new BodyTooLargeError(`the request body is larger than ${limit} bytes`);
-    chunks.push(chunk as Buffer);
-  }
-  return Buffer.concat(chunks, size);
 }

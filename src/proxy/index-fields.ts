@@ -2,7 +2,7 @@
 // `near-dup init` gives them): left to dynamic mapping, the MinHash would become a text field and the band
 // keys analyzed text. The requests go with the client's own credentials. An index the client may not
 // change (no manage privilege, a data stream) is said once on stderr with the fix, and documents still go.
-import { type Upstream, headerValue } from '../engine/forward.js';
+import { headerValue, readBody, type Upstream } from '../engine/forward.js';
 import { createIndexBody, describeConflicts, planMapping, putMappingBody } from '../engine/mapping.js';
 
 /** How long an index is taken to have the fields before it is checked again (it may be deleted and made anew). */
@@ -66,9 +66,7 @@ export class IndexFieldsGuard {
     const bytes = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
     const sent = this.upstream.send(method, path, [...headers, 'content-type', 'application/json', 'accept', 'application/json'], bytes ?? new Uint8Array(0));
     const response = await sent.response;
-    const chunks: Buffer[] = [];
-    for await (const chunk of response.body) chunks.push(chunk as Buffer);
-    const text = Buffer.concat(chunks).toString('utf8');
+    const text = (await readBody(response.body)).toString('utf8');
     let parsed: unknown = text;
     try {
       parsed = JSON.parse(text);

@@ -4,7 +4,7 @@
 import type http from 'node:http';
 import { performance } from 'node:perf_hooks';
 import { PassThrough } from 'node:stream';
-import type { Upstream, UpstreamResponse } from '../engine/forward.js';
+import { readBody, type Upstream, type UpstreamResponse } from '../engine/forward.js';
 
 interface OpenPart {
   request: http.ClientRequest;
@@ -67,11 +67,8 @@ export class UpstreamParts {
     const answer = await part.response;
     if (!last) {
       // Read now, so the next part can go: the bulk answer is small next to the body.
-      const chunks: Buffer[] = [];
-      for await (const chunk of answer.body) chunks.push(chunk as Buffer);
-      const bytes = Buffer.concat(chunks);
       const body = new PassThrough();
-      body.end(bytes);
+      body.end(await readBody(answer.body));
       this.answers.push({ ...answer, body });
       if (answer.status >= 300) this.stopped = true;
     } else this.answers.push(answer);
