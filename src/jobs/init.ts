@@ -27,8 +27,14 @@ export interface IndexInitResult {
   added: string[];
 }
 
+/**
+ * What initIndex needs of a cluster: EngineClient, or the signing proxy's requests made with each client's
+ * own credentials. Failures are EngineResponseErrors (their `type` is how a missing or existing index is told).
+ */
+export type MappingAccess = Pick<EngineClient, 'url' | 'getMapping' | 'createIndex' | 'putMapping' | 'describe'>;
+
 /** Adds the near-dup fields under `prefix` to an index, alias or pattern; creates a missing index. */
-export async function initIndex(client: EngineClient, index: string, prefix: string): Promise<IndexInitResult> {
+export async function initIndex(client: MappingAccess, index: string, prefix: string): Promise<IndexInitResult> {
   prefixPath(prefix); // a bad prefix is a usage error before anything is sent
   let mappings: IndexMappings;
   try {

@@ -1,17 +1,14 @@
-// Before the proxy first writes signed documents to an index, the index gets the near-dup fields (as
-// `near-dup init` gives them): left to dynamic mapping, the MinHash would become a text field and the band
+// Before the proxy first writes signed documents to an index, the index gets the near-dup fields (by
+// `near-dup init`'s own initIndex): left to dynamic mapping, the MinHash would become a text field and the band
 // keys analyzed text. The requests go with the client's own credentials. An index the client may not
 // change (no manage privilege, a data stream) is said once on stderr with the fix, and documents still go.
+import type { IndexMappings } from '../engine/client.js';
+import { EngineResponseError } from '../engine/errors.js';
 import { headerValue, readBody, type Upstream } from '../engine/forward.js';
-import { createIndexBody, describeConflicts, planMapping, putMappingBody } from '../engine/mapping.js';
+import { initIndex, type MappingAccess } from '../jobs/init.js';
 
 /** How long an index is taken to have the fields before it is checked again (it may be deleted and made anew). */
 const RECHECK_MS = 30_000;
-
-interface JsonAnswer {
-  status: number;
-  body: unknown;
-}
 
 export class IndexFieldsGuard {
   private readonly checked = new Map<string, { at: number; done: Promise<void> }>();
@@ -44,45 +41,37 @@ export class IndexFieldsGuard {
   }
 
   private async give(index: string, headers: string[]): Promise<void> {
-    const path = `/${encodeURIComponent(index)}`;
-    const current = await this.json('GET', `${path}/_mapping`, headers);
-    if (current.status === 404) {
-      const created = await this.json('PUT', path, headers, createIndexBody(this.prefix));
-      if (created.status < 300) return;
-      if (errorType(created.body) !== 'resource_already_exists_exception') throw new Error(describe(created));
-      return this.give(index, headers);
-    }
-    if (current.status >= 300) throw new Error(describe(current));
-    for (const [name, entry] of Object.entries(current.body as Record<string, { mappings?: unknown }>)) {
-      const plan = planMapping(entry.mappings, this.prefix);
-      if (plan.conflicts.length > 0) throw new Error(describeConflicts(name, plan.conflicts));
-      if (plan.missing.length === 0) continue;
-      const put = await this.json('PUT', `/${encodeURIComponent(name)}/_mapping`, headers, putMappingBody(this.prefix, plan.missing));
-      if (put.status >= 300) throw new Error(describe(put));
-    }
+    await initIndex(mappingAccess(this.upstream, headers), index, this.prefix);
   }
+}
 
-  private async json(method: string, path: string, headers: string[], body?: unknown): Promise<JsonAnswer> {
-    const bytes = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
-    const sent = this.upstream.send(method, path, [...headers, 'content-type', 'application/json', 'accept', 'application/json'], bytes ?? new Uint8Array(0));
-    const response = await sent.response;
-    const text = (await readBody(response.body)).toString('utf8');
+/** The mapping requests initIndex makes, sent upstream with the client's own credentials. */
+function mappingAccess(upstream: Upstream, headers: string[]): MappingAccess {
+  const url = upstream.url.origin;
+  const json = async (method: string, path: string, body?: unknown): Promise<unknown> => {
+    const bytes = body === undefined ? new Uint8Array(0) : Buffer.from(JSON.stringify(body));
+    const answer = await upstream.send(method, path, [...headers, 'content-type', 'application/json', 'accept', 'application/json'], bytes).response;
+    const text = (await readBody(answer.body)).toString('utf8');
     let parsed: unknown = text;
     try {
       parsed = JSON.parse(text);
     } catch {
       // not JSON: kept as text for the message
     }
-    return { status: response.status, body: parsed };
-  }
-}
-
-function errorType(body: unknown): string | undefined {
-  const error = (body as { error?: { type?: string } } | undefined)?.error;
-  return typeof error === 'object' ? error?.type : undefined;
-}
-
-function describe(answer: JsonAnswer): string {
-  const error = (answer.body as { error?: { type?: string; reason?: string } } | undefined)?.error;
-  return typeof error === 'object' && error ? `${answer.status} ${error.type}: ${error.reason}` : `status ${answer.status}`;
+    if (answer.status < 300) return parsed;
+    const error = (parsed as { error?: { type?: string; reason?: string } } | undefined)?.error;
+    throw new EngineResponseError(answer.status, typeof error === 'object' ? error?.type : undefined, typeof error === 'object' ? error?.reason : undefined, method, path, url, parsed);
+  };
+  const path = (index: string) => `/${encodeURIComponent(index)}`;
+  return {
+    url,
+    getMapping: async (index) => (await json('GET', `${path(index)}/_mapping`)) as IndexMappings,
+    createIndex: async (index, body) => {
+      await json('PUT', path(index), body);
+    },
+    putMapping: async (index, body) => {
+      await json('PUT', `${path(index)}/_mapping`, body);
+    },
+    describe: (err) => err as Error,
+  };
 }
