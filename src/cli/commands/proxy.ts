@@ -9,7 +9,7 @@ import { parseClusterUrl, redactUrl } from '../../engine/url.js';
 import { UsageError, UserError } from '../../errors.js';
 import { indexMatcher } from '../../proxy/index-pattern.js';
 import { type ProxyOptions, STATS_PATH, startProxy } from '../../proxy/server.js';
-import { CONNECTION_ENV, parseBooleanEnv } from '../connection-options.js';
+import { CONNECTION_ENV, connectionArgsFrom } from '../connection-options.js';
 import { type SignerArgs, signerOptionsFrom, withSignerOptions } from '../signer-options.js';
 
 interface ProxyArgs extends SignerArgs {
@@ -52,8 +52,9 @@ export async function proxyOptionsFrom(argv: ProxyArgs, warn: (line: string) => 
   if (argv.onError !== 'reject' && argv.onError !== 'pass') throw new UsageError(`--on-error must be reject or pass, got "${argv.onError}"`);
   if ((argv.cert === undefined) !== (argv.key === undefined)) throw new UsageError('give --cert and --key together to serve HTTPS');
   if (!(argv.maxUpstreamMb > 0)) throw new UsageError(`--max-upstream-mb must be above 0, got ${argv.maxUpstreamMb}`);
-  const raw = argv.url ?? process.env[CONNECTION_ENV.url];
-  const parsed = parseClusterUrl(await chooseUrl(raw === '' ? undefined : raw, (found) => warn(`no --url given; using ${redactUrl(found)}`)));
+  // The same options and environment variables as every command's connection; only the URL and TLS trust apply here.
+  const connection = connectionArgsFrom({ url: argv.url, caFile: argv.caFile, insecure: argv.insecure });
+  const parsed = parseClusterUrl(await chooseUrl(connection.url, (found) => warn(`no --url given; using ${redactUrl(found)}`)));
   if (parsed.username !== undefined) {
     throw new UsageError("--url must not carry credentials: the proxy passes each client's own credentials on; give them to the clients");
   }
@@ -62,8 +63,8 @@ export async function proxyOptionsFrom(argv: ProxyArgs, warn: (line: string) => 
   return {
     upstream: {
       url: parsed.url,
-      ca: readPem(argv.caFile ?? process.env[CONNECTION_ENV.caFile], '--ca-file'),
-      insecure: argv.insecure ?? parseBooleanEnv(process.env[CONNECTION_ENV.insecure], CONNECTION_ENV.insecure),
+      ca: readPem(connection.caFile, '--ca-file'),
+      insecure: connection.insecure,
     },
     ...parseListen(argv.listen),
     index: argv.index,
