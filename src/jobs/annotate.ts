@@ -153,11 +153,16 @@ async function checkTextFields(client: EngineClient, index: string, fields: read
   );
 }
 
+/** What must be the same for a run to continue another's work (its checkpoint, or follow's marks). */
+export function annotateIdentity(options: AnnotateOptions): Record<string, unknown> {
+  const { index, fields, prefix, query, slice } = options;
+  return { index, fields, prefix, params: resolveSignerSettings(options.signer).params, query: query ?? null, slice: slice ?? null };
+}
+
 /** The checkpoint to continue (with --resume, checked to be the same job) or a new one. */
 async function openCheckpoint(options: AnnotateOptions): Promise<{ file: string; checkpoint: Checkpoint }> {
-  const settings = resolveSignerSettings(options.signer);
   const file = options.checkpointFile ?? defaultCheckpointPath('annotate', options.index, options.slice);
-  const identity = { index: options.index, fields: options.fields, prefix: options.prefix, params: settings.params, query: options.query ?? null, slice: options.slice ?? null };
+  const identity = annotateIdentity(options);
   if (options.resume) {
     const checkpoint = await readCheckpoint(file);
     if (!checkpoint) throw new UserError(`no checkpoint at ${file} to resume from; run without --resume to start`);

@@ -13,8 +13,7 @@ import { readFile } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { EngineClient } from '../engine/client.js';
 import { UsageError } from '../errors.js';
-import { resolveSignerSettings } from '../signature.js';
-import { type AnnotateOptions, type AnnotateSummary, annotateIndex } from './annotate.js';
+import { type AnnotateOptions, type AnnotateSummary, annotateIdentity, annotateIndex } from './annotate.js';
 import { defaultCheckpointPath, identityDifferences, writeJsonFile } from './checkpoint.js';
 
 export interface FollowOptions extends AnnotateOptions {
@@ -59,7 +58,7 @@ export function parseInterval(text: string | number): number {
 export async function followIndex(client: EngineClient, options: FollowOptions): Promise<FollowTotals> {
   const totals: FollowTotals = { passes: 0, annotated: 0, unchanged: 0, failed: 0 };
   const file = options.marksFile ?? defaultCheckpointPath('follow', options.index, options.slice);
-  const identity = followIdentity(options);
+  const identity = annotateIdentity(options);
   let marks = await readMarks(file, identity);
   while (!options.signal?.aborted) {
     try {
@@ -113,12 +112,6 @@ export function changedSince(query: Record<string, unknown> | undefined, marks: 
     return whole ? inIndex : { bool: { filter: [inIndex, { range: { _seq_no: { gt: mark.seqNo } } }] } };
   });
   return { bool: { filter: [query ?? { match_all: {} }], should, minimum_should_match: 1 } };
-}
-
-/** What must be the same for a follower to go on from another's marks. */
-function followIdentity(options: FollowOptions): Record<string, unknown> {
-  const { index, fields, prefix, query, slice } = options;
-  return { index, fields, prefix, params: resolveSignerSettings(options.signer).params, query: query ?? null, slice: slice ?? null };
 }
 
 interface SavedMarks {
