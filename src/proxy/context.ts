@@ -1,5 +1,6 @@
 // What every request handler of the proxy shares: the cluster, the signing threads, the settings, the
 // counters.
+import type http from 'node:http';
 import type { Upstream } from '../engine/forward.js';
 import type { SignerOptions } from '../signature.js';
 import type { SignPool } from '../jobs/sign-pool.js';
@@ -23,7 +24,14 @@ export interface ProxyContext {
   fields: IndexFieldsGuard;
 }
 
-/** The engines' error answer, so clients raise it as they raise the engine's own. */
-export function errorBody(status: number, type: string, reason: string): string {
-  return JSON.stringify({ error: { root_cause: [{ type, reason }], type, reason }, status });
+/** A JSON answer the proxy writes itself. */
+export function sendJson(res: http.ServerResponse, status: number, value: unknown): void {
+  const text = JSON.stringify(value);
+  res.writeHead(status, { 'content-type': 'application/json; charset=UTF-8', 'content-length': Buffer.byteLength(text) });
+  res.end(text);
+}
+
+/** An error answer in the engines' shape, so clients raise it as they raise the engine's own. */
+export function sendError(res: http.ServerResponse, status: number, type: string, reason: string): void {
+  sendJson(res, status, { error: { root_cause: [{ type, reason }], type, reason }, status });
 }

@@ -8,7 +8,7 @@ import type { Readable } from 'node:stream';
 import { passableHeaders, readBody } from '../engine/forward.js';
 import type { SignedSource, SourceKind } from '../jobs/sign-sources.js';
 import { REFUSAL_TYPE } from './bulk-response.js';
-import { errorBody, type ProxyContext } from './context.js';
+import { type ProxyContext, sendError } from './context.js';
 
 /** The engines' own default limit on a request body (http.max_content_length). */
 const MAX_DOCUMENT_BYTES = 100 * 1024 * 1024;
@@ -20,10 +20,7 @@ export async function handleDocument(ctx: ProxyContext, req: http.IncomingMessag
   const outcome = await signOne(ctx, original, kind);
   const forwarded = forwardedBody(ctx, outcome, original);
   if (forwarded === null) {
-    const reason = `near-dup could not sign the document: ${(outcome as { reason: string }).reason}`;
-    const text = errorBody(400, REFUSAL_TYPE, reason);
-    res.writeHead(400, { 'content-type': 'application/json; charset=UTF-8', 'content-length': Buffer.byteLength(text) });
-    res.end(text);
+    sendError(res, 400, REFUSAL_TYPE, `near-dup could not sign the document: ${(outcome as { reason: string }).reason}`);
     return;
   }
   if (outcome.outcome === 'signed') await ctx.fields.ensure(index, req.rawHeaders);

@@ -11,7 +11,8 @@ import { createSignPool } from '../jobs/sign-pool.js';
 import type { SourceKind } from '../jobs/sign-sources.js';
 import { resolveSignerSettings, type SignerOptions } from '../signature.js';
 import { handleBulk } from './bulk.js';
-import { errorBody, type OnError, type ProxyContext } from './context.js';
+import { REFUSAL_TYPE } from './bulk-response.js';
+import { type OnError, type ProxyContext, sendError, sendJson } from './context.js';
 import { handleDocument } from './document.js';
 import { IndexFieldsGuard } from './index-fields.js';
 import { indexMatcher } from './index-pattern.js';
@@ -44,6 +45,8 @@ export interface RunningProxy {
 }
 
 export const STATS_PATH = '/_near_dup/stats';
+/** The error type of what went wrong in the proxy itself (the cluster unreachable, a body too large). */
+const PROXY_ERROR = 'near_dup_proxy_exception';
 
 export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
   resolveSignerSettings(options.signer); // a bad spec is said before anything listens
@@ -114,9 +117,7 @@ async function handle(ctx: ProxyContext, req: http.IncomingMessage, res: http.Se
   const url = new URL(req.url ?? '/', 'http://proxy');
   const route = routeOf(req.method ?? 'GET', url.pathname);
   if (route.kind === 'stats') {
-    const text = JSON.stringify({ ...ctx.stats.snapshot(), indices_without_fields: ctx.fields.failures });
-    res.writeHead(200, { 'content-type': 'application/json; charset=UTF-8', 'content-length': Buffer.byteLength(text) });
-    res.end(text);
+    sendJson(res, 200, { ...ctx.stats.snapshot(), indices_without_fields: ctx.fields.failures });
     return;
   }
   const body = route.kind === 'pass' || !signable(req) ? undefined : decodedBody(req);
@@ -124,7 +125,7 @@ async function handle(ctx: ProxyContext, req: http.IncomingMessage, res: http.Se
   if (route.kind === 'document' && body && ctx.matches(route.index)) return handleDocument(ctx, req, body, res, route.index, route.source);
   if (route.kind === 'document' && !body && ctx.matches(route.index) && ctx.onError === 'reject') {
     ctx.stats.documents.rejected++;
-    return sendError(res, 400, `near-dup signs JSON documents; this one came as ${req.headers['content-type']} (${req.headers['content-encoding'] ?? 'not compressed'}); send it as application/json`);
+    return sendError(res, 400, REFUSAL_TYPE, `near-dup signs JSON documents; this one came as ${req.headers['content-type']} (${req.headers['content-encoding'] ?? 'not compressed'}); send it as application/json`);
   }
   if (route.kind === 'document') ctx.stats.documents[ctx.matches(route.index) ? 'passed' : 'other_indices']++;
   return passThrough(ctx, req, res);
@@ -138,16 +139,19 @@ const DECODERS: Record<string, () => NodeJS.ReadWriteStream> = {
 };
 
 /** JSON (or NDJSON) the proxy can read: not SMILE, CBOR or YAML, and not compressed in an unknown way. */
+function encodingOf(req: http.IncomingMessage): string {
+  return (req.headers['content-encoding'] ?? 'identity').toLowerCase().trim();
+}
+
 function signable(req: http.IncomingMessage): boolean {
   const type = (req.headers['content-type'] ?? '').toLowerCase();
   if (/smile|cbor|yaml/.test(type)) return false;
-  const encoding = (req.headers['content-encoding'] ?? 'identity').toLowerCase().trim();
+  const encoding = encodingOf(req);
   return encoding === 'identity' || encoding in DECODERS;
 }
 
 function decodedBody(req: http.IncomingMessage): Readable {
-  const encoding = (req.headers['content-encoding'] ?? 'identity').toLowerCase().trim();
-  const decoder = DECODERS[encoding];
+  const decoder = DECODERS[encodingOf(req)];
   return decoder ? (req.pipe(decoder()) as unknown as Readable) : req;
 }
 
@@ -168,13 +172,7 @@ function failed(ctx: ProxyContext, res: http.ServerResponse, err: unknown): void
     res.destroy();
     return;
   }
-  if (err instanceof UpstreamError) sendError(res, 502, err.message, 'near_dup_proxy_exception');
-  else if (err instanceof BodyTooLargeError) sendError(res, 413, err.message, 'near_dup_proxy_exception');
-  else sendError(res, 500, `near-dup proxy: ${(err as Error).message}`, 'near_dup_proxy_exception');
-}
-
-function sendError(res: http.ServerResponse, status: number, reason: string, type = 'near_dup_signing_exception'): void {
-  const text = errorBody(status, type, reason);
-  res.writeHead(status, { 'content-type': 'application/json; charset=UTF-8', 'content-length': Buffer.byteLength(text) });
-  res.end(text);
+  if (err instanceof UpstreamError) sendError(res, 502, PROXY_ERROR, err.message);
+  else if (err instanceof BodyTooLargeError) sendError(res, 413, PROXY_ERROR, err.message);
+  else sendError(res, 500, PROXY_ERROR, `near-dup proxy: ${(err as Error).message}`);
 }
