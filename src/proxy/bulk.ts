@@ -10,7 +10,7 @@ import { passableHeaders, readBody, type UpstreamResponse } from '../engine/forw
 import type { SignedSource, SourceKind } from '../jobs/sign-sources.js';
 import { type BulkItem, bulkItems, type RawBytes } from './bulk-items.js';
 import { applyFilterPath, type BulkAnswer, mergeBulkAnswers, type RefusedItem } from './bulk-response.js';
-import type { ProxyContext } from './context.js';
+import { forwardedBody, type ProxyContext } from './context.js';
 import { UpstreamParts } from './upstream-parts.js';
 
 const GROUP_ITEMS = 200;
@@ -70,25 +70,9 @@ function forwardedSource(ctx: ProxyContext, item: BulkItem, outcome: SignedSourc
     else counts.untouched++;
     return item.sourceLine;
   }
-  switch (outcome.outcome) {
-    case 'signed':
-      counts.signed++;
-      return outcome.source;
-    case 'cleared':
-      counts.cleared++;
-      return outcome.source;
-    case 'untouched':
-      counts.untouched++;
-      return item.sourceLine;
-    case 'failed':
-      if (ctx.onError === 'pass') {
-        counts.passed++;
-        return item.sourceLine;
-      }
-      counts.rejected++;
-      refused.push({ position: item.position, verb: item.verb, index: item.index, id: item.id, reason: outcome.reason });
-      return null;
-  }
+  const forwarded = forwardedBody(ctx, outcome, item.sourceLine as Uint8Array); // signed items all have a source
+  if (forwarded === null) refused.push({ position: item.position, verb: item.verb, index: item.index, id: item.id, reason: (outcome as { reason: string }).reason });
+  return forwarded;
 }
 
 function sourceKind(ctx: ProxyContext, entry: Entry): SourceKind | undefined {

@@ -4,7 +4,7 @@ import type http from 'node:http';
 import type { Upstream } from '../engine/forward.js';
 import type { SignerOptions } from '../signature.js';
 import type { SignPool } from '../jobs/sign-pool.js';
-import type { SignSourcesOptions } from '../jobs/sign-sources.js';
+import type { SignedSource, SignSourcesOptions } from '../jobs/sign-sources.js';
 import type { IndexFieldsGuard } from './index-fields.js';
 import type { IndexMatcher } from './index-pattern.js';
 import type { ProxyStats } from './stats.js';
@@ -34,4 +34,23 @@ export function sendJson(res: http.ServerResponse, status: number, value: unknow
 /** An error answer in the engines' shape, so clients raise it as they raise the engine's own. */
 export function sendError(res: http.ServerResponse, status: number, type: string, reason: string): void {
   sendJson(res, status, { error: { root_cause: [{ type, reason }], type, reason }, status });
+}
+
+/** What to send on for a document the signing threads saw (null: refused); counts it. Bulk items and single documents alike. */
+export function forwardedBody(ctx: ProxyContext, outcome: SignedSource, original: Uint8Array): Uint8Array | null {
+  const counts = ctx.stats.documents;
+  if (outcome.outcome === 'signed' || outcome.outcome === 'cleared') {
+    counts[outcome.outcome]++;
+    return outcome.source;
+  }
+  if (outcome.outcome === 'untouched') {
+    counts.untouched++;
+    return original;
+  }
+  if (ctx.onError === 'pass') {
+    counts.passed++;
+    return original;
+  }
+  counts.rejected++;
+  return null;
 }

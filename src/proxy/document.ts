@@ -8,7 +8,7 @@ import type { Readable } from 'node:stream';
 import { passableHeaders, readBody } from '../engine/forward.js';
 import type { SignedSource, SourceKind } from '../jobs/sign-sources.js';
 import { REFUSAL_TYPE } from './bulk-response.js';
-import { type ProxyContext, sendError } from './context.js';
+import { forwardedBody, type ProxyContext, sendError } from './context.js';
 
 /** The engines' own default limit on a request body (http.max_content_length). */
 const MAX_DOCUMENT_BYTES = 100 * 1024 * 1024;
@@ -39,21 +39,3 @@ async function signOne(ctx: ProxyContext, bytes: Uint8Array, kind: SourceKind): 
   return outcome;
 }
 
-/** The bytes to send on (null: refused); counts the document. */
-function forwardedBody(ctx: ProxyContext, outcome: SignedSource, original: Uint8Array): Uint8Array | null {
-  const counts = ctx.stats.documents;
-  if (outcome.outcome === 'signed' || outcome.outcome === 'cleared') {
-    counts[outcome.outcome]++;
-    return outcome.source;
-  }
-  if (outcome.outcome === 'untouched') {
-    counts.untouched++;
-    return original;
-  }
-  if (ctx.onError === 'pass') {
-    counts.passed++;
-    return original;
-  }
-  counts.rejected++;
-  return null;
-}
