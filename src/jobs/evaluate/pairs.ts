@@ -143,7 +143,8 @@ class DocReader {
         _source: [...this.source.fields, `${prefix}.minhash`, `${prefix}.bands`, `${prefix}.sample`],
       });
       for (const hit of found.hits.hits) this.read(hit._id, hit._source);
-      for (const id of batch) if (!this.docs.has(id) && !this.skipped.some((s) => s.id === id)) this.skipped.push({ id, reason: 'not in the index' });
+      const answered = new Set(found.hits.hits.map((h) => h._id));
+      for (const id of batch) if (!answered.has(id)) this.skipped.push({ id, reason: 'not in the index' });
     }
   }
 
