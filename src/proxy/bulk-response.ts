@@ -30,6 +30,28 @@ export function refusalItem(refused: RefusedItem): Record<string, unknown> {
   };
 }
 
+/** A part the engine refused as a whole, as the answer of its items (and of those never sent after it): each with the part's status and error. */
+export function notAppliedAnswer(status: number, text: string, items: ReadonlyArray<{ verb: string; index?: string; id?: string }>): BulkAnswer {
+  const error = engineError(text) ?? { type: 'near_dup_upstream_exception', reason: `the cluster answered ${status}: ${text.slice(0, 200)}` };
+  return {
+    took: 0,
+    errors: true,
+    items: items.map((item) => ({ [item.verb]: { _index: item.index ?? null, _id: item.id ?? null, status, error } })),
+  };
+}
+
+/** The error object of an engine's error answer (type and reason, without the root causes), if it is one. */
+function engineError(text: string): Record<string, unknown> | undefined {
+  try {
+    const error = (JSON.parse(text) as { error?: unknown }).error;
+    if (typeof error !== 'object' || error === null) return undefined;
+    const { root_cause: _, ...rest } = error as Record<string, unknown>;
+    return rest;
+  } catch {
+    return undefined;
+  }
+}
+
 /** The engine's answers to the parts, joined, with the refused items put back where they were. */
 export function mergeBulkAnswers(parts: readonly BulkAnswer[], refused: readonly RefusedItem[]): BulkAnswer {
   const forwarded = parts.flatMap((part) => part.items ?? []);

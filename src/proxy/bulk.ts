@@ -6,12 +6,12 @@
 import type http from 'node:http';
 import { performance } from 'node:perf_hooks';
 import type { Readable } from 'node:stream';
-import { passableHeaders, readBody, type UpstreamResponse } from '../engine/forward.js';
+import { passableHeaders, readBody } from '../engine/forward.js';
 import type { SignedSource, SourceKind } from '../jobs/sign-sources.js';
 import { type BulkItem, bulkItems, type RawBytes } from './bulk-items.js';
-import { applyFilterPath, type BulkAnswer, mergeBulkAnswers, type RefusedItem } from './bulk-response.js';
+import { applyFilterPath, type BulkAnswer, mergeBulkAnswers, notAppliedAnswer, type RefusedItem } from './bulk-response.js';
 import { forwardedBody, type ProxyContext } from './context.js';
-import { UpstreamParts } from './upstream-parts.js';
+import { type PartAnswer, UpstreamParts } from './upstream-parts.js';
 
 const GROUP_ITEMS = 200;
 const GROUP_BYTES = 512 * 1024;
@@ -39,7 +39,7 @@ export async function handleBulk(ctx: ProxyContext, req: http.IncomingMessage, b
     for await (const group of signedGroups(ctx, bulkItems(body, defaultIndex))) {
       for (const entry of group.entries) {
         if (entry.kind === 'raw') {
-          await parts.write([entry.bytes], false);
+          await parts.write([entry.bytes]);
           continue;
         }
         const source = forwardedSource(ctx, entry, group.outcomes.get(entry), refused);
@@ -48,7 +48,8 @@ export async function handleBulk(ctx: ProxyContext, req: http.IncomingMessage, b
           fieldsGiven.add(entry.index);
           await ctx.fields.ensure(entry.index, req.rawHeaders);
         }
-        await parts.write(source === undefined ? [entry.actionLine, NEWLINE] : [entry.actionLine, NEWLINE, source, NEWLINE], true);
+        const { verb, index, id } = entry;
+        await parts.write(source === undefined ? [entry.actionLine, NEWLINE] : [entry.actionLine, NEWLINE, source, NEWLINE], { verb, index, id });
       }
     }
   } catch (err) {
@@ -126,27 +127,29 @@ async function signGroup(ctx: ProxyContext, entries: Entry[]): Promise<SignedGro
   return { entries, outcomes };
 }
 
-/** Writes the client's answer: the engine's own when possible, else the joined one. */
-async function answer(res: http.ServerResponse, answers: UpstreamResponse[], refused: RefusedItem[], filterPath: string | null): Promise<void> {
-  const last = answers[answers.length - 1];
+/**
+ * Writes the client's answer: the engine's own when possible, else the joined one. A first part refused as a
+ * whole had nothing applied, so the engine's refusal is the answer, as without the proxy. A later one: the
+ * parts before it were applied, so the client gets their items, and each item not applied answered with the
+ * refusal's status and error (a 429 item is one the clients' bulk helpers send again, alone).
+ */
+async function answer(res: http.ServerResponse, answers: PartAnswer[], refused: RefusedItem[], filterPath: string | null): Promise<void> {
+  const first = answers[0];
   if (answers.length === 1 && refused.length === 0 && filterPath === null) {
-    res.writeHead(last.status, last.rawHeaders);
-    last.body.pipe(res);
+    res.writeHead(first.status, first.rawHeaders);
+    first.body.pipe(res);
     return;
   }
   const bodies: BulkAnswer[] = [];
   for (const part of answers) {
     const text = (await readBody(part.body)).toString('utf8');
-    if (part.status >= 300) {
-      // A part the engine refused as a whole: its answer is the answer (the parts before it were applied).
-      send(res, part.status, part.rawHeaders, text);
-      return;
-    }
-    bodies.push(JSON.parse(text) as BulkAnswer);
+    if (part.status < 300) bodies.push(JSON.parse(text) as BulkAnswer);
+    else if (part === first) return send(res, part.status, part.rawHeaders, text);
+    else bodies.push(notAppliedAnswer(part.status, text, part.items));
   }
   const merged = mergeBulkAnswers(bodies, refused);
   const filtered = filterPath === null ? merged : (applyFilterPath(merged, filterPath) ?? {});
-  send(res, last?.status ?? 200, last?.rawHeaders ?? ['content-type', 'application/json; charset=UTF-8'], JSON.stringify(filtered));
+  send(res, first?.status ?? 200, first?.rawHeaders ?? ['content-type', 'application/json; charset=UTF-8'], JSON.stringify(filtered));
 }
 
 function send(res: http.ServerResponse, status: number, rawHeaders: readonly string[], text: string): void {

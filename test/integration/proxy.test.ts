@@ -15,6 +15,7 @@ import { findSimilar } from '../../src/jobs/similar.js';
 import { type RunningProxy, startProxy } from '../../src/proxy/server.js';
 import { fixtureSample } from '../support/corpus.js';
 import { expectedSignatures, runCli, signatureFields, sourcesById } from '../support/documents.js';
+import { FaultProxy } from '../support/fault-proxy.js';
 import { exactJaccardOf } from '../support/jaccard.js';
 import { pythonBulk, pythonWithClients } from '../support/python-clients.js';
 import { forEachEngine } from './harness.js';
@@ -175,6 +176,79 @@ forEachEngine('proxy with clients we did not write', (ctx) => {
   });
 });
 
+forEachEngine('proxy: a later part of a bulk body refused as a whole (429)', (ctx) => {
+  const faults = new FaultProxy(ctx.engine.url);
+  const prefix = ctx.name('refused');
+  let proxy: RunningProxy;
+  beforeAll(async () => {
+    proxy = await startProxy({
+      upstream: { url: await faults.start() },
+      host: '127.0.0.1',
+      port: 0,
+      index: `${prefix}-*`,
+      fields: ['text'],
+      prefix: 'near_dup',
+      signer: {},
+      maxChars: 10_000_000,
+      onError: 'reject',
+      threads: 1,
+      maxUpstreamBytes: 16 * 1024, // each client request goes up in several parts
+      warn: () => undefined,
+    });
+  });
+  afterAll(async () => {
+    await proxy?.close();
+    await faults.stop();
+    for (const suffix of ['raw', 'helper']) await ctx.client.deleteIndex(`${prefix}-${suffix}`).catch(() => undefined);
+  });
+
+  it('the items of the applied parts are answered as applied, the rest as 429 items: the raw answer', async () => {
+    const index = `${prefix}-raw`;
+    faults.reset();
+    faults.decide = (r) => (r.kind === 'bulk' && r.nth === 2 ? { status: 429 } : 'pass');
+    const body = docs.map((d) => `${JSON.stringify({ index: { _index: index, _id: d.id } })}\n${JSON.stringify(d)}\n`).join('');
+    const response = await fetch(`${proxy.url}/_bulk`, { method: 'POST', headers: { 'content-type': 'application/x-ndjson' }, body });
+    expect(response.status).toBe(200);
+    const items = ((await response.json()) as { errors: boolean; items: Array<{ index: { _id: string; status: number; error?: { type: string } } }> }).items;
+    expect(items.map((i) => i.index._id)).toEqual(docs.map((d) => d.id));
+    const applied = items.filter((i) => i.index.status === 201).map((i) => i.index._id);
+    const notApplied = items.filter((i) => i.index.status === 429);
+    expect(applied.length).toBeGreaterThan(0);
+    expect(notApplied.length).toBe(docs.length - applied.length);
+    expect(new Set(notApplied.map((i) => i.index.error?.type))).toEqual(new Set(['es_rejected_execution_exception']));
+    expect(faults.injected.status429).toBe(1);
+    const stored = await sourcesById(ctx.client, index);
+    expect([...stored.keys()].sort()).toEqual(applied.sort());
+    expect([...stored.values()].every((d) => d.near_dup !== undefined)).toBe(true);
+  });
+
+  it("the official JavaScript client's bulk helper sends the refused items again, alone: every document once, none lost", async () => {
+    const index = `${prefix}-helper`;
+    faults.reset();
+    faults.decide = (r) => (r.kind === 'bulk' && r.nth === 2 ? { status: 429 } : 'pass');
+    const dropped: unknown[] = [];
+    const options = {
+      datasource: docs,
+      onDocument: () => ({ index: { _index: index } }), // ids made by the engine: a document sent twice would be there twice
+      onDrop: (item: unknown) => dropped.push(item),
+      refreshOnCompletion: true,
+      flushBytes: 10_000_000,
+      retries: 3,
+      wait: 50,
+    };
+    const stats =
+      ctx.engine.flavour === 'elasticsearch'
+        ? await new ElasticsearchClient({ node: proxy.url }).helpers.bulk(options as never)
+        : await new OpenSearchClient({ node: proxy.url }).helpers.bulk(options as never);
+    expect(faults.injected.status429).toBe(1);
+    expect(dropped).toEqual([]);
+    expect(stats.successful).toBe(docs.length);
+    const stored = [...(await sourcesById(ctx.client, index)).values()];
+    expect(stored.map((d) => d.id).sort()).toEqual(docs.map((d) => d.id).sort());
+    expect(stored.every((d) => d.near_dup !== undefined)).toBe(true);
+  });
+});
+
 forEachEngine('proxy: a 150 MB bulk body streams through', (ctx) => {
   it("the proxy (its own process, each thread's heap capped at 64 MB) passes it whole, its memory growing by far less than the body", async () => {
     const index = ctx.index('streamed');
@@ -182,7 +256,8 @@ forEachEngine('proxy: a 150 MB bulk body streams through', (ctx) => {
     // peak below is what the proxy needs rather than what the collector put off.
     const env = { NODE_OPTIONS: '--max-old-space-size=64 --max-semi-space-size=2' };
     // One signing thread: each thread's heap lets collectable buffers pile up for a while, which is noise here.
-    const run = runCli(['proxy', '--url', ctx.engine.url, '--listen', '127.0.0.1:0', '--index', index, '--field', 'text', '--threads', '1'], { env });
+    // Parts of 8 MB: the test engines' 512 MB heaps refused 32 MB parts at times (429, parent circuit breaker).
+    const run = runCli(['proxy', '--url', ctx.engine.url, '--listen', '127.0.0.1:0', '--index', index, '--field', 'text', '--threads', '1', '--max-upstream-mb', '8'], { env });
     const url = await new Promise<string>((resolve, reject) => {
       run.child.stderr.on('data', (b: Buffer) => {
         const found = /listening on (\S+),/.exec(b.toString());

@@ -97,7 +97,7 @@ export const proxyCommand: CommandModule<object, ProxyArgs> = {
       .option('insecure', { type: 'boolean', describe: `skip verifying the cluster's certificate [env ${CONNECTION_ENV.insecure}=true]` })
       .option('max-chars', { type: 'number', default: DEFAULT_MAX_CHARS, describe: 'cut longer texts before signing' })
       .option('threads', { type: 'number', describe: 'signing threads [default: every core]' })
-      .option('max-upstream-mb', { type: 'number', default: 32, describe: 'a bulk body goes to the cluster in parts of about this size, in order' })
+      .option('max-upstream-mb', { type: 'number', default: 16, describe: 'a bulk body goes to the cluster in parts of about this size, in order' })
       .example('near-dup proxy --url http://localhost:9200 --index "news-*" --field body', 'then point the clients at http://127.0.0.1:9290') as never,
   handler: async (argv) => {
     const warn = (line: string) => process.stderr.write(`near-dup proxy: ${line}\n`);
