@@ -1,8 +1,9 @@
 // near-dup dedup: every near-duplicate cluster of an index, found by the engine and verified here.
-//  1. LSH buckets with two or more documents: a terms aggregation over the band keys with
-//     min_doc_count 2, split into partitions so memory stays bounded whatever the index size (full pass,
-//     dedup/full-pass.ts); or, on a re-run, only the neighbourhood of what was annotated since the last
-//     run (dedup/incremental-pass.ts). Exact duplicates (equal content_hash) share every bucket.
+//  1. LSH buckets with two or more documents: when every signature fits --max-cached-signatures, made here
+//     from one scan of the index, band by band (dedup/memory-pass.ts); otherwise a terms aggregation over
+//     the band keys with min_doc_count 2, split into partitions so memory stays bounded whatever the index
+//     size (dedup/full-pass.ts); or, on a re-run, only the neighbourhood of what was annotated since the
+//     last run (dedup/incremental-pass.ts). Exact duplicates (equal content_hash) share every bucket.
 //  2. Every pair inside a bucket is verified with the stored MinHash (estimated Jaccard; dedup/pair-verifier.ts),
 //     the signatures read through a bounded cache (dedup/signature-store.ts).
 //  3. Verified pairs are joined into clusters (union-find); each cluster gets a canonical document, and
@@ -152,10 +153,11 @@ export async function dedupIndex(client: EngineClient, options: DedupOptions): P
     const documents = await client.count(options.index, scope);
     const canonical = options.canonical ?? 'oldest';
     const sortField = canonical === 'longest' ? f('token_count') : typeof canonical === 'object' ? canonical.field : (options.dateField ?? f('annotated_at'));
-    // When the whole index fits the cache, nothing is ever read twice.
+    // When the whole index fits the cache, it is read once and bucketed in memory.
     const cacheSize = options.maxCachedSignatures ?? DEFAULT_CACHED_SIGNATURES;
     const everythingCached = documents <= cacheSize;
-    const store = new SignatureStore(signatureReader(client, options.index, scope, storedFields(prefix, sortField)), prefix, sortField, everythingCached ? Number.POSITIVE_INFINITY : cacheSize);
+    const fields = storedFields(prefix, sortField);
+    const store = new SignatureStore(signatureReader(client, options.index, scope, fields), prefix, sortField, everythingCached ? Number.POSITIVE_INFINITY : cacheSize);
     const pairsOut = options.pairsFile ? createWriteStream(options.pairsFile) : undefined;
     let full: FullPass | undefined;
     const verifier = new PairVerifier(minSimilarity, {
@@ -195,6 +197,8 @@ export async function dedupIndex(client: EngineClient, options: DedupOptions): P
         keysPerQuery: options.keysPerQuery ?? DEFAULT_KEYS_PER_QUERY,
         pageSize,
         everythingCached,
+        storedFields: fields,
+        documents,
         journalFile: options.dryRun ? undefined : `${stateFile.replace(/\.json$/, '')}.run.json`,
         resume: options.resume ?? false,
         onPartition: (done, total) => progress('buckets', done, total),

@@ -94,15 +94,17 @@ for (const { name, docs } of testCorpora(30, 30)) {
     it('finds the same clusters when the band keys are spread over many small partitions (split where too full)', async () => {
       const roomy = await dedupIndex(ctx.client, { index, minSimilarity: THRESHOLD, dryRun: true, full: true });
       const pairsFile = path.join(tmp, `${name}-pairs-split-${ctx.engine.flavour}-${ctx.engine.version}.jsonl`);
-      const split = await dedupIndex(ctx.client, { index, minSimilarity: THRESHOLD, dryRun: true, full: true, bucketsPerPartition: 3, pairsFile });
+      // A cache of half the index: the engine finds the buckets, partition by partition.
+      const partitioned = { maxCachedSignatures: Math.floor(docs.length / 2) };
+      const split = await dedupIndex(ctx.client, { index, minSimilarity: THRESHOLD, dryRun: true, full: true, bucketsPerPartition: 3, pairsFile, ...partitioned });
       expect(split.clusters).toBe(roomy.clusters);
       expect(split.duplicates).toBe(roomy.duplicates);
       expect(split.top).toEqual(roomy.top);
       const reported = readFileSync(pairsFile, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
       expect(new Set(reported.map((p) => `${p.a}|${p.b}`)).size).toBe(reported.length); // no partition read twice
-      // A partition's documents read by several queries of a few keys each, band keys from the cache or from
-      // doc values (a cache smaller than the index): the same clusters, and no pair reported twice.
-      for (const maxCachedSignatures of [undefined, 40]) {
+      // A partition's documents read by several queries of a few keys each, with a cache that holds nearly
+      // every signature or few of them: the same clusters, and no pair reported twice.
+      for (const maxCachedSignatures of [Math.floor(docs.length / 2), 10]) {
         const file = path.join(tmp, `${name}-pairs-chunks-${ctx.engine.flavour}-${ctx.engine.version}-${maxCachedSignatures}.jsonl`);
         const chunked = await dedupIndex(ctx.client, { index, minSimilarity: THRESHOLD, dryRun: true, full: true, keysPerQuery: 7, maxCachedSignatures, pairsFile: file });
         expect(chunked.clusters).toBe(roomy.clusters);
@@ -294,10 +296,10 @@ forEachEngine('dedup of a band key held by more documents than one bucket verifi
     await indexSignatures(ctx.client, index, docs.map((d) => ({ ...d, shared: '0_boilerplate' })));
   });
 
-  it('verifies it a chunk at a time and still joins every copy, however many chunks there are', async () => {
-    for (const bucketChunk of [undefined, 16, 5]) {
-      const pairsFile = path.join(tmp, `pairs-large-${ctx.engine.flavour}-${ctx.engine.version}-${bucketChunk}.jsonl`);
-      const summary = await dedupIndex(ctx.client, { index, minSimilarity: THRESHOLD, full: true, dryRun: true, bucketChunk, pairsFile });
+  it('verifies it a chunk at a time and still joins every copy, however many chunks there are, in memory or partition by partition', async () => {
+    for (const [bucketChunk, maxCachedSignatures] of [undefined, 16, 5].flatMap((c) => [[c, undefined], [c, 10]])) {
+      const pairsFile = path.join(tmp, `pairs-large-${ctx.engine.flavour}-${ctx.engine.version}-${bucketChunk}-${maxCachedSignatures}.jsonl`);
+      const summary = await dedupIndex(ctx.client, { index, minSimilarity: THRESHOLD, full: true, dryRun: true, bucketChunk, pairsFile, maxCachedSignatures });
       expect(summary.clusters).toBe(3);
       expect(summary.top.map((c) => c.size)).toEqual([copies.length, family.length, 2]);
       expect(summary.top[0].members.every((id) => id.startsWith('copy-'))).toBe(true);

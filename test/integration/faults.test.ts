@@ -203,7 +203,8 @@ forEachEngine('jobs on a faulty network', (ctx) => {
     const clean = await dedupIndex(ctx.client, { index, full: true, dryRun: true, stateFile: path.join(tmp, `dd-clean-${index}.json`) });
     const cwd = mkdtempSync(path.join(tmp, 'dedup-kill-'));
     const runFile = path.join(cwd, '.near-dup', `dedup-${index}.run.json`);
-    const args = ['dedup', '--url', ctx.engine.url, '--index', index, '--full', '--buckets-per-partition', '3', '--page-size', '10'];
+    // A cache smaller than the index: the buckets are found by the engine, partition by partition.
+    const args = ['dedup', '--url', ctx.engine.url, '--index', index, '--full', '--buckets-per-partition', '3', '--page-size', '10', '--max-cached-signatures', '10'];
     const first = runCli(args, { cwd });
     let done = 0;
     for (let i = 0; i < 2000 && done < 3; i++) {
@@ -224,6 +225,34 @@ forEachEngine('jobs on a faulty network', (ctx) => {
     expect(summary.top).toEqual(clean.top);
     expect(await ctx.client.count(index, { exists: { field: 'near_dup.cluster_id' } })).toBe(clean.duplicates + clean.clusters);
     expect(existsSync(runFile)).toBe(false); // finished: nothing left to resume
+  });
+
+  it('dedup in memory killed (SIGKILL) while it writes the clusters: --resume replays the verified pairs instead of finding them again', async () => {
+    const index = ctx.index('faults-dedup-memory-kill');
+    await indexDocs(ctx.client, index);
+    await annotateIndex(ctx.client, { index, fields: ['text'], prefix: 'near_dup', signer: {} });
+    const clean = await dedupIndex(ctx.client, { index, full: true, dryRun: true, stateFile: path.join(tmp, `dd-clean-${index}.json`) });
+    const cwd = mkdtempSync(path.join(tmp, 'dedup-memory-kill-'));
+    const runFile = path.join(cwd, '.near-dup', `dedup-${index}.run.json`);
+    const args = ['dedup', '--index', index, '--full', '--page-size', '10'];
+    // Through the test proxy, whose first bulk write (the clusters) is held back: the kill lands there.
+    proxy.decide = plan([{ kind: 'bulk', nth: 1, fault: { stallMs: 60_000 } }]);
+    const first = runCli([...args, '--url', proxyUrl], { cwd });
+    for (let i = 0; i < 3000 && proxy.injected.stalled === 0; i++) await new Promise((r) => setTimeout(r, 10));
+    expect(proxy.injected.stalled).toBe(1);
+    const journal = JSON.parse(readFileSync(runFile, 'utf8'));
+    first.child.kill('SIGKILL');
+    expect((await first.done).signal).toBe('SIGKILL');
+    expect(journal.identity.pass).toBe('memory');
+    expect(journal.counts.partitionsDone).toBe(journal.identity.partitions); // every band done before the write
+    const resumed = await runCli([...args, '--url', ctx.engine.url, '--resume'], { cwd }).done;
+    expect(resumed.code, resumed.stderr).toBe(0);
+    const summary = JSON.parse(resumed.stdout.trim().split('\n').pop()!);
+    expect(summary.resumedPartitions).toBe(journal.identity.partitions);
+    expect(summary).toMatchObject({ clusters: clean.clusters, duplicates: clean.duplicates, complete: true, failed: 0 });
+    expect(summary.top).toEqual(clean.top);
+    expect(await ctx.client.count(index, { exists: { field: 'near_dup.cluster_id' } })).toBe(clean.duplicates + clean.clusters);
+    expect(existsSync(runFile)).toBe(false);
   });
 
   it('ingest: a dropped bulk answer is sent again without doubling documents, and every line is accounted for', async () => {

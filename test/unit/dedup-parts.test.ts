@@ -162,7 +162,7 @@ describe('canonical rule', () => {
 });
 
 describe('run journal (dedup --resume)', () => {
-  const identity = { index: 'i', params: 'p', prefix: 'near_dup', minSimilarity: 0.5, bucketsPerPartition: 10, bucketChunk: 1000 };
+  const identity = { index: 'i', params: 'p', prefix: 'near_dup', minSimilarity: 0.5, bucketsPerPartition: 10, bucketChunk: 1000, pass: 'partitions' as const };
 
   it('gives back the pairs of finished partitions, drops a tail written after the last checkpoint, and refuses other options', async () => {
     const file = path.join(tmp, 'run.json');
@@ -174,6 +174,7 @@ describe('run journal (dedup --resume)', () => {
     expect(resumed.pairs).toEqual([{ a: 'a', b: 'b', jaccard: 0.9, hamming: 2 }]);
     expect([resumed.partitions, resumed.journal.partitionsDone, resumed.journal.counters.candidatePairs]).toEqual([7, 3, 9]);
     await expect(DedupJournal.resume(file, { ...identity, minSimilarity: 0.8 })).rejects.toThrow(/minSimilarity differ/);
+    await expect(DedupJournal.resume(file, { ...identity, pass: 'memory' })).rejects.toThrow(/pass differ/);
     await resumed.journal.finish();
     await expect(DedupJournal.resume(file, identity)).rejects.toThrow(/no interrupted dedup run/);
   });

@@ -61,7 +61,7 @@ export const dedupCommand: CommandModule<object, DedupArgs> = {
       .option('max-cached-signatures', {
         type: 'number',
         default: 250_000,
-        describe: 'signatures held in memory at once (about 1 KB each); beyond that they are read again when needed',
+        describe: 'signatures held in memory (under 1 KB each): an index up to this size is read once and bucketed in memory; a larger one is bucketed by the engine, partition by partition, signatures read again when needed',
       })
       .option('full', { type: 'boolean', default: false, describe: 'redo the whole index (by default a re-run only revisits what was annotated since the last run)' })
       .option('resume', { type: 'boolean', default: false, describe: 'continue a full run that was killed or stopped, from its last finished partition' })

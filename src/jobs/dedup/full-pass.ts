@@ -1,23 +1,26 @@
-// The full pass of dedup: every LSH bucket of two or more documents in the index, partition by partition.
+// The full pass of dedup: every LSH bucket of two or more documents in the index. When every signature
+// fits in memory, the index is read once and bucketed here (dedup/memory-pass.ts); otherwise the engine
+// finds the buckets, partition by partition:
 //  - Large keys first (held by more documents than one bucket verifies at once): an aggregation per
 //    partition, no documents read, so that every bucket knows which earlier keys may not have decided a pair.
 //  - Then each partition: the documents of its keys are read once each (a scan with a terms query: ids,
-//    and band keys from the signature cache or from doc values), sorted into their buckets, and the buckets
-//    verified a group at a time (the signatures of a whole group read at once).
+//    and band keys from doc values), sorted into their buckets, and the buckets verified a group at a time
+//    (the signatures of a whole group read at once).
 //  - A large key is read on its own and verified a chunk at a time, each chunk with one representative of
 //    every cluster found so far in that key.
-// Each finished partition is journaled with its verified pairs, so that --resume goes on from there.
+// Each finished partition (or band, in memory) is journaled with its verified pairs, so that --resume goes
+// on from there.
 import type { EngineClient } from '../../engine/client.js';
 import { EngineResponseError } from '../../engine/errors.js';
 import { scanIndex } from '../../engine/scan.js';
 import { UserError } from '../../errors.js';
-import { DedupJournal } from './journal.js';
+import { DedupJournal, type DedupRunIdentity } from './journal.js';
+import { LargeKeyJoin } from './large-key.js';
+import { readPool, verifyBand } from './memory-pass.js';
 import type { PairVerifier } from './pair-verifier.js';
 import { eachPartition, type KeysOfPartition, MAX_PARTITIONS, type PartitionKeys, planPartitions, TooManyKeysError } from './partitions.js';
 import { keyHash, type SignatureStore } from './signature-store.js';
 
-/** Clusters of one large band key carried from chunk to chunk, one representative each. */
-const MAX_REPRESENTATIVES = 200;
 /** Documents whose signatures are held together while their buckets are verified. */
 const SIGNATURES_PER_GROUP = 5000;
 
@@ -36,8 +39,12 @@ export interface FullPassSettings {
   keysPerQuery: number;
   /** Documents per scan page. */
   pageSize: number;
-  /** Whether every signature stays in the cache (then band keys come from there, not from doc values). */
+  /** Whether every signature fits in memory: then the index is read once and bucketed here. */
   everythingCached: boolean;
+  /** The stored fields a signature and its facts come from (for the pass in memory). */
+  storedFields: string[];
+  /** Documents in scope. */
+  documents: number;
   /** Where the journal lives (--resume), or undefined for a dry run (nothing to resume). */
   journalFile?: string;
   resume: boolean;
@@ -59,6 +66,7 @@ export class FullPass {
   }
 
   async run(): Promise<void> {
+    if (this.settings.everythingCached) return this.runInMemory();
     const { partitions, first, startAt, journal } = await this.plan();
     this.resumedPartitions = startAt;
     this.journal = journal;
@@ -79,20 +87,49 @@ export class FullPass {
   /** The journal of this run: verified pairs go in as they are found; closed once the clusters are written. */
   journal?: DedupJournal;
 
+  /** Every signature read once into memory, then the buckets of each band in turn, each band journaled. */
+  private async runInMemory(): Promise<void> {
+    const { index, scope, storedFields: fields, pageSize, documents, bucketChunk } = this.settings;
+    const pool = await readPool(this.client, this.store, { index, scope, fields, pageSize, documents });
+    const resumed = (await this.resumeJournal('memory'))?.journal;
+    const startAt = resumed?.partitionsDone ?? 0;
+    this.resumedPartitions = startAt;
+    this.journal = resumed ?? (await this.startJournal('memory', pool.bandCount));
+    for (let band = 0; band < pool.bandCount; band++) {
+      await verifyBand(pool, this.verifier, band, bucketChunk, band < startAt);
+      if (band < startAt) continue;
+      const { buckets, candidatePairs, verifiedPairs } = this.verifier;
+      await this.journal?.checkpoint(band + 1, { buckets, candidatePairs, verifiedPairs });
+      this.settings.onPartition?.(band + 1, pool.bandCount);
+    }
+  }
+
+  private identity(pass: DedupRunIdentity['pass']): DedupRunIdentity {
+    const { index, params, prefix, minSimilarity, bucketsPerPartition, bucketChunk } = this.settings;
+    return { index, params, prefix, minSimilarity, bucketsPerPartition, bucketChunk, pass };
+  }
+
+  /** With --resume, the killed run's journal, its pairs replayed; undefined for a new run. */
+  private async resumeJournal(pass: DedupRunIdentity['pass']): Promise<{ journal: DedupJournal; partitions: number } | undefined> {
+    if (!this.settings.resume || !this.settings.journalFile) return undefined;
+    const { journal, pairs, partitions } = await DedupJournal.resume(this.settings.journalFile, this.identity(pass));
+    for (const pair of pairs) this.verifier.record(pair);
+    Object.assign(this.verifier, journal.counters);
+    return { journal, partitions };
+  }
+
+  private async startJournal(pass: DedupRunIdentity['pass'], partitions: number): Promise<DedupJournal | undefined> {
+    return this.settings.journalFile ? DedupJournal.start(this.settings.journalFile, { ...this.identity(pass), partitions }) : undefined;
+  }
+
   /** How many partitions, and where to start: from the beginning, or (--resume) where the killed run stopped. */
   private async plan(): Promise<{ partitions: number; first?: PartitionKeys | null; startAt: number; journal?: DedupJournal }> {
-    const { index, params, prefix, minSimilarity, bucketsPerPartition, bucketChunk, journalFile } = this.settings;
-    const identity = { index, params, prefix, minSimilarity, bucketsPerPartition, bucketChunk };
-    if (this.settings.resume && journalFile) {
-      const { journal, pairs, partitions } = await DedupJournal.resume(journalFile, identity);
-      for (const pair of pairs) this.verifier.record(pair);
-      Object.assign(this.verifier, journal.counters);
-      return { partitions, startAt: journal.partitionsDone, journal };
-    }
+    const { index, bucketsPerPartition } = this.settings;
+    const resumed = await this.resumeJournal('partitions');
+    if (resumed) return { partitions: resumed.partitions, startAt: resumed.journal.partitionsDone, journal: resumed.journal };
     const cardinality = await this.client.search(index, { size: 0, query: this.settings.scope, aggs: { keys: { cardinality: { field: this.field } } } });
     const { partitions, first } = await planPartitions(this.keysOf, cardinality.aggregations?.keys?.value ?? 0, bucketsPerPartition);
-    const journal = journalFile ? await DedupJournal.start(journalFile, { ...identity, partitions }) : undefined;
-    return { partitions, first, startAt: 0, journal };
+    return { partitions, first, startAt: 0, journal: await this.startJournal('partitions', partitions) };
   }
 
   /**
@@ -161,80 +198,36 @@ export class FullPass {
     for (let i = 0; i < keys.length; i += this.settings.keysPerQuery) {
       const chunk = keys.slice(i, i + this.settings.keysPerQuery);
       const inChunk = new Set(chunk);
-      const byBand: Array<Map<number, string>> = [];
-      for (const key of chunk) {
-        members.set(key, []);
-        (byBand[Number.parseInt(key, 10)] ??= new Map()).set(keyHash(key), key);
-      }
-      const cached = this.settings.everythingCached;
+      for (const key of chunk) members.set(key, []);
       for await (const page of scanIndex(this.client, {
         index: this.settings.index,
         query: { bool: { filter: [this.settings.scope, { terms: { [this.field]: chunk } }] } },
         sourceIncludes: [],
-        // When every signature stays in the cache, a document's band keys come from there (read from the
-        // index once); otherwise from doc values, with each page, so that nothing is read twice.
-        docvalueFields: cached ? [] : [this.field],
+        // A document's band keys come from doc values, with each page, so that nothing is read twice.
+        docvalueFields: [this.field],
         pageSize: this.settings.pageSize,
         pointInTime: this.client.pointInTime,
       })) {
-        if (cached) {
-          // By a 32-bit hash of the key: a document met through another key with the same hash is only one
-          // more pair to verify; the verification decides.
-          for (const [id, signature] of await this.store.load(page.map((hit) => hit._id))) {
-            signature.bands.forEach((hash, band) => {
-              const key = byBand[band]?.get(hash);
-              if (key !== undefined) members.get(key)!.push(id);
-            });
-          }
-        } else {
-          for (const hit of page) {
-            for (const key of (hit.fields?.[this.field] ?? []) as string[]) if (inChunk.has(key)) members.get(key)!.push(hit._id);
-          }
+        for (const hit of page) {
+          for (const key of (hit.fields?.[this.field] ?? []) as string[]) if (inChunk.has(key)) members.get(key)!.push(hit._id);
         }
       }
     }
     return members;
   }
 
-  /**
-   * A key held by more documents than one bucket verifies at once (boilerplate, a template, thousands of
-   * copies of one text): its documents are read on their own, in index order, and verified a chunk at a
-   * time, each chunk together with one representative of every cluster found so far in this key (up to
-   * 200). Copies and near-copies of any number join one cluster; two documents of different chunks that
-   * match neither's representative are left to their other keys (see PairVerifier.decidedEarlier).
-   */
+  /** A key held by more documents than one bucket verifies at once: read on its own, in index order (see LargeKeyJoin). */
   private async verifyLargeKey(key: string): Promise<void> {
-    const band = Number.parseInt(key, 10);
-    const chunkSize = this.settings.bucketChunk;
-    const maxRepresentatives = Math.min(MAX_REPRESENTATIVES, Math.floor(chunkSize / 2));
-    const clusters = this.verifier.clusters;
-    let representatives: string[] = [];
-    let chunk: string[] = [];
-    const verifyChunk = async () => {
-      const ids = [...representatives, ...chunk];
-      this.verifier.verifyBucket(ids, await this.store.load(ids), { band });
-      const byCluster = new Map<string, string>();
-      for (const id of ids) {
-        const root = clusters.find(id);
-        if (!byCluster.has(root)) byCluster.set(root, id);
-      }
-      // Clusters before single documents (which may still match something later), each in the order met.
-      const found = [...byCluster.values()];
-      representatives = [...found.filter((id) => clusters.sizeOf(id) > 1), ...found.filter((id) => clusters.sizeOf(id) === 1)].slice(0, maxRepresentatives);
-      chunk = [];
-    };
+    const join = new LargeKeyJoin(this.verifier, Number.parseInt(key, 10), this.settings.bucketChunk, (ids) => this.store.load(ids));
     for await (const page of scanIndex(this.client, {
       index: this.settings.index,
       query: { bool: { filter: [this.settings.scope, { term: { [this.field]: key } }] } },
       sourceIncludes: [],
-      pageSize: chunkSize,
+      pageSize: this.settings.bucketChunk,
       pointInTime: this.client.pointInTime,
     })) {
-      for (const hit of page) {
-        chunk.push(hit._id);
-        if (representatives.length + chunk.length >= chunkSize) await verifyChunk();
-      }
+      for (const hit of page) await join.add(hit._id);
     }
-    if (chunk.length > 0) await verifyChunk();
+    await join.finish();
   }
 }

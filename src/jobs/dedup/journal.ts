@@ -15,6 +15,8 @@ export interface DedupRunIdentity {
   minSimilarity: number;
   bucketsPerPartition: number;
   bucketChunk: number;
+  /** Buckets found by the engine partition by partition, or here in memory band by band (a partition is then a band). */
+  pass: 'partitions' | 'memory';
 }
 
 /** The identity, and how many partitions the band keys were split into (a resumed run uses the same). */

@@ -82,19 +82,26 @@ export class SignatureStore {
       else missing.push(id);
     }
     for (let i = 0; i < missing.length; i += SIGNATURES_PER_READ) {
-      for (const { id, source } of await this.read(missing.slice(i, i + SIGNATURES_PER_READ))) {
-        const signature = decodeSignature(source, this.prefix);
+      for (const document of await this.read(missing.slice(i, i + SIGNATURES_PER_READ))) {
+        const signature = this.admit(document);
         if (!signature) continue;
-        this.cache.set(id, signature);
-        found.set(id, signature);
-        this.facts.set(id, {
-          tokens: Number(valueAt(source, `${this.prefix}.token_count`) ?? 0),
-          sortKey: valueAt(source, this.sortField),
-          clusterId: (valueAt(source, `${this.prefix}.cluster_id`) as string | null | undefined) ?? undefined,
-        });
+        this.cache.set(document.id, signature);
+        found.set(document.id, signature);
       }
     }
     return found;
+  }
+
+  /** A document's signature from its stored fields (not cached), its facts kept; undefined without a MinHash. */
+  admit({ id, source }: StoredDocument): StoredSignature | undefined {
+    const signature = decodeSignature(source, this.prefix);
+    if (!signature) return undefined;
+    this.facts.set(id, {
+      tokens: Number(valueAt(source, `${this.prefix}.token_count`) ?? 0),
+      sortKey: valueAt(source, this.sortField),
+      clusterId: (valueAt(source, `${this.prefix}.cluster_id`) as string | null | undefined) ?? undefined,
+    });
+    return signature;
   }
 
   /** Reads the facts of documents met only through replayed pairs (--resume). */

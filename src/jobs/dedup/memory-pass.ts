@@ -1,0 +1,65 @@
+// The full pass when every signature fits in memory (--max-cached-signatures): the index is read once, in
+// one scan of the stored signatures, and the documents are put into LSH buckets here, band by band (a
+// sort of the band's key hashes), instead of by the engine's aggregations partition by partition, which
+// read a document again for each partition that holds one of its keys. Each bucket is verified as in the
+// partitioned pass; a key held by more than `bucketChunk` documents is verified a chunk at a time.
+import type { EngineClient } from '../../engine/client.js';
+import { scanIndex } from '../../engine/scan.js';
+import { LargeKeyJoin } from './large-key.js';
+import type { PairVerifier } from './pair-verifier.js';
+import { bandRuns, SignaturePool } from './signature-pool.js';
+import type { SignatureStore, StoredSignature } from './signature-store.js';
+
+export interface PoolRead {
+  index: string;
+  scope: Record<string, unknown>;
+  /** The stored fields a signature and its facts come from. */
+  fields: string[];
+  pageSize: number;
+  /** Documents in scope (the pool is made this large at first). */
+  documents: number;
+}
+
+/** Every signature in scope, in one scan; each document's facts kept by the store. */
+export async function readPool(client: EngineClient, store: SignatureStore, read: PoolRead): Promise<SignaturePool> {
+  const pool = new SignaturePool(read.documents);
+  for await (const page of scanIndex(client, {
+    index: read.index,
+    query: read.scope,
+    sourceIncludes: read.fields,
+    pageSize: read.pageSize,
+    pointInTime: client.pointInTime,
+  })) {
+    for (const hit of page) {
+      const signature = store.admit({ id: hit._id, source: hit._source ?? {} });
+      if (signature) pool.add(hit._id, signature);
+    }
+  }
+  return pool;
+}
+
+/**
+ * The buckets of one band: its large keys are marked first (so later bands know which pairs they may not
+ * have decided), then, unless `markOnly` (a band a resumed run had finished), every bucket is verified.
+ */
+export async function verifyBand(pool: SignaturePool, verifier: PairVerifier, band: number, bucketChunk: number, markOnly = false): Promise<void> {
+  const { order, runs } = bandRuns(pool, band);
+  for (const [start, end] of runs) if (end - start > bucketChunk) verifier.markLargeKey(band, pool.bandHash(order[start], band));
+  if (markOnly) return;
+  for (const [start, end] of runs) {
+    if (end - start > bucketChunk) {
+      const join = new LargeKeyJoin(verifier, band, bucketChunk);
+      for (let k = start; k < end; k++) await join.add(pool.ids[order[k]], pool.signature(order[k]));
+      await join.finish();
+      continue;
+    }
+    const ids: string[] = [];
+    const signatures = new Map<string, StoredSignature>();
+    for (let k = start; k < end; k++) {
+      const id = pool.ids[order[k]];
+      ids.push(id);
+      signatures.set(id, pool.signature(order[k]));
+    }
+    verifier.verifyBucket(ids, signatures, { band });
+  }
+}

@@ -1,0 +1,94 @@
+// Every signature of an index in a few flat arrays, for the full pass that holds them all: the MinHash
+// values of document i at [i * width, (i + 1) * width), its band-key hashes likewise, its SimHash and id
+// in arrays of strings. About 650 bytes a document for 128 values and 26 bands, against about 1 KB as
+// separate objects; a signature handed out is a view into the arrays, not a copy.
+import type { StoredSignature } from './signature-store.js';
+
+export class SignaturePool {
+  readonly ids: string[] = [];
+  private readonly simhashes: string[] = [];
+  private values = new Uint32Array(0);
+  private bands = new Int32Array(0);
+  private width = 0;
+  /** Band keys per document. */
+  bandCount = 0;
+  /** Documents whose signature had another length than the first one's (other params): left out. */
+  leftOut = 0;
+
+  /** `expected`: how many documents will be added (the arrays grow past it if need be). */
+  constructor(private readonly expected: number) {}
+
+  get size(): number {
+    return this.ids.length;
+  }
+
+  add(id: string, signature: StoredSignature): void {
+    if (this.size === 0) this.shape(signature);
+    if (signature.values.length !== this.width || signature.bands.length !== this.bandCount) {
+      this.leftOut++;
+      return;
+    }
+    const i = this.size;
+    if ((i + 1) * this.width > this.values.length) this.grow();
+    this.values.set(signature.values, i * this.width);
+    this.bands.set(signature.bands, i * this.bandCount);
+    this.ids.push(id);
+    this.simhashes.push(signature.simhash);
+  }
+
+  /** Document i's hash of its key in `band`. */
+  bandHash(i: number, band: number): number {
+    return this.bands[i * this.bandCount + band];
+  }
+
+  signature(i: number): StoredSignature {
+    return {
+      values: this.values.subarray(i * this.width, (i + 1) * this.width),
+      simhash: this.simhashes[i],
+      bands: this.bands.subarray(i * this.bandCount, (i + 1) * this.bandCount),
+    };
+  }
+
+  private shape(first: StoredSignature): void {
+    this.width = first.values.length;
+    this.bandCount = first.bands.length;
+    this.values = new Uint32Array(Math.max(1, this.expected) * this.width);
+    this.bands = new Int32Array(Math.max(1, this.expected) * this.bandCount);
+  }
+
+  private grow(): void {
+    const values = new Uint32Array(Math.ceil(this.values.length * 1.25) + this.width);
+    values.set(this.values);
+    this.values = values;
+    const bands = new Int32Array(Math.ceil(this.bands.length * 1.25) + this.bandCount);
+    bands.set(this.bands);
+    this.bands = bands;
+  }
+}
+
+/**
+ * The documents of one band sorted by their key's hash, as runs of equal hashes: `order` holds document
+ * numbers, and a run is [start, end). A sort of numbers (hash and document number in one float) when the
+ * pool is small enough for both to fit 53 bits, else a sort with a comparison.
+ */
+export function bandRuns(pool: SignaturePool, band: number, numericSortUpTo = 2 ** 21): { order: Uint32Array; runs: Array<[number, number]> } {
+  const n = pool.size;
+  const order = new Uint32Array(n);
+  if (n <= Math.min(numericSortUpTo, 2 ** 21)) {
+    const keyed = new Float64Array(n);
+    for (let i = 0; i < n; i++) keyed[i] = (pool.bandHash(i, band) >>> 0) * 2 ** 21 + i;
+    keyed.sort();
+    for (let k = 0; k < n; k++) order[k] = keyed[k] % 2 ** 21;
+  } else {
+    for (let i = 0; i < n; i++) order[i] = i;
+    order.sort((a, b) => (pool.bandHash(a, band) >>> 0) - (pool.bandHash(b, band) >>> 0) || a - b);
+  }
+  const runs: Array<[number, number]> = [];
+  let start = 0;
+  for (let k = 1; k <= n; k++) {
+    if (k < n && pool.bandHash(order[k], band) === pool.bandHash(order[start], band)) continue;
+    if (k - start >= 2) runs.push([start, k]);
+    start = k;
+  }
+  return { order, runs };
+}

@@ -1,0 +1,122 @@
+// The full pass in memory, without an engine: the pool of signatures, the runs of equal band keys, and
+// the clusters it verifies, against every pair that shares a key compared one by one.
+import { describe, expect, it } from 'vitest';
+import { verifyBand } from '../../src/jobs/dedup/memory-pass.js';
+import { PairVerifier } from '../../src/jobs/dedup/pair-verifier.js';
+import { bandRuns, SignaturePool } from '../../src/jobs/dedup/signature-pool.js';
+import type { StoredSignature } from '../../src/jobs/dedup/signature-store.js';
+import { UnionFind } from '../../src/jobs/dedup/union-find.js';
+import { minhashJaccard } from '../../src/sketch/minhash.js';
+
+const WIDTH = 64;
+const BANDS = 8;
+const ROWS = WIDTH / BANDS;
+
+/** Families of near-copies (each copy changes a few values of its family's base) and unrelated documents; band hashes from the values as LSH makes them. */
+function corpus(families: number, copies: number, loners: number, seed = 7): Array<{ id: string; signature: StoredSignature }> {
+  let state = seed;
+  const random = () => ((state = (Math.imul(state, 1103515245) + 12345) >>> 0) / 2 ** 32);
+  const make = (id: string, values: Uint32Array) => {
+    const bands = Int32Array.from({ length: BANDS }, (_, b) => values.slice(b * ROWS, (b + 1) * ROWS).reduce((h, v) => Math.imul(h ^ v, 0x01000193), 0x811c9dc5 + b));
+    return { id, signature: { values, simhash: '0000000000000000', bands } };
+  };
+  const docs: Array<{ id: string; signature: StoredSignature }> = [];
+  for (let f = 0; f < families; f++) {
+    const base = Uint32Array.from({ length: WIDTH }, () => (random() * 2 ** 32) >>> 0);
+    for (let c = 0; c < copies; c++) {
+      const changed = c < 7 ? 0 : Math.floor(random() * WIDTH * 0.6); // exact copies (keys of 7 and more), then from near-identical to well under the bar
+      const values = base.slice();
+      for (let k = 0; k < changed; k++) values[Math.floor(random() * WIDTH)] = (random() * 2 ** 32) >>> 0;
+      docs.push(make(`f${f}-c${c}`, values));
+    }
+  }
+  for (let l = 0; l < loners; l++) docs.push(make(`loner-${l}`, Uint32Array.from({ length: WIDTH }, () => (random() * 2 ** 32) >>> 0)));
+  // Shuffled, so that no order of the input helps.
+  for (let i = docs.length - 1; i > 0; i--) {
+    const j = Math.floor(random() * (i + 1));
+    [docs[i], docs[j]] = [docs[j], docs[i]];
+  }
+  return docs;
+}
+
+function poolOf(docs: Array<{ id: string; signature: StoredSignature }>): SignaturePool {
+  const pool = new SignaturePool(Math.floor(docs.length / 3)); // grows past what it expected
+  for (const d of docs) pool.add(d.id, d.signature);
+  return pool;
+}
+
+function components(uf: UnionFind): string[] {
+  return uf.groups().map((g) => g.sort().join(',')).sort();
+}
+
+describe('SignaturePool', () => {
+  it('holds every signature as views of its arrays, and leaves out one of another length', () => {
+    const docs = corpus(3, 5, 10);
+    const pool = poolOf(docs);
+    pool.add('short', { values: new Uint32Array(3), simhash: '0000000000000000', bands: new Int32Array(BANDS) });
+    expect([pool.size, pool.bandCount, pool.leftOut]).toEqual([docs.length, BANDS, 1]);
+    docs.forEach((d, i) => {
+      expect(pool.ids[i]).toBe(d.id);
+      expect([...pool.signature(i).values]).toEqual([...d.signature.values]);
+      expect([...pool.signature(i).bands]).toEqual([...d.signature.bands]);
+      expect(pool.bandHash(i, 3)).toBe(d.signature.bands[3]);
+    });
+  });
+
+  it('cuts a band into runs of equal key hashes, in input order within a run, by either sort', () => {
+    const pool = poolOf(corpus(20, 12, 100));
+    for (let band = 0; band < BANDS; band++) {
+      const numeric = bandRuns(pool, band);
+      expect(bandRuns(pool, band, 0)).toEqual(numeric); // the sort with a comparison, for pools past 2^21
+      const expected = new Map<number, number[]>();
+      for (let i = 0; i < pool.size; i++) expected.set(pool.bandHash(i, band), [...(expected.get(pool.bandHash(i, band)) ?? []), i]);
+      const runs = numeric.runs.map(([start, end]) => [...numeric.order.subarray(start, end)]);
+      expect(runs.sort((a, b) => a[0] - b[0])).toEqual([...expected.values()].filter((m) => m.length > 1).sort((a, b) => a[0] - b[0]));
+    }
+  });
+});
+
+describe('the full pass in memory', () => {
+  const docs = corpus(25, 12, 200);
+  const bar = 0.5;
+  // Every pair that shares a band key, compared: the clusters the pass must find.
+  const truth = new UnionFind();
+  for (let i = 0; i < docs.length; i++) {
+    for (let j = i + 1; j < docs.length; j++) {
+      const a = docs[i].signature, b = docs[j].signature;
+      if (a.bands.some((h, k) => h === b.bands[k]) && minhashJaccard(a.values, b.values) >= bar) truth.union(docs[i].id, docs[j].id);
+    }
+  }
+
+  it('finds the clusters of comparing every pair that shares a key, each pair verified once', async () => {
+    expect(truth.groups().length).toBeGreaterThan(10);
+    const pool = poolOf(docs);
+    const pairs: string[] = [];
+    const verifier = new PairVerifier(bar, { onRecorded: (p) => pairs.push(`${p.a}|${p.b}`) });
+    for (let band = 0; band < pool.bandCount; band++) await verifyBand(pool, verifier, band, 1000);
+    expect(components(verifier.clusters)).toEqual(components(truth));
+    expect(new Set(pairs).size).toBe(pairs.length);
+  });
+
+  it('with keys larger than a chunk, verified a chunk at a time: the same clusters', async () => {
+    const pool = poolOf(docs);
+    const whole = new PairVerifier(bar);
+    for (let band = 0; band < pool.bandCount; band++) await verifyBand(pool, whole, band, 1000);
+    const chunked = new PairVerifier(bar);
+    for (let band = 0; band < pool.bandCount; band++) await verifyBand(pool, chunked, band, 5);
+    expect(components(chunked.clusters)).toEqual(components(truth));
+    expect(chunked.buckets).toBeGreaterThan(whole.buckets); // the large keys went a chunk at a time
+  });
+
+  it('a band marked only (done before a resume) verifies nothing, and its large keys still count', async () => {
+    const pool = poolOf(docs);
+    const verifier = new PairVerifier(bar);
+    await verifyBand(pool, verifier, 0, 5, true);
+    expect(verifier.candidatePairs).toBe(0);
+    const { order, runs } = bandRuns(pool, 0);
+    const large = runs.find(([s, e]) => e - s > 5);
+    expect(large).toBeDefined();
+    const [x, y] = [pool.ids[order[large![0]]], pool.ids[order[large![0] + 1]]];
+    expect(verifier.decidedEarlier(x, y, 1, new Map([[x, pool.signature(order[large![0]])], [y, pool.signature(order[large![0] + 1])]]))).not.toBe('yes');
+  });
+});
