@@ -32,8 +32,8 @@ import { paramsHeld } from './params-held.js';
 
 export type { CanonicalRule, DedupCluster };
 
-/** What the progress callback is told about: partitions of the full pass, or new documents of an incremental one. */
-export type DedupStage = 'buckets' | 'new documents' | 'containment';
+/** What the progress callback is told about: signatures read and bands done (in memory) or partitions (buckets) of the full pass, new documents of an incremental one, containment lookups. */
+export type DedupStage = 'signatures' | 'bands' | 'buckets' | 'new documents' | 'containment';
 
 /** Documents of one band key verified at once, by default; a key held by more is a large key. */
 export const DEFAULT_BUCKET_CHUNK = 1000;
@@ -43,8 +43,8 @@ export const DEFAULT_BUCKETS_PER_PARTITION = 10_000;
 export const DEFAULT_KEYS_PER_QUERY = 10_000;
 /** Documents per scan page, by default. */
 export const DEFAULT_PAGE_SIZE = 5000;
-/** Signatures held in memory, by default (about 1 KB each). */
-export const DEFAULT_CACHED_SIGNATURES = 250_000;
+/** Signatures held in memory, by default (under 1 KB each): up to this many documents, dedup reads the index once and buckets it in memory. */
+export const DEFAULT_CACHED_SIGNATURES = 1_000_000;
 
 export interface DedupOptions {
   index: string;
@@ -58,7 +58,7 @@ export interface DedupOptions {
   params?: string;
   /** Write every verified pair as a JSON line here. */
   pairsFile?: string;
-  /** Signatures kept in memory at once (default 250,000, a few hundred MB); others are read again when needed. */
+  /** Signatures held in memory (default 1,000,000, under 1 KB each): an index up to this size is read once and bucketed in memory. */
   maxCachedSignatures?: number;
   /**
    * Also find partial copies: documents holding at least this share of their tokens inside a larger
@@ -201,7 +201,7 @@ export async function dedupIndex(client: EngineClient, options: DedupOptions): P
         documents,
         journalFile: options.dryRun ? undefined : `${stateFile.replace(/\.json$/, '')}.run.json`,
         resume: options.resume ?? false,
-        onPartition: (done, total) => progress('buckets', done, total),
+        onProgress: progress,
       });
       await full.run();
     }

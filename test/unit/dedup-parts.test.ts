@@ -1,6 +1,6 @@
 // The parts of dedup, each on its own and without an engine: the pair verifier, the partition planner,
 // the signature store, the canonical rule, the run journal and the state between runs.
-import { appendFileSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -177,6 +177,23 @@ describe('run journal (dedup --resume)', () => {
     await expect(DedupJournal.resume(file, { ...identity, pass: 'memory' })).rejects.toThrow(/pass differ/);
     await resumed.journal.finish();
     await expect(DedupJournal.resume(file, identity)).rejects.toThrow(/no interrupted dedup run/);
+  });
+});
+
+describe('run journal, many pairs between checkpoints', () => {
+  it('writes them out as they come (memory stays small) and still drops, on resume, those after the last checkpoint', async () => {
+    const identity = { index: 'i', params: 'p', prefix: 'near_dup', minSimilarity: 0.5, bucketsPerPartition: 10, bucketChunk: 1000, pass: 'memory' as const };
+    const file = path.join(tmp, 'run-many.json');
+    const journal = await DedupJournal.start(file, { ...identity, partitions: 26 });
+    const pair = (i: number) => ({ a: `document-${i}`, b: `document-${i + 1}`, jaccard: 0.75, hamming: 4 });
+    journal.add(pair(0));
+    await journal.checkpoint(1, { buckets: 1, candidatePairs: 1, verifiedPairs: 1 });
+    for (let i = 1; i <= 100_000; i++) journal.add(pair(i)); // about 7 MB of lines, no checkpoint
+    expect(statSync(`${file}.pairs.jsonl`).size).toBeGreaterThan(4 * 1024 * 1024);
+    const resumed = await DedupJournal.resume(file, identity);
+    expect(resumed.pairs).toEqual([pair(0)]);
+    expect(resumed.journal.partitionsDone).toBe(1);
+    await resumed.journal.finish();
   });
 });
 

@@ -55,6 +55,8 @@ describe('SignaturePool', () => {
     const pool = poolOf(docs);
     pool.add('short', { values: new Uint32Array(3), simhash: '0000000000000000', bands: new Int32Array(BANDS) });
     expect([pool.size, pool.bandCount, pool.leftOut]).toEqual([docs.length, BANDS, 1]);
+    pool.add('hashed', { ...docs[0].signature, simhash: 'fedcba9800000001' });
+    expect(pool.signature(pool.size - 1).simhash).toEqual({ hi: 0xfedcba98, lo: 1 });
     docs.forEach((d, i) => {
       expect(pool.ids[i]).toBe(d.id);
       expect([...pool.signature(i).values]).toEqual([...d.signature.values]);

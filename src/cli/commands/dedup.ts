@@ -4,7 +4,7 @@ import type { CommandModule } from 'yargs';
 import { DEFAULT_PREFIX } from '../../annotation.js';
 import { prefixPath } from '../../engine/mapping.js';
 import { UsageError } from '../../errors.js';
-import { type CanonicalRule, checkDedupOptions, type DedupOptions, dedupIndex } from '../../jobs/dedup.js';
+import { type CanonicalRule, checkDedupOptions, type DedupOptions, type DedupStage, dedupIndex } from '../../jobs/dedup.js';
 import { retriesNote } from './annotate.js';
 import { type ConnectionArgs, connectFromArgs, withConnectionOptions } from '../connection-options.js';
 import { createProgressPrinter } from '../progress.js';
@@ -27,6 +27,9 @@ interface DedupArgs extends ConnectionArgs {
   full: boolean;
   maxCachedSignatures: number;
 }
+
+/** The progress line's unit for each stage of the job. */
+const UNITS: Record<DedupStage, string> = { signatures: 'signatures', bands: 'bands', buckets: 'partitions', 'new documents': 'docs', containment: 'lookups' };
 
 export function parseCanonical(value: string): CanonicalRule {
   if (value === 'oldest' || value === 'newest' || value === 'longest') return value;
@@ -60,7 +63,7 @@ export const dedupCommand: CommandModule<object, DedupArgs> = {
       .option('dry-run', { type: 'boolean', default: false, describe: 'find and report clusters, write nothing back' })
       .option('max-cached-signatures', {
         type: 'number',
-        default: 250_000,
+        default: 1_000_000,
         describe: 'signatures held in memory (under 1 KB each): an index up to this size is read once and bucketed in memory; a larger one is bucketed by the engine, partition by partition, signatures read again when needed',
       })
       .option('full', { type: 'boolean', default: false, describe: 'redo the whole index (by default a re-run only revisits what was annotated since the last run)' })
@@ -90,7 +93,7 @@ export const dedupCommand: CommandModule<object, DedupArgs> = {
       pageSize: argv.pageSize,
       maxCachedSignatures: argv.maxCachedSignatures,
       onProgress: (p) =>
-        progress.update({ seen: p.done, total: p.total, elapsedSeconds: p.elapsedSeconds, unit: p.stage === 'buckets' ? 'partitions' : p.stage === 'containment' ? 'lookups' : 'docs' }),
+        progress.update({ seen: p.done, total: p.total, elapsedSeconds: p.elapsedSeconds, unit: UNITS[p.stage] }),
     };
     checkDedupOptions(options); // before connecting: a usage error is said first
     const client = await connectFromArgs(argv);

@@ -48,7 +48,8 @@ export interface FullPassSettings {
   /** Where the journal lives (--resume), or undefined for a dry run (nothing to resume). */
   journalFile?: string;
   resume: boolean;
-  onPartition?: (done: number, total: number) => void;
+  /** Partitions done; in memory, signatures read, then bands done. */
+  onProgress?: (stage: 'buckets' | 'signatures' | 'bands', done: number, total: number) => void;
 }
 
 export class FullPass {
@@ -76,7 +77,7 @@ export class FullPass {
         await eachPartition(this.keysOf, p, partitions, 2, (keys) => this.processPartition(keys), p === 0 ? first : undefined);
         const { buckets, candidatePairs, verifiedPairs } = this.verifier;
         await journal?.checkpoint(p + 1, { buckets, candidatePairs, verifiedPairs });
-        this.settings.onPartition?.(p + 1, partitions);
+        this.settings.onProgress?.('buckets', p + 1, partitions);
       }
     } catch (err) {
       if (err instanceof TooManyKeysError) throw new UserError(`the band keys of "${this.settings.index}" do not fit ${MAX_PARTITIONS} partitions of ${this.settings.bucketsPerPartition} keys`);
@@ -90,17 +91,21 @@ export class FullPass {
   /** Every signature read once into memory, then the buckets of each band in turn, each band journaled. */
   private async runInMemory(): Promise<void> {
     const { index, scope, storedFields: fields, pageSize, documents, bucketChunk } = this.settings;
-    const pool = await readPool(this.client, this.store, { index, scope, fields, pageSize, documents });
-    const resumed = (await this.resumeJournal('memory'))?.journal;
-    const startAt = resumed?.partitionsDone ?? 0;
+    const resumed = await this.resumeJournal('memory');
+    const startAt = resumed?.journal.partitionsDone ?? 0;
     this.resumedPartitions = startAt;
-    this.journal = resumed ?? (await this.startJournal('memory', pool.bandCount));
+    if (resumed && startAt === resumed.partitions) {
+      this.journal = resumed.journal; // every band was done: the replayed pairs are the clusters
+      return;
+    }
+    const pool = await readPool(this.client, this.store, { index, scope, fields, pageSize, documents, onDocuments: (done, total) => this.settings.onProgress?.('signatures', done, total) });
+    this.journal = resumed?.journal ?? (await this.startJournal('memory', pool.bandCount));
     for (let band = 0; band < pool.bandCount; band++) {
       await verifyBand(pool, this.verifier, band, bucketChunk, band < startAt);
       if (band < startAt) continue;
       const { buckets, candidatePairs, verifiedPairs } = this.verifier;
       await this.journal?.checkpoint(band + 1, { buckets, candidatePairs, verifiedPairs });
-      this.settings.onPartition?.(band + 1, pool.bandCount);
+      this.settings.onProgress?.('bands', band + 1, pool.bandCount);
     }
   }
 

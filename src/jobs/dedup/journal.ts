@@ -1,13 +1,17 @@
 // What a full dedup run has done so far, so that a killed run can resume instead of starting over: the
 // verified pairs, appended a partition at a time, and how many partitions of the band keys are done. The
 // pairs are what the clusters are made of, so replaying them rebuilds the union-find exactly as it was.
-import { appendFile, readFile, rm, truncate } from 'node:fs/promises';
+import { appendFileSync } from 'node:fs';
+import { readFile, rm, truncate } from 'node:fs/promises';
 import { UserError } from '../../errors.js';
 import { readCheckpoint, writeCheckpoint } from '../checkpoint.js';
 import type { VerifiedPair } from './pair-verifier.js';
 
 
 /** What must be equal for a run to continue another: the same signatures, bar and partition plan. */
+/** Pairs waiting in memory before they are appended to the file (about 4 MB of text). */
+const FLUSH_CHARS = 4 * 1024 * 1024;
+
 export interface DedupRunIdentity {
   index: string;
   params: string;
@@ -32,6 +36,8 @@ export interface DedupRunCounters {
 
 export class DedupJournal {
   private buffered: string[] = [];
+  private bufferedChars = 0;
+  /** Bytes of the pairs file written so far. */
   private bytes: number;
 
   private constructor(
@@ -79,18 +85,17 @@ export class DedupJournal {
     return { journal, pairs, partitions: savedIdentity.partitions };
   }
 
+  /** A verified pair; written to the file once a few MB of them are waiting (what a checkpoint has not covered is dropped on resume). */
   add(pair: VerifiedPair): void {
-    this.buffered.push(JSON.stringify(pair) + '\n');
+    const line = JSON.stringify(pair) + '\n';
+    this.buffered.push(line);
+    this.bufferedChars += line.length;
+    if (this.bufferedChars >= FLUSH_CHARS) this.flush();
   }
 
   /** Makes the pairs so far durable, then records that `partitionsDone` partitions are done. */
   async checkpoint(partitionsDone: number, counters: DedupRunCounters): Promise<void> {
-    if (this.buffered.length > 0) {
-      const text = this.buffered.join('');
-      this.buffered = [];
-      await appendFile(DedupJournal.pairsFile(this.file), text);
-      this.bytes += Buffer.byteLength(text);
-    }
+    this.flush();
     const now = new Date().toISOString();
     await writeCheckpoint(this.file, {
       job: 'dedup-run',
@@ -101,6 +106,15 @@ export class DedupJournal {
       complete: false,
       counts: { partitionsDone, pairsBytes: this.bytes, ...counters },
     });
+  }
+
+  private flush(): void {
+    if (this.buffered.length === 0) return;
+    const text = this.buffered.join('');
+    this.buffered = [];
+    this.bufferedChars = 0;
+    appendFileSync(DedupJournal.pairsFile(this.file), text);
+    this.bytes += Buffer.byteLength(text);
   }
 
   /** The run is over: nothing to resume. */

@@ -18,6 +18,7 @@ export interface PoolRead {
   pageSize: number;
   /** Documents in scope (the pool is made this large at first). */
   documents: number;
+  onDocuments?: (done: number, total: number) => void;
 }
 
 /** Every signature in scope, in one scan; each document's facts kept by the store. */
@@ -34,6 +35,7 @@ export async function readPool(client: EngineClient, store: SignatureStore, read
       const signature = store.admit({ id: hit._id, source: hit._source ?? {} });
       if (signature) pool.add(hit._id, signature);
     }
+    read.onDocuments?.(pool.size, read.documents);
   }
   return pool;
 }

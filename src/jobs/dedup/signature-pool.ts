@@ -1,13 +1,14 @@
 // Every signature of an index in a few flat arrays, for the full pass that holds them all: the MinHash
-// values of document i at [i * width, (i + 1) * width), its band-key hashes likewise, its SimHash and id
-// in arrays of strings. About 650 bytes a document for 128 values and 26 bands, against about 1 KB as
-// separate objects; a signature handed out is a view into the arrays, not a copy.
+// values of document i at [i * width, (i + 1) * width), its band-key hashes and its SimHash (two 32-bit
+// halves) likewise, its id in an array of strings. About 620 bytes a document for 128 values and 26
+// bands, against about 1 KB as separate objects; a signature handed out is a view into the arrays.
+import { parseSimhashHex } from '../../sketch/simhash.js';
 import type { StoredSignature } from './signature-store.js';
 
 export class SignaturePool {
   readonly ids: string[] = [];
-  private readonly simhashes: string[] = [];
   private values = new Uint32Array(0);
+  private simhashes = new Uint32Array(0);
   private bands = new Int32Array(0);
   private width = 0;
   /** Band keys per document. */
@@ -33,7 +34,9 @@ export class SignaturePool {
     this.values.set(signature.values, i * this.width);
     this.bands.set(signature.bands, i * this.bandCount);
     this.ids.push(id);
-    this.simhashes.push(signature.simhash);
+    const { hi, lo } = typeof signature.simhash === 'string' ? simhashOf(signature.simhash) : signature.simhash;
+    this.simhashes[2 * i] = hi;
+    this.simhashes[2 * i + 1] = lo;
   }
 
   /** Document i's hash of its key in `band`. */
@@ -44,7 +47,7 @@ export class SignaturePool {
   signature(i: number): StoredSignature {
     return {
       values: this.values.subarray(i * this.width, (i + 1) * this.width),
-      simhash: this.simhashes[i],
+      simhash: { hi: this.simhashes[2 * i], lo: this.simhashes[2 * i + 1] },
       bands: this.bands.subarray(i * this.bandCount, (i + 1) * this.bandCount),
     };
   }
@@ -54,15 +57,29 @@ export class SignaturePool {
     this.bandCount = first.bands.length;
     this.values = new Uint32Array(Math.max(1, this.expected) * this.width);
     this.bands = new Int32Array(Math.max(1, this.expected) * this.bandCount);
+    this.simhashes = new Uint32Array(Math.max(1, this.expected) * 2);
   }
 
   private grow(): void {
-    const values = new Uint32Array(Math.ceil(this.values.length * 1.25) + this.width);
-    values.set(this.values);
-    this.values = values;
-    const bands = new Int32Array(Math.ceil(this.bands.length * 1.25) + this.bandCount);
-    bands.set(this.bands);
-    this.bands = bands;
+    const capacity = Math.ceil((this.values.length / this.width) * 1.25) + 1;
+    this.values = enlarged(this.values, capacity * this.width);
+    this.bands = enlarged(this.bands, capacity * this.bandCount);
+    this.simhashes = enlarged(this.simhashes, capacity * 2);
+  }
+}
+
+function enlarged<T extends Uint32Array | Int32Array>(array: T, length: number): T {
+  const larger = new (array.constructor as new (length: number) => T)(length);
+  larger.set(array);
+  return larger;
+}
+
+/** A stored SimHash; one that is not 16 hex digits (written by hand) counts as 0: it only feeds the reported distance. */
+function simhashOf(hex: string): { hi: number; lo: number } {
+  try {
+    return parseSimhashHex(hex);
+  } catch {
+    return { hi: 0, lo: 0 };
   }
 }
 

@@ -3,12 +3,14 @@
 // them. Beside them, the few facts about every document met that the clusters need.
 import { valueAt } from '../../annotation.js';
 import { minhashValues } from '../../sketch/lean-minhash.js';
+import type { Hash64 } from '../../sketch/simhash.js';
 import { RecentMap } from './recent-map.js';
 
 /** What verification needs of a document: about 1 KB. */
 export interface StoredSignature {
   values: Uint32Array;
-  simhash: string;
+  /** As stored (hex), or as two 32-bit halves. */
+  simhash: string | Hash64;
   /** A 32-bit hash of each band key, to tell whether two documents met in an earlier band. */
   bands: Int32Array;
 }
