@@ -124,6 +124,21 @@ describe('SignatureStore', () => {
     expect(store.facts.get('a')).toEqual({ tokens: 1, sortKey: '2020-01-01', clusterId: 'c1' });
   });
 
+  it('reads the facts of documents met only through replayed pairs, without caching their signatures', async () => {
+    const reads: string[][] = [];
+    const reader = async (ids: string[]) => {
+      reads.push(ids);
+      return ids.map((id) => stored(id, 3));
+    };
+    const store = new SignatureStore(reader, 'near_dup', 'date', Number.POSITIVE_INFINITY);
+    await store.load(['a']);
+    await store.loadFacts(['a', 'x', 'y']);
+    expect(reads).toEqual([['a'], ['x', 'y']]);
+    expect(store.facts.get('y')).toEqual({ tokens: 3, sortKey: '2020-01-03', clusterId: 'c1' });
+    await store.load(['x']);
+    expect(reads).toEqual([['a'], ['x', 'y'], ['x']]); // not in the cache
+  });
+
   it('with a small capacity, reads again what it forgot', async () => {
     let reads = 0;
     const reader = async (ids: string[]) => {

@@ -108,6 +108,9 @@ export class SignatureStore {
 
   /** Reads the facts of documents met only through replayed pairs (--resume). */
   async loadFacts(ids: Iterable<string>): Promise<void> {
-    await this.load([...ids].filter((id) => !this.facts.has(id)));
+    const missing = [...ids].filter((id) => !this.facts.has(id));
+    for (let i = 0; i < missing.length; i += SIGNATURES_PER_READ) {
+      for (const document of await this.read(missing.slice(i, i + SIGNATURES_PER_READ))) this.admit(document); // facts only, nothing cached
+    }
   }
 }
