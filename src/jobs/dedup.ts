@@ -80,7 +80,7 @@ export interface DedupOptions {
   errorsFile?: string;
   /** Where the last run is remembered, for incremental re-runs (default .near-dup/dedup-INDEX.json). */
   stateFile?: string;
-  /** Continue a full run that was killed or stopped, from its last finished partition (see dedup/journal.ts). */
+  /** Continue a full run that was killed or stopped, from its last finished partition or band (see dedup/journal.ts). */
   resume?: boolean;
   /** Documents per page of the scans that read a partition's members and the stale cluster fields (default 5,000). */
   pageSize?: number;

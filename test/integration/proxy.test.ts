@@ -33,6 +33,11 @@ const tmp = mkdtempSync(path.join(os.tmpdir(), 'near-dup-proxy-'));
 const docsFile = path.join(tmp, 'docs.ndjson');
 writeFileSync(docsFile, [...docs, ...textless].map((d) => JSON.stringify(d)).join('\n') + '\n');
 
+/** A proxy on a free loopback port signing the field "text" of the indices matching `index`, refusing what it cannot sign. */
+function proxyOptions(upstream: string, index: string): Parameters<typeof startProxy>[0] {
+  return { upstream: { url: upstream }, host: '127.0.0.1', port: 0, index, fields: ['text'], prefix: 'near_dup', signer: {}, maxChars: 10_000_000, onError: 'reject', threads: 1, maxUpstreamBytes: 16 * 1024 * 1024, warn: () => undefined };
+}
+
 /** `near-dup sign --jsonl` of the documents: bands, SimHash and content hash by id. */
 async function signedByCli(): Promise<Map<string, { bands: string[]; simhash: string; content_hash: string }>> {
   const file = path.join(tmp, 'texts.ndjson');
@@ -53,15 +58,7 @@ forEachEngine('proxy with clients we did not write', (ctx) => {
 
   beforeAll(async () => {
     proxy = await startProxy({
-      upstream: { url: ctx.engine.url },
-      host: '127.0.0.1',
-      port: 0,
-      index: `${prefix}-*`,
-      fields: ['text'],
-      prefix: 'near_dup',
-      signer: {},
-      maxChars: 10_000_000,
-      onError: 'reject',
+      ...proxyOptions(ctx.engine.url, `${prefix}-*`),
       threads: 2,
       maxUpstreamBytes: 64 * 1024, // several parts per bulk request, as a large bulk would have
       warn: (line) => warnings.push(line),
@@ -182,18 +179,8 @@ forEachEngine('proxy: a later part of a bulk body refused as a whole (429)', (ct
   let proxy: RunningProxy;
   beforeAll(async () => {
     proxy = await startProxy({
-      upstream: { url: await faults.start() },
-      host: '127.0.0.1',
-      port: 0,
-      index: `${prefix}-*`,
-      fields: ['text'],
-      prefix: 'near_dup',
-      signer: {},
-      maxChars: 10_000_000,
-      onError: 'reject',
-      threads: 1,
+      ...proxyOptions(await faults.start(), `${prefix}-*`),
       maxUpstreamBytes: 16 * 1024, // each client request goes up in several parts
-      warn: () => undefined,
     });
   });
   afterAll(async () => {

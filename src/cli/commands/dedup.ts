@@ -67,7 +67,7 @@ export const dedupCommand: CommandModule<object, DedupArgs> = {
         describe: 'signatures held in memory (under 1 KB each): an index up to this size is read once and bucketed in memory; a larger one is bucketed by the engine, partition by partition, signatures read again when needed',
       })
       .option('full', { type: 'boolean', default: false, describe: 'redo the whole index (by default a re-run only revisits what was annotated since the last run)' })
-      .option('resume', { type: 'boolean', default: false, describe: 'continue a full run that was killed or stopped, from its last finished partition' })
+      .option('resume', { type: 'boolean', default: false, describe: 'continue a full run that was killed or stopped, from its last finished partition (or band, in memory)' })
       .option('buckets-per-partition', { type: 'number', default: 10_000, describe: 'band keys held by 2+ documents per partition (smaller: less memory, more reads)' })
       .option('page-size', { type: 'number', default: 5000, describe: 'documents per page of the scans that read a partition' })
       .example('near-dup dedup --index news --canonical oldest --date-field published', 'cluster and keep the first published')
