@@ -7,11 +7,10 @@ import { UserError } from '../../errors.js';
 import { readCheckpoint, writeCheckpoint } from '../checkpoint.js';
 import type { VerifiedPair } from './pair-verifier.js';
 
-
-/** What must be equal for a run to continue another: the same signatures, bar and partition plan. */
 /** Pairs waiting in memory before they are appended to the file (about 4 MB of text). */
 const FLUSH_CHARS = 4 * 1024 * 1024;
 
+/** What must be equal for a run to continue another: the same signatures, bar and partition plan. */
 export interface DedupRunIdentity {
   index: string;
   params: string;
