@@ -83,15 +83,21 @@ export class SignatureStore {
       if (signature) found.set(id, signature);
       else missing.push(id);
     }
-    for (let i = 0; i < missing.length; i += SIGNATURES_PER_READ) {
-      for (const document of await this.read(missing.slice(i, i + SIGNATURES_PER_READ))) {
-        const signature = this.admit(document);
-        if (!signature) continue;
-        this.cache.set(document.id, signature);
-        found.set(document.id, signature);
-      }
+    for await (const [id, signature] of this.readAndAdmit(missing)) {
+      this.cache.set(id, signature);
+      found.set(id, signature);
     }
     return found;
+  }
+
+  /** Reads these documents from the index, a thousand per request, and admits each: their signatures. */
+  private async *readAndAdmit(ids: readonly string[]): AsyncGenerator<[string, StoredSignature]> {
+    for (let i = 0; i < ids.length; i += SIGNATURES_PER_READ) {
+      for (const document of await this.read(ids.slice(i, i + SIGNATURES_PER_READ))) {
+        const signature = this.admit(document);
+        if (signature) yield [document.id, signature];
+      }
+    }
   }
 
   /** A document's signature from its stored fields (not cached), its facts kept; undefined without a MinHash. */
@@ -108,9 +114,6 @@ export class SignatureStore {
 
   /** Reads the facts of documents met only through replayed pairs (--resume). */
   async loadFacts(ids: Iterable<string>): Promise<void> {
-    const missing = [...ids].filter((id) => !this.facts.has(id));
-    for (let i = 0; i < missing.length; i += SIGNATURES_PER_READ) {
-      for (const document of await this.read(missing.slice(i, i + SIGNATURES_PER_READ))) this.admit(document); // facts only, nothing cached
-    }
+    for await (const _ of this.readAndAdmit([...ids].filter((id) => !this.facts.has(id)))); // the facts are kept; nothing cached
   }
 }
