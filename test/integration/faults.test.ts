@@ -196,63 +196,63 @@ forEachEngine('jobs on a faulty network', (ctx) => {
     expect(inClusters).toBe(clean.duplicates + clean.clusters);
   });
 
-  it('dedup killed (SIGKILL) midway resumes from its last finished partition with --resume, and ends with the clusters of a clean run', async () => {
-    const index = ctx.index('faults-dedup-kill');
+  /** An annotated index, the clusters of a clean run, and a working folder with the path of dedup's run journal there. */
+  async function dedupToKill(label: string) {
+    const index = ctx.index(label);
     await indexDocs(ctx.client, index);
     await annotateIndex(ctx.client, { index, fields: ['text'], prefix: 'near_dup', signer: {} });
     const clean = await dedupIndex(ctx.client, { index, full: true, dryRun: true, stateFile: path.join(tmp, `dd-clean-${index}.json`) });
-    const cwd = mkdtempSync(path.join(tmp, 'dedup-kill-'));
-    const runFile = path.join(cwd, '.near-dup', `dedup-${index}.run.json`);
+    const cwd = mkdtempSync(path.join(tmp, `${label}-`));
+    return { index, clean, cwd, runFile: path.join(cwd, '.near-dup', `dedup-${index}.run.json`) };
+  }
+
+  /** `--resume` ends with the clusters of the clean run, written and checked, and nothing left to resume; its summary. */
+  async function resumedLikeClean(args: string[], run: Awaited<ReturnType<typeof dedupToKill>>) {
+    const resumed = await runCli([...args, '--resume'], { cwd: run.cwd }).done;
+    expect(resumed.code, resumed.stderr).toBe(0);
+    const summary = JSON.parse(resumed.stdout.trim().split('\n').pop()!);
+    expect(summary).toMatchObject({ clusters: run.clean.clusters, duplicates: run.clean.duplicates, complete: true, failed: 0 });
+    expect(summary.top).toEqual(run.clean.top);
+    expect(await ctx.client.count(run.index, { exists: { field: 'near_dup.cluster_id' } })).toBe(run.clean.duplicates + run.clean.clusters);
+    expect(existsSync(run.runFile)).toBe(false); // finished: nothing left to resume
+    return summary;
+  }
+
+  it('dedup killed (SIGKILL) midway resumes from its last finished partition with --resume, and ends with the clusters of a clean run', async () => {
+    const run = await dedupToKill('faults-dedup-kill');
     // A cache smaller than the index: the buckets are found by the engine, partition by partition.
-    const args = ['dedup', '--url', ctx.engine.url, '--index', index, '--full', '--buckets-per-partition', '3', '--page-size', '10', '--max-cached-signatures', '10'];
-    const first = runCli(args, { cwd });
+    const args = ['dedup', '--url', ctx.engine.url, '--index', run.index, '--full', '--buckets-per-partition', '3', '--page-size', '10', '--max-cached-signatures', '10'];
+    const first = runCli(args, { cwd: run.cwd });
     let done = 0;
     for (let i = 0; i < 2000 && done < 3; i++) {
       await new Promise((r) => setTimeout(r, 10));
       try {
-        done = JSON.parse(readFileSync(runFile, 'utf8')).counts.partitionsDone;
+        done = JSON.parse(readFileSync(run.runFile, 'utf8')).counts.partitionsDone;
       } catch {
         // not written yet, or being renamed into place
       }
     }
     first.child.kill('SIGKILL');
     expect((await first.done).signal).toBe('SIGKILL');
-    const resumed = await runCli([...args, '--resume'], { cwd }).done;
-    expect(resumed.code, resumed.stderr).toBe(0);
-    const summary = JSON.parse(resumed.stdout.trim().split('\n').pop()!);
+    const summary = await resumedLikeClean(args, run);
     expect(summary.resumedPartitions).toBeGreaterThanOrEqual(3);
-    expect(summary).toMatchObject({ clusters: clean.clusters, duplicates: clean.duplicates, complete: true, failed: 0 });
-    expect(summary.top).toEqual(clean.top);
-    expect(await ctx.client.count(index, { exists: { field: 'near_dup.cluster_id' } })).toBe(clean.duplicates + clean.clusters);
-    expect(existsSync(runFile)).toBe(false); // finished: nothing left to resume
   });
 
   it('dedup in memory killed (SIGKILL) while it writes the clusters: --resume replays the verified pairs instead of finding them again', async () => {
-    const index = ctx.index('faults-dedup-memory-kill');
-    await indexDocs(ctx.client, index);
-    await annotateIndex(ctx.client, { index, fields: ['text'], prefix: 'near_dup', signer: {} });
-    const clean = await dedupIndex(ctx.client, { index, full: true, dryRun: true, stateFile: path.join(tmp, `dd-clean-${index}.json`) });
-    const cwd = mkdtempSync(path.join(tmp, 'dedup-memory-kill-'));
-    const runFile = path.join(cwd, '.near-dup', `dedup-${index}.run.json`);
-    const args = ['dedup', '--index', index, '--full', '--page-size', '10'];
+    const run = await dedupToKill('faults-dedup-memory-kill');
+    const args = ['dedup', '--index', run.index, '--full', '--page-size', '10'];
     // Through the test proxy, whose first bulk write (the clusters) is held back: the kill lands there.
     proxy.decide = plan([{ kind: 'bulk', nth: 1, fault: { stallMs: 60_000 } }]);
-    const first = runCli([...args, '--url', proxyUrl], { cwd });
+    const first = runCli([...args, '--url', proxyUrl], { cwd: run.cwd });
     for (let i = 0; i < 3000 && proxy.injected.stalled === 0; i++) await new Promise((r) => setTimeout(r, 10));
     expect(proxy.injected.stalled).toBe(1);
-    const journal = JSON.parse(readFileSync(runFile, 'utf8'));
+    const journal = JSON.parse(readFileSync(run.runFile, 'utf8'));
     first.child.kill('SIGKILL');
     expect((await first.done).signal).toBe('SIGKILL');
     expect(journal.identity.pass).toBe('memory');
     expect(journal.counts.partitionsDone).toBe(journal.identity.partitions); // every band done before the write
-    const resumed = await runCli([...args, '--url', ctx.engine.url, '--resume'], { cwd }).done;
-    expect(resumed.code, resumed.stderr).toBe(0);
-    const summary = JSON.parse(resumed.stdout.trim().split('\n').pop()!);
+    const summary = await resumedLikeClean([...args, '--url', ctx.engine.url], run);
     expect(summary.resumedPartitions).toBe(journal.identity.partitions);
-    expect(summary).toMatchObject({ clusters: clean.clusters, duplicates: clean.duplicates, complete: true, failed: 0 });
-    expect(summary.top).toEqual(clean.top);
-    expect(await ctx.client.count(index, { exists: { field: 'near_dup.cluster_id' } })).toBe(clean.duplicates + clean.clusters);
-    expect(existsSync(runFile)).toBe(false);
   });
 
   it('ingest: a dropped bulk answer is sent again without doubling documents, and every line is accounted for', async () => {
