@@ -21,6 +21,7 @@ import type { RetrySnapshot } from '../engine/retry.js';
 import { checkBulkOptions, requireWholeNumbers, UsageError, UserError } from '../errors.js';
 import { sampleEvery } from '../signature.js';
 import { containmentPass, writeContainment } from './dedup/containment-pass.js';
+import { DocNumbers } from './dedup/doc-numbers.js';
 import { FullPass } from './dedup/full-pass.js';
 import { incrementalPass } from './dedup/incremental-pass.js';
 import { PairVerifier, type VerifiedPair } from './dedup/pair-verifier.js';
@@ -156,21 +157,27 @@ export async function dedupIndex(client: EngineClient, options: DedupOptions): P
     // When the whole index fits the cache, it is read once and bucketed in memory.
     const cacheSize = options.maxCachedSignatures ?? DEFAULT_CACHED_SIGNATURES;
     const everythingCached = documents <= cacheSize;
-    const fields = storedFields(prefix, sortField);
-    const store = new SignatureStore(signatureReader(client, options.index, scope, fields), prefix, sortField, everythingCached ? Number.POSITIVE_INFINITY : cacheSize);
-    const pairsOut = options.pairsFile ? createWriteStream(options.pairsFile) : undefined;
-    let full: FullPass | undefined;
-    const verifier = new PairVerifier(minSimilarity, {
-      collectMatches: options.collectMatches,
-      onVerified: (pair) => full?.journal?.add(pair),
-      onRecorded: (pair) => pairsOut?.write(JSON.stringify(pair) + '\n'),
-    });
-
     const stateFile = options.stateFile ?? defaultStatePath(options.index);
     const runStartedAt = new Date().toISOString();
     const saved = options.full || options.resume ? undefined : await readDedupState(stateFile);
     const uuids = await client.indexUuids(options.index);
     const incremental = continues(saved, { index: options.index, params, prefix, minSimilarity, uuids });
+
+    // Every document met is numbered once, for the store's facts and the verifier's clusters alike.
+    const numbers = new DocNumbers();
+    const fields = storedFields(prefix, sortField);
+    const store = new SignatureStore(signatureReader(client, options.index, scope, fields), prefix, sortField, everythingCached ? Number.POSITIVE_INFINITY : cacheSize, {
+      documents: numbers,
+      keepClusterIds: incremental,
+    });
+    const pairsOut = options.pairsFile ? createWriteStream(options.pairsFile) : undefined;
+    let full: FullPass | undefined;
+    const verifier = new PairVerifier(minSimilarity, {
+      documents: numbers,
+      collectMatches: options.collectMatches,
+      onVerified: (pair) => full?.journal?.add(pair),
+      onRecorded: (pair) => pairsOut?.write(JSON.stringify(pair) + '\n'),
+    });
     const bucketChunk = Math.max(4, options.bucketChunk ?? DEFAULT_BUCKET_CHUNK);
     const pageSize = options.pageSize ?? DEFAULT_PAGE_SIZE;
     let decided: Set<string> | undefined;
@@ -208,7 +215,7 @@ export async function dedupIndex(client: EngineClient, options: DedupOptions): P
 
     const found = performance.now();
     // Pairs replayed by --resume bring documents whose facts were never read in this process.
-    await store.loadFacts(verifier.involved);
+    await store.loadFacts(verifier.involved());
     const clusters = buildClusters(verifier, store.facts, canonical);
     if (pairsOut) await closeStream(pairsOut);
 
@@ -216,7 +223,7 @@ export async function dedupIndex(client: EngineClient, options: DedupOptions): P
     const errors = ErrorsFile.forIndex(options.index, options.errorsFile);
     const written = options.dryRun
       ? { written: 0, failed: 0, cleared: 0, complete: false }
-      : await writeBack(client, clusters, store.facts, errors, { index: options.index, prefix, pageSize, bulk: options.bulk, decided });
+      : await writeBack(client, clusters, verifier, store.facts, errors, { index: options.index, prefix, pageSize, bulk: options.bulk, decided });
     const containment = options.containment === undefined ? undefined : await findContainment(client, options, { prefix, scope, params, pageSize, errors, progress });
     await errors.close();
     if (written.complete) {

@@ -26,19 +26,31 @@ export function serializeLeanMinhash({ seed, scheme, values }: LeanMinhash): Uin
 
 /** Reads a LeanMinHash buffer in any of the byte orders and layouts datasketch writes. */
 export function deserializeLeanMinhash(bytes: Uint8Array): LeanMinhash {
+  const { seed, scheme, header, n, littleEndian } = layoutOf(bytes);
+  return { seed, scheme, values: readValues(bytes, header, n, littleEndian, new Uint32Array(n)) };
+}
+
+interface Layout {
+  seed: number;
+  scheme: MinhashScheme;
+  /** Bytes before the first value. */
+  header: number;
+  n: number;
+  littleEndian: boolean;
+}
+
+function layoutOf(bytes: Uint8Array): Layout {
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   if (bytes.length >= 12) {
     for (const littleEndian of [true, false]) {
       const n = view.getInt32(8, littleEndian);
       const seed = Number(view.getBigInt64(0, littleEndian));
-      if (n >= 0 && bytes.length === 12 + 4 * n) {
-        return { seed, scheme: 'legacy', values: readValues(view, 12, n, littleEndian) };
-      }
+      if (n >= 0 && bytes.length === 12 + 4 * n) return { seed, scheme: 'legacy', header: 12, n, littleEndian };
       const scheme = bytes.length > 12 ? SCHEME_CODES[view.getUint8(12)] : undefined;
       if (n < 0 && scheme) {
         // 13 with an explicit byte order ('<', '>'), 16 with native alignment ('@').
         for (const header of [13, 16]) {
-          if (bytes.length === header + 4 * -n) return { seed, scheme, values: readValues(view, header, -n, littleEndian) };
+          if (bytes.length === header + 4 * -n) return { seed, scheme, header, n: -n, littleEndian };
         }
       }
     }
@@ -49,10 +61,26 @@ export function deserializeLeanMinhash(bytes: Uint8Array): LeanMinhash {
   );
 }
 
-function readValues(view: DataView, offset: number, n: number, littleEndian: boolean): Uint32Array {
-  const values = new Uint32Array(n);
-  for (let i = 0; i < n; i++) values[i] = view.getUint32(offset + 4 * i, littleEndian);
-  return values;
+function readValues(bytes: Uint8Array, offset: number, n: number, littleEndian: boolean, into: Uint32Array): Uint32Array {
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  for (let i = 0; i < n; i++) into[i] = view.getUint32(offset + 4 * i, littleEndian);
+  return into;
+}
+
+/** The bytes of one stored signature while it is decoded (grown when a longer one comes). */
+let scratch = Buffer.alloc(4096);
+let scratchValues = new Uint32Array(1024);
+
+/**
+ * The MinHash values of a stored signature (a base64 LeanMinHash buffer), decoded without allocating: a
+ * view of a buffer that the next call overwrites, for a reader that copies them at once.
+ */
+export function minhashValuesScratch(base64: string): Uint32Array {
+  if (base64.length > scratch.length) scratch = Buffer.alloc(base64.length);
+  const bytes = scratch.subarray(0, scratch.write(base64, 'base64'));
+  const { header, n, littleEndian } = layoutOf(bytes);
+  if (n > scratchValues.length) scratchValues = new Uint32Array(n);
+  return readValues(bytes, header, n, littleEndian, scratchValues).subarray(0, n);
 }
 
 /** The MinHash values of a stored signature (a base64 LeanMinHash buffer, as near-dup writes it). */

@@ -5,7 +5,10 @@ import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { serializeLeanMinhash } from '../../src/sketch/lean-minhash.js';
+import { DocNumbers } from '../../src/jobs/dedup/doc-numbers.js';
+import { FactsTable } from '../../src/jobs/dedup/facts.js';
 import { DedupJournal } from '../../src/jobs/dedup/journal.js';
+import { UnionFind } from '../../src/jobs/dedup/union-find.js';
 import { PAIRWISE_BUCKET, PairVerifier, type VerifiedPair } from '../../src/jobs/dedup/pair-verifier.js';
 import { eachPartition, type KeysOfPartition, planPartitions } from '../../src/jobs/dedup/partitions.js';
 import { keyHash, SignatureStore, type StoredSignature } from '../../src/jobs/dedup/signature-store.js';
@@ -33,7 +36,7 @@ describe('PairVerifier', () => {
     expect(recorded).toEqual([{ a: 'a', b: 'b', jaccard: 0.6, hamming: 0 }]);
     expect(verifier.clusters.find('a')).toBe(verifier.clusters.find('b'));
     expect(verifier.clusters.find('c')).not.toBe(verifier.clusters.find('a'));
-    expect([verifier.candidatePairs, verifier.verifiedPairs, verifier.bestMatch.get('b')]).toEqual([2, 1, 0.6]);
+    expect([verifier.candidatePairs, verifier.verifiedPairs, verifier.bestMatch('b')]).toEqual([2, 1, 0.6]);
   });
 
   it('does not try again a pair an earlier band already tried, unless that band was a large key', () => {
@@ -121,7 +124,7 @@ describe('SignatureStore', () => {
     expect(first.get('b')!.values).toEqual(Uint32Array.of(1, 2, 3, 2));
     await store.load(['a', 'b', 'c']);
     expect(reads).toEqual([['a', 'b'], ['c']]);
-    expect(store.facts.get('a')).toEqual({ tokens: 1, sortKey: '2020-01-01', clusterId: 'c1' });
+    expect(store.facts.get('a')).toEqual({ tokens: 1, sortKey: Date.parse('2020-01-01'), clusterId: 'c1' });
   });
 
   it('reads the facts of documents met only through replayed pairs, without caching their signatures', async () => {
@@ -134,7 +137,7 @@ describe('SignatureStore', () => {
     await store.load(['a']);
     await store.loadFacts(['a', 'x', 'y']);
     expect(reads).toEqual([['a'], ['x', 'y']]);
-    expect(store.facts.get('y')).toEqual({ tokens: 3, sortKey: '2020-01-03', clusterId: 'c1' });
+    expect(store.facts.get('y')).toEqual({ tokens: 3, sortKey: Date.parse('2020-01-03'), clusterId: 'c1' });
     await store.load(['x']);
     expect(reads).toEqual([['a'], ['x', 'y'], ['x']]); // not in the cache
   });
@@ -148,6 +151,41 @@ describe('SignatureStore', () => {
     const store = new SignatureStore(reader, 'near_dup', 'date', 2);
     for (const id of ['a', 'b', 'c', 'd', 'a']) await store.load([id]);
     expect(reads).toBe(5);
+  });
+});
+
+describe('facts and clusters by document number', () => {
+  it('keeps a date as its milliseconds, a number as it is, another value as it is, a missing one as missing', () => {
+    const numbers = new DocNumbers();
+    const facts = new FactsTable(numbers, false);
+    facts.set('d', { tokens: 4, sortKey: '2021-05-01T00:00:00Z', clusterId: 'old' });
+    facts.set('n', { tokens: 0, sortKey: 42 });
+    facts.set('k', { tokens: 7, sortKey: 'zebra' });
+    facts.set('m', { tokens: 9, sortKey: null });
+    expect(['d', 'n', 'k', 'm', 'never'].map((id) => facts.get(id))).toEqual([
+      { tokens: 4, sortKey: Date.parse('2021-05-01T00:00:00Z') }, // no earlier cluster kept: not asked to
+      { tokens: 0, sortKey: 42 },
+      { tokens: 7, sortKey: 'zebra' },
+      { tokens: 9, sortKey: undefined },
+      undefined,
+    ]);
+    expect([facts.has('n'), facts.has('never'), numbers.find('never')]).toEqual([true, false, undefined]);
+    facts.set('k', { tokens: 8, sortKey: '2020-01-01' }); // read again: the newer facts replace the older
+    expect(facts.get('k')).toEqual({ tokens: 8, sortKey: Date.parse('2020-01-01') });
+  });
+
+  it('one numbering for the store and the clusters; sets grow past their first size and say who is joined', () => {
+    const numbers = new DocNumbers();
+    const facts = new FactsTable(numbers);
+    const uf = new UnionFind(numbers);
+    const n = 5000;
+    for (let i = 0; i < n; i++) facts.set(`d${i}`, { tokens: i, sortKey: i, clusterId: i % 2 ? 'c' : undefined });
+    for (let i = 1; i < n; i += 2) uf.union(`d${i}`, `d${i - 1}`);
+    uf.union('d1', 'd4999');
+    expect(numbers.size).toBe(n);
+    expect([uf.sizeOf('d0'), uf.sizeOf('d4998'), uf.joined('d2'), uf.joined('never'), numbers.find('never')]).toEqual([4, 4, true, false, undefined]);
+    expect(uf.groups().length).toBe(n / 2 - 1);
+    expect(facts.get('d4999')).toEqual({ tokens: 4999, sortKey: 4999, clusterId: 'c' });
   });
 });
 
@@ -172,7 +210,8 @@ describe('canonical rule', () => {
     verifier.record({ a: 'x', b: 'y', jaccard: 0.6, hamming: 5 });
     const clusters = buildClusters(verifier, facts, 'longest');
     expect(clusters.map((c) => [c.canonical, c.members])).toEqual([['b', ['a', 'b', 'c']], ['x', ['x', 'y']]]);
-    expect(clusters[0].maxSimilarity.get('c')).toBe(0.7);
+    expect(['a', 'b', 'c', 'x', 'q'].map((id) => verifier.bestMatch(id))).toEqual([0.9, 0.9, 0.7, 0.6, 0]);
+    expect([...verifier.involved()].sort()).toEqual(['a', 'b', 'c', 'x', 'y']);
   });
 });
 

@@ -4,8 +4,9 @@ import { describe, expect, it } from 'vitest';
 import { verifyBand } from '../../src/jobs/dedup/memory-pass.js';
 import { PairVerifier } from '../../src/jobs/dedup/pair-verifier.js';
 import { bandRuns, SignaturePool } from '../../src/jobs/dedup/signature-pool.js';
-import type { StoredSignature } from '../../src/jobs/dedup/signature-store.js';
+import { decodeSignature, type StoredSignature } from '../../src/jobs/dedup/signature-store.js';
 import { UnionFind } from '../../src/jobs/dedup/union-find.js';
+import { serializeLeanMinhash } from '../../src/sketch/lean-minhash.js';
 import { minhashJaccard } from '../../src/sketch/minhash.js';
 
 const WIDTH = 64;
@@ -63,6 +64,27 @@ describe('SignaturePool', () => {
       expect([...pool.signature(i).bands]).toEqual([...d.signature.bands]);
       expect(pool.bandHash(i, 3)).toBe(d.signature.bands[3]);
     });
+  });
+
+  it('takes a document from its stored fields, decoded straight into its arrays, as from its decoded signature', () => {
+    const stored = (i: number, width = WIDTH) => {
+      const values = Uint32Array.from({ length: width }, (_, k) => (k * 2654435761 + i * 40503) >>> 0);
+      const bands = Array.from({ length: BANDS }, (_, b) => `${b}:${i % 3}-${values[b]}`);
+      const minhash = Buffer.from(serializeLeanMinhash({ seed: 1, scheme: 'affine32', values })).toString('base64');
+      return { near_dup: { minhash, bands, simhash: i % 2 ? `00000000${(i * 7919).toString(16).padStart(8, '0')}` : 'not hex' } };
+    };
+    const fromFields = new SignaturePool(2);
+    const fromSignatures = new SignaturePool(2);
+    for (let i = 0; i < 7; i++) {
+      fromFields.addStored(`d${i}`, stored(i), 'near_dup');
+      fromSignatures.add(`d${i}`, decodeSignature(stored(i), 'near_dup')!);
+    }
+    fromFields.addStored('other length', stored(9, WIDTH / 2), 'near_dup');
+    fromFields.addStored('no minhash', { near_dup: { bands: [] } }, 'near_dup');
+    expect([fromFields.size, fromFields.leftOut, fromFields.ids]).toEqual([7, 1, fromSignatures.ids]);
+    for (let i = 0; i < 7; i++) expect(fromFields.signature(i)).toEqual(fromSignatures.signature(i));
+    expect(fromFields.signature(1).simhash).toEqual({ hi: 0, lo: 7919 });
+    expect(fromFields.signature(2).simhash).toEqual({ hi: 0, lo: 0 }); // not 16 hex digits: counts as 0
   });
 
   it('cuts a band into runs of equal key hashes, in input order within a run, by either sort', () => {

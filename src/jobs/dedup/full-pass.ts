@@ -90,7 +90,7 @@ export class FullPass {
 
   /** Every signature read once into memory, then the buckets of each band in turn, each band journaled. */
   private async runInMemory(): Promise<void> {
-    const { index, scope, storedFields: fields, pageSize, documents, bucketChunk } = this.settings;
+    const { index, prefix, scope, storedFields: fields, pageSize, documents, bucketChunk } = this.settings;
     const resumed = await this.resumeJournal('memory');
     const startAt = resumed?.journal.partitionsDone ?? 0;
     this.resumedPartitions = startAt;
@@ -98,7 +98,7 @@ export class FullPass {
       this.journal = resumed.journal; // every band was done: the replayed pairs are the clusters
       return;
     }
-    const pool = await readPool(this.client, this.store, { index, scope, fields, pageSize, documents, onDocuments: (done, total) => this.settings.onProgress?.('signatures', done, total) });
+    const pool = await readPool(this.client, this.store, { index, prefix, scope, fields, pageSize, documents, onDocuments: (done, total) => this.settings.onProgress?.('signatures', done, total) });
     this.journal = resumed?.journal ?? (await this.startJournal('memory', pool.bandCount));
     for (let band = 0; band < pool.bandCount; band++) {
       await verifyBand(pool, this.verifier, band, bucketChunk, band < startAt);

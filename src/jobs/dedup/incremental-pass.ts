@@ -27,7 +27,7 @@ export interface IncrementalSettings {
 export async function incrementalPass(client: EngineClient, store: SignatureStore, verifier: PairVerifier, settings: IncrementalSettings): Promise<{ decided: Set<string>; newDocuments: number }> {
   const fresh = await verifyNewDocuments(client, store, verifier, settings);
   // Members of every cluster the new documents were in, or now join.
-  const decided = new Set([...fresh, ...verifier.involved]);
+  const decided = new Set([...fresh, ...verifier.involved()]);
   await store.load([...decided]);
   const clusterIds = [...new Set([...decided].map((id) => store.facts.get(id)?.clusterId).filter((c): c is string => Boolean(c)))];
   for (let i = 0; i < clusterIds.length; i += CLUSTERS_PER_QUERY) {

@@ -5,6 +5,7 @@
 import { minhashJaccard } from '../../sketch/minhash.js';
 import { hammingDistance } from '../../sketch/simhash.js';
 import { joinBucket } from './bucket-join.js';
+import { DocNumbers, withRoomFor } from './doc-numbers.js';
 import type { StoredSignature } from './signature-store.js';
 import { UnionFind } from './union-find.js';
 
@@ -30,11 +31,9 @@ export interface PairHooks {
 }
 
 export class PairVerifier {
-  readonly clusters = new UnionFind();
-  /** Each document's best verified similarity. */
-  readonly bestMatch = new Map<string, number>();
-  /** Documents in at least one verified pair. */
-  readonly involved = new Set<string>();
+  readonly clusters: UnionFind;
+  /** Each document's best verified similarity, by document number (0: in no verified pair). */
+  private best = new Float64Array(0);
   /** Each document's best matches, when asked for (--format text). */
   readonly matches?: Map<string, Array<{ id: string; jaccard: number }>>;
   buckets = 0;
@@ -49,12 +48,26 @@ export class PairVerifier {
 
   private readonly hooks: PairHooks;
 
+  /** `documents`: the numbering shared with the signature store (one of its own if not given). */
   constructor(
     private readonly minSimilarity: number,
-    options: { collectMatches?: boolean } & PairHooks = {},
+    options: { collectMatches?: boolean; documents?: DocNumbers } & PairHooks = {},
   ) {
     if (options.collectMatches) this.matches = new Map();
     this.hooks = { onVerified: options.onVerified, onRecorded: options.onRecorded };
+    this.clusters = new UnionFind(options.documents ?? new DocNumbers());
+  }
+
+  /** A document's best verified similarity; 0 when it is in no verified pair. */
+  bestMatch(id: string): number {
+    const n = this.clusters.documents.find(id);
+    return n !== undefined && n < this.best.length ? this.best[n] : 0;
+  }
+
+  /** The documents in at least one verified pair. */
+  *involved(): Generator<string> {
+    const documents = this.clusters.documents;
+    for (let n = 0; n < this.best.length && n < documents.size; n++) if (this.best[n] > 0) yield documents.idOf(n);
   }
 
   markLargeKey(band: number, hash: number): void {
@@ -82,8 +95,9 @@ export class PairVerifier {
     const { a, b, jaccard } = pair;
     this.hooks.onRecorded?.(pair);
     for (const [id, other] of [[a, b], [b, a]]) {
-      this.bestMatch.set(id, Math.max(this.bestMatch.get(id) ?? 0, jaccard));
-      this.involved.add(id);
+      const n = this.clusters.documents.numberOf(id);
+      this.best = withRoomFor(this.best, n);
+      this.best[n] = Math.max(this.best[n], jaccard);
       if (this.matches) {
         const list = this.matches.get(id) ?? [];
         list.push({ id: other, jaccard });

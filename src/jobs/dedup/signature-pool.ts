@@ -2,8 +2,10 @@
 // values of document i at [i * width, (i + 1) * width), its band-key hashes and its SimHash (two 32-bit
 // halves) likewise, its id in an array of strings. About 620 bytes a document for 128 values and 26
 // bands, against about 1 KB as separate objects; a signature handed out is a view into the arrays.
+import { valueAt } from '../../annotation.js';
+import { minhashValuesScratch } from '../../sketch/lean-minhash.js';
 import { parseSimhashHex } from '../../sketch/simhash.js';
-import type { StoredSignature } from './signature-store.js';
+import { keyHash, type StoredSignature } from './signature-store.js';
 
 export class SignaturePool {
   readonly ids: string[] = [];
@@ -24,19 +26,40 @@ export class SignaturePool {
   }
 
   add(id: string, signature: StoredSignature): void {
-    if (this.size === 0) this.shape(signature);
-    if (signature.values.length !== this.width || signature.bands.length !== this.bandCount) {
+    const { hi, lo } = typeof signature.simhash === 'string' ? simhashOf(signature.simhash) : signature.simhash;
+    const i = this.slotFor(id, signature.values, signature.bands.length);
+    if (i !== undefined) {
+      this.bands.set(signature.bands, i * this.bandCount);
+      this.simhashes[2 * i] = hi;
+      this.simhashes[2 * i + 1] = lo;
+    }
+  }
+
+  /** A document from its stored fields (near-dup's, under `prefix`), decoded straight into the arrays. */
+  addStored(id: string, source: unknown, prefix: string): void {
+    const minhash = valueAt(source, `${prefix}.minhash`);
+    if (typeof minhash !== 'string') return;
+    const bands = (valueAt(source, `${prefix}.bands`) as string[] | undefined) ?? [];
+    const i = this.slotFor(id, minhashValuesScratch(minhash), bands.length);
+    if (i === undefined) return;
+    for (let k = 0; k < bands.length; k++) this.bands[i * this.bandCount + k] = keyHash(bands[k]);
+    const { hi, lo } = simhashOf(String(valueAt(source, `${prefix}.simhash`) ?? '0000000000000000'));
+    this.simhashes[2 * i] = hi;
+    this.simhashes[2 * i + 1] = lo;
+  }
+
+  /** The next document's number, its values copied in; undefined (left out) when its shape is not the first one's. */
+  private slotFor(id: string, values: Uint32Array, bandCount: number): number | undefined {
+    if (this.size === 0) this.shape(values.length, bandCount);
+    if (values.length !== this.width || bandCount !== this.bandCount) {
       this.leftOut++;
-      return;
+      return undefined;
     }
     const i = this.size;
     if ((i + 1) * this.width > this.values.length) this.grow();
-    this.values.set(signature.values, i * this.width);
-    this.bands.set(signature.bands, i * this.bandCount);
+    this.values.set(values, i * this.width);
     this.ids.push(id);
-    const { hi, lo } = typeof signature.simhash === 'string' ? simhashOf(signature.simhash) : signature.simhash;
-    this.simhashes[2 * i] = hi;
-    this.simhashes[2 * i + 1] = lo;
+    return i;
   }
 
   /** Document i's hash of its key in `band`. */
@@ -52,9 +75,9 @@ export class SignaturePool {
     };
   }
 
-  private shape(first: StoredSignature): void {
-    this.width = first.values.length;
-    this.bandCount = first.bands.length;
+  private shape(width: number, bandCount: number): void {
+    this.width = width;
+    this.bandCount = bandCount;
     this.values = new Uint32Array(Math.max(1, this.expected) * this.width);
     this.bands = new Int32Array(Math.max(1, this.expected) * this.bandCount);
     this.simhashes = new Uint32Array(Math.max(1, this.expected) * 2);

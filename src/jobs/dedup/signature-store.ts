@@ -4,6 +4,8 @@
 import { valueAt } from '../../annotation.js';
 import { minhashValues } from '../../sketch/lean-minhash.js';
 import type { Hash64 } from '../../sketch/simhash.js';
+import { DocNumbers } from './doc-numbers.js';
+import { FactsTable } from './facts.js';
 import { RecentMap } from './recent-map.js';
 
 /** What verification needs of a document: about 1 KB. */
@@ -13,15 +15,6 @@ export interface StoredSignature {
   simhash: string | Hash64;
   /** A 32-bit hash of each band key, to tell whether two documents met in an earlier band. */
   bands: Int32Array;
-}
-
-/** What the clusters need of a document: a few bytes, kept for every document met. */
-export interface Facts {
-  tokens: number;
-  /** The value the canonical rule sorts by. */
-  sortKey: unknown;
-  /** Its cluster from an earlier run. */
-  clusterId?: string;
 }
 
 /** A document's stored fields, as a signature reader returns them. */
@@ -61,17 +54,20 @@ export function decodeSignature(source: Record<string, unknown>, prefix: string)
 }
 
 export class SignatureStore {
-  readonly facts = new Map<string, Facts>();
+  readonly facts: FactsTable;
   private readonly cache: RecentMap<string, StoredSignature>;
 
+  /** `documents`: the numbering the facts are kept by; `keepClusterIds`: whether the facts keep earlier clusters. */
   constructor(
     private readonly read: SignatureReader,
     private readonly prefix: string,
     private readonly sortField: string,
     /** Signatures held at once; Infinity when the whole index fits (nothing is ever read twice). */
     capacity: number,
+    { documents = new DocNumbers(), keepClusterIds = true }: { documents?: DocNumbers; keepClusterIds?: boolean } = {},
   ) {
     this.cache = new RecentMap(capacity);
+    this.facts = new FactsTable(documents, keepClusterIds);
   }
 
   /** The signatures of these documents: from the cache, the others read from the index (and cached). */
@@ -101,15 +97,19 @@ export class SignatureStore {
   }
 
   /** A document's signature from its stored fields (not cached), its facts kept; undefined without a MinHash. */
-  admit({ id, source }: StoredDocument): StoredSignature | undefined {
-    const signature = decodeSignature(source, this.prefix);
-    if (!signature) return undefined;
+  admit(document: StoredDocument): StoredSignature | undefined {
+    return this.admitFacts(document) ? decodeSignature(document.source, this.prefix) : undefined;
+  }
+
+  /** Keeps a document's facts, if it has a MinHash (whether it has). */
+  admitFacts({ id, source }: StoredDocument): boolean {
+    if (typeof valueAt(source, `${this.prefix}.minhash`) !== 'string') return false;
     this.facts.set(id, {
       tokens: Number(valueAt(source, `${this.prefix}.token_count`) ?? 0),
       sortKey: valueAt(source, this.sortField),
       clusterId: (valueAt(source, `${this.prefix}.cluster_id`) as string | null | undefined) ?? undefined,
     });
-    return signature;
+    return true;
   }
 
   /** Reads the facts of documents met only through replayed pairs (--resume). */

@@ -1,46 +1,71 @@
-// Disjoint sets over string ids, with path halving and union by size.
+// Disjoint sets over document ids, with path halving and union by size; the sets are kept by document
+// number (doc-numbers.ts), in two typed arrays.
+import { DocNumbers, withRoomFor } from './doc-numbers.js';
 
 export class UnionFind {
-  private readonly parent = new Map<string, string>();
-  private readonly size = new Map<string, number>();
+  private parent = new Int32Array(0);
+  private size = new Int32Array(0);
+
+  constructor(readonly documents = new DocNumbers()) {}
 
   find(x: string): string {
-    if (!this.parent.has(x)) {
-      this.parent.set(x, x);
-      this.size.set(x, 1);
-      return x;
-    }
-    let root = x;
-    while (this.parent.get(root) !== root) {
-      const grand = this.parent.get(this.parent.get(root)!)!;
-      this.parent.set(root, grand);
-      root = grand;
-    }
-    return root;
+    return this.documents.idOf(this.root(this.numbered(x)));
   }
 
   /** Members of x's set (1 for an id never joined). */
   sizeOf(x: string): number {
-    return this.size.get(this.find(x))!;
+    return this.size[this.root(this.numbered(x))];
+  }
+
+  /** Whether x is in a set of two or more (without numbering an id never met). */
+  joined(x: string): boolean {
+    const n = this.documents.find(x);
+    return n !== undefined && n < this.parent.length && this.size[this.root(n)] > 1;
   }
 
   union(a: string, b: string): void {
-    let ra = this.find(a), rb = this.find(b);
+    let ra = this.root(this.numbered(a)), rb = this.root(this.numbered(b));
     if (ra === rb) return;
-    if (this.size.get(ra)! < this.size.get(rb)!) [ra, rb] = [rb, ra];
-    this.parent.set(rb, ra);
-    this.size.set(ra, this.size.get(ra)! + this.size.get(rb)!);
+    if (this.size[ra] < this.size[rb]) [ra, rb] = [rb, ra];
+    this.parent[rb] = ra;
+    this.size[ra] += this.size[rb];
   }
 
   /** Every set of two or more members. */
   groups(): string[][] {
-    const byRoot = new Map<string, string[]>();
-    for (const x of this.parent.keys()) {
-      const root = this.find(x);
+    const byRoot = new Map<number, string[]>();
+    for (let n = 0; n < Math.min(this.documents.size, this.parent.length); n++) {
+      const root = this.root(n);
+      if (this.size[root] < 2) continue;
       let members = byRoot.get(root);
       if (!members) byRoot.set(root, (members = []));
-      members.push(x);
+      members.push(this.documents.idOf(n));
     }
-    return [...byRoot.values()].filter((g) => g.length > 1);
+    return [...byRoot.values()];
+  }
+
+  /** x's number, with a set of its own if it had none (documents numbered elsewhere join lazily). */
+  private numbered(x: string): number {
+    const n = this.documents.numberOf(x);
+    if (n >= this.parent.length) {
+      const from = this.parent.length;
+      const last = Math.max(n, this.documents.size - 1);
+      this.parent = withRoomFor(this.parent, last);
+      this.size = withRoomFor(this.size, last);
+      for (let k = from; k < this.parent.length; k++) {
+        this.parent[k] = k;
+        this.size[k] = 1;
+      }
+    }
+    return n;
+  }
+
+  private root(n: number): number {
+    const parent = this.parent;
+    while (parent[n] !== n) {
+      parent[n] = parent[parent[n]];
+      n = parent[n];
+    }
+    return n;
   }
 }

@@ -6,7 +6,7 @@ import { scanIndex } from '../../engine/scan.js';
 import type { ErrorsFile } from '../errors-file.js';
 import { fieldWriter } from './field-writer.js';
 import type { PairVerifier } from './pair-verifier.js';
-import type { Facts } from './signature-store.js';
+import type { FactsLookup } from './facts.js';
 
 export type CanonicalRule = 'oldest' | 'newest' | 'longest' | { field: string; order: 'asc' | 'desc' };
 
@@ -14,22 +14,21 @@ export interface DedupCluster {
   id: string;
   canonical: string;
   members: string[];
-  maxSimilarity: Map<string, number>;
 }
 
 /** The connected components of the verified pairs, largest first, each with its canonical document. */
-export function buildClusters(verifier: PairVerifier, facts: ReadonlyMap<string, Facts>, rule: CanonicalRule): DedupCluster[] {
+export function buildClusters(verifier: PairVerifier, facts: FactsLookup, rule: CanonicalRule): DedupCluster[] {
   const clusters: DedupCluster[] = [];
   for (const members of verifier.clusters.groups()) {
     members.sort();
     const chosen = pickCanonical(members, facts, rule);
-    clusters.push({ id: chosen, canonical: chosen, members, maxSimilarity: new Map(members.map((m) => [m, verifier.bestMatch.get(m) ?? 0])) });
+    clusters.push({ id: chosen, canonical: chosen, members });
   }
   return clusters.sort((a, b) => b.members.length - a.members.length || (a.id < b.id ? -1 : 1));
 }
 
 /** The member the rule prefers; a member without a value comes last in either order; ties go to the smallest id. */
-export function pickCanonical(members: readonly string[], facts: ReadonlyMap<string, Facts>, rule: CanonicalRule): string {
+export function pickCanonical(members: readonly string[], facts: FactsLookup, rule: CanonicalRule): string {
   const tokens = (id: string) => facts.get(id)?.tokens ?? 0;
   const byKey = (a: string, b: string, direction: 1 | -1) => {
     const x = facts.get(a)?.sortKey, y = facts.get(b)?.sortKey;
@@ -76,24 +75,33 @@ export interface WriteBackResult {
   complete: boolean;
 }
 
-export async function writeBack(client: EngineClient, clusters: readonly DedupCluster[], facts: ReadonlyMap<string, Facts>, errors: ErrorsFile, settings: WriteBackSettings): Promise<WriteBackResult> {
+export async function writeBack(
+  client: EngineClient,
+  clusters: readonly DedupCluster[],
+  /** The verifier that joined them: who is in a cluster, and each one's best similarity. */
+  membership: PairVerifier,
+  facts: FactsLookup,
+  errors: ErrorsFile,
+  settings: WriteBackSettings,
+): Promise<WriteBackResult> {
   const writer = fieldWriter(client, errors, settings);
   let cleared = 0;
+  let members = 0;
   for (const cluster of clusters) {
+    members += cluster.members.length;
     for (const member of cluster.members) {
       await writer.update(member, {
         cluster_id: cluster.id,
         duplicate_of: member === cluster.canonical ? null : cluster.canonical,
         is_canonical: member === cluster.canonical,
         cluster_size: cluster.members.length,
-        max_similarity: cluster.maxSimilarity.get(member) ?? 0,
+        max_similarity: membership.bestMatch(member),
       });
     }
   }
   // Cluster fields left from an earlier run on documents that are in no cluster now.
-  const inCluster = new Set(clusters.flatMap((c) => c.members));
   const clear = async (id: string) => {
-    if (inCluster.has(id)) return;
+    if (membership.clusters.joined(id)) return;
     cleared++;
     await writer.update(id, { cluster_id: null, duplicate_of: null, is_canonical: null, cluster_size: null, max_similarity: null });
   };
@@ -112,9 +120,9 @@ export async function writeBack(client: EngineClient, clusters: readonly DedupCl
   }
   await writer.finish();
   // Checked with the engine: the documents holding a cluster_id are exactly the clusters' members.
-  const holding = settings.decided ? inCluster.size : await client.count(settings.index, { exists: { field: `${settings.prefix}.cluster_id` } });
-  if (holding !== inCluster.size) {
-    errors.add({ reason: `after the write-back ${holding} documents hold a cluster_id, but the clusters have ${inCluster.size} members; run dedup --full again` });
+  const holding = settings.decided ? members : await client.count(settings.index, { exists: { field: `${settings.prefix}.cluster_id` } });
+  if (holding !== members) {
+    errors.add({ reason: `after the write-back ${holding} documents hold a cluster_id, but the clusters have ${members} members; run dedup --full again` });
   }
-  return { written: writer.written, failed: writer.failed, cleared, complete: writer.failed === 0 && holding === inCluster.size };
+  return { written: writer.written, failed: writer.failed, cleared, complete: writer.failed === 0 && holding === members };
 }
