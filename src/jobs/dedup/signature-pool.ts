@@ -1,11 +1,11 @@
 // Every signature of an index in a few flat arrays, for the full pass that holds them all: the MinHash
 // values of document i at [i * width, (i + 1) * width), its band-key hashes and its SimHash (two 32-bit
 // halves) likewise, its id in an array of strings. About 620 bytes a document for 128 values and 26
-// bands, against about 1 KB as separate objects; a signature handed out is a view into the arrays.
-import { valueAt } from '../../annotation.js';
+// bands, against about 1 KB as separate objects; a document read from the index is decoded straight into
+// them, and a signature handed out is a view into the arrays.
 import { minhashValuesScratch } from '../../sketch/lean-minhash.js';
 import { parseSimhashHex } from '../../sketch/simhash.js';
-import { keyHash, type StoredSignature } from './signature-store.js';
+import { keyHash, signatureFields, type StoredSignature } from './signature-store.js';
 
 export class SignaturePool {
   readonly ids: string[] = [];
@@ -35,15 +35,14 @@ export class SignaturePool {
     }
   }
 
-  /** A document from its stored fields (near-dup's, under `prefix`), decoded straight into the arrays. */
-  addStored(id: string, source: unknown, prefix: string): void {
-    const minhash = valueAt(source, `${prefix}.minhash`);
-    if (typeof minhash !== 'string') return;
-    const bands = (valueAt(source, `${prefix}.bands`) as string[] | undefined) ?? [];
-    const i = this.slotFor(id, minhashValuesScratch(minhash), bands.length);
+  /** A document from its stored fields (near-dup's, under `prefix`), decoded straight into the arrays (no signature object made). */
+  addStored(id: string, source: Record<string, unknown>, prefix: string): void {
+    const fields = signatureFields(source, prefix);
+    if (!fields) return;
+    const i = this.slotFor(id, minhashValuesScratch(fields.minhash), fields.bands.length);
     if (i === undefined) return;
-    for (let k = 0; k < bands.length; k++) this.bands[i * this.bandCount + k] = keyHash(bands[k]);
-    const { hi, lo } = simhashOf(String(valueAt(source, `${prefix}.simhash`) ?? '0000000000000000'));
+    for (let k = 0; k < fields.bands.length; k++) this.bands[i * this.bandCount + k] = keyHash(fields.bands[k]);
+    const { hi, lo } = simhashOf(fields.simhash);
     this.simhashes[2 * i] = hi;
     this.simhashes[2 * i + 1] = lo;
   }

@@ -41,16 +41,21 @@ export function storedFields(prefix: string, sortField: string): string[] {
   return ['minhash', 'simhash', 'token_count', 'cluster_id', 'bands'].map((name) => `${prefix}.${name}`).concat(sortField);
 }
 
-/** A stored signature, or undefined for a document without a MinHash. */
-export function decodeSignature(source: Record<string, unknown>, prefix: string): StoredSignature | undefined {
+/** The near-dup fields a signature is made of, as stored (bands and SimHash defaulted); undefined without a MinHash. */
+export function signatureFields(source: Record<string, unknown>, prefix: string): { minhash: string; bands: string[]; simhash: string } | undefined {
   const minhash = valueAt(source, `${prefix}.minhash`);
   if (typeof minhash !== 'string') return undefined;
-  const bands = (valueAt(source, `${prefix}.bands`) as string[] | undefined) ?? [];
   return {
-    values: minhashValues(minhash),
+    minhash,
+    bands: (valueAt(source, `${prefix}.bands`) as string[] | undefined) ?? [],
     simhash: String(valueAt(source, `${prefix}.simhash`) ?? '0000000000000000'),
-    bands: Int32Array.from(bands, keyHash),
   };
+}
+
+/** A stored signature, or undefined for a document without a MinHash. */
+export function decodeSignature(source: Record<string, unknown>, prefix: string): StoredSignature | undefined {
+  const fields = signatureFields(source, prefix);
+  return fields && { values: minhashValues(fields.minhash), simhash: fields.simhash, bands: Int32Array.from(fields.bands, keyHash) };
 }
 
 export class SignatureStore {
