@@ -63,7 +63,7 @@ export const PAGE = `<!doctype html>
 const $ = (id) => document.getElementById(id);
 const el = (tag, text, cls) => { const e = document.createElement(tag); if (text !== undefined) e.textContent = text; if (cls) e.className = cls; return e; };
 const PAGE = 25;
-let clusterFrom = 0, memberFrom = 0, currentCluster = null, query = '';
+let clustersAfter = null, membersAfter = null, currentCluster = null, query = '';
 const picked = new Set();
 
 async function api(path) {
@@ -75,8 +75,8 @@ async function api(path) {
 }
 
 async function loadClusters(reset) {
-  if (reset) { clusterFrom = 0; $('clusters').replaceChildren(); }
-  const data = await api('/api/clusters?from=' + clusterFrom + '&size=' + PAGE + '&q=' + encodeURIComponent(query));
+  if (reset) { clustersAfter = null; $('clusters').replaceChildren(); }
+  const data = await api('/api/clusters?size=' + PAGE + '&q=' + encodeURIComponent(query) + (clustersAfter ? '&after=' + encodeURIComponent(clustersAfter) : ''));
   $('cluster-count').textContent = data.total + ' clusters' + (query ? ' matching' : '') + ', largest first';
   for (const c of data.clusters) {
     const li = el('li', undefined, 'cluster');
@@ -85,20 +85,20 @@ async function loadClusters(reset) {
     li.onclick = () => openCluster(c.clusterId, li);
     $('clusters').append(li);
   }
-  clusterFrom += data.clusters.length;
-  $('more-clusters').hidden = clusterFrom >= data.total;
+  clustersAfter = data.next || null;
+  $('more-clusters').hidden = !clustersAfter;
 }
 
 async function openCluster(id, li) {
   document.querySelectorAll('li.cluster.open').forEach((n) => n.classList.remove('open'));
   if (li) li.classList.add('open');
-  currentCluster = id; memberFrom = 0; picked.clear();
+  currentCluster = id; membersAfter = null; picked.clear();
   $('members').replaceChildren(); $('cluster-id').textContent = id; $('cluster').hidden = false; $('compare').disabled = true;
   await loadMembers();
 }
 
 async function loadMembers() {
-  const data = await api('/api/clusters/' + encodeURIComponent(currentCluster) + '/members?from=' + memberFrom + '&size=' + PAGE);
+  const data = await api('/api/clusters/' + encodeURIComponent(currentCluster) + '/members?size=' + PAGE + (membersAfter ? '&after=' + encodeURIComponent(membersAfter) : ''));
   $('member-count').textContent = '(' + data.total + ' documents)';
   for (const m of data.members) {
     const tr = el('tr', undefined, 'member');
@@ -112,8 +112,8 @@ async function loadMembers() {
     tr.append(...cells);
     $('members').append(tr);
   }
-  memberFrom += data.members.length;
-  $('more-members').hidden = memberFrom >= data.total;
+  membersAfter = data.next || null;
+  $('more-members').hidden = !membersAfter;
 }
 
 async function openPair(a, b) {

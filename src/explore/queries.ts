@@ -3,6 +3,7 @@
 // one document, and a document's similar hits and partial copies.
 import { extractText, valueAt } from '../annotation.js';
 import { type EngineClient, totalHits } from '../engine/client.js';
+import { EngineResponseError } from '../engine/errors.js';
 import { UserError } from '../errors.js';
 import { findSimilar } from '../jobs/similar.js';
 import { sampleEvery } from '../signature.js';
@@ -34,8 +35,8 @@ export interface Member {
 }
 
 const SNIPPET_CHARS = 160;
-/** The engines' default window for from + size. */
-const MAX_WINDOW = 10_000;
+/** How long a cluster's pages of members stay open between two asks for more (a scroll's keep-alive). */
+const MEMBER_PAGES_KEEP_ALIVE = '10m';
 
 function snippet(source: unknown, fields: string[]): string {
   try {
@@ -45,14 +46,35 @@ function snippet(source: unknown, fields: string[]): string {
   }
 }
 
-function checkPage(from: number, size: number): void {
-  if (!(Number.isInteger(from) && from >= 0 && Number.isInteger(size) && size >= 1 && size <= 200)) throw new UserError(`from must be 0 or more and size 1 to 200, got from=${from} size=${size}`);
-  if (from + size > MAX_WINDOW) throw new UserError(`pages end at ${MAX_WINDOW} documents (the engine's result window); search for what you want instead`);
+function checkSize(size: number): void {
+  if (!(Number.isInteger(size) && size >= 1 && size <= 200)) throw new UserError(`size must be 1 to 200, got ${size}`);
 }
 
-/** Clusters largest first; with `q`, the clusters of the documents whose id or text matches it. */
-export async function listClusters(client: EngineClient, src: ExploreSource, options: { q?: string; from: number; size: number }): Promise<{ clusters: ClusterSummary[]; total: number }> {
-  checkPage(options.from, options.size);
+/** A list's position as a token for the page (the sort values of its last entry), and back. */
+const cursor = {
+  of: (sort: unknown[] | undefined) => (sort ? Buffer.from(JSON.stringify(sort)).toString('base64url') : undefined),
+  read(token: string): unknown[] {
+    try {
+      const sort = JSON.parse(Buffer.from(token, 'base64url').toString('utf8'));
+      if (Array.isArray(sort)) return sort;
+    } catch {
+      // refused below
+    }
+    throw new UserError(`"${token}" is not a position in the list: ask for the first page again`);
+  },
+};
+
+/**
+ * Clusters largest first; with `q`, the clusters of the documents whose id or text matches it. Pages follow
+ * one another by `after` (the `next` of the page before: search_after on size and cluster id, which is
+ * unique), so a list of any length pages through whole, past the engine's result window.
+ */
+export async function listClusters(
+  client: EngineClient,
+  src: ExploreSource,
+  options: { q?: string; size: number; after?: string },
+): Promise<{ clusters: ClusterSummary[]; total: number; next?: string }> {
+  checkSize(options.size);
   const f = (name: string) => `${src.prefix}.${name}`;
   const canonical: Record<string, unknown>[] = [{ term: { [f('is_canonical')]: true } }];
   if (options.q?.trim()) {
@@ -65,39 +87,60 @@ export async function listClusters(client: EngineClient, src: ExploreSource, opt
     canonical.push({ terms: { [f('cluster_id')]: ids } });
   }
   const found = await client.search(src.index, {
-    from: options.from,
     size: options.size,
     track_total_hits: true,
     _source: [...src.fields, f('cluster_id'), f('cluster_size'), f('max_similarity')],
     query: { bool: { filter: canonical } },
     sort: [{ [f('cluster_size')]: 'desc' }, { [f('cluster_id')]: 'asc' }],
+    ...(options.after ? { search_after: cursor.read(options.after) } : {}),
   });
-  const total = totalHits(found.hits.total);
-  const clusters = found.hits.hits.map((h) => ({
+  const hits = found.hits.hits;
+  const clusters = hits.map((h) => ({
     clusterId: String(valueAt(h._source, f('cluster_id'))),
     size: Number(valueAt(h._source, f('cluster_size')) ?? 1),
     canonical: { id: h._id, snippet: snippet(h._source, src.fields) },
     bestSimilarity: (valueAt(h._source, f('max_similarity')) as number | undefined) ?? null,
   }));
-  return { clusters, total };
+  return { clusters, total: totalHits(found.hits.total), next: hits.length === options.size ? cursor.of(hits[hits.length - 1].sort) : undefined };
 }
 
-/** A page of a cluster's members, the canonical first, then by similarity to it. */
-export async function clusterMembers(client: EngineClient, src: ExploreSource, clusterId: string, options: { from: number; size: number }): Promise<{ members: Member[]; total: number }> {
-  checkPage(options.from, options.size);
+interface MembersPage {
+  _scroll_id?: string;
+  hits: { total?: number | { value: number }; hits: Array<{ _id: string; _source?: Record<string, unknown> }> };
+}
+
+/**
+ * A page of a cluster's members, the canonical first, then by similarity to it. Members tie (exact copies
+ * share every sorted value), so the pages after the first follow a scroll the first one opened (`next`),
+ * which pages through a cluster of any size, past the engine's result window; it is closed once read to
+ * its end, and expires after ten minutes unread.
+ */
+export async function clusterMembers(
+  client: EngineClient,
+  src: ExploreSource,
+  clusterId: string,
+  options: { size: number; after?: string },
+): Promise<{ members: Member[]; total: number; next?: string }> {
+  checkSize(options.size);
   const f = (name: string) => `${src.prefix}.${name}`;
   const signature = [f('minhash'), f('simhash'), f('is_canonical')];
   const inCluster = { term: { [f('cluster_id')]: clusterId } };
   const head = await client.search(src.index, { size: 1, _source: signature, query: { bool: { filter: [inCluster, { term: { [f('is_canonical')]: true } }] } } });
   const canonical = head.hits.hits[0];
-  const page = await client.search(src.index, {
-    from: options.from,
-    size: options.size,
-    track_total_hits: true,
-    _source: [...src.fields, ...signature],
-    query: { bool: { filter: [inCluster] } },
-    sort: [{ [f('is_canonical')]: 'desc' }, { [f('max_similarity')]: { order: 'desc', missing: '_last' } }, { [f('content_hash')]: 'asc' }],
-  });
+  const page = options.after
+    ? await nextMembers(client, options.after)
+    : await client.request<MembersPage>(
+        'POST',
+        `/${encodeURIComponent(src.index)}/_search`,
+        {
+          size: options.size,
+          track_total_hits: true,
+          _source: [...src.fields, ...signature],
+          query: { bool: { filter: [inCluster] } },
+          sort: [{ [f('is_canonical')]: 'desc' }, { [f('max_similarity')]: { order: 'desc', missing: '_last' } }, { [f('content_hash')]: 'asc' }],
+        },
+        { scroll: MEMBER_PAGES_KEEP_ALIVE },
+      );
   const base = canonical ? { values: minhashOf(canonical._source, f('minhash')), simhash: valueAt(canonical._source, f('simhash')) as string | undefined } : undefined;
   const members = page.hits.hits.map((h) => {
     const values = minhashOf(h._source, f('minhash'));
@@ -110,8 +153,21 @@ export async function clusterMembers(client: EngineClient, src: ExploreSource, c
       hamming: base?.simhash && simhash ? hammingDistance(base.simhash, simhash) : null,
     };
   });
-  const total = totalHits(page.hits.total);
-  return { members, total };
+  const more = members.length === options.size && page._scroll_id !== undefined;
+  if (!more && page._scroll_id) await client.request('DELETE', '/_search/scroll', { scroll_id: [page._scroll_id] }).catch(() => undefined);
+  return { members, total: totalHits(page.hits.total), next: more ? page._scroll_id : undefined };
+}
+
+/** The next page of an open scroll of members; asked once (a second ask would skip a page). */
+async function nextMembers(client: EngineClient, scrollId: string): Promise<MembersPage> {
+  try {
+    return await client.request<MembersPage>('POST', '/_search/scroll', { scroll: MEMBER_PAGES_KEEP_ALIVE, scroll_id: scrollId }, undefined, { retry: false });
+  } catch (err) {
+    if (err instanceof EngineResponseError && (err.statusCode === 404 || err.statusCode === 400)) {
+      throw new UserError(`these pages of members are closed (read to the end, or left unread for ${MEMBER_PAGES_KEEP_ALIVE}): open the cluster again`);
+    }
+    throw err;
+  }
 }
 
 /** One document: its text (the fields joined) and its near-dup fields. */

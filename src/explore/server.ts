@@ -64,7 +64,7 @@ async function route(client: EngineClient, options: ExploreOptions, req: http.In
   const url = new URL(req.url ?? '/', 'http://explore');
   const p = url.pathname;
   const q = url.searchParams;
-  const page = { from: number(q, 'from', 0), size: number(q, 'size', 25) };
+  const page = { size: number(q, 'size', 25), after: q.get('after') ?? undefined };
   let m: RegExpExecArray | null;
   if (p === '/') return { body: PAGE, type: 'text/html; charset=utf-8' };
   if (p === '/api/info') return { json: { index: options.index, fields: options.fields, report: options.reportDir !== undefined } };

@@ -1,7 +1,7 @@
 // near-dup explore against a real engine with an annotated, deduplicated and evaluated corpus: its API
-// pages through clusters and members and finds clusters by id and by text; in Chromium a reviewer opens a
-// cluster, compares two members (a shared passage and a difference marked), opens similar documents and
-// sees the evaluation plots. A screenshot of each step goes to test/output/explore/.
+// pages through clusters and members (past the engine's result window) and finds clusters by id and by
+// text; in Chromium a reviewer opens a cluster, compares two members (a shared passage and a difference
+// marked), opens similar documents and sees the evaluation plots. A screenshot of each step goes to test/output/explore/.
 import { mkdirSync, mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -39,23 +39,45 @@ forEachEngine('explore', (ctx) => {
   });
   afterAll(async () => explorer?.close());
 
-  it('clusters largest first, each cluster paged through whole, found by id and by text', async () => {
+  /** Every entry of a list, asked `size` at a time, each page after the `next` of the one before. */
+  const pageThrough = async (first: string, key: 'clusters' | 'members', total: number) => {
+    const seen: any[] = [];
+    for (let after: string | undefined, pages = 0; ; pages++) {
+      const page = await api(first + (after ? `&after=${encodeURIComponent(after)}` : ''));
+      expect(page.total).toBe(total);
+      seen.push(...page[key]);
+      after = page.next;
+      if (!after) return seen;
+      expect(pages).toBeLessThan(total); // a list that never ends
+    }
+  };
+
+  it('clusters largest first, each list paged through whole past the result window, found by id and by text', async () => {
     const { clusters, total } = await api('/api/clusters?size=200');
     expect(total).toBe(clusters.length);
-    expect(clusters.length).toBeGreaterThan(3);
     const sizes = clusters.map((c: any) => c.size);
     expect(sizes).toEqual([...sizes].sort((a: number, b: number) => b - a));
     const largest = clusters[0];
-    const seen: string[] = [];
-    for (let from = 0; ; from += 2) {
-      const page = await api(`/api/clusters/${encodeURIComponent(largest.clusterId)}/members?from=${from}&size=2`);
-      seen.push(...page.members.map((m: any) => m.id));
-      expect(page.total).toBe(largest.size);
-      if (page.members.length < 2) break;
+    // The engine's result window made smaller than the largest cluster and the list of clusters: from + size
+    // paging would be refused past it (the default window is 10,000).
+    const window = 3;
+    expect(Math.min(largest.size, clusters.length)).toBeGreaterThan(window);
+    const setWindow = (value: number | null) => ctx.client.request('PUT', `/${index}/_settings`, { index: { max_result_window: value } });
+    let members: any[] = [], listed: any[] = [];
+    await setWindow(window);
+    try {
+      members = await pageThrough(`/api/clusters/${encodeURIComponent(largest.clusterId)}/members?size=2`, 'members', largest.size);
+      listed = await pageThrough('/api/clusters?size=2', 'clusters', total);
+    } finally {
+      await setWindow(null);
     }
+    const seen = members.map((m) => m.id);
     expect(seen.length).toBe(largest.size);
     expect(new Set(seen).size).toBe(seen.length);
     expect(seen[0]).toBe(largest.canonical.id);
+    expect(listed.map((c) => c.clusterId)).toEqual(clusters.map((c: any) => c.clusterId));
+    const badCursor = await fetch(`${explorer.url}/api/clusters?size=2&after=not-a-position`);
+    expect([badCursor.status, ((await badCursor.json()) as any).error]).toEqual([400, expect.stringMatching(/not a position in the list/)]);
     const byId = await api(`/api/clusters?q=${encodeURIComponent(seen[seen.length - 1])}`);
     expect(byId.clusters.map((c: any) => c.clusterId)).toEqual([largest.clusterId]);
     const words = docs.find((d) => d.id === seen[0])!.text.split(/\s+/).filter((w) => /^[a-z]{6,}$/i.test(w)).slice(0, 3).join(' ');
