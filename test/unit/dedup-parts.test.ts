@@ -11,7 +11,7 @@ import { DedupJournal } from '../../src/jobs/dedup/journal.js';
 import { UnionFind } from '../../src/jobs/dedup/union-find.js';
 import { PAIRWISE_BUCKET, PairVerifier, type VerifiedPair } from '../../src/jobs/dedup/pair-verifier.js';
 import { eachPartition, type KeysOfPartition, planPartitions } from '../../src/jobs/dedup/partitions.js';
-import { keyHash, SignatureStore, type StoredSignature } from '../../src/jobs/dedup/signature-store.js';
+import { decodeSignature, keyHash, SignatureStore, type StoredSignature } from '../../src/jobs/dedup/signature-store.js';
 import { continues, readDedupState, writeDedupState } from '../../src/jobs/dedup/state.js';
 import { buildClusters, pickCanonical } from '../../src/jobs/dedup/write-back.js';
 
@@ -140,6 +140,16 @@ describe('SignatureStore', () => {
     expect(store.facts.get('y')).toEqual({ tokens: 3, sortKey: Date.parse('2020-01-03'), clusterId: 'c1' });
     await store.load(['x']);
     expect(reads).toEqual([['a'], ['x', 'y'], ['x']]); // not in the cache
+  });
+
+  it('a stored SimHash that is not 16 hex digits counts as 0: the pair is still verified, its distance from 0', () => {
+    const good = stored('good', 4), bad = stored('bad', 4);
+    (bad.source.near_dup as Record<string, unknown>).simhash = 'written by hand';
+    const signatures = new Map([['good', decodeSignature(good.source, 'near_dup')!], ['bad', decodeSignature(bad.source, 'near_dup')!]]);
+    expect(signatures.get('bad')!.simhash).toEqual({ hi: 0, lo: 0 });
+    const pairs: VerifiedPair[] = [];
+    new PairVerifier(0.5, { onRecorded: (p) => pairs.push(p) }).verifyBucket(['good', 'bad'], signatures);
+    expect(pairs).toEqual([{ a: 'bad', b: 'good', jaccard: 1, hamming: 64 }]);
   });
 
   it('with a small capacity, reads again what it forgot', async () => {

@@ -26,7 +26,7 @@ export class SignaturePool {
   }
 
   add(id: string, signature: StoredSignature): void {
-    const { hi, lo } = typeof signature.simhash === 'string' ? simhashOf(signature.simhash) : signature.simhash;
+    const { hi, lo } = typeof signature.simhash === 'string' ? parseSimhashHex(signature.simhash) : signature.simhash;
     const i = this.slotFor(id, signature.values, signature.bands.length);
     if (i !== undefined) {
       this.bands.set(signature.bands, i * this.bandCount);
@@ -42,7 +42,7 @@ export class SignaturePool {
     const i = this.slotFor(id, minhashValuesScratch(fields.minhash), fields.bands.length);
     if (i === undefined) return;
     for (let k = 0; k < fields.bands.length; k++) this.bands[i * this.bandCount + k] = keyHash(fields.bands[k]);
-    const { hi, lo } = simhashOf(fields.simhash);
+    const { hi, lo } = fields.simhash;
     this.simhashes[2 * i] = hi;
     this.simhashes[2 * i + 1] = lo;
   }
@@ -94,15 +94,6 @@ function enlarged<T extends Uint32Array | Int32Array>(array: T, length: number):
   const larger = new (array.constructor as new (length: number) => T)(length);
   larger.set(array);
   return larger;
-}
-
-/** A stored SimHash; one that is not 16 hex digits (written by hand) counts as 0: it only feeds the reported distance. */
-function simhashOf(hex: string): { hi: number; lo: number } {
-  try {
-    return parseSimhashHex(hex);
-  } catch {
-    return { hi: 0, lo: 0 };
-  }
 }
 
 /**

@@ -3,7 +3,7 @@
 // them. Beside them, the few facts about every document met that the clusters need.
 import { valueAt } from '../../annotation.js';
 import { minhashValues } from '../../sketch/lean-minhash.js';
-import type { Hash64 } from '../../sketch/simhash.js';
+import { type Hash64, parseSimhashHex } from '../../sketch/simhash.js';
 import { DocNumbers } from './doc-numbers.js';
 import { FactsTable } from './facts.js';
 import { RecentMap } from './recent-map.js';
@@ -41,15 +41,27 @@ export function storedFields(prefix: string, sortField: string): string[] {
   return ['minhash', 'simhash', 'token_count', 'cluster_id', 'bands'].map((name) => `${prefix}.${name}`).concat(sortField);
 }
 
-/** The near-dup fields a signature is made of, as stored (bands and SimHash defaulted); undefined without a MinHash. */
-export function signatureFields(source: Record<string, unknown>, prefix: string): { minhash: string; bands: string[]; simhash: string } | undefined {
+/**
+ * The near-dup fields a signature is made of (bands defaulted); undefined without a MinHash. A stored
+ * SimHash that is not 16 hex digits (written by hand) counts as 0: it only feeds the distance reported
+ * beside a pair, and one such document must not stop a job.
+ */
+export function signatureFields(source: Record<string, unknown>, prefix: string): { minhash: string; bands: string[]; simhash: Hash64 } | undefined {
   const minhash = valueAt(source, `${prefix}.minhash`);
   if (typeof minhash !== 'string') return undefined;
   return {
     minhash,
     bands: (valueAt(source, `${prefix}.bands`) as string[] | undefined) ?? [],
-    simhash: String(valueAt(source, `${prefix}.simhash`) ?? '0000000000000000'),
+    simhash: storedSimhash(valueAt(source, `${prefix}.simhash`)),
   };
+}
+
+function storedSimhash(value: unknown): Hash64 {
+  try {
+    return parseSimhashHex(String(value ?? '0000000000000000'));
+  } catch {
+    return { hi: 0, lo: 0 };
+  }
 }
 
 /** A stored signature, or undefined for a document without a MinHash. */
