@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { verifyBand } from '../../src/jobs/dedup/memory-pass.js';
 import { PairVerifier } from '../../src/jobs/dedup/pair-verifier.js';
 import { bandRuns, SignaturePool } from '../../src/jobs/dedup/signature-pool.js';
-import { decodeSignature, type StoredSignature } from '../../src/jobs/dedup/signature-store.js';
+import { decodeSignature, signatureFields, type StoredSignature } from '../../src/jobs/dedup/signature-store.js';
 import { UnionFind } from '../../src/jobs/dedup/union-find.js';
 import { serializeLeanMinhash } from '../../src/sketch/lean-minhash.js';
 import { minhashJaccard } from '../../src/sketch/minhash.js';
@@ -76,11 +76,11 @@ describe('SignaturePool', () => {
     const fromFields = new SignaturePool(2);
     const fromSignatures = new SignaturePool(2);
     for (let i = 0; i < 7; i++) {
-      fromFields.addStored(`d${i}`, stored(i), 'near_dup');
+      fromFields.addFields(`d${i}`, signatureFields(stored(i), 'near_dup')!);
       fromSignatures.add(`d${i}`, decodeSignature(stored(i), 'near_dup')!);
     }
-    fromFields.addStored('other length', stored(9, WIDTH / 2), 'near_dup');
-    fromFields.addStored('no minhash', { near_dup: { bands: [] } }, 'near_dup');
+    fromFields.addFields('other length', signatureFields(stored(9, WIDTH / 2), 'near_dup')!);
+    expect(signatureFields({ near_dup: { bands: [] } }, 'near_dup')).toBeUndefined(); // no MinHash: not a signature, not read into the pool
     expect([fromFields.size, fromFields.leftOut, fromFields.ids]).toEqual([7, 1, fromSignatures.ids]);
     for (let i = 0; i < 7; i++) expect(fromFields.signature(i)).toEqual(fromSignatures.signature(i));
     expect(fromFields.signature(1).simhash).toEqual({ hi: 0, lo: 7919 });

@@ -8,7 +8,7 @@ import { scanIndex } from '../../engine/scan.js';
 import { LargeKeyJoin } from './large-key.js';
 import type { PairVerifier } from './pair-verifier.js';
 import { bandRuns, SignaturePool } from './signature-pool.js';
-import type { SignatureStore, StoredSignature } from './signature-store.js';
+import { type SignatureStore, signatureFields, type StoredSignature } from './signature-store.js';
 
 export interface PoolRead {
   index: string;
@@ -42,7 +42,10 @@ export async function readPool(client: EngineClient, store: SignatureStore, read
   })) {
     for (const hit of page) {
       const document = { id: hit._id, source: hit._source ?? {} };
-      if (store.admitFacts(document)) pool.addStored(document.id, document.source, read.prefix);
+      const fields = signatureFields(document.source, read.prefix);
+      if (!fields) continue;
+      store.keepFacts(document);
+      pool.addFields(document.id, fields);
     }
     read.onDocuments?.(pool.size, read.documents);
   }

@@ -5,7 +5,8 @@
 // them, and a signature handed out is a view into the arrays.
 import { minhashValuesScratch } from '../../sketch/lean-minhash.js';
 import { parseSimhashHex } from '../../sketch/simhash.js';
-import { keyHash, signatureFields, type StoredSignature } from './signature-store.js';
+import { enlarged } from './doc-numbers.js';
+import { keyHash, type SignatureFields, type StoredSignature } from './signature-store.js';
 
 export class SignaturePool {
   readonly ids: string[] = [];
@@ -35,10 +36,8 @@ export class SignaturePool {
     }
   }
 
-  /** A document from its stored fields (near-dup's, under `prefix`), decoded straight into the arrays (no signature object made). */
-  addStored(id: string, source: Record<string, unknown>, prefix: string): void {
-    const fields = signatureFields(source, prefix);
-    if (!fields) return;
+  /** A document from its stored fields, decoded straight into the arrays (no signature object made). */
+  addFields(id: string, fields: SignatureFields): void {
     const i = this.slotFor(id, minhashValuesScratch(fields.minhash), fields.bands.length);
     if (i === undefined) return;
     for (let k = 0; k < fields.bands.length; k++) this.bands[i * this.bandCount + k] = keyHash(fields.bands[k]);
@@ -88,12 +87,6 @@ export class SignaturePool {
     this.bands = enlarged(this.bands, capacity * this.bandCount);
     this.simhashes = enlarged(this.simhashes, capacity * 2);
   }
-}
-
-function enlarged<T extends Uint32Array | Int32Array>(array: T, length: number): T {
-  const larger = new (array.constructor as new (length: number) => T)(length);
-  larger.set(array);
-  return larger;
 }
 
 /**

@@ -41,12 +41,19 @@ export function storedFields(prefix: string, sortField: string): string[] {
   return ['minhash', 'simhash', 'token_count', 'cluster_id', 'bands'].map((name) => `${prefix}.${name}`).concat(sortField);
 }
 
+/** The stored fields of a signature, before the MinHash is decoded and the band keys hashed. */
+export interface SignatureFields {
+  minhash: string;
+  bands: string[];
+  simhash: Hash64;
+}
+
 /**
  * The near-dup fields a signature is made of (bands defaulted); undefined without a MinHash. A stored
  * SimHash that is not 16 hex digits (written by hand) counts as 0: it only feeds the distance reported
  * beside a pair, and one such document must not stop a job.
  */
-export function signatureFields(source: Record<string, unknown>, prefix: string): { minhash: string; bands: string[]; simhash: Hash64 } | undefined {
+export function signatureFields(source: Record<string, unknown>, prefix: string): SignatureFields | undefined {
   const minhash = valueAt(source, `${prefix}.minhash`);
   if (typeof minhash !== 'string') return undefined;
   return {
@@ -67,7 +74,11 @@ function storedSimhash(value: unknown): Hash64 {
 /** A stored signature, or undefined for a document without a MinHash. */
 export function decodeSignature(source: Record<string, unknown>, prefix: string): StoredSignature | undefined {
   const fields = signatureFields(source, prefix);
-  return fields && { values: minhashValues(fields.minhash), simhash: fields.simhash, bands: Int32Array.from(fields.bands, keyHash) };
+  return fields && decodeFields(fields);
+}
+
+function decodeFields(fields: SignatureFields): StoredSignature {
+  return { values: minhashValues(fields.minhash), simhash: fields.simhash, bands: Int32Array.from(fields.bands, keyHash) };
 }
 
 export class SignatureStore {
@@ -115,18 +126,19 @@ export class SignatureStore {
 
   /** A document's signature from its stored fields (not cached), its facts kept; undefined without a MinHash. */
   admit(document: StoredDocument): StoredSignature | undefined {
-    return this.admitFacts(document) ? decodeSignature(document.source, this.prefix) : undefined;
+    const fields = signatureFields(document.source, this.prefix);
+    if (!fields) return undefined;
+    this.keepFacts(document);
+    return decodeFields(fields);
   }
 
-  /** Keeps a document's facts, if it has a MinHash (whether it has). */
-  admitFacts({ id, source }: StoredDocument): boolean {
-    if (typeof valueAt(source, `${this.prefix}.minhash`) !== 'string') return false;
+  /** Keeps the facts of a document that has a signature. */
+  keepFacts({ id, source }: StoredDocument): void {
     this.facts.set(id, {
       tokens: Number(valueAt(source, `${this.prefix}.token_count`) ?? 0),
       sortKey: valueAt(source, this.sortField),
       clusterId: (valueAt(source, `${this.prefix}.cluster_id`) as string | null | undefined) ?? undefined,
     });
-    return true;
   }
 
   /** Reads the facts of documents met only through replayed pairs (--resume). */
