@@ -38,8 +38,19 @@ export function nearDupFields(sig: Signature, settings: SignerSettings, now: Dat
   };
 }
 
-/** The value at a dotted path of a source object ("body", "meta.title"), also through flattened keys. */
+/**
+ * The value at a dotted path of a source object ("body", "meta.title"), also through flattened keys and,
+ * as the engines read field paths, through arrays: "comments.text" of a list of comments is the list of
+ * their texts (arrays met on the way are flattened; undefined when no item has the field).
+ */
 export function valueAt(source: unknown, path: string): unknown {
+  if (Array.isArray(source)) {
+    const values = source.flatMap((item) => {
+      const value = valueAt(item, path);
+      return value === undefined ? [] : Array.isArray(value) ? value : [value];
+    });
+    return values.length > 0 ? values : undefined;
+  }
   if (source === null || typeof source !== 'object') return undefined;
   const record = source as Record<string, unknown>;
   if (path in record) return record[path];
@@ -94,8 +105,9 @@ export function extractText(source: unknown, fields: readonly string[], maxChars
   for (const field of fields) {
     const value = valueAt(source, field);
     if (value === undefined || value === null) continue;
+    const flat = Array.isArray(value) ? value.flat(Number.POSITIVE_INFINITY) : undefined;
     if (typeof value === 'string') parts.push(value);
-    else if (Array.isArray(value) && value.every((v) => typeof v === 'string' || v === null)) parts.push(value.filter((v) => v !== null).join('\n'));
+    else if (flat?.every((v) => typeof v === 'string' || v === null)) parts.push(flat.filter((v) => v !== null).join('\n'));
     else {
       const kind = Array.isArray(value) ? 'an array with items that are not strings' : typeof value === 'object' ? 'an object' : `a ${typeof value}`;
       throw new DocumentTextError(`field "${field}" holds ${kind}, not text; name a text field with ${option}`);

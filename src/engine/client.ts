@@ -8,6 +8,7 @@ import { type ConnectionOptions, type ResolvedConnection, resolveConnection } fr
 import { type EngineInfo, type Flavour, detectEngine } from './detect.js';
 import { describeConnectionError, EngineConnectionError, EngineResponseError, errorCode } from './errors.js';
 import { backoffDelay, RetryLog, retryCause, sleep } from './retry.js';
+import { actionMeta, type DocLocation } from './doc-location.js';
 
 export type { EngineInfo, Flavour } from './detect.js';
 
@@ -44,6 +45,8 @@ export interface SearchHit<TSource = Record<string, unknown>> {
   _source?: TSource;
   _seq_no?: number;
   _primary_term?: number;
+  /** The document's custom routing, when it was indexed with one. */
+  _routing?: string;
   sort?: unknown[];
   fields?: Record<string, unknown[]>;
 }
@@ -69,6 +72,7 @@ export interface GetResponse<TSource = Record<string, unknown>> {
   _version?: number;
   _seq_no?: number;
   _primary_term?: number;
+  _routing?: string;
   found: boolean;
   _source?: TSource;
 }
@@ -288,10 +292,14 @@ export class EngineClient {
     return response.body as GetResponse<TSource>;
   }
 
-  /** The documents of these ids that exist (source filtered to `includes`, with _seq_no and _primary_term). */
-  async mget<TSource = Record<string, unknown>>(index: string, ids: string[], includes: string[]): Promise<Array<GetResponse<TSource>>> {
-    const response = await this.request<{ docs: Array<GetResponse<TSource>> }>('POST', `/${encodeIndex(index)}/_mget`, {
-      docs: ids.map((_id) => ({ _id, _source: includes })),
+  /**
+   * The documents at these locations that exist (source filtered to `includes`, with _seq_no and
+   * _primary_term), each read from its own index with its own routing.
+   */
+  async mget<TSource = Record<string, unknown>>(docs: ReadonlyArray<{ id: string; location: DocLocation }>, includes: string[]): Promise<Array<GetResponse<TSource>>> {
+    if (docs.length === 0) return [];
+    const response = await this.request<{ docs: Array<GetResponse<TSource>> }>('POST', '/_mget', {
+      docs: docs.map(({ id, location }) => ({ ...actionMeta(id, location), _source: includes })),
     });
     return response.docs.filter((d) => d.found);
   }

@@ -31,6 +31,8 @@ export interface ScanHit {
   fields?: Record<string, unknown[]>;
   _seq_no?: number;
   _primary_term?: number;
+  /** The document's custom routing, when it was indexed with one. */
+  _routing?: string;
   sort?: unknown[];
 }
 

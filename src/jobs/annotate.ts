@@ -13,6 +13,8 @@ import type { RetrySnapshot } from '../engine/retry.js';
 import { countMatching, scanIndex, type ScanHit } from '../engine/scan.js';
 import { checkBulkOptions, requireWholeNumbers, UsageError, UserError } from '../errors.js';
 import { absentFields, textFields } from '../engine/fields.js';
+import { actionMeta, type DocLocation, locationOf } from '../engine/doc-location.js';
+import { requireWholeSource } from '../engine/source-filter.js';
 import { resolveSignerSettings, type SignerOptions } from '../signature.js';
 import type { AnnotateInput, AnnotateResult } from './annotate-batch.js';
 import { BulkWriter } from './bulk-writer.js';
@@ -134,8 +136,9 @@ export function checkSlice({ id, max }: { id: number; max: number }): void {
 }
 
 /**
- * Refuses before reading anything: an index that does not exist (never created by annotate), or a text
- * field that no document can hold (the mapping has no such field and would have mapped it).
+ * Refuses before reading anything: an index that does not exist (never created by annotate), a text
+ * field that no document can hold (the mapping has no such field and would have mapped it), or an index
+ * whose `_source` does not keep whole documents (a partial update would cost fields their index).
  */
 async function checkTextFields(client: EngineClient, index: string, fields: readonly string[], prefix: string): Promise<void> {
   let mappings: IndexMappings;
@@ -145,7 +148,7 @@ async function checkTextFields(client: EngineClient, index: string, fields: read
     throw client.describe(err, index);
   }
   const absent = absentFields(mappings, fields);
-  if (absent.length === 0) return;
+  if (absent.length === 0) return requireWholeSource(index, mappings, fields);
   const known = [...new Set(Object.values(mappings).flatMap((m) => textFields(m.mappings)))].filter((f) => !f.startsWith(`${prefix}.`)).sort();
   throw new UsageError(
     `no document of "${index}" can hold ${absent.map((f) => `"${f}"`).join(', ')}: the mapping has no such field; ` +
@@ -193,8 +196,8 @@ class AnnotateRun {
   private readonly failedIds = new Set<string>();
   /** Writes that never got through (overload, no answer): the document is still missing, and why. */
   private readonly unwritten = new Map<string, string>();
-  /** Refused with 409: changed meanwhile, or already written by a request whose answer was lost. */
-  private readonly conflicted = new Set<string>();
+  /** Refused with 409 (changed meanwhile, or already written by a request whose answer was lost), and where each lives. */
+  private readonly conflicted = new Map<string, DocLocation>();
   /** Of those, the ones sent again after a lost answer (a 409 there usually means our first write landed). */
   private readonly resent = new Set<string>();
   private readonly sample: NonNullable<AnnotateSummary['sample']> = [];
@@ -230,7 +233,7 @@ class AnnotateRun {
         this.counts.annotated++;
         this.unwritten.delete(op.id);
       },
-      onFailure: (op, reason, status, resent) => this.onWriteFailure(op.id, reason, status, resent),
+      onFailure: (op, reason, status, resent) => this.onWriteFailure(op.id, op.context as DocLocation, reason, status, resent),
     });
   }
 
@@ -360,12 +363,10 @@ class AnnotateRun {
       if (this.sample.length < 3) this.sample.push({ id: hit._id, doc });
       return;
     }
-    const action: Record<string, unknown> = { _index: hit._index, _id: hit._id };
-    if (hit._seq_no !== undefined && hit._primary_term !== undefined) {
-      action.if_seq_no = hit._seq_no;
-      action.if_primary_term = hit._primary_term;
-    }
-    await this.writer.add({ id: hit._id, action: { update: action }, body: { doc } });
+    const guard = hit._seq_no !== undefined && hit._primary_term !== undefined ? { if_seq_no: hit._seq_no, if_primary_term: hit._primary_term } : {};
+    // Written where the document lives (its own index, its routing), never through the alias or stream read.
+    const location = locationOf(hit);
+    await this.writer.add({ id: hit._id, action: { update: actionMeta(hit._id, location, guard) }, body: { doc }, context: location });
   }
 
   private fail(id: string, reason: string, status?: number): void {
@@ -375,9 +376,9 @@ class AnnotateRun {
     this.errors.add({ id, status, reason });
   }
 
-  private onWriteFailure(id: string, reason: string, status: number | undefined, resent: boolean): void {
+  private onWriteFailure(id: string, location: DocLocation, reason: string, status: number | undefined, resent: boolean): void {
     if (status === 409) {
-      this.conflicted.add(id);
+      this.conflicted.set(id, location);
       if (resent) this.resent.add(id);
     } else if (status === undefined || status === 429 || status >= 500) {
       this.unwritten.set(id, reason); // may pass later: a sweep tries again, and if not, it is listed as missing
@@ -389,15 +390,16 @@ class AnnotateRun {
   /** Documents refused with 409: read again, and signed again if they changed. */
   async redoConflicts(): Promise<void> {
     for (let round = 0; round < MAX_CONFLICT_ROUNDS && this.conflicted.size > 0 && !this.interrupted; round++) {
-      const ids = [...this.conflicted];
+      const docs = [...this.conflicted].map(([id, location]) => ({ id, location }));
+      const ids = docs.map((d) => d.id);
       this.conflicted.clear();
-      const fresh = (await this.client.mget(this.options.index, ids, this.sourceIncludes)) as ScanHit[];
+      const fresh = (await this.client.mget(docs, this.sourceIncludes)) as ScanHit[];
       const found = new Set(fresh.map((h) => h._id));
       for (const id of ids) if (!found.has(id)) this.fail(id, 'deleted while being annotated');
       await this.processHits(fresh, 'recheck');
       await this.writer.flush();
     }
-    for (const id of this.conflicted) this.fail(id, `still changing after ${MAX_CONFLICT_ROUNDS} attempts; run annotate again`, 409);
+    for (const id of this.conflicted.keys()) this.fail(id, `still changing after ${MAX_CONFLICT_ROUNDS} attempts; run annotate again`, 409);
     this.conflicted.clear();
   }
 

@@ -16,7 +16,9 @@ import { peakMemoryMb, UsageMeter } from './usage.js';
 import { createWriteStream, type WriteStream } from 'node:fs';
 import { DEFAULT_PREFIX } from '../annotation.js';
 import type { EngineClient } from '../engine/client.js';
+import { locationOf } from '../engine/doc-location.js';
 import { absentFields, mappedFields } from '../engine/fields.js';
+import { requireWholeSource } from '../engine/source-filter.js';
 import type { RetrySnapshot } from '../engine/retry.js';
 import { checkBulkOptions, requireWholeNumbers, UsageError, UserError } from '../errors.js';
 import { sampleEvery } from '../signature.js';
@@ -148,6 +150,8 @@ export async function dedupIndex(client: EngineClient, options: DedupOptions): P
   const progress = (stage: DedupStage, done: number, total?: number) => options.onProgress?.({ stage, done, total, elapsedSeconds: (performance.now() - started) / 1000 });
   const f = (name: string) => `${prefix}.${name}`;
   try {
+    // The write-back is a partial update: an index whose _source leaves fields out would lose their index.
+    if (!options.dryRun) requireWholeSource(options.index, await client.getMapping(options.index), []);
     await checkSortField(client, options.index, options.canonical, options.dateField, prefix);
     const { params, excludedParams } = await chooseParams(client, options.index, prefix, options.params);
     const scope = { bool: { filter: [{ term: { [f('params')]: params } }, { range: { [f('token_count')]: { gt: 0 } } }] } };
@@ -318,7 +322,7 @@ async function chooseParams(client: EngineClient, index: string, prefix: string,
 function signatureReader(client: EngineClient, index: string, scope: Record<string, unknown>, fields: string[]): SignatureReader {
   return async (ids) => {
     const response = await client.search(index, { size: ids.length, query: { bool: { filter: [scope, { ids: { values: ids } }] } }, _source: fields });
-    return response.hits.hits.map((hit) => ({ id: hit._id, source: hit._source ?? {} }));
+    return response.hits.hits.map((hit) => ({ id: hit._id, location: locationOf(hit), source: hit._source ?? {} }));
   };
 }
 

@@ -24,6 +24,8 @@ export interface SimilarOptions {
   prefix?: string;
   /** Look up by a stored document... */
   id?: string;
+  /** ...with the custom routing it was indexed with (found without it too, by asking every shard). */
+  routing?: string;
   /** ...or by a text, signed with `signer`. */
   text?: string;
   signer?: SignerOptions;
@@ -80,6 +82,7 @@ interface QuerySignature {
 export function checkSimilarOptions(options: SimilarOptions): void {
   if ((options.id === undefined) === (options.text === undefined)) throw new UsageError('give exactly one of --id, --text or --file to look up');
   if (options.id !== undefined && options.id.trim() === '') throw new UsageError('--id is empty; give the id of a stored document');
+  if (options.routing !== undefined && options.id === undefined) throw new UsageError('--routing goes with --id: it says where a stored document is');
   if (options.measure !== undefined && !SIMILAR_MEASURES.includes(options.measure)) {
     throw new UsageError(`--measure must be one of ${SIMILAR_MEASURES.join(', ')}, got "${options.measure}"`);
   }
@@ -107,7 +110,7 @@ export async function findSimilar(client: EngineClient, options: SimilarOptions)
   try {
     const query =
       options.id !== undefined
-        ? await storedSignature(client, options.index, options.id, prefix)
+        ? await storedSignature(client, options.index, options.id, prefix, options.routing)
         : signText(options.text!, await signerForIndex(client, options.index, prefix, options.signer));
     const result: SimilarResult = { query: { id: options.id, params: query.params, tokens: query.tokens }, hits: [], candidates: 0, excludedParams: 0, tookMs: 0 };
     if (method !== 'minhash' && query.blocks.length > 0 && maxDistance >= query.blocks.length) {
@@ -309,9 +312,21 @@ function signText(text: string, signer?: SignerOptions): QuerySignature {
   };
 }
 
-async function storedSignature(client: EngineClient, index: string, id: string, prefix: string): Promise<QuerySignature> {
-  const doc = await client.get(index, id, { _source_includes: `${prefix}.*` });
-  if (!doc) throw new UserError(`no document "${id}" in "${index}" on ${client.url}; check the id`);
+/**
+ * The stored signature of document `id`, found by a search on its id rather than a GET: a search works on
+ * an alias over several indices, a pattern and a data stream, and without the routing a document was
+ * indexed with (it asks every shard; with `routing`, only that one).
+ */
+async function storedSignature(client: EngineClient, index: string, id: string, prefix: string, routing?: string): Promise<QuerySignature> {
+  const found = await client.search(index, { size: 2, query: { ids: { values: [id] } }, _source: { includes: [`${prefix}.*`] } }, routing === undefined ? undefined : { routing });
+  const hits = found.hits.hits;
+  if (hits.length === 0) throw new UserError(`no document "${id}" in "${index}" on ${client.url}${routing === undefined ? '' : ` with routing "${routing}"`}; check the id`);
+  if (hits.length > 1) {
+    // Two indices behind the name, or one index where the id was indexed with two routings.
+    const places = hits.map((h) => (h._routing === undefined ? h._index : `${h._index} with routing "${h._routing}"`)).join(', ');
+    throw new UserError(`"${index}" holds more than one document "${id}" (${places}); name the one to look up with --index and --routing`);
+  }
+  const doc = hits[0];
   const stored = valueAt(doc._source, prefix) as Record<string, unknown> | undefined;
   if (!stored || typeof stored.minhash !== 'string' || typeof stored.params !== 'string') {
     throw new UserError(`document "${id}" of "${index}" has no near-dup signature under "${prefix}"; run near-dup annotate --index ${index} --field FIELD first`);

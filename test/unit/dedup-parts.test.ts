@@ -101,6 +101,7 @@ describe('partition planner', () => {
 describe('SignatureStore', () => {
   const stored = (id: string, tokens: number) => ({
     id,
+    location: { index: tokens % 2 ? 'odd' : 'even', ...(tokens === 3 ? { routing: 'r3' } : {}) },
     source: {
       near_dup: {
         minhash: Buffer.from(serializeLeanMinhash({ seed: 1, scheme: 'affine32', values: Uint32Array.of(1, 2, 3, tokens) })).toString('base64'),
@@ -124,7 +125,7 @@ describe('SignatureStore', () => {
     expect(first.get('b')!.values).toEqual(Uint32Array.of(1, 2, 3, 2));
     await store.load(['a', 'b', 'c']);
     expect(reads).toEqual([['a', 'b'], ['c']]);
-    expect(store.facts.get('a')).toEqual({ tokens: 1, sortKey: Date.parse('2020-01-01'), clusterId: 'c1' });
+    expect(store.facts.get('a')).toEqual({ tokens: 1, sortKey: Date.parse('2020-01-01'), clusterId: 'c1', location: { index: 'odd' } });
   });
 
   it('reads the facts of documents met only through replayed pairs, without caching their signatures', async () => {
@@ -137,7 +138,7 @@ describe('SignatureStore', () => {
     await store.load(['a']);
     await store.loadFacts(['a', 'x', 'y']);
     expect(reads).toEqual([['a'], ['x', 'y']]);
-    expect(store.facts.get('y')).toEqual({ tokens: 3, sortKey: Date.parse('2020-01-03'), clusterId: 'c1' });
+    expect(store.facts.get('y')).toEqual({ tokens: 3, sortKey: Date.parse('2020-01-03'), clusterId: 'c1', location: { index: 'odd', routing: 'r3' } });
     await store.load(['x']);
     expect(reads).toEqual([['a'], ['x', 'y'], ['x']]); // not in the cache
   });
@@ -182,6 +183,17 @@ describe('facts and clusters by document number', () => {
     expect([facts.has('n'), facts.has('never'), numbers.find('never')]).toEqual([true, false, undefined]);
     facts.set('k', { tokens: 8, sortKey: '2020-01-01' }); // read again: the newer facts replace the older
     expect(facts.get('k')).toEqual({ tokens: 8, sortKey: Date.parse('2020-01-01') });
+  });
+
+  it('keeps where each document lives: its index (interned) and its routing, only for those that have one', () => {
+    const facts = new FactsTable(new DocNumbers());
+    for (let i = 0; i < 3000; i++) facts.set(`d${i}`, { tokens: 1, sortKey: i, location: { index: `logs-${i % 3}`, ...(i % 1000 === 7 ? { routing: `r${i}` } : {}) } });
+    expect(facts.get('d7')?.location).toEqual({ index: 'logs-1', routing: 'r7' });
+    expect(facts.get('d2999')?.location).toEqual({ index: 'logs-2' });
+    facts.set('d7', { tokens: 1, sortKey: 7, location: { index: 'logs-9' } }); // read again elsewhere: the routing goes too
+    expect(facts.get('d7')?.location).toEqual({ index: 'logs-9' });
+    facts.set('bare', { tokens: 1, sortKey: 0 });
+    expect(facts.get('bare')?.location).toBeUndefined();
   });
 
   it('one numbering for the store and the clusters; sets grow past their first size and say who is joined', () => {

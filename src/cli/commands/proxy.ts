@@ -90,7 +90,7 @@ export const proxyCommand: CommandModule<object, ProxyArgs> = {
       .option('index', { alias: 'i', type: 'string', demandOption: true, describe: 'indices whose documents are signed: names and * patterns, comma-separated, -pattern to leave out' })
       .option('field', { alias: 'f', type: 'string', array: true, demandOption: true, describe: 'text field(s) to sign; several are joined' })
       .option('prefix', { type: 'string', default: DEFAULT_PREFIX, describe: 'object the near-dup fields go under' })
-      .option('on-error', { type: 'string', choices: ['reject', 'pass'], default: 'reject', describe: 'a document that cannot be signed: answered as failed (reject) or indexed unsigned (pass)' })
+      .option('on-error', { type: 'string', choices: ['reject', 'pass'], default: 'pass', describe: 'a document that cannot be signed (no text in the fields): indexed unsigned and counted as passed (pass; annotate signs it once it has text), or answered as a failed item (reject)' })
       .option('cert', { type: 'string', describe: 'PEM certificate, to serve HTTPS (with --key)' })
       .option('key', { type: 'string', describe: 'PEM private key of --cert' })
       .option('ca-file', { type: 'string', describe: `PEM file with the CA of the cluster's certificate [env ${CONNECTION_ENV.caFile}]` })

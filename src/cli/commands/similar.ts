@@ -13,6 +13,7 @@ import { type SignerArgs, signerOptionsFrom, withSignerOptions } from '../signer
 interface SimilarArgs extends ConnectionArgs, SignerArgs {
   index: string;
   id?: string;
+  routing?: string;
   text?: string;
   file?: string;
   prefix: string;
@@ -32,6 +33,7 @@ export const similarCommand: CommandModule<object, SimilarArgs> = {
     withSignerOptions(withConnectionOptions(yargs))
       .option('index', { alias: 'i', type: 'string', demandOption: true, describe: 'annotated index' })
       .option('id', { type: 'string', describe: 'look up this document' })
+      .option('routing', { type: 'string', describe: 'with --id: the custom routing the document was indexed with (without it, every shard is asked)' })
       .option('text', { type: 'string', describe: 'look up this text' })
       .option('file', { type: 'string', describe: 'look up the text of this file' })
       .option('prefix', { type: 'string', default: DEFAULT_PREFIX, describe: 'object the near-dup fields are under' })
@@ -69,6 +71,7 @@ export const similarCommand: CommandModule<object, SimilarArgs> = {
       index: argv.index,
       prefix: argv.prefix,
       id: argv.id,
+      routing: argv.routing,
       text,
       signer,
       measure: argv.measure as SimilarMeasure,

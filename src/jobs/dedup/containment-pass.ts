@@ -6,6 +6,7 @@
 import PQueue from 'p-queue';
 import { valueAt } from '../../annotation.js';
 import type { EngineClient } from '../../engine/client.js';
+import { type DocLocation, locationOf } from '../../engine/doc-location.js';
 import { scanIndex } from '../../engine/scan.js';
 import { MAX_QUERY_TERMS, MIN_TRUSTED_SAMPLE } from '../../sketch/containment.js';
 import { holdingQuery, sampleTerms } from '../containment-lookup.js';
@@ -36,9 +37,9 @@ export interface Containment {
 
 export interface ContainmentPassResult {
   /** Documents at least S inside a larger one, by id. */
-  contained: Map<string, Containment>;
+  contained: Map<string, Containment & { location: DocLocation }>;
   /** Documents holding contained_in from an earlier run that no longer qualify. */
-  stale: string[];
+  stale: Array<{ id: string; location: DocLocation }>;
   lookups: number;
   /** Documents with too few sampled tokens for a containment worth writing (not looked up). */
   tooShort: number;
@@ -62,14 +63,14 @@ export async function containmentPass(client: EngineClient, settings: Containmen
       // A few sampled tokens are found inside almost any long document: no claim is written for them.
       if (terms.length < MIN_TRUSTED_SAMPLE) {
         result.tooShort++;
-        if (hadBefore) result.stale.push(hit._id);
+        if (hadBefore) result.stale.push({ id: hit._id, location: locationOf(hit) });
         continue;
       }
       queue.add(async () => {
         const found = await largerHolders(client, settings, terms, size);
         result.lookups++;
-        if (found) result.contained.set(hit._id, found);
-        else if (hadBefore) result.stale.push(hit._id);
+        if (found) result.contained.set(hit._id, { ...found, location: locationOf(hit) });
+        else if (hadBefore) result.stale.push({ id: hit._id, location: locationOf(hit) });
       });
     }
     await queue.onIdle();
@@ -104,8 +105,8 @@ export async function writeContainment(
   settings: FieldWriterSettings & { scope: Record<string, unknown> },
 ): Promise<{ written: number; failed: number; cleared: number; complete: boolean }> {
   const writer = fieldWriter(client, errors, settings);
-  for (const [id, c] of found.contained) await writer.update(id, { contained_in: c.containedIn, max_containment: c.maxContainment });
-  for (const id of found.stale) await writer.update(id, { contained_in: null, max_containment: null });
+  for (const [id, c] of found.contained) await writer.update(id, c.location, { contained_in: c.containedIn, max_containment: c.maxContainment });
+  for (const { id, location } of found.stale) await writer.update(id, location, { contained_in: null, max_containment: null });
   await writer.finish();
   const holding = await client.count(settings.index, { bool: { filter: [settings.scope, { exists: { field: `${settings.prefix}.contained_in` } }] } });
   if (holding !== found.contained.size) {

@@ -1,6 +1,7 @@
 // What the clusters need of every document dedup meets (its token count, the value the canonical rule
 // sorts by, its cluster from an earlier run), kept in columns by document number: 12 bytes a document for
 // a date or number to sort by, instead of an object and a string in a map.
+import { type DocLocation, LocationTable } from '../../engine/doc-location.js';
 import { type DocNumbers, withRoomFor } from './doc-numbers.js';
 
 export interface Facts {
@@ -9,6 +10,8 @@ export interface Facts {
   sortKey: unknown;
   /** Its cluster from an earlier run. */
   clusterId?: string;
+  /** Where it lives (its concrete index and routing), for the write-back. */
+  location?: DocLocation;
 }
 
 /** The facts of a document by id (a FactsTable, or a map in tests). */
@@ -24,6 +27,7 @@ export class FactsTable implements FactsLookup {
   /** Sort values that are neither (a keyword, a boolean), by number. */
   private readonly sortOthers = new Map<number, unknown>();
   private readonly clusterIds = new Map<number, string>();
+  private readonly locations = new LocationTable();
 
   /** `keepClusterIds`: whether the earlier clusters are kept (an incremental run needs them; a full one does not). */
   constructor(
@@ -47,13 +51,19 @@ export class FactsTable implements FactsLookup {
     else this.sortOthers.delete(n);
     if (this.keepClusterIds && facts.clusterId) this.clusterIds.set(n, facts.clusterId);
     else this.clusterIds.delete(n);
+    if (facts.location) this.locations.set(n, facts.location);
   }
 
   get(id: string): Facts | undefined {
     const n = this.documents.find(id);
     if (n === undefined || n >= this.tokens.length || this.tokens[n] < 0) return undefined;
     const sortNumber = this.sortNumbers[n];
-    return { tokens: this.tokens[n], sortKey: Number.isNaN(sortNumber) ? this.sortOthers.get(n) : sortNumber, clusterId: this.clusterIds.get(n) };
+    return {
+      tokens: this.tokens[n],
+      sortKey: Number.isNaN(sortNumber) ? this.sortOthers.get(n) : sortNumber,
+      clusterId: this.clusterIds.get(n),
+      location: this.locations.get(n),
+    };
   }
 }
 

@@ -1,7 +1,9 @@
 // Partial updates of near-dup fields, for the write-backs of dedup: one bulk writer, each failure
-// counted and listed in the errors file, the fields put under the prefix.
+// counted and listed in the errors file, the fields put under the prefix, each update sent where its
+// document lives (its own index behind an alias or data stream, its routing).
 import { underPrefix } from '../../annotation.js';
 import type { EngineClient } from '../../engine/client.js';
+import { actionMeta, type DocLocation } from '../../engine/doc-location.js';
 import { BulkWriter } from '../bulk-writer.js';
 import type { ErrorsFile } from '../errors-file.js';
 
@@ -12,8 +14,11 @@ export interface FieldWriterSettings {
 }
 
 export interface FieldWriter {
-  /** Sets these fields (null clears one) under the prefix of document `id`; waits when the queue is full. */
-  update(id: string, fields: Record<string, unknown>): Promise<void>;
+  /**
+   * Sets these fields (null clears one) under the prefix of document `id` at `location` (where a search
+   * found it); waits when the queue is full.
+   */
+  update(id: string, location: DocLocation, fields: Record<string, unknown>): Promise<void>;
   /** Sends what is queued, then refreshes the index so that the engine's counts see it. */
   finish(): Promise<void>;
   readonly written: number;
@@ -33,7 +38,7 @@ export function fieldWriter(client: EngineClient, errors: ErrorsFile, settings: 
     },
   });
   return {
-    update: (id, fields) => writer.add({ id, action: { update: { _index: settings.index, _id: id } }, body: { doc: underPrefix(settings.prefix, fields) } }),
+    update: (id, location, fields) => writer.add({ id, action: { update: actionMeta(id, location) }, body: { doc: underPrefix(settings.prefix, fields) } }),
     finish: async () => {
       await writer.flush();
       await client.refresh(settings.index);

@@ -4,6 +4,7 @@
 // read a document again for each partition that holds one of its keys. Each bucket is verified as in the
 // partitioned pass; a key held by more than `bucketChunk` documents is verified a chunk at a time.
 import type { EngineClient } from '../../engine/client.js';
+import { locationOf } from '../../engine/doc-location.js';
 import { scanIndex } from '../../engine/scan.js';
 import { LargeKeyJoin } from './large-key.js';
 import type { PairVerifier } from './pair-verifier.js';
@@ -41,7 +42,7 @@ export async function readPool(client: EngineClient, store: SignatureStore, read
     pointInTime: client.pointInTime,
   })) {
     for (const hit of page) {
-      const document = { id: hit._id, source: hit._source ?? {} };
+      const document = { id: hit._id, location: locationOf(hit), source: hit._source ?? {} };
       const fields = signatureFields(document.source, read.prefix);
       if (!fields) continue;
       store.keepFacts(document);

@@ -2,6 +2,7 @@
 // documents met recently), and read from the index a thousand at a time when the cache no longer has
 // them. Beside them, the few facts about every document met that the clusters need.
 import { valueAt } from '../../annotation.js';
+import type { DocLocation } from '../../engine/doc-location.js';
 import { minhashValues } from '../../sketch/lean-minhash.js';
 import { type Hash64, parseSimhashHex } from '../../sketch/simhash.js';
 import { DocNumbers } from './doc-numbers.js';
@@ -20,6 +21,8 @@ export interface StoredSignature {
 /** A document's stored fields, as a signature reader returns them. */
 export interface StoredDocument {
   id: string;
+  /** Where a search found it: its concrete index and routing. */
+  location: DocLocation;
   source: Record<string, unknown>;
 }
 
@@ -133,8 +136,9 @@ export class SignatureStore {
   }
 
   /** Keeps the facts of a document that has a signature. */
-  keepFacts({ id, source }: StoredDocument): void {
+  keepFacts({ id, location, source }: StoredDocument): void {
     this.facts.set(id, {
+      location,
       tokens: Number(valueAt(source, `${this.prefix}.token_count`) ?? 0),
       sortKey: valueAt(source, this.sortField),
       clusterId: (valueAt(source, `${this.prefix}.cluster_id`) as string | null | undefined) ?? undefined,

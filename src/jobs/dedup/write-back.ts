@@ -2,6 +2,7 @@
 // user's rule, every member given cluster_id, duplicate_of, is_canonical, cluster_size and max_similarity
 // (partial updates), documents that left a cluster cleared, and the result checked with the engine.
 import type { EngineClient } from '../../engine/client.js';
+import { type DocLocation, locationOf } from '../../engine/doc-location.js';
 import { scanIndex } from '../../engine/scan.js';
 import type { ErrorsFile } from '../errors-file.js';
 import { fieldWriter } from './field-writer.js';
@@ -85,12 +86,14 @@ export async function writeBack(
   settings: WriteBackSettings,
 ): Promise<WriteBackResult> {
   const writer = fieldWriter(client, errors, settings);
+  // Every member was read from the index, so its facts say where it lives; the index named is a last resort.
+  const where = (id: string): DocLocation => facts.get(id)?.location ?? { index: settings.index };
   let cleared = 0;
   let members = 0;
   for (const cluster of clusters) {
     members += cluster.members.length;
     for (const member of cluster.members) {
-      await writer.update(member, {
+      await writer.update(member, where(member), {
         cluster_id: cluster.id,
         duplicate_of: member === cluster.canonical ? null : cluster.canonical,
         is_canonical: member === cluster.canonical,
@@ -100,13 +103,13 @@ export async function writeBack(
     }
   }
   // Cluster fields left from an earlier run on documents that are in no cluster now.
-  const clear = async (id: string) => {
+  const clear = async (id: string, location: DocLocation) => {
     if (membership.clusters.joined(id)) return;
     cleared++;
-    await writer.update(id, { cluster_id: null, duplicate_of: null, is_canonical: null, cluster_size: null, max_similarity: null });
+    await writer.update(id, location, { cluster_id: null, duplicate_of: null, is_canonical: null, cluster_size: null, max_similarity: null });
   };
   if (settings.decided) {
-    for (const id of settings.decided) if (facts.get(id)?.clusterId) await clear(id);
+    for (const id of settings.decided) if (facts.get(id)?.clusterId) await clear(id, where(id));
   } else {
     for await (const page of scanIndex(client, {
       index: settings.index,
@@ -115,7 +118,7 @@ export async function writeBack(
       pageSize: settings.pageSize,
       pointInTime: client.pointInTime,
     })) {
-      for (const hit of page) await clear(hit._id);
+      for (const hit of page) await clear(hit._id, locationOf(hit));
     }
   }
   await writer.finish();

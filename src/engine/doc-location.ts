@@ -1,0 +1,54 @@
+// Where a document lives: the concrete index a search found it in (never the alias, pattern or data stream
+// it was found through) and its custom routing, if it has one. Every write to a document the user indexed,
+// and every read of one by id, goes to that place: an update sent to an alias over several indices, to a
+// data stream, or without the routing the document was indexed with, is refused or lands on the wrong shard.
+
+export interface DocLocation {
+  index: string;
+  routing?: string;
+}
+
+/** The location a search hit or a get answer reports. */
+export function locationOf(hit: { _index: string; _routing?: unknown }): DocLocation {
+  return typeof hit._routing === 'string' ? { index: hit._index, routing: hit._routing } : { index: hit._index };
+}
+
+/** The action line's metadata for document `id` at `location` (plus any guards, e.g. if_seq_no). */
+export function actionMeta(id: string, location: DocLocation, extra: Record<string, unknown> = {}): Record<string, unknown> {
+  return { _index: location.index, _id: id, ...(location.routing === undefined ? {} : { routing: location.routing }), ...extra };
+}
+
+/**
+ * Locations of many documents in little memory, by document number: the index names interned (a data
+ * stream or an alias has a handful), and routing only for the documents that have one.
+ */
+export class LocationTable {
+  private readonly names: string[] = [];
+  private readonly numbers = new Map<string, number>();
+  private indexOf = new Int32Array(0);
+  private readonly routings = new Map<number, string>();
+
+  set(n: number, location: DocLocation): void {
+    let k = this.numbers.get(location.index);
+    if (k === undefined) {
+      k = this.names.length;
+      this.names.push(location.index);
+      this.numbers.set(location.index, k);
+    }
+    if (n >= this.indexOf.length) {
+      const larger = new Int32Array(Math.max(1024, Math.ceil((n + 1) * 1.5))).fill(-1);
+      larger.set(this.indexOf);
+      this.indexOf = larger;
+    }
+    this.indexOf[n] = k;
+    if (location.routing === undefined) this.routings.delete(n);
+    else this.routings.set(n, location.routing);
+  }
+
+  get(n: number): DocLocation | undefined {
+    const k = n < this.indexOf.length ? this.indexOf[n] : -1;
+    if (k < 0) return undefined;
+    const routing = this.routings.get(n);
+    return routing === undefined ? { index: this.names[k] } : { index: this.names[k], routing };
+  }
+}

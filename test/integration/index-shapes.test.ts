@@ -1,0 +1,200 @@
+// The indices users really have, built as users build them on a real engine: `_source` filtering, custom
+// and required routing, an alias over several indices, a data stream, text inside arrays of objects. Each
+// test checks that every document that can be signed is, that what near-dup writes lands where the
+// document lives, and that no user field changed; where an index cannot be updated without loss, that the
+// command refuses before writing anything and says why.
+import { describe, expect, it } from 'vitest';
+import { annotateDocument } from '../../src/annotation.js';
+import type { EngineClient } from '../../src/engine/client.js';
+import { fixtureSample } from '../support/corpus.js';
+import { runCli } from '../support/documents.js';
+import { forEachEngine } from './harness.js';
+
+const docs = fixtureSample(10);
+
+/** Every document's fields other than near-dup's, by "index/id". */
+async function userFields(client: EngineClient, name: string): Promise<Map<string, unknown>> {
+  await client.refresh(name);
+  const found = await client.search(name, { size: 1000, query: { match_all: {} }, _source: { excludes: ['near_dup'] } });
+  return new Map(found.hits.hits.map((h) => [`${h._index}/${h._id}`, h._source]));
+}
+
+async function signedCount(client: EngineClient, name: string): Promise<number> {
+  await client.refresh(name);
+  return client.count(name, { exists: { field: 'near_dup.params' } });
+}
+
+async function cli(args: string[]) {
+  const result = await runCli(args).done;
+  let json: any;
+  try {
+    json = JSON.parse(result.stdout.trim().split('\n').pop() ?? '');
+  } catch {
+    json = undefined;
+  }
+  return { ...result, json };
+}
+
+forEachEngine('index shapes', (ctx) => {
+  const url = () => ctx.engine.url;
+  const bulkInto = async (index: string, items: Array<{ id: string; routing?: string; source: Record<string, unknown> }>, create = false) => {
+    const lines = items.flatMap((d) => [{ [create ? 'create' : 'index']: { _index: index, ...(create ? {} : { _id: d.id }), ...(d.routing ? { routing: d.routing } : {}) } }, d.source]);
+    const result = await ctx.client.bulk(lines);
+    expect(result.errors, JSON.stringify(result.items.find((i) => i.error))).toBe(false);
+    await ctx.client.refresh(index);
+  };
+
+  describe('_source filtering', () => {
+    it('an index whose _source excludes a field is refused by annotate and dedup before anything is written, naming the field', async () => {
+      const index = ctx.index('source-excludes');
+      await ctx.client.createIndex(index, { mappings: { _source: { excludes: ['raw'] }, properties: { text: { type: 'text' }, raw: { type: 'keyword' } } } });
+      await bulkInto(index, docs.map((d) => ({ id: d.id, source: { text: d.text, raw: `raw-${d.id}` } })));
+      const before = await userFields(ctx.client, index);
+      const annotate = await cli(['annotate', '--url', url(), '--index', index, '--field', 'text']);
+      expect(annotate.code).toBe(1);
+      expect(annotate.stderr.trim().split('\n')).toHaveLength(1);
+      expect(annotate.stderr).toMatch(/keeps only part of each document in _source \(_source excludes raw\).*the field "raw" would lose its indexed values/);
+      expect(annotate.stderr).toMatch(/near-dup proxy/);
+      const dedup = await cli(['dedup', '--url', url(), '--index', index]);
+      expect(dedup.code).toBe(1);
+      expect(dedup.stderr).toMatch(/"raw" would lose/);
+      // Nothing was written: raw is searchable in every document, and no signature or mapping was added.
+      expect(await ctx.client.count(index, { prefix: { raw: 'raw-' } })).toBe(docs.length);
+      expect(await signedCount(ctx.client, index)).toBe(0);
+      expect(await userFields(ctx.client, index)).toEqual(before);
+      const mapping = await ctx.client.getMapping(index);
+      expect(mapping[index].mappings.properties.near_dup).toBeUndefined();
+    });
+
+    it('an index whose _source leaves out the text field itself says that the text is not kept, once', async () => {
+      const index = ctx.index('source-includes');
+      await ctx.client.createIndex(index, { mappings: { _source: { includes: ['title'] }, properties: { text: { type: 'text' }, title: { type: 'keyword' } } } });
+      await bulkInto(index, docs.slice(0, 5).map((d) => ({ id: d.id, source: { text: d.text, title: d.id } })));
+      const annotate = await cli(['annotate', '--url', url(), '--index', index, '--field', 'text']);
+      expect(annotate.code).toBe(1);
+      expect(annotate.stderr.trim().split('\n')).toHaveLength(1);
+      expect(annotate.stderr).toMatch(/the text field "text" of ".*" is not kept in _source \(_source includes title\)/);
+    });
+
+    it('an index with _source disabled is said to keep no _source, not "all shards failed"', async () => {
+      const index = ctx.index('source-disabled');
+      await ctx.client.createIndex(index, { mappings: { _source: { enabled: false }, properties: { text: { type: 'text' } } } });
+      await bulkInto(index, docs.slice(0, 5).map((d) => ({ id: d.id, source: { text: d.text } })));
+      const annotate = await cli(['annotate', '--url', url(), '--index', index, '--field', 'text']);
+      expect(annotate.code).toBe(1);
+      expect(annotate.stderr).toMatch(/keeps no _source/);
+      expect(annotate.stderr).not.toMatch(/all shards failed/);
+    });
+  });
+
+  describe('routing', () => {
+    it('with _routing required, annotate signs every document, similar --id finds one with and without --routing, and dedup writes every cluster', async () => {
+      const index = ctx.index('routing-required');
+      await ctx.client.createIndex(index, { settings: { number_of_shards: 3 }, mappings: { _routing: { required: true }, properties: { text: { type: 'text' } } } });
+      await bulkInto(index, docs.map((d) => ({ id: d.id, routing: d.family, source: { text: d.text, family: d.family } })));
+      const before = await userFields(ctx.client, index);
+      const annotate = await cli(['annotate', '--url', url(), '--index', index, '--field', 'text']);
+      expect(annotate.code, annotate.stderr).toBe(0);
+      expect(annotate.json).toMatchObject({ annotated: docs.length, failed: 0, complete: true });
+      expect(await signedCount(ctx.client, index)).toBe(docs.length);
+      const edited = docs.find((d) => d.version === 1)!;
+      for (const extra of [[], ['--routing', edited.family]]) {
+        const similar = await cli(['similar', '--url', url(), '--index', index, '--id', edited.id, ...extra]);
+        expect(similar.code, similar.stderr).toBe(0);
+        expect(similar.json.query.id).toBe(edited.id);
+      }
+      const wrongRouting = await cli(['similar', '--url', url(), '--index', index, '--id', edited.id, '--routing', 'no-such-routing-value']);
+      // Another routing may reach the same shard; if it does not, the document is said not to be there.
+      if (wrongRouting.code !== 0) expect(wrongRouting.stderr).toMatch(/no document .* with routing "no-such-routing-value"/);
+      await expectDedupWritesEveryCluster(ctx.client, index);
+      expect(await userFields(ctx.client, index)).toEqual(before);
+    });
+
+    it('with custom routing on three shards (not required), no update fails by chance of shard', async () => {
+      const index = ctx.index('routing-custom');
+      await ctx.client.createIndex(index, { settings: { number_of_shards: 3 }, mappings: { properties: { text: { type: 'text' } } } });
+      await bulkInto(index, docs.map((d) => ({ id: d.id, routing: `tenant-${d.family}`, source: { text: d.text } })));
+      const annotate = await cli(['annotate', '--url', url(), '--index', index, '--field', 'text']);
+      expect(annotate.code, annotate.stderr).toBe(0);
+      expect(annotate.json).toMatchObject({ annotated: docs.length, failed: 0, complete: true });
+      // Each signature sits on the document itself: a routed GET finds it.
+      for (const d of docs.slice(0, 5)) {
+        const got = await ctx.client.get(index, d.id, { routing: `tenant-${d.family}`, _source_includes: 'near_dup.params' });
+        expect((got?._source as any)?.near_dup?.params).toBe(annotate.json.params);
+      }
+      await expectDedupWritesEveryCluster(ctx.client, index);
+    });
+  });
+
+  it('an alias over two indices: annotate and dedup write to each document\'s own index, and similar --id looks up through the alias', async () => {
+    const [a, b] = [ctx.index('alias-a'), ctx.index('alias-b')];
+    const alias = ctx.name('alias');
+    for (const index of [a, b]) await ctx.client.createIndex(index, { mappings: { properties: { text: { type: 'text' } } } });
+    await ctx.client.request('POST', '/_aliases', { actions: [{ add: { index: a, alias } }, { add: { index: b, alias } }] });
+    const half = Math.floor(docs.length / 2);
+    await bulkInto(a, docs.slice(0, half).map((d) => ({ id: d.id, source: { text: d.text } })));
+    await bulkInto(b, docs.slice(half).map((d) => ({ id: d.id, source: { text: d.text } })));
+    const before = await userFields(ctx.client, alias);
+    const annotate = await cli(['annotate', '--url', url(), '--index', alias, '--field', 'text']);
+    expect(annotate.code, annotate.stderr).toBe(0);
+    expect(annotate.json).toMatchObject({ annotated: docs.length, complete: true });
+    const similar = await cli(['similar', '--url', url(), '--index', alias, '--id', docs[half].id]);
+    expect(similar.code, similar.stderr).toBe(0);
+    expect(similar.json.query.id).toBe(docs[half].id);
+    await expectDedupWritesEveryCluster(ctx.client, alias);
+    expect(await userFields(ctx.client, alias)).toEqual(before);
+  });
+
+  it('a data stream: annotate, dedup and similar --id work on its backing indices, after a rollover too', async () => {
+    const stream = ctx.name('stream');
+    const template = ctx.name('stream-template');
+    await ctx.client.putIndexTemplate(template, { index_patterns: [`${stream}*`], data_stream: {}, priority: 500, template: { mappings: { properties: { text: { type: 'text' } } } } });
+    ctx.cleanup(() => ctx.client.request('DELETE', `/_data_stream/${stream}`));
+    ctx.cleanup(() => ctx.client.request('DELETE', `/_index_template/${template}`));
+    const half = Math.floor(docs.length / 2);
+    const at = (i: number) => new Date(Date.UTC(2026, 0, 1, 0, i)).toISOString();
+    await bulkInto(stream, docs.slice(0, half).map((d, i) => ({ id: d.id, source: { '@timestamp': at(i), id: d.id, text: d.text } })), true);
+    await ctx.client.request('POST', `/${stream}/_rollover`);
+    await bulkInto(stream, docs.slice(half).map((d, i) => ({ id: d.id, source: { '@timestamp': at(half + i), id: d.id, text: d.text } })), true);
+    const before = await userFields(ctx.client, stream);
+    const annotate = await cli(['annotate', '--url', url(), '--index', stream, '--field', 'text']);
+    expect(annotate.code, annotate.stderr).toBe(0);
+    expect(annotate.json).toMatchObject({ annotated: docs.length, complete: true });
+    const anId = (await ctx.client.search(stream, { size: 1, query: { match_all: {} } })).hits.hits[0]._id;
+    const similar = await cli(['similar', '--url', url(), '--index', stream, '--id', anId]);
+    expect(similar.code, similar.stderr).toBe(0);
+    await expectDedupWritesEveryCluster(ctx.client, stream);
+    expect(await userFields(ctx.client, stream)).toEqual(before);
+  });
+
+  describe('text inside arrays of objects', () => {
+    for (const type of ['object', 'nested'] as const) {
+      it(`comments.text of a list of comments (${type}) is signed as the comments' texts joined`, async () => {
+        const index = ctx.index(`array-${type}`);
+        await ctx.client.createIndex(index, { mappings: { properties: { comments: { type, properties: { text: { type: 'text' } } } } } });
+        const items = docs.map((d) => ({ id: d.id, source: { comments: d.text.split('\n\n').map((part) => ({ text: part, by: 'someone' })) } }));
+        items.push({ id: 'one-comment', source: { comments: { text: 'a single comment object, not a list' } as never } });
+        await bulkInto(index, items);
+        const annotate = await cli(['annotate', '--url', url(), '--index', index, '--field', 'comments.text']);
+        expect(annotate.code, annotate.stderr).toBe(0);
+        expect(annotate.json).toMatchObject({ annotated: items.length, failed: 0 });
+        // The same signature as the comments' texts joined by newlines, as for an array of strings.
+        const parts = items[0].source.comments as unknown as Array<{ text: string }>;
+        const expected = annotateDocument({ text: parts.map((c) => c.text).join('\n') }, { fields: ['text'] }) as any;
+        const stored = await ctx.client.get(index, docs[0].id, { _source_includes: 'near_dup.content_hash' });
+        expect((stored?._source as any)?.near_dup?.content_hash).toBe(expected.near_dup.content_hash);
+      });
+    }
+  });
+});
+
+/** dedup on `name` completes, and the documents holding a cluster_id are exactly the clusters' members. */
+async function expectDedupWritesEveryCluster(client: EngineClient, name: string): Promise<void> {
+  const dedup = await cli(['dedup', '--url', client.url, '--index', name]);
+  expect(dedup.code, dedup.stderr).toBe(0);
+  expect(dedup.json).toMatchObject({ failed: 0, complete: true });
+  expect(dedup.json.clusters).toBeGreaterThan(0);
+  const members = dedup.json.clusters + dedup.json.duplicates;
+  await client.refresh(name);
+  expect(await client.count(name, { exists: { field: 'near_dup.cluster_id' } })).toBe(members);
+}
