@@ -350,10 +350,14 @@ export class EngineClient {
   }
 }
 
-/** A circuit breaker that says asking again will not help (the request itself is too big): the caller decides. */
+/**
+ * A 429 that asking again soon will not change: a circuit breaker that says the request itself is too big,
+ * or an index block (a disk past the flood-stage watermark answers 429 until space is freed).
+ */
 function permanentRefusal(response: RawResponse): boolean {
   const error = (response.body as { error?: { type?: string; durability?: string } } | undefined)?.error;
-  return response.statusCode === 429 && error?.type === 'circuit_breaking_exception' && error.durability === 'PERMANENT';
+  if (response.statusCode !== 429) return false;
+  return (error?.type === 'circuit_breaking_exception' && error.durability === 'PERMANENT') || error?.type === 'cluster_block_exception';
 }
 
 /** Index names and patterns in a path: encoded, but `*` and `,` kept readable (the engines accept both). */

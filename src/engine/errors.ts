@@ -1,5 +1,6 @@
 // What went wrong talking to a cluster, in a form both flavours share, and as one line a user can act on.
 import { UserError } from '../errors.js';
+import { describeBlock } from './index-state.js';
 import { redactCredentials, redactUrl } from './url.js';
 
 /** The cluster answered with an error status. `statusCode` as the official clients name it. */
@@ -158,8 +159,11 @@ function describeResponse(err: EngineResponseError, context: ErrorContext & { ur
   }
   if (err.type === 'index_not_found_exception' || (err.statusCode === 404 && context.index && err.type === undefined)) {
     const index = err.index ?? context.index ?? '?';
+    // A pattern or a list names no index to create: say that nothing matched.
+    if (context.index && /[*,]/.test(context.index)) return `no index matches "${context.index}" on ${url} (${index} does not exist); check the name or pattern given to --index`;
     return `index "${index}" does not exist on ${url}; check the name given to --index, or create it with \`near-dup init --index ${index}\``;
   }
+  if (err.type === 'cluster_block_exception') return `${describeBlock(err.reason ?? '', err.index ?? context.index ?? '?')} (${err.method} ${err.path} on ${url})`;
   if (err.statusCode === 429) return `${url} is overloaded and rejected ${err.method} ${err.path} (${what}); retry later or lower the concurrency`;
   if (err.statusCode >= 500) return `${url} failed on ${err.method} ${err.path} (${what}); check the cluster's health and logs`;
   return `${url} rejected ${err.method} ${err.path} (${what})`;

@@ -15,6 +15,7 @@ import { checkBulkOptions, requireWholeNumbers, UsageError, UserError } from '..
 import { absentFields, textFields } from '../engine/fields.js';
 import { actionMeta, type DocLocation, locationOf } from '../engine/doc-location.js';
 import { requireWholeSource } from '../engine/source-filter.js';
+import { closedIndicesBehind, requireWritable } from '../engine/index-state.js';
 import { resolveSignerSettings, type SignerOptions } from '../signature.js';
 import type { AnnotateInput, AnnotateResult } from './annotate-batch.js';
 import { BulkWriter } from './bulk-writer.js';
@@ -76,6 +77,8 @@ export interface AnnotateSummary extends AnnotateCounts {
   complete: boolean;
   /** Documents of the job still without a signature at the end, not counted as failed (listed in the errors file). */
   missing: number;
+  /** Closed indices the name matches: the engine reads none of their documents, so none was signed. */
+  closedIndices: string[];
   /** Scan pages lost on the way, after which the scan started again from what was left. */
   restarts: number;
   /** Extra passes over documents the engine still reported without a signature after the scan. */
@@ -105,8 +108,12 @@ const MAX_LISTED_MISSING = 10_000;
 export async function annotateIndex(client: EngineClient, options: AnnotateOptions): Promise<AnnotateSummary> {
   checkAnnotateOptions(options);
   await checkTextFields(client, options.index, options.fields, options.prefix);
-  if (!options.dryRun) await initIndex(client, options.index, options.prefix);
+  if (!options.dryRun) {
+    await requireWritable(client, options.index).catch((err) => Promise.reject(client.describe(err, options.index)));
+    await initIndex(client, options.index, options.prefix);
+  }
   const run = new AnnotateRun(client, options, await openCheckpoint(options));
+  run.closedIndices = await closedIndicesBehind(client, options.index);
   try {
     await run.begin();
     await run.pass(run.firstQuery());
@@ -201,6 +208,7 @@ class AnnotateRun {
   /** Of those, the ones sent again after a lost answer (a 409 there usually means our first write landed). */
   private readonly resent = new Set<string>();
   private readonly sample: NonNullable<AnnotateSummary['sample']> = [];
+  closedIndices: string[] = [];
   private total?: number;
   private missing = 0;
   private restarts = 0;
@@ -486,6 +494,7 @@ class AnnotateRun {
       dryRun: this.dryRun,
       complete: this.complete,
       missing: this.missing,
+      closedIndices: this.closedIndices,
       restarts: this.restarts,
       sweeps: this.sweeps,
       retries: this.client.retries.since(this.retriesAtStart),

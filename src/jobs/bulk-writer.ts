@@ -52,6 +52,11 @@ function operationLines(op: BulkOperation): string {
   return JSON.stringify(op.action) + '\n' + body;
 }
 
+/** An index block answers 429 too (a disk past the flood-stage watermark), but asking again soon will not lift it. */
+function isBlock(error: BulkResponseItem['error']): boolean {
+  return typeof error === 'object' && error?.type === 'cluster_block_exception';
+}
+
 function reasonOf(error: BulkResponseItem['error']): string {
   if (!error) return 'unknown error';
   if (typeof error === 'string') return error;
@@ -164,7 +169,7 @@ export class BulkWriter {
       if (result.status >= 200 && result.status < 300) {
         this.stats.succeeded++;
         this.options.onSuccess?.(op, result);
-      } else if (result.status === 429 && attempt < this.maxAttempts) {
+      } else if (result.status === 429 && attempt < this.maxAttempts && !isBlock(result.error)) {
         retry.push(op);
       } else {
         this.fail(op, reasonOf(result.error), result.status, resent);

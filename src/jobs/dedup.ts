@@ -19,6 +19,7 @@ import type { EngineClient } from '../engine/client.js';
 import { locationOf } from '../engine/doc-location.js';
 import { absentFields, mappedFields } from '../engine/fields.js';
 import { requireWholeSource } from '../engine/source-filter.js';
+import { requireWritable } from '../engine/index-state.js';
 import type { RetrySnapshot } from '../engine/retry.js';
 import { checkBulkOptions, requireWholeNumbers, UsageError, UserError } from '../errors.js';
 import { sampleEvery } from '../signature.js';
@@ -151,7 +152,10 @@ export async function dedupIndex(client: EngineClient, options: DedupOptions): P
   const f = (name: string) => `${prefix}.${name}`;
   try {
     // The write-back is a partial update: an index whose _source leaves fields out would lose their index.
-    if (!options.dryRun) requireWholeSource(options.index, await client.getMapping(options.index), []);
+    if (!options.dryRun) {
+      requireWholeSource(options.index, await client.getMapping(options.index), []);
+      await requireWritable(client, options.index);
+    }
     await checkSortField(client, options.index, options.canonical, options.dateField, prefix);
     const { params, excludedParams } = await chooseParams(client, options.index, prefix, options.params);
     const scope = { bool: { filter: [{ term: { [f('params')]: params } }, { range: { [f('token_count')]: { gt: 0 } } }] } };

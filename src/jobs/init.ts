@@ -2,6 +2,8 @@
 // the templates that give them to new indices. Idempotent; refuses, without writing anything, when the
 // index maps a near-dup field in a way that cannot be changed in place.
 import { UserError } from '../errors.js';
+import { dataStreamsBehind } from '../engine/index-state.js';
+import { composeIntoStreamTemplates, governedByStreamTemplate, type StreamTemplateResult, type TemplateAccess, templatesWinningOver } from './index-templates.js';
 import { type EngineClient, EngineResponseError, type IndexMappings } from '../engine/client.js';
 import {
   componentTemplateBody,
@@ -25,13 +27,15 @@ export interface IndexInitResult {
   indices: string[];
   /** Full paths of the fields added (all of them for a new index). */
   added: string[];
+  /** For data streams behind the name: the template each takes new backing indices from, now composed of the fields. */
+  streamTemplates: StreamTemplateResult[];
 }
 
 /**
  * What initIndex needs of a cluster: EngineClient, or the signing proxy's requests made with each client's
  * own credentials. Failures are EngineResponseErrors (their `type` is how a missing or existing index is told).
  */
-export type MappingAccess = Pick<EngineClient, 'url' | 'getMapping' | 'createIndex' | 'putMapping' | 'describe'>;
+export type MappingAccess = Pick<EngineClient, 'url' | 'getMapping' | 'createIndex' | 'putMapping' | 'describe'> & TemplateAccess;
 
 /** Adds the near-dup fields under `prefix` to an index, alias or pattern; creates a missing index. */
 export async function initIndex(client: MappingAccess, index: string, prefix: string): Promise<IndexInitResult> {
@@ -46,9 +50,12 @@ export async function initIndex(client: MappingAccess, index: string, prefix: st
   const indices = Object.keys(mappings).sort();
   if (indices.length === 0) {
     if (/[*,?]/.test(index)) throw new UserError(`no index matches "${index}" on ${client.url}; name one index to create it`);
+    // A name a data stream template governs becomes a data stream at its first document: its template gets the fields.
+    const streamTemplates = await streamToBe(client, index, prefix);
+    if (streamTemplates) return { index, action: 'unchanged', indices: [], added: [], streamTemplates };
     try {
       await client.createIndex(index, createIndexBody(prefix));
-      return { index, action: 'created', indices: [index], added: Object.keys(NEAR_DUP_FIELDS).map((name) => `${prefix}.${name}`) };
+      return { index, action: 'created', indices: [index], added: Object.keys(NEAR_DUP_FIELDS).map((name) => `${prefix}.${name}`), streamTemplates: [] };
     } catch (err) {
       // Created by someone else in the meantime: fall through to the existing-index path.
       if (!(err instanceof EngineResponseError && err.type === 'resource_already_exists_exception')) throw client.describe(err, index);
@@ -77,7 +84,24 @@ export async function initIndex(client: MappingAccess, index: string, prefix: st
     }
     for (const field of missing) added.add(`${prefix}.${field}`);
   }
-  return { index, action: added.size > 0 ? 'updated' : 'unchanged', indices, added: [...added].sort() };
+  // A data stream's next backing index takes its mapping from the stream's template, not from these.
+  let streamTemplates: StreamTemplateResult[];
+  try {
+    streamTemplates = await composeIntoStreamTemplates(client, await dataStreamsBehind(client, index), prefix);
+  } catch (err) {
+    throw client.describe(err, index);
+  }
+  return { index, action: added.size > 0 ? 'updated' : 'unchanged', indices, added: [...added].sort(), streamTemplates };
+}
+
+/** For a name that a data stream template governs: that template, composed of the fields; else undefined. */
+async function streamToBe(client: MappingAccess, name: string, prefix: string): Promise<StreamTemplateResult[] | undefined> {
+  try {
+    if (!(await governedByStreamTemplate(client, name))) return undefined;
+    return await composeIntoStreamTemplates(client, [name], prefix);
+  } catch (err) {
+    throw client.describe(err, name);
+  }
 }
 
 function dedupeConflicts(conflicts: MappingConflict[]): MappingConflict[] {
@@ -90,6 +114,8 @@ export interface TemplateInitResult {
   componentTemplate: string;
   indexTemplate?: string;
   indexPatterns: string[];
+  /** Templates of higher priority that match some of the patterns: indices made there take their mapping, not ours. */
+  outranked: Array<{ name: string; priority: number; pattern: string }>;
 }
 
 /**
@@ -103,10 +129,12 @@ export async function initTemplates(
   const componentName = componentTemplateName(options.name);
   try {
     await client.putComponentTemplate(componentName, componentTemplateBody(options.prefix));
-    if (options.indexPatterns.length === 0) return { componentTemplate: componentName, indexPatterns: [] };
-    await client.putIndexTemplate(options.name, indexTemplateBody(options.indexPatterns, componentName, options.priority ?? DEFAULT_TEMPLATE_PRIORITY));
+    if (options.indexPatterns.length === 0) return { componentTemplate: componentName, indexPatterns: [], outranked: [] };
+    const priority = options.priority ?? DEFAULT_TEMPLATE_PRIORITY;
+    await client.putIndexTemplate(options.name, indexTemplateBody(options.indexPatterns, componentName, priority));
+    const outranked = await templatesWinningOver(client, options.name, options.indexPatterns, priority);
+    return { componentTemplate: componentName, indexTemplate: options.name, indexPatterns: options.indexPatterns, outranked };
   } catch (err) {
     throw client.describe(err);
   }
-  return { componentTemplate: componentName, indexTemplate: options.name, indexPatterns: options.indexPatterns };
 }

@@ -1,7 +1,9 @@
 // Before the proxy first writes signed documents to an index, the index gets the near-dup fields (by
 // `near-dup init`'s own initIndex): left to dynamic mapping, the MinHash would become a text field and the band
-// keys analyzed text. The requests go with the client's own credentials. An index the client may not
-// change (no manage privilege, a data stream) is said once on stderr with the fix, and documents still go.
+// keys analyzed text. For a data stream, its template is composed of the fields too, so that every backing
+// index a rollover makes has them before the first document lands there. The requests go with the
+// client's own credentials. An index the client may not change (no manage privilege) is said once on
+// stderr with the fix, and documents still go.
 import type { IndexMappings } from '../engine/client.js';
 import { EngineResponseError } from '../engine/errors.js';
 import { headerValue, readBody, type Upstream } from '../engine/forward.js';
@@ -72,6 +74,7 @@ function mappingAccess(upstream: Upstream, headers: string[]): MappingAccess {
     putMapping: async (index, body) => {
       await json('PUT', `${path(index)}/_mapping`, body);
     },
+    request: async <T>(method: string, path: string, body?: unknown) => (await json(method, path, body)) as T,
     describe: (err) => err as Error,
   };
 }

@@ -6,6 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { annotateDocument } from '../../src/annotation.js';
 import type { EngineClient } from '../../src/engine/client.js';
+import { startProxy } from '../../src/proxy/server.js';
 import { fixtureSample } from '../support/corpus.js';
 import { runCli } from '../support/documents.js';
 import { forEachEngine } from './harness.js';
@@ -165,6 +166,85 @@ forEachEngine('index shapes', (ctx) => {
     expect(similar.code, similar.stderr).toBe(0);
     await expectDedupWritesEveryCluster(ctx.client, stream);
     expect(await userFields(ctx.client, stream)).toEqual(before);
+  });
+
+  it('a data stream written through the proxy across a rollover: every backing index has the near-dup fields mapped before its first document', async () => {
+    const stream = ctx.name('proxied-stream');
+    const template = ctx.name('proxied-stream-template');
+    await ctx.client.putIndexTemplate(template, { index_patterns: [`${stream}*`], data_stream: {}, priority: 400, template: { mappings: { properties: { text: { type: 'text' } } } } });
+    ctx.cleanup(() => ctx.client.request('DELETE', `/_data_stream/${stream}`));
+    ctx.cleanup(() => ctx.client.request('DELETE', `/_index_template/${template}`));
+    const proxy = await startProxy({ upstream: { url: url() }, host: '127.0.0.1', port: 0, index: `${stream}*`, fields: ['text'], prefix: 'near_dup', signer: {}, maxChars: 10_000_000, onError: 'pass', threads: 1, maxUpstreamBytes: 16 * 1024 * 1024, warn: () => undefined });
+    try {
+      const send = async (part: typeof docs) => {
+        const body = part.flatMap((d, i) => [JSON.stringify({ create: { _index: stream } }), JSON.stringify({ '@timestamp': new Date(Date.UTC(2026, 0, 1, 0, i)).toISOString(), id: d.id, text: d.text })]).join('\n') + '\n';
+        const answer = await fetch(`${proxy.url}/_bulk?refresh=true`, { method: 'POST', headers: { 'content-type': 'application/x-ndjson' }, body });
+        const json = (await answer.json()) as { errors: boolean };
+        expect(json.errors).toBe(false);
+      };
+      const half = Math.floor(docs.length / 2);
+      await send(docs.slice(0, half));
+      await ctx.client.request('POST', `/${stream}/_rollover`);
+      await send(docs.slice(half));
+      const mappings = await ctx.client.getMapping(stream);
+      expect(Object.keys(mappings).length).toBe(2);
+      for (const [backing, { mappings: m }] of Object.entries(mappings)) {
+        expect(m.properties?.near_dup?.properties?.minhash?.type, backing).toBe('binary');
+        expect(m.properties?.near_dup?.properties?.bands?.type, backing).toBe('keyword');
+      }
+      expect(await signedCount(ctx.client, stream)).toBe(docs.length);
+    } finally {
+      await proxy.close();
+    }
+  });
+
+  it('init of a data stream composes its template of the near-dup fields; init --template says when another template outranks it', async () => {
+    const stream = ctx.name('init-stream');
+    const template = ctx.name('init-stream-template');
+    await ctx.client.putIndexTemplate(template, { index_patterns: [`${stream}*`], data_stream: {}, priority: 300 });
+    ctx.cleanup(() => ctx.client.request('DELETE', `/_data_stream/${stream}`));
+    ctx.cleanup(() => ctx.client.request('DELETE', `/_index_template/${template}`));
+    await bulkInto(stream, [{ id: 'x', source: { '@timestamp': '2026-01-01T00:00:00Z', text: 'a first line of text' } }], true);
+    const init = await cli(['init', '--url', url(), '--index', stream]);
+    expect(init.code, init.stderr).toBe(0);
+    expect(init.stdout).toMatch(new RegExp(`data stream "${stream}": its template "${template}" is now composed of the near-dup fields`));
+    const stored = await ctx.client.request<any>('GET', `/_index_template/${template}`);
+    expect(stored.index_templates[0].index_template.composed_of).toContain('near-dup-fields');
+    expect(stored.index_templates[0].index_template.priority).toBe(300);
+    await ctx.client.request('POST', `/${stream}/_rollover`);
+    const mappings = await ctx.client.getMapping(stream);
+    for (const { mappings: m } of Object.values(mappings)) expect(m.properties?.near_dup?.properties?.minhash?.type).toBe('binary');
+    const again = await cli(['init', '--url', url(), '--index', stream]);
+    expect(again.stdout).toMatch(/already gives new backing indices the near-dup fields/);
+    // A template for new indices that a higher one outranks is said, with the fix, and exits 1.
+    const ours = ctx.name('ours');
+    ctx.cleanup(() => ctx.client.request('DELETE', `/_index_template/${ours}`));
+    const outranked = await cli(['init', '--url', url(), '--template', `${stream}-more-*`, '--template-name', ours]);
+    expect(outranked.code).toBe(1);
+    expect(outranked.stderr).toMatch(new RegExp(`take their mapping from the index template "${template}" \\(priority 300, above 100\\)`));
+  });
+
+  it('a pattern that matches a closed index names it as not read; a disk block is said to be one, before anything is written', async () => {
+    const base = ctx.name('pattern');
+    const [open, closed] = [`${base}-open`, `${base}-closed`];
+    for (const index of [open, closed]) {
+      ctx.cleanup(() => ctx.client.deleteIndex(index));
+      await bulkInto(index, docs.slice(0, 4).map((d) => ({ id: d.id, source: { text: d.text } })));
+    }
+    await ctx.client.request('POST', `/${closed}/_close`);
+    const annotate = await cli(['annotate', '--url', url(), '--index', `${base}-*`, '--field', 'text']);
+    expect(annotate.code, annotate.stderr).toBe(0);
+    expect(annotate.json).toMatchObject({ annotated: 4, closedIndices: [closed] });
+    expect(annotate.stderr).toMatch(new RegExp(`not read: the closed index ${closed} \\(open it and run again`));
+    await ctx.client.request('PUT', `/${open}/_settings`, { 'index.blocks.read_only_allow_delete': true });
+    try {
+      const blocked = await cli(['annotate', '--url', url(), '--index', open, '--field', 'text', '--force']);
+      expect(blocked.code).toBe(1);
+      expect(blocked.stderr).toMatch(/is read-only because a node's disk passed the flood-stage watermark.*it is a disk block, not load/);
+      expect(blocked.stderr).not.toMatch(/overloaded|lower the concurrency/);
+    } finally {
+      await ctx.client.request('PUT', `/${open}/_settings`, { 'index.blocks.read_only_allow_delete': null });
+    }
   });
 
   describe('text inside arrays of objects', () => {

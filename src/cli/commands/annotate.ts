@@ -80,7 +80,10 @@ export function printSummary(summary: AnnotateSummary, verb: string): void {
       ? `; INCOMPLETE: ${summary.missing} documents still have no signature (listed); run the same command with --resume`
       : summary.complete
         ? ''
-        : `; interrupted: run the same command with --resume to continue`);
+        : `; interrupted: run the same command with --resume to continue`) +
+    (summary.closedIndices.length > 0
+      ? `; not read: the closed ${summary.closedIndices.length > 1 ? 'indices' : 'index'} ${summary.closedIndices.join(', ')} (open ${summary.closedIndices.length > 1 ? 'them' : 'it'} and run again to sign ${summary.closedIndices.length > 1 ? 'their' : 'its'} documents)`
+      : '');
   process.stderr.write(human + '\n');
   process.stdout.write(JSON.stringify(summary) + '\n');
 }

@@ -47,12 +47,21 @@ export const initCommand: CommandModule<object, InitArgs> = {
         const result = await initIndex(client, argv.index, argv.prefix);
         const indices = result.indices.length > 1 || result.indices[0] !== result.index ? ` (${result.indices.join(', ')})` : '';
         const line =
-          result.action === 'created'
+          result.indices.length === 0
+            ? `no data stream "${result.index}" yet: it will be made from a data stream template at its first document`
+            : result.action === 'created'
             ? `created index "${result.index}" with the ${result.added.length} ${argv.prefix} fields`
             : result.action === 'updated'
               ? `added ${result.added.length} ${argv.prefix} fields to index "${result.index}"${indices}`
               : `index "${result.index}"${indices} already has the ${argv.prefix} fields; nothing to change`;
         process.stdout.write(`${line} (${where})\n`);
+        for (const t of result.streamTemplates) {
+          process.stdout.write(
+            t.action === 'added'
+              ? `data stream "${t.stream}": its template "${t.template}" is now composed of the near-dup fields, so the backing indices of later rollovers have them\n`
+              : `data stream "${t.stream}": its template "${t.template}" already gives new backing indices the near-dup fields\n`,
+          );
+        }
       }
       if (patterns.length > 0) {
         const result = await initTemplates(client, {
@@ -65,6 +74,13 @@ export const initCommand: CommandModule<object, InitArgs> = {
           `installed component template "${result.componentTemplate}" and index template "${result.indexTemplate}" ` +
             `for new indices matching ${result.indexPatterns.join(', ')} (${where})\n`,
         );
+        for (const o of result.outranked) {
+          process.stderr.write(
+            `but new indices matching "${o.pattern}" take their mapping from the index template "${o.name}" (priority ${o.priority}, above ${argv.templatePriority}), not from "${result.indexTemplate}": ` +
+              `add the component template "${result.componentTemplate}" to its composed_of (for a data stream: near-dup init --index STREAM does), or give --template-priority above ${o.priority}\n`,
+          );
+        }
+        if (result.outranked.length > 0) process.exitCode = 1;
       }
     } finally {
       await client.close();

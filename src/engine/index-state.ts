@@ -1,0 +1,58 @@
+// What state the indices behind a name are in, asked before a job writes: blocks (a disk that passed the
+// flood-stage watermark makes indices read-only; an operator can block writes), and closed indices that a
+// pattern matches but a search passes over without a word. Each gets a named answer, not "overloaded".
+import { UserError } from '../errors.js';
+import type { HttpMethod } from './client.js';
+
+interface Access {
+  request<T = unknown>(method: HttpMethod, path: string, body?: unknown, query?: Record<string, string>): Promise<T>;
+}
+
+const BLOCKS = ['index.blocks.read_only_allow_delete', 'index.blocks.read_only', 'index.blocks.write'] as const;
+
+function encodeName(name: string): string {
+  return encodeURIComponent(name).replace(/%2C/gi, ',').replace(/%2A/gi, '*');
+}
+
+/** The reason a block gives, as one line saying what it is and how it is lifted. */
+export function describeBlock(block: string, index: string): string {
+  if (/read_only_allow_delete|read-only-allow-delete|flood.stage|disk usage/i.test(block)) {
+    return (
+      `"${index}" is read-only because a node's disk passed the flood-stage watermark (index.blocks.read_only_allow_delete): it is a disk block, not load. ` +
+      `Free disk space on the data nodes (the engine lifts the block once usage falls below the high watermark), or lift it by hand: ` +
+      `PUT /${index}/_settings {"index.blocks.read_only_allow_delete": null}`
+    );
+  }
+  if (/read_only|read-only/i.test(block)) return `"${index}" is read-only (index.blocks.read_only); lift it with PUT /${index}/_settings {"index.blocks.read_only": false} to write the near-dup fields`;
+  if (/write/i.test(block)) return `"${index}" does not take writes (index.blocks.write); lift it with PUT /${index}/_settings {"index.blocks.write": false} to write the near-dup fields`;
+  return `"${index}" is blocked (${block})`;
+}
+
+/** Refuses, before anything is written, an index behind `name` that has a write block. */
+export async function requireWritable(client: Access, name: string): Promise<void> {
+  const settings = await client.request<Record<string, { settings: Record<string, unknown> }>>('GET', `/${encodeName(name)}/_settings/index.blocks.*`, undefined, { flat_settings: 'true' });
+  for (const [index, { settings: s }] of Object.entries(settings ?? {})) {
+    const block = BLOCKS.find((b) => s?.[b] === 'true' || s?.[b] === true);
+    if (block) throw new UserError(describeBlock(block, index));
+  }
+}
+
+/** The closed indices a name (a pattern, an alias) matches: searches pass over them. */
+export async function closedIndicesBehind(client: Access, name: string): Promise<string[]> {
+  try {
+    const resolved = await client.request<{ indices?: Array<{ name: string; attributes?: string[] }> }>('GET', `/_resolve/index/${encodeName(name)}`, undefined, { expand_wildcards: 'all' });
+    return (resolved.indices ?? []).filter((i) => i.attributes?.includes('closed')).map((i) => i.name).sort();
+  } catch {
+    return []; // nothing resolved, or an engine without the API: nothing known to be closed
+  }
+}
+
+/** The data streams a name (a stream, a pattern, an alias) stands for; [] where there are none or the engine has none. */
+export async function dataStreamsBehind(client: Pick<Access, 'request'>, name: string): Promise<string[]> {
+  try {
+    const resolved = await client.request<{ data_streams?: Array<{ name: string }> }>('GET', `/_resolve/index/${encodeName(name)}`);
+    return (resolved.data_streams ?? []).map((s) => s.name).sort();
+  } catch {
+    return []; // a name that resolves to nothing, or an engine without the API: no data stream to care for
+  }
+}
