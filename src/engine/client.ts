@@ -296,7 +296,7 @@ export class EngineClient {
    * The documents at these locations that exist (source filtered to `includes`, with _seq_no and
    * _primary_term), each read from its own index with its own routing.
    */
-  async mget<TSource = Record<string, unknown>>(docs: ReadonlyArray<{ id: string; location: DocLocation }>, includes: string[]): Promise<Array<GetResponse<TSource>>> {
+  async mget<TSource = Record<string, unknown>>(docs: ReadonlyArray<{ id: string; location: DocLocation }>, includes: string[] | true): Promise<Array<GetResponse<TSource>>> {
     if (docs.length === 0) return [];
     const response = await this.request<{ docs: Array<GetResponse<TSource>> }>('POST', '/_mget', {
       docs: docs.map(({ id, location }) => ({ ...actionMeta(id, location), _source: includes })),

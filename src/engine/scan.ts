@@ -31,6 +31,7 @@ export interface ScanHit {
   fields?: Record<string, unknown[]>;
   _seq_no?: number;
   _primary_term?: number;
+  _version?: number;
   /** The document's custom routing, when it was indexed with one. */
   _routing?: string;
   sort?: unknown[];
@@ -57,6 +58,8 @@ export interface ScanOptions {
   slice?: { id: number; max: number };
   /** Ask for _seq_no and _primary_term, for optimistic concurrency on the writes that follow. */
   seqNoPrimaryTerm?: boolean;
+  /** Ask for each document's _version. */
+  version?: boolean;
   keepAlive?: string;
   /** Whether the engine has point in time; use scroll when false. */
   pointInTime: 'opensearch' | 'elasticsearch' | false;
@@ -83,6 +86,7 @@ function searchBody(options: ScanOptions, query = options.query): Record<string,
     query: query ?? { match_all: {} },
     _source: options.sourceIncludes === undefined ? true : options.sourceIncludes.length ? { includes: options.sourceIncludes } : false,
     seq_no_primary_term: options.seqNoPrimaryTerm ?? false,
+    ...(options.version ? { version: true } : {}),
     ...(options.docvalueFields?.length ? { docvalue_fields: options.docvalueFields } : {}),
   };
 }

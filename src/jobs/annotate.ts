@@ -7,7 +7,7 @@
 // signature of these parameters. Those are done in a sweep; what cannot be done is listed, and the job
 // is not complete.
 import { peakMemoryMb, UsageMeter } from './usage.js';
-import { DEFAULT_MAX_CHARS, underPrefix } from '../annotation.js';
+import { DEFAULT_MAX_CHARS, mergeUnderPrefix, underPrefix } from '../annotation.js';
 import type { EngineClient, IndexMappings } from '../engine/client.js';
 import type { RetrySnapshot } from '../engine/retry.js';
 import { countMatching, scanIndex, type ScanHit } from '../engine/scan.js';
@@ -38,6 +38,12 @@ export interface AnnotateOptions {
   dryRun?: boolean;
   /** Re-sign documents whose stored content hash and params already match. */
   force?: boolean;
+  /**
+   * Keep each document's _version (a producer indexing with version_type=external would otherwise get 409
+   * on its next version): the whole document is written back at the version read, with
+   * version_type=external_gte, instead of a partial update. Reads whole documents.
+   */
+  keepVersion?: boolean;
   maxChars?: number;
   threads?: number;
   pageSize?: number;
@@ -198,7 +204,8 @@ class AnnotateRun {
   private readonly errors: ErrorsFile;
   private readonly writer: BulkWriter;
   private readonly pool: SignPool;
-  private readonly sourceIncludes: string[];
+  /** The source fields read: the text and the stored signature's hash and params, or (--keep-version) everything. */
+  private readonly sourceIncludes: string[] | true;
   /** Documents that cannot be signed or were refused for good: counted once, left out of later reads. */
   private readonly failedIds = new Set<string>();
   /** Writes that never got through (overload, no answer): the document is still missing, and why. */
@@ -230,7 +237,7 @@ class AnnotateRun {
     this.params = resolveSignerSettings(options.signer).params;
     this.dryRun = options.dryRun ?? false;
     this.previous = options.resume ? { ...saved.checkpoint.counts } : {};
-    this.sourceIncludes = [...options.fields, this.field('content_hash'), this.field('params')];
+    this.sourceIncludes = options.keepVersion ? true : [...options.fields, this.field('content_hash'), this.field('params')];
     this.errors = ErrorsFile.forIndex(options.index, options.errorsFile);
     this.pool = createSignPool(options.threads);
     this.writer = new BulkWriter({
@@ -292,10 +299,11 @@ class AnnotateRun {
     const pages = scanIndex(this.client, {
       index: this.options.index,
       query,
-      sourceIncludes: this.sourceIncludes,
+      sourceIncludes: this.sourceIncludes === true ? undefined : this.sourceIncludes,
       pageSize: this.options.pageSize ?? 1000,
       slice: this.options.slice,
       seqNoPrimaryTerm: true,
+      version: this.options.keepVersion,
       pointInTime: this.client.pointInTime,
       // A dry run writes nothing, so what is left cannot be asked of the engine: skip what was read instead.
       recovery: this.dryRun ? 'skip-seen' : async () => {
@@ -371,9 +379,15 @@ class AnnotateRun {
       if (this.sample.length < 3) this.sample.push({ id: hit._id, doc });
       return;
     }
-    const guard = hit._seq_no !== undefined && hit._primary_term !== undefined ? { if_seq_no: hit._seq_no, if_primary_term: hit._primary_term } : {};
     // Written where the document lives (its own index, its routing), never through the alias or stream read.
     const location = locationOf(hit);
+    if (this.options.keepVersion && hit._version !== undefined) {
+      // The document as read, with the fields, at its own version: a newer version written meanwhile answers 409.
+      const whole = mergeUnderPrefix(hit._source ?? {}, this.options.prefix, result.fields as unknown as Record<string, unknown>);
+      const meta = actionMeta(hit._id, location, { version: hit._version, version_type: 'external_gte' });
+      return this.writer.add({ id: hit._id, action: { index: meta }, body: whole, context: location });
+    }
+    const guard = hit._seq_no !== undefined && hit._primary_term !== undefined ? { if_seq_no: hit._seq_no, if_primary_term: hit._primary_term } : {};
     await this.writer.add({ id: hit._id, action: { update: actionMeta(hit._id, location, guard) }, body: { doc }, context: location });
   }
 

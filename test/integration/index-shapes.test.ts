@@ -247,6 +247,31 @@ forEachEngine('index shapes', (ctx) => {
     }
   });
 
+  it('external versions: annotate --keep-version leaves every _version as the producer wrote it, so its next version is taken', async () => {
+    const index = ctx.index('external-versions');
+    const items = docs.slice(0, 6);
+    const write = (version: number) =>
+      ctx.client.bulk(items.flatMap((d) => [{ index: { _index: index, _id: d.id, version, version_type: 'external' } }, { text: d.text, rev: version }]));
+    expect((await write(5)).errors).toBe(false);
+    await ctx.client.refresh(index);
+    const kept = await cli(['annotate', '--url', url(), '--index', index, '--field', 'text', '--keep-version']);
+    expect(kept.code, kept.stderr).toBe(0);
+    expect(kept.json).toMatchObject({ annotated: items.length, failed: 0, complete: true });
+    for (const d of items) {
+      const got = await ctx.client.get(index, d.id);
+      expect(got?._version).toBe(5);
+      expect((got?._source as any).rev).toBe(5);
+      expect((got?._source as any).near_dup.params).toBe(kept.json.params);
+    }
+    // The producer's next version goes in; a partial update (the default) would have taken version 6 from it.
+    expect((await write(6)).errors).toBe(false);
+    await ctx.client.refresh(index);
+    const plain = await cli(['annotate', '--url', url(), '--index', index, '--field', 'text']);
+    expect(plain.code, plain.stderr).toBe(0);
+    const after = await write(7);
+    expect(after.items.every((i) => i.status === 409)).toBe(true);
+  });
+
   describe('text inside arrays of objects', () => {
     for (const type of ['object', 'nested'] as const) {
       it(`comments.text of a list of comments (${type}) is signed as the comments' texts joined`, async () => {

@@ -153,7 +153,7 @@ forEachEngine('init', (ctx) => {
       await ctx.client.request('DELETE', `/_component_template/${name}-fields`).catch(() => undefined);
     });
     const result = await initTemplates(ctx.client, { name, prefix: 'near_dup', indexPatterns: [`${name}-*`] });
-    expect(result).toEqual({ componentTemplate: `${name}-fields`, indexTemplate: name, indexPatterns: [`${name}-*`] });
+    expect(result).toEqual({ componentTemplate: `${name}-fields`, indexTemplate: name, indexPatterns: [`${name}-*`], outranked: [] });
     await ctx.client.createIndex(index, { mappings: { properties: { body: { type: 'text' } } } });
     expect(await nearDupTypes(ctx, index)).toEqual(expectedTypes);
     expect((await initIndex(ctx.client, index, 'near_dup')).action).toBe('unchanged');

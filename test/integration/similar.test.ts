@@ -70,8 +70,10 @@ for (const { name, docs } of testCorpora(20, 20)) {
       try {
         const result = await findSimilar(ctx.client, { index, id: doc.id, candidateLimit: 77 });
         expect(result.hits.length).toBeGreaterThan(0);
-        expect(spy).toHaveBeenCalledTimes(2);
-        const body = spy.mock.calls[0][1] as any;
+        // The query document by its id (a search: it reads aliases, data streams and routed documents alike).
+        expect(spy).toHaveBeenCalledTimes(3);
+        expect((spy.mock.calls[0][1] as any).query).toEqual({ ids: { values: [doc.id] } });
+        const body = spy.mock.calls[1][1] as any;
         expect(body.size).toBe(77);
         // Signatures come from doc values: the engine loads neither the documents' _source (their text) nor
         // their stored ids.
@@ -86,7 +88,7 @@ for (const { name, docs } of testCorpora(20, 20)) {
         for (const key of signer(doc.text).simhash_blocks) expect(query).toContain(JSON.stringify(key));
         expect(query).toContain('"minimum_should_match":5');
         // Then the ids, by the content hashes of the verified candidates only, same params, never the query document.
-        const ids = spy.mock.calls[1][1] as any;
+        const ids = spy.mock.calls[2][1] as any;
         expect(ids._source).toBe(false);
         const hashes: string[] = ids.query.bool.filter[0].terms['near_dup.content_hash'];
         const verified = new Set(result.hits.map((h) => signer(docs.find((d) => d.id === h.id)!.text).content_hash));

@@ -23,6 +23,7 @@ interface AnnotateArgs extends ConnectionArgs, SignerArgs, BulkArgs {
   errorsFile?: string;
   dryRun: boolean;
   force: boolean;
+  keepVersion: boolean;
   maxChars: number;
   threads?: number;
   pageSize: number;
@@ -104,6 +105,11 @@ export const annotateCommand: CommandModule<object, AnnotateArgs> = {
       .option('errors-file', { type: 'string', describe: 'where failed ids and reasons go [default: near-dup-errors-INDEX.jsonl]' })
       .option('dry-run', { type: 'boolean', default: false, describe: 'report what would be written, write nothing' })
       .option('force', { type: 'boolean', default: false, describe: 'sign again even documents whose stored signature is current' })
+      .option('keep-version', {
+        type: 'boolean',
+        default: false,
+        describe: 'keep each document\'s _version as it was (for producers that index with version_type=external): the whole document is written back at its own version (version_type=external_gte) instead of a partial update',
+      })
       .option('max-chars', { type: 'number', default: DEFAULT_MAX_CHARS, describe: 'cut longer texts (reported in the summary)' })
       .option('threads', { type: 'number', describe: 'signing threads [default: every core]' })
       .option('page-size', { type: 'number', default: 1000, describe: 'documents per search page' })
@@ -132,6 +138,7 @@ export const annotateCommand: CommandModule<object, AnnotateArgs> = {
       errorsFile: argv.errorsFile,
       dryRun: argv.dryRun,
       force: argv.force,
+      keepVersion: argv.keepVersion,
       maxChars: argv.maxChars,
       threads: argv.threads,
       pageSize: argv.pageSize,
