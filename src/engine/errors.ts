@@ -163,6 +163,14 @@ function describeResponse(err: EngineResponseError, context: ErrorContext & { ur
     if (context.index && /[*,]/.test(context.index)) return `no index matches "${context.index}" on ${url} (${index} does not exist); check the name or pattern given to --index`;
     return `index "${index}" does not exist on ${url}; check the name given to --index, or create it with \`near-dup init --index ${index}\``;
   }
+  const fieldLimit = /Limit of total fields \[(\d+)\]/.exec(err.reason ?? '');
+  if (fieldLimit) {
+    const index = err.index ?? context.index ?? 'INDEX';
+    return (
+      `"${index}" may map at most ${fieldLimit[1]} fields (index.mapping.total_fields.limit) and the near-dup fields would pass it; ` +
+      `raise the limit, e.g. PUT /${index}/_settings {"index.mapping.total_fields.limit": ${Number(fieldLimit[1]) + 25}} (${err.method} ${err.path} on ${url})`
+    );
+  }
   if (err.type === 'cluster_block_exception') return `${describeBlock(err.reason ?? '', err.index ?? context.index ?? '?')} (${err.method} ${err.path} on ${url})`;
   if (err.statusCode === 429) return `${url} is overloaded and rejected ${err.method} ${err.path} (${what}); retry later or lower the concurrency`;
   if (err.statusCode >= 500) return `${url} failed on ${err.method} ${err.path} (${what}); check the cluster's health and logs`;

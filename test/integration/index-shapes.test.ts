@@ -272,6 +272,37 @@ forEachEngine('index shapes', (ctx) => {
     expect(after.items.every((i) => i.status === 409)).toBe(true);
   });
 
+  it('a field limit the near-dup fields would pass is named with the setting to raise; nothing is signed', async () => {
+    const index = ctx.index('field-limit');
+    await ctx.client.createIndex(index, { settings: { 'index.mapping.total_fields.limit': 5 }, mappings: { properties: { text: { type: 'text' }, title: { type: 'keyword' } } } });
+    await bulkInto(index, docs.slice(0, 3).map((d) => ({ id: d.id, source: { text: d.text, title: d.id } })));
+    const annotate = await cli(['annotate', '--url', url(), '--index', index, '--field', 'text']);
+    expect(annotate.code).toBe(1);
+    expect(annotate.stderr).toMatch(new RegExp(`"${index}" may map at most 5 fields \\(index.mapping.total_fields.limit\\).*"index.mapping.total_fields.limit": 30`));
+    expect(await signedCount(ctx.client, index)).toBe(0);
+  });
+
+  it('the proxy with its defaults indexes a document it cannot sign (no text) unsigned and counts it, as the cluster would take it', async () => {
+    const index = ctx.index('proxy-defaults');
+    const run = runCli(['proxy', '--url', url(), '--listen', '127.0.0.1:0', '--index', index, '--field', 'text', '--threads', '1']);
+    const proxyUrl = await new Promise<string>((resolve, reject) => {
+      run.child.stderr.on('data', (b: Buffer) => {
+        const found = /listening on (\S+),/.exec(b.toString());
+        if (found) resolve(found[1]);
+      });
+      run.done.then((r) => reject(new Error(`the proxy stopped: ${r.stderr}`)));
+    });
+    const lines = [{ index: { _index: index, _id: 'with-text' } }, { text: docs[0].text }, { index: { _index: index, _id: 'no-text' } }, { title: 'no text here' }];
+    const answer = (await (await fetch(`${proxyUrl}/_bulk?refresh=true`, { method: 'POST', headers: { 'content-type': 'application/x-ndjson' }, body: `${lines.map((l) => JSON.stringify(l)).join('\n')}\n` })).json()) as any;
+    const stats = (await (await fetch(`${proxyUrl}/_near_dup/stats`)).json()) as any;
+    run.child.kill('SIGTERM');
+    await run.done;
+    expect(answer.errors).toBe(false);
+    expect(stats.documents).toMatchObject({ signed: 1, passed: 1, rejected: 0 });
+    expect(await ctx.client.count(index)).toBe(2);
+    expect(await signedCount(ctx.client, index)).toBe(1);
+  });
+
   describe('text inside arrays of objects', () => {
     for (const type of ['object', 'nested'] as const) {
       it(`comments.text of a list of comments (${type}) is signed as the comments' texts joined`, async () => {
