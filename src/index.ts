@@ -28,6 +28,6 @@ export { computeSimhash, hammingDistance, shingle, simhashBlockKeys, simhashHex,
 export { connect, EngineClient } from './engine/client.js';
 export { annotateIndex, type AnnotateOptions, type AnnotateSummary } from './jobs/annotate.js';
 export { ingestStream, type IngestOptions, type IngestSummary } from './jobs/ingest.js';
-export { initIndex } from './jobs/init.js';
+export { initIndex } from './engine/init.js';
 export { findSimilar, type SimilarOptions, type SimilarResult, type SimilarHit } from './jobs/similar.js';
 export { dedupIndex, type DedupOptions, type DedupSummary } from './jobs/dedup.js';

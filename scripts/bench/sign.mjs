@@ -13,7 +13,7 @@ import { emptyMinhash, minhashPermutations, updateMinhash } from '../../dist/ske
 import { byteHash, CachedByteHash } from '../../dist/sketch/token-hash.js';
 import { layoutWords, TokenRanges } from '../../dist/text/token-ranges.js';
 import { normalizer } from '../../dist/text/normalize.js';
-import { signStream } from '../../dist/jobs/sign-stream.js';
+import { signStream } from '../../dist/signing/sign-stream.js';
 import { loadCorpus, mb, shuffled } from './corpus.mjs';
 import { pythonPeer } from './python-peer.mjs';
 

@@ -17,12 +17,12 @@ import { actionMeta, type DocLocation, locationOf } from '../engine/doc-location
 import { requireWholeSource } from '../engine/source-filter.js';
 import { closedIndicesBehind, requireWritable } from '../engine/index-state.js';
 import { resolveSignerSettings, type SignerOptions } from '../signature.js';
-import type { AnnotateInput, AnnotateResult } from './annotate-batch.js';
+import type { AnnotateInput, AnnotateResult } from '../signing/annotate-batch.js';
 import { BulkWriter } from './bulk-writer.js';
 import { defaultCheckpointPath, identityDifferences, readCheckpoint, writeCheckpoint, type Checkpoint } from './checkpoint.js';
 import { ErrorsFile } from './errors-file.js';
-import { initIndex } from './init.js';
-import { createSignPool, type SignPool } from './sign-pool.js';
+import { initIndex } from '../engine/init.js';
+import { createSignPool, type SignPool } from '../signing/sign-pool.js';
 
 export interface AnnotateOptions {
   index: string;

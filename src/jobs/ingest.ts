@@ -15,10 +15,10 @@ import { checkBulkOptions, requireWholeNumbers, UsageError } from '../errors.js'
 import { resolveSignerSettings, type SignerOptions } from '../signature.js';
 import { type BulkOperation, BulkWriter } from './bulk-writer.js';
 import { ErrorsFile } from './errors-file.js';
-import type { IngestResult } from './ingest-lines.js';
-import { initIndex } from './init.js';
-import { lineBatches } from './line-batches.js';
-import { createSignPool } from './sign-pool.js';
+import type { IngestResult } from '../signing/ingest-lines.js';
+import { initIndex } from '../engine/init.js';
+import { lineBatches } from '../signing/line-batches.js';
+import { createSignPool } from '../signing/sign-pool.js';
 
 export interface IngestOptions {
   index: string;

@@ -3,7 +3,7 @@
 // (not JSON, an unknown verb) ends the pairing: from there on the rest of the body is passed on as raw bytes,
 // so the engine answers it as it would have without the proxy.
 import type { Readable } from 'node:stream';
-import { lineBatches } from '../jobs/line-batches.js';
+import { lineBatches } from '../signing/line-batches.js';
 
 export type BulkVerb = 'index' | 'create' | 'update' | 'delete';
 

@@ -7,7 +7,7 @@ import type http from 'node:http';
 import { performance } from 'node:perf_hooks';
 import type { Readable } from 'node:stream';
 import { passableHeaders, readBody } from '../engine/forward.js';
-import type { SignedSource, SourceKind } from '../jobs/sign-sources.js';
+import type { SignedSource, SourceKind } from '../signing/sign-sources.js';
 import { type BulkItem, bulkItems, type RawBytes } from './bulk-items.js';
 import { applyFilterPath, type BulkAnswer, mergeBulkAnswers, notAppliedAnswer, type RefusedItem } from './bulk-response.js';
 import { forwardedBody, type ProxyContext } from './context.js';

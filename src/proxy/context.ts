@@ -3,8 +3,8 @@
 import type http from 'node:http';
 import type { Upstream } from '../engine/forward.js';
 import type { SignerOptions } from '../signature.js';
-import type { SignPool } from '../jobs/sign-pool.js';
-import type { SignedSource, SignSourcesOptions } from '../jobs/sign-sources.js';
+import type { SignPool } from '../signing/sign-pool.js';
+import type { SignedSource, SignSourcesOptions } from '../signing/sign-sources.js';
 import type { IndexFieldsGuard } from './index-fields.js';
 import type { IndexMatcher } from './index-pattern.js';
 import type { ProxyStats } from './stats.js';

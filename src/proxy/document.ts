@@ -6,7 +6,7 @@ import type http from 'node:http';
 import { performance } from 'node:perf_hooks';
 import type { Readable } from 'node:stream';
 import { passableHeaders, readBody } from '../engine/forward.js';
-import type { SignedSource, SourceKind } from '../jobs/sign-sources.js';
+import type { SignedSource, SourceKind } from '../signing/sign-sources.js';
 import { REFUSAL_TYPE } from './bulk-response.js';
 import { forwardedBody, type ProxyContext, sendError } from './context.js';
 

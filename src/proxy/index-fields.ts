@@ -7,7 +7,7 @@
 import type { IndexMappings } from '../engine/client.js';
 import { EngineResponseError } from '../engine/errors.js';
 import { headerValue, readBody, type Upstream } from '../engine/forward.js';
-import { initIndex, type MappingAccess } from '../jobs/init.js';
+import { initIndex, type MappingAccess } from '../engine/init.js';
 
 /** How long an index is taken to have the fields before it is checked again (it may be deleted and made anew). */
 const RECHECK_MS = 30_000;

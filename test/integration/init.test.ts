@@ -5,7 +5,7 @@ import yargs from 'yargs';
 import { initCommand } from '../../src/cli/commands/init.js';
 import { NEAR_DUP_FIELDS } from '../../src/engine/mapping.js';
 import { UsageError, UserError } from '../../src/errors.js';
-import { initIndex, initTemplates } from '../../src/jobs/init.js';
+import { initIndex, initTemplates } from '../../src/engine/init.js';
 import { type EngineContext, forEachEngine } from './harness.js';
 
 const FIELD_NAMES = Object.keys(NEAR_DUP_FIELDS).sort();

@@ -2,8 +2,8 @@
 // is refused alone, with where it goes wrong; the lines around it are annotated as usual.
 import { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { ingestBytes } from '../../src/jobs/ingest-lines.js';
-import { lineBatches } from '../../src/jobs/line-batches.js';
+import { ingestBytes } from '../../src/signing/ingest-lines.js';
+import { lineBatches } from '../../src/signing/line-batches.js';
 import { createSigner } from '../../src/signature.js';
 import { utf8Lines } from '../../src/text/decode.js';
 

@@ -3,7 +3,7 @@
 import { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { createSigner } from '../../src/signature.js';
-import { signSources, spliceMembers } from '../../src/jobs/sign-sources.js';
+import { signSources, spliceMembers } from '../../src/signing/sign-sources.js';
 import { bulkItems } from '../../src/proxy/bulk-items.js';
 import { applyFilterPath, mergeBulkAnswers } from '../../src/proxy/bulk-response.js';
 import { indexMatcher } from '../../src/proxy/index-pattern.js';

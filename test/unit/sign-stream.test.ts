@@ -1,6 +1,6 @@
 import { Readable, Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { signStream } from '../../src/jobs/sign-stream.js';
+import { signStream } from '../../src/signing/sign-stream.js';
 import { createSigner, signatureToJson } from '../../src/signature.js';
 
 async function run(input: string, options: { threads?: number; batchBytes?: number; chunk?: number } = {}) {

@@ -2,7 +2,7 @@
 import type { CommandModule } from 'yargs';
 import { UsageError } from '../../errors.js';
 import { DEFAULT_PREFIX, DEFAULT_TEMPLATE_NAME, DEFAULT_TEMPLATE_PRIORITY, prefixPath } from '../../engine/mapping.js';
-import { initIndex, initTemplates } from '../../jobs/init.js';
+import { initIndex, initTemplates } from '../../engine/init.js';
 import { type ConnectionArgs, connectFromArgs, withConnectionOptions } from '../connection-options.js';
 
 interface InitArgs extends ConnectionArgs {

@@ -3,7 +3,7 @@ import { createReadStream } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import type { CommandModule } from 'yargs';
 import { UsageError, UserError } from '../../errors.js';
-import { signStream } from '../../jobs/sign-stream.js';
+import { signStream } from '../../signing/sign-stream.js';
 import { createSigner, signatureToJson } from '../../signature.js';
 import { readAllStdin, decodeText, warnNotUtf8 } from '../input.js';
 import { type SignerArgs, signerOptionsFrom, withSignerOptions } from '../signer-options.js';

@@ -2,9 +2,9 @@
 // the templates that give them to new indices. Idempotent; refuses, without writing anything, when the
 // index maps a near-dup field in a way that cannot be changed in place.
 import { UserError } from '../errors.js';
-import { dataStreamsBehind } from '../engine/index-state.js';
+import { dataStreamsBehind } from './index-state.js';
 import { composeIntoStreamTemplates, governedByStreamTemplate, type StreamTemplateResult, type TemplateAccess, templatesWinningOver } from './index-templates.js';
-import { type EngineClient, EngineResponseError, type IndexMappings } from '../engine/client.js';
+import { type EngineClient, EngineResponseError, type IndexMappings } from './client.js';
 import {
   componentTemplateBody,
   componentTemplateName,
@@ -17,7 +17,7 @@ import {
   planMapping,
   prefixPath,
   putMappingBody,
-} from '../engine/mapping.js';
+} from './mapping.js';
 
 export interface IndexInitResult {
   index: string;

@@ -6,9 +6,9 @@
 // of. And a template near-dup installs for a pattern can lose to another one of higher priority: that is
 // found and said, rather than reported as done.
 import { UserError } from '../errors.js';
-import type { HttpMethod } from '../engine/client.js';
-import { wildcardMatch } from '../engine/source-filter.js';
-import { componentTemplateBody, componentTemplateName, DEFAULT_PREFIX, DEFAULT_TEMPLATE_NAME } from '../engine/mapping.js';
+import type { HttpMethod } from './client.js';
+import { wildcardMatch } from './source-filter.js';
+import { componentTemplateBody, componentTemplateName, DEFAULT_PREFIX, DEFAULT_TEMPLATE_NAME } from './mapping.js';
 
 /** The requests this needs: EngineClient, or the proxy's requests made with each client's own credentials. */
 export interface TemplateAccess {

@@ -25,7 +25,7 @@ export interface SignPool {
 // the build of the same code in dist/ (npm test builds first).
 function workerFile(): string {
   const beside = new URL('./sign-worker.js', import.meta.url);
-  return existsSync(fileURLToPath(beside)) ? beside.href : new URL('../../dist/jobs/sign-worker.js', import.meta.url).href;
+  return existsSync(fileURLToPath(beside)) ? beside.href : new URL('../../dist/signing/sign-worker.js', import.meta.url).href;
 }
 
 export function createSignPool(threads = os.availableParallelism()): SignPool {
