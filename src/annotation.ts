@@ -1,42 +1,12 @@
 // A document's near-dup fields: what annotate, ingest and the library API write under the prefix.
-import { createSigner, type Signature, type Signer, type SignerOptions, type SignerSettings } from './signature.js';
-import { serializeLeanMinhash } from './sketch/lean-minhash.js';
+import { createSigner, type Signer, type SignerOptions } from './signature.js';
+import { DEFAULT_PREFIX } from './stored/layout.js';
+import { nearDupFields } from './stored/write.js';
 
-export const DEFAULT_PREFIX = 'near_dup';
+export { DEFAULT_PREFIX } from './stored/layout.js';
+export { type NearDupFields, nearDupFields, underPrefix } from './stored/write.js';
 /** Longer texts are cut to this many characters (and the cut is reported), so one document cannot exhaust memory. */
 export const DEFAULT_MAX_CHARS = 10_000_000;
-
-/** The signature fields as stored: keyword arrays, the MinHash as a base64 datasketch LeanMinHash buffer. */
-export interface NearDupFields {
-  bands: string[];
-  simhash: string;
-  simhash_blocks: string[];
-  minhash: string;
-  params: string;
-  content_hash: string;
-  token_count: number;
-  /** Distinct tokens, and the containment sample (sampled token hashes) with its size. */
-  distinct_tokens: number;
-  sample: string[];
-  sample_size: number;
-  annotated_at: string;
-}
-
-export function nearDupFields(sig: Signature, settings: SignerSettings, now: Date = new Date()): NearDupFields {
-  return {
-    bands: sig.bands,
-    simhash: sig.simhash,
-    simhash_blocks: sig.simhash_blocks,
-    minhash: Buffer.from(serializeLeanMinhash({ seed: settings.seed, scheme: settings.scheme, values: sig.minhash })).toString('base64'),
-    params: settings.params,
-    content_hash: sig.content_hash,
-    token_count: sig.tokens,
-    distinct_tokens: sig.distinct_tokens,
-    sample: sig.sample,
-    sample_size: sig.sample.length,
-    annotated_at: now.toISOString(),
-  };
-}
 
 /**
  * The value at a dotted path of a source object ("body", "meta.title"), also through flattened keys and,
@@ -65,11 +35,6 @@ export function valueAt(source: unknown, path: string): unknown {
     }
   }
   return undefined;
-}
-
-/** Wraps `fields` in the objects of the prefix path: "a.b" -> {a: {b: fields}}. */
-export function underPrefix(prefix: string, fields: Record<string, unknown>): Record<string, unknown> {
-  return prefix.split('.').reduceRight<Record<string, unknown>>((inner, segment) => ({ [segment]: inner }), fields);
 }
 
 export class DocumentTextError extends Error {

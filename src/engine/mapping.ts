@@ -3,8 +3,9 @@
 // besides reading that JSON once.
 import { readFileSync } from 'node:fs';
 import { UsageError } from '../errors.js';
+import { DEFAULT_PREFIX } from '../stored/layout.js';
 
-export const DEFAULT_PREFIX = 'near_dup';
+export { DEFAULT_PREFIX };
 /** Name of the index template; the component template is `<name>-fields`. */
 export const DEFAULT_TEMPLATE_NAME = 'near-dup';
 export const DEFAULT_TEMPLATE_PRIORITY = 100;

@@ -8,6 +8,8 @@ import { UserError } from '../errors.js';
 import { findSimilar } from '../jobs/similar.js';
 import { sampleEvery } from '../signature.js';
 import { minhashValues } from '../sketch/lean-minhash.js';
+import { StoredLayout } from '../stored/layout.js';
+import { checkStored, type RawStored, StoredProblem, storedIn } from '../stored/read.js';
 import { minhashJaccard } from '../sketch/minhash.js';
 import { hammingDistance } from '../sketch/simhash.js';
 
@@ -32,6 +34,8 @@ export interface Member {
   similarity: number | null;
   /** Differing SimHash bits from the canonical document. */
   hamming: number | null;
+  /** Why its stored signature cannot be compared, when it is damaged. */
+  damaged?: string;
 }
 
 const SNIPPET_CHARS = 160;
@@ -123,7 +127,8 @@ export async function clusterMembers(
 ): Promise<{ members: Member[]; total: number; next?: string }> {
   checkSize(options.size);
   const f = (name: string) => `${src.prefix}.${name}`;
-  const signature = [f('minhash'), f('simhash'), f('is_canonical')];
+  const layout = new StoredLayout(src.prefix);
+  const signature = layout.paths('minhash', 'simhash', 'params', 'is_canonical');
   const inCluster = { term: { [f('cluster_id')]: clusterId } };
   const head = await client.search(src.index, { size: 1, _source: signature, query: { bool: { filter: [inCluster, { term: { [f('is_canonical')]: true } }] } } });
   const canonical = head.hits.hits[0];
@@ -141,16 +146,17 @@ export async function clusterMembers(
         },
         { scroll: MEMBER_PAGES_KEEP_ALIVE },
       );
-  const base = canonical ? { values: minhashOf(canonical._source, f('minhash')), simhash: valueAt(canonical._source, f('simhash')) as string | undefined } : undefined;
+  const base = canonical ? comparable(canonical._source, layout) : undefined;
   const members = page.hits.hits.map((h) => {
-    const values = minhashOf(h._source, f('minhash'));
-    const simhash = valueAt(h._source, f('simhash')) as string | undefined;
+    const own = comparable(h._source, layout);
     return {
       id: h._id,
       snippet: snippet(h._source, src.fields),
       canonical: valueAt(h._source, f('is_canonical')) === true,
-      similarity: base?.values && values ? Math.round(minhashJaccard(base.values, values) * 1000) / 1000 : null,
-      hamming: base?.simhash && simhash ? hammingDistance(base.simhash, simhash) : null,
+      similarity: base?.values && own.values ? Math.round(minhashJaccard(base.values, own.values) * 1000) / 1000 : null,
+      hamming: base?.simhash && own.simhash ? hammingDistance(base.simhash, own.simhash) : null,
+      // A damaged stored signature is shown as such, with no measure, and the page goes on.
+      ...(own.damaged ? { damaged: own.damaged } : {}),
     };
   });
   const more = members.length === options.size && page._scroll_id !== undefined;
@@ -181,19 +187,31 @@ export async function documentText(client: EngineClient, src: ExploreSource, id:
   } catch {
     // a document without text is shown empty
   }
-  const { minhash: _m, sample: _s, bands: _b, simhash_blocks: _sb, ...nearDup } = (valueAt(hit._source, src.prefix) as Record<string, unknown>) ?? {};
+  const stored = valueAt(hit._source, src.prefix);
+  const { minhash: _m, sample: _s, bands: _b, simhash_blocks: _sb, ...nearDup } = stored && typeof stored === 'object' && !Array.isArray(stored) ? (stored as Record<string, unknown>) : {};
   return { id, text, nearDup };
 }
 
 /** A document's similar hits, and (when its signature has a containment sample) the documents holding it or held by it. */
 export async function similarTo(client: EngineClient, src: ExploreSource, id: string) {
-  const similar = await findSimilar(client, { index: src.index, prefix: src.prefix, id, limit: 20 });
+  let similar: Awaited<ReturnType<typeof findSimilar>>;
+  try {
+    similar = await findSimilar(client, { index: src.index, prefix: src.prefix, id, limit: 20 });
+  } catch (err) {
+    // The document's own signature is damaged: nothing to look up with, said on the page.
+    if (err instanceof UserError && /no usable near-dup signature/.test(err.message)) return { similar: [], partialCopies: [], warnings: [err.message] };
+    throw err;
+  }
   const params = similar.query.params;
   const partial = sampleEvery(params) > 0 ? await findSimilar(client, { index: src.index, prefix: src.prefix, id, limit: 20, measure: 'containment', direction: 'both' }) : undefined;
   return { similar: similar.hits, partialCopies: partial?.hits ?? [], warnings: partial?.warnings ?? [] };
 }
 
-function minhashOf(source: unknown, field: string): Uint32Array | undefined {
-  const value = valueAt(source, field);
-  return typeof value === 'string' ? minhashValues(value) : undefined;
+/** A document's MinHash and SimHash when its stored signature is whole; else why not. */
+function comparable(source: unknown, layout: StoredLayout): { values?: Uint32Array; simhash?: string; damaged?: string } {
+  const raw = storedIn(source, layout);
+  const problem = raw instanceof StoredProblem ? raw : checkStored(raw, ['minhash', 'simhash']);
+  if (problem) return { damaged: problem.reason };
+  const stored = raw as RawStored;
+  return { values: minhashValues(stored.minhash as string), simhash: stored.simhash as string };
 }

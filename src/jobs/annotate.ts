@@ -15,6 +15,8 @@ import { checkBulkOptions, requireWholeNumbers, UsageError, UserError } from '..
 import { absentFields, textFields } from '../engine/fields.js';
 import { actionMeta, type DocLocation, locationOf } from '../engine/doc-location.js';
 import { requireWholeSource } from '../engine/source-filter.js';
+import { StoredLayout } from '../stored/layout.js';
+import { SIGNATURE_FIELDS } from '../stored/read.js';
 import { closedIndicesBehind, requireWritable } from '../engine/index-state.js';
 import { resolveSignerSettings, type SignerOptions } from '../signature.js';
 import type { AnnotateInput, AnnotateResult } from '../signing/annotate-batch.js';
@@ -237,7 +239,8 @@ class AnnotateRun {
     this.params = resolveSignerSettings(options.signer).params;
     this.dryRun = options.dryRun ?? false;
     this.previous = options.resume ? { ...saved.checkpoint.counts } : {};
-    this.sourceIncludes = options.keepVersion ? true : [...options.fields, this.field('content_hash'), this.field('params')];
+    // The whole stored signature: one that is damaged is not current, whatever its content hash says.
+    this.sourceIncludes = options.keepVersion ? true : [...options.fields, ...new StoredLayout(options.prefix).paths(...SIGNATURE_FIELDS)];
     this.errors = ErrorsFile.forIndex(options.index, options.errorsFile);
     this.pool = createSignPool(options.threads);
     this.writer = new BulkWriter({

@@ -9,7 +9,8 @@
 //    field_value_factor reciprocal), kept by min_score.
 // Each candidate is then checked here from the count, the stored sample size and distinct-token count,
 // and the stored MinHash (Jaccard) and SimHash, as the Jaccard lookups are.
-import { valueAt } from '../annotation.js';
+import { type StoredField, StoredLayout } from '../stored/layout.js';
+import { checkStored, type RawStored, StoredProblem, storedIn, storedInDocValues } from '../stored/read.js';
 import type { EngineClient, SearchResponse } from '../engine/client.js';
 import { EngineResponseError } from '../engine/errors.js';
 import { UserError } from '../errors.js';
@@ -69,6 +70,8 @@ export interface ContainmentResult {
   /** Sampled query tokens the engine was asked about. */
   sampled: number;
   warnings: string[];
+  /** Candidates whose stored signature is damaged: left out, each with the reason. */
+  damaged: Array<{ id: string; index: string; reason: string }>;
 }
 
 /** What one candidate brings back: the shared count (from the score) and its stored fields. */
@@ -76,10 +79,11 @@ interface Candidate {
   id: string;
   index: string;
   shared: number;
-  sampleSize: number;
-  minhash?: string;
-  simhash?: string;
+  /** The stored fields the check needs, as read (unchecked). */
+  raw: RawStored | StoredProblem;
 }
+
+const READ: StoredField[] = ['minhash', 'simhash', 'sample_size', 'params'];
 
 /** A stored sample as terms: an array of them (or, written by another tool, a lone one). */
 export function sampleTerms(stored: unknown): string[] {
@@ -113,10 +117,17 @@ export async function findContaining(client: EngineClient, query: ContainmentQue
   const direction = lookup.direction ?? DEFAULT_DIRECTION;
   const candidates = await searchBoth(client, lookup, direction, terms, share, query.params);
   const hits: ContainmentHit[] = [];
+  const damaged: ContainmentResult['damaged'] = [];
   for (const c of candidates.values()) {
-    if (c.minhash === undefined) continue;
+    const problem = c.raw instanceof StoredProblem ? c.raw : checkStored(c.raw, ['minhash', 'simhash', 'sample_size'], query.params);
+    if (problem) {
+      if (!problem.otherParams) damaged.push({ id: c.id, index: c.index, reason: problem.reason });
+      continue;
+    }
+    const raw = c.raw as RawStored; // checked above
+    const sampleSize = raw.sample_size as number;
     const forward = estimateShare(c.shared, terms.length);
-    const reverse = estimateShare(c.shared, Math.max(c.shared, c.sampleSize * share));
+    const reverse = estimateShare(c.shared, Math.max(c.shared, sampleSize * share));
     const inside = direction !== 'holds' && forward.value >= lookup.minSimilarity;
     const holds = direction !== 'inside' && reverse.value >= lookup.minSimilarity;
     if (!inside && !holds) continue;
@@ -127,12 +138,12 @@ export async function findContaining(client: EngineClient, query: ContainmentQue
       containment_interval: interval(forward),
       reverse_containment: reverse.value,
       reverse_containment_interval: interval(reverse),
-      jaccard: minhashJaccard(query.values, minhashValues(c.minhash)),
-      hamming: hammingDistance(query.simhash, c.simhash ?? '0000000000000000'),
+      jaccard: minhashJaccard(query.values, minhashValues(raw.minhash as string)),
+      hamming: hammingDistance(query.simhash, raw.simhash as string),
     });
   }
   hits.sort((a, b) => Math.max(b.containment, b.reverse_containment) - Math.max(a.containment, a.reverse_containment) || b.jaccard - a.jaccard || (a.id < b.id ? -1 : 1));
-  return { hits, candidates: candidates.size, sampled: terms.length, warnings };
+  return { hits, candidates: candidates.size, sampled: terms.length, warnings, damaged };
 }
 
 /** One constant-score clause per sampled token: a document's score is the number it shares. */
@@ -207,7 +218,8 @@ interface Search {
 
 /** The searches in one _msearch: ids, the shared count from the score, and the stored fields the check needs. */
 async function searchCandidates(client: EngineClient, lookup: ContainmentLookup, searches: Search[]): Promise<Candidate[]> {
-  const fields = ['minhash', 'simhash', 'sample_size'].map((name) => `${lookup.prefix}.${name}`);
+  const layout = new StoredLayout(lookup.prefix);
+  const fields = layout.paths(...READ);
   const fromSource = withoutDocValues.has(lookup.index);
   const bodies = searches.map((s) => ({
     size: lookup.candidateLimit,
@@ -226,16 +238,9 @@ async function searchCandidates(client: EngineClient, lookup: ContainmentLookup,
   }
   return responses.flatMap((response, k) =>
     response.hits.hits.map((h) => {
-      const value = (i: number) => (fromSource ? valueAt(h._source, fields[i]) : h.fields?.[fields[i]]?.[0]);
-      const sampleSize = Number(value(2) ?? 0);
-      return {
-        id: h._id,
-        index: h._index,
-        shared: Math.round(searches[k].sharedOf(h._score ?? 0, sampleSize)),
-        sampleSize,
-        minhash: value(0) as string | undefined,
-        simhash: value(1) as string | undefined,
-      };
+      const stored = fromSource ? storedIn(h._source, layout) : storedInDocValues(h.fields, layout, READ);
+      const sampleSize = stored instanceof StoredProblem || typeof stored.sample_size !== 'number' ? 0 : stored.sample_size;
+      return { id: h._id, index: h._index, shared: Math.round(searches[k].sharedOf(h._score ?? 0, sampleSize)), raw: stored };
     }),
   );
 }

@@ -104,6 +104,12 @@ export interface DedupSummary {
   /** Documents annotated since the last run (incremental mode). */
   newDocuments?: number;
   documents: number;
+  /**
+   * Documents whose stored signature is damaged or of another shape than the params say (a MinHash of
+   * the wrong length, band keys missing, a SimHash that is not 16 hex digits): left out of every pair,
+   * each named in the errors file; `annotate --force` on them signs them again.
+   */
+  damaged: number;
   buckets: number;
   candidatePairs: number;
   verifiedPairs: number;
@@ -174,7 +180,7 @@ export async function dedupIndex(client: EngineClient, options: DedupOptions): P
     // Every document met is numbered once, for the store's facts and the verifier's clusters alike.
     const numbers = new DocNumbers();
     const fields = storedFields(prefix, sortField);
-    const store = new SignatureStore(signatureReader(client, options.index, scope, fields), prefix, sortField, everythingCached ? Number.POSITIVE_INFINITY : cacheSize, {
+    const store = new SignatureStore(signatureReader(client, options.index, scope, fields), prefix, sortField, params, everythingCached ? Number.POSITIVE_INFINITY : cacheSize, {
       documents: numbers,
       keepClusterIds: incremental,
     });
@@ -229,6 +235,9 @@ export async function dedupIndex(client: EngineClient, options: DedupOptions): P
 
     const clustered = performance.now();
     const errors = ErrorsFile.forIndex(options.index, options.errorsFile);
+    for (const [id, reason] of store.damaged) {
+      errors.add({ id, reason: `stored signature left out of dedup: ${reason}; near-dup annotate --force --query '{"ids":{"values":[...]}}' signs it again` });
+    }
     const written = options.dryRun
       ? { written: 0, failed: 0, cleared: 0, complete: false }
       : await writeBack(client, clusters, verifier, store.facts, errors, { index: options.index, prefix, pageSize, bulk: options.bulk, decided });
@@ -244,6 +253,7 @@ export async function dedupIndex(client: EngineClient, options: DedupOptions): P
       mode: incremental ? 'incremental' : 'full',
       newDocuments,
       documents,
+      damaged: store.damagedCount,
       buckets: verifier.buckets,
       candidatePairs: verifier.candidatePairs,
       verifiedPairs: verifier.verifiedPairs,

@@ -1,6 +1,7 @@
 // "More like this" by signature: candidates from the engine (band keys, SimHash blocks), verified here
 // against the stored signatures, ranked. Only the signature fields are read, never the documents' text.
-import { DEFAULT_PREFIX, valueAt } from '../annotation.js';
+import { DEFAULT_PREFIX, type StoredField, StoredLayout } from '../stored/layout.js';
+import { checkStored, type RawStored, readSignature, StoredProblem, storedIn, storedInDocValues } from '../stored/read.js';
 import type { EngineClient } from '../engine/client.js';
 import { EngineResponseError } from '../engine/errors.js';
 import { requireWholeNumbers, UsageError, UserError } from '../errors.js';
@@ -8,7 +9,7 @@ import { createSigner, resolveSignerSettings, signerOptionsFromParams, type Sign
 import { minhashValues } from '../sketch/lean-minhash.js';
 import { minhashJaccard } from '../sketch/minhash.js';
 import { blocksToMatch, hammingDistance } from '../sketch/simhash.js';
-import { CONTAINMENT_DIRECTIONS, type ContainmentDirection, findContaining, sampleTerms } from './containment-lookup.js';
+import { CONTAINMENT_DIRECTIONS, type ContainmentDirection, findContaining } from './containment-lookup.js';
 import { withoutDocValues } from './doc-values.js';
 import { paramsHeld } from './params-held.js';
 
@@ -43,6 +44,15 @@ export interface SimilarOptions {
   candidateLimit?: number;
 }
 
+export interface DamagedDocument {
+  id: string;
+  index: string;
+  reason: string;
+}
+
+/** Damaged candidates named in a lookup's answer; the rest are counted. */
+export const MAX_DAMAGED_NAMED = 10;
+
 export interface SimilarHit {
   id: string;
   index: string;
@@ -57,6 +67,13 @@ export interface SimilarHit {
 
 export interface SimilarResult {
   query: { id?: string; params: string; tokens: number; distinct_tokens?: number; sampled?: number };
+  /**
+   * Candidates whose stored signature is damaged (a MinHash that does not decode or has the wrong length,
+   * a SimHash that is not 16 hex digits, ...): left out, the lookup going on with the others.
+   */
+  damaged: number;
+  /** The first of them, with the reason. */
+  damagedDocuments?: DamagedDocument[];
   /** Where an estimate is weaker than it looks (a short query for containment). */
   warnings?: string[];
   hits: SimilarHit[];
@@ -98,7 +115,7 @@ export function checkSimilarOptions(options: SimilarOptions): void {
 export async function findSimilar(client: EngineClient, options: SimilarOptions): Promise<SimilarResult> {
   const started = performance.now();
   const prefix = options.prefix ?? DEFAULT_PREFIX;
-  const f = (name: string) => `${prefix}.${name}`;
+  const layout = new StoredLayout(prefix);
   const method = options.method ?? 'both';
   const measure = options.measure ?? 'jaccard';
   const minSimilarity = options.minSimilarity ?? DEFAULT_MIN_SIMILARITY[measure];
@@ -112,7 +129,7 @@ export async function findSimilar(client: EngineClient, options: SimilarOptions)
       options.id !== undefined
         ? await storedSignature(client, options.index, options.id, prefix, options.routing)
         : signText(options.text!, await signerForIndex(client, options.index, prefix, options.signer));
-    const result: SimilarResult = { query: { id: options.id, params: query.params, tokens: query.tokens }, hits: [], candidates: 0, excludedParams: 0, tookMs: 0 };
+    const result: SimilarResult = { query: { id: options.id, params: query.params, tokens: query.tokens }, hits: [], candidates: 0, excludedParams: 0, damaged: 0, tookMs: 0 };
     if (method !== 'minhash' && query.blocks.length > 0 && maxDistance >= query.blocks.length) {
       const blocks = query.blocks.length;
       throw new UsageError(`--max-distance must be a whole number from 0 to ${blocks - 1} (below the ${blocks} SimHash blocks), got ${maxDistance}`);
@@ -127,6 +144,7 @@ export async function findSimilar(client: EngineClient, options: SimilarOptions)
         warnings: found.warnings,
         hits: found.hits.slice(0, limit),
         candidates: found.candidates,
+        ...damageOf(found.damaged),
         tookMs: performance.now() - started,
       };
     }
@@ -135,12 +153,12 @@ export async function findSimilar(client: EngineClient, options: SimilarOptions)
     // when there are more candidates than `candidateLimit`, the likeliest near-duplicates come first.
     const should: Record<string, unknown>[] = [];
     if (method !== 'simhash') {
-      for (const key of query.bands) should.push({ constant_score: { filter: { term: { [f('bands')]: key } }, boost: 1 } });
+      for (const key of query.bands) should.push({ constant_score: { filter: { term: { [layout.path('bands')]: key } }, boost: 1 } });
     }
     if (method !== 'minhash' && query.blocks.length > 0) {
       const blocks = {
         bool: {
-          should: query.blocks.map((key) => ({ term: { [f('simhash_blocks')]: key } })),
+          should: query.blocks.map((key) => ({ term: { [layout.path('simhash_blocks')]: key } })),
           minimum_should_match: blocksToMatch(query.blocks.length, maxDistance),
         },
       };
@@ -156,73 +174,75 @@ export async function findSimilar(client: EngineClient, options: SimilarOptions)
     };
     const keep = (jaccard: number, hamming: number) =>
       method === 'minhash' ? jaccard >= minSimilarity : method === 'simhash' ? hamming <= maxDistance : jaccard >= minSimilarity || hamming <= maxDistance;
-    const compare = (candidate: Signed) => {
-      if (candidate.params !== query.params || !candidate.minhash) return undefined;
-      const jaccard = minhashJaccard(query.values, minhashValues(candidate.minhash));
-      return { jaccard, hamming: hammingDistance(query.simhash, candidate.simhash ?? '0000000000000000') };
-    };
-    const count = (candidates: Signed[]) => {
-      result.candidates = candidates.length;
-      result.excludedParams = candidates.filter((c) => c.params !== query.params).length;
-    };
-    const signatures = await fetchSignatures(client, options.index, prefix, candidateQuery, candidateLimit);
-    if (signatures?.every((c) => c.content_hash !== undefined)) {
+    const signatures = await fetchSignatures(client, options.index, layout, candidateQuery, candidateLimit);
+    const verified = verifyCandidates(signatures ?? [], query);
+    if (signatures && verified.damaged.length === 0 && signatures.every((c) => !(c.raw instanceof StoredProblem) && typeof c.raw.content_hash === 'string')) {
       // Signatures without ids (reading a document's id costs the engine more than reading its doc values):
       // verified by content hash, then only the ids of the documents that passed are asked for. Equal
       // content hash and params mean equal signatures, so every document found so is a verified hit.
-      count(signatures);
+      Object.assign(result, { candidates: signatures.length, excludedParams: verified.otherParams });
       const passed = new Map<string, { jaccard: number; hamming: number }>();
-      for (const candidate of signatures) {
-        const measures = compare(candidate);
-        if (measures && keep(measures.jaccard, measures.hamming)) passed.set(candidate.content_hash!, measures);
-      }
-      for (const hit of await idsByContentHash(client, options.index, prefix, [...passed.keys()], query.params, options.id, candidateLimit)) {
+      for (const { candidate, jaccard, hamming } of verified.measured) if (keep(jaccard, hamming)) passed.set((candidate.raw as RawStored).content_hash as string, { jaccard, hamming });
+      for (const hit of await idsByContentHash(client, options.index, layout, [...passed.keys()], query.params, options.id, candidateLimit)) {
         result.hits.push({ id: hit.id, index: hit.index, ...passed.get(hit.contentHash)! });
       }
     } else {
-      const candidates = await fetchCandidates(client, options.index, prefix, candidateQuery, candidateLimit);
-      count(candidates);
-      for (const hit of candidates) {
-        const measures = compare(hit);
-        if (measures && keep(measures.jaccard, measures.hamming)) result.hits.push({ id: hit.id, index: hit.index, ...measures });
-      }
+      // Read with their ids: without doc values, or to name the documents whose stored signature is damaged.
+      const candidates = await fetchCandidates(client, options.index, layout, candidateQuery, candidateLimit);
+      const checked = verifyCandidates(candidates, query);
+      Object.assign(result, { candidates: candidates.length, excludedParams: checked.otherParams, ...damageOf(checked.damaged) });
+      for (const { candidate, jaccard, hamming } of checked.measured) if (keep(jaccard, hamming)) result.hits.push({ id: candidate.id!, index: candidate.index!, jaccard, hamming });
     }
     result.hits.sort((a, b) => b.jaccard - a.jaccard || a.hamming - b.hamming || (a.id < b.id ? -1 : 1));
     result.hits = result.hits.slice(0, limit);
     result.tookMs = performance.now() - started;
     return result;
   } catch (err) {
-    throw err instanceof RangeError ? new UserError(err.message) : client.explain(err, options.index);
+    throw client.explain(err, options.index);
   }
 }
 
-/** A candidate's stored signature, as read from the index. */
-interface Signed {
-  minhash?: string;
-  simhash?: string;
-  params?: string;
-  content_hash?: string;
+/** A candidate's stored fields as read (unchecked), with its id and index when they were read. */
+interface Candidate {
+  id?: string;
+  index?: string;
+  raw: RawStored | StoredProblem;
 }
 
-interface Candidate extends Signed {
-  id: string;
-  index: string;
+/** Candidates checked against the query's params and measured; those of other params counted, damaged ones named. */
+function verifyCandidates(candidates: readonly Candidate[], query: QuerySignature) {
+  const measured: Array<{ candidate: Candidate; jaccard: number; hamming: number }> = [];
+  const damaged: DamagedDocument[] = [];
+  let otherParams = 0;
+  for (const candidate of candidates) {
+    const problem = candidate.raw instanceof StoredProblem ? candidate.raw : checkStored(candidate.raw, ['minhash', 'simhash'], query.params, ['content_hash']);
+    if (problem?.otherParams) otherParams++;
+    else if (problem) damaged.push({ id: candidate.id ?? '?', index: candidate.index ?? '?', reason: problem.reason });
+    else {
+      const raw = candidate.raw as RawStored; // checked above
+      measured.push({ candidate, jaccard: minhashJaccard(query.values, minhashValues(raw.minhash as string)), hamming: hammingDistance(query.simhash, raw.simhash as string) });
+    }
+  }
+  return { measured, damaged, otherParams };
 }
+
+/** The damaged candidates of a lookup as its answer gives them: a count, the first few named. */
+export function damageOf(damaged: readonly DamagedDocument[]): Pick<SimilarResult, 'damaged' | 'damagedDocuments'> {
+  return damaged.length === 0 ? { damaged: 0 } : { damaged: damaged.length, damagedDocuments: damaged.slice(0, MAX_DAMAGED_NAMED) };
+}
+
+const VERIFIED: StoredField[] = ['minhash', 'simhash', 'params', 'content_hash'];
 
 /**
  * The candidates' signatures and content hashes from doc values, without their ids (`stored_fields:
  * _none_`), so the engine neither loads each document's _source nor its stored id. Undefined where the
  * MinHash field has no doc values: then fetchCandidates reads ids and signatures together.
  */
-async function fetchSignatures(client: EngineClient, index: string, prefix: string, query: object, size: number): Promise<Signed[] | undefined> {
+async function fetchSignatures(client: EngineClient, index: string, layout: StoredLayout, query: object, size: number): Promise<Candidate[] | undefined> {
   if (withoutDocValues.has(index)) return undefined;
-  const fields = ['minhash', 'simhash', 'params', 'content_hash'].map((name) => `${prefix}.${name}`);
   try {
-    const response = await client.search(index, { size, track_total_hits: false, stored_fields: '_none_', docvalue_fields: fields, query });
-    return response.hits.hits.map((h) => {
-      const value = (i: number) => h.fields?.[fields[i]]?.[0] as string | undefined;
-      return { minhash: value(0), simhash: value(1), params: value(2), content_hash: value(3) };
-    });
+    const response = await client.search(index, { size, track_total_hits: false, stored_fields: '_none_', docvalue_fields: layout.paths(...VERIFIED), query });
+    return response.hits.hits.map((h) => ({ raw: storedInDocValues(h.fields, layout, VERIFIED) }));
   } catch (err) {
     if (!(err instanceof EngineResponseError && err.statusCode === 400)) throw err;
     withoutDocValues.add(index);
@@ -234,14 +254,14 @@ async function fetchSignatures(client: EngineClient, index: string, prefix: stri
 async function idsByContentHash(
   client: EngineClient,
   index: string,
-  prefix: string,
+  layout: StoredLayout,
   hashes: string[],
   params: string,
   exclude: string | undefined,
   size: number,
 ): Promise<Array<{ id: string; index: string; contentHash: string }>> {
   if (hashes.length === 0) return [];
-  const field = `${prefix}.content_hash`;
+  const field = layout.path('content_hash');
   const response = await client.search(index, {
     size,
     track_total_hits: false,
@@ -249,7 +269,7 @@ async function idsByContentHash(
     docvalue_fields: [field],
     query: {
       bool: {
-        filter: [{ terms: { [field]: hashes } }, { term: { [`${prefix}.params`]: params } }],
+        filter: [{ terms: { [field]: hashes } }, { term: { [layout.path('params')]: params } }],
         must_not: exclude !== undefined ? [{ ids: { values: [exclude] } }] : [],
       },
     },
@@ -258,26 +278,17 @@ async function idsByContentHash(
 }
 
 /** Ids and signatures together: from doc values, or from _source where the MinHash field has none. */
-async function fetchCandidates(client: EngineClient, index: string, prefix: string, query: object, size: number): Promise<Candidate[]> {
-  const fields = ['minhash', 'simhash', 'params'].map((name) => `${prefix}.${name}`);
+async function fetchCandidates(client: EngineClient, index: string, layout: StoredLayout, query: object, size: number): Promise<Candidate[]> {
+  const fields = layout.paths(...VERIFIED);
   if (!withoutDocValues.has(index)) {
     const response = await client.search(index, { size, track_total_hits: false, _source: false, docvalue_fields: fields, query });
-    return response.hits.hits.map((h) => ({
-      id: h._id,
-      index: h._index,
-      minhash: h.fields?.[fields[0]]?.[0] as string | undefined,
-      simhash: h.fields?.[fields[1]]?.[0] as string | undefined,
-      params: h.fields?.[fields[2]]?.[0] as string | undefined,
-    }));
+    return response.hits.hits.map((h) => ({ id: h._id, index: h._index, raw: storedInDocValues(h.fields, layout, VERIFIED) }));
   }
   const response = await client.search(index, { size, track_total_hits: false, _source: fields, query });
-  return response.hits.hits.map((h) => ({
-    id: h._id,
-    index: h._index,
-    minhash: valueAt(h._source, fields[0]) as string | undefined,
-    simhash: valueAt(h._source, fields[1]) as string | undefined,
-    params: valueAt(h._source, fields[2]) as string | undefined,
-  }));
+  return response.hits.hits.map((h) => {
+    const raw = storedIn(h._source, layout);
+    return { id: h._id, index: h._index, raw };
+  });
 }
 
 /**
@@ -326,19 +337,15 @@ async function storedSignature(client: EngineClient, index: string, id: string, 
     const places = hits.map((h) => (h._routing === undefined ? h._index : `${h._index} with routing "${h._routing}"`)).join(', ');
     throw new UserError(`"${index}" holds more than one document "${id}" (${places}); name the one to look up with --index and --routing`);
   }
-  const doc = hits[0];
-  const stored = valueAt(doc._source, prefix) as Record<string, unknown> | undefined;
-  if (!stored || typeof stored.minhash !== 'string' || typeof stored.params !== 'string') {
-    throw new UserError(`document "${id}" of "${index}" has no near-dup signature under "${prefix}"; run near-dup annotate --index ${index} --field FIELD first`);
+  const read = readStoredQuery(hits[0]._source, new StoredLayout(prefix));
+  if (read instanceof StoredProblem) {
+    const fix = read.reason.startsWith('no near-dup signature') ? 'run near-dup annotate' : 'sign it again with near-dup annotate --force';
+    throw new UserError(`document "${id}" of "${index}" has no usable near-dup signature under "${prefix}" (${read.reason}); ${fix} --index ${index} --field FIELD --query '{"ids":{"values":["${id}"]}}'`);
   }
-  return {
-    params: stored.params,
-    values: minhashValues(stored.minhash),
-    bands: (stored.bands as string[] | undefined) ?? [],
-    simhash: String(stored.simhash ?? '0000000000000000'),
-    blocks: (stored.simhash_blocks as string[] | undefined) ?? [],
-    tokens: Number(stored.token_count ?? 0),
-    distinct: Number(stored.distinct_tokens ?? 0),
-    sample: sampleTerms(stored.sample),
-  };
+  return { params: read.params, values: read.values, bands: read.bands, simhash: read.simhash, blocks: read.blocks, tokens: read.tokens, distinct: read.distinct, sample: read.sample };
+}
+
+function readStoredQuery(source: unknown, layout: StoredLayout) {
+  const raw = storedIn(source, layout);
+  return raw instanceof StoredProblem ? raw : readSignature(raw);
 }

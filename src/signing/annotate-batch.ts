@@ -1,6 +1,8 @@
 // The CPU side of annotating: a batch of scanned documents in, the fields to write (or why not) out.
 // Runs in worker threads; pure apart from the clock.
-import { DocumentTextError, extractText, nearDupFields, valueAt, type NearDupFields } from '../annotation.js';
+import { DocumentTextError, extractText, nearDupFields, type NearDupFields } from '../annotation.js';
+import { StoredLayout } from '../stored/layout.js';
+import { checkStored, SIGNATURE_FIELDS, StoredProblem, storedIn } from '../stored/read.js';
 import { contentHash, type Signer } from '../signature.js';
 
 export interface AnnotateInput {
@@ -27,11 +29,8 @@ export function annotateBatch(signer: Signer, docs: AnnotateInput[], options: An
     try {
       const { text, cut } = extractText(doc.source ?? {}, options.fields, options.maxChars);
       const clean = signer.normalize(text);
-      if (!options.force) {
-        const stored = valueAt(doc.source, options.prefix) as { content_hash?: unknown; params?: unknown } | undefined;
-        if (stored && stored.params === signer.settings.params && stored.content_hash === contentHash(clean)) {
-          return { id: doc.id, status: 'unchanged' };
-        }
+      if (!options.force && storedIsCurrent(doc.source, new StoredLayout(options.prefix), signer.settings.params, contentHash(clean))) {
+        return { id: doc.id, status: 'unchanged' };
       }
       const sig = signer.signNormalized(clean);
       return { id: doc.id, status: 'annotated', fields: nearDupFields(sig, signer.settings, now), empty: sig.tokens === 0, cut };
@@ -40,4 +39,15 @@ export function annotateBatch(signer: Signer, docs: AnnotateInput[], options: An
       return { id: doc.id, status: 'failed', reason };
     }
   });
+}
+
+/**
+ * Whether a document's stored signature is whole, of these params and of this text: then it is left as it
+ * is. A damaged one (a MinHash that does not decode, a SimHash that is not 16 hex digits, ...) is not
+ * current, whatever its content hash says: it is signed again.
+ */
+function storedIsCurrent(source: unknown, layout: StoredLayout, params: string, hash: string): boolean {
+  const raw = storedIn(source, layout);
+  if (raw instanceof StoredProblem || raw.content_hash !== hash) return false;
+  return checkStored(raw, SIGNATURE_FIELDS, params) === undefined;
 }

@@ -7,6 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { serializeLeanMinhash } from '../../src/sketch/lean-minhash.js';
 import { DocNumbers } from '../../src/jobs/dedup/doc-numbers.js';
 import { FactsTable } from '../../src/jobs/dedup/facts.js';
+import { StoredProblem } from '../../src/stored/read.js';
 import { DedupJournal } from '../../src/jobs/dedup/journal.js';
 import { UnionFind } from '../../src/jobs/dedup/union-find.js';
 import { PAIRWISE_BUCKET, PairVerifier, type VerifiedPair } from '../../src/jobs/dedup/pair-verifier.js';
@@ -99,6 +100,7 @@ describe('partition planner', () => {
 });
 
 describe('SignatureStore', () => {
+  const params = 'white-space:norm-html:sha1:4;seed=1;scheme=affine32;b=1;r=4;simhash=w4m8;sample=4';
   const stored = (id: string, tokens: number) => ({
     id,
     location: { index: tokens % 2 ? 'odd' : 'even', ...(tokens === 3 ? { routing: 'r3' } : {}) },
@@ -109,6 +111,7 @@ describe('SignatureStore', () => {
         token_count: tokens,
         bands: ['0:aa'],
         cluster_id: 'c1',
+        params,
       },
       date: `2020-01-0${tokens}`,
     },
@@ -120,7 +123,7 @@ describe('SignatureStore', () => {
       reads.push(ids);
       return ids.map((id, i) => stored(id, i + 1));
     };
-    const store = new SignatureStore(reader, 'near_dup', 'date', Number.POSITIVE_INFINITY);
+    const store = new SignatureStore(reader, 'near_dup', 'date', params, Number.POSITIVE_INFINITY);
     const first = await store.load(['a', 'b']);
     expect(first.get('b')!.values).toEqual(Uint32Array.of(1, 2, 3, 2));
     await store.load(['a', 'b', 'c']);
@@ -134,7 +137,7 @@ describe('SignatureStore', () => {
       reads.push(ids);
       return ids.map((id) => stored(id, 3));
     };
-    const store = new SignatureStore(reader, 'near_dup', 'date', Number.POSITIVE_INFINITY);
+    const store = new SignatureStore(reader, 'near_dup', 'date', params, Number.POSITIVE_INFINITY);
     await store.load(['a']);
     await store.loadFacts(['a', 'x', 'y']);
     expect(reads).toEqual([['a'], ['x', 'y']]);
@@ -143,14 +146,34 @@ describe('SignatureStore', () => {
     expect(reads).toEqual([['a'], ['x', 'y'], ['x']]); // not in the cache
   });
 
-  it('a stored SimHash that is not 16 hex digits counts as 0: the pair is still verified, its distance from 0', () => {
-    const good = stored('good', 4), bad = stored('bad', 4);
-    (bad.source.near_dup as Record<string, unknown>).simhash = 'written by hand';
-    const signatures = new Map([['good', decodeSignature(good.source, 'near_dup')!], ['bad', decodeSignature(bad.source, 'near_dup')!]]);
-    expect(signatures.get('bad')!.simhash).toEqual({ hi: 0, lo: 0 });
+  it('checks every document against the params compared: a damaged or differently shaped one is left out and named, the others go on', async () => {
+    const damage: Array<[string, (nd: Record<string, unknown>) => void, RegExp]> = [
+      ['hand-simhash', (nd) => (nd.simhash = 'written by hand'), /simhash is "written by hand", not 16 hexadecimal digits/],
+      ['simhash-list', (nd) => (nd.simhash = ['ffffffffffffffff']), /simhash is a list/],
+      ['three-bands', (nd) => (nd.bands = ['0:aa', '1:bb', '2:cc']), /bands holds 3 band keys, its params say 1/],
+      ['short-minhash', (nd) => (nd.minhash = Buffer.from(serializeLeanMinhash({ seed: 1, scheme: 'affine32', values: Uint32Array.of(1, 2) })).toString('base64')), /minhash holds 2 values, its params say 4/],
+      ['not-base64', (nd) => (nd.minhash = '%%%'), /minhash is "%%%", not base64/],
+      ['bands-numbers', (nd) => (nd.bands = [7]), /bands is a list .* not a list of strings/],
+      ['negative-tokens', (nd) => (nd.token_count = -3), /token_count is number -3/],
+      ['other-params', (nd) => (nd.params = params.replace('b=1', 'b=2')), /signed with other params/],
+    ];
+    const documents = [stored('good', 4), stored('also-good', 4)];
+    for (const [id, change] of damage) {
+      const doc = stored(id, 4);
+      change(doc.source.near_dup as Record<string, unknown>);
+      documents.push(doc);
+    }
+    documents.push({ ...stored('array-object', 4), source: { near_dup: [stored('x', 4).source.near_dup] } as never });
+    const store = new SignatureStore(async (ids) => documents.filter((d) => ids.includes(d.id)), 'near_dup', 'date', params, Number.POSITIVE_INFINITY);
+    const found = await store.load(documents.map((d) => d.id));
+    expect([...found.keys()].sort()).toEqual(['also-good', 'good']);
+    for (const [id, , reason] of damage) expect(store.damaged.get(id), id).toMatch(reason);
+    expect(store.damaged.get('array-object')).toMatch(/near_dup is a list/);
+    expect(store.damagedCount).toBe(damage.length + 1);
     const pairs: VerifiedPair[] = [];
-    new PairVerifier(0.5, { onRecorded: (p) => pairs.push(p) }).verifyBucket(['good', 'bad'], signatures);
-    expect(pairs).toEqual([{ a: 'bad', b: 'good', jaccard: 1, hamming: 64 }]);
+    new PairVerifier(0.5, { onRecorded: (p) => pairs.push(p) }).verifyBucket(['good', 'also-good'], found);
+    expect(pairs).toEqual([{ a: 'also-good', b: 'good', jaccard: 1, hamming: 0 }]);
+    expect(decodeSignature(documents[2].source, 'near_dup', params)).toBeInstanceOf(StoredProblem);
   });
 
   it('with a small capacity, reads again what it forgot', async () => {
@@ -159,7 +182,7 @@ describe('SignatureStore', () => {
       reads += ids.length;
       return ids.map((id) => stored(id, 1));
     };
-    const store = new SignatureStore(reader, 'near_dup', 'date', 2);
+    const store = new SignatureStore(reader, 'near_dup', 'date', params, 2);
     for (const id of ['a', 'b', 'c', 'd', 'a']) await store.load([id]);
     expect(reads).toBe(5);
   });

@@ -4,7 +4,8 @@ import { describe, expect, it } from 'vitest';
 import { verifyBand } from '../../src/jobs/dedup/memory-pass.js';
 import { PairVerifier } from '../../src/jobs/dedup/pair-verifier.js';
 import { bandRuns, SignaturePool } from '../../src/jobs/dedup/signature-pool.js';
-import { decodeSignature, signatureFields, type StoredSignature } from '../../src/jobs/dedup/signature-store.js';
+import { decodeSignature, type SignatureFields, signatureFields, type StoredSignature } from '../../src/jobs/dedup/signature-store.js';
+import { StoredProblem } from '../../src/stored/read.js';
 import { UnionFind } from '../../src/jobs/dedup/union-find.js';
 import { serializeLeanMinhash } from '../../src/sketch/lean-minhash.js';
 import { minhashJaccard } from '../../src/sketch/minhash.js';
@@ -67,24 +68,25 @@ describe('SignaturePool', () => {
   });
 
   it('takes a document from its stored fields, decoded straight into its arrays, as from its decoded signature', () => {
+    const params = `white-space:norm-html:sha1:${WIDTH};seed=1;scheme=affine32;b=${BANDS};r=1;simhash=w4m8;sample=4`;
     const stored = (i: number, width = WIDTH) => {
       const values = Uint32Array.from({ length: width }, (_, k) => (k * 2654435761 + i * 40503) >>> 0);
       const bands = Array.from({ length: BANDS }, (_, b) => `${b}:${i % 3}-${values[b]}`);
       const minhash = Buffer.from(serializeLeanMinhash({ seed: 1, scheme: 'affine32', values })).toString('base64');
-      return { near_dup: { minhash, bands, simhash: i % 2 ? `00000000${(i * 7919).toString(16).padStart(8, '0')}` : 'not hex' } };
+      return { near_dup: { minhash, bands, params, token_count: 10, simhash: `00000000${(i * 7919).toString(16).padStart(8, '0')}` } };
     };
     const fromFields = new SignaturePool(2);
     const fromSignatures = new SignaturePool(2);
     for (let i = 0; i < 7; i++) {
-      fromFields.addFields(`d${i}`, signatureFields(stored(i), 'near_dup')!);
-      fromSignatures.add(`d${i}`, decodeSignature(stored(i), 'near_dup')!);
+      fromFields.addFields(`d${i}`, signatureFields(stored(i), 'near_dup', params) as SignatureFields);
+      fromSignatures.add(`d${i}`, decodeSignature(stored(i), 'near_dup', params) as StoredSignature);
     }
-    fromFields.addFields('other length', signatureFields(stored(9, WIDTH / 2), 'near_dup')!);
-    expect(signatureFields({ near_dup: { bands: [] } }, 'near_dup')).toBeUndefined(); // no MinHash: not a signature, not read into the pool
-    expect([fromFields.size, fromFields.leftOut, fromFields.ids]).toEqual([7, 1, fromSignatures.ids]);
+    // Not the shape the params say, or no MinHash: not a signature, never read into the pool.
+    expect(signatureFields(stored(9, WIDTH / 2), 'near_dup', params)).toBeInstanceOf(StoredProblem);
+    expect(signatureFields({ near_dup: { bands: [], params } }, 'near_dup', params)).toBeInstanceOf(StoredProblem);
+    expect([fromFields.size, fromFields.leftOut, fromFields.ids]).toEqual([7, 0, fromSignatures.ids]);
     for (let i = 0; i < 7; i++) expect(fromFields.signature(i)).toEqual(fromSignatures.signature(i));
     expect(fromFields.signature(1).simhash).toEqual({ hi: 0, lo: 7919 });
-    expect(fromFields.signature(2).simhash).toEqual({ hi: 0, lo: 0 }); // not 16 hex digits: counts as 0
   });
 
   it('cuts a band into runs of equal key hashes, in input order within a run, by either sort', () => {

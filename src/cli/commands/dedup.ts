@@ -118,6 +118,7 @@ export const dedupCommand: CommandModule<object, DedupArgs> = {
           `in ${summary.seconds.toFixed(1)} s${summary.dryRun ? ' (dry run: nothing written)' : `; ${summary.written} documents updated, ${summary.cleared} cleared`}` +
           `${summary.containment ? `; ${summary.containment.contained} documents at least ${summary.containment.minContainment} inside a larger one (${summary.containment.lookups} looked up in ${summary.containment.seconds.toFixed(1)} s)` : ''}` +
           `${summary.resumedPartitions ? `; resumed after ${summary.resumedPartitions} partitions` : ''}${retriesNote(summary)}` +
+          `${summary.damaged ? `; ${summary.damaged} documents with a damaged stored signature left out${summary.errorsFile ? ` (listed in ${summary.errorsFile})` : ''}` : ''}` +
           `${!summary.dryRun && !summary.complete ? `; INCOMPLETE: ${summary.failed} writes failed${summary.errorsFile ? ` (listed in ${summary.errorsFile})` : ''}; run dedup again` : ''}\n`,
       );
       if (argv.format === 'text') {

@@ -88,6 +88,13 @@ export const similarCommand: CommandModule<object, SimilarArgs> = {
       for (const warning of result.warnings ?? []) process.stderr.write(`warning: ${warning}\n`);
       if (argv.format === 'table') printTable(result);
       else process.stdout.write(JSON.stringify(result) + '\n');
+      if (result.damaged > 0) {
+        const first = result.damagedDocuments?.[0];
+        process.stderr.write(
+          `warning: ${result.damaged} candidates left out, their stored signature damaged (first: "${first?.id}" in ${first?.index}: ${first?.reason}); ` +
+            `near-dup annotate --force --query '{"ids":{"values":[...]}}' signs them again\n`,
+        );
+      }
     } finally {
       await client.close();
     }
@@ -112,4 +119,5 @@ function printTable(result: SimilarResult): void {
   const lines = [row('id', columns.map(([name]) => name)), ...result.hits.map((h) => row(h.id, columns.map(([, cell]) => cell(h))))];
   process.stdout.write(lines.join('\n') + '\n');
   process.stderr.write(`${result.hits.length} hits from ${result.candidates} candidates${result.excludedParams ? ` (${result.excludedParams} signed with other parameters, not compared)` : ''} in ${result.tookMs.toFixed(0)} ms\n`);
+
 }

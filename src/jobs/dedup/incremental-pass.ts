@@ -60,14 +60,17 @@ async function verifyNewDocuments(client: EngineClient, store: SignatureStore, v
   })) {
     for (const hit of page) {
       fresh.push(hit._id);
-      const keys = [...((valueAt(hit._source, f('bands')) as string[] | undefined) ?? [])];
+      // Keys that are not strings (a damaged document) find nothing; the store names the document when it is read.
+      const stored = valueAt(hit._source, f('bands'));
+      const keys = Array.isArray(stored) ? stored.filter((k): k is string => typeof k === 'string') : [];
+      const hash = valueAt(hit._source, f('content_hash'));
       const response = await client.search(settings.index, {
         size: settings.bucketChunk,
         _source: false,
         query: {
           bool: {
             filter: [settings.scope],
-            should: [{ terms: { [f('bands')]: keys } }, { term: { [f('content_hash')]: String(valueAt(hit._source, f('content_hash'))) } }],
+            should: [{ terms: { [f('bands')]: keys } }, ...(typeof hash === 'string' ? [{ term: { [f('content_hash')]: hash } }] : [])],
             minimum_should_match: 1,
           },
         },

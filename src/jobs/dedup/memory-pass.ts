@@ -9,7 +9,7 @@ import { scanIndex } from '../../engine/scan.js';
 import { LargeKeyJoin } from './large-key.js';
 import type { PairVerifier } from './pair-verifier.js';
 import { bandRuns, SignaturePool } from './signature-pool.js';
-import { type SignatureStore, signatureFields, type StoredSignature } from './signature-store.js';
+import type { SignatureStore, StoredSignature } from './signature-store.js';
 
 export interface PoolRead {
   index: string;
@@ -43,7 +43,7 @@ export async function readPool(client: EngineClient, store: SignatureStore, read
   })) {
     for (const hit of page) {
       const document = { id: hit._id, location: locationOf(hit), source: hit._source ?? {} };
-      const fields = signatureFields(document.source, read.prefix);
+      const fields = store.checked(document);
       if (!fields) continue;
       store.keepFacts(document);
       pool.addFields(document.id, fields);

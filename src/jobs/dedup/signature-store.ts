@@ -3,6 +3,8 @@
 // them. Beside them, the few facts about every document met that the clusters need.
 import { valueAt } from '../../annotation.js';
 import type { DocLocation } from '../../engine/doc-location.js';
+import { StoredLayout } from '../../stored/layout.js';
+import { checkStored, StoredProblem, storedIn } from '../../stored/read.js';
 import { minhashValues } from '../../sketch/lean-minhash.js';
 import { type Hash64, parseSimhashHex } from '../../sketch/simhash.js';
 import { DocNumbers } from './doc-numbers.js';
@@ -29,6 +31,9 @@ export interface StoredDocument {
 /** Reads the stored fields of these ids (those that have a signature in scope). */
 export type SignatureReader = (ids: string[]) => Promise<StoredDocument[]>;
 
+/** Damaged documents named one by one (in the errors file); past that, counted. */
+const MAX_DAMAGED_NAMED = 10_000;
+
 /** Ids per request when signatures are read from the index. */
 export const SIGNATURES_PER_READ = 1000;
 
@@ -41,7 +46,7 @@ export function keyHash(key: string): number {
 
 /** The fields under `prefix` that a signature and its facts are read from. */
 export function storedFields(prefix: string, sortField: string): string[] {
-  return ['minhash', 'simhash', 'token_count', 'cluster_id', 'bands'].map((name) => `${prefix}.${name}`).concat(sortField);
+  return new StoredLayout(prefix).paths('minhash', 'simhash', 'token_count', 'cluster_id', 'bands', 'params').concat(sortField);
 }
 
 /** The stored fields of a signature, before the MinHash is decoded and the band keys hashed. */
@@ -52,32 +57,22 @@ export interface SignatureFields {
 }
 
 /**
- * The near-dup fields a signature is made of (bands defaulted); undefined without a MinHash. A stored
- * SimHash that is not 16 hex digits (written by hand) counts as 0: it only feeds the distance reported
- * beside a pair, and one such document must not stop a job.
+ * The near-dup fields a signature is made of, each checked against `params` (the parameter set dedup
+ * compares): a MinHash of the right length, a band key per band, a SimHash of 16 hex digits; or why the
+ * document cannot be compared. The shape is checked for every document, never taken from the first one.
  */
-export function signatureFields(source: Record<string, unknown>, prefix: string): SignatureFields | undefined {
-  const minhash = valueAt(source, `${prefix}.minhash`);
-  if (typeof minhash !== 'string') return undefined;
-  return {
-    minhash,
-    bands: (valueAt(source, `${prefix}.bands`) as string[] | undefined) ?? [],
-    simhash: storedSimhash(valueAt(source, `${prefix}.simhash`)),
-  };
+export function signatureFields(source: Record<string, unknown>, prefix: string, params: string): SignatureFields | StoredProblem {
+  const raw = storedIn(source, new StoredLayout(prefix));
+  if (raw instanceof StoredProblem) return raw;
+  const problem = checkStored(raw, ['minhash', 'simhash', 'bands', 'token_count'], params);
+  if (problem) return problem;
+  return { minhash: raw.minhash as string, bands: raw.bands as string[], simhash: parseSimhashHex(raw.simhash as string) };
 }
 
-function storedSimhash(value: unknown): Hash64 {
-  try {
-    return parseSimhashHex(String(value ?? '0000000000000000'));
-  } catch {
-    return { hi: 0, lo: 0 };
-  }
-}
-
-/** A stored signature, or undefined for a document without a MinHash. */
-export function decodeSignature(source: Record<string, unknown>, prefix: string): StoredSignature | undefined {
-  const fields = signatureFields(source, prefix);
-  return fields && decodeFields(fields);
+/** A stored signature, or why it cannot be compared. */
+export function decodeSignature(source: Record<string, unknown>, prefix: string, params: string): StoredSignature | StoredProblem {
+  const fields = signatureFields(source, prefix, params);
+  return fields instanceof StoredProblem ? fields : decodeFields(fields);
 }
 
 function decodeFields(fields: SignatureFields): StoredSignature {
@@ -86,6 +81,8 @@ function decodeFields(fields: SignatureFields): StoredSignature {
 
 export class SignatureStore {
   readonly facts: FactsTable;
+  /** Documents whose stored signature cannot be compared (damaged, or of another shape), and why: left out of every pair. */
+  readonly damaged = new Map<string, string>();
   private readonly cache: RecentMap<string, StoredSignature>;
 
   /** `documents`: the numbering the facts are kept by; `keepClusterIds`: whether the facts keep earlier clusters. */
@@ -93,6 +90,8 @@ export class SignatureStore {
     private readonly read: SignatureReader,
     private readonly prefix: string,
     private readonly sortField: string,
+    /** The parameter set compared: every signature must have its shape. */
+    private readonly params: string,
     /** Signatures held at once; Infinity when the whole index fits (nothing is ever read twice). */
     capacity: number,
     { documents = new DocNumbers(), keepClusterIds = true }: { documents?: DocNumbers; keepClusterIds?: boolean } = {},
@@ -127,21 +126,39 @@ export class SignatureStore {
     }
   }
 
-  /** A document's signature from its stored fields (not cached), its facts kept; undefined without a MinHash. */
+  /** A document's signature from its stored fields (not cached), its facts kept; undefined (and noted) when it cannot be compared. */
   admit(document: StoredDocument): StoredSignature | undefined {
-    const fields = signatureFields(document.source, this.prefix);
+    const fields = this.checked(document);
     if (!fields) return undefined;
     this.keepFacts(document);
     return decodeFields(fields);
   }
 
+  /** A document's checked signature fields; undefined, with the reason noted, for a damaged one. */
+  checked(document: StoredDocument): SignatureFields | undefined {
+    const fields = signatureFields(document.source, this.prefix, this.params);
+    if (!(fields instanceof StoredProblem)) return fields;
+    if (this.damaged.size < MAX_DAMAGED_NAMED || this.damaged.has(document.id)) this.damaged.set(document.id, fields.reason);
+    else this.damagedUnnamed++;
+    return undefined;
+  }
+
+  /** Damaged documents past the first MAX_DAMAGED_NAMED, counted but not named. */
+  damagedUnnamed = 0;
+
+  get damagedCount(): number {
+    return this.damaged.size + this.damagedUnnamed;
+  }
+
   /** Keeps the facts of a document that has a signature. */
   keepFacts({ id, location, source }: StoredDocument): void {
+    const clusterId = valueAt(source, `${this.prefix}.cluster_id`);
     this.facts.set(id, {
       location,
       tokens: Number(valueAt(source, `${this.prefix}.token_count`) ?? 0),
       sortKey: valueAt(source, this.sortField),
-      clusterId: (valueAt(source, `${this.prefix}.cluster_id`) as string | null | undefined) ?? undefined,
+      // A cluster id that is not a string (written by hand) is no earlier cluster: the document is decided anew.
+      clusterId: typeof clusterId === 'string' ? clusterId : undefined,
     });
   }
 

@@ -4,13 +4,14 @@
 // pairs of the user's labels. For each pair: exact Jaccard of the two texts' token sets (every distinct
 // token, as MinHash sees them), the estimate from the stored signatures, and whether LSH makes it a candidate.
 import { DocumentTextError, extractText, valueAt } from '../../annotation.js';
+import { StoredLayout } from '../../stored/layout.js';
+import { checkStored, type RawStored, StoredProblem, storedIn } from '../../stored/read.js';
 import type { EngineClient } from '../../engine/client.js';
 import { UserError } from '../../errors.js';
 import { createSigner, type Signer, signerOptionsFromParams } from '../../signature.js';
 import { minhashValues } from '../../sketch/lean-minhash.js';
 import { minhashJaccard } from '../../sketch/minhash.js';
 import { MIN_TRUSTED_SAMPLE } from '../../sketch/containment.js';
-import { sampleTerms } from '../containment-lookup.js';
 import { paramsHeld } from '../params-held.js';
 import type { EvaluatedPair } from './quality.js';
 
@@ -60,7 +61,7 @@ export async function gatherPairs(client: EngineClient, source: PairSource): Pro
   const options = signerOptionsFromParams(params);
   if (!options) throw new UserError(`"${source.index}" holds signatures made with "${params}", which this version cannot read; annotate it again`);
   const tokenizer = createSigner({ ...options, containmentSample: 1 }); // a sample of every token: the exact set
-  const reader = new DocReader(client, source, tokenizer);
+  const reader = new DocReader(client, source, tokenizer, params);
   const wanted = source.labels ? labelledPairs(source.labels) : await samplePairs(client, source, params);
   await reader.load([...new Set(wanted.flatMap((w) => [w.a, w.b]))]);
   const pairs: EvaluatedPair[] = [];
@@ -131,6 +132,8 @@ class DocReader {
     private readonly client: EngineClient,
     private readonly source: PairSource,
     private readonly tokenizer: Signer,
+    /** The parameter set the pairs are made within: a stored signature must be whole and of these. */
+    private readonly params: string,
   ) {}
 
   async load(ids: string[]): Promise<void> {
@@ -140,7 +143,7 @@ class DocReader {
       const found = await this.client.search(this.source.index, {
         size: batch.length,
         query: { ids: { values: batch } },
-        _source: [...this.source.fields, `${prefix}.minhash`, `${prefix}.bands`, `${prefix}.sample`],
+        _source: [...this.source.fields, ...new StoredLayout(prefix).paths('minhash', 'bands', 'sample', 'params')],
       });
       for (const hit of found.hits.hits) this.read(hit._id, hit._source);
       const answered = new Set(found.hits.hits.map((h) => h._id));
@@ -149,18 +152,19 @@ class DocReader {
   }
 
   private read(id: string, source: unknown): void {
-    const prefix = this.source.prefix;
-    const minhash = valueAt(source, `${prefix}.minhash`);
-    if (typeof minhash !== 'string') {
-      this.skipped.push({ id, reason: 'no near-dup signature' });
+    const raw = storedIn(source, new StoredLayout(this.source.prefix));
+    const problem = raw instanceof StoredProblem ? raw : checkStored(raw, ['minhash', 'bands'], this.params, ['sample']);
+    if (problem) {
+      this.skipped.push({ id, reason: problem.otherParams ? problem.reason : `stored signature left out: ${problem.reason}` });
       return;
     }
+    const stored = raw as RawStored;
     try {
       const { text } = extractText(source, this.source.fields, this.source.maxChars);
       const tokens = new Set(this.tokenizer(text).sample);
-      const bands = new Set((valueAt(source, `${prefix}.bands`) as string[] | undefined) ?? []);
-      const sample = new Set(sampleTerms(valueAt(source, `${prefix}.sample`)));
-      this.docs.set(id, { id, tokens, minhash: minhashValues(minhash), bands, sample });
+      const bands = new Set(stored.bands as string[]);
+      const sample = new Set((stored.sample as string[] | undefined) ?? []);
+      this.docs.set(id, { id, tokens, minhash: minhashValues(stored.minhash as string), bands, sample });
     } catch (err) {
       if (!(err instanceof DocumentTextError)) throw err;
       this.skipped.push({ id, reason: err.message });

@@ -1,0 +1,166 @@
+// Reading a stored signature back. What comes from the index may be damaged: edited by hand, written by
+// another version, cut short, or planted. So every value is checked against what the signature's params
+// say it must be (how many MinHash values, band keys, SimHash blocks), and reading a document gives either
+// a signature or a named reason why not: never an exception, never a silently wrong value. Each command
+// leaves such a document out, names it and counts it, and goes on with the others.
+import { valueAt } from '../annotation.js';
+import { minhashValues, minhashValuesScratch } from '../sketch/lean-minhash.js';
+import type { StoredField, StoredLayout } from './layout.js';
+
+/** What a params value says a signature must look like. */
+export interface ParamsShape {
+  numPerm: number;
+  bands: number;
+  rows: number;
+  /** SimHash blocks. */
+  blocks: number;
+  /** 1 token in `sample` kept for containment; 0 for none. */
+  sample: number;
+}
+
+const PARAMS = /^([^;]+):(\d+);seed=(\d+);scheme=([a-z0-9]+);b=(\d+);r=(\d+);simhash=w(\d+)m(\d+)(?:;sample=(\d+))?$/;
+const shapes = new Map<string, ParamsShape | undefined>();
+
+/** The shape a params value gives, or undefined for one this version cannot read. */
+export function paramsShape(params: string): ParamsShape | undefined {
+  if (shapes.has(params)) return shapes.get(params);
+  const m = PARAMS.exec(params);
+  const shape = m ? { numPerm: Number(m[2]), bands: Number(m[5]), rows: Number(m[6]), blocks: Number(m[8]), sample: Number(m[9] ?? 0) } : undefined;
+  if (shapes.size < 1000) shapes.set(params, shape);
+  return shape;
+}
+
+/** A document's stored fields by name, as found (unchecked). */
+export type RawStored = Partial<Record<StoredField, unknown>>;
+
+/** Why a document's stored fields cannot be used; `otherParams` when they are whole but of other params. */
+export class StoredProblem {
+  constructor(
+    readonly reason: string,
+    readonly otherParams = false,
+  ) {}
+}
+
+/** The stored object of a source document, or why it is not one. */
+export function storedIn(source: unknown, layout: StoredLayout): RawStored | StoredProblem {
+  const value = valueAt(source, layout.prefix);
+  if (value === undefined || value === null) return new StoredProblem(`no near-dup signature (no ${layout.prefix})`);
+  if (typeof value !== 'object' || Array.isArray(value)) return new StoredProblem(`${layout.prefix} is ${describe(value)}, not an object`);
+  return value as RawStored;
+}
+
+/** The stored fields from doc values (a search's `fields`): one value as it is, several as a list (for the checks to refuse). */
+export function storedInDocValues(fields: Record<string, unknown[]> | undefined, layout: StoredLayout, names: readonly StoredField[]): RawStored {
+  const raw: RawStored = {};
+  for (const name of names) {
+    const values = fields?.[layout.path(name)];
+    if (values !== undefined && values.length > 0) raw[name] = values.length === 1 ? values[0] : values;
+  }
+  return raw;
+}
+
+/**
+ * Checks the fields `need` of a stored signature (and those of `optional` that are there) against its
+ * params, and against `expectedParams` when given. Undefined when they can be used.
+ */
+export function checkStored(raw: RawStored, need: readonly StoredField[], expectedParams?: string, optional: readonly StoredField[] = []): StoredProblem | undefined {
+  const params = raw.params;
+  if (typeof params !== 'string' || params === '') return new StoredProblem(params === undefined ? 'no params' : `params is ${describe(params)}, not a string`);
+  if (expectedParams !== undefined && params !== expectedParams) return new StoredProblem(`signed with other params ("${params}")`, true);
+  const shape = paramsShape(params);
+  if (!shape) return new StoredProblem(`params "${params.slice(0, 120)}" are not ones this version of near-dup reads`);
+  for (const name of need) if (raw[name] === undefined || raw[name] === null) return new StoredProblem(`no ${name}`);
+  for (const name of [...need, ...optional]) {
+    const value = raw[name];
+    if (value === undefined) continue;
+    const problem = CHECKS[name]?.(value, shape);
+    if (problem) return new StoredProblem(`${name} ${problem}`);
+  }
+  const tokens = raw.token_count as number | undefined;
+  const bands = raw.bands as unknown[] | undefined;
+  if (tokens !== undefined && bands !== undefined && (tokens > 0) !== (bands.length > 0)) return new StoredProblem(`token_count ${tokens} does not go with ${bands.length} band keys`);
+  return undefined;
+}
+
+type Check = (value: unknown, shape: ParamsShape) => string | undefined;
+
+const HEX16 = /^[0-9a-f]{16}$/;
+const HEX8 = /^[0-9a-f]{8}$/;
+const BASE64 = /^[A-Za-z0-9+/]+={0,2}$/;
+
+const wholeNumber: Check = (v) => (Number.isSafeInteger(v) && (v as number) >= 0 ? undefined : `is ${describe(v)}, not a whole number of at least 0`);
+const text: Check = (v) => (typeof v === 'string' && v !== '' ? undefined : `is ${describe(v)}, not a string`);
+const strings = (v: unknown): v is string[] => Array.isArray(v) && v.every((x) => typeof x === 'string');
+/** A list of keys, one per band or block, or none (an empty signature). */
+const keyList =
+  (count: (shape: ParamsShape) => number, what: string): Check =>
+  (v, shape) => {
+    if (!strings(v)) return `is ${describe(v)}, not a list of strings`;
+    return v.length === 0 || v.length === count(shape) ? undefined : `holds ${v.length} ${what}, its params say ${count(shape)}`;
+  };
+
+const CHECKS: Partial<Record<StoredField, Check>> = {
+  minhash: (v, shape) => {
+    if (typeof v !== 'string' || !BASE64.test(v)) return `is ${describe(v)}, not base64`;
+    let n: number;
+    try {
+      n = minhashValuesScratch(v).length;
+    } catch (err) {
+      return `does not decode: ${(err as Error).message.split(':')[0]}`;
+    }
+    return n === shape.numPerm ? undefined : `holds ${n} values, its params say ${shape.numPerm}`;
+  },
+  simhash: (v) => (typeof v === 'string' && HEX16.test(v) ? undefined : `is ${describe(v)}, not 16 hexadecimal digits`),
+  bands: keyList((s) => s.bands, 'band keys'),
+  simhash_blocks: keyList((s) => s.blocks, 'SimHash blocks'),
+  content_hash: text,
+  token_count: wholeNumber,
+  distinct_tokens: wholeNumber,
+  sample_size: wholeNumber,
+  sample: (v) => (strings(v) && v.every((t) => HEX8.test(t)) ? undefined : `is ${describe(v)}, not a list of 8 hexadecimal digits each`),
+  cluster_id: text,
+  contained_in: (v) => (strings(v) ? undefined : `is ${describe(v)}, not a list of strings`),
+  annotated_at: (v) => (typeof v === 'string' && !Number.isNaN(Date.parse(v)) ? undefined : `is ${describe(v)}, not a date`),
+};
+
+/** A value as a message shows it: short, and its kind. */
+function describe(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return `a list (${JSON.stringify(value).slice(0, 40)}${JSON.stringify(value).length > 40 ? '...' : ''})`;
+  if (typeof value === 'object') return 'an object';
+  if (typeof value === 'string') return `"${value.slice(0, 24)}${value.length > 24 ? '...' : ''}"`;
+  return `${typeof value} ${String(value)}`;
+}
+
+/** The fields of a whole signature, as annotate writes them. */
+export const SIGNATURE_FIELDS: readonly StoredField[] = ['minhash', 'simhash', 'bands', 'simhash_blocks', 'token_count', 'content_hash', 'params', 'distinct_tokens', 'sample', 'sample_size'];
+
+/** A whole stored signature, checked and decoded: what a lookup by a stored document needs. */
+export interface StoredSignature {
+  params: string;
+  values: Uint32Array;
+  simhash: string;
+  bands: string[];
+  blocks: string[];
+  tokens: number;
+  distinct: number;
+  sample: string[];
+  contentHash: string;
+}
+
+/** The signature of a stored object (see storedIn), or why it cannot be used. */
+export function readSignature(raw: RawStored, expectedParams?: string): StoredSignature | StoredProblem {
+  const problem = checkStored(raw, ['minhash', 'simhash', 'bands', 'simhash_blocks', 'token_count', 'content_hash'], expectedParams, ['distinct_tokens', 'sample', 'sample_size']);
+  if (problem) return problem;
+  return {
+    params: raw.params as string,
+    values: minhashValues(raw.minhash as string),
+    simhash: raw.simhash as string,
+    bands: raw.bands as string[],
+    blocks: raw.simhash_blocks as string[],
+    tokens: raw.token_count as number,
+    distinct: (raw.distinct_tokens as number | undefined) ?? 0,
+    sample: (raw.sample as string[] | undefined) ?? [],
+    contentHash: raw.content_hash as string,
+  };
+}
