@@ -56,7 +56,7 @@ forEachEngine('stored signatures read back damaged', (ctx) => {
     await annotateIndex(ctx.client, { index, fields: ['text'], prefix: 'near_dup', signer: {} });
     for (const [i, doc] of damaged.entries()) {
       const got = await ctx.client.get(index, doc.id, { _source_includes: 'near_dup' });
-      const change = DAMAGE[i].nearDup((got?._source as any).near_dup);
+      const change = DAMAGE[i].nearDup((got?._source as any)?.near_dup);
       await ctx.client.request('POST', `/${index}/_update/${encodeURIComponent(doc.id)}`, { doc: { near_dup: change } });
     }
     await ctx.client.refresh(index);
@@ -109,9 +109,9 @@ forEachEngine('stored signatures read back damaged', (ctx) => {
     const first = ctx.index('trust-first');
     const good = docs.filter((d) => !damaged.includes(d));
     const signed = good.map((d) => ({ id: d.id, ...annotateDocument({ text: d.text }, { fields: ['text'] }) })) as Array<Record<string, any>>;
-    const three = { ...signed[0], id: 'three-bands' };
+    const three: Record<string, any> = { ...signed[0], id: 'three-bands' };
     three.near_dup = { ...three.near_dup, bands: three.near_dup.bands.slice(0, 3) };
-    const short = { ...signed[1], id: 'short-minhash' };
+    const short: Record<string, any> = { ...signed[1], id: 'short-minhash' };
     short.near_dup = { ...short.near_dup, minhash: (DAMAGE[3].nearDup({}) as any).minhash };
     await ctx.client.createIndex(first, { settings: { number_of_shards: 1 } });
     await initIndex(ctx.client, first, 'near_dup');
