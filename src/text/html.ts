@@ -32,7 +32,38 @@ export function stripHtml(html: string): string {
     },
     { decodeEntities: true, lowerCaseTags: true, recognizeSelfClosing: true },
   );
-  parser.write(html);
+  parser.write(escapeUnclosedTags(html));
   parser.end();
   return parts.join('');
+}
+
+/**
+ * Plain text holds `<` too: "if a<b then X". An HTML parser takes `<b then X` as a tag left open at the
+ * end of input and drops it (a browser does the same), which here would drop the rest of a document and
+ * make two different texts equal. So a `<` that opens no tag closed by `>` (there is no `>` after it, or
+ * another `<` comes first) is text: written as `&lt;`. Comments are left whole. Linear in the length.
+ */
+export function escapeUnclosedTags(html: string): string {
+  const out: string[] = [];
+  let last = 0;
+  let close = html.indexOf('>');
+  for (let i = html.indexOf('<'); i >= 0; ) {
+    if (html.startsWith('<!--', i)) {
+      const end = html.indexOf('-->', i + 4);
+      if (end >= 0) {
+        i = html.indexOf('<', end + 3);
+        continue;
+      }
+    }
+    if (close !== -1 && close < i) close = html.indexOf('>', i);
+    const next = html.indexOf('<', i + 1);
+    if (close === -1 || (next !== -1 && next < close)) {
+      out.push(html.slice(last, i), '&lt;');
+      last = i + 1;
+    }
+    i = next;
+  }
+  if (last === 0) return html;
+  out.push(html.slice(last));
+  return out.join('');
 }

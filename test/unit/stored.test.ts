@@ -1,0 +1,87 @@
+// The stored-signature layer and the normalizer on any input: reading back never throws (it gives a
+// signature or a named reason), and plain text outside tags is kept. Property tests (fast-check) beside
+// the cases named in the issue.
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { createSigner } from '../../src/signature.js';
+import { StoredLayout } from '../../src/stored/layout.js';
+import { checkStored, readSignature, SIGNATURE_FIELDS, StoredProblem, storedIn, storedInDocValues } from '../../src/stored/read.js';
+import { nearDupFields } from '../../src/stored/write.js';
+import { stripHtml } from '../../src/text/html.js';
+
+const layout = new StoredLayout();
+const signer = createSigner();
+const good = nearDupFields(signer('the quick brown fox jumps over the lazy dog and runs far away from here'), signer.settings) as unknown as Record<string, unknown>;
+
+describe('reading a stored signature back', () => {
+  it('reads back what was written, whole', () => {
+    const read = readSignature(storedIn({ near_dup: good }, layout) as never, signer.settings.params);
+    expect(read).not.toBeInstanceOf(StoredProblem);
+    expect((read as { values: Uint32Array }).values).toEqual(signer('the quick brown fox jumps over the lazy dog and runs far away from here').minhash);
+  });
+
+  it('names what is wrong with each damaged field', () => {
+    const cases: Array<[Record<string, unknown>, RegExp]> = [
+      [{ simhash: 'abc' }, /simhash is "abc", not 16 hexadecimal digits/],
+      [{ simhash: ['0123456789abcdef'] }, /simhash is a list/],
+      [{ minhash: 'AAAA' }, /minhash does not decode/],
+      [{ bands: [1, 2] }, /bands is a list .*not a list of strings/],
+      [{ bands: ['0:a'] }, /bands holds 1 band keys, its params say 26/],
+      [{ token_count: -1 }, /token_count is number -1/],
+      [{ token_count: 1.5 }, /token_count is number 1.5/],
+      [{ params: 42 }, /params is number 42, not a string/],
+      [{ params: 'made by something else' }, /are not ones this version of near-dup reads/],
+      [{ sample: ['zz'] }, /sample is .*8 hexadecimal digits/],
+      [{ content_hash: {} }, /content_hash is an object/],
+    ];
+    for (const [change, reason] of cases) {
+      const read = readSignature({ ...good, ...change } as never, change.params === undefined ? signer.settings.params : undefined);
+      expect(read, JSON.stringify(change)).toBeInstanceOf(StoredProblem);
+      expect((read as StoredProblem).reason).toMatch(reason);
+    }
+    expect((storedIn({ near_dup: [good] }, layout) as StoredProblem).reason).toMatch(/^near_dup is a list .*, not an object$/);
+    expect((readSignature(good as never, 'another') as StoredProblem).otherParams).toBe(true);
+    // Doc values give one value as it is and several as a list, for the check to refuse.
+    expect(storedInDocValues({ 'near_dup.simhash': ['0123456789abcdef', 'ffffffffffffffff'] }, layout, ['simhash']).simhash).toEqual(['0123456789abcdef', 'ffffffffffffffff']);
+  });
+
+  it('never throws, whatever the stored object holds: a signature or a reason', () => {
+    const value = fc.oneof(fc.jsonValue(), fc.base64String(), fc.constantFrom(...Object.values(good)));
+    fc.assert(
+      fc.property(fc.dictionary(fc.constantFrom(...SIGNATURE_FIELDS, 'near_dup'), value), fc.option(fc.string()), (fields, expected) => {
+        const source = { near_dup: { ...good, ...fields } };
+        const raw = storedIn(source, layout);
+        if (raw instanceof StoredProblem) return;
+        const read = readSignature(raw, expected ?? undefined);
+        const checked = checkStored(raw, SIGNATURE_FIELDS, expected ?? undefined);
+        expect(read instanceof StoredProblem).toBe(checked !== undefined);
+      }),
+      { numRuns: 500 },
+    );
+    fc.assert(
+      fc.property(fc.jsonValue(), (anything) => {
+        storedIn({ near_dup: anything }, layout);
+      }),
+      { numRuns: 200 },
+    );
+  });
+});
+
+describe('the HTML normalizer on plain text', () => {
+  it('keeps a < that opens no tag closed by >, so different texts stay different', () => {
+    expect(stripHtml('if a<b then X')).toBe('if a<b then X');
+    expect(stripHtml('if a<b then X')).not.toBe(stripHtml('if a<b then Y'));
+    expect(signer('if a<b then X').content_hash).not.toBe(signer('if a<b then Y').content_hash);
+    expect(stripHtml('<p>one</p><p>two &amp; three</p><!-- a < b -->')).toBe(' one  two & three ');
+  });
+
+  it('keeps any text without markup as it is', () => {
+    const plain = fc.string({ unit: fc.constantFrom('a', 'b', ' ', '<', '\n', 'x', '1', '/', '!', 'é') });
+    fc.assert(
+      fc.property(plain, (text) => {
+        expect(stripHtml(text)).toBe(text);
+      }),
+      { numRuns: 1000 },
+    );
+  });
+});
