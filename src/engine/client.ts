@@ -160,7 +160,7 @@ export class EngineClient {
   explain(err: unknown, index?: string): unknown {
     if (err instanceof UserError || err instanceof UsageError) return err;
     const name = (err as Error | undefined)?.name;
-    if (name === 'ScanLostError') return new UserError(`${(err as Error).message}; run the same command again (with --resume where the command has it)`);
+    if (name === 'ScanLostError') return new UserError(`${(err as Error).message}; run the same command again (with --resume where the command has it)`, { cause: err });
     if (err instanceof EngineResponseError || name === 'ConnectionError' || name === 'TimeoutError') return this.describe(err, index);
     return err;
   }

@@ -106,6 +106,23 @@ const AUTH_HINT =
  * without a stack trace, exit code 1); anything else is returned as it was, a bug to be reported.
  */
 export function describeConnectionError(err: unknown, context: ErrorContext): Error {
+  const described = describeOnce(err, context);
+  // The failure itself stays attached, so a caller can tell one that may pass (a 5xx, a timeout) from one that will not.
+  return described instanceof UserError && described !== err ? new UserError(described.message, { cause: err }) : described;
+}
+
+/** Whether a failure (or the failure behind a one-line UserError) may pass if the request is made again later. */
+export function mayPass(err: unknown): boolean {
+  for (let e: unknown = err; e; e = (e as { cause?: unknown }).cause) {
+    if (e instanceof EngineResponseError) return e.statusCode >= 500 || (e.statusCode === 429 && e.type !== 'cluster_block_exception') || e.statusCode === 408;
+    if (e instanceof EngineConnectionError) return !TLS_CODES.has(e.code ?? '') && !NOT_TLS_CODES.has(e.code ?? '');
+    const name = (e as Error).name;
+    if (name === 'ScanLostError' || name === 'TimeoutError' || name === 'ConnectionError') return true;
+  }
+  return false;
+}
+
+function describeOnce(err: unknown, context: ErrorContext): Error {
   if (err instanceof UserError) return err;
   const url = redactUrl(context.url);
   if (err instanceof EngineResponseError) return new UserError(describeResponse(err, { ...context, url }));

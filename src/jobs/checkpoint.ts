@@ -1,7 +1,7 @@
 // The checkpoint of a long job: enough to resume it after a crash or Ctrl-C. Annotate does not need a
 // scan position: every document it writes carries `annotated_at` and `params`, so resuming is a query
 // for the documents this run has not written yet, in a new point in time.
-import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { mkdir, open, readFile, rename } from 'node:fs/promises';
 import path from 'node:path';
 import { UserError } from '../errors.js';
 
@@ -14,6 +14,8 @@ export interface Checkpoint {
   updatedAt: string;
   complete: boolean;
   counts: Record<string, number>;
+  /** Checksums of the files the job appends to beside the checkpoint (the dedup journal's pairs). */
+  checksums?: Record<string, string>;
 }
 
 export function defaultCheckpointPath(job: string, index: string, slice?: { id: number; max: number }): string {
@@ -29,22 +31,52 @@ export async function readCheckpoint(file: string): Promise<Checkpoint | undefin
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     throw err;
   }
+  let parsed: unknown;
   try {
-    return JSON.parse(text) as Checkpoint;
+    parsed = JSON.parse(text);
   } catch {
-    throw new UserError(`checkpoint ${file} is not valid JSON; delete it to start over without --resume`);
+    throw new UserError(`checkpoint ${file} is not valid JSON (cut short, or edited); delete it and run without --resume to start over`);
   }
+  const problem = checkpointProblem(parsed);
+  if (problem) throw new UserError(`checkpoint ${file} is damaged (${problem}); delete it and run without --resume to start over`);
+  return parsed as Checkpoint;
+}
+
+/** What is wrong with a checkpoint read from disk, or undefined when it has the shape this version writes. */
+function checkpointProblem(value: unknown): string | undefined {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return 'not a JSON object';
+  const c = value as Record<string, unknown>;
+  if (typeof c.job !== 'string' || typeof c.index !== 'string') return 'no job or index';
+  if (typeof c.identity !== 'object' || c.identity === null || Array.isArray(c.identity)) return 'no identity';
+  if (typeof c.startedAt !== 'string' || Number.isNaN(Date.parse(c.startedAt))) return `startedAt ${JSON.stringify(c.startedAt)} is not a date`;
+  if (Date.parse(c.startedAt) > Date.now() + 60_000) return `startedAt ${c.startedAt} is in the future`;
+  const counts = c.counts as Record<string, unknown> | undefined;
+  if (typeof counts !== 'object' || counts === null || Object.values(counts).some((n) => !Number.isSafeInteger(n) || (n as number) < 0)) return 'its counts are not whole numbers';
+  return undefined;
 }
 
 export async function writeCheckpoint(file: string, checkpoint: Checkpoint): Promise<void> {
   await writeJsonFile(file, checkpoint);
 }
 
-/** JSON written to a temporary file and renamed, so a crash mid-write never leaves half a file (checkpoints, job states). */
+/**
+ * JSON written to a temporary file, flushed to the disk (fsync) and renamed over the old one, so a crash or
+ * a full disk never leaves half a file (checkpoints, job states, journals): the old file or the new one.
+ */
 export async function writeJsonFile(file: string, value: unknown): Promise<void> {
+  await writeDurably(file, JSON.stringify(value, null, 2) + '\n');
+}
+
+export async function writeDurably(file: string, text: string): Promise<void> {
   await mkdir(path.dirname(file), { recursive: true });
   const tmp = `${file}.${process.pid}.tmp`;
-  await writeFile(tmp, JSON.stringify(value, null, 2) + '\n');
+  const handle = await open(tmp, 'w');
+  try {
+    await handle.writeFile(text);
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
   await rename(tmp, file);
 }
 

@@ -110,6 +110,8 @@ export interface DedupSummary {
    * each named in the errors file; `annotate --force` on them signs them again.
    */
   damaged: number;
+  /** What the run decided that the user should know (a state file it could not trust, and why). */
+  notes: string[];
   buckets: number;
   candidatePairs: number;
   verifiedPairs: number;
@@ -173,7 +175,8 @@ export async function dedupIndex(client: EngineClient, options: DedupOptions): P
     const everythingCached = documents <= cacheSize;
     const stateFile = options.stateFile ?? defaultStatePath(options.index);
     const runStartedAt = new Date().toISOString();
-    const saved = options.full || options.resume ? undefined : await readDedupState(stateFile);
+    const read = options.full || options.resume ? {} : await readDedupState(stateFile);
+    const saved = read.state;
     const uuids = await client.indexUuids(options.index);
     const incremental = continues(saved, { index: options.index, params, prefix, minSimilarity, uuids });
 
@@ -209,6 +212,7 @@ export async function dedupIndex(client: EngineClient, options: DedupOptions): P
     } else {
       full = new FullPass(client, store, verifier, {
         index: options.index,
+        uuids,
         prefix,
         params,
         minSimilarity,
@@ -254,6 +258,7 @@ export async function dedupIndex(client: EngineClient, options: DedupOptions): P
       newDocuments,
       documents,
       damaged: store.damagedCount,
+      notes: read.note ? [read.note] : [],
       buckets: verifier.buckets,
       candidatePairs: verifier.candidatePairs,
       verifiedPairs: verifier.verifiedPairs,

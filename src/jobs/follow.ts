@@ -12,6 +12,7 @@
 import { readFile } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { EngineClient } from '../engine/client.js';
+import { mayPass } from '../engine/errors.js';
 import { UsageError } from '../errors.js';
 import { type AnnotateOptions, type AnnotateSummary, annotateIdentity, annotateIndex } from './annotate.js';
 import { defaultCheckpointPath, identityDifferences, writeJsonFile } from './checkpoint.js';
@@ -24,6 +25,8 @@ export interface FollowOptions extends AnnotateOptions {
   onWait?: (wait: { pass: number; nextInMs: number; totals: FollowTotals }) => void;
   /** A pass that failed (the cluster unreachable, say): the next one tries again from the same marks. */
   onPassError?: (error: Error, pass: number) => void;
+  /** Something the follower decided that the user should know (marks it could not use, and why). */
+  onNote?: (line: string) => void;
   /** Where the marks of the last complete pass are kept (default .near-dup/follow-INDEX.json). */
   marksFile?: string;
 }
@@ -59,10 +62,11 @@ export async function followIndex(client: EngineClient, options: FollowOptions):
   const totals: FollowTotals = { passes: 0, annotated: 0, unchanged: 0, failed: 0 };
   const file = options.marksFile ?? defaultCheckpointPath('follow', options.index, options.slice);
   const identity = annotateIdentity(options);
-  let marks = await readMarks(file, identity);
+  let marks = await readMarks(file, identity, options.onNote);
   while (!options.signal?.aborted) {
     try {
       const next = await seqNoMarks(client, options.index);
+      if (marks) marks = withoutMarksAhead(marks, next, file, options.onNote);
       const query = marks ? changedSince(options.query, marks, next) : options.query;
       const summary = await annotateIndex(client, { ...options, query, resume: totals.passes === 0 ? options.resume : false });
       totals.passes++;
@@ -75,7 +79,9 @@ export async function followIndex(client: EngineClient, options: FollowOptions):
         await writeMarks(file, identity, marks);
       }
     } catch (err) {
-      if (err instanceof UsageError || (totals.passes === 0 && !marks)) throw err; // a wrong option, or nothing ever worked
+      // A wrong option, or a failure no retry can fix (credentials, a missing index, a refused shape), ends
+      // the follower; one that may pass (a 5xx, a timeout, the cluster away) is said, and the next pass tries again.
+      if (!mayPass(err)) throw err;
       totals.passes++;
       options.onPassError?.(err as Error, totals.passes);
     }
@@ -120,14 +126,41 @@ interface SavedMarks {
   marks: Array<[string, { uuid: string; seqNo: number }]>;
 }
 
-async function readMarks(file: string, identity: Record<string, unknown>): Promise<SeqNoMarks | undefined> {
+/** The saved marks of this job; none yet, of another job, or unreadable (said): the first pass reads the whole job. */
+async function readMarks(file: string, identity: Record<string, unknown>, note?: (line: string) => void): Promise<SeqNoMarks | undefined> {
+  let text: string;
   try {
-    const saved = JSON.parse(await readFile(file, 'utf8')) as SavedMarks;
-    if (!Array.isArray(saved.marks) || identityDifferences(saved.identity, identity).length > 0) return undefined;
-    return new Map(saved.marks);
+    text = await readFile(file, 'utf8');
   } catch {
-    return undefined; // none yet, or unreadable: the first pass reads the whole job
+    return undefined;
   }
+  try {
+    const saved = JSON.parse(text) as SavedMarks;
+    if (identityDifferences(saved.identity ?? {}, identity).length > 0) return undefined;
+    const marks = new Map(saved.marks);
+    const valid = [...marks].every(([name, m]) => typeof name === 'string' && typeof m?.uuid === 'string' && Number.isSafeInteger(m.seqNo) && m.seqNo >= -1);
+    if (valid && marks.size > 0) return marks;
+  } catch {
+    // not JSON, or not marks: said below
+  }
+  note?.(`the marks in ${file} are not readable (damaged, or written by hand); the first pass reads the whole job, and the file is written anew after it`);
+  return undefined;
+}
+
+/**
+ * Marks above the index's own highest sequence numbers (a file from another cluster, or edited) would skip
+ * every write until the index caught up: such an index is read whole, and that is said.
+ */
+function withoutMarksAhead(marks: SeqNoMarks, now: SeqNoMarks, file: string, note?: (line: string) => void): SeqNoMarks {
+  const kept: SeqNoMarks = new Map(marks);
+  for (const [name, mark] of marks) {
+    const current = now.get(name);
+    if (current && current.uuid === mark.uuid && mark.seqNo > current.seqNo) {
+      kept.delete(name);
+      note?.(`the mark of ${name} in ${file} (sequence number ${mark.seqNo}) is ahead of the index (${current.seqNo}); ${name} is read whole`);
+    }
+  }
+  return kept;
 }
 
 async function writeMarks(file: string, identity: Record<string, unknown>, marks: SeqNoMarks): Promise<void> {

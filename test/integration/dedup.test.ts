@@ -247,6 +247,9 @@ forEachEngine('dedup of a large bucket', (ctx) => {
   });
 });
 
+/** The params of signatures of 128 values in 26 bands, as the hand-made ones below are (every stored signature is checked against its params). */
+const HAND_MADE_PARAMS = 'white-space:norm-html:sha1:128;seed=1;scheme=affine32;b=26;r=4;simhash=w4m8;sample=4';
+
 /** Hand-made signed documents: the MinHash values given, one band key shared, the others their own. */
 async function indexSignatures(client: EngineClient, index: string, docs: Array<{ id: string; values: Uint32Array; shared: string; bands?: string[] }>) {
   await initIndex(client, index, 'near_dup');
@@ -258,7 +261,7 @@ async function indexSignatures(client: EngineClient, index: string, docs: Array<
         bands: bands ?? [shared, ...Array.from({ length: 25 }, (_, b) => `${b + 1}_${id}`)],
         minhash: Buffer.from(serializeLeanMinhash({ seed: 1, scheme: 'affine32', values })).toString('base64'),
         simhash: '0000000000000000',
-        params: 'hand-made',
+        params: HAND_MADE_PARAMS,
         content_hash: id,
         token_count: 100,
         annotated_at: new Date(Date.UTC(2026, 0, 1, 0, 0, n)).toISOString(),

@@ -1,6 +1,6 @@
 // The parts of dedup, each on its own and without an engine: the pair verifier, the partition planner,
 // the signature store, the canonical rule, the run journal and the state between runs.
-import { appendFileSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { appendFileSync, copyFileSync, mkdtempSync, readFileSync, statSync, truncateSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -261,7 +261,7 @@ describe('canonical rule', () => {
 });
 
 describe('run journal (dedup --resume)', () => {
-  const identity = { index: 'i', params: 'p', prefix: 'near_dup', minSimilarity: 0.5, bucketsPerPartition: 10, bucketChunk: 1000, pass: 'partitions' as const };
+  const identity = { index: 'i', uuids: 'u1', params: 'p', prefix: 'near_dup', minSimilarity: 0.5, bucketsPerPartition: 10, bucketChunk: 1000, pass: 'partitions' as const };
 
   it('gives back the pairs of finished partitions, drops a tail written after the last checkpoint, and refuses other options', async () => {
     const file = path.join(tmp, 'run.json');
@@ -274,14 +274,41 @@ describe('run journal (dedup --resume)', () => {
     expect([resumed.partitions, resumed.journal.partitionsDone, resumed.journal.counters.candidatePairs]).toEqual([7, 3, 9]);
     await expect(DedupJournal.resume(file, { ...identity, minSimilarity: 0.8 })).rejects.toThrow(/minSimilarity differ/);
     await expect(DedupJournal.resume(file, { ...identity, pass: 'memory' })).rejects.toThrow(/pass differ/);
+    await expect(DedupJournal.resume(file, { ...identity, uuids: 'another' })).rejects.toThrow(/is for another index \(or one deleted and made again\)/);
     await resumed.journal.finish();
     await expect(DedupJournal.resume(file, identity)).rejects.toThrow(/no interrupted dedup run/);
+  });
+
+  it('refuses a pairs file cut short, edited or foreign, and a damaged checkpoint, in one line each, before anything is replayed', async () => {
+    const made = async (name: string) => {
+      const file = path.join(tmp, `${name}.json`);
+      const journal = await DedupJournal.start(file, { ...identity, partitions: 4 });
+      for (let i = 0; i < 50; i++) journal.add({ a: `a${i}`, b: `b${i}`, jaccard: 0.8, hamming: 3 });
+      await journal.checkpoint(2, { buckets: 5, candidatePairs: 60, verifiedPairs: 50 });
+      return file;
+    };
+    const cut = await made('cut');
+    truncateSync(`${cut}.pairs.jsonl`, 100);
+    await expect(DedupJournal.resume(cut, identity)).rejects.toThrow(/cannot be resumed: .*holds 100 bytes, its checkpoint says \d+ were written \(cut short\); run dedup without --resume/);
+    const edited = await made('edited');
+    const text = readFileSync(`${edited}.pairs.jsonl`, 'utf8');
+    writeFileSync(`${edited}.pairs.jsonl`, text.replace('"a7"', '"zz"'));
+    await expect(DedupJournal.resume(edited, identity)).rejects.toThrow(/does not match the checksum its checkpoint recorded/);
+    const foreign = await made('foreign');
+    copyFileSync(`${edited}.pairs.jsonl`, `${foreign}.pairs.jsonl`);
+    await expect(DedupJournal.resume(foreign, identity)).rejects.toThrow(/does not match the checksum/);
+    const garbled = await made('garbled');
+    writeFileSync(garbled, '{"job": "dedup-run", "index": "i", "identity"');
+    await expect(DedupJournal.resume(garbled, identity)).rejects.toThrow(/checkpoint .* is not valid JSON .*without --resume/);
+    const negative = await made('negative');
+    writeFileSync(negative, JSON.stringify({ ...JSON.parse(readFileSync(negative, 'utf8')), counts: { pairsBytes: -5 } }));
+    await expect(DedupJournal.resume(negative, identity)).rejects.toThrow(/checkpoint .* is damaged \(its counts are not whole numbers\)/);
   });
 });
 
 describe('run journal, many pairs between checkpoints', () => {
   it('writes them out as they come (memory stays small) and still drops, on resume, those after the last checkpoint', async () => {
-    const identity = { index: 'i', params: 'p', prefix: 'near_dup', minSimilarity: 0.5, bucketsPerPartition: 10, bucketChunk: 1000, pass: 'memory' as const };
+    const identity = { index: 'i', uuids: 'u1', params: 'p', prefix: 'near_dup', minSimilarity: 0.5, bucketsPerPartition: 10, bucketChunk: 1000, pass: 'memory' as const };
     const file = path.join(tmp, 'run-many.json');
     const journal = await DedupJournal.start(file, { ...identity, partitions: 26 });
     const pair = (i: number) => ({ a: `document-${i}`, b: `document-${i + 1}`, jaccard: 0.75, hamming: 4 });
@@ -301,10 +328,18 @@ describe('dedup state', () => {
     const file = path.join(tmp, 'state.json');
     const state = { version: 1 as const, index: 'i', params: 'p', prefix: 'near_dup', minSimilarity: 0.5, lastRunAt: '2026-01-01T00:00:00.000Z' };
     await writeDedupState(file, state);
-    expect(await readDedupState(file)).toEqual(state);
+    expect(await readDedupState(file)).toEqual({ state });
     const old = path.join(tmp, 'old.json');
     writeFileSync(old, JSON.stringify({ job: 'dedup', identity: { index: 'i', params: 'p', prefix: 'near_dup', minSimilarity: 0.5, lastRunAt: state.lastRunAt } }));
-    expect(await readDedupState(old)).toEqual(state);
+    expect(await readDedupState(old)).toEqual({ state });
+    // A state that cannot be trusted makes a full run, and says why.
+    const ahead = path.join(tmp, 'ahead.json');
+    await writeDedupState(ahead, { ...state, lastRunAt: '2999-01-01T00:00:00.000Z' });
+    expect(await readDedupState(ahead)).toEqual({ note: expect.stringMatching(/is in the future; trusting it would skip/) });
+    for (const text of ['{"version": 1, "index": "i", "par', '[]', JSON.stringify({ ...state, lastRunAt: 'yesterday' }), JSON.stringify({ ...state, minSimilarity: '0.5' })]) {
+      writeFileSync(ahead, text);
+      expect(await readDedupState(ahead), text).toEqual({ note: expect.stringMatching(/is not readable \(damaged, or edited\); this run is a full one/) });
+    }
     expect(continues(state, { index: 'i', params: 'p', prefix: 'near_dup', minSimilarity: 0.5 })).toBe(true);
     expect(continues(state, { index: 'i', params: 'p', prefix: 'near_dup', minSimilarity: 0.6 })).toBe(false);
     expect(JSON.parse(readFileSync(file, 'utf8')).version).toBe(1);

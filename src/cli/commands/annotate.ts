@@ -185,6 +185,7 @@ async function follow(client: EngineClient, options: FollowOptions): Promise<voi
       ),
     onWait: ({ nextInMs, totals }) =>
       tty && process.stderr.write(`\rfollowing ${options.index}: ${totals.annotated} annotated in ${totals.passes} passes; next pass in ${(nextInMs / 1000).toFixed(0)} s`.padEnd(100)),
+    onNote: (line) => process.stderr.write(`${tty ? '\n' : ''}near-dup: ${line}\n`),
     onPassError: (error, pass) => process.stderr.write(`${tty ? '\n' : ''}near-dup: pass ${pass} failed (${error.message}); trying again at the next pass\n`),
   });
   if (tty) process.stderr.write('\n');

@@ -111,6 +111,7 @@ export const dedupCommand: CommandModule<object, DedupArgs> = {
     try {
       const summary = await dedupIndex(client, options);
       progress.done();
+      for (const note of summary.notes) process.stderr.write(`near-dup: ${note}\n`);
       const { matches, ...rest } = summary;
       process.stderr.write(
         `${summary.mode === 'incremental' ? `incremental run (${summary.newDocuments} documents annotated since the last run): ` : ''}${summary.clusters} clusters holding ${summary.duplicates} duplicates among ${summary.documents} documents ` +

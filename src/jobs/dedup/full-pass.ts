@@ -26,6 +26,8 @@ const SIGNATURES_PER_GROUP = 5000;
 
 export interface FullPassSettings {
   index: string;
+  /** The uuids of the concrete indices read: a journal of another index (or one made anew) is not resumed. */
+  uuids: string[];
   prefix: string;
   params: string;
   minSimilarity: number;
@@ -110,8 +112,8 @@ export class FullPass {
   }
 
   private identity(pass: DedupRunIdentity['pass']): DedupRunIdentity {
-    const { index, params, prefix, minSimilarity, bucketsPerPartition, bucketChunk } = this.settings;
-    return { index, params, prefix, minSimilarity, bucketsPerPartition, bucketChunk, pass };
+    const { index, params, prefix, minSimilarity, bucketsPerPartition, bucketChunk, uuids } = this.settings;
+    return { index, uuids: uuids.join(','), params, prefix, minSimilarity, bucketsPerPartition, bucketChunk, pass };
   }
 
   /** With --resume, the killed run's journal, its pairs replayed; undefined for a new run. */

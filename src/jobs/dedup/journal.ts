@@ -1,7 +1,13 @@
 // What a full dedup run has done so far, so that a killed run can resume instead of starting over: the
 // verified pairs, appended a partition at a time, and how many partitions of the band keys are done. The
 // pairs are what the clusters are made of, so replaying them rebuilds the union-find exactly as it was.
-import { appendFileSync } from 'node:fs';
+//
+// A journal is read back before anything is written from it, and trusted only when whole: its identity
+// names the index by its uuids as well as its name, and each checkpoint records the length and SHA-256
+// of the pairs file so far. A pairs file cut short, edited, or of another run is said in one line, never
+// replayed into a partial write-back.
+import { createHash, type Hash } from 'node:crypto';
+import { appendFileSync, fsyncSync, openSync, closeSync } from 'node:fs';
 import { readFile, rm, truncate } from 'node:fs/promises';
 import { UserError } from '../../errors.js';
 import { readCheckpoint, writeCheckpoint } from '../checkpoint.js';
@@ -13,6 +19,8 @@ const FLUSH_CHARS = 4 * 1024 * 1024;
 /** What must be equal for a run to continue another: the same signatures, bar and partition plan. */
 export interface DedupRunIdentity {
   index: string;
+  /** The uuids of the concrete indices, joined: an index deleted and made again under the name is another. */
+  uuids: string;
   params: string;
   prefix: string;
   minSimilarity: number;
@@ -38,6 +46,8 @@ export class DedupJournal {
   private bufferedChars = 0;
   /** Bytes of the pairs file written so far. */
   private bytes: number;
+  /** SHA-256 of those bytes, kept as they are appended. */
+  private readonly hash: Hash;
 
   private constructor(
     private readonly file: string,
@@ -48,8 +58,10 @@ export class DedupJournal {
     readonly partitionsDone: number,
     /** Counters of the run being resumed. */
     readonly counters: DedupRunCounters,
+    hash: Hash = createHash('sha256'),
   ) {
     this.bytes = bytes;
+    this.hash = hash;
   }
 
   private static pairsFile(file: string): string {
@@ -71,16 +83,23 @@ export class DedupJournal {
     const savedIdentity = saved.identity as unknown as DedupRunPlan;
     const differences = (Object.keys(identity) as Array<keyof DedupRunIdentity>).filter((k) => savedIdentity[k] !== identity[k]);
     if (differences.length > 0) {
-      throw new UserError(`the interrupted dedup run at ${file} was made with other options (${differences.join(', ')} differ); run with the same options, or without --resume`);
+      const what = differences.includes('uuids') || differences.includes('index') ? 'for another index (or one deleted and made again)' : `made with other options (${differences.join(', ')} differ)`;
+      throw new UserError(`the interrupted dedup run at ${file} is ${what}; run with the same options, or without --resume to start over`);
     }
+    if (!Number.isSafeInteger(savedIdentity.partitions) || savedIdentity.partitions < 1) throw damaged(file, `its partition count ${JSON.stringify(savedIdentity.partitions)} is not a whole number`);
     const bytes = saved.counts.pairsBytes ?? 0;
     const pairsFile = DedupJournal.pairsFile(file);
+    const whole = bytes > 0 ? await readFile(pairsFile).catch(() => Buffer.alloc(0)) : Buffer.alloc(0);
+    if (whole.length < bytes) throw damaged(file, `${pairsFile} holds ${whole.length} bytes, its checkpoint says ${bytes} were written (cut short)`);
     // A write cut short by the kill leaves a tail past the last checkpoint: it is dropped, and redone.
-    const text = bytes > 0 ? (await readFile(pairsFile)).subarray(0, bytes).toString('utf8') : '';
+    const prefix = whole.subarray(0, bytes);
+    const hash = createHash('sha256').update(prefix);
+    const expected = saved.checksums?.pairs;
+    if (expected === undefined || hash.copy().digest('hex') !== expected) throw damaged(file, `${pairsFile} does not match the checksum its checkpoint recorded (edited, or of another run)`);
     if (bytes > 0) await truncate(pairsFile, bytes);
-    const pairs = text.split('\n').filter(Boolean).map((line) => JSON.parse(line) as VerifiedPair);
+    const pairs = parsePairs(prefix.toString('utf8'), file);
     const counters = { buckets: saved.counts.buckets ?? 0, candidatePairs: saved.counts.candidatePairs ?? 0, verifiedPairs: saved.counts.verifiedPairs ?? 0 };
-    const journal = new DedupJournal(file, savedIdentity, saved.startedAt, bytes, saved.counts.partitionsDone ?? 0, counters);
+    const journal = new DedupJournal(file, savedIdentity, saved.startedAt, bytes, saved.counts.partitionsDone ?? 0, counters, hash);
     return { journal, pairs, partitions: savedIdentity.partitions };
   }
 
@@ -104,16 +123,25 @@ export class DedupJournal {
       updatedAt: now,
       complete: false,
       counts: { partitionsDone, pairsBytes: this.bytes, ...counters },
+      checksums: { pairs: this.hash.copy().digest('hex') },
     });
   }
 
+  /** Appends the pairs waiting, and makes them durable before a checkpoint can count them. */
   private flush(): void {
     if (this.buffered.length === 0) return;
     const text = this.buffered.join('');
     this.buffered = [];
     this.bufferedChars = 0;
-    appendFileSync(DedupJournal.pairsFile(this.file), text);
+    const fd = openSync(DedupJournal.pairsFile(this.file), 'a');
+    try {
+      appendFileSync(fd, text);
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
     this.bytes += Buffer.byteLength(text);
+    this.hash.update(text);
   }
 
   /** The run is over: nothing to resume. */
@@ -121,4 +149,25 @@ export class DedupJournal {
     await rm(DedupJournal.pairsFile(this.file), { force: true });
     await rm(this.file, { force: true });
   }
+}
+
+function damaged(file: string, why: string): UserError {
+  return new UserError(`the interrupted dedup run at ${file} cannot be resumed: ${why}; run dedup without --resume to start over (nothing was written from it)`);
+}
+
+/** The pairs of a journal, each checked to be a pair of ids with a similarity. */
+function parsePairs(text: string, file: string): VerifiedPair[] {
+  const pairs: VerifiedPair[] = [];
+  for (const [i, line] of text.split('\n').entries()) {
+    if (line === '') continue;
+    let pair: VerifiedPair | undefined;
+    try {
+      pair = JSON.parse(line) as VerifiedPair;
+    } catch {
+      // said below
+    }
+    if (typeof pair?.a !== 'string' || typeof pair.b !== 'string' || typeof pair.jaccard !== 'number') throw damaged(file, `line ${i + 1} of its pairs is not a verified pair`);
+    pairs.push(pair);
+  }
+  return pairs;
 }

@@ -20,16 +20,30 @@ export function defaultStatePath(index: string): string {
   return path.join('.near-dup', `dedup-${index.replace(/[^A-Za-z0-9._-]/g, '_')}.json`);
 }
 
-/** The state of the last complete run, or undefined (none, or unreadable: then the run is a full one). */
-export async function readDedupState(file: string): Promise<DedupState | undefined> {
+/**
+ * The state of the last complete run; none, or one that cannot be trusted, makes the run a full one, and
+ * the `note` says why (a lastRunAt ahead of now would make every later run skip what was annotated since).
+ */
+export async function readDedupState(file: string, now = Date.now()): Promise<{ state?: DedupState; note?: string }> {
+  let text: string;
   try {
-    const parsed = JSON.parse(await readFile(file, 'utf8'));
-    // Files of earlier versions kept the state as a checkpoint's identity.
-    const state = parsed.version === 1 ? parsed : parsed.identity;
-    return typeof state?.lastRunAt === 'string' ? { ...state, version: 1 } : undefined;
+    text = await readFile(file, 'utf8');
   } catch {
-    return undefined;
+    return {};
   }
+  let state: Partial<DedupState> | undefined;
+  try {
+    const parsed = JSON.parse(text);
+    // Files of earlier versions kept the state as a checkpoint's identity.
+    state = parsed?.version === 1 ? parsed : parsed?.identity;
+  } catch {
+    // said below
+  }
+  const lastRunAt = typeof state?.lastRunAt === 'string' ? Date.parse(state.lastRunAt) : Number.NaN;
+  const whole = typeof state?.index === 'string' && typeof state.params === 'string' && typeof state.prefix === 'string' && typeof state.minSimilarity === 'number';
+  if (!whole || Number.isNaN(lastRunAt)) return { note: `the state of the last run, ${file}, is not readable (damaged, or edited); this run is a full one and writes it anew` };
+  if (lastRunAt > now + 60_000) return { note: `the last run recorded in ${file} (${state?.lastRunAt}) is in the future; trusting it would skip what was annotated since, so this run is a full one` };
+  return { state: { ...(state as DedupState), version: 1 } };
 }
 
 export async function writeDedupState(file: string, state: DedupState): Promise<void> {
