@@ -1,7 +1,7 @@
 // annotate --follow on a real engine: documents indexed while it runs are annotated within two intervals,
 // a document whose text changes (by a partial update or by indexing it again) gets the new text's
 // signature, one whose other fields change keeps its own, and SIGINT stops it cleanly with its checkpoint.
-import { existsSync, mkdtempSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
@@ -109,6 +109,68 @@ forEachEngine('annotate --follow', (ctx) => {
       await run.done;
       await faults.stop();
     }
+  }, 120_000);
+
+  it('a follower started while the cluster fails goes on: its first pass fails, is said, and a later one signs everything', async () => {
+    const index = ctx.index('follow-first-fails');
+    await indexDocuments(ctx.client, index, first);
+    const faults = new FaultProxy(ctx.engine.url);
+    const url = await faults.start();
+    const cwd = mkdtempSync(path.join(os.tmpdir(), 'near-dup-follow-first-'));
+    faults.decide = (request) => (request.path.includes('_count') || request.path.includes('_search') ? { status: 500 } : 'pass');
+    const run = runCli(['annotate', '--url', url, '--index', index, '--field', 'text', '--follow', '--interval', '300ms'], { cwd });
+    let stderr = '';
+    run.child.stderr.on('data', (b: Buffer) => (stderr += b.toString()));
+    try {
+      const t0 = Date.now();
+      while (!/pass 1 failed \(.*500.*\); trying again at the next pass/.test(stderr)) {
+        if (Date.now() - t0 > 30_000 || run.child.exitCode !== null) throw new Error(`no failed first pass said: ${stderr.slice(-600)}`);
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      faults.decide = () => 'pass';
+      while ((await ctx.client.count(index, { exists: { field: 'near_dup.simhash' } })) < first.length) {
+        if (Date.now() - t0 > 60_000) throw new Error(`not signed after the cluster came back: ${stderr.slice(-600)}`);
+        await new Promise((r) => setTimeout(r, 200));
+        await ctx.client.refresh(index);
+      }
+      expect(run.child.exitCode).toBeNull();
+    } finally {
+      run.child.kill('SIGINT');
+      await run.done;
+      await faults.stop();
+    }
+  }, 120_000);
+
+  it('marks ahead of the index (a file from elsewhere, or edited) are said, and the index is read whole', async () => {
+    const index = ctx.index('follow-ahead');
+    await indexDocuments(ctx.client, index, first);
+    const cwd = mkdtempSync(path.join(os.tmpdir(), 'near-dup-follow-ahead-'));
+    const once = async () => {
+      const run = runCli(['annotate', '--url', ctx.engine.url, '--index', index, '--field', 'text', '--follow', '--interval', '300ms'], { cwd });
+      let stderr = '';
+      const passes: any[] = [];
+      run.child.stderr.on('data', (b: Buffer) => {
+        stderr += b.toString();
+        for (const line of b.toString().split('\n')) if (line.includes('"annotate-follow"')) passes.push(JSON.parse(line));
+      });
+      while (passes.length < 1) await new Promise((r) => setTimeout(r, 50));
+      run.child.kill('SIGINT');
+      await run.done;
+      return { passes, stderr };
+    };
+    await once();
+    const file = path.join(cwd, '.near-dup', `follow-${index}.json`);
+    const saved = JSON.parse(readFileSync(file, 'utf8'));
+    saved.marks[0][1].seqNo = 1_000_000;
+    writeFileSync(file, JSON.stringify(saved));
+    await indexDocuments(ctx.client, index, later);
+    const ahead = await once();
+    expect(ahead.stderr).toMatch(/is ahead of the index .* is read whole/);
+    expect(ahead.passes[0]).toMatchObject({ annotated: later.length });
+    writeFileSync(file, '{"identity": {"index": "half a fi');
+    const garbled = await once();
+    expect(garbled.stderr).toMatch(/the marks in .* are not readable .*the first pass reads the whole job/);
+    expect(garbled.passes[0]).toMatchObject({ whole: true });
   }, 120_000);
 
   it('started again, it goes on from the marks of the last complete pass instead of reading the whole index', async () => {
