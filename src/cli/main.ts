@@ -22,15 +22,22 @@ async function main(argv: string[]): Promise<void> {
   await parser.parseAsync();
 }
 
-main(hideBin(process.argv)).catch((err: unknown) => {
+/** `--debug` (or NEAR_DUP_DEBUG=1) prints the stack trace of a failure; without it, a user sees one line. */
+const debug = process.argv.includes('--debug') || ['1', 'true'].includes(process.env.NEAR_DUP_DEBUG ?? '');
+
+main(hideBin(process.argv).filter((arg) => arg !== '--debug')).catch((err: unknown) => {
+  const message = err instanceof Error ? err.message : String(err);
+  const line = (text: string) => text.replace(/\s*\n\s*/g, ' ').trim();
   if (err instanceof UsageError) {
-    process.stderr.write(`near-dup: ${err.message}\n`);
+    process.stderr.write(`near-dup: ${line(message)}\n`);
     process.exitCode = 2;
   } else if (err instanceof UserError) {
-    process.stderr.write(`near-dup: ${err.message}\n`);
+    process.stderr.write(`near-dup: ${line(message)}\n`);
     process.exitCode = 1;
   } else {
-    process.stderr.write(`near-dup: unexpected error: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+    // A failure near-dup did not foresee: one line, and how to see more (a bug report wants the trace).
+    process.stderr.write(`near-dup: unexpected error: ${line(message)}${debug ? '' : ' (run again with --debug for the stack trace, and report it)'}\n`);
     process.exitCode = 1;
   }
+  if (debug && err instanceof Error && err.stack) process.stderr.write(`${err.stack}\n`);
 });
