@@ -8,7 +8,7 @@ import { UserError } from '../errors.js';
 import { findSimilar } from '../jobs/similar.js';
 import { sampleEvery } from '../signature.js';
 import { minhashValues } from '../sketch/lean-minhash.js';
-import { StoredLayout } from '../stored/layout.js';
+import { StoredLayout, storedPath, type StoredField } from '../stored/layout.js';
 import { checkStored, type RawStored, StoredProblem, storedIn } from '../stored/read.js';
 import { minhashJaccard } from '../sketch/minhash.js';
 import { hammingDistance } from '../sketch/simhash.js';
@@ -79,7 +79,7 @@ export async function listClusters(
   options: { q?: string; size: number; after?: string },
 ): Promise<{ clusters: ClusterSummary[]; total: number; next?: string }> {
   checkSize(options.size);
-  const f = (name: string) => `${src.prefix}.${name}`;
+  const f = (name: StoredField) => storedPath(src.prefix, name);
   const canonical: Record<string, unknown>[] = [{ term: { [f('is_canonical')]: true } }];
   if (options.q?.trim()) {
     const matching = await client.search(src.index, {
@@ -126,7 +126,7 @@ export async function clusterMembers(
   options: { size: number; after?: string },
 ): Promise<{ members: Member[]; total: number; next?: string }> {
   checkSize(options.size);
-  const f = (name: string) => `${src.prefix}.${name}`;
+  const f = (name: StoredField) => storedPath(src.prefix, name);
   const layout = new StoredLayout(src.prefix);
   const signature = layout.paths('minhash', 'simhash', 'params', 'is_canonical');
   const inCluster = { term: { [f('cluster_id')]: clusterId } };

@@ -15,7 +15,7 @@ import { checkBulkOptions, requireWholeNumbers, UsageError, UserError } from '..
 import { absentFields, textFields } from '../engine/fields.js';
 import { actionMeta, type DocLocation, locationOf } from '../engine/doc-location.js';
 import { requireWholeSource } from '../engine/source-filter.js';
-import { StoredLayout } from '../stored/layout.js';
+import { StoredLayout, storedPath, type StoredField } from '../stored/layout.js';
 import { SIGNATURE_FIELDS } from '../stored/read.js';
 import { closedIndicesBehind, requireWritable } from '../engine/index-state.js';
 import { resolveSignerSettings, type SignerOptions } from '../signature.js';
@@ -255,8 +255,8 @@ class AnnotateRun {
     });
   }
 
-  private field(name: string): string {
-    return `${this.options.prefix}.${name}`;
+  private field(name: StoredField): string {
+    return storedPath(this.options.prefix, name);
   }
 
   async begin(): Promise<void> {

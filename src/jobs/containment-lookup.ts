@@ -9,7 +9,7 @@
 //    field_value_factor reciprocal), kept by min_score.
 // Each candidate is then checked here from the count, the stored sample size and distinct-token count,
 // and the stored MinHash (Jaccard) and SimHash, as the Jaccard lookups are.
-import { type StoredField, StoredLayout } from '../stored/layout.js';
+import { type StoredField, StoredLayout, storedPath } from '../stored/layout.js';
 import { checkStored, type RawStored, StoredProblem, storedIn, storedInDocValues } from '../stored/read.js';
 import type { EngineClient, SearchResponse } from '../engine/client.js';
 import { EngineResponseError } from '../engine/errors.js';
@@ -148,7 +148,7 @@ export async function findContaining(client: EngineClient, query: ContainmentQue
 
 /** One constant-score clause per sampled token: a document's score is the number it shares. */
 function sampleClauses(prefix: string, terms: readonly string[]): object[] {
-  return terms.map((term) => ({ constant_score: { filter: { term: { [`${prefix}.sample`]: term } }, boost: 1 } }));
+  return terms.map((term) => ({ constant_score: { filter: { term: { [storedPath(prefix, 'sample')]: term } }, boost: 1 } }));
 }
 
 /**
@@ -165,7 +165,7 @@ export function holdingQuery(prefix: string, terms: readonly string[], share: nu
  * counts the tokens of far fewer documents than one search over every size would.
  */
 function reverseQueries(prefix: string, terms: readonly string[], t: number, share: number, filter: object[], mustNot: object[]): object[] {
-  const sampleSize = `${prefix}.sample_size`;
+  const sampleSize = storedPath(prefix, 'sample_size');
   const largest = Math.floor(terms.length / (t * share) + 1e-9);
   const queries: object[] = [];
   for (let smallest = MIN_REVERSE_SAMPLE; smallest <= largest; smallest *= 2) {
@@ -195,9 +195,9 @@ async function searchBoth(
 ): Promise<Map<string, Candidate>> {
   const t = lookup.minSimilarity;
   const mustNot = lookup.excludeId !== undefined ? [{ ids: { values: [lookup.excludeId] } }] : [];
-  const filter = [{ term: { [`${lookup.prefix}.params`]: params } }];
+  const filter = [{ term: { [storedPath(lookup.prefix, 'params')]: params } }];
   // A document holding ceil(t x sampled) of the query's tokens has at least that many of its own.
-  const atLeast = { range: { [`${lookup.prefix}.sample_size`]: { gte: Math.max(1, Math.ceil(t * terms.length - 1e-9)) } } };
+  const atLeast = { range: { [storedPath(lookup.prefix, 'sample_size')]: { gte: Math.max(1, Math.ceil(t * terms.length - 1e-9)) } } };
   const searches: Search[] = [];
   if (direction !== 'holds') searches.push({ query: holdingQuery(lookup.prefix, terms, t, [...filter, atLeast], mustNot), sharedOf: (score) => score });
   if (direction !== 'inside') {

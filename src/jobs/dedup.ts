@@ -12,6 +12,7 @@
 //     (dedup/write-back.ts). The engine is asked whether every field landed.
 //  4. With --containment S, every document at least S inside a larger one gets contained_in and
 //     max_containment (dedup/containment-pass.ts): partial copies, beside the Jaccard clusters.
+import { storedPath, type StoredField } from '../stored/layout.js';
 import { peakMemoryMb, UsageMeter } from './usage.js';
 import { createWriteStream, type WriteStream } from 'node:fs';
 import { DEFAULT_PREFIX } from '../annotation.js';
@@ -157,7 +158,7 @@ export async function dedupIndex(client: EngineClient, options: DedupOptions): P
   const minSimilarity = options.minSimilarity ?? 0.5;
   checkDedupOptions(options);
   const progress = (stage: DedupStage, done: number, total?: number) => options.onProgress?.({ stage, done, total, elapsedSeconds: (performance.now() - started) / 1000 });
-  const f = (name: string) => `${prefix}.${name}`;
+  const f = (name: StoredField) => storedPath(prefix, name);
   try {
     // The write-back is a partial update: an index whose _source leaves fields out would lose their index.
     if (!options.dryRun) {

@@ -33,13 +33,18 @@ export type StoredField = (typeof STORED_FIELDS)[number];
 /** The fields dedup writes; cleared together when a document leaves its cluster. */
 export const CLUSTER_FIELDS = ['cluster_id', 'duplicate_of', 'is_canonical', 'cluster_size', 'max_similarity'] as const satisfies readonly StoredField[];
 
+/** The dotted path of a stored field under a prefix: `storedPath('near_dup', 'bands')` is `near_dup.bands`. */
+export function storedPath(prefix: string, name: StoredField): string {
+  return `${prefix}.${name}`;
+}
+
 /** Where the stored fields are in a document: the prefix, and each field's dotted path. */
 export class StoredLayout {
   constructor(readonly prefix: string = DEFAULT_PREFIX) {}
 
   /** The dotted path of a field: `near_dup.bands`. */
   path(name: StoredField): string {
-    return `${this.prefix}.${name}`;
+    return storedPath(this.prefix, name);
   }
 
   paths(...names: StoredField[]): string[] {

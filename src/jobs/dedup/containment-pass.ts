@@ -3,6 +3,7 @@
 // first, at most 10) and max_containment. Documents with fewer than 32 sampled tokens are passed over
 // (their estimate is too rough to write down). One containment lookup per document, several in flight; the
 // documents are read once, a page at a time, so memory holds one page and the documents found contained.
+import { storedPath, type StoredField } from '../../stored/layout.js';
 import PQueue from 'p-queue';
 import { valueAt } from '../../annotation.js';
 import type { EngineClient } from '../../engine/client.js';
@@ -46,7 +47,7 @@ export interface ContainmentPassResult {
 }
 
 export async function containmentPass(client: EngineClient, settings: ContainmentPassSettings): Promise<ContainmentPassResult> {
-  const f = (name: string) => `${settings.prefix}.${name}`;
+  const f = (name: StoredField) => storedPath(settings.prefix, name);
   const result: ContainmentPassResult = { contained: new Map(), stale: [], lookups: 0, tooShort: 0 };
   const queue = new PQueue({ concurrency: LOOKUPS_IN_FLIGHT });
   for await (const page of scanIndex(client, {
@@ -81,13 +82,13 @@ export async function containmentPass(client: EngineClient, settings: Containmen
 
 /** The larger documents holding at least S of the sampled tokens `terms`, best first; undefined when none. */
 async function largerHolders(client: EngineClient, settings: ContainmentPassSettings, terms: string[], size: number): Promise<Containment | undefined> {
-  const larger = { range: { [`${settings.prefix}.distinct_tokens`]: { gt: size } } };
+  const larger = { range: { [storedPath(settings.prefix, 'distinct_tokens')]: { gt: size } } };
   const response = await client.search(settings.index, {
     size: MAX_CONTAINED_IN,
     track_total_hits: false,
     _source: false,
     query: holdingQuery(settings.prefix, terms, settings.minContainment, [settings.scope, larger]),
-    sort: [{ _score: 'desc' }, { [`${settings.prefix}.distinct_tokens`]: 'asc' }],
+    sort: [{ _score: 'desc' }, { [storedPath(settings.prefix, 'distinct_tokens')]: 'asc' }],
   });
   const hits = response.hits.hits;
   if (hits.length === 0) return undefined;
@@ -108,7 +109,7 @@ export async function writeContainment(
   for (const [id, c] of found.contained) await writer.update(id, c.location, { contained_in: c.containedIn, max_containment: c.maxContainment });
   for (const { id, location } of found.stale) await writer.update(id, location, { contained_in: null, max_containment: null });
   await writer.finish();
-  const holding = await client.count(settings.index, { bool: { filter: [settings.scope, { exists: { field: `${settings.prefix}.contained_in` } }] } });
+  const holding = await client.count(settings.index, { bool: { filter: [settings.scope, { exists: { field: storedPath(settings.prefix, 'contained_in') } }] } });
   if (holding !== found.contained.size) {
     errors.add({ reason: `after the write-back ${holding} documents hold contained_in, but ${found.contained.size} were found contained; run dedup --containment again` });
   }

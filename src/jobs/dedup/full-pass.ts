@@ -10,6 +10,7 @@
 //    every cluster found so far in that key.
 // Each finished partition (or band, in memory) is journaled with its verified pairs, so that --resume goes
 // on from there.
+import { storedPath } from '../../stored/layout.js';
 import type { EngineClient } from '../../engine/client.js';
 import { EngineResponseError } from '../../engine/errors.js';
 import { scanIndex } from '../../engine/scan.js';
@@ -65,7 +66,7 @@ export class FullPass {
     private readonly verifier: PairVerifier,
     private readonly settings: FullPassSettings,
   ) {
-    this.field = `${settings.prefix}.bands`;
+    this.field = storedPath(settings.prefix, 'bands');
   }
 
   async run(): Promise<void> {

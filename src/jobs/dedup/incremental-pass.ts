@@ -2,6 +2,7 @@
 // The new documents, the documents that share a band key or the content hash with them, and every member
 // of the clusters these touch are verified again, so that a document that changed can also split the
 // cluster it was in.
+import { storedPath, type StoredField } from '../../stored/layout.js';
 import { valueAt } from '../../annotation.js';
 import type { EngineClient } from '../../engine/client.js';
 import { scanIndex } from '../../engine/scan.js';
@@ -33,7 +34,7 @@ export async function incrementalPass(client: EngineClient, store: SignatureStor
   for (let i = 0; i < clusterIds.length; i += CLUSTERS_PER_QUERY) {
     for await (const page of scanIndex(client, {
       index: settings.index,
-      query: { terms: { [`${settings.prefix}.cluster_id`]: clusterIds.slice(i, i + CLUSTERS_PER_QUERY) } },
+      query: { terms: { [storedPath(settings.prefix, 'cluster_id')]: clusterIds.slice(i, i + CLUSTERS_PER_QUERY) } },
       sourceIncludes: [],
       pageSize: settings.pageSize,
       pointInTime: client.pointInTime,
@@ -49,7 +50,7 @@ export async function incrementalPass(client: EngineClient, store: SignatureStor
 
 /** Each new document against the documents that share a band key or its content hash. */
 async function verifyNewDocuments(client: EngineClient, store: SignatureStore, verifier: PairVerifier, settings: IncrementalSettings): Promise<string[]> {
-  const f = (name: string) => `${settings.prefix}.${name}`;
+  const f = (name: StoredField) => storedPath(settings.prefix, name);
   const fresh: string[] = [];
   for await (const page of scanIndex(client, {
     index: settings.index,

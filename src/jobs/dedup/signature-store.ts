@@ -3,7 +3,7 @@
 // them. Beside them, the few facts about every document met that the clusters need.
 import { valueAt } from '../../annotation.js';
 import type { DocLocation } from '../../engine/doc-location.js';
-import { StoredLayout } from '../../stored/layout.js';
+import { StoredLayout, storedPath } from '../../stored/layout.js';
 import { checkStored, StoredProblem, storedIn } from '../../stored/read.js';
 import { minhashValues } from '../../sketch/lean-minhash.js';
 import { type Hash64, parseSimhashHex } from '../../sketch/simhash.js';
@@ -152,10 +152,10 @@ export class SignatureStore {
 
   /** Keeps the facts of a document that has a signature. */
   keepFacts({ id, location, source }: StoredDocument): void {
-    const clusterId = valueAt(source, `${this.prefix}.cluster_id`);
+    const clusterId = valueAt(source, storedPath(this.prefix, 'cluster_id'));
     this.facts.set(id, {
       location,
-      tokens: Number(valueAt(source, `${this.prefix}.token_count`) ?? 0),
+      tokens: Number(valueAt(source, storedPath(this.prefix, 'token_count')) ?? 0),
       sortKey: valueAt(source, this.sortField),
       // A cluster id that is not a string (written by hand) is no earlier cluster: the document is decided anew.
       clusterId: typeof clusterId === 'string' ? clusterId : undefined,

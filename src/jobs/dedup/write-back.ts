@@ -1,6 +1,7 @@
 // The clusters dedup found, written into the index: each cluster's canonical document chosen by the
 // user's rule, every member given cluster_id, duplicate_of, is_canonical, cluster_size and max_similarity
 // (partial updates), documents that left a cluster cleared, and the result checked with the engine.
+import { storedPath } from '../../stored/layout.js';
 import type { EngineClient } from '../../engine/client.js';
 import { type DocLocation, locationOf } from '../../engine/doc-location.js';
 import { scanIndex } from '../../engine/scan.js';
@@ -113,7 +114,7 @@ export async function writeBack(
   } else {
     for await (const page of scanIndex(client, {
       index: settings.index,
-      query: { exists: { field: `${settings.prefix}.cluster_id` } },
+      query: { exists: { field: storedPath(settings.prefix, 'cluster_id') } },
       sourceIncludes: [],
       pageSize: settings.pageSize,
       pointInTime: client.pointInTime,
@@ -123,7 +124,7 @@ export async function writeBack(
   }
   await writer.finish();
   // Checked with the engine: the documents holding a cluster_id are exactly the clusters' members.
-  const holding = settings.decided ? members : await client.count(settings.index, { exists: { field: `${settings.prefix}.cluster_id` } });
+  const holding = settings.decided ? members : await client.count(settings.index, { exists: { field: storedPath(settings.prefix, 'cluster_id') } });
   if (holding !== members) {
     errors.add({ reason: `after the write-back ${holding} documents hold a cluster_id, but the clusters have ${members} members; run dedup --full again` });
   }

@@ -4,7 +4,7 @@
 // pairs of the user's labels. For each pair: exact Jaccard of the two texts' token sets (every distinct
 // token, as MinHash sees them), the estimate from the stored signatures, and whether LSH makes it a candidate.
 import { DocumentTextError, extractText, valueAt } from '../../annotation.js';
-import { StoredLayout } from '../../stored/layout.js';
+import { StoredLayout, storedPath } from '../../stored/layout.js';
 import { checkStored, type RawStored, StoredProblem, storedIn } from '../../stored/read.js';
 import type { EngineClient } from '../../engine/client.js';
 import { UserError } from '../../errors.js';
@@ -80,10 +80,10 @@ function labelledPairs(labels: PairLabel[]): WantedPair[] {
 }
 
 async function samplePairs(client: EngineClient, source: PairSource, params: string): Promise<WantedPair[]> {
-  const signed = { term: { [`${source.prefix}.params`]: params } };
+  const signed = { term: { [storedPath(source.prefix, 'params')]: params } };
   const drawn = await client.search(source.index, {
     size: source.sample,
-    _source: [`${source.prefix}.bands`],
+    _source: [storedPath(source.prefix, 'bands')],
     query: { function_score: { query: signed, random_score: { seed: source.seed, field: '_seq_no' }, boost_mode: 'replace' } },
   });
   const sampled = drawn.hits.hits;
@@ -98,7 +98,7 @@ async function samplePairs(client: EngineClient, source: PairSource, params: str
   for (let i = 0; i < sampled.length; i += MSEARCH_BATCH) {
     const batch = sampled.slice(i, i + MSEARCH_BATCH);
     const bodies = batch.flatMap((hit) => [
-      { size: source.neighbours, _source: false, query: { bool: { filter: [signed, { terms: { [`${source.prefix}.bands`]: (valueAt(hit._source, `${source.prefix}.bands`) as string[]) ?? [] } }] } } },
+      { size: source.neighbours, _source: false, query: { bool: { filter: [signed, { terms: { [storedPath(source.prefix, 'bands')]: (valueAt(hit._source, storedPath(source.prefix, 'bands')) as string[]) ?? [] } }] } } },
       {
         size: source.neighbours,
         _source: false,
