@@ -52,6 +52,12 @@ function operationLines(op: BulkOperation): string {
   return JSON.stringify(op.action) + '\n' + body;
 }
 
+/** A whole request refused for what is in it (400, 413), not for who sent it or where: worth splitting. */
+function refusedAsAWhole(err: unknown): boolean {
+  const status = statusOf(err);
+  return status === 400 || status === 413;
+}
+
 /** An index block answers 429 too (a disk past the flood-stage watermark), but asking again soon will not lift it. */
 function isBlock(error: BulkResponseItem['error']): boolean {
   return typeof error === 'object' && error?.type === 'cluster_block_exception';
@@ -139,6 +145,7 @@ export class BulkWriter {
         response = await this.options.send(pendingBody);
       } catch (err) {
         const cause = retryCause(err);
+        if (cause === undefined && refusedAsAWhole(err)) return this.sendApart(pending, err, resent);
         if (cause === undefined) throw err;
         if (attempt >= this.maxAttempts) {
           for (const op of pending) this.fail(op, `gave up after ${attempt} attempts: ${(err as Error).message}`, statusOf(err), resent);
@@ -157,6 +164,19 @@ export class BulkWriter {
       pendingBody = retry.map(operationLines).join('');
       await this.backoff(attempt, 'status429', `${retry.length} operations rejected with 429`);
     }
+  }
+
+  /**
+   * A request the engine refused as a whole (one id too long, one line it cannot parse, a body too large):
+   * sent again in halves, down to single operations, so that only the guilty ones fail, each by itself.
+   */
+  private async sendApart(ops: BulkOperation[], err: unknown, resent: boolean): Promise<void> {
+    if (ops.length === 1) {
+      this.fail(ops[0], `refused by the engine: ${(err as Error).message}`, statusOf(err), resent);
+      return;
+    }
+    const half = Math.ceil(ops.length / 2);
+    for (const part of [ops.slice(0, half), ops.slice(half)]) await this.send(part, part.map(operationLines).join(''));
   }
 
   /** Reads every item of a response; returns the operations rejected with 429, to be sent again. */

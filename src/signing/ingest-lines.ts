@@ -42,7 +42,7 @@ export function ingestBytes(signer: Signer, bytes: Uint8Array, firstLineNumber: 
       const record = parseDocumentLine(text);
       if (options.idField) {
         const value = valueAt(record, options.idField);
-        if (typeof value === 'string' || typeof value === 'number') id = String(value);
+        if (typeof value === 'string' || typeof value === 'number') id = checkedId(String(value), options.idField);
       }
       const { text: body, cut } = extractText(record, options.fields, options.maxChars);
       const sig = signer(body);
@@ -54,4 +54,14 @@ export function ingestBytes(signer: Signer, bytes: Uint8Array, firstLineNumber: 
     }
   });
   return results;
+}
+
+/** The engines take ids of 1 to 512 bytes; a longer one would make them refuse the whole bulk request it is in. */
+const MAX_ID_BYTES = 512;
+
+function checkedId(id: string, field: string): string {
+  const bytes = Buffer.byteLength(id);
+  if (bytes === 0) throw new DocumentTextError(`the id in "${field}" is empty; the engines take ids of 1 to ${MAX_ID_BYTES} bytes`);
+  if (bytes > MAX_ID_BYTES) throw new DocumentTextError(`the id in "${field}" ("${id.slice(0, 40)}...") is ${bytes} bytes; the engines take ids of at most ${MAX_ID_BYTES} bytes`);
+  return id;
 }

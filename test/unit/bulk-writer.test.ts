@@ -81,10 +81,30 @@ describe('BulkWriter', () => {
     expect(writer.stats.succeeded).toBe(3);
   });
 
-  it('does not retry a request refused for good (400) and surfaces it', async () => {
-    const writer = new BulkWriter({ send: async () => { throw Object.assign(new Error('bad request'), { statusCode: 400 }); } });
+  it('splits a request refused as a whole (400) until only the guilty operation fails, by itself', async () => {
+    const failed: string[] = [];
+    const sent: number[] = [];
+    const writer = new BulkWriter({
+      onFailure: (o, reason, status) => failed.push(`${o.id} ${status} ${reason}`),
+      send: async (ndjson) => {
+        const inRequest = ids(ndjson);
+        sent.push(inRequest.length);
+        if (inRequest.includes('d7')) throw Object.assign(new Error('id is too long'), { statusCode: 400 });
+        return ok(ndjson);
+      },
+    });
+    for (let i = 0; i < 20; i++) await writer.add(op(i));
+    await writer.flush();
+    expect(failed).toEqual(['d7 400 refused by the engine: id is too long']);
+    expect(writer.stats.succeeded).toBe(19);
+    expect(sent.length).toBeLessThan(20); // halves, not one request per operation
+  });
+
+  it('does not split or retry a request refused for who sent it (403), and surfaces it', async () => {
+    const writer = new BulkWriter({ send: async () => { throw Object.assign(new Error('forbidden'), { statusCode: 403 }); } });
     await writer.add(op(1));
-    await expect(writer.flush()).rejects.toThrow('bad request');
+    await writer.add(op(2));
+    await expect(writer.flush()).rejects.toThrow('forbidden');
   });
 
   it('gives up on a retryable failure after maxAttempts and reports every item', async () => {
