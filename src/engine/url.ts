@@ -28,6 +28,13 @@ export function parseClusterUrl(raw: string): ParsedClusterUrl {
   if (url.search || url.hash) {
     throw new UsageError(`--url "${redactUrl(text)}" must not have a query string or fragment`);
   }
+  // A password holding / ? # unencoded makes the URL parser take part of it for the host or the path.
+  const afterScheme = withScheme.slice(withScheme.indexOf('://') + 3);
+  if (!url.username && afterScheme.includes('@')) {
+    throw new UsageError(
+      `--url "${redactCredentials(text)}" has an "@" that cannot be read as user:password@host (a password with / ? # must be percent-encoded); give the credentials with --username and --password (or SEARCH_USERNAME and SEARCH_PASSWORD) instead`,
+    );
+  }
   const username = url.username ? decodeURIComponent(url.username) : undefined;
   const password = url.password ? decodeURIComponent(url.password) : undefined;
   url.username = '';
@@ -40,9 +47,17 @@ export function redactUrl(url: string): string {
   return redactCredentials(url);
 }
 
-/** Removes user:password@ (or user@) from every URL in a piece of text: error messages, log lines. */
+/**
+ * Removes credentials from a piece of text (error messages, log lines, errors files, engine answers that
+ * echo a request): user:password@ in URLs, with or without a scheme, up to the last @ of the URL (a
+ * password may hold / ? #), and the value of Authorization headers and Basic, Bearer and ApiKey tokens.
+ */
 export function redactCredentials(text: string): string {
-  return text.replace(/\b([a-z][a-z0-9+.-]*:\/\/)[^\s/?#]*@/gi, '$1');
+  return text
+    .replace(/\b([a-z][a-z0-9+.-]*:\/\/)[^\s"'<>]*@/gi, '$1')
+    .replace(/(^|[\s"'(=,[])[^\s"'(=,[@/:]+:[^\s"'@]*@(?=[a-z0-9.[-])/gi, '$1')
+    .replace(/(authorization["']?\s*[:=,]\s*\[?\s*["']?)[^"'\]\n,}]*/gi, '$1[redacted]')
+    .replace(/\b(Basic|Bearer|ApiKey)\s+[A-Za-z0-9+/=._~-]{8,}/g, '$1 [redacted]');
 }
 
 /** Joins a base URL (which may carry a path prefix) and an API path. */
