@@ -162,7 +162,7 @@ forEachEngine('index shapes', (ctx) => {
     expect(annotate.code, annotate.stderr).toBe(0);
     expect(annotate.json).toMatchObject({ annotated: docs.length, complete: true });
     const anId = (await ctx.client.search(stream, { size: 1, query: { match_all: {} } })).hits.hits[0]._id;
-    const similar = await cli(['similar', '--url', url(), '--index', stream, '--id', anId]);
+    const similar = await cli(['similar', '--url', url(), '--index', stream, `--id=${anId}`]);
     expect(similar.code, similar.stderr).toBe(0);
     await expectDedupWritesEveryCluster(ctx.client, stream);
     expect(await userFields(ctx.client, stream)).toEqual(before);
