@@ -8,7 +8,7 @@ import { annotateDocument } from '../../src/annotation.js';
 import type { EngineClient } from '../../src/engine/client.js';
 import { startProxy } from '../../src/proxy/server.js';
 import { fixtureSample } from '../support/corpus.js';
-import { runCli } from '../support/documents.js';
+import { runCli, runCliJson as cli } from '../support/documents.js';
 import { forEachEngine } from './harness.js';
 
 const docs = fixtureSample(10);
@@ -23,17 +23,6 @@ async function userFields(client: EngineClient, name: string): Promise<Map<strin
 async function signedCount(client: EngineClient, name: string): Promise<number> {
   await client.refresh(name);
   return client.count(name, { exists: { field: 'near_dup.params' } });
-}
-
-async function cli(args: string[]) {
-  const result = await runCli(args).done;
-  let json: any;
-  try {
-    json = JSON.parse(result.stdout.trim().split('\n').pop() ?? '');
-  } catch {
-    json = undefined;
-  }
-  return { ...result, json };
 }
 
 forEachEngine('index shapes', (ctx) => {

@@ -13,7 +13,7 @@ import { annotateIndex } from '../../src/jobs/annotate.js';
 import { findSimilar } from '../../src/jobs/similar.js';
 import { serializeLeanMinhash } from '../../src/sketch/lean-minhash.js';
 import { fixtureSample } from '../support/corpus.js';
-import { runCli } from '../support/documents.js';
+import { runCliJson as cli } from '../support/documents.js';
 import { forEachEngine } from './harness.js';
 
 const docs = fixtureSample(12, { seed: 7 });
@@ -31,17 +31,6 @@ const DAMAGE: Array<{ name: string; nearDup: (stored: Record<string, any>) => un
   { name: 'bands as numbers', nearDup: (s) => ({ bands: (s.bands as string[]).map((_, i) => i) }) },
   { name: 'negative token count', nearDup: () => ({ token_count: -3 }) },
 ];
-
-async function cli(args: string[]) {
-  const result = await runCli(args).done;
-  let json: any;
-  try {
-    json = JSON.parse(result.stdout.trim().split('\n').pop() ?? '');
-  } catch {
-    json = undefined;
-  }
-  return { ...result, json };
-}
 
 forEachEngine('stored signatures read back damaged', (ctx) => {
   const index = ctx.index('trust');

@@ -36,6 +36,18 @@ export function runCli(args: string[], options: { cwd?: string; env?: NodeJS.Pro
   return { child, done };
 }
 
+/** near-dup run to its end, with its last stdout line parsed as JSON (undefined when it is not JSON). */
+export async function runCliJson(args: string[]) {
+  const result = await runCli(args).done;
+  let json: any;
+  try {
+    json = JSON.parse(result.stdout.trim().split('\n').pop() ?? '');
+  } catch {
+    json = undefined;
+  }
+  return { ...result, json };
+}
+
 /** The signature fields of a document's near-dup object: without the time of annotation and the cluster fields. */
 export function signatureFields(fields: Record<string, unknown> | undefined): Record<string, unknown> | undefined {
   if (!fields) return fields;
