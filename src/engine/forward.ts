@@ -3,7 +3,7 @@
 // headers a proxy must not pass on are changed.
 import http from 'node:http';
 import https from 'node:https';
-import type { Readable } from 'node:stream';
+import { pipeline, type Readable, Transform } from 'node:stream';
 import { redactCredentials } from './url.js';
 
 /** Headers that belong to one connection, not to the message (RFC 9110 7.6.1), and never cross a proxy. */
@@ -34,6 +34,18 @@ export class BodyTooLargeError extends Error {
   override name = 'BodyTooLargeError';
 }
 
+/** Passes bytes on until more than `limit` have come, then fails with a BodyTooLargeError saying `what` was too large. */
+export function byteLimit(limit: number, what: string): Transform {
+  let seen = 0;
+  return new Transform({
+    transform(chunk: Buffer, _encoding, done) {
+      seen += chunk.length;
+      if (seen > limit) done(new BodyTooLargeError(`${what} is larger than ${limit} bytes`));
+      else done(null, chunk);
+    },
+  });
+}
+
 /** A whole body (a request's or an answer's) as one buffer; past `limit` bytes, a BodyTooLargeError. */
 export async function readBody(stream: Readable, limit = Number.POSITIVE_INFINITY): Promise<Buffer> {
   const chunks: Buffer[] = [];
@@ -59,6 +71,19 @@ export function passableHeaders(raw: readonly string[], drop: readonly string[] 
 export function headerValue(raw: readonly string[], name: string): string | undefined {
   for (let i = 0; i < raw.length; i += 2) if (raw[i].toLowerCase() === name) return raw[i + 1];
   return undefined;
+}
+
+/** Writes an upstream answer to the client; a client gone midway destroys the answer, which frees its upstream socket. */
+export function pipeAnswer(answer: UpstreamResponse, res: http.ServerResponse): void {
+  res.writeHead(answer.status, answer.rawHeaders);
+  pipeline(answer.body, res, () => {});
+}
+
+/** Runs `stop` if the client's connection closes before its answer was written whole. */
+export function onClientGone(res: http.ServerResponse, stop: () => void): void {
+  res.once('close', () => {
+    if (!res.writableFinished) stop();
+  });
 }
 
 export class Upstream {
@@ -103,6 +128,12 @@ export class Upstream {
     if (body instanceof Uint8Array) request.end(body);
     else if (body) body.pipe(request);
     return { request, response };
+  }
+
+  /** Sockets to the cluster: carrying a request now, and kept open idle for the next one. */
+  sockets(): { in_use: number; idle: number } {
+    const count = (table: NodeJS.ReadOnlyDict<unknown[]>) => Object.values(table).reduce((n, list) => n + (list?.length ?? 0), 0);
+    return { in_use: count(this.agent.sockets), idle: count(this.agent.freeSockets) };
   }
 
   close(): void {

@@ -40,7 +40,41 @@ export interface Member {
 
 const SNIPPET_CHARS = 160;
 /** How long a cluster's pages of members stay open between two asks for more (a scroll's keep-alive). */
-const MEMBER_PAGES_KEEP_ALIVE = '10m';
+const MEMBER_PAGES_KEEP_ALIVE = '2m';
+
+/**
+ * The member scrolls the explorer holds open, at most `limit` at a time: opening one more closes the
+ * longest-held one, so no page (nor a script calling the API) can use up the cluster's search contexts.
+ */
+export class MemberScrolls {
+  private readonly open: string[] = [];
+
+  constructor(
+    private readonly client: EngineClient,
+    readonly limit = 8,
+  ) {}
+
+  /** `id` is open now (in place of `previous`, when a scroll moved on). */
+  async opened(id: string, previous?: string): Promise<void> {
+    if (previous !== undefined) this.forget(previous);
+    this.open.push(id);
+    while (this.open.length > this.limit) await this.close(this.open.shift() as string);
+  }
+
+  async close(id: string): Promise<void> {
+    this.forget(id);
+    await this.client.request('DELETE', '/_search/scroll', { scroll_id: [id] }).catch(() => undefined);
+  }
+
+  get count(): number {
+    return this.open.length;
+  }
+
+  private forget(id: string): void {
+    const at = this.open.indexOf(id);
+    if (at !== -1) this.open.splice(at, 1);
+  }
+}
 
 function snippet(source: unknown, fields: string[]): string {
   try {
@@ -117,13 +151,13 @@ interface MembersPage {
  * A page of a cluster's members, the canonical first, then by similarity to it. Members tie (exact copies
  * share every sorted value), so the pages after the first follow a scroll the first one opened (`next`),
  * which pages through a cluster of any size, past the engine's result window; it is closed once read to
- * its end, and expires after ten minutes unread.
+ * its end, when `scrolls` has too many open, or after two minutes unread.
  */
 export async function clusterMembers(
   client: EngineClient,
   src: ExploreSource,
   clusterId: string,
-  options: { size: number; after?: string },
+  options: { size: number; after?: string; scrolls: MemberScrolls },
 ): Promise<{ members: Member[]; total: number; next?: string }> {
   checkSize(options.size);
   const f = (name: StoredField) => storedPath(src.prefix, name);
@@ -160,7 +194,8 @@ export async function clusterMembers(
     };
   });
   const more = members.length === options.size && page._scroll_id !== undefined;
-  if (!more && page._scroll_id) await client.request('DELETE', '/_search/scroll', { scroll_id: [page._scroll_id] }).catch(() => undefined);
+  if (page._scroll_id && more) await options.scrolls.opened(page._scroll_id, options.after);
+  else if (page._scroll_id) await options.scrolls.close(page._scroll_id);
   return { members, total: totalHits(page.hits.total), next: more ? page._scroll_id : undefined };
 }
 
@@ -170,7 +205,7 @@ async function nextMembers(client: EngineClient, scrollId: string): Promise<Memb
     return await client.request<MembersPage>('POST', '/_search/scroll', { scroll: MEMBER_PAGES_KEEP_ALIVE, scroll_id: scrollId }, undefined, { retry: false });
   } catch (err) {
     if (err instanceof EngineResponseError && (err.statusCode === 404 || err.statusCode === 400)) {
-      throw new UserError(`these pages of members are closed (read to the end, or left unread for ${MEMBER_PAGES_KEEP_ALIVE}): open the cluster again`);
+      throw new UserError(`these pages of members are closed (read to the end, left unread for ${MEMBER_PAGES_KEEP_ALIVE}, or closed for newer ones): open the cluster again`);
     }
     throw err;
   }

@@ -1,6 +1,11 @@
 // near-dup explore: a small web server for reviewers, on loopback unless told otherwise. Every answer is
 // read from the engine when asked (nothing is copied or cached); the evaluate report's files are served
 // from its folder when one is given.
+//
+// It reads the index with the operator's credentials, so it answers only requests addressed to it by a
+// name it knows (the Host header: the listen host, loopback names, --allow-host), which keeps a page on
+// another site from reading it through DNS rebinding; it is never framed; and it holds a bounded number of
+// scrolls open on the cluster.
 import { readFile } from 'node:fs/promises';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -8,7 +13,7 @@ import path from 'node:path';
 import type { EngineClient } from '../engine/client.js';
 import { UsageError, UserError } from '../errors.js';
 import { REPORT_FILE } from '../jobs/evaluate.js';
-import { clusterMembers, documentText, type ExploreSource, listClusters, similarTo } from './queries.js';
+import { clusterMembers, documentText, type ExploreSource, listClusters, MemberScrolls, similarTo } from './queries.js';
 import { PAGE } from './page.js';
 import { MAX_DIFF_CHARS, wordDiff } from './word-diff.js';
 
@@ -17,6 +22,8 @@ export interface ExploreOptions extends ExploreSource {
   port: number;
   /** The folder `near-dup evaluate --out` wrote. */
   reportDir?: string;
+  /** Host names the page is also opened by (beyond the listen host and loopback names). */
+  allowHosts?: string[];
 }
 
 export interface RunningExplorer {
@@ -26,9 +33,18 @@ export interface RunningExplorer {
 
 const PLOT = /^\/report\/(similarity-histogram|precision-recall|s-curve|estimated-vs-exact)\.(svg|png)$/;
 
+const LOOPBACK_NAMES = ['localhost', '127.0.0.1', '::1'];
+
 export async function startExplorer(client: EngineClient, options: ExploreOptions): Promise<RunningExplorer> {
+  const scrolls = new MemberScrolls(client);
+  const known = new Set([options.host, ...LOOPBACK_NAMES, ...(options.allowHosts ?? [])].map((h) => h.toLowerCase()));
   const server = http.createServer((req, res) => {
-    route(client, options, req)
+    const host = hostName(req.headers.host);
+    if (host === undefined || !known.has(host)) {
+      send(res, { status: 403, json: { error: `the explorer answers to ${[...known].join(', ')}; this request was addressed to ${JSON.stringify(req.headers.host ?? '')}. Open it by one of those names, or start it with --allow-host ${host ?? 'NAME'}` } });
+      return;
+    }
+    route(client, { ...options, scrolls }, req)
       .then((answer) => send(res, answer))
       .catch((err: Error) => send(res, { status: err instanceof UserError || err instanceof UsageError ? 400 : 500, json: { error: err.message } }));
   });
@@ -54,12 +70,19 @@ interface Answer {
   type?: string;
 }
 
+/** The host name of a Host header, without the port (and the brackets of an IPv6 address), lower case. */
+export function hostName(header: string | undefined): string | undefined {
+  if (!header) return undefined;
+  const match = /^(?:\[([0-9a-fA-F:.]+)\]|([A-Za-z0-9.-]+))(?::\d+)?$/.exec(header.trim());
+  return match ? (match[1] ?? match[2]).toLowerCase().replace(/\.$/, '') : undefined;
+}
+
 function number(params: URLSearchParams, name: string, fallback: number): number {
   const value = params.get(name);
   return value === null || value === '' ? fallback : Number(value);
 }
 
-async function route(client: EngineClient, options: ExploreOptions, req: http.IncomingMessage): Promise<Answer> {
+async function route(client: EngineClient, options: ExploreOptions & { scrolls: MemberScrolls }, req: http.IncomingMessage): Promise<Answer> {
   if (req.method !== 'GET') return { status: 405, json: { error: 'the explorer only reads: GET' } };
   const url = new URL(req.url ?? '/', 'http://explore');
   const p = url.pathname;
@@ -69,7 +92,7 @@ async function route(client: EngineClient, options: ExploreOptions, req: http.In
   if (p === '/') return { body: PAGE, type: 'text/html; charset=utf-8' };
   if (p === '/api/info') return { json: { index: options.index, fields: options.fields, report: options.reportDir !== undefined } };
   if (p === '/api/clusters') return { json: await listClusters(client, options, { ...page, q: q.get('q') ?? undefined }) };
-  if ((m = /^\/api\/clusters\/([^/]+)\/members$/.exec(p))) return { json: await clusterMembers(client, options, decodeURIComponent(m[1]), page) };
+  if ((m = /^\/api\/clusters\/([^/]+)\/members$/.exec(p))) return { json: await clusterMembers(client, options, decodeURIComponent(m[1]), { ...page, scrolls: options.scrolls }) };
   if ((m = /^\/api\/documents\/([^/]+)$/.exec(p))) return { json: await documentText(client, options, decodeURIComponent(m[1])) };
   if ((m = /^\/api\/documents\/([^/]+)\/similar$/.exec(p))) return { json: await similarTo(client, options, decodeURIComponent(m[1])) };
   if (p === '/api/pair') return { json: await pair(client, options, q.get('a'), q.get('b')) };
@@ -102,8 +125,10 @@ function send(res: http.ServerResponse, answer: Answer): void {
     'content-length': Buffer.byteLength(body),
     'cache-control': 'no-store',
     // The page runs only its own script; document text never becomes markup.
-    'content-security-policy': "default-src 'self'; script-src 'unsafe-inline' 'self'; style-src 'unsafe-inline' 'self'; img-src 'self'",
+    'content-security-policy': "default-src 'self'; script-src 'unsafe-inline' 'self'; style-src 'unsafe-inline' 'self'; img-src 'self'; frame-ancestors 'none'",
+    'x-frame-options': 'DENY',
     'x-content-type-options': 'nosniff',
+    'referrer-policy': 'no-referrer',
   });
   res.end(body);
 }

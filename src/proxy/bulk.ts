@@ -6,11 +6,11 @@
 import type http from 'node:http';
 import { performance } from 'node:perf_hooks';
 import type { Readable } from 'node:stream';
-import { passableHeaders, readBody } from '../engine/forward.js';
+import { onClientGone, passableHeaders, pipeAnswer, readBody } from '../engine/forward.js';
 import type { SignedSource, SourceKind } from '../signing/sign-sources.js';
 import { type BulkItem, bulkItems, type RawBytes } from './bulk-items.js';
-import { applyFilterPath, type BulkAnswer, mergeBulkAnswers, notAppliedAnswer, type RefusedItem } from './bulk-response.js';
-import { forwardedBody, type ProxyContext } from './context.js';
+import { applyFilterPath, type BulkAnswer, mergeBulkAnswers, notAppliedAnswer, REFUSAL_TYPE, type RefusedItem } from './bulk-response.js';
+import { forwardedBody, type ProxyContext, ProxyRefusal } from './context.js';
 import { type PartAnswer, UpstreamParts } from './upstream-parts.js';
 
 const GROUP_ITEMS = 200;
@@ -34,11 +34,16 @@ export async function handleBulk(ctx: ProxyContext, req: http.IncomingMessage, b
   const parts = new UpstreamParts(ctx.upstream, req.method ?? 'POST', url.pathname + url.search, headers, ctx.maxUpstreamBytes);
   const refused: RefusedItem[] = [];
   const fieldsGiven = new Set<string>();
+  onClientGone(res, () => {
+    parts.abort();
+    body.destroy();
+  });
 
   try {
-    for await (const group of signedGroups(ctx, bulkItems(body, defaultIndex))) {
+    for await (const group of signedGroups(ctx, bulkItems(body, defaultIndex, ctx.maxLineBytes))) {
       for (const entry of group.entries) {
         if (entry.kind === 'raw') {
+          if (entry.unreadable) unreadableAction(ctx, entry.unreadable.line);
           await parts.write([entry.bytes]);
           continue;
         }
@@ -54,7 +59,8 @@ export async function handleBulk(ctx: ProxyContext, req: http.IncomingMessage, b
     }
   } catch (err) {
     parts.abort();
-    throw err;
+    body.destroy();
+    throw Object.assign(err as Error, { appliedItems: parts.answeredItems });
   }
   const answers = await parts.finish(refused.length === 0);
   await answer(res, answers, refused, filterPath);
@@ -62,6 +68,15 @@ export async function handleBulk(ctx: ProxyContext, req: http.IncomingMessage, b
 }
 
 const NEWLINE = new Uint8Array([0x0a]);
+
+/** An action line that cannot be read: the rest of the body is refused (--on-error reject), or passed on unread and counted. */
+function unreadableAction(ctx: ProxyContext, line: number): void {
+  if (ctx.onError === 'pass') {
+    ctx.stats.requests.unread++;
+    return;
+  }
+  throw new ProxyRefusal(400, REFUSAL_TYPE, `near-dup cannot read the bulk action on line ${line} (a JSON object naming index, create, update or delete, with _index a name); it refused the request from there on rather than let unsigned documents through. Fix that line, or run the proxy with --on-error pass`);
+}
 
 /** The source line to forward (undefined: the item has none; null: refused, not forwarded); counts the item. */
 function forwardedSource(ctx: ProxyContext, item: BulkItem, outcome: SignedSource | undefined, refused: RefusedItem[]): Uint8Array | undefined | null {
@@ -136,8 +151,7 @@ async function signGroup(ctx: ProxyContext, entries: Entry[]): Promise<SignedGro
 async function answer(res: http.ServerResponse, answers: PartAnswer[], refused: RefusedItem[], filterPath: string | null): Promise<void> {
   const first = answers[0];
   if (answers.length === 1 && refused.length === 0 && filterPath === null) {
-    res.writeHead(first.status, first.rawHeaders);
-    first.body.pipe(res);
+    pipeAnswer(first, res);
     return;
   }
   const bodies: BulkAnswer[] = [];

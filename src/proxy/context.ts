@@ -20,8 +20,23 @@ export interface ProxyContext {
   onError: OnError;
   /** A client's bulk body goes upstream in parts of about this many bytes (signing makes documents larger). */
   maxUpstreamBytes: number;
+  /** Limits on a request body, decompressed, and on one line of a bulk body. */
+  maxBodyBytes: number;
+  maxLineBytes: number;
   stats: ProxyStats;
   fields: IndexFieldsGuard;
+}
+
+/** A request the proxy answers itself with an error (the engines' shape), before or while reading it. */
+export class ProxyRefusal extends Error {
+  override name = 'ProxyRefusal';
+  constructor(
+    readonly status: number,
+    readonly type: string,
+    reason: string,
+  ) {
+    super(reason);
+  }
 }
 
 /** A JSON answer the proxy writes itself. */

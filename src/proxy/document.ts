@@ -5,18 +5,15 @@
 import type http from 'node:http';
 import { performance } from 'node:perf_hooks';
 import type { Readable } from 'node:stream';
-import { passableHeaders, readBody } from '../engine/forward.js';
+import { onClientGone, passableHeaders, pipeAnswer, readBody } from '../engine/forward.js';
 import type { SignedSource, SourceKind } from '../signing/sign-sources.js';
 import { REFUSAL_TYPE } from './bulk-response.js';
 import { forwardedBody, type ProxyContext, sendError } from './context.js';
 
-/** The engines' own default limit on a request body (http.max_content_length). */
-const MAX_DOCUMENT_BYTES = 100 * 1024 * 1024;
-
 export async function handleDocument(ctx: ProxyContext, req: http.IncomingMessage, body: Readable, res: http.ServerResponse, index: string, kind: SourceKind): Promise<void> {
   const started = performance.now();
   ctx.stats.requests.document++;
-  const original = await readBody(body, MAX_DOCUMENT_BYTES);
+  const original = await readBody(body);
   const outcome = await signOne(ctx, original, kind);
   const forwarded = forwardedBody(ctx, outcome, original);
   if (forwarded === null) {
@@ -26,11 +23,10 @@ export async function handleDocument(ctx: ProxyContext, req: http.IncomingMessag
   if (outcome.outcome === 'signed') await ctx.fields.ensure(index, req.rawHeaders);
   const headers = passableHeaders(req.rawHeaders, ['content-length', 'content-encoding']);
   const waitStart = performance.now();
-  const { response } = ctx.upstream.send(req.method ?? 'PUT', req.url ?? '/', headers, forwarded);
+  const { request, response } = ctx.upstream.send(req.method ?? 'PUT', req.url ?? '/', headers, forwarded);
+  onClientGone(res, () => request.destroy());
   ctx.stats.addLatency(waitStart - started);
-  const answer = await response;
-  res.writeHead(answer.status, answer.rawHeaders);
-  answer.body.pipe(res);
+  pipeAnswer(await response, res);
 }
 
 async function signOne(ctx: ProxyContext, bytes: Uint8Array, kind: SourceKind): Promise<SignedSource> {

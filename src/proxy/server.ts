@@ -4,18 +4,18 @@
 import http from 'node:http';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
-import type { Readable } from 'node:stream';
-import zlib from 'node:zlib';
-import { BodyTooLargeError, Upstream, UpstreamError } from '../engine/forward.js';
+import { BodyTooLargeError, onClientGone, pipeAnswer, Upstream, UpstreamError } from '../engine/forward.js';
+import { LineTooLongError } from '../signing/line-batches.js';
 import { createSignPool } from '../signing/sign-pool.js';
 import type { SourceKind } from '../signing/sign-sources.js';
 import { resolveSignerSettings, type SignerOptions } from '../signature.js';
 import { handleBulk } from './bulk.js';
 import { REFUSAL_TYPE } from './bulk-response.js';
-import { type OnError, type ProxyContext, sendError, sendJson } from './context.js';
+import { type OnError, type ProxyContext, ProxyRefusal, sendError, sendJson } from './context.js';
 import { handleDocument } from './document.js';
 import { IndexFieldsGuard } from './index-fields.js';
 import { indexMatcher } from './index-pattern.js';
+import { bodyFormat, DEFAULT_MAX_BODY_BYTES, declaredTooLarge, decodedBody } from './request-body.js';
 import { ProxyStats } from './stats.js';
 
 export interface ProxyOptions {
@@ -32,6 +32,10 @@ export interface ProxyOptions {
   onError: OnError;
   threads?: number;
   maxUpstreamBytes: number;
+  /** Limit on a request body, decompressed (default: the engines' own 100 MB). */
+  maxBodyBytes?: number;
+  /** Limit on one line of a bulk body (default: the body's limit). */
+  maxLineBytes?: number;
   /** PEM texts, to serve HTTPS. */
   tls?: { cert: string; key: string };
   warn: (line: string) => void;
@@ -62,11 +66,13 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
     sources: { fields: options.fields, prefix: options.prefix, maxChars: options.maxChars },
     onError: options.onError,
     maxUpstreamBytes: options.maxUpstreamBytes,
+    maxBodyBytes: options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
+    maxLineBytes: options.maxLineBytes ?? options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
     stats,
     fields,
   };
   const listener = (req: http.IncomingMessage, res: http.ServerResponse) => {
-    handle(ctx, req, res).catch((err: unknown) => failed(ctx, res, err));
+    handle(ctx, req, res).catch((err: unknown) => failed(ctx, req, res, err));
   };
   const server = options.tls ? https.createServer({ cert: options.tls.cert, key: options.tls.key }, listener) : http.createServer(listener);
   server.keepAliveTimeout = 65_000;
@@ -110,6 +116,15 @@ export function routeOf(method: string, pathname: string): Route {
   if (second === '_doc' && (segments.length === 3 || (segments.length === 2 && method === 'POST'))) return { kind: 'document', index: first, source: 'index' };
   if (segments.length === 3 && second === '_create') return { kind: 'document', index: first, source: 'index' };
   if (segments.length === 3 && second === '_update' && method === 'POST' && third !== undefined) return { kind: 'document', index: first, source: 'update' };
+  return typedRoute(method, segments);
+}
+
+/** The typed forms Elasticsearch 7 still takes: /{index}/{type}[/{id}[/_create|/_update]]. */
+function typedRoute(method: string, [index, type, id, action, ...rest]: string[]): Route {
+  if (type === undefined || type.startsWith('_') || rest.length > 0) return { kind: 'pass' };
+  if (id === undefined) return method === 'POST' ? { kind: 'document', index, source: 'index' } : { kind: 'pass' };
+  if (action === undefined || action === '_create') return { kind: 'document', index, source: 'index' };
+  if (action === '_update' && method === 'POST') return { kind: 'document', index, source: 'update' };
   return { kind: 'pass' };
 }
 
@@ -117,62 +132,80 @@ async function handle(ctx: ProxyContext, req: http.IncomingMessage, res: http.Se
   const url = new URL(req.url ?? '/', 'http://proxy');
   const route = routeOf(req.method ?? 'GET', url.pathname);
   if (route.kind === 'stats') {
-    sendJson(res, 200, { ...ctx.stats.snapshot(), indices_without_fields: ctx.fields.failures });
+    sendJson(res, 200, { ...ctx.stats.snapshot(), indices_without_fields: ctx.fields.failures, upstream_sockets: ctx.upstream.sockets() });
     return;
   }
-  const body = route.kind === 'pass' || !signable(req) ? undefined : decodedBody(req);
-  if (route.kind === 'bulk' && body) return handleBulk(ctx, req, body, res, route.index);
-  if (route.kind === 'document' && body && ctx.matches(route.index)) return handleDocument(ctx, req, body, res, route.index, route.source);
-  if (route.kind === 'document' && !body && ctx.matches(route.index) && ctx.onError === 'reject') {
-    ctx.stats.documents.rejected++;
-    return sendError(res, 400, REFUSAL_TYPE, `near-dup signs JSON documents; this one came as ${req.headers['content-type']} (${req.headers['content-encoding'] ?? 'not compressed'}); send it as application/json`);
+  if (route.kind === 'pass') return passThrough(ctx, req, res);
+  // A bulk may write anywhere, whatever its path says: its items name their indices.
+  const targeted = route.kind === 'bulk' || ctx.matches(route.index);
+  if (route.kind === 'document' && !targeted) {
+    ctx.stats.documents.other_indices++;
+    return passThrough(ctx, req, res);
   }
-  if (route.kind === 'document') ctx.stats.documents[ctx.matches(route.index) ? 'passed' : 'other_indices']++;
-  return passThrough(ctx, req, res);
+  const format = bodyFormat(req);
+  if (!format.readable) return unreadable(ctx, req, res, route.kind, targeted, format.why);
+  const declared = declaredTooLarge(req, ctx.maxBodyBytes);
+  if (declared) throw declared;
+  const body = decodedBody(req, ctx.maxBodyBytes);
+  if (route.kind === 'bulk') return handleBulk(ctx, req, body, res, route.index);
+  return handleDocument(ctx, req, body, res, route.index, route.source);
 }
 
-const DECODERS: Record<string, () => NodeJS.ReadWriteStream> = {
-  gzip: () => zlib.createGunzip(),
-  'x-gzip': () => zlib.createGunzip(),
-  deflate: () => zlib.createInflate(),
-  br: () => zlib.createBrotliDecompress(),
-};
-
-/** JSON (or NDJSON) the proxy can read: not SMILE, CBOR or YAML, and not compressed in an unknown way. */
-function encodingOf(req: http.IncomingMessage): string {
-  return (req.headers['content-encoding'] ?? 'identity').toLowerCase().trim();
+/**
+ * A write the proxy cannot read (SMILE, CBOR, YAML, an unknown coding): passed on unread and counted with
+ * --on-error pass; refused with --on-error reject when it may reach a signed index.
+ */
+function unreadable(ctx: ProxyContext, req: http.IncomingMessage, res: http.ServerResponse, kind: 'bulk' | 'document', targeted: boolean, why: string): Promise<void> | undefined {
+  if (ctx.onError === 'pass' || !targeted) {
+    ctx.stats.requests.unread++;
+    if (kind === 'document') ctx.stats.documents.passed++;
+    return passThrough(ctx, req, res);
+  }
+  ctx.stats.requests.refused++;
+  if (kind === 'document') ctx.stats.documents.rejected++;
+  const as = kind === 'bulk' ? 'application/x-ndjson' : 'application/json';
+  refuse(req, res, 415, REFUSAL_TYPE, `near-dup signs JSON and NDJSON bodies (plain, gzip, deflate or br); this one came with ${why}: send it as ${as}, or run the proxy with --on-error pass to let it through unsigned`);
+  return undefined;
 }
 
-function signable(req: http.IncomingMessage): boolean {
-  const type = (req.headers['content-type'] ?? '').toLowerCase();
-  if (/smile|cbor|yaml/.test(type)) return false;
-  const encoding = encodingOf(req);
-  return encoding === 'identity' || encoding in DECODERS;
-}
-
-function decodedBody(req: http.IncomingMessage): Readable {
-  const decoder = DECODERS[encodingOf(req)];
-  return decoder ? (req.pipe(decoder()) as unknown as Readable) : req;
+/** Answers an error before the body was read, and closes the connection rather than read what is left of it. */
+function refuse(req: http.IncomingMessage, res: http.ServerResponse, status: number, type: string, reason: string): void {
+  res.setHeader('connection', 'close');
+  sendError(res, status, type, reason);
+  res.once('finish', () => req.destroy());
 }
 
 async function passThrough(ctx: ProxyContext, req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
   ctx.stats.requests.passed_through++;
   const { request, response } = ctx.upstream.send(req.method ?? 'GET', req.url ?? '/', req.rawHeaders, req);
-  res.once('close', () => {
-    if (!res.writableFinished) request.destroy();
-  });
-  const answer = await response;
-  res.writeHead(answer.status, answer.rawHeaders);
-  answer.body.pipe(res);
+  onClientGone(res, () => request.destroy());
+  pipeAnswer(await response, res);
 }
 
-function failed(ctx: ProxyContext, res: http.ServerResponse, err: unknown): void {
-  ctx.stats.requests.failed++;
-  if (res.headersSent) {
+function failed(ctx: ProxyContext, req: http.IncomingMessage, res: http.ServerResponse, err: unknown): void {
+  if (res.headersSent || res.destroyed) {
+    ctx.stats.requests.failed++;
     res.destroy();
     return;
   }
+  if (err instanceof BodyTooLargeError || err instanceof LineTooLongError) {
+    ctx.stats.requests.refused++;
+    const setting = err instanceof LineTooLongError ? '--max-line-mb' : '--max-body-mb';
+    refuse(req, res, 413, PROXY_ERROR, `near-dup proxy: ${err.message}${appliedNote(err)}; send smaller requests, or raise ${setting} (and the cluster's http.max_content_length)`);
+    return;
+  }
+  if (err instanceof ProxyRefusal) {
+    ctx.stats.requests.refused++;
+    refuse(req, res, err.status, err.type, `${err.message}${appliedNote(err)}`);
+    return;
+  }
+  ctx.stats.requests.failed++;
   if (err instanceof UpstreamError) sendError(res, 502, PROXY_ERROR, err.message);
-  else if (err instanceof BodyTooLargeError) sendError(res, 413, PROXY_ERROR, err.message);
   else sendError(res, 500, PROXY_ERROR, `near-dup proxy: ${(err as Error).message}`);
+}
+
+/** What a bulk stopped midway had already applied (it went upstream in parts). */
+function appliedNote(err: Error): string {
+  const applied = (err as { appliedItems?: number }).appliedItems;
+  return applied ? `; the first ${applied} items had gone to the cluster in earlier parts and were applied, the rest were not` : '; nothing was applied';
 }

@@ -20,7 +20,8 @@ export interface DocumentCounts {
 
 export class ProxyStats {
   readonly documents: DocumentCounts = { signed: 0, passed: 0, rejected: 0, cleared: 0, untouched: 0, other_indices: 0 };
-  readonly requests = { bulk: 0, document: 0, passed_through: 0, failed: 0 };
+  /** unread: writes passed on without being read (a body near-dup cannot read, with --on-error pass); refused: requests answered by the proxy itself (unreadable with --on-error reject, too large). */
+  readonly requests = { bulk: 0, document: 0, passed_through: 0, unread: 0, refused: 0, failed: 0 };
   private readonly latencies: number[] = [];
   private latencyCount = 0;
   private latencySum = 0;

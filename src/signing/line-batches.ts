@@ -18,8 +18,20 @@ function countNewlines(bytes: Uint8Array): number {
   return n;
 }
 
-/** Batches of about `batchBytes` (a batch closes at the first line end after that many bytes). */
-export async function* lineBatches(input: Readable, batchBytes: number): AsyncGenerator<LineBatch> {
+/** A line longer than the reader's limit: nothing of it is kept. */
+export class LineTooLongError extends Error {
+  override name = 'LineTooLongError';
+  constructor(readonly limit: number, readonly lineNumber: number) {
+    super(`line ${lineNumber} is longer than ${limit} bytes`);
+  }
+}
+
+/**
+ * Batches of about `batchBytes` (a batch closes at the first line end after that many bytes). A line longer
+ * than `maxLineBytes` throws a LineTooLongError as soon as that many bytes of it have come, so memory holds
+ * at most one line of that size.
+ */
+export async function* lineBatches(input: Readable, batchBytes: number, maxLineBytes = Number.POSITIVE_INFINITY): AsyncGenerator<LineBatch> {
   let parts: Buffer[] = [];
   let size = 0;
   let firstLineNumber = 1;
@@ -33,9 +45,12 @@ export async function* lineBatches(input: Readable, batchBytes: number): AsyncGe
     const buffer: Buffer = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
     parts.push(buffer);
     size += buffer.length;
-    if (size < batchBytes) continue;
+    if (size < batchBytes && size <= maxLineBytes) continue;
     const cut = buffer.lastIndexOf(NEWLINE);
-    if (cut === -1) continue; // the line goes on: wait for its end
+    if (cut === -1) {
+      if (size - lastLineStart(parts) > maxLineBytes) throw new LineTooLongError(maxLineBytes, firstLineNumber + countNewlinesIn(parts));
+      continue; // the line goes on: wait for its end
+    }
     const joined = Buffer.concat(parts, size);
     const end = size - buffer.length + cut + 1;
     yield batch(joined.subarray(0, end));
@@ -43,4 +58,20 @@ export async function* lineBatches(input: Readable, batchBytes: number): AsyncGe
     size = parts[0].length;
   }
   if (size > 0) yield batch(Buffer.concat(parts, size));
+}
+
+/** Where the last (unfinished) line of the held parts starts, in bytes from their start. */
+function lastLineStart(parts: readonly Buffer[]): number {
+  let offset = 0;
+  let start = 0;
+  for (const part of parts) {
+    const at = part.lastIndexOf(NEWLINE);
+    if (at !== -1) start = offset + at + 1;
+    offset += part.length;
+  }
+  return start;
+}
+
+function countNewlinesIn(parts: readonly Buffer[]): number {
+  return parts.reduce((n, part) => n + countNewlines(part), 0);
 }

@@ -3,6 +3,7 @@
 // text; in Chromium a reviewer opens a cluster, compares two members (a shared passage and a difference
 // marked), opens similar documents and sees the evaluation plots. A screenshot of each step goes to test/output/explore/.
 import { mkdirSync, mkdtempSync } from 'node:fs';
+import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { chromium } from 'playwright-core';
@@ -51,6 +52,41 @@ forEachEngine('explore', (ctx) => {
       expect(pages).toBeLessThan(total); // a list that never ends
     }
   };
+
+  it('answers only requests addressed to it by a name it knows, is never framed, and holds at most 8 member scrolls open', async () => {
+    const port = new URL(explorer.url).port;
+    const asked = (host: string) => new Promise<{ status: number; headers: http.IncomingHttpHeaders; body: string }>((resolve, reject) => {
+      http.get({ host: '127.0.0.1', port, path: '/api/info', headers: { host } }, (res) => {
+        let body = '';
+        res.on('data', (c) => (body += c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
+      }).on('error', reject);
+    });
+    // A page on another site that rebinds its own name to 127.0.0.1 still sends its own name as Host.
+    const rebound = await asked(`attacker.example:${port}`);
+    expect([rebound.status, JSON.parse(rebound.body).error]).toEqual([403, expect.stringContaining('--allow-host attacker.example')]);
+    for (const host of [`127.0.0.1:${port}`, `localhost:${port}`, `[::1]:${port}`, 'localhost']) expect((await asked(host)).status, host).toBe(200);
+    const page = await asked(`localhost:${port}`);
+    expect(page.headers['content-security-policy']).toContain("frame-ancestors 'none'");
+    expect(page.headers['x-frame-options']).toBe('DENY');
+
+    const openContexts = async () => {
+      const stats = await ctx.client.request<any>('GET', '/_nodes/stats/indices/search');
+      return Object.values(stats.nodes).reduce((n: number, node: any) => n + node.indices.search.open_contexts, 0);
+    };
+    const before = await openContexts();
+    const { clusters } = await api('/api/clusters?size=1');
+    const members = `/api/clusters/${encodeURIComponent(clusters[0].clusterId)}/members?size=1`;
+    const firsts = [];
+    for (let i = 0; i < 20; i++) firsts.push(await api(members));
+    expect(firsts.every((p) => p.next !== undefined)).toBe(true);
+    const shards = Number((await ctx.client.request<any>('GET', `/${index}/_settings`))[index].settings.index.number_of_shards);
+    expect((await openContexts()) - before).toBeLessThanOrEqual(8 * shards);
+    const evicted = await fetch(`${explorer.url}${members}&after=${encodeURIComponent(firsts[0].next)}`);
+    expect([evicted.status, ((await evicted.json()) as any).error]).toEqual([400, expect.stringContaining('closed for newer ones')]);
+    const kept = await api(`${members}&after=${encodeURIComponent(firsts[19].next)}`);
+    expect(kept.members.length).toBe(1);
+  });
 
   it('clusters largest first, each list paged through whole past the result window, found by id and by text', async () => {
     const { clusters, total } = await api('/api/clusters?size=200');

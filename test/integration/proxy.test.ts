@@ -2,7 +2,7 @@
 // bulk helpers and the Python clients' helpers.bulk index through it; every document then holds exactly the
 // fields `near-dup sign` gives its text, similar finds the planted duplicates, documents without text are
 // answered as failed items naming the field, and what is not a document write comes back byte for byte.
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
@@ -18,6 +18,7 @@ import { expectedSignatures, runCli, signatureFields, sourcesById } from '../sup
 import { FaultProxy } from '../support/fault-proxy.js';
 import { exactJaccardOf } from '../support/jaccard.js';
 import { pythonBulk, pythonWithClients } from '../support/python-clients.js';
+import { startProxyProcess } from '../support/proxy-process.js';
 import { forEachEngine } from './harness.js';
 
 const signer = createSigner();
@@ -236,6 +237,7 @@ forEachEngine('proxy: a later part of a bulk body refused as a whole (429)', (ct
   });
 });
 
+// Larger than the engines' default request limit (100 MB), so the proxy is told to take it (--max-body-mb 200).
 forEachEngine('proxy: a 150 MB bulk body streams through', (ctx) => {
   it("the proxy (its own process, each thread's heap capped at 64 MB) passes it whole, its memory growing by far less than the body", async () => {
     const index = ctx.index('streamed');
@@ -244,15 +246,7 @@ forEachEngine('proxy: a 150 MB bulk body streams through', (ctx) => {
     const env = { NODE_OPTIONS: '--max-old-space-size=64 --max-semi-space-size=2' };
     // One signing thread: each thread's heap lets collectable buffers pile up for a while, which is noise here.
     // Parts of 8 MB: the test engines' 512 MB heaps refused 32 MB parts at times (429, parent circuit breaker).
-    const run = runCli(['proxy', '--url', ctx.engine.url, '--listen', '127.0.0.1:0', '--index', index, '--field', 'text', '--threads', '1', '--max-upstream-mb', '8'], { env });
-    const url = await new Promise<string>((resolve, reject) => {
-      run.child.stderr.on('data', (b: Buffer) => {
-        const found = /listening on (\S+),/.exec(b.toString());
-        if (found) resolve(found[1]);
-      });
-      run.done.then((r) => reject(new Error(`the proxy stopped: ${r.stderr}`)));
-    });
-    const memory = (field: string) => Number(/(\d+) kB/.exec(readFileSync(`/proc/${run.child.pid}/status`, 'utf8').split('\n').find((l) => l.startsWith(field)) ?? '')?.[1]) / 1024;
+    const { url, run, memory } = await startProxyProcess(['--url', ctx.engine.url, '--index', index, '--field', 'text', '--threads', '1', '--max-upstream-mb', '8', '--max-body-mb', '200'], env);
     const before = memory('VmRSS');
     const { documents: count, bytes, body } = largeBulk(index, 150 * 1024 * 1024);
     const response = await new Promise<{ status: number; text: string }>((resolve, reject) => {

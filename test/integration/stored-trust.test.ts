@@ -7,7 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { beforeAll, expect, it } from 'vitest';
 import { annotateDocument } from '../../src/annotation.js';
-import { clusterMembers, similarTo } from '../../src/explore/queries.js';
+import { clusterMembers, MemberScrolls, similarTo } from '../../src/explore/queries.js';
 import { initIndex } from '../../src/engine/init.js';
 import { annotateIndex } from '../../src/jobs/annotate.js';
 import { findSimilar } from '../../src/jobs/similar.js';
@@ -90,7 +90,7 @@ forEachEngine('stored signatures read back damaged', (ctx) => {
     expect(run.stderr).toMatch(new RegExp(`${damaged.length} documents with a damaged stored signature left out`));
     const listed = readFileSync(run.json.errorsFile, 'utf8').trim().split('\n').map((l) => JSON.parse(l).id);
     expect(listed.sort()).toEqual(damaged.map((d) => d.id).sort());
-    const members = await clusterMembers(ctx.client, { index, prefix: 'near_dup', fields: ['text'] } as never, run.json.top[0].cluster_id, { size: 50 });
+    const members = await clusterMembers(ctx.client, { index, prefix: 'near_dup', fields: ['text'] } as never, run.json.top[0].cluster_id, { size: 50, scrolls: new MemberScrolls(ctx.client) });
     expect(members.members.length).toBeGreaterThan(1);
   });
 

@@ -4,7 +4,10 @@ import { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { createSigner } from '../../src/signature.js';
 import { signSources, spliceMembers } from '../../src/signing/sign-sources.js';
-import { bulkItems } from '../../src/proxy/bulk-items.js';
+import { bulkItems, leadingObject } from '../../src/proxy/bulk-items.js';
+import { resolveDateMath } from '../../src/proxy/date-math.js';
+import { isJsonMediaType } from '../../src/proxy/request-body.js';
+import { LineTooLongError, lineBatches } from '../../src/signing/line-batches.js';
 import { applyFilterPath, mergeBulkAnswers } from '../../src/proxy/bulk-response.js';
 import { indexMatcher } from '../../src/proxy/index-pattern.js';
 import { routeOf } from '../../src/proxy/server.js';
@@ -29,7 +32,7 @@ describe('bulk bodies', () => {
     const chunks = [];
     for (let i = 0; i < bytes.length; i += chunk) chunks.push(bytes.subarray(i, i + chunk));
     const out = [];
-    for await (const entry of bulkItems(Readable.from(chunks), 'dflt', 16)) {
+    for await (const entry of bulkItems(Readable.from(chunks), 'dflt', Number.POSITIVE_INFINITY, 16)) {
       out.push(
         entry.kind === 'raw'
           ? { raw: Buffer.from(entry.bytes).toString() }
@@ -48,6 +51,38 @@ describe('bulk bodies', () => {
       { p: 2, verb: 'create', index: 'dflt', id: undefined, source: '{"t":"y"}\r' },
       { p: 3, verb: 'update', index: 'dflt', id: '3', source: '{"doc":{"t":"z"}}' },
     ]);
+  });
+
+  it('action lines read as the engines read them: comments, anything after the object; an _index that is not a name is unreadable', async () => {
+    const body = '/* c */ {"index":{"_index":"a"}} {"junk":1}\n{"t":"x"}\n{"index":{"_index":"b","_id":"{}"}} // note\n{"t":"y"}\n{"index":{"_index":42}}\n{"t":"z"}\n';
+    const entries = await read(body);
+    expect(entries.slice(0, 2)).toEqual([
+      { p: 0, verb: 'index', index: 'a', id: undefined, source: '{"t":"x"}' },
+      { p: 1, verb: 'index', index: 'b', id: '{}', source: '{"t":"y"}' },
+    ]);
+    expect(entries[2]).toEqual({ raw: '{"index":{"_index":42}}\n' });
+    expect(leadingObject('{"a":"x\\"}"} tail')).toEqual({ a: 'x"}' });
+    expect(leadingObject('{"a":1')).toBeUndefined();
+    expect(leadingObject('/* never closed {"a":1}')).toBeUndefined();
+  });
+
+  it('the first unreadable line is marked with its number, for the refusal to name', async () => {
+    const marks = [];
+    for await (const entry of bulkItems(Readable.from([Buffer.from('{"index":{}}\n{"t":1}\n\nnope\n{"index":{}}\n')]), 'd')) if (entry.kind === 'raw') marks.push(entry.unreadable);
+    expect(marks).toEqual([undefined, { line: 4 }, undefined]);
+  });
+
+  it('a line longer than the limit fails as soon as that many bytes came, without waiting for its end', async () => {
+    let served = 0;
+    async function* endless() {
+      yield Buffer.from('{"a":1}\n');
+      for (; served < 64 * 1024 * 1024; served += 64 * 1024) yield Buffer.alloc(64 * 1024, 0x61);
+    }
+    const reading = async () => {
+      for await (const _ of lineBatches(Readable.from(endless()), 8 * 1024, 1024 * 1024)) void _;
+    };
+    await expect(reading()).rejects.toThrow(new LineTooLongError(1024 * 1024, 2));
+    expect(served).toBeLessThan(2 * 1024 * 1024);
   });
 
   it('an unreadable action line: the rest goes on as raw bytes, for the engine to answer', async () => {
@@ -145,6 +180,33 @@ describe('answers', () => {
   });
 });
 
+describe('date math in index names, resolved as the engines resolve them', () => {
+  const at = new Date('2026-03-31T22:30:15.123Z');
+  it.each([
+    ['<news-{now/d}>', 'news-2026.03.31'],
+    ['<news-{now}>', 'news-2026.03.31'],
+    ['<logs-{now/M{yyyy.MM}}>', 'logs-2026.03'],
+    ['<logs-{now-1M{yyyy.MM.dd}}>', 'logs-2026.02.28'],
+    ['<logs-{now+1d{uuuu-MM-dd|+02:00}}>', 'logs-2026-04-02'],
+    ['<logs-{now{yyyy.MM.dd|Europe/Paris}}>', 'logs-2026.04.01'],
+    ['<logs-{now/w{yyyy.MM.dd}}>', 'logs-2026.03.30'],
+    ['<logs-{now/y{yy}}-{now{HH.mm.ss.SSS}}>', 'logs-26-22.30.15.123'],
+    ["<a-{now{yyyy'w'MM}}>", 'a-2026w03'],
+    ['<elastic\\{ON\\}-{now/M}>', 'elastic{ON}-2026.03.01'],
+  ])('%s is %s', (name, expected) => {
+    expect(resolveDateMath(name, at)).toBe(expected);
+  });
+  it.each([['<a-{now{EEEE}}>'], ['<a-{yesterday}>'], ['<a-{now/q}>'], ['<a-{now{yyyy|Mars/Olympus}}>'], ['<a-{now>'], ['<a-}>']])('%s cannot be read: undefined, never a wrong name', (name) => {
+    expect(resolveDateMath(name, at)).toBeUndefined();
+  });
+  it('the proxy matches a write by the name it lands in; one it cannot read is taken as matching', () => {
+    const today = new Date().toISOString().slice(0, 10).replaceAll('-', '.');
+    expect(indexMatcher(`news-${today}`)('<news-{now/d}>')).toBe(true);
+    expect(indexMatcher('logs-*')('<news-{now/d}>')).toBe(false);
+    expect(indexMatcher('logs-*')('<news-{now{EEEE}}>')).toBe(true);
+  });
+});
+
 describe('routes', () => {
   it('bulk and document writes are read; everything else passes', () => {
     expect(routeOf('POST', '/_bulk')).toEqual({ kind: 'bulk' });
@@ -156,6 +218,25 @@ describe('routes', () => {
     expect(routeOf('GET', '/_near_dup/stats')).toEqual({ kind: 'stats' });
     for (const [method, path] of [['PUT', '/news/_doc'], ['GET', '/news/_doc/1'], ['POST', '/news/_search'], ['HEAD', '/'], ['POST', '/_reindex'], ['PUT', '/news']]) {
       expect(routeOf(method, path)).toEqual({ kind: 'pass' });
+    }
+  });
+
+  it('the typed forms Elasticsearch 7 takes are document writes too', () => {
+    expect(routeOf('PUT', '/news/article/1')).toEqual({ kind: 'document', index: 'news', source: 'index' });
+    expect(routeOf('POST', '/news/article')).toEqual({ kind: 'document', index: 'news', source: 'index' });
+    expect(routeOf('PUT', '/news/article/1/_create')).toEqual({ kind: 'document', index: 'news', source: 'index' });
+    expect(routeOf('POST', '/news/article/1/_update')).toEqual({ kind: 'document', index: 'news', source: 'update' });
+    for (const [method, path] of [['PUT', '/news/article'], ['PUT', '/news/article/1/_update'], ['POST', '/news/article/1/_explain'], ['POST', '/news/_doc/1/x/y']]) {
+      expect(routeOf(method, path)).toEqual({ kind: 'pass' });
+    }
+  });
+
+  it('JSON by the media type itself, whatever its parameters say', () => {
+    for (const type of ['application/json', 'application/x-ndjson; x=smile', 'application/json; charset=utf-8; x=y', 'Application/JSON', 'application/vnd.elasticsearch+json; compatible-with=8', 'application/vnd.elasticsearch+x-ndjson;compatible-with=9']) {
+      expect(isJsonMediaType(type), type).toBe(true);
+    }
+    for (const type of ['application/smile', 'application/cbor; x=json', 'application/yaml', 'text/plain', 'application/vnd.elasticsearch+smile; compatible-with=8', 'json', '']) {
+      expect(isJsonMediaType(type), type).toBe(false);
     }
   });
 

@@ -12,6 +12,15 @@ interface ExploreArgs extends ConnectionArgs {
   listen: string;
   report?: string;
   prefix: string;
+  allowHost?: string[];
+}
+
+/** What is said when the page listens beyond loopback: anyone who reaches the port reads the index with these credentials. */
+export function wideListenWarning(host: string): string | undefined {
+  const loopback = host === 'localhost' || host === '::1' || host.startsWith('127.');
+  if (loopback) return undefined;
+  const wildcard = host === '0.0.0.0' || host === '::' || host === '';
+  return `near-dup explore: listening on ${wildcard ? 'every network interface' : host}: anyone who can reach this port reads the index with the credentials it was started with, without logging in. Keep it on loopback and reach it by an SSH tunnel, or put a reverse proxy with TLS and authentication in front (README, Safety)${wildcard ? '; give the names it is opened by with --allow-host' : ''}\n`;
 }
 
 export const exploreCommand: CommandModule<object, ExploreArgs> = {
@@ -24,12 +33,15 @@ export const exploreCommand: CommandModule<object, ExploreArgs> = {
       .option('listen', { type: 'string', default: '127.0.0.1:9280', describe: 'host:port of the page (loopback by default: see the README before opening it wider)' })
       .option('report', { type: 'string', describe: 'folder written by near-dup evaluate --out, to show its plots' })
       .option('prefix', { type: 'string', default: DEFAULT_PREFIX, describe: 'object the near-dup fields are under' })
+      .option('allow-host', { type: 'string', array: true, describe: 'a host name the page is opened by, beyond the listen host and loopback (requests naming any other Host are refused)' })
       .example('near-dup explore --index news --field body --report quality/', 'then open http://127.0.0.1:9280') as never,
   handler: async (argv) => {
     const listen = parseListen(argv.listen);
+    const warning = wideListenWarning(listen.host);
+    if (warning) process.stderr.write(warning);
     const client = await connectFromArgs(argv);
     try {
-      const explorer = await startExplorer(client, { index: argv.index, fields: argv.field, prefix: argv.prefix, reportDir: argv.report, ...listen }).catch((err: NodeJS.ErrnoException) => {
+      const explorer = await startExplorer(client, { index: argv.index, fields: argv.field, prefix: argv.prefix, reportDir: argv.report, allowHosts: argv.allowHost, ...listen }).catch((err: NodeJS.ErrnoException) => {
         if (err.code === 'EADDRINUSE') throw new UserError(`--listen ${argv.listen}: the port is in use; choose another`);
         throw err;
       });

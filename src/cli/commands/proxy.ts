@@ -26,6 +26,8 @@ interface ProxyArgs extends SignerArgs {
   maxChars: number;
   threads?: number;
   maxUpstreamMb: number;
+  maxBodyMb: number;
+  maxLineMb?: number;
 }
 
 /** "host:port", "[::1]:port" or a bare port (loopback). */
@@ -35,6 +37,8 @@ export function parseListen(text: string): { host: string; port: number } {
   if (!match || !(port >= 0 && port <= 65535)) throw new UsageError(`--listen "${text}" is not host:port; give one like 127.0.0.1:9290`);
   return { host: match[1] ?? (match[2] || '127.0.0.1'), port };
 }
+
+const MB = 1024 * 1024;
 
 function readPem(path: string | undefined, option: string): string | undefined {
   if (path === undefined) return undefined;
@@ -51,7 +55,9 @@ export async function proxyOptionsFrom(argv: ProxyArgs, warn: (line: string) => 
   indexMatcher(argv.index);
   if (argv.onError !== 'reject' && argv.onError !== 'pass') throw new UsageError(`--on-error must be reject or pass, got "${argv.onError}"`);
   if ((argv.cert === undefined) !== (argv.key === undefined)) throw new UsageError('give --cert and --key together to serve HTTPS');
-  if (!(argv.maxUpstreamMb > 0)) throw new UsageError(`--max-upstream-mb must be above 0, got ${argv.maxUpstreamMb}`);
+  for (const [option, value] of [['--max-upstream-mb', argv.maxUpstreamMb], ['--max-body-mb', argv.maxBodyMb], ['--max-line-mb', argv.maxLineMb ?? 1]] as const) {
+    if (!(value > 0)) throw new UsageError(`${option} must be above 0, got ${value}`);
+  }
   // The same options and environment variables as every command's connection; only the URL and TLS trust apply here.
   const connection = connectionArgsFrom({ url: argv.url, caFile: argv.caFile, insecure: argv.insecure });
   const parsed = parseClusterUrl(await chooseUrl(connection.url, (found) => warn(`no --url given; using ${redactUrl(found)}`)));
@@ -74,7 +80,9 @@ export async function proxyOptionsFrom(argv: ProxyArgs, warn: (line: string) => 
     maxChars: argv.maxChars,
     onError: argv.onError,
     threads: argv.threads,
-    maxUpstreamBytes: Math.round(argv.maxUpstreamMb * 1024 * 1024),
+    maxUpstreamBytes: Math.round(argv.maxUpstreamMb * MB),
+    maxBodyBytes: Math.round(argv.maxBodyMb * MB),
+    maxLineBytes: Math.round((argv.maxLineMb ?? argv.maxBodyMb) * MB),
     tls: cert && key ? { cert, key } : undefined,
     warn,
   };
@@ -98,6 +106,8 @@ export const proxyCommand: CommandModule<object, ProxyArgs> = {
       .option('max-chars', { type: 'number', default: DEFAULT_MAX_CHARS, describe: 'cut longer texts before signing' })
       .option('threads', { type: 'number', describe: 'signing threads [default: every core]' })
       .option('max-upstream-mb', { type: 'number', default: 16, describe: 'a bulk body goes to the cluster in parts of about this size, in order' })
+      .option('max-body-mb', { type: 'number', default: 100, describe: "largest request body, decompressed (the engines' http.max_content_length); larger ones are answered 413" })
+      .option('max-line-mb', { type: 'number', describe: 'longest line of a bulk body [default: --max-body-mb]' })
       .example('near-dup proxy --url http://localhost:9200 --index "news-*" --field body', 'then point the clients at http://127.0.0.1:9290') as never,
   handler: async (argv) => {
     const warn = (line: string) => process.stderr.write(`near-dup proxy: ${line}\n`);

@@ -1,0 +1,68 @@
+// A client's request body as the proxy reads it: whether it can be read at all (JSON or NDJSON, plain or
+// compressed in a way the engines also take), and a stream of its decoded bytes that stops at the size
+// limit and fails as soon as the client goes away, so nothing waits on a body that will never end.
+import type http from 'node:http';
+import { pipeline, type Readable } from 'node:stream';
+import zlib from 'node:zlib';
+import { BodyTooLargeError, byteLimit } from '../engine/forward.js';
+
+/** The engines' own default limit on a request body (http.max_content_length: 100mb). */
+export const DEFAULT_MAX_BODY_BYTES = 100 * 1024 * 1024;
+
+const DECODERS: Record<string, () => NodeJS.ReadWriteStream> = {
+  gzip: () => zlib.createGunzip(),
+  'x-gzip': () => zlib.createGunzip(),
+  deflate: () => zlib.createInflate(),
+  br: () => zlib.createBrotliDecompress(),
+};
+
+/** Readable, or why not (for the message). */
+export type BodyFormat = { readable: true } | { readable: false; why: string };
+
+/**
+ * JSON or NDJSON by the media type itself (`type/subtype`, parameters aside): application/json,
+ * application/x-ndjson and the vendor forms (`application/vnd.elasticsearch+json; compatible-with=8`). No
+ * Content-Type is read as JSON too (the engines refuse such a write themselves). SMILE, CBOR, YAML, anything
+ * else, and codings the proxy cannot undo (or more than one) are not readable.
+ */
+export function bodyFormat(req: http.IncomingMessage): BodyFormat {
+  const type = req.headers['content-type'];
+  if (type !== undefined && !isJsonMediaType(type)) return { readable: false, why: `Content-Type ${JSON.stringify(type)}` };
+  const codings = codingsOf(req);
+  if (codings.length > 1 || (codings.length === 1 && !(codings[0] in DECODERS))) return { readable: false, why: `Content-Encoding ${JSON.stringify(req.headers['content-encoding'])}` };
+  return { readable: true };
+}
+
+export function isJsonMediaType(header: string): boolean {
+  const essence = header.split(';')[0].trim().toLowerCase();
+  const match = /^application\/(?:[a-z0-9.!#$&^_-]+\+)?([a-z0-9.-]+)$/.exec(essence);
+  return match !== null && ['json', 'x-ndjson', 'ndjson'].includes(match[1]);
+}
+
+function codingsOf(req: http.IncomingMessage): string[] {
+  const header = req.headers['content-encoding'] ?? '';
+  return header
+    .toLowerCase()
+    .split(',')
+    .map((c) => c.trim())
+    .filter((c) => c !== '' && c !== 'identity');
+}
+
+/** A body whose Content-Length already says it is over the limit (only for bodies sent as they are). */
+export function declaredTooLarge(req: http.IncomingMessage, limit: number): BodyTooLargeError | undefined {
+  const length = Number(req.headers['content-length']);
+  if (codingsOf(req).length > 0 || !(length > limit)) return undefined;
+  return new BodyTooLargeError(`the request body (Content-Length ${length}) is larger than ${limit} bytes`);
+}
+
+/**
+ * The decoded body. Past `limit` decoded bytes it fails with a BodyTooLargeError; if the client goes away
+ * (or its compressed bytes are damaged) it fails too, and everything reading it stops.
+ */
+export function decodedBody(req: http.IncomingMessage, limit: number): Readable {
+  const codings = codingsOf(req);
+  const what = codings.length > 0 ? `the request body, decompressed,` : 'the request body';
+  const limited = byteLimit(limit, what);
+  if (codings.length === 0) return pipeline(req, limited, () => {});
+  return pipeline(req, DECODERS[codings[0]](), limited, () => {});
+}

@@ -1,0 +1,234 @@
+// The proxy against hostile and careless clients, on real sockets in front of a real engine: clients that
+// vanish in the middle of a gzip body, decompression bombs, content types with parameters, date math in
+// index names, action lines the engines read more leniently than JSON, one id the engine refuses among a
+// thousand. What must hold: every write that reaches a signed index is signed or refused (and counted),
+// nothing the client did leaves sockets or memory behind, and one bad document costs only itself.
+import http from 'node:http';
+import net from 'node:net';
+import { Readable } from 'node:stream';
+import zlib from 'node:zlib';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { type RunningProxy, startProxy } from '../../src/proxy/server.js';
+import { fixtureSample } from '../support/corpus.js';
+import { startProxyProcess } from '../support/proxy-process.js';
+import { type EngineContext, forEachEngine } from './harness.js';
+
+const docs = fixtureSample(6, { seed: 5 });
+
+interface Answer {
+  status: number;
+  json: any;
+}
+
+/** One request to the proxy; the body as given (bytes already encoded). */
+function send(base: string, method: string, path: string, headers: Record<string, string>, body?: Buffer | string): Promise<Answer> {
+  return new Promise((resolve, reject) => {
+    const req = http.request(`${base}${path}`, { method, headers }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => {
+        const text = Buffer.concat(chunks).toString('utf8');
+        let json: unknown = text;
+        try {
+          json = JSON.parse(text);
+        } catch {
+          // kept as text
+        }
+        resolve({ status: res.statusCode ?? 0, json });
+      });
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+const ndjson = (lines: unknown[]) => lines.map((l) => (typeof l === 'string' ? l : JSON.stringify(l))).join('\n') + '\n';
+const stats = async (proxy: RunningProxy) => (await send(proxy.url, 'GET', '/_near_dup/stats', {})).json;
+
+/** The documents of the indices matching `pattern`, by index then id; and how many lack the near-dup fields. */
+async function stored(ctx: EngineContext, pattern: string): Promise<{ count: number; unsigned: string[] }> {
+  await ctx.client.request('POST', `/${pattern}/_refresh`).catch(() => undefined);
+  const found = await ctx.client.request<any>('POST', `/${pattern}/_search`, { size: 1000, query: { match_all: {} } }, { ignore_unavailable: true, allow_no_indices: true });
+  const hits = found.hits.hits as Array<{ _index: string; _id: string; _source: Record<string, unknown> }>;
+  return { count: hits.length, unsigned: hits.filter((h) => h._source.near_dup === undefined).map((h) => `${h._index}/${h._id}`) };
+}
+
+forEachEngine('proxy at the edges', (ctx) => {
+  let proxy: RunningProxy;
+  let passing: RunningProxy;
+  const prefix = ctx.name('edge');
+  const signed = `${prefix}-*`;
+
+  beforeAll(async () => {
+    const base = { upstream: { url: ctx.engine.url }, host: '127.0.0.1', port: 0, fields: ['text'], prefix: 'near_dup', signer: {}, maxChars: 1e7, threads: 1, warn: () => undefined };
+    proxy = await startProxy({ ...base, index: signed, onError: 'reject', maxUpstreamBytes: 64 * 1024 });
+    passing = await startProxy({ ...base, index: signed, onError: 'pass', maxUpstreamBytes: 64 * 1024 });
+  });
+  afterAll(async () => {
+    await proxy?.close();
+    await passing?.close();
+    await ctx.client.request('DELETE', `/${prefix}-*`).catch(() => undefined);
+  });
+
+  it('clients that vanish in the middle of a gzip body leave no request open upstream; the proxy goes on serving', async () => {
+    const index = `${prefix}-vanish`;
+    const lines = Array.from({ length: 1500 }, (_, i) => [{ index: { _index: index, _id: `v${i}` } }, { text: `${docs[i % docs.length].text} ${i}` }]).flat();
+    const gz = zlib.gzipSync(ndjson(lines));
+    const clients = 12;
+    const sockets: net.Socket[] = [];
+    for (let i = 0; i < clients; i++) {
+      const url = new URL(proxy.url);
+      const socket = net.connect(Number(url.port), url.hostname);
+      socket.on('error', () => undefined);
+      socket.write(`POST /_bulk HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-ndjson\r\nContent-Encoding: gzip\r\nContent-Length: ${gz.length}\r\n\r\n`);
+      socket.write(gz.subarray(0, Math.floor(gz.length * 0.7)));
+      sockets.push(socket);
+    }
+    // Each has had parts of its body signed and sent upstream: the situation that leaked.
+    await expect.poll(async () => (await stats(proxy)).upstream_sockets.in_use, { timeout: 30_000 }).toBeGreaterThanOrEqual(clients);
+    for (const socket of sockets) socket.destroy();
+    // Each request goes on until the proxy has read what its client had sent before it went (the socket's
+    // buffers), then stops: its upstream request aborted, its socket released.
+    await expect.poll(async () => (await stats(proxy)).upstream_sockets.in_use, { timeout: 60_000, interval: 500 }).toBe(0);
+    expect((await stats(proxy)).requests.failed).toBe(clients);
+    // The engine agrees: the connections still open to it are the proxy's idle ones, at most.
+    const open = async () => {
+      const nodes = await ctx.client.request<any>('GET', '/_nodes/stats/http');
+      return Object.values(nodes.nodes).reduce((n: number, node: any) => n + node.http.current_open, 0);
+    };
+    const { idle } = (await stats(proxy)).upstream_sockets;
+    expect(await open()).toBeLessThanOrEqual(idle + 4); // + the test's own client connections
+    const after = await send(proxy.url, 'POST', '/_bulk', { 'content-type': 'application/x-ndjson' }, ndjson([{ index: { _index: index, _id: 'after' } }, { text: docs[0].text }]));
+    expect([after.status, after.json.errors]).toEqual([200, false]);
+  }, 120_000);
+
+  it('content types with parameters are read by their media type and signed; one the proxy cannot read is refused (reject) or passed and counted (pass)', async () => {
+    const index = `${prefix}-types`;
+    const before = (await stats(proxy)).requests;
+    const bulk = (id: string) => ndjson([{ index: { _index: index, _id: id } }, { text: docs[1].text }]);
+    for (const [type, id] of [['application/x-ndjson; x=smile', 'p1'], ['application/json; charset=utf-8; x=y', 'p2']] as const) {
+      const answer = await send(proxy.url, 'POST', '/_bulk', { 'content-type': type }, bulk(id));
+      expect([type, answer.status, answer.json.errors]).toEqual([type, 200, false]);
+    }
+    const doc = await send(proxy.url, 'PUT', `/${index}/_doc/p4`, { 'content-type': 'application/json; charset=utf-8; x=smile' }, JSON.stringify({ text: docs[2].text }));
+    expect(doc.status).toBe(201);
+    // YAML: JSON is YAML, so the engine would index this document; the proxy cannot sign it.
+    const yaml = await send(proxy.url, 'PUT', `/${index}/_doc/y1`, { 'content-type': 'application/yaml' }, JSON.stringify({ text: docs[3].text }));
+    expect([yaml.status, yaml.json.error.reason]).toEqual([415, expect.stringContaining('Content-Type "application/yaml"')]);
+    const zstd = await send(proxy.url, 'POST', '/_bulk', { 'content-type': 'application/x-ndjson', 'content-encoding': 'zstd' }, bulk('z1'));
+    expect([zstd.status, zstd.json.error.reason]).toEqual([415, expect.stringContaining('Content-Encoding "zstd"')]);
+    expect((await stats(proxy)).requests.refused - before.refused).toBe(2);
+    const through = await send(passing.url, 'PUT', `/${index}/_doc/y2`, { 'content-type': 'application/yaml' }, JSON.stringify({ text: docs[3].text }));
+    expect(through.status).toBe(201);
+    expect((await stats(passing)).requests.unread).toBeGreaterThanOrEqual(1);
+    const { count, unsigned } = await stored(ctx, index);
+    expect(count).toBe(4);
+    expect(unsigned).toEqual([`${index}/y2`]); // only the one let through by --on-error pass, and counted
+  });
+
+  it('date math in index names is resolved as the engine resolves it: those writes are signed', async () => {
+    const dated = `<${prefix}-dated-{now/d}>`;
+    const bulk = await send(proxy.url, 'POST', '/_bulk', { 'content-type': 'application/x-ndjson' }, ndjson([{ index: { _index: dated, _id: 'd1' } }, { text: docs[0].text }, { create: { _index: dated, _id: 'd2' } }, { title: 'no text' }]));
+    expect(bulk.status).toBe(200);
+    expect(bulk.json.items.map((i: any) => (Object.values(i)[0] as any).status)).toEqual([201, 400]);
+    const doc = await send(proxy.url, 'PUT', `/${encodeURIComponent(dated)}/_doc/d3`, { 'content-type': 'application/json' }, JSON.stringify({ text: docs[1].text }));
+    expect(doc.status).toBe(201);
+    const landed = `${prefix}-dated-${new Date().toISOString().slice(0, 10).replaceAll('-', '.')}`;
+    expect(doc.json._index).toBe(landed);
+    const { count, unsigned } = await stored(ctx, landed);
+    expect([count, unsigned]).toEqual([2, []]);
+    const mapping = await ctx.client.request<any>('GET', `/${landed}/_mapping`);
+    expect(mapping[landed].mappings.properties.near_dup.properties.minhash.type).toBe('binary');
+  });
+
+  it('action lines with comments or trailing content are read as the engine reads them: signed, or refused by the engine; one the proxy cannot read stops the request (reject)', async () => {
+    const index = `${prefix}-lenient`;
+    const body = [`/* from a script */ {"index":{"_index":"${index}","_id":"c1"}}`, JSON.stringify({ text: docs[2].text }), `{"index":{"_index":"${index}","_id":"c2"}} {"trailing":true}`, JSON.stringify({ text: docs[3].text })].join('\n') + '\n';
+    const answer = await send(proxy.url, 'POST', '/_bulk', { 'content-type': 'application/x-ndjson' }, body);
+    // OpenSearch ignores what follows the object; Elasticsearch refuses the request whole.
+    expect([200, 400]).toContain(answer.status);
+    const { unsigned } = await stored(ctx, index);
+    expect(unsigned).toEqual([]);
+    const before = (await stats(proxy)).requests.refused;
+    const bad = ndjson([{ index: { _index: index, _id: 'r1' } }, { text: docs[0].text }, '{"index":{"_index":42}}', { text: docs[1].text }, { index: { _index: index, _id: 'r3' } }, { text: docs[2].text }]);
+    const refused = await send(proxy.url, 'POST', '/_bulk', { 'content-type': 'application/x-ndjson' }, bad);
+    expect([refused.status, refused.json.error.reason]).toEqual([400, expect.stringContaining('line 3')]);
+    expect((await stats(proxy)).requests.refused).toBe(before + 1);
+    expect((await stored(ctx, index)).unsigned).toEqual([]);
+    const passedBefore = (await stats(passing)).requests.unread;
+    await send(passing.url, 'POST', '/_bulk', { 'content-type': 'application/x-ndjson' }, bad);
+    expect((await stats(passing)).requests.unread).toBe(passedBefore + 1);
+  });
+
+  it('one id the engine refuses among a thousand documents: only that one fails, named in its place; the rest are signed', async () => {
+    const index = `${prefix}-oneid`;
+    const long = 'x'.repeat(600);
+    const lines = Array.from({ length: 1000 }, (_, i) => [{ index: { _index: index, _id: i === 417 ? long : `k${i}` } }, { text: `${docs[i % docs.length].text} ${i}` }]).flat();
+    const answer = await send(proxy.url, 'POST', '/_bulk', { 'content-type': 'application/x-ndjson' }, ndjson(lines));
+    expect(answer.status).toBe(200);
+    const items = answer.json.items.map((i: any) => i.index);
+    expect(items.length).toBe(1000);
+    const failed = items.filter((i: any) => i.status >= 300);
+    expect(failed.length).toBe(1);
+    expect([failed[0]._id, failed[0].status, failed[0].error.reason]).toEqual([long, 400, expect.stringMatching(/too long/)]);
+    expect(items.indexOf(failed[0])).toBe(417);
+    const { count, unsigned } = await stored(ctx, index);
+    expect([count, unsigned]).toEqual([999, []]);
+  }, 120_000);
+
+  it('a body over the limit: 413 with the reason before anything is sent (Content-Length), or as soon as the decompressed bytes pass it, saying what was applied', async () => {
+    const small = await startProxy({ upstream: { url: ctx.engine.url }, host: '127.0.0.1', port: 0, index: signed, fields: ['text'], prefix: 'near_dup', signer: {}, maxChars: 1e7, threads: 1, warn: () => undefined, onError: 'reject', maxUpstreamBytes: 64 * 1024, maxBodyBytes: 3 * 1024 * 1024 });
+    try {
+      const index = `${prefix}-limit`;
+      const lines = Array.from({ length: 5000 }, (_, i) => [{ index: { _index: index, _id: `l${i}` } }, { text: `${docs[i % docs.length].text} ${i}` }]).flat();
+      const body = ndjson(lines);
+      expect(body.length).toBeGreaterThan(6 * 1024 * 1024);
+      const declared = await send(small.url, 'POST', '/_bulk', { 'content-type': 'application/x-ndjson' }, body);
+      expect([declared.status, declared.json.error.reason]).toEqual([413, expect.stringMatching(/Content-Length \d+\) is larger than 3145728 bytes; nothing was applied/)]);
+      const compressed = await send(small.url, 'POST', '/_bulk', { 'content-type': 'application/x-ndjson', 'content-encoding': 'gzip' }, zlib.gzipSync(body));
+      expect([compressed.status, compressed.json.error.reason]).toEqual([413, expect.stringMatching(/decompressed, is larger than 3145728 bytes; the first \d+ items .* were applied/)]);
+      const applied = Number(/the first (\d+) items/.exec(compressed.json.error.reason)?.[1]);
+      const { count, unsigned } = await stored(ctx, index);
+      expect([count, unsigned]).toEqual([applied, []]);
+      expect((await stats(small)).requests.refused).toBe(2);
+    } finally {
+      await small.close();
+    }
+  }, 120_000);
+});
+
+let bomb: Buffer | undefined;
+
+forEachEngine('proxy: a decompression bomb', (ctx) => {
+  it('0.5 MB of gzip that expands to 500 MB: 413 with the reason, the proxy (its own process) growing by far less than the body', async () => {
+    const index = ctx.index('bomb');
+    const { url, run, memory } = await startProxyProcess(['--url', ctx.engine.url, '--index', index, '--field', 'text', '--threads', '1']);
+    const before = memory('VmRSS');
+    bomb ??= await gzipBomb(500 * 1024 * 1024);
+    expect(bomb.length).toBeLessThan(1024 * 1024);
+    const answer = await send(url, 'POST', `/${index}/_bulk`, { 'content-type': 'application/x-ndjson', 'content-encoding': 'gzip' }, bomb);
+    expect([answer.status, answer.json.error?.reason]).toEqual([413, expect.stringMatching(/(is longer|decompressed, is larger) than 104857600 bytes; nothing was applied; send smaller requests, or raise --max-(line|body)-mb/)]);
+    const peak = memory('VmHWM');
+    const counters = (await send(url, 'GET', '/_near_dup/stats', {})).json;
+    run.child.kill('SIGTERM');
+    await run.done;
+    expect(counters.requests.refused).toBe(1);
+    expect(await ctx.client.count(index).catch(() => 0)).toBe(0);
+    // The engine's own limit is 100 MB, and one line may be that long: memory holds it at most, not 500 MB.
+    expect(peak - before, `peak ${peak.toFixed(0)} MB, ${before.toFixed(0)} MB before`).toBeLessThan(400);
+  }, 300_000);
+});
+
+/** A gzip bulk body that expands to `size` bytes: one document whose text never ends. (A bomb of many lines is cut at the body's limit: the test above.) */
+async function gzipBomb(size: number): Promise<Buffer> {
+  const block = Buffer.alloc(1024 * 1024, 0x61);
+  const head = Buffer.from('{"index":{}}\n{"text":"');
+  async function* body() {
+    yield head;
+    for (let sent = 0; sent < size; sent += block.length) yield block;
+  }
+  const chunks: Buffer[] = [];
+  for await (const chunk of Readable.from(body()).pipe(zlib.createGzip({ level: 9 }))) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks);
+}
+
