@@ -1,0 +1,195 @@
+// bench:footprint — what a signed document costs the user's index, beside the engine's own `min_hash`
+// token filter, in one run.
+//   npm run bench:footprint [-- --max-docs 5000]
+// The same documents go into three indices with the same settings (1 shard, no replica, refresh off while
+// loading): (a) plain text; (b) the text with a `min_hash` sub-field (4-word shingles, 128 buckets, one
+// hash per bucket, rotation: the engines' documented set-up for near-duplicates); (c) the text signed by
+// near-dup (its default settings, its mapping). Each is bulk-loaded the same way, refreshed, force-merged to
+// one segment and flushed; printed: bytes per document each adds to the plain index, and the engine's CPU
+// per document while loading (node stats), with the ratio to the plain index. The engine runs on its own
+// core (taskset), the loader on the other, as on separate machines. The signatures of (c) are computed
+// before the clock starts: this measures the index, not the signing.
+// Corpora: the licence corpus that installs with the project, and the PEP corpus when it is present.
+import { execFileSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import PQueue from 'p-queue';
+import { nearDupFields } from '../../dist/annotation.js';
+import { connect } from '../../dist/engine/client.js';
+import { createIndexBody } from '../../dist/engine/mapping.js';
+import { createSigner } from '../../dist/signature.js';
+import { DEFAULT_CORPUS, licenseCorpus, loadCorpus, mb } from './corpus.mjs';
+import { benchUrl, numberArg } from './replicated.mjs';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const maxDocs = numberArg('max-docs', 100_000);
+const rounds = numberArg('rounds', 2);
+const client = await connect({ url: benchUrl(execFileSync, path.join(here, '../engine/cli.mjs')) });
+
+const MIN_HASH_ANALYSIS = {
+  analysis: {
+    filter: {
+      nd_shingle: { type: 'shingle', min_shingle_size: 4, max_shingle_size: 4, output_unigrams: false },
+      nd_min_hash: { type: 'min_hash', hash_count: 1, bucket_count: 128, hash_set_size: 1, with_rotation: true },
+    },
+    analyzer: { nd_fingerprint: { type: 'custom', tokenizer: 'standard', filter: ['lowercase', 'nd_shingle', 'nd_min_hash'] } },
+  },
+};
+const VARIANTS = {
+  plain: { settings: {}, mappings: { properties: { text: { type: 'text' } } } },
+  min_hash: { settings: MIN_HASH_ANALYSIS, mappings: { properties: { text: { type: 'text', fields: { fingerprint: { type: 'text', analyzer: 'nd_fingerprint' } } } } } },
+  'near-dup': { settings: {}, mappings: { properties: { text: { type: 'text' }, ...createIndexBody().mappings.properties } } },
+};
+
+/** Pins the engine (every thread) to the last core and this process to the others: separate machines, in small. */
+function pinCores(enginePid) {
+  const cores = os.availableParallelism();
+  if (cores < 2) return 'not pinned (one core)';
+  try {
+    execFileSync('taskset', ['-a', '-cp', String(cores - 1), String(enginePid)], { stdio: 'ignore' });
+    execFileSync('taskset', ['-a', '-cp', `0-${cores - 2}`, String(process.pid)], { stdio: 'ignore' });
+    return `engine on core ${cores - 1}, loader on ${cores === 2 ? 'core 0' : `cores 0-${cores - 2}`}`;
+  } catch (err) {
+    return `not pinned (taskset: ${err.message.split('\n')[0]})`;
+  }
+}
+
+async function engineProcess() {
+  const stats = await client.request('GET', '/_nodes/_local/stats/process');
+  const node = Object.values(stats.nodes)[0];
+  const info = await client.request('GET', '/_nodes/_local/process');
+  return { cpuMs: node.process.cpu.total_in_millis, pid: Object.values(info.nodes)[0].process.id };
+}
+
+/** Bulk bodies of about 4 MB (the test engines have 512 MB heaps). */
+function bulkBodies(index, sources, ids) {
+  const bodies = [];
+  let lines = [];
+  let bytes = 0;
+  sources.forEach((source, i) => {
+    const line = `${JSON.stringify({ index: { _index: index, _id: ids[i] } })}\n${JSON.stringify(source)}\n`;
+    lines.push(line);
+    bytes += line.length;
+    if (bytes >= 4 * 1024 * 1024 || i === sources.length - 1) {
+      bodies.push(lines.join(''));
+      lines = [];
+      bytes = 0;
+    }
+  });
+  return bodies;
+}
+
+/** One bulk request, sent again after a pause when the engine says it is busy (429). */
+async function sendBulk(index, body) {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      const r = await client.bulkNdjson(body);
+      if (r.errors) throw new Error(`indexing into ${index} failed: ${JSON.stringify(r.items.find((i) => Object.values(i)[0].error)).slice(0, 300)}`);
+      return;
+    } catch (err) {
+      if (err.statusCode !== 429 || attempt === 10) throw err;
+      await new Promise((resolve) => setTimeout(resolve, 500 * attempt));
+    }
+  }
+}
+
+/** Loads `sources` (by `ids`) into a fresh index of `variant`; the engine's CPU ms while loading and the index's bytes once merged. */
+async function load(name, variant, sources, ids) {
+  const index = `near-dup-bench-footprint-${name.replace(/[^a-z-]/g, '')}`;
+  await client.deleteIndex(index, { ignoreMissing: true });
+  await client.createIndex(index, { settings: { number_of_shards: 1, number_of_replicas: 0, refresh_interval: '-1', ...variant.settings }, mappings: variant.mappings });
+  const bodies = bulkBodies(index, sources, ids);
+  const before = (await engineProcess()).cpuMs;
+  const queue = new PQueue({ concurrency: 2 });
+  for (const body of bodies) {
+    await queue.onSizeLessThan(2);
+    queue.add(() => sendBulk(index, body));
+  }
+  await queue.onIdle();
+  await client.refresh(index);
+  const cpuMs = (await engineProcess()).cpuMs - before;
+  await client.request('POST', `/${index}/_forcemerge`, undefined, { max_num_segments: 1, flush: true });
+  const stats = await client.request('GET', `/${index}/_stats/store,docs`);
+  const { store, docs: counted } = stats.indices[index].primaries;
+  if (counted.count !== sources.length) throw new Error(`${index} holds ${counted.count} documents, not ${sources.length}`);
+  const fields = await fieldBytes(index);
+  await client.deleteIndex(index);
+  return { cpuMs, bytes: store.size_in_bytes, fields };
+}
+
+/** Bytes per field (inverted index, doc values, points, stored _source) where the engine can tell (_disk_usage, Elasticsearch 7.15+). */
+async function fieldBytes(index) {
+  try {
+    const usage = await client.request('POST', `/${index}/_disk_usage`, undefined, { run_expensive_tasks: true });
+    return Object.fromEntries(Object.entries(usage[index].fields).map(([name, f]) => [name, f.total_in_bytes]));
+  } catch {
+    return undefined;
+  }
+}
+
+/** Where the bytes a variant adds go, per field, beside the plain index's (bytes per document). */
+function printFieldBytes(best, documents) {
+  if (!best.plain.fields) return;
+  const names = new Set(Object.keys(best['near-dup'].fields ?? {}));
+  const rows = [...names]
+    .map((name) => ({ field: name, ...Object.fromEntries(Object.entries(best).map(([variant, r]) => [variant, Math.round((r.fields?.[name] ?? 0) / documents)])) }))
+    .filter((row) => row['near-dup'] > 0 || row.plain > 0)
+    .sort((a, b) => b['near-dup'] - a['near-dup']);
+  console.log('bytes per document by field (_disk_usage):');
+  console.table(rows);
+}
+
+async function measure(label, corpus) {
+  const docs = corpus.slice(0, maxDocs).map((d) => ({ id: d.id, text: d.text }));
+  const sources = docs.map((d) => ({ text: d.text }));
+  const ids = docs.map((d) => d.id);
+  const signer = createSigner();
+  const now = new Date();
+  const signed = docs.map((d) => ({ text: d.text, near_dup: nearDupFields(signer(d.text), signer.settings, now) }));
+  const inputs = { plain: sources, min_hash: sources, 'near-dup': signed };
+  const bytesIn = docs.reduce((n, d) => n + Buffer.byteLength(d.text), 0);
+  console.log(`\n${label}: ${docs.length} documents, ${mb(bytesIn).toFixed(1)} MB of text (${Math.round(bytesIn / docs.length)} B/doc)`);
+  const best = {};
+  for (let round = 0; round < rounds; round++) {
+    for (const [name, variant] of Object.entries(VARIANTS)) {
+      const run = await load(name, variant, inputs[name], ids).catch((err) => {
+        // The Elasticsearch node assembled for tests here lacks the analysis-common module.
+        if (name === 'min_hash' && /Unknown filter type \[min_hash\]/.test(err.message)) return undefined;
+        throw err;
+      });
+      if (!run) {
+        if (round === 0) console.log('(this engine has no min_hash token filter: the analysis-common module is missing; min_hash left out)');
+        continue;
+      }
+      best[name] = best[name] ? { ...run, cpuMs: Math.min(best[name].cpuMs, run.cpuMs) } : run;
+    }
+  }
+  const plain = best.plain;
+  const rows = Object.entries(best).map(([name, r]) => ({
+    index: name,
+    'MB merged': (r.bytes / 1048576).toFixed(2),
+    'B/doc added': name === 'plain' ? '-' : Math.round((r.bytes - plain.bytes) / docs.length),
+    'engine CPU ms/doc': (r.cpuMs / docs.length).toFixed(3),
+    'CPU vs plain': `${(r.cpuMs / plain.cpuMs).toFixed(2)}x`,
+  }));
+  console.table(rows);
+  printFieldBytes(best, docs.length);
+  const added = (name) => (best[name].bytes - plain.bytes) / docs.length;
+  const versus = best.min_hash ? `, ${(added('near-dup') / added('min_hash')).toFixed(2)}x the min_hash filter's ${Math.round(added('min_hash'))}` : '';
+  console.log(`near-dup adds ${Math.round(added('near-dup'))} B/doc${versus}; engine CPU per signed document ${(best['near-dup'].cpuMs / plain.cpuMs).toFixed(2)}x a plain one (best of ${rounds} rounds)`);
+}
+
+const engine = await engineProcess();
+console.log(`engine: ${client.info.flavour} ${client.info.version} at ${client.url}; ${os.cpus()[0].model}, ${os.availableParallelism()} cores, Node ${process.version}; ${pinCores(engine.pid)}`);
+try {
+  await measure('licence corpus (installs with the project)', licenseCorpus());
+  const peps = process.env.NEAR_DUP_CORPUS ?? DEFAULT_CORPUS;
+  if (existsSync(peps)) await measure(`PEP corpus (${path.basename(peps)})`, await loadCorpus(peps));
+  else console.log(`\n(the PEP corpus is not at ${peps}: only the installed corpus was measured)`);
+} finally {
+  const cores = os.availableParallelism();
+  if (cores >= 2) execFileSync('taskset', ['-a', '-cp', `0-${cores - 1}`, String(engine.pid)], { stdio: 'ignore' });
+  await client.close();
+}
