@@ -19,7 +19,7 @@ import { type ContainmentEstimate, estimateShare, MAX_QUERY_TERMS, MIN_TRUSTED_S
 import { minhashValues } from '../sketch/lean-minhash.js';
 import { minhashJaccard } from '../sketch/minhash.js';
 import { hammingDistance } from '../sketch/simhash.js';
-import { withoutDocValues } from './doc-values.js';
+import { minhashDocValues, withoutDocValues } from './doc-values.js';
 
 /** A reverse hit must have at least this many sampled tokens: fewer say next to nothing. */
 export const MIN_REVERSE_SAMPLE = 16;
@@ -220,7 +220,7 @@ interface Search {
 async function searchCandidates(client: EngineClient, lookup: ContainmentLookup, searches: Search[]): Promise<Candidate[]> {
   const layout = new StoredLayout(lookup.prefix);
   const fields = layout.paths(...READ);
-  const fromSource = withoutDocValues.has(lookup.index);
+  const fromSource = !(await minhashDocValues(client, lookup.index, layout.path('minhash')));
   const bodies = searches.map((s) => ({
     size: lookup.candidateLimit,
     track_total_hits: false,
@@ -233,7 +233,7 @@ async function searchCandidates(client: EngineClient, lookup: ContainmentLookup,
     responses = await client.msearch(lookup.index, bodies);
   } catch (err) {
     if (fromSource || !(err instanceof EngineResponseError && err.statusCode === 400)) throw err;
-    withoutDocValues.add(lookup.index);
+    withoutDocValues(lookup.index);
     return searchCandidates(client, lookup, searches);
   }
   return responses.flatMap((response, k) =>

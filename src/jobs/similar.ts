@@ -10,7 +10,7 @@ import { minhashValues } from '../sketch/lean-minhash.js';
 import { minhashJaccard } from '../sketch/minhash.js';
 import { blocksToMatch, hammingDistance } from '../sketch/simhash.js';
 import { CONTAINMENT_DIRECTIONS, type ContainmentDirection, findContaining } from './containment-lookup.js';
-import { withoutDocValues } from './doc-values.js';
+import { minhashDocValues, withoutDocValues } from './doc-values.js';
 import { paramsHeld } from './params-held.js';
 
 export type SimilarMethod = 'minhash' | 'simhash' | 'both';
@@ -239,13 +239,13 @@ const VERIFIED: StoredField[] = ['minhash', 'simhash', 'params', 'content_hash']
  * MinHash field has no doc values: then fetchCandidates reads ids and signatures together.
  */
 async function fetchSignatures(client: EngineClient, index: string, layout: StoredLayout, query: object, size: number): Promise<Candidate[] | undefined> {
-  if (withoutDocValues.has(index)) return undefined;
+  if (!(await minhashDocValues(client, index, layout.path('minhash')))) return undefined;
   try {
     const response = await client.search(index, { size, track_total_hits: false, stored_fields: '_none_', docvalue_fields: layout.paths(...VERIFIED), query });
     return response.hits.hits.map((h) => ({ raw: storedInDocValues(h.fields, layout, VERIFIED) }));
   } catch (err) {
     if (!(err instanceof EngineResponseError && err.statusCode === 400)) throw err;
-    withoutDocValues.add(index);
+    withoutDocValues(index);
     return undefined;
   }
 }
@@ -277,18 +277,10 @@ async function idsByContentHash(
   return response.hits.hits.map((h) => ({ id: h._id, index: h._index, contentHash: h.fields?.[field]?.[0] as string }));
 }
 
-/** Ids and signatures together: from doc values, or from _source where the MinHash field has none. */
+/** Ids and signatures together, from _source (filtered to the signature's fields). */
 async function fetchCandidates(client: EngineClient, index: string, layout: StoredLayout, query: object, size: number): Promise<Candidate[]> {
-  const fields = layout.paths(...VERIFIED);
-  if (!withoutDocValues.has(index)) {
-    const response = await client.search(index, { size, track_total_hits: false, _source: false, docvalue_fields: fields, query });
-    return response.hits.hits.map((h) => ({ id: h._id, index: h._index, raw: storedInDocValues(h.fields, layout, VERIFIED) }));
-  }
-  const response = await client.search(index, { size, track_total_hits: false, _source: fields, query });
-  return response.hits.hits.map((h) => {
-    const raw = storedIn(h._source, layout);
-    return { id: h._id, index: h._index, raw };
-  });
+  const response = await client.search(index, { size, track_total_hits: false, _source: layout.paths(...VERIFIED), query });
+  return response.hits.hits.map((h) => ({ id: h._id, index: h._index, raw: storedIn(h._source, layout) }));
 }
 
 /**

@@ -2,6 +2,7 @@
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { beforeAll, expect, it, vi } from 'vitest';
+import { createIndexBody } from '../../src/engine/mapping.js';
 import { annotateIndex } from '../../src/jobs/annotate.js';
 import { findSimilar } from '../../src/jobs/similar.js';
 import { createSigner } from '../../src/signature.js';
@@ -64,29 +65,58 @@ for (const { name, docs } of testCorpora(20, 20)) {
       expect(result.hits.map((h) => h.id).sort()).toEqual(expected);
     });
 
-    it('asks the engine for signatures only (doc values, no ids), then for the ids of the verified hits alone', async () => {
+    /** The candidate query: one clause per band key and the SimHash blocks with m - k to match, never the query document. */
+    const expectCandidateQuery = (body: any, doc: (typeof docs)[number]) => {
+      expect(body.size).toBe(77);
+      expect(body.query.bool.minimum_should_match).toBe(1);
+      expect(body.query.bool.must_not).toEqual([{ ids: { values: [doc.id] } }]);
+      const query = JSON.stringify(body.query.bool.should);
+      for (const key of signer(doc.text).bands) expect(query).toContain(JSON.stringify(key));
+      for (const key of signer(doc.text).simhash_blocks) expect(query).toContain(JSON.stringify(key));
+      expect(query).toContain('"minimum_should_match":5');
+    };
+
+    it('asks the engine for the candidates with their signatures only (_source filtered to them; the MinHash is stored once, there)', async () => {
       const doc = docs[2];
       const spy = vi.spyOn(ctx.client, 'search');
       try {
         const result = await findSimilar(ctx.client, { index, id: doc.id, candidateLimit: 77 });
         expect(result.hits.length).toBeGreaterThan(0);
         // The query document by its id (a search: it reads aliases, data streams and routed documents alike).
-        expect(spy).toHaveBeenCalledTimes(3);
+        expect(spy).toHaveBeenCalledTimes(2);
         expect((spy.mock.calls[0][1] as any).query).toEqual({ ids: { values: [doc.id] } });
         const body = spy.mock.calls[1][1] as any;
-        expect(body.size).toBe(77);
-        // Signatures come from doc values: the engine loads neither the documents' _source (their text) nor
-        // their stored ids.
+        expect([...body._source].sort()).toEqual(['near_dup.content_hash', 'near_dup.minhash', 'near_dup.params', 'near_dup.simhash']);
+        expect(body.docvalue_fields).toBeUndefined();
+        expectCandidateQuery(body, doc);
+      } finally {
+        spy.mockRestore();
+      }
+    });
+
+    it('an index mapped before the MinHash was stored once (it has doc values): signatures from doc values without ids, then the ids of the verified hits alone', async () => {
+      const older = ctx.index('older-layout');
+      const mapping = createIndexBody('near_dup') as any;
+      mapping.mappings.properties.near_dup.properties.minhash.doc_values = true;
+      await ctx.client.createIndex(older, mapping);
+      const lines = docs.flatMap((d) => [{ index: { _index: older, _id: d.id } }, d]);
+      for (let i = 0; i < lines.length; i += 200) expect((await ctx.client.bulk(lines.slice(i, i + 200))).errors).toBe(false);
+      await ctx.client.refresh(older);
+      await annotateIndex(ctx.client, { index: older, fields: ['text'], prefix: 'near_dup', signer: {} });
+      const doc = docs[2];
+      const spy = vi.spyOn(ctx.client, 'search');
+      try {
+        const result = await findSimilar(ctx.client, { index: older, id: doc.id, candidateLimit: 77 });
+        const current = await findSimilar(ctx.client, { index, id: doc.id, candidateLimit: 77 });
+        const found = (hits: typeof result.hits) => hits.map(({ id, jaccard, hamming }) => ({ id, jaccard, hamming }));
+        expect(found(result.hits)).toEqual(found(current.hits));
+        expect(spy.mock.calls.length).toBe(3 + 2);
+        const body = spy.mock.calls[1][1] as any;
+        // The engine loads neither the documents' _source (their text) nor their stored ids.
         expect(body._source).toBeUndefined();
         expect(body.stored_fields).toBe('_none_');
         expect([...body.docvalue_fields].sort()).toEqual(['near_dup.content_hash', 'near_dup.minhash', 'near_dup.params', 'near_dup.simhash']);
-        expect(body.query.bool.minimum_should_match).toBe(1);
-        expect(body.query.bool.must_not).toEqual([{ ids: { values: [doc.id] } }]);
-        // Band keys (one terms query, or one clause per key) and the SimHash blocks with m - k to match.
-        const query = JSON.stringify(body.query.bool.should);
-        for (const key of signer(doc.text).bands) expect(query).toContain(JSON.stringify(key));
-        for (const key of signer(doc.text).simhash_blocks) expect(query).toContain(JSON.stringify(key));
-        expect(query).toContain('"minimum_should_match":5');
+        expectCandidateQuery(body, doc);
         // Then the ids, by the content hashes of the verified candidates only, same params, never the query document.
         const ids = spy.mock.calls[2][1] as any;
         expect(ids._source).toBe(false);

@@ -63,7 +63,7 @@ describe('building for a prefix', () => {
   it('can build a subset of the fields', () => {
     expect((putMappingBody('near_dup', ['bands', 'minhash']).properties.near_dup as any).properties).toEqual({
       bands: { type: 'keyword' },
-      minhash: { type: 'binary', doc_values: true },
+      minhash: { type: 'binary' },
     });
     expect(() => putMappingBody('near_dup', ['nope'])).toThrow(RangeError);
   });
