@@ -50,14 +50,24 @@ export function redactUrl(url: string): string {
 /**
  * Removes credentials from a piece of text (error messages, log lines, errors files, engine answers that
  * echo a request): user:password@ in URLs, with or without a scheme, up to the last @ of the URL (a
- * password may hold / ? #), and the value of Authorization headers and Basic, Bearer and ApiKey tokens.
+ * password may hold / ? #), the value of Authorization headers, tokens after an auth scheme (Basic, Bearer,
+ * ApiKey, Negotiate, Digest, Token, any case), and values of keys named token, api_key, password, secret.
  */
 export function redactCredentials(text: string): string {
   return text
     .replace(/\b([a-z][a-z0-9+.-]*:\/\/)[^\s"'<>]*@/gi, '$1')
     .replace(/(^|[\s"'(=,[])[^\s"'(=,[@/:]+:[^\s"'@]*@(?=[a-z0-9.[-])/gi, '$1')
     .replace(/(authorization["']?\s*[:=,]\s*\[?\s*["']?)[^"'\]\n,}]*/gi, '$1[redacted]')
-    .replace(/\b(Basic|Bearer|ApiKey)\s+[A-Za-z0-9+/=._~-]{8,}/g, '$1 [redacted]');
+    .replace(/\b(Basic|Bearer|ApiKey|Negotiate|Digest|Token)\s+[A-Za-z0-9+/=._~-]{8,}/gi, '$1 [redacted]')
+    .replace(/\b((?:access_|api_|auth_|id_|refresh_)?token|api_?key|password|secret)(["']?\s*[:=]\s*["']?)[^\s"'&,}]+/gi, '$1$2[redacted]');
+}
+
+/** `text` with every occurrence of `secret` (an Authorization value a client sent, say) taken out, any case, then redacted as above. */
+export function redactSecret(text: string, secret: string | undefined): string {
+  if (!secret || secret.length < 4) return redactCredentials(text);
+  const escaped = secret.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  const token = secret.replace(/^\S+\s+/, '').replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  return redactCredentials(text.replace(new RegExp(escaped, 'gi'), '[redacted]').replace(new RegExp(token, 'gi'), '[redacted]'));
 }
 
 /** Joins a base URL (which may carry a path prefix) and an API path. */

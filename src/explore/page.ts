@@ -119,7 +119,7 @@ async function loadMembers() {
 async function openPair(a, b) {
   const data = await api('/api/pair?a=' + encodeURIComponent(a) + '&b=' + encodeURIComponent(b));
   $('pair-title').textContent = a + ' and ' + b;
-  $('pair-note').textContent = data.sharedWords + ' words in shared passages' + (data.cut[0] || data.cut[1] ? '; compared on the first ' + data.maxChars + ' characters' : '');
+  $('pair-note').textContent = (data.gaveUp ? 'too different to compare word by word in time: each text shown whole' : data.sharedWords + ' words in shared passages') + (data.cut[0] || data.cut[1] ? '; compared on the first ' + data.maxChars + ' characters' : '');
   const left = document.querySelector('.side.left'), right = document.querySelector('.side.right');
   left.replaceChildren(); right.replaceChildren();
   for (const s of data.segments) {

@@ -1,6 +1,7 @@
 // What the explorer page reads, each a query to the engine (no copy of the data is kept): clusters largest
 // first (searchable), a cluster's members a page at a time with their similarity to the canonical document,
 // one document, and a document's similar hits and partial copies.
+import { randomUUID } from 'node:crypto';
 import { extractText, valueAt } from '../annotation.js';
 import { type EngineClient, totalHits } from '../engine/client.js';
 import { EngineResponseError } from '../engine/errors.js';
@@ -45,34 +46,53 @@ const MEMBER_PAGES_KEEP_ALIVE = '2m';
 /**
  * The member scrolls the explorer holds open, at most `limit` at a time: opening one more closes the
  * longest-held one, so no page (nor a script calling the API) can use up the cluster's search contexts.
+ * A page's `next` is a token this explorer made, never the engine's scroll id: a client cannot read or
+ * close other scrolls of the cluster (an OpenSearch scroll id can be guessed from another), nor follow
+ * one cluster's scroll from another's page.
  */
 export class MemberScrolls {
-  private readonly open: string[] = [];
+  /** token -> the scroll and the cluster it pages, in the order they were opened. */
+  private readonly open = new Map<string, { scrollId: string; clusterId: string }>();
 
   constructor(
     private readonly client: EngineClient,
     readonly limit = 8,
   ) {}
 
-  /** `id` is open now (in place of `previous`, when a scroll moved on). */
-  async opened(id: string, previous?: string): Promise<void> {
-    if (previous !== undefined) this.forget(previous);
-    this.open.push(id);
-    while (this.open.length > this.limit) await this.close(this.open.shift() as string);
+  /** The scroll a token of this cluster stands for; a UserError for one this explorer did not give (or closed). */
+  scrollOf(token: string, clusterId: string): string {
+    const entry = this.open.get(token);
+    if (!entry || entry.clusterId !== clusterId) {
+      throw new UserError(`these pages of members are closed (read to the end, left unread for ${MEMBER_PAGES_KEEP_ALIVE}, or closed for newer ones), or were never opened here: open the cluster again`);
+    }
+    return entry.scrollId;
   }
 
-  async close(id: string): Promise<void> {
-    this.forget(id);
-    await this.client.request('DELETE', '/_search/scroll', { scroll_id: [id] }).catch(() => undefined);
+  /** A scroll open now (in place of the one `previous` stood for): the token that stands for it. */
+  async opened(scrollId: string, clusterId: string, previous?: string): Promise<string> {
+    if (previous !== undefined) this.open.delete(previous);
+    const token = randomUUID();
+    this.open.set(token, { scrollId, clusterId });
+    for (const [oldest, entry] of this.open) {
+      if (this.open.size <= this.limit) break;
+      this.open.delete(oldest);
+      await this.clear(entry.scrollId);
+    }
+    return token;
+  }
+
+  /** A scroll read to its end: cleared on the engine, its token forgotten. */
+  async closed(scrollId: string, previous?: string): Promise<void> {
+    if (previous !== undefined) this.open.delete(previous);
+    await this.clear(scrollId);
   }
 
   get count(): number {
-    return this.open.length;
+    return this.open.size;
   }
 
-  private forget(id: string): void {
-    const at = this.open.indexOf(id);
-    if (at !== -1) this.open.splice(at, 1);
+  private async clear(scrollId: string): Promise<void> {
+    await this.client.request('DELETE', '/_search/scroll', { scroll_id: [scrollId] }).catch(() => undefined);
   }
 }
 
@@ -167,7 +187,7 @@ export async function clusterMembers(
   const head = await client.search(src.index, { size: 1, _source: signature, query: { bool: { filter: [inCluster, { term: { [f('is_canonical')]: true } }] } } });
   const canonical = head.hits.hits[0];
   const page = options.after
-    ? await nextMembers(client, options.after)
+    ? await nextMembers(client, options.scrolls.scrollOf(options.after, clusterId))
     : await client.request<MembersPage>(
         'POST',
         `/${encodeURIComponent(src.index)}/_search`,
@@ -194,9 +214,10 @@ export async function clusterMembers(
     };
   });
   const more = members.length === options.size && page._scroll_id !== undefined;
-  if (page._scroll_id && more) await options.scrolls.opened(page._scroll_id, options.after);
-  else if (page._scroll_id) await options.scrolls.close(page._scroll_id);
-  return { members, total: totalHits(page.hits.total), next: more ? page._scroll_id : undefined };
+  let next: string | undefined;
+  if (page._scroll_id && more) next = await options.scrolls.opened(page._scroll_id, clusterId, options.after);
+  else if (page._scroll_id) await options.scrolls.closed(page._scroll_id, options.after);
+  return { members, total: totalHits(page.hits.total), next };
 }
 
 /** The next page of an open scroll of members; asked once (a second ask would skip a page). */
@@ -205,7 +226,7 @@ async function nextMembers(client: EngineClient, scrollId: string): Promise<Memb
     return await client.request<MembersPage>('POST', '/_search/scroll', { scroll: MEMBER_PAGES_KEEP_ALIVE, scroll_id: scrollId }, undefined, { retry: false });
   } catch (err) {
     if (err instanceof EngineResponseError && (err.statusCode === 404 || err.statusCode === 400)) {
-      throw new UserError(`these pages of members are closed (read to the end, left unread for ${MEMBER_PAGES_KEEP_ALIVE}, or closed for newer ones): open the cluster again`);
+      throw new UserError(`these pages of members are closed (read to the end, or left unread for ${MEMBER_PAGES_KEEP_ALIVE}): open the cluster again`);
     }
     throw err;
   }

@@ -10,6 +10,7 @@ import { readFile } from 'node:fs/promises';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
+import PQueue from 'p-queue';
 import type { EngineClient } from '../engine/client.js';
 import { UsageError, UserError } from '../errors.js';
 import { REPORT_FILE } from '../jobs/evaluate.js';
@@ -37,6 +38,8 @@ const LOOPBACK_NAMES = ['localhost', '127.0.0.1', '::1'];
 
 export async function startExplorer(client: EngineClient, options: ExploreOptions): Promise<RunningExplorer> {
   const scrolls = new MemberScrolls(client);
+  // Member pages open scrolls on the cluster: a few at a time, however many requests come at once.
+  const opening = new PQueue({ concurrency: 4 });
   const known = new Set([options.host, ...LOOPBACK_NAMES, ...(options.allowHosts ?? [])].map((h) => h.toLowerCase()));
   const server = http.createServer((req, res) => {
     const host = hostName(req.headers.host);
@@ -44,9 +47,9 @@ export async function startExplorer(client: EngineClient, options: ExploreOption
       send(res, { status: 403, json: { error: `the explorer answers to ${[...known].join(', ')}; this request was addressed to ${JSON.stringify(req.headers.host ?? '')}. Open it by one of those names, or start it with --allow-host ${host ?? 'NAME'}` } });
       return;
     }
-    route(client, { ...options, scrolls }, req)
+    route(client, { ...options, scrolls, opening }, req)
       .then((answer) => send(res, answer))
-      .catch((err: Error) => send(res, { status: err instanceof UserError || err instanceof UsageError ? 400 : 500, json: { error: err.message } }));
+      .catch((err: Error) => send(res, { status: err instanceof UserError || err instanceof UsageError || err instanceof URIError ? 400 : 500, json: { error: err.message } }));
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -82,7 +85,7 @@ function number(params: URLSearchParams, name: string, fallback: number): number
   return value === null || value === '' ? fallback : Number(value);
 }
 
-async function route(client: EngineClient, options: ExploreOptions & { scrolls: MemberScrolls }, req: http.IncomingMessage): Promise<Answer> {
+async function route(client: EngineClient, options: ExploreOptions & { scrolls: MemberScrolls; opening: PQueue }, req: http.IncomingMessage): Promise<Answer> {
   if (req.method !== 'GET') return { status: 405, json: { error: 'the explorer only reads: GET' } };
   const url = new URL(req.url ?? '/', 'http://explore');
   const p = url.pathname;
@@ -92,7 +95,10 @@ async function route(client: EngineClient, options: ExploreOptions & { scrolls: 
   if (p === '/') return { body: PAGE, type: 'text/html; charset=utf-8' };
   if (p === '/api/info') return { json: { index: options.index, fields: options.fields, report: options.reportDir !== undefined } };
   if (p === '/api/clusters') return { json: await listClusters(client, options, { ...page, q: q.get('q') ?? undefined }) };
-  if ((m = /^\/api\/clusters\/([^/]+)\/members$/.exec(p))) return { json: await clusterMembers(client, options, decodeURIComponent(m[1]), { ...page, scrolls: options.scrolls }) };
+  if ((m = /^\/api\/clusters\/([^/]+)\/members$/.exec(p))) {
+    const clusterId = decodeURIComponent(m[1]);
+    return { json: await options.opening.add(() => clusterMembers(client, options, clusterId, { ...page, scrolls: options.scrolls })) };
+  }
   if ((m = /^\/api\/documents\/([^/]+)$/.exec(p))) return { json: await documentText(client, options, decodeURIComponent(m[1])) };
   if ((m = /^\/api\/documents\/([^/]+)\/similar$/.exec(p))) return { json: await similarTo(client, options, decodeURIComponent(m[1])) };
   if (p === '/api/pair') return { json: await pair(client, options, q.get('a'), q.get('b')) };

@@ -15,8 +15,13 @@ export const SHARED_WORDS = 8;
 /** Longer texts are compared on their first this many characters (said in the answer): the diff is quadratic at worst. */
 export const MAX_DIFF_CHARS = 60_000;
 
+/** A comparison taking longer than this gives up (two long texts with little in common): one blocks the explorer while it runs. */
+export const DIFF_TIMEOUT_MS = 2_000;
+
 export interface WordDiff {
   segments: Segment[];
+  /** The texts were too different to compare word by word in time: each is shown whole, as removed and added. */
+  gaveUp?: boolean;
   /** Characters left out of the comparison, per side. */
   cut: [number, number];
   sharedWords: number;
@@ -26,7 +31,12 @@ export function wordDiff(a: string, b: string): WordDiff {
   const left = a.slice(0, MAX_DIFF_CHARS);
   const right = b.slice(0, MAX_DIFF_CHARS);
   let sharedWords = 0;
-  const segments = diffWordsWithSpace(left, right).map((part): Segment => {
+  const parts = diffWordsWithSpace(left, right, { timeout: DIFF_TIMEOUT_MS });
+  if (parts === undefined) {
+    const whole: Segment[] = [{ kind: 'removed', text: left, shared: false }, { kind: 'added', text: right, shared: false }];
+    return { segments: whole, cut: [a.length - left.length, b.length - right.length], sharedWords: 0, gaveUp: true };
+  }
+  const segments = parts.map((part): Segment => {
     const kind: SegmentKind = part.added ? 'added' : part.removed ? 'removed' : 'same';
     const words = part.value.split(/\s+/).filter(Boolean).length;
     const shared = kind === 'same' && words >= SHARED_WORDS;

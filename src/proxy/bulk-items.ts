@@ -38,7 +38,11 @@ interface Action {
   id?: string;
 }
 
+/** An action line longer than this is not read (a real one is a few hundred bytes): no client makes the proxy walk megabytes. */
+const MAX_ACTION_BYTES = 64 * 1024;
+
 export function readAction(line: Uint8Array, defaultIndex: string | undefined): Action | undefined {
+  if (line.length > MAX_ACTION_BYTES) return undefined;
   const parsed = leadingObject(Buffer.from(line.buffer, line.byteOffset, line.byteLength).toString('utf8'));
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) return undefined;
   const keys = Object.keys(parsed);

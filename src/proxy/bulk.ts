@@ -11,6 +11,7 @@ import type { SignedSource, SourceKind } from '../signing/sign-sources.js';
 import { type BulkItem, bulkItems, type RawBytes } from './bulk-items.js';
 import { applyFilterPath, type BulkAnswer, mergeBulkAnswers, notAppliedAnswer, REFUSAL_TYPE, type RefusedItem } from './bulk-response.js';
 import { forwardedBody, type ProxyContext, ProxyRefusal } from './context.js';
+import { rawPath } from './raw-path.js';
 import { type PartAnswer, UpstreamParts } from './upstream-parts.js';
 
 const GROUP_ITEMS = 200;
@@ -30,8 +31,9 @@ export async function handleBulk(ctx: ProxyContext, req: http.IncomingMessage, b
   const url = new URL(req.url ?? '/', 'http://proxy');
   const filterPath = url.searchParams.get('filter_path');
   url.searchParams.delete('filter_path'); // the proxy may have to read every item of the answer
+  const query = url.searchParams.size > 0 ? `?${url.searchParams}` : '';
   const headers = passableHeaders(req.rawHeaders, ['content-length', 'content-encoding', 'accept-encoding']);
-  const parts = new UpstreamParts(ctx.upstream, req.method ?? 'POST', url.pathname + url.search, headers, ctx.maxUpstreamBytes);
+  const parts = new UpstreamParts(ctx.upstream, req.method ?? 'POST', rawPath(req.url ?? '/') + query, headers, ctx.maxUpstreamBytes);
   const refused: RefusedItem[] = [];
   const fieldsGiven = new Set<string>();
   onClientGone(res, () => {

@@ -60,7 +60,7 @@ export function forwardedBody(ctx: ProxyContext, outcome: SignedSource, original
   }
   if (outcome.outcome === 'untouched') {
     counts.untouched++;
-    return original;
+    return outcome.source ?? original;
   }
   if (ctx.onError === 'pass') {
     counts.passed++;

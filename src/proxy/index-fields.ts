@@ -6,7 +6,7 @@
 // stderr with the fix, and documents still go.
 import type { IndexMappings } from '../engine/client.js';
 import { EngineResponseError } from '../engine/errors.js';
-import { redactCredentials } from '../engine/url.js';
+import { redactSecret } from '../engine/url.js';
 import { headerValue, readBody, type Upstream } from '../engine/forward.js';
 import { initIndex, type MappingAccess } from '../engine/init.js';
 
@@ -36,7 +36,7 @@ export class IndexFieldsGuard {
       this.failures++;
       if (!this.warned.has(index)) {
         this.warned.add(index);
-        this.warn(`could not give index "${index}" the near-dup fields (${redactCredentials(err.message)}); documents are signed anyway. Run near-dup init --index ${index}, or near-dup init --template --pattern '...' for new indices`);
+        this.warn(`could not give index "${index}" the near-dup fields (${redactSecret(err.message, authorization)}); documents are signed anyway. Run near-dup init --index ${index}, or near-dup init --template --pattern '...' for new indices`);
       }
     });
     this.checked.set(index, { at: now, done });

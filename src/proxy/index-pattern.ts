@@ -24,7 +24,8 @@ export function indexMatcher(pattern: string): IndexMatcher {
     const exclude = part.startsWith('-');
     const body = exclude ? part.slice(1) : part;
     const name = body === '_all' ? '*' : body;
-    const regex = new RegExp(`^${name.split('*').map(escapeRegex).join('.*')}$`);
+    // `s`: a name may hold line breaks (the engines take them), and * matches them too.
+    const regex = new RegExp(`^${name.split('*').map(escapeRegex).join('.*')}$`, 's');
     return { exclude, regex, dotted: name.startsWith('.') };
   });
   if (terms[0].exclude) throw new UsageError(`--index "${pattern}" starts with an exclusion; name what to include first, e.g. *,-${parts[0].slice(1)}`);

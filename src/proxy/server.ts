@@ -15,6 +15,7 @@ import { type OnError, type ProxyContext, ProxyRefusal, sendError, sendJson } fr
 import { handleDocument } from './document.js';
 import { IndexFieldsGuard } from './index-fields.js';
 import { indexMatcher } from './index-pattern.js';
+import { decodeSegment, rawPath } from './raw-path.js';
 import { bodyFormat, DEFAULT_MAX_BODY_BYTES, declaredTooLarge, decodedBody } from './request-body.js';
 import { ProxyStats } from './stats.js';
 
@@ -36,6 +37,8 @@ export interface ProxyOptions {
   maxBodyBytes?: number;
   /** Limit on one line of a bulk body (default: the body's limit). */
   maxLineBytes?: number;
+  /** A client connection with nothing sent or read for this long is closed, its upstream request aborted (default 120 s). */
+  idleTimeoutMs?: number;
   /** PEM texts, to serve HTTPS. */
   tls?: { cert: string; key: string };
   warn: (line: string) => void;
@@ -49,6 +52,7 @@ export interface RunningProxy {
 }
 
 export const STATS_PATH = '/_near_dup/stats';
+const DEFAULT_IDLE_TIMEOUT_MS = 120_000;
 /** The error type of what went wrong in the proxy itself (the cluster unreachable, a body too large). */
 const PROXY_ERROR = 'near_dup_proxy_exception';
 
@@ -76,6 +80,9 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
   };
   const server = options.tls ? https.createServer({ cert: options.tls.cert, key: options.tls.key }, listener) : http.createServer(listener);
   server.keepAliveTimeout = 65_000;
+  // A client that stops sending its body, or stops reading its answer, is cut off after this long idle:
+  // its upstream request (one of a bounded pool of sockets to the cluster) is then aborted.
+  server.timeout = options.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.port, options.host, () => resolve());
@@ -98,14 +105,12 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
 
 type Route = { kind: 'stats' } | { kind: 'bulk'; index?: string } | { kind: 'document'; index: string; source: SourceKind } | { kind: 'pass' };
 
-/** What a request is, from its method and path (index names URL-decoded). */
+/**
+ * What a request is, from its method and its path as sent (not normalized: `.` and `..` are names to the
+ * engines), each segment percent-decoded as the engines decode it.
+ */
 export function routeOf(method: string, pathname: string): Route {
-  let segments: string[];
-  try {
-    segments = pathname.split('/').filter(Boolean).map(decodeURIComponent);
-  } catch {
-    return { kind: 'pass' };
-  }
+  const segments = pathname.split('/').filter(Boolean).map(decodeSegment);
   const write = method === 'PUT' || method === 'POST';
   if (method === 'GET' && pathname === STATS_PATH) return { kind: 'stats' };
   if (!write) return { kind: 'pass' };
@@ -130,7 +135,7 @@ function typedRoute(method: string, [index, type, id, action, ...rest]: string[]
 
 async function handle(ctx: ProxyContext, req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
   const url = new URL(req.url ?? '/', 'http://proxy');
-  const route = routeOf(req.method ?? 'GET', url.pathname);
+  const route = routeOf(req.method ?? 'GET', rawPath(req.url ?? '/'));
   if (route.kind === 'stats') {
     sendJson(res, 200, { ...ctx.stats.snapshot(), indices_without_fields: ctx.fields.failures, upstream_sockets: ctx.upstream.sockets() });
     return;
@@ -147,7 +152,8 @@ async function handle(ctx: ProxyContext, req: http.IncomingMessage, res: http.Se
   const declared = declaredTooLarge(req, ctx.maxBodyBytes);
   if (declared) throw declared;
   const body = decodedBody(req, ctx.maxBodyBytes);
-  if (route.kind === 'bulk') return handleBulk(ctx, req, body, res, route.index);
+  // The engines also take a bulk's default index from the query string (?index=).
+  if (route.kind === 'bulk') return handleBulk(ctx, req, body, res, route.index ?? url.searchParams.get('index') ?? undefined);
   return handleDocument(ctx, req, body, res, route.index, route.source);
 }
 

@@ -19,7 +19,7 @@ export interface SignSourcesOptions {
 type Outcome =
   | { outcome: 'signed'; source: string; cut: number }
   | { outcome: 'cleared'; source: string }
-  | { outcome: 'untouched' }
+  | { outcome: 'untouched'; source?: string }
   | { outcome: 'failed'; reason: string };
 
 export type SignedSource =
@@ -27,8 +27,8 @@ export type SignedSource =
   | { outcome: 'signed'; source: Uint8Array; cut: number }
   /** A partial update that changes some text fields but not all: the stored signature is removed, not left stale. */
   | { outcome: 'cleared'; source: Uint8Array }
-  /** Nothing to sign (an update that leaves the text alone, a script): forward the bytes as they are. */
-  | { outcome: 'untouched' }
+  /** Nothing to sign (an update that leaves the text alone, a script): forward the bytes as they are, or `source` when keys near-dup owns were dropped. */
+  | { outcome: 'untouched'; source?: Uint8Array }
   | { outcome: 'failed'; reason: string };
 
 const decoder = new TextDecoder('utf-8', { fatal: true });
@@ -42,11 +42,11 @@ export function signSources(signer: Signer, kinds: readonly SourceKind[], bytes:
 }
 
 function asBytes(outcomes: Outcome[]): SignedSource[] {
-  const total = outcomes.reduce((sum, o) => sum + ('source' in o ? Buffer.byteLength(o.source) : 0), 0);
+  const total = outcomes.reduce((sum, o) => sum + ('source' in o && o.source !== undefined ? Buffer.byteLength(o.source) : 0), 0);
   const block = Buffer.allocUnsafe(total);
   let at = 0;
-  return outcomes.map((o) => {
-    if (!('source' in o)) return o;
+  return outcomes.map((o): SignedSource => {
+    if (!('source' in o) || o.source === undefined) return o as SignedSource;
     const length = block.write(o.source, at);
     const source = block.subarray(at, at + length);
     at += length;
@@ -101,8 +101,37 @@ function signDocument(text: string, sign: (doc: Record<string, unknown>) => Fiel
   const doc = parseObject(text, 'the document');
   const { fields, cut } = sign(doc);
   const top = prefix.split('.')[0];
-  if (top in doc) return { outcome: 'signed', source: JSON.stringify(mergeUnderPrefix(doc, prefix, fields)), cut };
+  if (Object.keys(doc).some((key) => key === top || key.startsWith(`${top}.`))) {
+    const { value } = withoutPrefixKeys(doc, prefix.split('.'), false);
+    return { outcome: 'signed', source: JSON.stringify(mergeUnderPrefix(value, prefix, fields)), cut };
+  }
   return { outcome: 'signed', source: spliceMembers(text, underPrefix(prefix, fields)), cut };
+}
+
+/**
+ * `obj` without the keys a client could set near-dup's fields by: dotted names that reach the prefix or
+ * below it ("near_dup.simhash", {"meta": {"near_dup.bands": ...}}, which the engines merge into the
+ * object), and with `all` the object at the prefix itself. Whether any was there.
+ */
+export function withoutPrefixKeys(obj: Record<string, unknown>, path: readonly string[], all: boolean): { value: Record<string, unknown>; removed: boolean } {
+  const value: Record<string, unknown> = {};
+  let removed = false;
+  for (const [key, member] of Object.entries(obj)) {
+    const segments = key.split('.');
+    const leads = segments.every((segment, i) => i >= path.length || segment === path[i]);
+    if (leads && segments.length >= path.length && (all || segments.length > 1)) {
+      removed = true;
+      continue;
+    }
+    if (leads && segments.length < path.length && member !== null && typeof member === 'object' && !Array.isArray(member)) {
+      const inner = withoutPrefixKeys(member as Record<string, unknown>, path.slice(segments.length), all);
+      value[key] = inner.value;
+      removed ||= inner.removed;
+      continue;
+    }
+    value[key] = member;
+  }
+  return { value, removed };
 }
 
 /** The object text with `members` added before its closing brace; the rest of its bytes unchanged. */
@@ -117,37 +146,69 @@ export function spliceMembers(objectText: string, members: Record<string, unknow
  * An update body: `doc` is signed when it holds every text field, left alone when it holds none (the text
  * does not change), and its stored signature removed when it holds only some (the new signature would need
  * text the proxy does not have; `annotate` signs the document again). An `upsert` is a whole document and
- * is signed like one. Scripts are not run here, so a scripted update is forwarded as it is.
+ * is signed like one; so is `doc` with `doc_as_upsert` (sent on as an explicit upsert, which the engines
+ * apply the same way), and one without text is refused like a document without text. Keys of `doc` at or
+ * under the prefix are dropped: near-dup writes those fields. Scripts are not run here, so a scripted
+ * update is forwarded as it is.
  */
 function signUpdate(text: string, sign: (doc: Record<string, unknown>) => Fields, options: SignSourcesOptions): Outcome {
   const body = parseObject(text, 'the update body');
-  let changed = false;
-  let cleared = false;
-  let cut = 0;
-  const doc = body.doc;
-  if (doc !== undefined && doc !== null) {
-    if (typeof doc !== 'object' || Array.isArray(doc)) throw new DocumentTextError('"doc" of the update is not a JSON object');
-    const present = options.fields.filter((f) => valueAt(doc, f) !== undefined).length;
-    if (present === options.fields.length) {
-      const signed = sign(doc as Record<string, unknown>);
-      body.doc = mergeUnderPrefix(doc as Record<string, unknown>, options.prefix, signed.fields);
-      cut = signed.cut;
-      changed = true;
-    } else if (present > 0) {
-      body.doc = withNullAt(doc as Record<string, unknown>, options.prefix);
-      changed = cleared = true;
-    }
-  }
-  if (body.upsert !== undefined && body.upsert !== null) {
+  const rewritten = dropOwnFields(body, options.prefix);
+  const fromDoc = signUpdateDoc(body, sign, options);
+  let cut = fromDoc.cut;
+  let signed = fromDoc.signed;
+  if (body.doc_as_upsert === true && body.doc !== null && typeof body.doc === 'object') {
+    // The doc becomes the document when there is none: sign it as one, sent on as an explicit upsert.
+    body.upsert = body.doc;
+    delete body.doc_as_upsert;
+    if (!fromDoc.signed) body.upsert = signWhole(body.upsert as Record<string, unknown>, sign, options.prefix, 'with doc_as_upsert, the doc is indexed as a new document when there is none, and it').doc;
+    signed = true;
+  } else if (body.upsert !== undefined && body.upsert !== null) {
     if (typeof body.upsert !== 'object' || Array.isArray(body.upsert)) throw new DocumentTextError('"upsert" of the update is not a JSON object');
-    const signed = sign(body.upsert as Record<string, unknown>);
-    body.upsert = mergeUnderPrefix(body.upsert as Record<string, unknown>, options.prefix, signed.fields);
-    cut = Math.max(cut, signed.cut);
-    changed = true;
+    const whole = signWhole(body.upsert as Record<string, unknown>, sign, options.prefix, 'the upsert');
+    body.upsert = whole.doc;
+    cut = Math.max(cut, whole.cut);
+    signed = true;
   }
-  if (!changed) return { outcome: 'untouched' };
-  const source = JSON.stringify(body);
-  return cleared ? { outcome: 'cleared', source } : { outcome: 'signed', source, cut };
+  if (fromDoc.cleared) return { outcome: 'cleared', source: JSON.stringify(body) };
+  if (signed) return { outcome: 'signed', source: JSON.stringify(body), cut };
+  return rewritten ? { outcome: 'untouched', source: JSON.stringify(body) } : { outcome: 'untouched' };
+}
+
+/** Drops every key of the update's doc at or under the prefix: near-dup writes those fields (a client could forge a signature). Whether any was there. */
+function dropOwnFields(body: Record<string, unknown>, prefix: string): boolean {
+  if (body.doc === undefined || body.doc === null) return false;
+  if (typeof body.doc !== 'object' || Array.isArray(body.doc)) throw new DocumentTextError('"doc" of the update is not a JSON object');
+  const own = withoutPrefixKeys(body.doc as Record<string, unknown>, prefix.split('.'), true);
+  body.doc = own.value;
+  return own.removed;
+}
+
+/** The update's doc signed when it holds every text field, its signature removed (null) when it holds some. */
+function signUpdateDoc(body: Record<string, unknown>, sign: (doc: Record<string, unknown>) => Fields, options: SignSourcesOptions): { signed: boolean; cleared: boolean; cut: number } {
+  const doc = body.doc as Record<string, unknown> | undefined | null;
+  if (doc === undefined || doc === null) return { signed: false, cleared: false, cut: 0 };
+  const present = options.fields.filter((f) => valueAt(doc, f) !== undefined).length;
+  if (present === options.fields.length) {
+    const signed = sign(doc);
+    body.doc = mergeUnderPrefix(doc, options.prefix, signed.fields);
+    return { signed: true, cleared: false, cut: signed.cut };
+  }
+  if (present === 0) return { signed: false, cleared: false, cut: 0 };
+  body.doc = withNullAt(doc, options.prefix);
+  return { signed: false, cleared: true, cut: 0 };
+}
+
+/** A whole document signed, the keys that would reach the prefix by a dotted name removed first. */
+function signWhole(doc: Record<string, unknown>, sign: (doc: Record<string, unknown>) => Fields, prefix: string, what: string): { doc: Record<string, unknown>; cut: number } {
+  const { value } = withoutPrefixKeys(doc, prefix.split('.'), false);
+  try {
+    const signed = sign(value);
+    return { doc: mergeUnderPrefix(value, prefix, signed.fields), cut: signed.cut };
+  } catch (err) {
+    if (err instanceof DocumentTextError && what !== 'the upsert') throw new DocumentTextError(`${what} cannot be signed: ${err.message}`);
+    throw err;
+  }
 }
 
 /** A copy of doc whose object at the prefix is null: a partial update that removes it. */

@@ -86,6 +86,14 @@ forEachEngine('explore', (ctx) => {
     expect([evicted.status, ((await evicted.json()) as any).error]).toEqual([400, expect.stringContaining('closed for newer ones')]);
     const kept = await api(`${members}&after=${encodeURIComponent(firsts[19].next)}`);
     expect(kept.members.length).toBe(1);
+    // A scroll of the cluster the explorer did not open (or another cluster's page) is not followed.
+    const foreign = await ctx.client.request<any>('POST', `/${index}/_search`, { size: 1, query: { match_all: {} } }, { scroll: '1m' });
+    const refused = await fetch(`${explorer.url}${members}&after=${encodeURIComponent(foreign._scroll_id)}`);
+    expect([refused.status, ((await refused.json()) as any).error]).toEqual([400, expect.stringContaining('never opened here')]);
+    await ctx.client.request('DELETE', '/_search/scroll', { scroll_id: [foreign._scroll_id] });
+    expect(kept.next === undefined || !String(kept.next).includes(foreign._scroll_id.slice(0, 12))).toBe(true);
+    const badId = await fetch(`${explorer.url}/api/documents/%ZZ`);
+    expect(badId.status).toBe(400);
   });
 
   it('clusters largest first, each list paged through whole past the result window, found by id and by text', async () => {

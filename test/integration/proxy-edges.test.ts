@@ -23,7 +23,9 @@ interface Answer {
 /** One request to the proxy; the body as given (bytes already encoded). */
 function send(base: string, method: string, path: string, headers: Record<string, string>, body?: Buffer | string): Promise<Answer> {
   return new Promise((resolve, reject) => {
-    const req = http.request(`${base}${path}`, { method, headers }, (res) => {
+    // The path as given (a URL string would be normalized: `..` taken as a step back).
+    const { hostname, port } = new URL(base);
+    const req = http.request({ hostname, port, path, method, headers }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
       res.on('end', () => {
@@ -101,6 +103,63 @@ forEachEngine('proxy at the edges', (ctx) => {
     const after = await send(proxy.url, 'POST', '/_bulk', { 'content-type': 'application/x-ndjson' }, ndjson([{ index: { _index: index, _id: 'after' } }, { text: docs[0].text }]));
     expect([after.status, after.json.errors]).toEqual([200, false]);
   }, 120_000);
+
+  it('paths, query strings and names the engines read their own way; updates that index a document; forged near-dup fields: every write to a signed index is signed or refused', async () => {
+    const index = `${prefix}-paths`;
+    const json = { 'content-type': 'application/json' };
+    const nd = { 'content-type': 'application/x-ndjson' };
+    const text = { text: docs[0].text };
+    // Not normalized (`..` is an id to the engines) and decoded as they decode (%FF is U+FFFD).
+    for (const id of ['..', '.', '%FF']) {
+      const answer = await send(proxy.url, 'PUT', `/${index}/_doc/${id}`, json, JSON.stringify(text));
+      expect([id, answer.status]).toEqual([id, 201]);
+    }
+    // The default index of a bulk given in the query string.
+    const viaQuery = await send(proxy.url, 'POST', `/_bulk?index=${index}`, nd, ndjson([{ index: { _id: 'q1' } }, text, { index: { _id: 'q2' } }, { title: 'no text' }]));
+    expect(viaQuery.json.items.map((i: any) => i.index.status)).toEqual([201, 400]);
+    // A name with a line separator still matches the pattern, as on the engine.
+    const odd = `${index}\u2028x`;
+    const oddName = await send(proxy.url, 'POST', '/_bulk', nd, ndjson([{ index: { _index: odd, _id: 'o1' } }, text]));
+    expect(oddName.json.items[0].index.status).toBe(201);
+    // doc_as_upsert: the doc may become the document, so it is signed as one, or refused without text.
+    const upsert = await send(proxy.url, 'POST', `/${index}/_update/u1`, json, JSON.stringify({ doc: text, doc_as_upsert: true }));
+    expect(upsert.status).toBe(201);
+    const bare = await send(proxy.url, 'POST', `/${index}/_update/u2`, json, JSON.stringify({ doc: { other: 1 }, doc_as_upsert: true }));
+    expect([bare.status, bare.json.error.reason]).toEqual([400, expect.stringContaining('doc_as_upsert')]);
+    // Forged fields: a dotted name beside the object, an update of the signature alone.
+    const forged = await send(proxy.url, 'PUT', `/${index}/_doc/f1?refresh=true`, json, JSON.stringify({ ...text, 'near_dup.simhash': '0000000000000000', 'near_dup.bands': ['0:forged'] }));
+    expect(forged.status).toBe(201);
+    const overwrite = await send(proxy.url, 'POST', `/${index}/_update/f1?refresh=true`, json, JSON.stringify({ doc: { near_dup: { simhash: 'ffffffffffffffff' } } }));
+    expect(overwrite.status).toBe(200);
+    const { count, unsigned } = await stored(ctx, `${prefix}-paths*`);
+    expect([count, unsigned]).toEqual([7, []]);
+    const inOdd = await ctx.client.request<any>('GET', `/${encodeURIComponent(odd)}/_doc/o1`);
+    expect(inOdd._source.near_dup.simhash).toMatch(/^[0-9a-f]{16}$/);
+    const kept = await ctx.client.request<any>('GET', `/${index}/_doc/f1`);
+    expect(kept._source.near_dup.simhash).not.toMatch(/^(0|f)+$/);
+    expect(JSON.stringify(kept._source)).not.toContain('forged');
+    const byBand = await ctx.client.request<any>('POST', `/${index}/_search`, { query: { term: { 'near_dup.bands': '0:forged' } } });
+    expect(byBand.hits.hits).toEqual([]);
+  });
+
+  it('a client that stops sending its body (or reading its answer) is cut off after the idle timeout, its upstream request aborted', async () => {
+    const idle = await startProxy({ upstream: { url: ctx.engine.url }, host: '127.0.0.1', port: 0, index: signed, fields: ['text'], prefix: 'near_dup', signer: {}, maxChars: 1e7, threads: 1, warn: () => undefined, onError: 'reject', maxUpstreamBytes: 64 * 1024, idleTimeoutMs: 1500 });
+    try {
+      const lines = Array.from({ length: 1500 }, (_, i) => [{ index: { _index: `${prefix}-idle`, _id: `i${i}` } }, { text: `${docs[i % docs.length].text} ${i}` }]).flat();
+      const body = Buffer.from(ndjson(lines));
+      const url = new URL(idle.url);
+      const socket = net.connect(Number(url.port), url.hostname);
+      socket.on('error', () => undefined);
+      socket.write(`POST /_bulk HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-ndjson\r\nContent-Length: ${body.length}\r\n\r\n`);
+      socket.write(body.subarray(0, Math.floor(body.length * 0.6)));
+      await expect.poll(async () => (await stats(idle)).upstream_sockets.in_use, { timeout: 30_000 }).toBeGreaterThan(0);
+      // The client stays connected and sends nothing more.
+      await expect.poll(async () => (await stats(idle)).upstream_sockets.in_use, { timeout: 15_000, interval: 250 }).toBe(0);
+      socket.destroy();
+    } finally {
+      await idle.close();
+    }
+  }, 60_000);
 
   it('content types with parameters are read by their media type and signed; one the proxy cannot read is refused (reject) or passed and counted (pass)', async () => {
     const index = `${prefix}-types`;

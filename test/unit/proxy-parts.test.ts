@@ -3,7 +3,7 @@
 import { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { createSigner } from '../../src/signature.js';
-import { signSources, spliceMembers } from '../../src/signing/sign-sources.js';
+import { signSources, spliceMembers, withoutPrefixKeys } from '../../src/signing/sign-sources.js';
 import { bulkItems, leadingObject } from '../../src/proxy/bulk-items.js';
 import { resolveDateMath } from '../../src/proxy/date-math.js';
 import { isJsonMediaType } from '../../src/proxy/request-body.js';
@@ -11,6 +11,7 @@ import { LineTooLongError, lineBatches } from '../../src/signing/line-batches.js
 import { applyFilterPath, mergeBulkAnswers } from '../../src/proxy/bulk-response.js';
 import { indexMatcher } from '../../src/proxy/index-pattern.js';
 import { routeOf } from '../../src/proxy/server.js';
+import { decodeSegment, rawPath } from '../../src/proxy/raw-path.js';
 import { parseListen } from '../../src/cli/commands/proxy.js';
 
 describe('index patterns', () => {
@@ -99,7 +100,7 @@ describe('signing sources', () => {
   const sign = (kind: 'index' | 'update', text: string, o = options): { outcome: string; source?: string; reason?: string } => {
     const bytes = Buffer.from(text);
     const out = signSources(signer, [kind], bytes, [bytes.length], o)[0];
-    return 'source' in out ? { ...out, source: Buffer.from(out.source).toString('utf8') } : out;
+    return 'source' in out && out.source !== undefined ? { ...out, source: Buffer.from(out.source).toString('utf8') } : (out as { outcome: string; reason?: string });
   };
   const expected = signer('the quick brown fox jumps over the lazy dog');
 
@@ -131,6 +132,17 @@ describe('signing sources', () => {
     expect(JSON.parse(Buffer.from(c.source).toString()).body).toBe('second text, a little longer');
   });
 
+  it('a client cannot set the near-dup fields: dotted names reaching the prefix are dropped, an update doc loses every key under it', () => {
+    const forged = sign('index', '{"body":"the quick brown fox jumps over the lazy dog","near_dup.simhash":"0000000000000000","near_dup.bands":["0:evil"]}');
+    const stored = JSON.parse(forged.source as string);
+    expect(stored).toEqual({ body: 'the quick brown fox jumps over the lazy dog', near_dup: expect.objectContaining({ simhash: expected.simhash }) });
+    expect(JSON.stringify(stored)).not.toContain('evil');
+    const update = sign('update', '{"doc":{"views":3,"near_dup":{"simhash":"0000000000000000"},"near_dup.minhash":"AAAA"}}');
+    expect(JSON.parse(update.source as string)).toEqual({ doc: { views: 3 } });
+    expect(withoutPrefixKeys({ meta: { 'near_dup.bands': 1, keep: 2, near_dup: { x: 1 } }, 'meta.near_dup': {}, other: 1 }, ['meta', 'near_dup'], false)).toEqual({ value: { meta: { keep: 2, near_dup: { x: 1 } }, other: 1 }, removed: true });
+    expect(withoutPrefixKeys({ near_dupe: 1, near: 2 }, ['near_dup'], true)).toEqual({ value: { near_dupe: 1, near: 2 }, removed: false });
+  });
+
   it('refusals name the field and the fix', () => {
     expect(sign('index', '{"title":"x"}')).toEqual({ outcome: 'failed', reason: 'no text: field "body" is not in the document' });
     expect(sign('index', '{"body":{"a":1}}')).toMatchObject({ outcome: 'failed', reason: expect.stringMatching(/field "body" holds an object, not text; name a text field with --field/) });
@@ -141,7 +153,11 @@ describe('signing sources', () => {
 
   it('updates: doc with the text signed, without it untouched, with part of it the signature removed; upsert signed; scripts untouched', () => {
     const doc = sign('update', '{"doc":{"body":"the quick brown fox jumps over the lazy dog"},"doc_as_upsert":true}');
-    expect(JSON.parse(doc.source as string)).toMatchObject({ doc_as_upsert: true, doc: { near_dup: { simhash: expected.simhash } } });
+    // doc_as_upsert goes on as an explicit upsert (the same to the engines), signed as a whole document.
+    const asUpsert = JSON.parse(doc.source as string);
+    expect(asUpsert).toMatchObject({ doc: { near_dup: { simhash: expected.simhash } }, upsert: { body: expect.any(String), near_dup: { simhash: expected.simhash } } });
+    expect(asUpsert.doc_as_upsert).toBeUndefined();
+    expect(sign('update', '{"doc":{"views":3},"doc_as_upsert":true}')).toEqual({ outcome: 'failed', reason: expect.stringMatching(/^with doc_as_upsert, the doc is indexed as a new document when there is none, and it cannot be signed: no text/) });
     expect(sign('update', '{"doc":{"views":3}}')).toEqual({ outcome: 'untouched' });
     expect(sign('update', '{"script":{"source":"ctx._source.n++"}}')).toEqual({ outcome: 'untouched' });
     const two = { ...options, fields: ['title', 'body'] };
@@ -219,6 +235,15 @@ describe('routes', () => {
     for (const [method, path] of [['PUT', '/news/_doc'], ['GET', '/news/_doc/1'], ['POST', '/news/_search'], ['HEAD', '/'], ['POST', '/_reindex'], ['PUT', '/news']]) {
       expect(routeOf(method, path)).toEqual({ kind: 'pass' });
     }
+  });
+
+  it('paths read as the engines read them: not normalized, percent-decoded as UTF-8 (U+FFFD for what is not), a stray % kept', () => {
+    expect(routeOf('PUT', rawPath('/news/_doc/..'))).toEqual({ kind: 'document', index: 'news', source: 'index' });
+    expect(routeOf('PUT', rawPath('/news/_doc/%FF?refresh=true'))).toEqual({ kind: 'document', index: 'news', source: 'index' });
+    expect(routeOf('POST', rawPath('/new%73%FF/_bulk'))).toEqual({ kind: 'bulk', index: 'news\uFFFD' });
+    expect(['a%', '%2e%2E', 'caf%C3%A9', '%e2%80%a8', '%zz'].map(decodeSegment)).toEqual(['a%', '..', 'café', '\u2028', '%zz']);
+    expect(rawPath('http://evil/news/_doc/1?x=1')).toBe('/news/_doc/1');
+    expect(indexMatcher('news-*')('news-a\nb')).toBe(true);
   });
 
   it('the typed forms Elasticsearch 7 takes are document writes too', () => {

@@ -2,7 +2,7 @@
 // answers that echo the request's Authorization header.
 import { describe, expect, it } from 'vitest';
 import { describeConnectionError, EngineResponseError } from '../../src/engine/errors.js';
-import { parseClusterUrl, redactCredentials } from '../../src/engine/url.js';
+import { parseClusterUrl, redactCredentials, redactSecret } from '../../src/engine/url.js';
 
 const SECRET = 's3cr3t-Pw';
 
@@ -31,6 +31,17 @@ describe('redaction', () => {
     expect(redacted).not.toContain('QUJDREVGR0hJSktMTU5PUA');
     const err = new EngineResponseError(400, 'illegal_argument_exception', body, 'POST', '/_bulk', 'http://host:9200', {});
     expect(describeConnectionError(err, { url: 'http://host:9200' }).message).not.toMatch(/QUJD|abcdefghijklmnop|ann:/);
+  });
+
+  it('any case of an auth scheme, Negotiate and Digest, token= and password= values, and the exact value a client sent', () => {
+    const token = Buffer.from(`ann:${SECRET}`).toString('base64');
+    for (const text of [`bearer ${token}`, `BASIC ${token}`, `Negotiate ${token}`, `token=${token}`, `{"api_key":"${token}"}`, `password: ${SECRET}`]) {
+      expect(redactCredentials(text), text).not.toMatch(new RegExp(`${token}|${SECRET}`));
+    }
+    // An upstream error that echoes the client's own header in some form of its own.
+    const echoed = `denied for credentials [${token.toLowerCase()}] and ${token}`;
+    expect(redactSecret(echoed, `Basic ${token}`)).toBe('denied for credentials [[redacted]] and [redacted]');
+    expect(redactCredentials('token_count 3, sample_size 4: keys of a signature')).toBe('token_count 3, sample_size 4: keys of a signature');
   });
 
   it('refuses a URL whose password holds / ? # unencoded, without printing it', () => {
