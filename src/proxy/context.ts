@@ -1,6 +1,7 @@
 // What every request handler of the proxy shares: the cluster, the signing threads, the settings, the
 // counters.
 import type http from 'node:http';
+import type PQueue from 'p-queue';
 import type { Upstream } from '../engine/forward.js';
 import type { SignerOptions } from '../signature.js';
 import type { SignPool } from '../signing/sign-pool.js';
@@ -23,6 +24,8 @@ export interface ProxyContext {
   /** Limits on a request body, decompressed, and on one line of a bulk body. */
   maxBodyBytes: number;
   maxLineBytes: number;
+  /** The writes being read and signed (bounded): the rest wait. */
+  writes: PQueue;
   stats: ProxyStats;
   fields: IndexFieldsGuard;
 }

@@ -4,6 +4,7 @@
 import http from 'node:http';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
+import PQueue from 'p-queue';
 import { BodyTooLargeError, onClientGone, pipeAnswer, Upstream, UpstreamError } from '../engine/forward.js';
 import { LineTooLongError } from '../signing/line-batches.js';
 import { createSignPool } from '../signing/sign-pool.js';
@@ -37,6 +38,8 @@ export interface ProxyOptions {
   maxBodyBytes?: number;
   /** Limit on one line of a bulk body (default: the body's limit). */
   maxLineBytes?: number;
+  /** Writes (bulk, documents) read and signed at once; more wait their turn, unread (default 16): memory is bounded by this many bodies. */
+  maxConcurrentWrites?: number;
   /** A client connection with nothing sent or read for this long is closed, its upstream request aborted (default 120 s). */
   idleTimeoutMs?: number;
   /** PEM texts, to serve HTTPS. */
@@ -53,6 +56,7 @@ export interface RunningProxy {
 
 export const STATS_PATH = '/_near_dup/stats';
 const DEFAULT_IDLE_TIMEOUT_MS = 120_000;
+const DEFAULT_CONCURRENT_WRITES = 16;
 /** The error type of what went wrong in the proxy itself (the cluster unreachable, a body too large). */
 const PROXY_ERROR = 'near_dup_proxy_exception';
 
@@ -72,6 +76,7 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
     maxUpstreamBytes: options.maxUpstreamBytes,
     maxBodyBytes: options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
     maxLineBytes: options.maxLineBytes ?? options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
+    writes: new PQueue({ concurrency: options.maxConcurrentWrites ?? DEFAULT_CONCURRENT_WRITES }),
     stats,
     fields,
   };
@@ -151,10 +156,14 @@ async function handle(ctx: ProxyContext, req: http.IncomingMessage, res: http.Se
   if (!format.readable) return unreadable(ctx, req, res, route.kind, targeted, format.why);
   const declared = declaredTooLarge(req, ctx.maxBodyBytes);
   if (declared) throw declared;
-  const body = decodedBody(req, ctx.maxBodyBytes);
-  // The engines also take a bulk's default index from the query string (?index=).
-  if (route.kind === 'bulk') return handleBulk(ctx, req, body, res, route.index ?? url.searchParams.get('index') ?? undefined);
-  return handleDocument(ctx, req, body, res, route.index, route.source);
+  // A few writes at a time are read and signed; the others wait unread (their clients held back by TCP).
+  return ctx.writes.add(async () => {
+    if (res.destroyed) return;
+    const body = decodedBody(req, ctx.maxBodyBytes);
+    // The engines also take a bulk's default index from the query string (?index=).
+    if (route.kind === 'bulk') return handleBulk(ctx, req, body, res, route.index ?? url.searchParams.get('index') ?? undefined);
+    return handleDocument(ctx, req, body, res, route.index, route.source);
+  });
 }
 
 /**

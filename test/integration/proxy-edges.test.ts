@@ -142,6 +142,32 @@ forEachEngine('proxy at the edges', (ctx) => {
     expect(byBand.hits.hits).toEqual([]);
   });
 
+  it('writes are read a few at a time (--max-concurrent-writes): many clients at once cost the memory and upstream sockets of that many', async () => {
+    const few = await startProxy({ upstream: { url: ctx.engine.url }, host: '127.0.0.1', port: 0, index: signed, fields: ['text'], prefix: 'near_dup', signer: {}, maxChars: 1e7, threads: 1, warn: () => undefined, onError: 'reject', maxUpstreamBytes: 64 * 1024, maxConcurrentWrites: 2 });
+    try {
+      const lines = Array.from({ length: 1500 }, (_, i) => [{ index: { _index: `${prefix}-few`, _id: `w${i}` } }, { text: `${docs[i % docs.length].text} ${i}` }]).flat();
+      const body = Buffer.from(ndjson(lines));
+      const url = new URL(few.url);
+      const sockets = Array.from({ length: 8 }, () => {
+        const socket = net.connect(Number(url.port), url.hostname);
+        socket.on('error', () => undefined);
+        socket.write(`POST /_bulk HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-ndjson\r\nContent-Length: ${body.length}\r\n\r\n`);
+        socket.write(body.subarray(0, Math.floor(body.length * 0.6)));
+        return socket;
+      });
+      await expect.poll(async () => (await stats(few)).requests.bulk, { timeout: 30_000 }).toBe(2);
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+      const held = await stats(few);
+      expect([held.requests.bulk, held.upstream_sockets.in_use]).toEqual([2, 2]);
+      for (const socket of sockets) socket.destroy();
+      // Each waiting write, its client gone, is dropped without being read.
+      await expect.poll(async () => (await stats(few)).upstream_sockets.in_use, { timeout: 30_000 }).toBe(0);
+      expect((await stats(few)).requests.bulk).toBeLessThanOrEqual(8);
+    } finally {
+      await few.close();
+    }
+  }, 90_000);
+
   it('a client that stops sending its body (or reading its answer) is cut off after the idle timeout, its upstream request aborted', async () => {
     const idle = await startProxy({ upstream: { url: ctx.engine.url }, host: '127.0.0.1', port: 0, index: signed, fields: ['text'], prefix: 'near_dup', signer: {}, maxChars: 1e7, threads: 1, warn: () => undefined, onError: 'reject', maxUpstreamBytes: 64 * 1024, idleTimeoutMs: 1500 });
     try {
