@@ -30,6 +30,14 @@ export class UpstreamError extends Error {
   override name = 'UpstreamError';
 }
 
+/** The client went away before its answer was written: whatever was reading its request stops. */
+export class ClientGoneError extends Error {
+  override name = 'ClientGoneError';
+  constructor() {
+    super('the client went away');
+  }
+}
+
 export class BodyTooLargeError extends Error {
   override name = 'BodyTooLargeError';
 }

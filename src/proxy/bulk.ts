@@ -6,7 +6,7 @@
 import type http from 'node:http';
 import { performance } from 'node:perf_hooks';
 import type { Readable } from 'node:stream';
-import { onClientGone, passableHeaders, pipeAnswer, readBody } from '../engine/forward.js';
+import { ClientGoneError, onClientGone, passableHeaders, pipeAnswer, readBody } from '../engine/forward.js';
 import type { SignedSource, SourceKind } from '../signing/sign-sources.js';
 import { type BulkItem, bulkItems, type RawBytes } from './bulk-items.js';
 import { applyFilterPath, type BulkAnswer, mergeBulkAnswers, notAppliedAnswer, REFUSAL_TYPE, type RefusedItem } from './bulk-response.js';
@@ -38,7 +38,7 @@ export async function handleBulk(ctx: ProxyContext, req: http.IncomingMessage, b
   const fieldsGiven = new Set<string>();
   onClientGone(res, () => {
     parts.abort();
-    body.destroy();
+    body.destroy(new ClientGoneError());
   });
 
   try {

@@ -5,7 +5,7 @@
 import type http from 'node:http';
 import { performance } from 'node:perf_hooks';
 import type { Readable } from 'node:stream';
-import { onClientGone, passableHeaders, pipeAnswer, readBody } from '../engine/forward.js';
+import { ClientGoneError, onClientGone, passableHeaders, pipeAnswer, readBody } from '../engine/forward.js';
 import type { SignedSource, SourceKind } from '../signing/sign-sources.js';
 import { REFUSAL_TYPE } from './bulk-response.js';
 import { forwardedBody, type ProxyContext, sendError } from './context.js';
@@ -13,6 +13,7 @@ import { forwardedBody, type ProxyContext, sendError } from './context.js';
 export async function handleDocument(ctx: ProxyContext, req: http.IncomingMessage, body: Readable, res: http.ServerResponse, index: string, kind: SourceKind): Promise<void> {
   const started = performance.now();
   ctx.stats.requests.document++;
+  onClientGone(res, () => body.destroy(new ClientGoneError()));
   const original = await readBody(body);
   const outcome = await signOne(ctx, original, kind);
   const forwarded = forwardedBody(ctx, outcome, original);

@@ -10,7 +10,7 @@
 import type http from 'node:http';
 import { performance } from 'node:perf_hooks';
 import { PassThrough } from 'node:stream';
-import { readBody, type Upstream, type UpstreamResponse } from '../engine/forward.js';
+import { ClientGoneError, readBody, type Upstream, type UpstreamResponse } from '../engine/forward.js';
 import { type BulkAnswer, notAppliedAnswer } from './bulk-response.js';
 
 /** What the answer needs of a forwarded item: its verb and where it was going. */
@@ -86,6 +86,7 @@ export class UpstreamParts {
 
   /** Closes the last part and gives every answer; the last one's body not yet read. With `always`, sends an empty part if nothing was sent, for the engine's own answer. */
   async finish(always: boolean): Promise<PartAnswer[]> {
+    if (this.aborted) throw new ClientGoneError();
     if (!this.current && always && this.answers.length === 0) this.open();
     if (this.current) await this.close(true);
     return this.answers;
