@@ -64,8 +64,12 @@ export async function handleBulk(ctx: ProxyContext, req: http.IncomingMessage, b
     body.destroy();
     throw Object.assign(err as Error, { appliedItems: parts.answeredItems });
   }
-  const answers = await parts.finish(refused.length === 0);
-  await answer(res, answers, refused, filterPath);
+  try {
+    await answer(res, await parts.finish(refused.length === 0), refused, filterPath);
+  } catch (err) {
+    // Every part may have been applied by now: the client is told so, whatever went wrong.
+    throw Object.assign(err as Error, { appliedItems: parts.answeredItems });
+  }
   ctx.stats.addLatency(performance.now() - started - parts.waitedMs);
 }
 

@@ -124,10 +124,15 @@ function formatDate(date: Date, pattern: string): string | undefined {
   for (let i = 0; i < pattern.length; ) {
     const c = pattern[i];
     if (c === "'") {
-      const end = pattern.indexOf("'", i + 1);
-      if (end === -1) return undefined;
-      out += end === i + 1 ? "'" : pattern.slice(i + 1, end);
-      i = end + 1;
+      // Quoted text; '' is a quote, inside quotes or out.
+      const quoted = /^'((?:[^']|'')*)'/.exec(pattern.slice(i));
+      if (pattern[i + 1] === "'") {
+        out += "'";
+        i += 2;
+      } else if (quoted) {
+        out += quoted[1].replaceAll("''", "'");
+        i += quoted[0].length;
+      } else return undefined;
       continue;
     }
     let run = 1;

@@ -215,12 +215,13 @@ function failed(ctx: ProxyContext, req: http.IncomingMessage, res: http.ServerRe
     return;
   }
   ctx.stats.requests.failed++;
-  if (err instanceof UpstreamError) sendError(res, 502, PROXY_ERROR, err.message);
-  else sendError(res, 500, PROXY_ERROR, `near-dup proxy: ${(err as Error).message}`);
+  if (err instanceof UpstreamError) sendError(res, 502, PROXY_ERROR, `${err.message}${appliedNote(err)}`);
+  else sendError(res, 500, PROXY_ERROR, `near-dup proxy: ${(err as Error).message}${appliedNote(err as Error)}`);
 }
 
-/** What a bulk stopped midway had already applied (it went upstream in parts). */
+/** What a bulk stopped midway had already applied (it went upstream in parts); nothing for other requests. */
 function appliedNote(err: Error): string {
   const applied = (err as { appliedItems?: number }).appliedItems;
-  return applied ? `; the first ${applied} items had gone to the cluster in earlier parts and were applied, the rest were not` : '; nothing was applied';
+  if (applied === undefined) return '';
+  return applied > 0 ? `; the first ${applied} items had gone to the cluster in earlier parts and were applied, the rest were not` : '; nothing was applied';
 }

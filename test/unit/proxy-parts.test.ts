@@ -208,6 +208,7 @@ describe('date math in index names, resolved as the engines resolve them', () =>
     ['<logs-{now/w{yyyy.MM.dd}}>', 'logs-2026.03.30'],
     ['<logs-{now/y{yy}}-{now{HH.mm.ss.SSS}}>', 'logs-26-22.30.15.123'],
     ["<a-{now{yyyy'w'MM}}>", 'a-2026w03'],
+    ["<a-{now{yyyy'o''clock'MM''}}>", "a-2026o'clock03'"],
     ['<elastic\\{ON\\}-{now/M}>', 'elastic{ON}-2026.03.01'],
   ])('%s is %s', (name, expected) => {
     expect(resolveDateMath(name, at)).toBe(expected);

@@ -116,6 +116,8 @@ export const proxyCommand: CommandModule<object, ProxyArgs> = {
   handler: async (argv) => {
     const warn = (line: string) => process.stderr.write(`near-dup proxy: ${line}\n`);
     const options = await proxyOptionsFrom(argv, warn);
+    const loopback = options.host === 'localhost' || options.host === '::1' || options.host.startsWith('127.');
+    if (!loopback && !options.tls) warn(`listening beyond loopback (${options.host}) over plain HTTP: the clients' credentials and documents cross the network unencrypted; serve HTTPS with --cert and --key (README, Safety)`);
     const proxy = await startProxy(options).catch((err: NodeJS.ErrnoException) => {
       if (err.code === 'EADDRINUSE') throw new UserError(`--listen ${argv.listen}: the port is in use; choose another`);
       throw err;
