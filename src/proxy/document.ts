@@ -14,7 +14,9 @@ export async function handleDocument(ctx: ProxyContext, req: http.IncomingMessag
   const started = performance.now();
   ctx.stats.requests.document++;
   onClientGone(res, () => body.destroy(new ClientGoneError()));
-  const original = await readBody(body);
+  const original = await readBody(body).catch((err: Error) => {
+    throw Object.assign(err, { appliedItems: 0 }); // nothing was sent: the answer says so
+  });
   const outcome = await signOne(ctx, original, kind);
   const forwarded = forwardedBody(ctx, outcome, original);
   if (forwarded === null) {

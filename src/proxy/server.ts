@@ -155,7 +155,7 @@ async function handle(ctx: ProxyContext, req: http.IncomingMessage, res: http.Se
   const format = bodyFormat(req);
   if (!format.readable) return unreadable(ctx, req, res, route.kind, targeted, format.why);
   const declared = declaredTooLarge(req, ctx.maxBodyBytes);
-  if (declared) throw declared;
+  if (declared) throw Object.assign(declared, { appliedItems: 0 });
   // A few writes at a time are read and signed; the others wait unread (their clients held back by TCP).
   return ctx.writes.add(async () => {
     if (res.destroyed) return;
