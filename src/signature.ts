@@ -2,7 +2,7 @@
 // to the signature written into the index (MinHash, LSH band keys, SimHash and its block keys).
 import { createHash } from 'node:crypto';
 import { containmentSample, DEFAULT_CONTAINMENT_SAMPLE } from './sketch/containment.js';
-import { bandKeys, checkBandsRows, DEFAULT_FALSE_NEGATIVE_WEIGHT, DEFAULT_THRESHOLD, type LshParams, optimalBandsRows } from './sketch/lsh.js';
+import { bandKeys, checkBandsRows, DEFAULT_FALSE_NEGATIVE_WEIGHT, DEFAULT_KEY_ENCODING, DEFAULT_THRESHOLD, type KeyEncoding, type LshParams, optimalBandsRows } from './sketch/lsh.js';
 import { emptyMinhash, MINHASH_SCHEMES, type MinhashScheme, minhashPermutations } from './sketch/minhash.js';
 import { createSigningKernels, SIMHASH_WINDOW } from './sketch/signing-kernels.js';
 import { DEFAULT_SIMHASH_BLOCKS, type Hash64, simhashBlockKeys, simhashHex } from './sketch/simhash.js';
@@ -78,6 +78,8 @@ export interface SignerOptions {
   simhashBlocks?: number;
   /** Sample 1 distinct token in this many for containment (0: none, 1: all; default 4). */
   containmentSample?: number;
+  /** How band keys and sample terms are written (default 2, compact; 1 reads and signs like an index of the first layout). */
+  keyEncoding?: KeyEncoding;
 }
 
 export interface Signature {
@@ -106,6 +108,7 @@ export interface SignerSettings {
   lsh: LshParams;
   simhashBlocks: number;
   containmentSample: number;
+  keyEncoding: KeyEncoding;
   params: string;
 }
 
@@ -141,11 +144,15 @@ export function resolveSignerSettings(options: SignerOptions = {}): SignerSettin
       `containment sample must be a whole number from 0 to 1024 (1 distinct token in that many; 0 for none, 1 for exact containment), got ${options.containmentSample}`,
     );
   }
+  const keyEncoding = options.keyEncoding ?? DEFAULT_KEY_ENCODING;
+  if (keyEncoding !== 1 && keyEncoding !== 2) throw new CondenserSpecError(`key encoding must be 1 or 2, got ${options.keyEncoding}`);
   const condenser = formatCondenserSpec(spec);
-  // Signatures without a containment sample keep the params of the versions before it, so they still match.
+  // Signatures without a containment sample, or with the first key encoding, keep the params of the
+  // versions before them, so they still match.
+  const keys = keyEncoding === 1 ? '' : `;k=${keyEncoding}`;
   const sample = containmentSample === 0 ? '' : `;sample=${containmentSample}`;
-  const params = `${condenser};seed=${seed};scheme=${scheme};b=${lsh.b};r=${lsh.r};simhash=w${SIMHASH_WINDOW}m${simhashBlocks}${sample}`;
-  return { spec, condenser, seed, scheme, lsh, simhashBlocks, containmentSample, params };
+  const params = `${condenser};seed=${seed};scheme=${scheme};b=${lsh.b};r=${lsh.r};simhash=w${SIMHASH_WINDOW}m${simhashBlocks}${keys}${sample}`;
+  return { spec, condenser, seed, scheme, lsh, simhashBlocks, containmentSample, keyEncoding, params };
 }
 
 /** The containment sample rate of a params keyword (1 in N), or 0 when its signatures have no sample. */
@@ -158,7 +165,7 @@ export function sampleEvery(params: string): number {
  * that a text can be signed the way an index was; undefined for a value this version cannot read.
  */
 export function signerOptionsFromParams(params: string): SignerOptions | undefined {
-  const m = /^([^;]+);seed=(\d+);scheme=([a-z0-9]+);b=(\d+);r=(\d+);simhash=w(\d+)m(\d+)(?:;sample=(\d+))?$/.exec(params);
+  const m = /^([^;]+);seed=(\d+);scheme=([a-z0-9]+);b=(\d+);r=(\d+);simhash=w(\d+)m(\d+)(?:;k=(\d+))?(?:;sample=(\d+))?$/.exec(params);
   if (!m || Number(m[6]) !== SIMHASH_WINDOW) return undefined;
   const options: SignerOptions = {
     condenser: m[1],
@@ -167,7 +174,8 @@ export function signerOptionsFromParams(params: string): SignerOptions | undefin
     bands: Number(m[4]),
     rows: Number(m[5]),
     simhashBlocks: Number(m[7]),
-    containmentSample: Number(m[8] ?? 0),
+    keyEncoding: Number(m[8] ?? 1) as KeyEncoding,
+    containmentSample: Number(m[9] ?? 0),
   };
   try {
     return resolveSignerSettings(options).params === params ? options : undefined;
@@ -224,7 +232,7 @@ export function createSigner(options: SignerOptions = {}): Signer {
   let sample: string[] = [];
   const onDistinct = (hashes: Uint32Array, count: number) => {
     distinct = count;
-    sample = containmentSample(hashes, count, settings.containmentSample);
+    sample = containmentSample(hashes, count, settings.containmentSample, settings.keyEncoding);
   };
 
   const signature = (clean: string, tokenCount: number, wordCount: number, minhash: Uint32Array, fingerprint: Hash64): Signature => {
@@ -236,7 +244,7 @@ export function createSigner(options: SignerOptions = {}): Signer {
       sample: empty ? [] : sample,
       minhash,
       lsh,
-      bands: empty ? [] : bandKeys(minhash, lsh),
+      bands: empty ? [] : bandKeys(minhash, lsh, settings.keyEncoding),
       simhash: simhashHex(fingerprint),
       simhash_blocks: empty || wordCount === 0 ? [] : simhashBlockKeys(fingerprint, simhashBlocks),
       content_hash: contentHash(clean),

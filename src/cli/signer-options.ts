@@ -3,7 +3,7 @@ import type { Argv } from 'yargs';
 import { UsageError } from '../errors.js';
 import { DEFAULT_CONDENSER, DEFAULT_SCHEME, DEFAULT_SEED, resolveSignerSettings, type SignerOptions } from '../signature.js';
 import { DEFAULT_CONTAINMENT_SAMPLE } from '../sketch/containment.js';
-import { DEFAULT_FALSE_NEGATIVE_WEIGHT, DEFAULT_THRESHOLD } from '../sketch/lsh.js';
+import { DEFAULT_FALSE_NEGATIVE_WEIGHT, DEFAULT_KEY_ENCODING, DEFAULT_THRESHOLD, type KeyEncoding } from '../sketch/lsh.js';
 import { MINHASH_SCHEMES, type MinhashScheme } from '../sketch/minhash.js';
 import { DEFAULT_SIMHASH_BLOCKS } from '../sketch/simhash.js';
 
@@ -48,6 +48,13 @@ export function withSignerOptions<T>(yargs: Argv<T>) {
       default: DEFAULT_CONTAINMENT_SAMPLE,
       describe: 'keep 1 distinct token in N for containment lookups (similar --measure containment); 1 keeps all (exact), 0 none',
       group: 'Signature:',
+    })
+    .option('key-encoding', {
+      type: 'number',
+      default: DEFAULT_KEY_ENCODING,
+      choices: [1, 2],
+      describe: 'band keys and sample terms: 2 compact (base64url), 1 as near-dup wrote them before 2026-11-25 (hex), to match an index of that layout',
+      group: 'Signature:',
     });
 }
 
@@ -61,6 +68,7 @@ export interface SignerArgs {
   rows?: number;
   simhashBlocks: number;
   containmentSample: number;
+  keyEncoding: number;
 }
 
 /** The signer options of the command line, checked: a wrong spec or value is a usage error. */
@@ -75,6 +83,7 @@ export function signerOptionsFrom(argv: SignerArgs): SignerOptions {
     rows: argv.rows,
     simhashBlocks: argv.simhashBlocks,
     containmentSample: argv.containmentSample,
+    keyEncoding: argv.keyEncoding as KeyEncoding,
   };
   try {
     resolveSignerSettings(options);

@@ -7,6 +7,7 @@
 // its estimate of C goes through Jaccard, whose error is multiplied by about (|Q| + |D|) / |Q|.
 // The engine counts the shared sampled tokens (one term clause per token, minimum_should_match), so
 // candidates need no band keys of their own.
+import { base64url24, type KeyEncoding } from './lsh.js';
 import { fmix32 } from './minhash.js';
 
 /** Sample 1 distinct token in this many by default (0: no sample, 1: every token, exact containment). */
@@ -28,9 +29,13 @@ export function sampleCut(every: number): number {
   return every <= 1 ? 2 ** 32 : Math.floor(2 ** 32 / every);
 }
 
-/** A sampled token hash as it is stored and queried: 8 lowercase hex digits of the token hash. */
-export function sampleTerm(hash: number): string {
-  return (hash >>> 0).toString(16).padStart(8, '0');
+/**
+ * A sampled token hash as it is stored and queried: 8 lowercase hex digits of the token hash (key encoding
+ * 1), or its top 24 bits as 4 base64url characters (2; which tokens are sampled does not change, and two
+ * different sampled tokens share a term about once in 16 million).
+ */
+export function sampleTerm(hash: number, encoding: KeyEncoding = 1): string {
+  return encoding === 1 ? (hash >>> 0).toString(16).padStart(8, '0') : base64url24(hash >>> 8);
 }
 
 /**
@@ -38,7 +43,7 @@ export function sampleTerm(hash: number): string {
  * under the cut of 1 in `every`, as terms, in rank order (so that a query that must be cut short keeps
  * a smaller consistent sample: the lowest ranks).
  */
-export function containmentSample(hashes: ArrayLike<number>, count: number, every: number): string[] {
+export function containmentSample(hashes: ArrayLike<number>, count: number, every: number, encoding: KeyEncoding = 1): string[] {
   if (every <= 0 || count === 0) return [];
   const cut = sampleCut(every);
   // The rank is a bijection of the hash: the ranks alone are sorted (numerically, in a reused typed
@@ -51,7 +56,7 @@ export function containmentSample(hashes: ArrayLike<number>, count: number, ever
   }
   const order = ranks.subarray(0, kept).sort();
   const terms = new Array<string>(kept);
-  for (let k = 0; k < kept; k++) terms[k] = sampleTerm(hashOfRank(order[k]));
+  for (let k = 0; k < kept; k++) terms[k] = sampleTerm(hashOfRank(order[k]), encoding);
   return terms;
 }
 

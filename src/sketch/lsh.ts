@@ -126,19 +126,43 @@ let bandBytes = new Uint8Array(4 * 1024);
 const digest = new Uint32Array(2);
 
 /**
- * One keyword per band: "<band>:<16 hex digits>", the hex being the first 64 bits of the MD5 of the
- * band's r values as little-endian uint32. The band number in the key keeps bands apart.
+ * How band keys and sample terms are written (the `k` of params): 1, the first layout, band keys of 16 hex
+ * digits and sample terms of 8; 2, compact: 48 bits of base64url per band key (8 characters) and 24 bits
+ * per sample term (4). 48 bits keep accidental equal keys of one band below one in a thousand among a
+ * million documents (a false candidate, which verification drops).
  */
-export function bandKeys(values: Uint32Array, { b, r }: LshParams): string[] {
+export type KeyEncoding = 1 | 2;
+export const DEFAULT_KEY_ENCODING: KeyEncoding = 2;
+
+/**
+ * One keyword per band: "<band>:<hash>", the hash being the first 64 bits of the MD5 of the band's r values
+ * as little-endian uint32, as 16 hex digits (encoding 1) or its first 48 bits as 8 base64url characters
+ * (encoding 2). The band number in the key keeps bands apart.
+ */
+export function bandKeys(values: Uint32Array, { b, r }: LshParams, encoding: KeyEncoding = 1): string[] {
   const keys: string[] = new Array(b);
   if (4 * r > bandBytes.length) bandBytes = new Uint8Array(4 * r);
   const view = new DataView(bandBytes.buffer);
   for (let band = 0; band < b; band++) {
     for (let j = 0; j < r; j++) view.setUint32(4 * j, values[band * r + j], true);
     md5First64(bandBytes, 0, 4 * r, digest);
-    keys[band] = `${band}:${hex32(digest[0])}${hex32(digest[1])}`;
+    keys[band] = `${band}:${encoding === 1 ? hex32(digest[0]) + hex32(digest[1]) : base64url48(digest[0], digest[1])}`;
   }
   return keys;
+}
+
+const B64URL = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+
+/** The first 48 bits of (high, low), big-endian, as 8 base64url characters. */
+function base64url48(high: number, low: number): string {
+  const top = high >>> 0;
+  const rest = low >>> 16;
+  return base64url24(top >>> 8) + base64url24(((top & 0xff) << 16) | rest);
+}
+
+/** 24 bits as 4 base64url characters. */
+export function base64url24(v: number): string {
+  return B64URL[(v >>> 18) & 63] + B64URL[(v >>> 12) & 63] + B64URL[(v >>> 6) & 63] + B64URL[v & 63];
 }
 
 export function hex32(v: number): string {

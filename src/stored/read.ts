@@ -16,16 +16,18 @@ export interface ParamsShape {
   blocks: number;
   /** 1 token in `sample` kept for containment; 0 for none. */
   sample: number;
+  /** How band keys and sample terms are written (1: hex, 2: compact base64url). */
+  keys: number;
 }
 
-const PARAMS = /^([^;]+):(\d+);seed=(\d+);scheme=([a-z0-9]+);b=(\d+);r=(\d+);simhash=w(\d+)m(\d+)(?:;sample=(\d+))?$/;
+const PARAMS = /^([^;]+):(\d+);seed=(\d+);scheme=([a-z0-9]+);b=(\d+);r=(\d+);simhash=w(\d+)m(\d+)(?:;k=([12]))?(?:;sample=(\d+))?$/;
 const shapes = new Map<string, ParamsShape | undefined>();
 
 /** The shape a params value gives, or undefined for one this version cannot read. */
 export function paramsShape(params: string): ParamsShape | undefined {
   if (shapes.has(params)) return shapes.get(params);
   const m = PARAMS.exec(params);
-  const shape = m ? { numPerm: Number(m[2]), bands: Number(m[5]), rows: Number(m[6]), blocks: Number(m[8]), sample: Number(m[9] ?? 0) } : undefined;
+  const shape = m ? { numPerm: Number(m[2]), bands: Number(m[5]), rows: Number(m[6]), blocks: Number(m[8]), keys: Number(m[9] ?? 1), sample: Number(m[10] ?? 0) } : undefined;
   if (shapes.size < 1000) shapes.set(params, shape);
   return shape;
 }
@@ -86,6 +88,7 @@ type Check = (value: unknown, shape: ParamsShape) => string | undefined;
 
 const HEX16 = /^[0-9a-f]{16}$/;
 const HEX8 = /^[0-9a-f]{8}$/;
+const TERM4 = /^[A-Za-z0-9_-]{4}$/;
 const BASE64 = /^[A-Za-z0-9+/]+={0,2}$/;
 
 const wholeNumber: Check = (v) => (Number.isSafeInteger(v) && (v as number) >= 0 ? undefined : `is ${describe(v)}, not a whole number of at least 0`);
@@ -117,7 +120,14 @@ const CHECKS: Partial<Record<StoredField, Check>> = {
   token_count: wholeNumber,
   distinct_tokens: wholeNumber,
   sample_size: wholeNumber,
-  sample: (v) => (strings(v) && v.every((t) => HEX8.test(t)) ? undefined : `is ${describe(v)}, not a list of 8 hexadecimal digits each`),
+  sample: (v, shape) =>
+    shape.keys === 1
+      ? strings(v) && v.every((t) => HEX8.test(t))
+        ? undefined
+        : `is ${describe(v)}, not a list of 8 hexadecimal digits each`
+      : strings(v) && v.every((t) => TERM4.test(t))
+        ? undefined
+        : `is ${describe(v)}, not a list of 4 base64url characters each`,
   cluster_id: text,
   contained_in: (v) => (strings(v) ? undefined : `is ${describe(v)}, not a list of strings`),
   annotated_at: (v) => (typeof v === 'string' && !Number.isNaN(Date.parse(v)) ? undefined : `is ${describe(v)}, not a date`),

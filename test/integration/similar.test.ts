@@ -7,6 +7,7 @@ import { annotateIndex } from '../../src/jobs/annotate.js';
 import { findSimilar } from '../../src/jobs/similar.js';
 import { createSigner } from '../../src/signature.js';
 import { hammingDistance } from '../../src/sketch/simhash.js';
+import { runCliJson } from '../support/documents.js';
 import { testCorpora } from '../support/corpus.js';
 import { exactJaccardOf } from '../support/jaccard.js';
 import { forEachEngine } from './harness.js';
@@ -129,6 +130,29 @@ for (const { name, docs } of testCorpora(20, 20)) {
         spy.mockRestore();
       }
     });
+
+    it('an index signed in the first layout (hex keys) is read as it is, said in one line by each command, and brought to the current one by annotate', async () => {
+      const first = ctx.index('first-layout');
+      const lines = docs.flatMap((d) => [{ index: { _index: first, _id: d.id } }, d]);
+      for (let i = 0; i < lines.length; i += 200) expect((await ctx.client.bulk(lines.slice(i, i + 200))).errors).toBe(false);
+      await ctx.client.refresh(first);
+      await annotateIndex(ctx.client, { index: first, fields: ['text'], prefix: 'near_dup', signer: { keyEncoding: 1 } });
+      const doc = docs[3];
+      const url = ['--url', ctx.engine.url];
+      const before = await runCliJson(['similar', ...url, '--index', first, '--id', doc.id]);
+      expect(before.code, before.stderr).toBe(0);
+      expect(before.stderr).toMatch(new RegExp(`"${first}" holds ${docs.length} signatures of near-dup's first layout .*near-dup annotate --index ${first} --field FIELD`));
+      const byText = await runCliJson(['similar', ...url, '--index', first, '--text', doc.text]);
+      expect(byText.json.hits[0]).toMatchObject({ id: doc.id, jaccard: 1 });
+      const upgrade = await runCliJson(['annotate', ...url, '--index', first, '--field', 'text']);
+      expect([upgrade.code, upgrade.json?.annotated]).toEqual([0, docs.length]);
+      await ctx.client.refresh(first);
+      const after = await runCliJson(['similar', ...url, '--index', first, '--id', doc.id]);
+      expect(after.stderr).not.toContain('first layout');
+      const ids = (r: typeof before) => r.json.hits.map((h: any) => [h.id, h.jaccard]);
+      expect(ids(after)).toEqual(ids(before));
+      expect(after.json.query.params).toMatch(/;k=2;/);
+    }, 120_000);
 
     it('a document without a signature is refused with the fix; an empty text has no hits', async () => {
       await ctx.client.request('PUT', `/${index}/_doc/unsigned`, { text: 'never annotated' }, { refresh: 'true' });

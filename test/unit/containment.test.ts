@@ -27,20 +27,29 @@ describe('the containment sample', () => {
           const distinct = [...new Set(tokenizer(tok)(normalizer('norm')(text)).map((t) => tokenHash(hash, t)))];
           const sig = sign(text);
           expect(sig.distinct_tokens, `${tok}:${hash}`).toBe(distinct.length);
-          expect(sig.sample).toEqual(containmentSample(distinct, distinct.length, 2));
+          expect(sig.sample).toEqual(containmentSample(distinct, distinct.length, 2, 2));
         }
       }
     }
   });
 
+  it('compact terms (the default) are the top 24 bits of the same sampled hashes, in the same order', () => {
+    const text = words(0, 3_000).join(' ');
+    const hex = createSigner({ keyEncoding: 1 })(text).sample;
+    const compact = createSigner()(text).sample;
+    expect(compact).toEqual(hex.map((t) => Buffer.from(t.slice(0, 6), 'hex').toString('base64url')));
+    expect(compact.every((t) => /^[A-Za-z0-9_-]{4}$/.test(t))).toBe(true);
+  });
+
   it('keeps about 1 distinct token in N, the same tokens in every document, lowest rank first', () => {
-    const sig = createSigner({ containmentSample: 4 })(words(0, 20_000).join(' '));
+    // The first key encoding keeps whole hashes (8 hex digits), so the ranks can be read back from the terms.
+    const sig = createSigner({ containmentSample: 4, keyEncoding: 1 })(words(0, 20_000).join(' '));
     // Binomial(20,000, 1/4): mean 5,000, standard deviation 61.
     expect(Math.abs(sig.sample.length - 5000)).toBeLessThan(250);
     const ranks = sig.sample.map((t) => sampleRank(Number.parseInt(t, 16)));
     expect(ranks.every((r, i) => r < sampleCut(4) && (i === 0 || ranks[i - 1] <= r))).toBe(true);
     // An excerpt's sample is exactly the part of the whole's sample that falls in the excerpt.
-    const excerpt = createSigner({ containmentSample: 4 })(words(5_000, 6_000).join(' '));
+    const excerpt = createSigner({ containmentSample: 4, keyEncoding: 1 })(words(5_000, 6_000).join(' '));
     const whole = new Set(sig.sample);
     expect(excerpt.sample.every((t) => whole.has(t))).toBe(true);
     expect(excerpt.sample.length).toBeGreaterThan(200);
@@ -52,8 +61,11 @@ describe('the containment sample', () => {
     const none = createSigner({ containmentSample: 0 });
     expect(none(text).sample).toEqual([]);
     expect(none(text).distinct_tokens).toBe(500);
-    expect(none.settings.params).toBe('white-space:norm-html:sha1:128;seed=1;scheme=affine32;b=26;r=4;simhash=w4m8');
-    expect(resolveSignerSettings().params).toBe('white-space:norm-html:sha1:128;seed=1;scheme=affine32;b=26;r=4;simhash=w4m8;sample=4');
+    expect(none.settings.params).toBe('white-space:norm-html:sha1:128;seed=1;scheme=affine32;b=26;r=4;simhash=w4m8;k=2');
+    expect(resolveSignerSettings().params).toBe('white-space:norm-html:sha1:128;seed=1;scheme=affine32;b=26;r=4;simhash=w4m8;k=2;sample=4');
+    // The first layout's params, unchanged, for indices signed before the compact keys.
+    expect(resolveSignerSettings({ keyEncoding: 1 }).params).toBe('white-space:norm-html:sha1:128;seed=1;scheme=affine32;b=26;r=4;simhash=w4m8;sample=4');
+    expect(resolveSignerSettings({ keyEncoding: 1, containmentSample: 0 }).params).toBe('white-space:norm-html:sha1:128;seed=1;scheme=affine32;b=26;r=4;simhash=w4m8');
     for (const containmentSample of [0, 1, 4, 64]) {
       const params = resolveSignerSettings({ containmentSample }).params;
       expect(resolveSignerSettings(signerOptionsFromParams(params)).params).toBe(params);

@@ -79,7 +79,11 @@ describe('createSigner', () => {
   it('band keys carry the band number, so equal rows in different bands never collide', () => {
     const sig = createSigner({ condenser: '::: 16', bands: 4, rows: 4 })('a b c');
     expect(sig.bands.map((k) => k.split(':')[0])).toEqual(['0', '1', '2', '3']);
-    expect(sig.bands.every((k) => /^\d+:[0-9a-f]{16}$/.test(k))).toBe(true);
+    expect(sig.bands.every((k) => /^\d+:[A-Za-z0-9_-]{8}$/.test(k))).toBe(true);
+    // The first key encoding, for indices signed before the compact keys: 16 hex digits, the same first 48 bits.
+    const first = createSigner({ condenser: '::: 16', bands: 4, rows: 4, keyEncoding: 1 })('a b c');
+    expect(first.bands.every((k) => /^\d+:[0-9a-f]{16}$/.test(k))).toBe(true);
+    expect(sig.bands).toEqual(first.bands.map((k) => `${k.split(':')[0]}:${Buffer.from(k.split(':')[1].slice(0, 12), 'hex').toString('base64url')}`));
   });
 
   it('survives NUL bytes, lone surrogates and a 50 MB document', () => {
@@ -116,6 +120,6 @@ describe('every spec the parser accepts signs', () => {
     const sig = signer('the quick brown fox jumps over the lazy dog');
     const bytes = Buffer.alloc(4 * 2048);
     for (let j = 0; j < 2048; j++) bytes.writeUInt32LE(sig.minhash[j], 4 * j);
-    expect(sig.bands).toEqual([`0:${createHash('md5').update(bytes).digest('hex').slice(0, 16)}`]);
+    expect(sig.bands).toEqual([`0:${createHash('md5').update(bytes).digest().subarray(0, 6).toString('base64url')}`]);
   });
 });

@@ -31,7 +31,7 @@ describe('reading a stored signature back', () => {
       [{ token_count: 1.5 }, /token_count is number 1.5/],
       [{ params: 42 }, /params is number 42, not a string/],
       [{ params: 'made by something else' }, /are not ones this version of near-dup reads/],
-      [{ sample: ['zz'] }, /sample is .*8 hexadecimal digits/],
+      [{ sample: ['zz'] }, /sample is .*4 base64url characters/],
       [{ content_hash: {} }, /content_hash is an object/],
     ];
     for (const [change, reason] of cases) {
@@ -43,6 +43,17 @@ describe('reading a stored signature back', () => {
     expect((readSignature(good as never, 'another') as StoredProblem).otherParams).toBe(true);
     // Doc values give one value as it is and several as a list, for the check to refuse.
     expect(storedInDocValues({ 'near_dup.simhash': ['0123456789abcdef', 'ffffffffffffffff'] }, layout, ['simhash']).simhash).toEqual(['0123456789abcdef', 'ffffffffffffffff']);
+  });
+
+  it('reads both layouts by their params: hex sample terms with the first, base64url with the current, never crossed', () => {
+    const text = 'the quick brown fox jumps over the lazy dog and runs far away from here';
+    const first = createSigner({ keyEncoding: 1 });
+    const older = nearDupFields(first(text), first.settings);
+    expect(readSignature(older as never)).not.toBeInstanceOf(StoredProblem);
+    expect(older.params).not.toContain(';k=');
+    expect(older.sample.every((t: string) => /^[0-9a-f]{8}$/.test(t))).toBe(true);
+    const crossed = readSignature({ ...older, params: signer.settings.params } as never);
+    expect((crossed as StoredProblem).reason).toMatch(/sample is .*4 base64url characters/);
   });
 
   it('never throws, whatever the stored object holds: a signature or a reason', () => {

@@ -7,6 +7,7 @@ import type { RetrySnapshot } from '../../engine/retry.js';
 import { type AnnotateOptions, type AnnotateSummary, annotateIndex, checkAnnotateOptions, checkSlice } from '../../jobs/annotate.js';
 import { type FollowOptions, followIndex, parseInterval } from '../../jobs/follow.js';
 import type { EngineClient } from '../../engine/client.js';
+import { olderLayoutNote } from '../../jobs/params-held.js';
 import { type ConnectionArgs, connectFromArgs, withConnectionOptions } from '../connection-options.js';
 import { createProgressPrinter } from '../progress.js';
 import { type BulkArgs, bulkOptionsFrom, type SignerArgs, signerOptionsFrom, withBulkOptions, withSignerOptions } from '../signer-options.js';
@@ -150,6 +151,8 @@ export const annotateCommand: CommandModule<object, AnnotateArgs> = {
     const intervalMs = argv.follow ? parseInterval(argv.interval) : 0;
     if (argv.follow && argv.dryRun) throw new UsageError('--follow writes as it goes; drop --dry-run (or --follow)');
     const client = await connectFromArgs(argv);
+    const layout = await olderLayoutNote(client, argv.index, argv.prefix, argv.field.join(' --field '));
+    if (layout) process.stderr.write(`near-dup: ${layout}\n`);
     const onSigint = () => {
       if (controller.signal.aborted) process.exit(130);
       process.stderr.write('\nstopping: finishing the requests in flight and writing the checkpoint (Ctrl-C again to quit now)\n');

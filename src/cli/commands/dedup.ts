@@ -7,6 +7,7 @@ import { prefixPath } from '../../engine/mapping.js';
 import { UsageError } from '../../errors.js';
 import { type CanonicalRule, checkDedupOptions, type DedupOptions, type DedupStage, dedupIndex } from '../../jobs/dedup.js';
 import { retriesNote } from './annotate.js';
+import { olderLayoutNote } from '../../jobs/params-held.js';
 import { type ConnectionArgs, connectFromArgs, withConnectionOptions } from '../connection-options.js';
 import { createProgressPrinter } from '../progress.js';
 
@@ -107,6 +108,8 @@ export const dedupCommand: CommandModule<object, DedupArgs> = {
     };
     checkDedupOptions(options); // before connecting: a usage error is said first
     const client = await connectFromArgs(argv);
+    const layout = await olderLayoutNote(client, argv.index, argv.prefix);
+    if (layout) process.stderr.write(`near-dup: ${layout}\n`);
     v8.setFlagsFromString(`--heap-growing-percent=${HEAP_GROWING_PERCENT}`);
     try {
       const summary = await dedupIndex(client, options);

@@ -6,6 +6,7 @@ import { UsageError, UserError } from '../../errors.js';
 import { evaluateIndex } from '../../jobs/evaluate.js';
 import type { PairLabel } from '../../jobs/evaluate/pairs.js';
 import { PARTIAL_COPY, type QualityReport } from '../../jobs/evaluate/quality.js';
+import { olderLayoutNote } from '../../jobs/params-held.js';
 import { type ConnectionArgs, connectFromArgs, withConnectionOptions } from '../connection-options.js';
 
 interface EvaluateArgs extends ConnectionArgs {
@@ -85,6 +86,8 @@ export const evaluateCommand: CommandModule<object, EvaluateArgs> = {
     if (!(argv.threshold > 0 && argv.threshold < 1)) throw new UsageError(`--threshold must be between 0 and 1, got ${argv.threshold}`);
     const labels = argv.pairs ? readLabels(argv.pairs) : undefined;
     const client = await connectFromArgs(argv);
+    const layout = await olderLayoutNote(client, argv.index, argv.prefix, argv.field.join(' --field '));
+    if (layout) process.stderr.write(`near-dup: ${layout}\n`);
     try {
       const summary = await evaluateIndex(client, {
         index: argv.index,

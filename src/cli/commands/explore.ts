@@ -3,6 +3,7 @@ import type { CommandModule } from 'yargs';
 import { DEFAULT_PREFIX } from '../../annotation.js';
 import { startExplorer } from '../../explore/server.js';
 import { UserError } from '../../errors.js';
+import { olderLayoutNote } from '../../jobs/params-held.js';
 import { type ConnectionArgs, connectFromArgs, withConnectionOptions } from '../connection-options.js';
 import { parseListen } from './proxy.js';
 
@@ -40,6 +41,8 @@ export const exploreCommand: CommandModule<object, ExploreArgs> = {
     const warning = wideListenWarning(listen.host);
     if (warning) process.stderr.write(warning);
     const client = await connectFromArgs(argv);
+    const layout = await olderLayoutNote(client, argv.index, argv.prefix, argv.field.join(' --field '));
+    if (layout) process.stderr.write(`near-dup explore: ${layout}\n`);
     try {
       const explorer = await startExplorer(client, { index: argv.index, fields: argv.field, prefix: argv.prefix, reportDir: argv.report, allowHosts: argv.allowHost, ...listen }).catch((err: NodeJS.ErrnoException) => {
         if (err.code === 'EADDRINUSE') throw new UserError(`--listen ${argv.listen}: the port is in use; choose another`);

@@ -6,6 +6,7 @@ import { prefixPath } from '../../engine/mapping.js';
 import { UsageError, UserError } from '../../errors.js';
 import type { ContainmentDirection } from '../../jobs/containment-lookup.js';
 import { checkSimilarOptions, findSimilar, SIMILAR_MEASURES, type SimilarHit, type SimilarMeasure, type SimilarMethod, type SimilarOptions, type SimilarResult } from '../../jobs/similar.js';
+import { olderLayoutNote } from '../../jobs/params-held.js';
 import { type ConnectionArgs, connectFromArgs, withConnectionOptions } from '../connection-options.js';
 import { decodeText } from '../input.js';
 import { type SignerArgs, signerOptionsFrom, withSignerOptions } from '../signer-options.js';
@@ -83,6 +84,8 @@ export const similarCommand: CommandModule<object, SimilarArgs> = {
     };
     checkSimilarOptions(options); // before connecting: a usage error is said first
     const client = await connectFromArgs(argv);
+    const layout = await olderLayoutNote(client, argv.index, argv.prefix);
+    if (layout) process.stderr.write(`near-dup: ${layout}\n`);
     try {
       const result = await findSimilar(client, options);
       for (const warning of result.warnings ?? []) process.stderr.write(`warning: ${warning}\n`);
