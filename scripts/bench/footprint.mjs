@@ -1,6 +1,6 @@
 // bench:footprint — what a signed document costs the user's index, beside the engine's own `min_hash`
 // token filter, in one run.
-//   npm run bench:footprint [-- --max-docs 5000]
+//   npm run bench:footprint [-- --max-docs 5000 --rounds 2 --attribute]
 // The same documents go into three indices with the same settings (1 shard, no replica, refresh off while
 // loading): (a) plain text; (b) the text with a `min_hash` sub-field (4-word shingles, 128 buckets, one
 // hash per bucket, rotation: the engines' documented set-up for near-duplicates); (c) the text signed by
@@ -10,6 +10,8 @@
 // core (taskset), the loader on the other, as on separate machines. The signatures of (c) are computed
 // before the clock starts: this measures the index, not the signing.
 // Corpora: the licence corpus that installs with the project, and the PEP corpus when it is present.
+// With --attribute, where the engine's CPU for a signed document goes: the near-dup index again with a part
+// of the near_dup object left out, and with the whole object kept in _source but not indexed.
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import os from 'node:os';
@@ -141,6 +143,32 @@ function printFieldBytes(best, documents) {
   console.table(rows);
 }
 
+/** The near-dup variant with some stored fields left out, or the object in _source only (enabled: false). */
+function attributionVariants() {
+  const full = VARIANTS['near-dup'].mappings;
+  const without = (names) => (fields) => Object.fromEntries(Object.entries(fields).filter(([name]) => !names.includes(name)));
+  return {
+    'without the sample': { mappings: full, keep: without(['sample', 'sample_size']) },
+    'without band keys': { mappings: full, keep: without(['bands']) },
+    'without SimHash and its blocks': { mappings: full, keep: without(['simhash', 'simhash_blocks']) },
+    'without counts, date, content hash, params': { mappings: full, keep: without(['token_count', 'distinct_tokens', 'sample_size', 'annotated_at', 'content_hash', 'params']) },
+    'near_dup in _source only, not indexed': { mappings: { properties: { text: { type: 'text' }, near_dup: { type: 'object', enabled: false } } }, keep: (fields) => fields },
+  };
+}
+
+/** Engine CPU per document of each attribution variant, beside plain and near-dup (best of `rounds`). */
+async function attribute(label, docs, signed, ids, best) {
+  const rows = [];
+  for (const [name, variant] of Object.entries(attributionVariants())) {
+    const sources = signed.map((d) => ({ text: d.text, near_dup: variant.keep(d.near_dup) }));
+    let cpuMs = Number.POSITIVE_INFINITY;
+    for (let round = 0; round < rounds; round++) cpuMs = Math.min(cpuMs, (await load('attribution', { settings: {}, mappings: variant.mappings }, sources, ids)).cpuMs);
+    rows.push({ variant: name, 'engine CPU ms/doc': (cpuMs / docs.length).toFixed(3), 'CPU vs plain': `${(cpuMs / best.plain.cpuMs).toFixed(2)}x` });
+  }
+  console.log(`where the engine's CPU for a signed document goes (${label}; near-dup ${(best['near-dup'].cpuMs / best.plain.cpuMs).toFixed(2)}x plain):`);
+  console.table(rows);
+}
+
 async function measure(label, corpus) {
   const docs = corpus.slice(0, maxDocs).map((d) => ({ id: d.id, text: d.text }));
   const sources = docs.map((d) => ({ text: d.text }));
@@ -176,6 +204,7 @@ async function measure(label, corpus) {
   }));
   console.table(rows);
   printFieldBytes(best, docs.length);
+  if (process.argv.includes('--attribute')) await attribute(label, docs, signed, ids, best);
   const added = (name) => (best[name].bytes - plain.bytes) / docs.length;
   const versus = best.min_hash ? `, ${(added('near-dup') / added('min_hash')).toFixed(2)}x the min_hash filter's ${Math.round(added('min_hash'))}` : '';
   console.log(`near-dup adds ${Math.round(added('near-dup'))} B/doc${versus}; engine CPU per signed document ${(best['near-dup'].cpuMs / plain.cpuMs).toFixed(2)}x a plain one (best of ${rounds} rounds)`);
