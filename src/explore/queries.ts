@@ -87,10 +87,6 @@ export class MemberScrolls {
     await this.clear(scrollId);
   }
 
-  get count(): number {
-    return this.open.size;
-  }
-
   private async clear(scrollId: string): Promise<void> {
     await this.client.request('DELETE', '/_search/scroll', { scroll_id: [scrollId] }).catch(() => undefined);
   }

@@ -108,8 +108,9 @@ function* lines(bytes: Uint8Array): Generator<Uint8Array> {
   if (start < bytes.length) yield bytes.subarray(start);
 }
 
-function isBlank(line: Uint8Array): boolean {
-  for (const byte of line) if (byte !== 0x20 && byte !== 0x09 && byte !== 0x0d) return false;
+/** Only white space (a line, or raw bytes with their line ends): nothing the engine applies. */
+export function isBlank(bytes: Uint8Array): boolean {
+  for (const byte of bytes) if (byte !== 0x20 && byte !== 0x09 && byte !== 0x0d && byte !== 0x0a) return false;
   return true;
 }
 

@@ -59,15 +59,11 @@ export async function handleBulk(ctx: ProxyContext, req: http.IncomingMessage, b
         await parts.write(source === undefined ? [entry.actionLine, NEWLINE] : [entry.actionLine, NEWLINE, source, NEWLINE], { verb, index, id });
       }
     }
+    await answer(res, await parts.finish(refused.length === 0), refused, filterPath);
   } catch (err) {
     parts.abort();
     body.destroy();
-    throw Object.assign(err as Error, { appliedItems: parts.answeredItems });
-  }
-  try {
-    await answer(res, await parts.finish(refused.length === 0), refused, filterPath);
-  } catch (err) {
-    // Every part may have been applied by now: the client is told so, whatever went wrong.
+    // Parts may have been applied by now (all of them, if it failed while answering): the client is told how many.
     throw Object.assign(err as Error, { appliedItems: parts.answeredItems });
   }
   ctx.stats.addLatency(performance.now() - started - parts.waitedMs);

@@ -11,6 +11,7 @@ import type http from 'node:http';
 import { performance } from 'node:perf_hooks';
 import { PassThrough } from 'node:stream';
 import { ClientGoneError, readBody, type Upstream, type UpstreamResponse } from '../engine/forward.js';
+import { isBlank } from './bulk-items.js';
 import { type BulkAnswer, notAppliedAnswer } from './bulk-response.js';
 
 /** What the answer needs of a forwarded item: its verb and where it was going. */
@@ -157,10 +158,6 @@ function bodyOf(bytes: Buffer | string): PassThrough {
   return body;
 }
 
-function isBlank(chunk: Uint8Array): boolean {
-  for (const byte of chunk) if (byte !== 0x20 && byte !== 0x09 && byte !== 0x0d && byte !== 0x0a) return false;
-  return true;
-}
 
 function drained(request: http.ClientRequest): Promise<void> {
   return new Promise((resolve) => {

@@ -87,8 +87,11 @@ export function checkStored(raw: RawStored, need: readonly StoredField[], expect
 type Check = (value: unknown, shape: ParamsShape) => string | undefined;
 
 const HEX16 = /^[0-9a-f]{16}$/;
-const HEX8 = /^[0-9a-f]{8}$/;
-const TERM4 = /^[A-Za-z0-9_-]{4}$/;
+/** A sample term, by the params' key encoding (`k`): 8 hex digits in the first layout, 4 base64url characters since. */
+const SAMPLE_TERMS = {
+  1: { term: /^[0-9a-f]{8}$/, what: '8 hexadecimal digits' },
+  2: { term: /^[A-Za-z0-9_-]{4}$/, what: '4 base64url characters' },
+};
 const BASE64 = /^[A-Za-z0-9+/]+={0,2}$/;
 
 const wholeNumber: Check = (v) => (Number.isSafeInteger(v) && (v as number) >= 0 ? undefined : `is ${describe(v)}, not a whole number of at least 0`);
@@ -120,14 +123,10 @@ const CHECKS: Partial<Record<StoredField, Check>> = {
   token_count: wholeNumber,
   distinct_tokens: wholeNumber,
   sample_size: wholeNumber,
-  sample: (v, shape) =>
-    shape.keys === 1
-      ? strings(v) && v.every((t) => HEX8.test(t))
-        ? undefined
-        : `is ${describe(v)}, not a list of 8 hexadecimal digits each`
-      : strings(v) && v.every((t) => TERM4.test(t))
-        ? undefined
-        : `is ${describe(v)}, not a list of 4 base64url characters each`,
+  sample: (v, shape) => {
+    const { term, what } = SAMPLE_TERMS[shape.keys === 1 ? 1 : 2];
+    return strings(v) && v.every((t) => term.test(t)) ? undefined : `is ${describe(v)}, not a list of ${what} each`;
+  },
   cluster_id: text,
   contained_in: (v) => (strings(v) ? undefined : `is ${describe(v)}, not a list of strings`),
   annotated_at: (v) => (typeof v === 'string' && !Number.isNaN(Date.parse(v)) ? undefined : `is ${describe(v)}, not a date`),

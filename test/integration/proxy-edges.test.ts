@@ -8,7 +8,7 @@ import net from 'node:net';
 import { Readable } from 'node:stream';
 import zlib from 'node:zlib';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { type RunningProxy, startProxy } from '../../src/proxy/server.js';
+import { type ProxyOptions, type RunningProxy, startProxy } from '../../src/proxy/server.js';
 import { fixtureSample } from '../support/corpus.js';
 import { startProxyProcess } from '../support/proxy-process.js';
 import { type EngineContext, forEachEngine } from './harness.js';
@@ -44,6 +44,24 @@ function send(base: string, method: string, path: string, headers: Record<string
   });
 }
 
+/** Bulk lines of `count` distinct documents for `index`, ids `${idPrefix}0`, `${idPrefix}1`, ... */
+const distinctDocs = (count: number, index: string, idPrefix: string) =>
+  Array.from({ length: count }, (_, i) => [{ index: { _index: index, _id: `${idPrefix}${i}` } }, { text: `${docs[i % docs.length].text} ${i}` }]).flat();
+
+/**
+ * A raw-socket client that sends the head of a bulk request and `share` of its body, then neither sends
+ * more nor reads: the proxy holds its request until the client leaves or times out.
+ */
+function stallingBulk(base: string, body: Buffer, share: number, encoding?: string): net.Socket {
+  const url = new URL(base);
+  const socket = net.connect(Number(url.port), url.hostname);
+  socket.on('error', () => undefined);
+  const coding = encoding ? `Content-Encoding: ${encoding}\r\n` : '';
+  socket.write(`POST /_bulk HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-ndjson\r\n${coding}Content-Length: ${body.length}\r\n\r\n`);
+  socket.write(body.subarray(0, Math.floor(body.length * share)));
+  return socket;
+}
+
 const ndjson = (lines: unknown[]) => lines.map((l) => (typeof l === 'string' ? l : JSON.stringify(l))).join('\n') + '\n';
 const stats = async (proxy: RunningProxy) => (await send(proxy.url, 'GET', '/_near_dup/stats', {})).json;
 
@@ -61,10 +79,13 @@ forEachEngine('proxy at the edges', (ctx) => {
   const prefix = ctx.name('edge');
   const signed = `${prefix}-*`;
 
+  /** A proxy on a free loopback port signing "text" of the test's indices, one thread, parts of 64 KB, refusing what it cannot sign. */
+  const startEdgeProxy = (extra: Partial<ProxyOptions> = {}) =>
+    startProxy({ upstream: { url: ctx.engine.url }, host: '127.0.0.1', port: 0, index: signed, fields: ['text'], prefix: 'near_dup', signer: {}, maxChars: 1e7, threads: 1, warn: () => undefined, onError: 'reject', maxUpstreamBytes: 64 * 1024, ...extra });
+
   beforeAll(async () => {
-    const base = { upstream: { url: ctx.engine.url }, host: '127.0.0.1', port: 0, fields: ['text'], prefix: 'near_dup', signer: {}, maxChars: 1e7, threads: 1, warn: () => undefined };
-    proxy = await startProxy({ ...base, index: signed, onError: 'reject', maxUpstreamBytes: 64 * 1024 });
-    passing = await startProxy({ ...base, index: signed, onError: 'pass', maxUpstreamBytes: 64 * 1024 });
+    proxy = await startEdgeProxy();
+    passing = await startEdgeProxy({ onError: 'pass' });
   });
   afterAll(async () => {
     await proxy?.close();
@@ -74,18 +95,10 @@ forEachEngine('proxy at the edges', (ctx) => {
 
   it('clients that vanish in the middle of a gzip body leave no request open upstream; the proxy goes on serving', async () => {
     const index = `${prefix}-vanish`;
-    const lines = Array.from({ length: 1500 }, (_, i) => [{ index: { _index: index, _id: `v${i}` } }, { text: `${docs[i % docs.length].text} ${i}` }]).flat();
+    const lines = distinctDocs(1500, index, 'v');
     const gz = zlib.gzipSync(ndjson(lines));
     const clients = 12;
-    const sockets: net.Socket[] = [];
-    for (let i = 0; i < clients; i++) {
-      const url = new URL(proxy.url);
-      const socket = net.connect(Number(url.port), url.hostname);
-      socket.on('error', () => undefined);
-      socket.write(`POST /_bulk HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-ndjson\r\nContent-Encoding: gzip\r\nContent-Length: ${gz.length}\r\n\r\n`);
-      socket.write(gz.subarray(0, Math.floor(gz.length * 0.7)));
-      sockets.push(socket);
-    }
+    const sockets = Array.from({ length: clients }, () => stallingBulk(proxy.url, gz, 0.7, 'gzip'));
     // Each has had parts of its body signed and sent upstream: the situation that leaked.
     await expect.poll(async () => (await stats(proxy)).upstream_sockets.in_use, { timeout: 30_000 }).toBeGreaterThanOrEqual(clients);
     for (const socket of sockets) socket.destroy();
@@ -143,18 +156,11 @@ forEachEngine('proxy at the edges', (ctx) => {
   });
 
   it('writes are read a few at a time (--max-concurrent-writes): many clients at once cost the memory and upstream sockets of that many', async () => {
-    const few = await startProxy({ upstream: { url: ctx.engine.url }, host: '127.0.0.1', port: 0, index: signed, fields: ['text'], prefix: 'near_dup', signer: {}, maxChars: 1e7, threads: 1, warn: () => undefined, onError: 'reject', maxUpstreamBytes: 64 * 1024, maxConcurrentWrites: 2 });
+    const few = await startEdgeProxy({ maxConcurrentWrites: 2 });
     try {
-      const lines = Array.from({ length: 1500 }, (_, i) => [{ index: { _index: `${prefix}-few`, _id: `w${i}` } }, { text: `${docs[i % docs.length].text} ${i}` }]).flat();
+      const lines = distinctDocs(1500, `${prefix}-few`, 'w');
       const body = Buffer.from(ndjson(lines));
-      const url = new URL(few.url);
-      const sockets = Array.from({ length: 8 }, () => {
-        const socket = net.connect(Number(url.port), url.hostname);
-        socket.on('error', () => undefined);
-        socket.write(`POST /_bulk HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-ndjson\r\nContent-Length: ${body.length}\r\n\r\n`);
-        socket.write(body.subarray(0, Math.floor(body.length * 0.6)));
-        return socket;
-      });
+      const sockets = Array.from({ length: 8 }, () => stallingBulk(few.url, body, 0.6));
       await expect.poll(async () => (await stats(few)).requests.bulk, { timeout: 30_000 }).toBe(2);
       await new Promise((resolve) => setTimeout(resolve, 1000));
       const held = await stats(few);
@@ -171,15 +177,11 @@ forEachEngine('proxy at the edges', (ctx) => {
   }, 90_000);
 
   it('a client that stops sending its body (or reading its answer) is cut off after the idle timeout, its upstream request aborted', async () => {
-    const idle = await startProxy({ upstream: { url: ctx.engine.url }, host: '127.0.0.1', port: 0, index: signed, fields: ['text'], prefix: 'near_dup', signer: {}, maxChars: 1e7, threads: 1, warn: () => undefined, onError: 'reject', maxUpstreamBytes: 64 * 1024, idleTimeoutMs: 1500 });
+    const idle = await startEdgeProxy({ idleTimeoutMs: 1500 });
     try {
-      const lines = Array.from({ length: 1500 }, (_, i) => [{ index: { _index: `${prefix}-idle`, _id: `i${i}` } }, { text: `${docs[i % docs.length].text} ${i}` }]).flat();
+      const lines = distinctDocs(1500, `${prefix}-idle`, 'i');
       const body = Buffer.from(ndjson(lines));
-      const url = new URL(idle.url);
-      const socket = net.connect(Number(url.port), url.hostname);
-      socket.on('error', () => undefined);
-      socket.write(`POST /_bulk HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-ndjson\r\nContent-Length: ${body.length}\r\n\r\n`);
-      socket.write(body.subarray(0, Math.floor(body.length * 0.6)));
+      const socket = stallingBulk(idle.url, body, 0.6);
       await expect.poll(async () => (await stats(idle)).upstream_sockets.in_use, { timeout: 30_000 }).toBeGreaterThan(0);
       // The client stays connected and sends nothing more.
       await expect.poll(async () => (await stats(idle)).upstream_sockets.in_use, { timeout: 15_000, interval: 250 }).toBe(0);
@@ -264,10 +266,10 @@ forEachEngine('proxy at the edges', (ctx) => {
   }, 120_000);
 
   it('a body over the limit: 413 with the reason before anything is sent (Content-Length), or as soon as the decompressed bytes pass it, saying what was applied', async () => {
-    const small = await startProxy({ upstream: { url: ctx.engine.url }, host: '127.0.0.1', port: 0, index: signed, fields: ['text'], prefix: 'near_dup', signer: {}, maxChars: 1e7, threads: 1, warn: () => undefined, onError: 'reject', maxUpstreamBytes: 64 * 1024, maxBodyBytes: 3 * 1024 * 1024 });
+    const small = await startEdgeProxy({ maxBodyBytes: 3 * 1024 * 1024 });
     try {
       const index = `${prefix}-limit`;
-      const lines = Array.from({ length: 5000 }, (_, i) => [{ index: { _index: index, _id: `l${i}` } }, { text: `${docs[i % docs.length].text} ${i}` }]).flat();
+      const lines = distinctDocs(5000, index, 'l');
       const body = ndjson(lines);
       expect(body.length).toBeGreaterThan(6 * 1024 * 1024);
       const declared = await send(small.url, 'POST', '/_bulk', { 'content-type': 'application/x-ndjson' }, body);

@@ -5,7 +5,7 @@ import { startExplorer } from '../../explore/server.js';
 import { UserError } from '../../errors.js';
 import { olderLayoutNote } from '../../jobs/params-held.js';
 import { type ConnectionArgs, connectFromArgs, withConnectionOptions } from '../connection-options.js';
-import { parseListen } from './proxy.js';
+import { isLoopbackHost, parseListen } from './proxy.js';
 
 interface ExploreArgs extends ConnectionArgs {
   index: string;
@@ -18,8 +18,7 @@ interface ExploreArgs extends ConnectionArgs {
 
 /** What is said when the page listens beyond loopback: anyone who reaches the port reads the index with these credentials. */
 export function wideListenWarning(host: string): string | undefined {
-  const loopback = host === 'localhost' || host === '::1' || host.startsWith('127.');
-  if (loopback) return undefined;
+  if (isLoopbackHost(host)) return undefined;
   const wildcard = host === '0.0.0.0' || host === '::' || host === '';
   return `near-dup explore: listening on ${wildcard ? 'every network interface' : host}: anyone who can reach this port reads the index with the credentials it was started with, without logging in. Keep it on loopback and reach it by an SSH tunnel, or put a reverse proxy with TLS and authentication in front (README, Safety)${wildcard ? '; give the names it is opened by with --allow-host' : ''}\n`;
 }

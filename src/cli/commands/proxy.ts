@@ -41,6 +41,11 @@ export function parseListen(text: string): { host: string; port: number } {
 
 const MB = 1024 * 1024;
 
+/** A listen host only this machine reaches. */
+export function isLoopbackHost(host: string): boolean {
+  return host === 'localhost' || host === '::1' || host.startsWith('127.');
+}
+
 function readPem(path: string | undefined, option: string): string | undefined {
   if (path === undefined) return undefined;
   try {
@@ -116,8 +121,7 @@ export const proxyCommand: CommandModule<object, ProxyArgs> = {
   handler: async (argv) => {
     const warn = (line: string) => process.stderr.write(`near-dup proxy: ${line}\n`);
     const options = await proxyOptionsFrom(argv, warn);
-    const loopback = options.host === 'localhost' || options.host === '::1' || options.host.startsWith('127.');
-    if (!loopback && !options.tls) warn(`listening beyond loopback (${options.host}) over plain HTTP: the clients' credentials and documents cross the network unencrypted; serve HTTPS with --cert and --key (README, Safety)`);
+    if (!isLoopbackHost(options.host) && !options.tls) warn(`listening beyond loopback (${options.host}) over plain HTTP: the clients' credentials and documents cross the network unencrypted; serve HTTPS with --cert and --key (README, Safety)`);
     const proxy = await startProxy(options).catch((err: NodeJS.ErrnoException) => {
       if (err.code === 'EADDRINUSE') throw new UserError(`--listen ${argv.listen}: the port is in use; choose another`);
       throw err;
