@@ -65,7 +65,12 @@ forEachEngine('annotate --follow', (ctx) => {
 
     // Quiet: a pass over nothing new writes nothing.
     const before = passes.length;
-    while (passes.length < before + 2) await new Promise((r) => setTimeout(r, 100));
+    const quietSince = Date.now();
+    while (passes.length < before + 2) {
+      // A follower that stopped passing fails here with what it said, not as a timeout of the whole test.
+      if (Date.now() - quietSince > 6 * INTERVAL_MS) throw new Error(`no pass for ${Date.now() - quietSince} ms; ${passes.length} passes, the last: ${JSON.stringify(passes.at(-1))}; unfinished stderr: ${buffered.slice(-300)}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
     expect(passes[passes.length - 1]).toMatchObject({ annotated: 0, failed: 0, complete: true });
     expect(passes.slice(1).every((p) => p.whole === false)).toBe(true);
 
