@@ -23,6 +23,7 @@ export const STORED_FIELDS = [
   'is_canonical',
   'cluster_size',
   'max_similarity',
+  'canonical_similarity',
   // Partial copies (dedup --containment).
   'contained_in',
   'max_containment',
@@ -31,7 +32,7 @@ export const STORED_FIELDS = [
 export type StoredField = (typeof STORED_FIELDS)[number];
 
 /** The fields dedup writes; cleared together when a document leaves its cluster. */
-export const CLUSTER_FIELDS = ['cluster_id', 'duplicate_of', 'is_canonical', 'cluster_size', 'max_similarity'] as const satisfies readonly StoredField[];
+export const CLUSTER_FIELDS = ['cluster_id', 'duplicate_of', 'is_canonical', 'cluster_size', 'max_similarity', 'canonical_similarity'] as const satisfies readonly StoredField[];
 
 /** The dotted path of a stored field under a prefix: `storedPath('near_dup', 'bands')` is `near_dup.bands`. */
 export function storedPath(prefix: string, name: StoredField): string {

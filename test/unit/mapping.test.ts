@@ -39,6 +39,7 @@ describe('the JSON in mappings/', () => {
       is_canonical: 'boolean',
       cluster_size: 'integer',
       max_similarity: 'float',
+      canonical_similarity: 'float',
       contained_in: 'keyword',
       max_containment: 'float',
     });
