@@ -1,13 +1,28 @@
 #!/usr/bin/env node
 // The `near-dup` command: yargs parses, each command module calls a job and prints.
+import { readFileSync } from 'node:fs';
 import yargs from 'yargs';
 import { hideBin } from 'yargs/helpers';
 import { commands } from './commands/index.js';
 import { UsageError, UserError } from '../errors.js';
 
+/**
+ * The version of the package this file was installed with, read beside dist/. Not left to yargs, which
+ * reads the package.json above the node_modules folder holding yargs: where npm hoisted yargs into a
+ * project that installed near-dup, that is the project's ("unknown" when it has no version).
+ */
+function packageVersion(): string {
+  try {
+    return (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version?: string }).version ?? 'unknown';
+  } catch {
+    return 'unknown';
+  }
+}
+
 async function main(argv: string[]): Promise<void> {
   let parser = yargs(argv)
     .scriptName('near-dup')
+    .version(packageVersion())
     .strict()
     .demandCommand(1, 'Name a command: see `near-dup --help`.')
     .recommendCommands()
