@@ -44,6 +44,7 @@ export const PAGE = `<!doctype html>
   </section>
   <section id="pair" hidden>
     <h2>Side by side: <span id="pair-title"></span></h2>
+    <p class="views"><label><input type="radio" name="view" value="normalized" id="view-normalized" checked> as compared</label> <label><input type="radio" name="view" value="raw" id="view-raw"> as stored</label> <span class="muted" id="view-note"></span></p>
     <p class="muted"><mark class="shared">shared passage</mark> <del>only on the left</del> <ins>only on the right</ins> <span id="pair-note"></span></p>
     <div class="pair"><div class="side left"></div><div class="side right"></div></div>
   </section>
@@ -63,7 +64,7 @@ export const PAGE = `<!doctype html>
 const $ = (id) => document.getElementById(id);
 const el = (tag, text, cls) => { const e = document.createElement(tag); if (text !== undefined) e.textContent = text; if (cls) e.className = cls; return e; };
 const PAGE = 25;
-let clustersAfter = null, membersAfter = null, currentCluster = null, query = '';
+let clustersAfter = null, membersAfter = null, currentCluster = null, query = '', currentPair = null;
 const picked = new Set();
 
 async function api(path) {
@@ -116,9 +117,20 @@ async function loadMembers() {
   $('more-members').hidden = !membersAfter;
 }
 
+// The texts as the signatures saw them (after the index's normalizer) by default; as stored one click away.
+const VIEW_NOTES = {
+  normalized: (d) => 'after the normalizer ' + d.normalizer + ' the documents were signed with: the text the similarity was computed on',
+  raw: (d) => d.notes ? d.notes.join('; ') : 'the fields as stored: markup, case, punctuation and spacing the signature ignored',
+};
+
 async function openPair(a, b) {
-  const data = await api('/api/pair?a=' + encodeURIComponent(a) + '&b=' + encodeURIComponent(b));
+  currentPair = [a, b];
+  const view = document.querySelector('input[name=view]:checked').value;
+  const data = await api('/api/pair?a=' + encodeURIComponent(a) + '&b=' + encodeURIComponent(b) + '&view=' + view);
   $('pair-title').textContent = a + ' and ' + b;
+  $('pair').dataset.view = data.view;
+  $('view-' + data.view).checked = true;
+  $('view-note').textContent = VIEW_NOTES[data.view](data);
   $('pair-note').textContent = (data.gaveUp ? 'too different to compare word by word in time: each text shown whole' : data.sharedWords + ' words in shared passages') + (data.cut[0] || data.cut[1] ? '; compared on the first ' + data.maxChars + ' characters' : '');
   const left = document.querySelector('.side.left'), right = document.querySelector('.side.right');
   left.replaceChildren(); right.replaceChildren();
@@ -154,6 +166,7 @@ async function loadReport() {
 $('more-clusters').onclick = () => loadClusters(false);
 $('more-members').onclick = () => loadMembers();
 $('compare').onclick = () => { const [a, b] = [...picked]; openPair(a, b); };
+for (const radio of document.querySelectorAll('input[name=view]')) radio.onchange = () => { if (currentPair) openPair(...currentPair); };
 let typing;
 $('search').oninput = () => { clearTimeout(typing); typing = setTimeout(() => { query = $('search').value; loadClusters(true); }, 250); };
 api('/api/info').then((info) => { $('index').textContent = info.index; document.title = 'near-dup: ' + info.index; });

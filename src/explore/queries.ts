@@ -192,7 +192,14 @@ export async function clusterMembers(
           track_total_hits: true,
           _source: [...src.fields, ...signature],
           query: { bool: { filter: [inCluster] } },
-          sort: [{ [f('is_canonical')]: 'desc' }, { [f('max_similarity')]: { order: 'desc', missing: '_last' } }, { [f('content_hash')]: 'asc' }],
+          // Nearest the canonical first (canonical_similarity; an index deduplicated before that field has only
+          // max_similarity, hence unmapped_type).
+          sort: [
+            { [f('is_canonical')]: 'desc' },
+            { [f('canonical_similarity')]: { order: 'desc', missing: '_last', unmapped_type: 'float' } },
+            { [f('max_similarity')]: { order: 'desc', missing: '_last' } },
+            { [f('content_hash')]: 'asc' },
+          ],
         },
         { scroll: MEMBER_PAGES_KEEP_ALIVE },
       );

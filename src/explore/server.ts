@@ -14,6 +14,7 @@ import PQueue from 'p-queue';
 import type { EngineClient } from '../engine/client.js';
 import { UsageError, UserError } from '../errors.js';
 import { REPORT_FILE } from '../jobs/evaluate.js';
+import { comparedText, textView } from './compared-text.js';
 import { clusterMembers, documentText, type ExploreSource, listClusters, MemberScrolls, similarTo } from './queries.js';
 import { PAGE } from './page.js';
 import { MAX_DIFF_CHARS, wordDiff } from './word-diff.js';
@@ -101,7 +102,7 @@ async function route(client: EngineClient, options: ExploreOptions & { scrolls: 
   }
   if ((m = /^\/api\/documents\/([^/]+)$/.exec(p))) return { json: await documentText(client, options, decodeURIComponent(m[1])) };
   if ((m = /^\/api\/documents\/([^/]+)\/similar$/.exec(p))) return { json: await similarTo(client, options, decodeURIComponent(m[1])) };
-  if (p === '/api/pair') return { json: await pair(client, options, q.get('a'), q.get('b')) };
+  if (p === '/api/pair') return { json: await pair(client, options, q.get('a'), q.get('b'), q.get('view')) };
   if (p === '/api/report') return report(options.reportDir);
   if ((m = PLOT.exec(p)) && options.reportDir) {
     const body = await readFile(path.join(options.reportDir, `${m[1]}.${m[2]}`)).catch(() => undefined);
@@ -110,10 +111,29 @@ async function route(client: EngineClient, options: ExploreOptions & { scrolls: 
   return { status: 404, json: { error: `no such page: ${p}` } };
 }
 
-async function pair(client: EngineClient, options: ExploreSource, a: string | null, b: string | null) {
+/**
+ * Two documents side by side, compared word by word: by default as their signatures saw them (each after
+ * the normalizer of its stored params), or as stored (`view=raw`).
+ */
+async function pair(client: EngineClient, options: ExploreSource, a: string | null, b: string | null, viewName: string | null) {
   if (!a || !b) throw new UserError('give two documents: /api/pair?a=ID&b=ID');
+  const view = textView(viewName);
   const [left, right] = await Promise.all([documentText(client, options, a), documentText(client, options, b)]);
-  return { a, b, maxChars: MAX_DIFF_CHARS, ...wordDiff(left.text, right.text) };
+  const sides = [left, right].map((doc) => ({ id: doc.id, ...comparedText(doc.text, doc.nearDup.params, view) }));
+  // A side that could not be normalized is compared as stored on both sides: a normalized text against a
+  // raw one would differ everywhere.
+  const asStored = sides.filter((s) => s.asStored).map((s) => `${s.id} is shown as stored: ${s.asStored}`);
+  const [l, r] = asStored.length ? [left.text, right.text] : sides.map((s) => s.text);
+  const normalizers = [...new Set(sides.map((s) => s.normalizer).filter(Boolean))];
+  return {
+    a,
+    b,
+    view: asStored.length ? 'raw' : view,
+    ...(view === 'normalized' && !asStored.length ? { normalizer: normalizers.join(' and ') } : {}),
+    ...(asStored.length ? { notes: asStored } : {}),
+    maxChars: MAX_DIFF_CHARS,
+    ...wordDiff(l, r),
+  };
 }
 
 async function report(dir: string | undefined): Promise<Answer> {

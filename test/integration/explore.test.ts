@@ -1,7 +1,7 @@
 // near-dup explore against a real engine with an annotated, deduplicated and evaluated corpus: its API
 // pages through clusters and members (past the engine's result window) and finds clusters by id and by
-// text; in Chromium a reviewer opens a cluster, compares two members (a shared passage and a difference
-// marked), opens similar documents and sees the evaluation plots. A screenshot of each step goes to test/output/explore/.
+// text; in Chromium a reviewer opens a cluster, compares two members (as compared and as stored, a shared
+// passage and a difference marked), opens similar documents and sees the evaluation plots. A screenshot of each step goes to test/output/explore/.
 import { mkdirSync, mkdtempSync } from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
@@ -12,6 +12,7 @@ import { type RunningExplorer, startExplorer } from '../../src/explore/server.js
 import { annotateIndex } from '../../src/jobs/annotate.js';
 import { dedupIndex } from '../../src/jobs/dedup.js';
 import { evaluateIndex } from '../../src/jobs/evaluate.js';
+import { createSigner } from '../../src/signature.js';
 import { chromiumPath } from '../support/browser.js';
 import { fixtureSample } from '../support/corpus.js';
 import { indexDocuments } from '../support/documents.js';
@@ -158,12 +159,18 @@ forEachEngine('explore', (ctx) => {
         await page.locator('.side.left mark.shared').first().waitFor();
         expect(await page.locator('.side mark.shared').count()).toBeGreaterThan(0);
         expect(await page.locator('.side.left del, .side.right ins').count()).toBeGreaterThan(0);
-        // Both sides hold their whole text, shared passages included.
+        // Both sides hold their whole text as the signatures saw it (after the index's normalizer), shared
+        // passages included; the stored text is one click away (explore-texts.test.ts checks both closely).
         const [a, b] = await Promise.all([rows.nth(0).getAttribute('data-id'), rows.nth(count - 1).getAttribute('data-id')]);
         const text = (id: string | null) => docs.find((d) => d.id === id)!.text;
+        const normalize = createSigner({}).normalize;
+        expect(await page.locator('.side.left').textContent()).toBe(normalize(text(a)));
+        expect(await page.locator('.side.right').textContent()).toBe(normalize(text(b)));
+        await page.screenshot({ path: shot('pair'), fullPage: true });
+        await page.locator('#view-raw').check();
+        await page.locator('#pair[data-view=raw]').waitFor();
         expect(await page.locator('.side.left').textContent()).toBe(text(a));
         expect(await page.locator('.side.right').textContent()).toBe(text(b));
-        await page.screenshot({ path: shot('pair'), fullPage: true });
         await rows.nth(0).locator('button.open-similar').click();
         await page.locator('#similar-hits li[data-id]').first().waitFor();
         const plots = page.locator('img.plot');

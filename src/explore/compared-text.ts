@@ -1,0 +1,45 @@
+// The text of a document as its signature saw it: the stored field after the normalizer of the params it
+// was signed with (markup removed, lowercased, punctuation dropped, white space collapsed for norm-html),
+// made by the signer's own normalize, so a reviewer sees the differences the tool counted and none it
+// ignored. A document whose params this version cannot read (or that has none) is shown as stored.
+import { UserError } from '../errors.js';
+import { createSigner, parseCondenserSpec, signerOptionsFromParams } from '../signature.js';
+
+export type TextView = 'normalized' | 'raw';
+export const TEXT_VIEWS: readonly TextView[] = ['normalized', 'raw'];
+
+export interface ComparedText {
+  text: string;
+  /** The normalizer the text went through; undefined when shown as stored. */
+  normalizer?: string;
+  /** Why a normalized view could not be given. */
+  asStored?: string;
+}
+
+/** Signers by params: one per kind of signature an index holds (usually one), made on first use. */
+const normalizers = new Map<string, ((text: string) => string) | undefined>();
+
+/** The normalize step of the signer that made signatures of these params; undefined for params it cannot read. */
+export function normalizerOf(params: string): ((text: string) => string) | undefined {
+  if (!normalizers.has(params)) {
+    const options = signerOptionsFromParams(params);
+    normalizers.set(params, options ? createSigner(options).normalize : undefined);
+  }
+  return normalizers.get(params);
+}
+
+/** The text as compared (by the stored params) or, in the raw view or without usable params, as stored. */
+export function comparedText(raw: string, params: unknown, view: TextView): ComparedText {
+  if (view === 'raw') return { text: raw };
+  if (typeof params !== 'string' || params === '') return { text: raw, asStored: 'it has no near-dup signature (run near-dup annotate)' };
+  const normalize = normalizerOf(params);
+  if (!normalize) return { text: raw, asStored: `its signature's params "${params}" are not ones this version of near-dup reads` };
+  return { text: normalize(raw), normalizer: parseCondenserSpec(params.split(';')[0]).normalizer };
+}
+
+/** The view a request names (`view=normalized|raw`, normalized when absent). */
+export function textView(value: string | null): TextView {
+  if (value === null || value === '') return 'normalized';
+  if ((TEXT_VIEWS as readonly string[]).includes(value)) return value as TextView;
+  throw new UserError(`view must be ${TEXT_VIEWS.join(' or ')}, got "${value}"`);
+}
