@@ -2,7 +2,7 @@
 // JSON object with a text gives an error line in its place; the others go on.
 import { extractText, parseDocumentLine, valueAt } from '../annotation.js';
 import { type Signer, signatureToJson } from '../signature.js';
-import { decodeText } from '../text/decode.js';
+import { decodeLines } from '../text/decode.js';
 
 export interface LineFields {
   /** Field holding the text (a dotted path for a nested one); an array of strings is joined with newlines. */
@@ -55,9 +55,7 @@ const encoder = new TextEncoder();
 
 /** signLines over a batch of whole lines given as UTF-8 bytes (invalid sequences read as U+FFFD). */
 export function signBytes(signer: Signer, bytes: Uint8Array, firstLineNumber: number, fields: LineFields): SignedBytes {
-  const { text, replaced } = decodeText(bytes);
-  const lines = text.split('\n');
-  if (lines[lines.length - 1] === '') lines.pop();
+  const { lines, replaced } = decodeLines(bytes);
   const signed = signLines(signer, lines, firstLineNumber, fields);
   return { ...signed, out: encoder.encode(signed.out), replaced };
 }

@@ -1,13 +1,16 @@
 // `near-dup sign --jsonl`: JSON lines from a stream, signature lines to a stream, in input order, on
 // every core. The main thread only cuts the input into batches of whole lines (as raw bytes, moved to
 // the worker without a copy) and writes the workers' output in order; decoding, JSON and signing all
-// happen in the workers. Memory stays bounded: at most 2 batches per thread are in flight, and reading
-// pauses while the output cannot keep up.
+// happen in the workers. With one thread the batches are signed on the main thread instead: a worker
+// would only add its start-up (a second isolate loading the same modules) and a hand-off per batch,
+// and gain nothing on one core. Memory stays bounded: at most 2 batches per thread are in flight, and
+// reading pauses while the output cannot keep up.
 import { once } from 'node:events';
+import os from 'node:os';
 import type { Readable, Writable } from 'node:stream';
 import type { SignerOptions } from '../signature.js';
 import { lineBatches } from './line-batches.js';
-import { createSignPool } from './sign-pool.js';
+import type { SignPool } from './sign-pool.js';
 import type { LineFields, SignedBytes } from './sign-lines.js';
 
 export interface SignStreamOptions {
@@ -29,7 +32,8 @@ export interface SignStreamSummary {
 
 export async function signStream(input: Readable, output: Writable, options: SignStreamOptions): Promise<SignStreamSummary> {
   const started = performance.now();
-  const pool = createSignPool(options.threads);
+  const threads = options.threads ?? os.availableParallelism();
+  const pool = threads === 1 ? await signerHere() : (await import('./sign-pool.js')).createSignPool(threads);
   const batchBytes = options.batchBytes ?? 256 * 1024;
   const pending: Promise<SignedBytes>[] = [];
   const summary: SignStreamSummary = { documents: 0, failed: 0, empty: 0, replaced: 0, seconds: 0 };
@@ -57,4 +61,18 @@ export async function signStream(input: Readable, output: Writable, options: Sig
   }
   summary.seconds = (performance.now() - started) / 1000;
   return summary;
+}
+
+/** The pool's signBytes on this thread; imported only when used (the worker pool loads them itself). */
+async function signerHere(): Promise<Pick<SignPool, 'threads' | 'signBytes' | 'close'>> {
+  const [{ createSigner }, { signBytes }] = await Promise.all([import('../signature.js'), import('./sign-lines.js')]);
+  let signer: ReturnType<typeof createSigner> | undefined;
+  return {
+    threads: 1,
+    signBytes: async (task) => {
+      signer ??= createSigner(task.options);
+      return signBytes(signer, task.bytes, task.firstLineNumber, task.fields);
+    },
+    close: async () => undefined,
+  };
 }

@@ -1,4 +1,5 @@
 // Bytes that may not be UTF-8: decoded with replacement, and the replacements counted so the caller can say so.
+import { isAscii } from 'node:buffer';
 
 const strict = new TextDecoder('utf-8', { fatal: true });
 const lenient = new TextDecoder('utf-8');
@@ -15,6 +16,30 @@ export function decodeText(bytes: Uint8Array): { text: string; replaced: number 
 
 const NEWLINE = 0x0a;
 const encoder = new TextEncoder();
+
+/**
+ * decodeText of each line of UTF-8 bytes (split at line feeds; a final empty line is dropped), one line at
+ * a time: a line that is all ASCII becomes a one-byte string even when another line of the batch is not,
+ * and every later step on it (JSON, regular expressions, the normalizer) runs faster on that.
+ */
+export function decodeLines(bytes: Uint8Array): { lines: string[]; replaced: number } {
+  const lines: string[] = [];
+  let replaced = 0;
+  const buffer = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  for (let start = 0; start < bytes.length; ) {
+    let end = bytes.indexOf(NEWLINE, start);
+    if (end === -1) end = bytes.length;
+    const line = buffer.subarray(start, end);
+    if (isAscii(line)) lines.push(buffer.toString('latin1', start, end));
+    else {
+      const decoded = decodeText(line);
+      lines.push(decoded.text);
+      replaced += decoded.replaced;
+    }
+    start = end + 1;
+  }
+  return { lines, replaced };
+}
 
 /** Where a line that is not valid UTF-8 goes wrong: the byte offset of its first invalid sequence, and that byte. */
 export interface InvalidUtf8 {

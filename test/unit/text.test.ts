@@ -1,5 +1,8 @@
+import fc from 'fast-check';
+import { Tokenizer } from 'htmlparser2';
 import { describe, expect, it } from 'vitest';
-import { stripHtml } from '../../src/text/html.js';
+import { decodeLines } from '../../src/text/decode.js';
+import { stripHtml, TextSkippingTokenizer } from '../../src/text/html.js';
 import { normalizer, normalizeText } from '../../src/text/normalize.js';
 import { fixMojibake, repairUnicode } from '../../src/text/repair.js';
 import { characterShingles, splitSentences, splitWhiteSpace, splitWords, tokenizer, wordShingles } from '../../src/text/tokenize.js';
@@ -25,6 +28,36 @@ describe('normalizers', () => {
       '<script>var x = "<p>no</p>";</script><!-- hidden --><div>caf&eacute;<br>next</div></body></html>';
     expect(normalizer('norm-html')(html)).toBe('fish chips cafe next');
     expect(stripHtml('<p>one</p><p>two</p>').trim().split(/\s+/)).toEqual(['one', 'two']);
+  });
+
+  it('the text-skipping tokenizer gives the stock tokenizer\'s callbacks, in order, on any mix of text and markup', () => {
+    // Every callback with its arguments, as the Parser would see them.
+    const events = (Kind: typeof Tokenizer, html: string): unknown[][] => {
+      const seen: unknown[][] = [];
+      const record = new Proxy({}, { get: (_t, name) => (...args: unknown[]) => seen.push([name, ...args]) });
+      const tokenizer = new Kind({ decodeEntities: true, recognizeSelfClosing: true }, record as never);
+      tokenizer.write(html);
+      tokenizer.end();
+      return seen;
+    };
+    const pieces = ['plain words ', 'x', ' ', '\n', '<', '>', '&', ';', '&amp;', '&lt', '&#x3c;', '&#60', '&ampfoo', '&nosuch;', '<p>', '</p>',
+      '<br/>', '<a href="x&amp;y">', '</a>', '<!-- c -->', '<!--', '-->', '<script>', '</script>', '<title>', '</title>', '<textarea>',
+      '<xmp>', '</xmp>', '<plaintext>', '<![CDATA[', ']]>', '<?pi?>', '<!doctype html>', '< b', 'a<b', '</', '"', "'", '=', 'é', '東'];
+    fc.assert(
+      fc.property(fc.array(fc.constantFrom(...pieces), { maxLength: 40 }), (parts) => {
+        const html = parts.join('');
+        expect(events(TextSkippingTokenizer, html)).toEqual(events(Tokenizer, html));
+      }),
+      { numRuns: 3000 },
+    );
+    expect(stripHtml('a &amp; b <p>c</p> d &lt e')).toBe('a & b  c  d < e');
+  });
+
+  it('decodes a batch line by line: ASCII lines, others, invalid UTF-8 counted in its line only', () => {
+    const bytes = Buffer.concat([Buffer.from('plain\ncafé\n\n'), Buffer.from([0x61, 0xff, 0x0a]), Buffer.from('\ufffd kept\nlast')]);
+    expect(decodeLines(bytes)).toEqual({ lines: ['plain', 'café', '', 'a\ufffd', '\ufffd kept', 'last'], replaced: 1 });
+    expect(decodeLines(Buffer.from('one\n'))).toEqual({ lines: ['one'], replaced: 0 });
+    expect(decodeLines(new Uint8Array(0))).toEqual({ lines: [], replaced: 0 });
   });
 
   it('none leaves the text alone', () => {
