@@ -2,6 +2,7 @@
 // the templates that give them to new indices. Idempotent; refuses, without writing anything, when the
 // index maps a near-dup field in a way that cannot be changed in place.
 import { UserError } from '../errors.js';
+import type { KeyLists } from '../stored/write.js';
 import { dataStreamsBehind } from './index-state.js';
 import { composeIntoStreamTemplates, governedByStreamTemplate, type StreamTemplateResult, type TemplateAccess, templatesWinningOver } from './index-templates.js';
 import { type EngineClient, EngineResponseError, type IndexMappings } from './client.js';
@@ -29,6 +30,8 @@ export interface IndexInitResult {
   added: string[];
   /** For data streams behind the name: the template each takes new backing indices from, now composed of the fields. */
   streamTemplates: StreamTemplateResult[];
+  /** How documents written there carry the SimHash blocks and the sample: joined only when every index behind the name takes that. */
+  keyLists: KeyLists;
 }
 
 /**
@@ -52,10 +55,10 @@ export async function initIndex(client: MappingAccess, index: string, prefix: st
     if (/[*,?]/.test(index)) throw new UserError(`no index matches "${index}" on ${client.url}; name one index to create it`);
     // A name a data stream template governs becomes a data stream at its first document: its template gets the fields.
     const streamTemplates = await streamToBe(client, index, prefix);
-    if (streamTemplates) return { index, action: 'unchanged', indices: [], added: [], streamTemplates };
+    if (streamTemplates) return { index, action: 'unchanged', indices: [], added: [], streamTemplates, keyLists: 'lists' };
     try {
       await client.createIndex(index, createIndexBody(prefix));
-      return { index, action: 'created', indices: [index], added: Object.keys(NEAR_DUP_FIELDS).map((name) => `${prefix}.${name}`), streamTemplates: [] };
+      return { index, action: 'created', indices: [index], added: Object.keys(NEAR_DUP_FIELDS).map((name) => `${prefix}.${name}`), streamTemplates: [], keyLists: 'joined' };
     } catch (err) {
       // Created by someone else in the meantime: fall through to the existing-index path.
       if (!(err instanceof EngineResponseError && err.type === 'resource_already_exists_exception')) throw client.describe(err, index);
@@ -65,8 +68,10 @@ export async function initIndex(client: MappingAccess, index: string, prefix: st
 
   const conflicts: Array<MappingConflict & { index: string }> = [];
   const missingByIndex = new Map<string, string[]>();
+  let keyLists: KeyLists = 'joined';
   for (const name of indices) {
     const plan = planMapping(mappings[name]?.mappings, prefix);
+    if (plan.keyLists === 'lists') keyLists = 'lists';
     for (const conflict of plan.conflicts) conflicts.push({ ...conflict, index: name });
     if (plan.missing.length > 0) missingByIndex.set(name, plan.missing);
   }
@@ -91,7 +96,7 @@ export async function initIndex(client: MappingAccess, index: string, prefix: st
   } catch (err) {
     throw client.describe(err, index);
   }
-  return { index, action: added.size > 0 ? 'updated' : 'unchanged', indices, added: [...added].sort(), streamTemplates };
+  return { index, action: added.size > 0 ? 'updated' : 'unchanged', indices, added: [...added].sort(), streamTemplates, keyLists };
 }
 
 /** For a name that a data stream template governs: that template, composed of the fields; else undefined. */

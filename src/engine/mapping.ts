@@ -4,6 +4,7 @@
 import { readFileSync } from 'node:fs';
 import { UsageError } from '../errors.js';
 import { DEFAULT_PREFIX } from '../stored/layout.js';
+import type { KeyLists } from '../stored/write.js';
 
 export { DEFAULT_PREFIX };
 /** Name of the index template; the component template is `<name>-fields`. */
@@ -110,9 +111,17 @@ export interface MappingPlan {
   /** Near-dup field names already mapped as needed. */
   present: string[];
   conflicts: MappingConflict[];
+  /** How the index takes the SimHash blocks and the sample once the missing fields are added (see KeyLists). */
+  keyLists: KeyLists;
 }
 
-type MappingNode = { type?: unknown; properties?: Record<string, MappingNode>; enabled?: unknown; index?: unknown; doc_values?: unknown };
+type MappingNode = { type?: unknown; properties?: Record<string, MappingNode>; enabled?: unknown; index?: unknown; doc_values?: unknown; analyzer?: unknown };
+
+/**
+ * The key lists (SimHash blocks, containment sample) are text split on white space; indices mapped before
+ * that have them as keyword, which reads the same terms when each is its own array element.
+ */
+const KEY_LIST_FIELDS = ['simhash_blocks', 'sample'];
 
 function typeOf(node: MappingNode): string {
   return typeof node.type === 'string' ? node.type : 'object';
@@ -129,32 +138,44 @@ export function planMapping(mappings: unknown, prefix: string = DEFAULT_PREFIX):
   let properties: Record<string, MappingNode> | undefined = (mappings as MappingNode | undefined)?.properties;
   for (let i = 0; i < path.length; i++) {
     const node: MappingNode | undefined = properties?.[path[i]];
-    if (node === undefined) return { missing: allFields, present: [], conflicts: [] };
+    if (node === undefined) return { missing: allFields, present: [], conflicts: [], keyLists: 'joined' };
     const field = path.slice(0, i + 1).join('.');
     const type = typeOf(node);
-    if (type !== 'object') return { missing: [], present: [], conflicts: [{ field, existing: type, wanted: 'object' }] };
+    if (type !== 'object') return { missing: [], present: [], conflicts: [{ field, existing: type, wanted: 'object' }], keyLists: 'lists' };
     if (node.enabled === false) {
-      return { missing: [], present: [], conflicts: [{ field, existing: 'object with enabled: false', wanted: 'object' }] };
+      return { missing: [], present: [], conflicts: [{ field, existing: 'object with enabled: false', wanted: 'object' }], keyLists: 'lists' };
     }
     properties = node.properties;
   }
-  const plan: MappingPlan = { missing: [], present: [], conflicts: [] };
+  const plan: MappingPlan = { missing: [], present: [], conflicts: [], keyLists: 'joined' };
   for (const name of allFields) {
-    const wanted = NEAR_DUP_FIELDS[name];
     const node = properties?.[name];
     if (node === undefined) {
       plan.missing.push(name);
       continue;
     }
-    const field = `${prefix}.${name}`;
-    const type = typeOf(node);
-    if (type !== wanted.type) plan.conflicts.push({ field, existing: type, wanted: wanted.type });
-    else if (wanted.type !== 'binary' && node.index === false) plan.conflicts.push({ field, existing: `${type} with index: false`, wanted: wanted.type });
-    else if (wanted.type !== 'binary' && wanted.doc_values !== false && node.doc_values === false) {
-      plan.conflicts.push({ field, existing: `${type} with doc_values: false`, wanted: wanted.type });
-    } else plan.present.push(name);
+    const conflict = fieldConflict(name, node);
+    if (conflict) plan.conflicts.push({ field: `${prefix}.${name}`, ...conflict });
+    else plan.present.push(name);
+    if (KEY_LIST_FIELDS.includes(name) && typeOf(node) !== 'text') plan.keyLists = 'lists';
   }
   return plan;
+}
+
+/** Why an existing field cannot hold what near-dup writes there, or undefined when it can. */
+function fieldConflict(name: string, node: MappingNode): { existing: string; wanted: string } | undefined {
+  const wanted = NEAR_DUP_FIELDS[name];
+  const type = typeOf(node);
+  if (KEY_LIST_FIELDS.includes(name)) {
+    if (type === 'keyword' && node.index !== false) return undefined; // the older layout: lists are written there
+    if (type === 'text' && node.analyzer === wanted.analyzer && node.index !== false) return undefined;
+    const what = `text with analyzer ${wanted.analyzer} (or keyword)`;
+    return { existing: type === 'text' ? `text with analyzer ${typeof node.analyzer === 'string' ? node.analyzer : 'standard'}` : type, wanted: what };
+  }
+  if (type !== wanted.type) return { existing: type, wanted: wanted.type };
+  if (wanted.index !== false && wanted.type !== 'binary' && node.index === false) return { existing: `${type} with index: false`, wanted: wanted.type };
+  if (wanted.doc_values !== false && wanted.type !== 'binary' && node.doc_values === false) return { existing: `${type} with doc_values: false`, wanted: wanted.type };
+  return undefined;
 }
 
 /** One line naming every conflicting field, both mappings, and the way out. */

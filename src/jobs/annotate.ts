@@ -24,6 +24,7 @@ import { BulkWriter } from './bulk-writer.js';
 import { defaultCheckpointPath, identityDifferences, readCheckpoint, writeCheckpoint, type Checkpoint } from './checkpoint.js';
 import { ErrorsFile } from './errors-file.js';
 import { initIndex } from '../engine/init.js';
+import type { KeyLists } from '../stored/write.js';
 import { createSignPool, type SignPool } from '../signing/sign-pool.js';
 
 export interface AnnotateOptions {
@@ -116,11 +117,13 @@ const MAX_LISTED_MISSING = 10_000;
 export async function annotateIndex(client: EngineClient, options: AnnotateOptions): Promise<AnnotateSummary> {
   checkAnnotateOptions(options);
   await checkTextFields(client, options.index, options.fields, options.prefix);
+  // A dry run changes no mapping: it shows the updates as an index of the older layout would take them.
+  let keyLists: KeyLists = 'lists';
   if (!options.dryRun) {
     await requireWritable(client, options.index).catch((err) => Promise.reject(client.describe(err, options.index)));
-    await initIndex(client, options.index, options.prefix);
+    keyLists = (await initIndex(client, options.index, options.prefix)).keyLists;
   }
-  const run = new AnnotateRun(client, options, await openCheckpoint(options));
+  const run = new AnnotateRun(client, options, await openCheckpoint(options), keyLists);
   run.closedIndices = await closedIndicesBehind(client, options.index);
   try {
     await run.begin();
@@ -233,6 +236,7 @@ class AnnotateRun {
     private readonly client: EngineClient,
     private readonly options: AnnotateOptions,
     private readonly saved: { file: string; checkpoint: Checkpoint },
+    private readonly keyLists: KeyLists,
   ) {
     this.retriesAtStart = client.retries.snapshot();
     this.usage = new UsageMeter(client);
@@ -352,7 +356,7 @@ class AnnotateRun {
 
   private async sign(hits: ScanHit[]): Promise<AnnotateResult[]> {
     const { fields, prefix, maxChars, force, signer } = this.options;
-    const batch = { fields, prefix, maxChars: maxChars ?? DEFAULT_MAX_CHARS, force: force ?? false };
+    const batch = { fields, prefix, maxChars: maxChars ?? DEFAULT_MAX_CHARS, force: force ?? false, keyLists: this.keyLists };
     const inputs: AnnotateInput[] = hits.map((h) => ({ id: h._id, source: h._source }));
     const chunks: Promise<AnnotateResult[]>[] = [];
     for (let i = 0; i < inputs.length; i += BATCH) chunks.push(this.pool.annotate({ options: signer, batch, docs: inputs.slice(i, i + BATCH) }));

@@ -10,7 +10,7 @@
 // Each candidate is then checked here from the count, the stored sample size and distinct-token count,
 // and the stored MinHash (Jaccard) and SimHash, as the Jaccard lookups are.
 import { type StoredField, StoredLayout, storedPath } from '../stored/layout.js';
-import { checkStored, type RawStored, StoredProblem, storedIn, storedInDocValues } from '../stored/read.js';
+import { checkStored, keyList, type RawStored, StoredProblem, storedIn, storedInDocValues } from '../stored/read.js';
 import type { EngineClient, SearchResponse } from '../engine/client.js';
 import { EngineResponseError } from '../engine/errors.js';
 import { UserError } from '../errors.js';
@@ -85,9 +85,9 @@ interface Candidate {
 
 const READ: StoredField[] = ['minhash', 'simhash', 'sample_size', 'params'];
 
-/** A stored sample as terms: an array of them (or, written by another tool, a lone one). */
+/** A stored sample as terms: an array of them, or one string of them separated by spaces; nothing else. */
 export function sampleTerms(stored: unknown): string[] {
-  return ([] as unknown[]).concat(stored ?? []).map(String);
+  return keyList(stored) ?? [];
 }
 
 const interval = (e: ContainmentEstimate): [number, number] => [e.low, e.high];
@@ -105,8 +105,10 @@ export async function findContaining(client: EngineClient, query: ContainmentQue
     );
   }
   const terms = query.sample.slice(0, MAX_QUERY_TERMS);
-  // A query cut short asks about the tokens of lowest rank only: a document's sample is compared on that share.
-  const share = terms.length < query.sample.length ? (sampleRank(Number.parseInt(terms.at(-1)!, 16)) + 1) / sampleCut(every) : 1;
+  // A query cut short asks about the tokens of lowest rank only (the sample is in rank order): a document's
+  // sample is compared on that share of the rank range, estimated by the share of the query's terms kept
+  // (ranks are uniform; a compact term does not give its rank back).
+  const share = terms.length / query.sample.length;
   const warnings: string[] = [];
   if (terms.length < MIN_TRUSTED_SAMPLE) {
     const e = estimateShare(terms.length, terms.length);

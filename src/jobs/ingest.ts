@@ -74,7 +74,7 @@ export async function ingestStream(client: EngineClient, input: Readable, option
   const started = performance.now();
   const retriesAtStart = client.retries.snapshot();
   const settings = resolveSignerSettings(options.signer);
-  await initIndex(client, options.index, options.prefix);
+  const { keyLists } = await initIndex(client, options.index, options.prefix);
   const counts = { seen: 0, indexed: 0, failed: 0, empty: 0, cut: 0, blank: 0 };
   const indexedIds: string[] = [];
   const errors = ErrorsFile.forIndex(options.index, options.errorsFile);
@@ -110,7 +110,7 @@ export async function ingestStream(client: EngineClient, input: Readable, option
     },
   });
   const pool = createSignPool(options.threads);
-  const ingest = { fields: options.fields, prefix: options.prefix, idField: options.idField, maxChars: options.maxChars ?? DEFAULT_MAX_CHARS };
+  const ingest = { fields: options.fields, prefix: options.prefix, idField: options.idField, maxChars: options.maxChars ?? DEFAULT_MAX_CHARS, keyLists };
   const pending: Promise<IngestResult[]>[] = [];
   let lastProgress = 0;
 

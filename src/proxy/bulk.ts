@@ -8,6 +8,7 @@ import { performance } from 'node:perf_hooks';
 import type { Readable } from 'node:stream';
 import { ClientGoneError, onClientGone, passableHeaders, pipeAnswer, readBody } from '../engine/forward.js';
 import type { SignedSource, SourceKind } from '../signing/sign-sources.js';
+import type { KeyLists } from '../stored/write.js';
 import { type BulkItem, bulkItems, type RawBytes } from './bulk-items.js';
 import { applyFilterPath, type BulkAnswer, mergeBulkAnswers, notAppliedAnswer, REFUSAL_TYPE, type RefusedItem } from './bulk-response.js';
 import { forwardedBody, type ProxyContext, ProxyRefusal } from './context.js';
@@ -35,14 +36,13 @@ export async function handleBulk(ctx: ProxyContext, req: http.IncomingMessage, b
   const headers = passableHeaders(req.rawHeaders, ['content-length', 'content-encoding', 'accept-encoding']);
   const parts = new UpstreamParts(ctx.upstream, req.method ?? 'POST', rawPath(req.url ?? '/') + query, headers, ctx.maxUpstreamBytes);
   const refused: RefusedItem[] = [];
-  const fieldsGiven = new Set<string>();
   onClientGone(res, () => {
     parts.abort();
     body.destroy(new ClientGoneError());
   });
 
   try {
-    for await (const group of signedGroups(ctx, bulkItems(body, defaultIndex, ctx.maxLineBytes))) {
+    for await (const group of signedGroups(ctx, bulkItems(body, defaultIndex, ctx.maxLineBytes), req.rawHeaders)) {
       for (const entry of group.entries) {
         if (entry.kind === 'raw') {
           if (entry.unreadable) unreadableAction(ctx, entry.unreadable.line);
@@ -51,10 +51,6 @@ export async function handleBulk(ctx: ProxyContext, req: http.IncomingMessage, b
         }
         const source = forwardedSource(ctx, entry, group.outcomes.get(entry), refused);
         if (source === null) continue;
-        if (entry.index && group.outcomes.get(entry)?.outcome === 'signed' && !fieldsGiven.has(entry.index)) {
-          fieldsGiven.add(entry.index);
-          await ctx.fields.ensure(entry.index, req.rawHeaders);
-        }
         const { verb, index, id } = entry;
         await parts.write(source === undefined ? [entry.actionLine, NEWLINE] : [entry.actionLine, NEWLINE, source, NEWLINE], { verb, index, id });
       }
@@ -99,13 +95,13 @@ function sourceKind(ctx: ProxyContext, entry: Entry): SourceKind | undefined {
 }
 
 /** Groups of entries, each signed on a thread, given back in order with a few groups in flight. */
-async function* signedGroups(ctx: ProxyContext, entries: AsyncIterable<Entry>): AsyncGenerator<SignedGroup> {
+async function* signedGroups(ctx: ProxyContext, entries: AsyncIterable<Entry>, clientHeaders: readonly string[]): AsyncGenerator<SignedGroup> {
   const inFlight: Promise<SignedGroup>[] = [];
   const limit = ctx.pool.threads * 2;
   let group: Entry[] = [];
   let bytes = 0;
   const launch = () => {
-    const signing = signGroup(ctx, group);
+    const signing = signGroup(ctx, group, clientHeaders);
     signing.catch(() => {}); // awaited in order below
     inFlight.push(signing);
     group = [];
@@ -121,14 +117,30 @@ async function* signedGroups(ctx: ProxyContext, entries: AsyncIterable<Entry>): 
   while (inFlight.length > 0) yield await (inFlight.shift() as Promise<SignedGroup>);
 }
 
-async function signGroup(ctx: ProxyContext, entries: Entry[]): Promise<SignedGroup> {
-  const toSign: Array<{ entry: BulkItem; kind: SourceKind }> = [];
+/**
+ * Signs a group's items. Each target index gets the fields first (once in a while, see IndexFieldsGuard): how
+ * it maps them decides how the signature is written, so the items are signed in one batch per way.
+ */
+async function signGroup(ctx: ProxyContext, entries: Entry[], clientHeaders: readonly string[]): Promise<SignedGroup> {
+  const byKeyLists = new Map<KeyLists, ToSign[]>();
   for (const entry of entries) {
     const kind = sourceKind(ctx, entry);
-    if (kind) toSign.push({ entry: entry as BulkItem, kind });
+    if (!kind) continue;
+    const item = entry as BulkItem;
+    const keyLists = await ctx.fields.ensure(item.index as string, clientHeaders);
+    byKeyLists.set(keyLists, [...(byKeyLists.get(keyLists) ?? []), { entry: item, kind }]);
   }
   const outcomes = new Map<Entry, SignedSource>();
-  if (toSign.length === 0) return { entries, outcomes };
+  for (const [keyLists, toSign] of byKeyLists) {
+    const signed = await signBatch(ctx, toSign, keyLists);
+    for (let i = 0; i < toSign.length; i++) outcomes.set(toSign[i].entry, signed[i]);
+  }
+  return { entries, outcomes };
+}
+
+type ToSign = { entry: BulkItem; kind: SourceKind };
+
+async function signBatch(ctx: ProxyContext, toSign: ToSign[], keyLists: KeyLists): Promise<SignedSource[]> {
   const packed = new Uint8Array(toSign.reduce((sum, s) => sum + (s.entry.sourceLine as Uint8Array).length, 0));
   const ends: number[] = [];
   let at = 0;
@@ -137,11 +149,8 @@ async function signGroup(ctx: ProxyContext, entries: Entry[]): Promise<SignedGro
     at += (entry.sourceLine as Uint8Array).length;
     ends.push(at);
   }
-  const signed = await ctx.pool.signSources({ options: ctx.signer, sources: ctx.sources, kinds: toSign.map((s) => s.kind), bytes: packed, ends }, [packed.buffer]);
-  toSign.forEach(({ entry }, i) => {
-    outcomes.set(entry, signed[i]);
-  });
-  return { entries, outcomes };
+  const sources = { ...ctx.sources, keyLists };
+  return ctx.pool.signSources({ options: ctx.signer, sources, kinds: toSign.map((s) => s.kind), bytes: packed, ends }, [packed.buffer]);
 }
 
 /**

@@ -7,6 +7,7 @@ import { performance } from 'node:perf_hooks';
 import type { Readable } from 'node:stream';
 import { ClientGoneError, onClientGone, passableHeaders, pipeAnswer, readBody } from '../engine/forward.js';
 import type { SignedSource, SourceKind } from '../signing/sign-sources.js';
+import type { KeyLists } from '../stored/write.js';
 import { REFUSAL_TYPE } from './bulk-response.js';
 import { forwardedBody, type ProxyContext, sendError } from './context.js';
 
@@ -17,13 +18,14 @@ export async function handleDocument(ctx: ProxyContext, req: http.IncomingMessag
   const original = await readBody(body).catch((err: Error) => {
     throw Object.assign(err, { appliedItems: 0 }); // nothing was sent: the answer says so
   });
-  const outcome = await signOne(ctx, original, kind);
+  // The index gets the fields first: how it maps them decides how the signature is written.
+  const keyLists = await ctx.fields.ensure(index, req.rawHeaders);
+  const outcome = await signOne(ctx, original, kind, keyLists);
   const forwarded = forwardedBody(ctx, outcome, original);
   if (forwarded === null) {
     sendError(res, 400, REFUSAL_TYPE, `near-dup could not sign the document: ${(outcome as { reason: string }).reason}`);
     return;
   }
-  if (outcome.outcome === 'signed') await ctx.fields.ensure(index, req.rawHeaders);
   const headers = passableHeaders(req.rawHeaders, ['content-length', 'content-encoding']);
   const waitStart = performance.now();
   const { request, response } = ctx.upstream.send(req.method ?? 'PUT', req.url ?? '/', headers, forwarded);
@@ -32,9 +34,10 @@ export async function handleDocument(ctx: ProxyContext, req: http.IncomingMessag
   pipeAnswer(await response, res);
 }
 
-async function signOne(ctx: ProxyContext, bytes: Uint8Array, kind: SourceKind): Promise<SignedSource> {
+async function signOne(ctx: ProxyContext, bytes: Uint8Array, kind: SourceKind, keyLists: KeyLists): Promise<SignedSource> {
   const copy = new Uint8Array(bytes); // the original is sent on if nothing changes
-  const [outcome] = await ctx.pool.signSources({ options: ctx.signer, sources: ctx.sources, kinds: [kind], bytes: copy, ends: [copy.length] }, [copy.buffer]);
+  const sources = { ...ctx.sources, keyLists };
+  const [outcome] = await ctx.pool.signSources({ options: ctx.signer, sources, kinds: [kind], bytes: copy, ends: [copy.length] }, [copy.buffer]);
   return outcome;
 }
 

@@ -9,12 +9,13 @@ import { EngineResponseError } from '../engine/errors.js';
 import { redactSecret } from '../engine/url.js';
 import { headerValue, readBody, type Upstream } from '../engine/forward.js';
 import { initIndex, type MappingAccess } from '../engine/init.js';
+import type { KeyLists } from '../stored/write.js';
 
 /** How long an index is taken to have the fields before it is checked again (it may be deleted and made anew). */
 const RECHECK_MS = 30_000;
 
 export class IndexFieldsGuard {
-  private readonly checked = new Map<string, { at: number; done: Promise<void> }>();
+  private readonly checked = new Map<string, { at: number; done: Promise<KeyLists> }>();
   private readonly warned = new Set<string>();
   /** Indices the proxy could not give the fields. */
   failures = 0;
@@ -25,26 +26,30 @@ export class IndexFieldsGuard {
     private readonly warn: (line: string) => void,
   ) {}
 
-  /** Resolves when `index` has the fields, or when giving them failed (said once). Never rejects. */
-  ensure(index: string, clientHeaders: readonly string[]): Promise<void> {
+  /**
+   * Resolves when `index` has the fields, with how it takes the key lists; or, when giving them failed (said
+   * once), with lists, which any mapping reads. Never rejects.
+   */
+  ensure(index: string, clientHeaders: readonly string[]): Promise<KeyLists> {
     const now = Date.now();
     const known = this.checked.get(index);
     if (known && now - known.at < RECHECK_MS) return known.done;
     const authorization = headerValue(clientHeaders, 'authorization');
     const headers = authorization ? ['authorization', authorization] : [];
-    const done = this.give(index, headers).catch((err: Error) => {
+    const done = this.give(index, headers).catch((err: Error): KeyLists => {
       this.failures++;
       if (!this.warned.has(index)) {
         this.warned.add(index);
         this.warn(`could not give index "${index}" the near-dup fields (${redactSecret(err.message, authorization)}); documents are signed anyway. Run near-dup init --index ${index}, or near-dup init --template --pattern '...' for new indices`);
       }
+      return 'lists';
     });
     this.checked.set(index, { at: now, done });
     return done;
   }
 
-  private async give(index: string, headers: string[]): Promise<void> {
-    await initIndex(mappingAccess(this.upstream, headers), index, this.prefix);
+  private async give(index: string, headers: string[]): Promise<KeyLists> {
+    return (await initIndex(mappingAccess(this.upstream, headers), index, this.prefix)).keyLists;
   }
 }
 

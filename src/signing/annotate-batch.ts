@@ -2,6 +2,7 @@
 // Runs in worker threads; pure apart from the clock.
 import { DocumentTextError, extractText, nearDupFields, type NearDupFields } from '../annotation.js';
 import { StoredLayout } from '../stored/layout.js';
+import type { KeyLists } from '../stored/write.js';
 import { checkStored, SIGNATURE_FIELDS, StoredProblem, storedIn } from '../stored/read.js';
 import { contentHash, type Signer } from '../signature.js';
 
@@ -21,6 +22,8 @@ export interface AnnotateBatchOptions {
   maxChars: number;
   /** Re-sign even when the stored content hash and params match. */
   force: boolean;
+  /** How the index takes the SimHash blocks and the sample. */
+  keyLists: KeyLists;
 }
 
 export function annotateBatch(signer: Signer, docs: AnnotateInput[], options: AnnotateBatchOptions): AnnotateResult[] {
@@ -33,7 +36,7 @@ export function annotateBatch(signer: Signer, docs: AnnotateInput[], options: An
         return { id: doc.id, status: 'unchanged' };
       }
       const sig = signer.signNormalized(clean);
-      return { id: doc.id, status: 'annotated', fields: nearDupFields(sig, signer.settings, now), empty: sig.tokens === 0, cut };
+      return { id: doc.id, status: 'annotated', fields: nearDupFields(sig, signer.settings, now, options.keyLists), empty: sig.tokens === 0, cut };
     } catch (err) {
       const reason = err instanceof DocumentTextError ? err.message : `could not sign: ${(err as Error).message}`;
       return { id: doc.id, status: 'failed', reason };

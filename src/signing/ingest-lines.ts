@@ -1,6 +1,7 @@
 // NDJSON documents in, annotated documents out (serialized, ready for a bulk index action). Runs in
 // worker threads, on batches of raw bytes. A line that is not valid UTF-8, not a JSON object, or has no
 // usable text gives an error in its place; the others go on.
+import type { KeyLists } from '../stored/write.js';
 import { DocumentTextError, extractText, mergeUnderPrefix, nearDupFields, parseDocumentLine, valueAt } from '../annotation.js';
 import type { Signer } from '../signature.js';
 import { utf8Lines } from '../text/decode.js';
@@ -10,6 +11,8 @@ export interface IngestLineOptions {
   prefix: string;
   idField?: string;
   maxChars: number;
+  /** How the target index takes the SimHash blocks and the sample. */
+  keyLists: KeyLists;
 }
 
 export type IngestResult =
@@ -46,7 +49,7 @@ export function ingestBytes(signer: Signer, bytes: Uint8Array, firstLineNumber: 
       }
       const { text: body, cut } = extractText(record, options.fields, options.maxChars);
       const sig = signer(body);
-      const annotated = mergeUnderPrefix(record, options.prefix, nearDupFields(sig, signer.settings, now) as unknown as Record<string, unknown>);
+      const annotated = mergeUnderPrefix(record, options.prefix, nearDupFields(sig, signer.settings, now, options.keyLists) as unknown as Record<string, unknown>);
       results.push({ line, id, json: JSON.stringify(annotated), empty: sig.tokens === 0, cut });
     } catch (err) {
       const reason = err instanceof DocumentTextError ? err.message : `could not sign: ${(err as Error).message}`;

@@ -6,6 +6,7 @@
 // already has the prefix object (a document read back and indexed again) is parsed and written anew.
 import { DocumentTextError, extractText, mergeUnderPrefix, nearDupFields, underPrefix, valueAt } from '../annotation.js';
 import type { Signer } from '../signature.js';
+import type { KeyLists } from '../stored/write.js';
 
 export type SourceKind = 'index' | 'update';
 
@@ -13,6 +14,8 @@ export interface SignSourcesOptions {
   fields: readonly string[];
   prefix: string;
   maxChars: number;
+  /** How the target index takes the SimHash blocks and the sample (lists unless the index is known to take them joined). */
+  keyLists?: KeyLists;
 }
 
 /** The outcome of one source, its new text still a string (as made here). */
@@ -83,7 +86,7 @@ interface Fields {
 
 function signedFields(signer: Signer, doc: Record<string, unknown>, options: SignSourcesOptions, now: Date): Fields {
   const { text, cut } = extractText(doc, options.fields, options.maxChars);
-  return { fields: nearDupFields(signer(text), signer.settings, now) as unknown as Record<string, unknown>, cut };
+  return { fields: nearDupFields(signer(text), signer.settings, now, options.keyLists) as unknown as Record<string, unknown>, cut };
 }
 
 function parseObject(text: string, what: string): Record<string, unknown> {

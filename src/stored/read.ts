@@ -94,15 +94,25 @@ const SAMPLE_TERMS = {
 };
 const BASE64 = /^[A-Za-z0-9+/]+={0,2}$/;
 
+/**
+ * The terms of a stored key list (SimHash blocks, containment sample): written as an array, or as one string
+ * of terms separated by white space (what the engine's whitespace analyzer splits). Undefined for anything else.
+ */
+export function keyList(value: unknown): string[] | undefined {
+  if (typeof value === 'string') return value.split(/\s+/).filter((term) => term !== '');
+  return strings(value) ? value : undefined;
+}
+
 const wholeNumber: Check = (v) => (Number.isSafeInteger(v) && (v as number) >= 0 ? undefined : `is ${describe(v)}, not a whole number of at least 0`);
 const text: Check = (v) => (typeof v === 'string' && v !== '' ? undefined : `is ${describe(v)}, not a string`);
 const strings = (v: unknown): v is string[] => Array.isArray(v) && v.every((x) => typeof x === 'string');
 /** A list of keys, one per band or block, or none (an empty signature). */
-const keyList =
-  (count: (shape: ParamsShape) => number, what: string): Check =>
+const keyCount =
+  (count: (shape: ParamsShape) => number, what: string, read: (v: unknown) => string[] | undefined): Check =>
   (v, shape) => {
-    if (!strings(v)) return `is ${describe(v)}, not a list of strings`;
-    return v.length === 0 || v.length === count(shape) ? undefined : `holds ${v.length} ${what}, its params say ${count(shape)}`;
+    const keys = read(v);
+    if (!keys) return `is ${describe(v)}, not a list of strings`;
+    return keys.length === 0 || keys.length === count(shape) ? undefined : `holds ${keys.length} ${what}, its params say ${count(shape)}`;
   };
 
 const CHECKS: Partial<Record<StoredField, Check>> = {
@@ -117,15 +127,16 @@ const CHECKS: Partial<Record<StoredField, Check>> = {
     return n === shape.numPerm ? undefined : `holds ${n} values, its params say ${shape.numPerm}`;
   },
   simhash: (v) => (typeof v === 'string' && HEX16.test(v) ? undefined : `is ${describe(v)}, not 16 hexadecimal digits`),
-  bands: keyList((s) => s.bands, 'band keys'),
-  simhash_blocks: keyList((s) => s.blocks, 'SimHash blocks'),
+  bands: keyCount((s) => s.bands, 'band keys', (v) => (strings(v) ? v : undefined)),
+  simhash_blocks: keyCount((s) => s.blocks, 'SimHash blocks', keyList),
   content_hash: text,
   token_count: wholeNumber,
   distinct_tokens: wholeNumber,
   sample_size: wholeNumber,
   sample: (v, shape) => {
     const { term, what } = SAMPLE_TERMS[shape.keys === 1 ? 1 : 2];
-    return strings(v) && v.every((t) => term.test(t)) ? undefined : `is ${describe(v)}, not a list of ${what} each`;
+    const terms = keyList(v);
+    return terms?.every((t) => term.test(t)) ? undefined : `is ${describe(v)}, not a list of ${what} each`;
   },
   cluster_id: text,
   contained_in: (v) => (strings(v) ? undefined : `is ${describe(v)}, not a list of strings`),
@@ -166,10 +177,10 @@ export function readSignature(raw: RawStored, expectedParams?: string): StoredSi
     values: minhashValues(raw.minhash as string),
     simhash: raw.simhash as string,
     bands: raw.bands as string[],
-    blocks: raw.simhash_blocks as string[],
+    blocks: keyList(raw.simhash_blocks) as string[],
     tokens: raw.token_count as number,
     distinct: (raw.distinct_tokens as number | undefined) ?? 0,
-    sample: (raw.sample as string[] | undefined) ?? [],
+    sample: keyList(raw.sample) ?? [],
     contentHash: raw.content_hash as string,
   };
 }

@@ -8,7 +8,7 @@ import { createSigner } from '../../src/signature.js';
 import { utf8Lines } from '../../src/text/decode.js';
 
 const signer = createSigner();
-const options = { fields: ['text'], prefix: 'near_dup', idField: 'id', maxChars: 1_000_000 };
+const options = { fields: ['text'], prefix: 'near_dup', idField: 'id', maxChars: 1_000_000, keyLists: 'lists' as const };
 const line = (id: string, text: string) => Buffer.from(JSON.stringify({ id, text }));
 
 describe('utf8Lines', () => {

@@ -25,13 +25,13 @@ describe('the JSON in mappings/', () => {
     expect(Object.fromEntries(Object.entries(NEAR_DUP_FIELDS).map(([k, v]) => [k, v.type]))).toEqual({
       bands: 'keyword',
       simhash: 'keyword',
-      simhash_blocks: 'keyword',
+      simhash_blocks: 'text',
       minhash: 'binary',
       params: 'keyword',
       content_hash: 'keyword',
       token_count: 'integer',
       distinct_tokens: 'integer',
-      sample: 'keyword',
+      sample: 'text',
       sample_size: 'integer',
       annotated_at: 'date',
       cluster_id: 'keyword',
@@ -85,14 +85,28 @@ describe('building for a prefix', () => {
 
 describe('planMapping', () => {
   it('finds every field missing in an index without them', () => {
-    expect(planMapping({ properties: { title: { type: 'text' } } })).toEqual({ missing: allFields, present: [], conflicts: [] });
-    expect(planMapping({})).toEqual({ missing: allFields, present: [], conflicts: [] });
-    expect(planMapping(undefined)).toEqual({ missing: allFields, present: [], conflicts: [] });
+    const none = { missing: allFields, present: [], conflicts: [], keyLists: 'joined' };
+    expect(planMapping({ properties: { title: { type: 'text' } } })).toEqual(none);
+    expect(planMapping({})).toEqual(none);
+    expect(planMapping(undefined)).toEqual(none);
   });
 
   it('finds nothing to do when every field is there, with extra parameters and other fields around', () => {
     const fields = { ...json('put-mapping.json').properties.near_dup.properties, simhash: { type: 'keyword', ignore_above: 32 }, other: { type: 'text' } };
-    expect(planMapping(mappingWith(fields))).toEqual({ missing: [], present: allFields, conflicts: [] });
+    expect(planMapping(mappingWith(fields))).toEqual({ missing: [], present: allFields, conflicts: [], keyLists: 'joined' });
+  });
+
+  it('takes the older layout (key lists as keyword) as it is, written as lists; refuses them analyzed otherwise', () => {
+    const current = json('put-mapping.json').properties.near_dup.properties;
+    const older = { ...current, simhash: { type: 'keyword' }, simhash_blocks: { type: 'keyword' }, sample: { type: 'keyword', doc_values: false } };
+    expect(planMapping(mappingWith(older))).toEqual({ missing: [], present: allFields, conflicts: [], keyLists: 'lists' });
+    // One key list of each kind: lists, which both read.
+    expect(planMapping(mappingWith({ ...current, sample: { type: 'keyword' } })).keyLists).toBe('lists');
+    const analyzed = planMapping(mappingWith({ ...current, sample: { type: 'text' }, simhash_blocks: { type: 'text', analyzer: 'simple' } }));
+    expect(analyzed.conflicts).toEqual([
+      { field: 'near_dup.simhash_blocks', existing: 'text with analyzer simple', wanted: 'text with analyzer whitespace (or keyword)' },
+      { field: 'near_dup.sample', existing: 'text with analyzer standard', wanted: 'text with analyzer whitespace (or keyword)' },
+    ]);
   });
 
   it('finds the fields a partial mapping lacks', () => {

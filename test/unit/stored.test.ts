@@ -5,7 +5,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { createSigner } from '../../src/signature.js';
 import { StoredLayout } from '../../src/stored/layout.js';
-import { checkStored, readSignature, SIGNATURE_FIELDS, StoredProblem, storedIn, storedInDocValues } from '../../src/stored/read.js';
+import { checkStored, keyList, readSignature, SIGNATURE_FIELDS, type StoredSignature, StoredProblem, storedIn, storedInDocValues } from '../../src/stored/read.js';
 import { nearDupFields } from '../../src/stored/write.js';
 import { stripHtml } from '../../src/text/html.js';
 
@@ -51,9 +51,31 @@ describe('reading a stored signature back', () => {
     const older = nearDupFields(first(text), first.settings);
     expect(readSignature(older as never)).not.toBeInstanceOf(StoredProblem);
     expect(older.params).not.toContain(';k=');
-    expect(older.sample.every((t: string) => /^[0-9a-f]{8}$/.test(t))).toBe(true);
+    expect((older.sample as string[]).every((t: string) => /^[0-9a-f]{8}$/.test(t))).toBe(true);
     const crossed = readSignature({ ...older, params: signer.settings.params } as never);
     expect((crossed as StoredProblem).reason).toMatch(/sample is .*4 base64url characters/);
+  });
+
+  it('reads the SimHash blocks and the sample as lists or as one string of terms, the same signature', () => {
+    const text = 'the quick brown fox jumps over the lazy dog and runs far away from here, and back again to the start';
+    const sig = signer(text);
+    const lists = nearDupFields(sig, signer.settings, new Date(0), 'lists');
+    const joined = nearDupFields(sig, signer.settings, new Date(0), 'joined');
+    expect(Array.isArray(lists.sample) && Array.isArray(lists.simhash_blocks)).toBe(true);
+    expect(joined.sample).toBe(sig.sample.join(' '));
+    expect(joined.simhash_blocks).toBe(sig.simhash_blocks.join(' '));
+    const a = readSignature(lists as never) as StoredSignature;
+    const b = readSignature(joined as never) as StoredSignature;
+    expect(b).toEqual(a);
+    expect(b.sample).toEqual(sig.sample);
+    expect(b.blocks).toEqual(sig.simhash_blocks);
+    // One term short, or a term of the other layout inside the string, is refused as a list would be.
+    const blocks = sig.simhash_blocks.slice(1).join(' ');
+    expect((readSignature({ ...joined, simhash_blocks: blocks } as never) as StoredProblem).reason).toMatch(/simhash_blocks holds \d+ SimHash blocks, its params say/);
+    expect((readSignature({ ...joined, sample: `${joined.sample} 0123abcd` } as never) as StoredProblem).reason).toMatch(/sample is .*4 base64url characters/);
+    expect(keyList('  a  b\tc ')).toEqual(['a', 'b', 'c']);
+    expect(keyList('')).toEqual([]);
+    expect(keyList(7)).toBeUndefined();
   });
 
   it('never throws, whatever the stored object holds: a signature or a reason', () => {

@@ -5,7 +5,7 @@
 // token, as MinHash sees them), the estimate from the stored signatures, and whether LSH makes it a candidate.
 import { DocumentTextError, extractText, valueAt } from '../../annotation.js';
 import { StoredLayout, storedPath } from '../../stored/layout.js';
-import { checkStored, type RawStored, StoredProblem, storedIn } from '../../stored/read.js';
+import { checkStored, keyList, type RawStored, StoredProblem, storedIn } from '../../stored/read.js';
 import type { EngineClient } from '../../engine/client.js';
 import { UserError } from '../../errors.js';
 import { createSigner, type Signer, signerOptionsFromParams } from '../../signature.js';
@@ -163,7 +163,7 @@ class DocReader {
       const { text } = extractText(source, this.source.fields, this.source.maxChars);
       const tokens = new Set(this.tokenizer(text).sample);
       const bands = new Set(stored.bands as string[]);
-      const sample = new Set((stored.sample as string[] | undefined) ?? []);
+      const sample = new Set(keyList(stored.sample) ?? []);
       this.docs.set(id, { id, tokens, minhash: minhashValues(stored.minhash as string), bands, sample });
     } catch (err) {
       if (!(err instanceof DocumentTextError)) throw err;
