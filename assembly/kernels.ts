@@ -5,7 +5,8 @@
 //   - MD5 of many messages at once, one per i32x4 lane (multi-buffer): one-block messages (up to 55
 //     bytes, nearly every word 4-shingle) 16 at a time as four interleaved groups, longer ones 4 at a
 //     time; and simhash-py's SimHash bit counts over the digests, inside wasm;
-//   - SHA-1, 4 lanes, behind a memo of short tokens, for datasketch's sha1_hash32;
+//   - SHA-1, 4 lanes, behind a memo of short tokens, for datasketch's sha1_hash32; MurmurHash3 and
+//     CRC-32 of tokens, for the mmh3 and crc32 condensers;
 //   - MinHash affine32 updates, four permutations per i32x4 operation, 16 kept in registers;
 //   - the word layout of ASCII text (16 bytes at a time when it is laid out already) and the ASCII
 //     folding pass of the normalizer.
@@ -754,6 +755,69 @@ export function tokenHashesSha1(src: usize, starts: usize, ends: usize, count: i
     }
   }
   if (n > 0) sha1FlushTokens(n, out);
+}
+
+// ---- token hashes: MurmurHash3 and CRC-32 -----------------------------------------------------------
+
+// @ts-ignore: decorator
+@inline function rotl32(x: u32, n: u32): u32 {
+  return (x << n) | (x >> (32 - n));
+}
+
+/**
+ * MurmurHash3 x86 32-bit, seed 0, of each range, at out: Python's mmh3.hash(token, 0, signed=False). Cheap
+ * enough on words that a memo would cost about what it saves.
+ */
+export function tokenHashesMmh3(src: usize, starts: usize, ends: usize, count: i32, out: usize): void {
+  for (let i = 0; i < count; i++) {
+    const s = load<i32>(starts + (<usize>i << 2));
+    const len = load<i32>(ends + (<usize>i << 2)) - s;
+    const ptr = src + <usize>s;
+    let h: u32 = 0;
+    const body = len & ~3;
+    for (let j = 0; j < body; j += 4) {
+      h ^= rotl32(load<u32>(ptr + <usize>j) * 0xcc9e2d51, 15) * 0x1b873593;
+      h = rotl32(h, 13) * 5 + 0xe6546b64;
+    }
+    const rest = len & 3;
+    if (rest != 0) {
+      let k: u32 = <u32>load<u8>(ptr + <usize>body);
+      if (rest > 1) k |= <u32>load<u8>(ptr + <usize>body + 1) << 8;
+      if (rest > 2) k |= <u32>load<u8>(ptr + <usize>body + 2) << 16;
+      h ^= rotl32(k * 0xcc9e2d51, 15) * 0x1b873593;
+    }
+    h ^= <u32>len;
+    h ^= h >> 16;
+    h *= 0x85ebca6b;
+    h ^= h >> 13;
+    h *= 0xc2b2ae35;
+    store<u32>(out + (<usize>i << 2), h ^ (h >> 16));
+  }
+}
+
+// zlib's CRC-32 table (reflected polynomial 0xedb88320), filled on first use.
+const CRC_TABLE: usize = memory.data(1024, 16);
+let crcTableReady = false;
+
+function fillCrcTable(): void {
+  for (let n: u32 = 0; n < 256; n++) {
+    let c = n;
+    for (let k = 0; k < 8; k++) c = (c & 1) != 0 ? 0xedb88320 ^ (c >> 1) : c >> 1;
+    store<u32>(CRC_TABLE + (<usize>n << 2), c);
+  }
+  crcTableReady = true;
+}
+
+/** zlib's CRC-32 of each range, at out: Python's zlib.crc32(token). */
+export function tokenHashesCrc32(src: usize, starts: usize, ends: usize, count: i32, out: usize): void {
+  if (!crcTableReady) fillCrcTable();
+  for (let i = 0; i < count; i++) {
+    const s = load<i32>(starts + (<usize>i << 2));
+    const e = load<i32>(ends + (<usize>i << 2));
+    let c: u32 = 0xffffffff;
+    for (let j = s; j < e; j++) c = load<u32>(CRC_TABLE + (<usize>((c ^ <u32>load<u8>(src + <usize>j)) & 0xff) << 2)) ^ (c >> 8);
+    store<u32>(out + (<usize>i << 2), ~c);
+  }
 }
 
 // ---- distinct values and MinHash -------------------------------------------------------------------

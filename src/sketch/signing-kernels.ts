@@ -111,12 +111,12 @@ export class WasmSigning extends JsSigning {
   }
 
   override signAsciiWords(clean: string, minhash: Uint32Array, onDistinct?: DistinctSink): { tokens: number; fingerprint: Hash64 } | undefined {
-    if (!this.wasmMinhash || this.spec.tokenizer !== 'white-space' || this.spec.hash !== 'sha1') return undefined;
+    if (!this.wasmMinhash || this.spec.tokenizer !== 'white-space') return undefined;
     const { wasm } = this;
     wasm.reset();
     const laid = wasm.layoutAsciiWords(clean);
     if (!laid) return undefined;
-    const hashes = wasm.tokenHashesSha1(laid.src, laid.starts, laid.ends, laid.count);
+    const hashes = wasm.tokenHashes(this.spec.hash, laid.src, laid.starts, laid.ends, laid.count);
     wasm.minhashAffine32(minhash, this.spec.perms, hashes, laid.count, onDistinct);
     return { tokens: laid.count, fingerprint: wasm.simhashShingles(laid.src, laid.starts, laid.ends, laid.count, SIMHASH_WINDOW) };
   }
@@ -127,14 +127,14 @@ export class WasmSigning extends JsSigning {
     const src = wasm.copyBytes(words.bytes, words.length);
     const wordStarts = wasm.copyInt32(words.starts, words.count);
     const wordEnds = wasm.copyInt32(words.ends, words.count);
-    if (this.wasmMinhash && this.spec.hash === 'sha1') {
+    if (this.wasmMinhash) {
       let tokenSrc = src, tokenStarts = wordStarts, tokenEnds = wordEnds;
       if (tokens !== words) {
         if (tokens.source !== words.bytes) tokenSrc = wasm.copyBytes(tokens.bytes, tokens.length);
         tokenStarts = wasm.copyInt32(tokens.starts, tokens.count);
         tokenEnds = wasm.copyInt32(tokens.ends, tokens.count);
       }
-      const hashes = wasm.tokenHashesSha1(tokenSrc, tokenStarts, tokenEnds, tokens.count);
+      const hashes = wasm.tokenHashes(this.spec.hash, tokenSrc, tokenStarts, tokenEnds, tokens.count);
       wasm.minhashAffine32(minhash, this.spec.perms, hashes, tokens.count, onDistinct);
     } else {
       this.foldTokens(tokens, minhash, onDistinct);

@@ -6,6 +6,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { Permutations } from './minhash.js';
 import type { Hash64 } from './simhash.js';
+import type { TokenHashName } from './token-hash.js';
 
 // The few WebAssembly JS API types used here (the project's lib settings declare none).
 interface WasmMemory {
@@ -26,6 +27,8 @@ interface KernelExports {
   md5Ranges(src: number, starts: number, ends: number, count: number, out: number): void;
   sha1Ranges(src: number, starts: number, ends: number, count: number, out: number): void;
   tokenHashesSha1(src: number, starts: number, ends: number, count: number, out: number): void;
+  tokenHashesMmh3(src: number, starts: number, ends: number, count: number, out: number): void;
+  tokenHashesCrc32(src: number, starts: number, ends: number, count: number, out: number): void;
   distinctInPlace(values: number, count: number, table: number, slots: number): number;
   minhashAffine32(values: number, a: number, b: number, perms: number, hashes: number, count: number): void;
   layoutAsciiWords(ptr: number, len: number, starts: number, ends: number): number;
@@ -41,8 +44,8 @@ export interface ArenaWords {
 }
 
 const KERNEL_EXPORTS: readonly (keyof KernelExports)[] = [
-  'init', 'ensure', 'simhashShingles', 'md5Ranges', 'sha1Ranges', 'tokenHashesSha1', 'distinctInPlace', 'minhashAffine32',
-  'layoutAsciiWords', 'foldAscii',
+  'init', 'ensure', 'simhashShingles', 'md5Ranges', 'sha1Ranges', 'tokenHashesSha1', 'tokenHashesMmh3', 'tokenHashesCrc32',
+  'distinctInPlace', 'minhashAffine32', 'layoutAsciiWords', 'foldAscii',
 ];
 
 const encoder = new TextEncoder();
@@ -204,10 +207,14 @@ export class WasmKernels {
     return this.u32.slice(out >>> 2, (out >>> 2) + count);
   }
 
-  /** datasketch's sha1_hash32 of each range, into a new arena array (returned as its pointer). */
-  tokenHashesSha1(src: number, starts: number, ends: number, count: number): number {
+  /**
+   * The token hash of each range (src/sketch/token-hash.ts: sha1 is datasketch's sha1_hash32, mmh3 and
+   * crc32 as Python's), into a new arena array (returned as its pointer).
+   */
+  tokenHashes(hash: TokenHashName, src: number, starts: number, ends: number, count: number): number {
     const out = this.alloc(count * 4);
-    this.x.tokenHashesSha1(src, starts, ends, count, out);
+    const kernel = hash === 'sha1' ? this.x.tokenHashesSha1 : hash === 'mmh3' ? this.x.tokenHashesMmh3 : this.x.tokenHashesCrc32;
+    kernel(src, starts, ends, count, out);
     return out;
   }
 

@@ -4,6 +4,7 @@ import { describe, expect, it, vi } from 'vitest';
 import { md5First64, sha1FirstWord, byteSwap } from '../../src/sketch/digests.js';
 import { emptyMinhash, minhashPermutations, updateMinhash } from '../../src/sketch/minhash.js';
 import { computeSimhash, type Hash64 } from '../../src/sketch/simhash.js';
+import { byteHash } from '../../src/sketch/token-hash.js';
 import { createWasmKernels, type WasmKernels } from '../../src/sketch/wasm-kernels.js';
 import { layoutWords, TokenRanges } from '../../src/text/token-ranges.js';
 
@@ -100,9 +101,26 @@ describe('wasm kernels', () => {
       }
       k.reset();
       const src = k.copyBytes(bytes, bytes.length);
-      const ptr = k.tokenHashesSha1(src, k.copyInt32(Int32Array.from(starts), 5000), k.copyInt32(Int32Array.from(ends), 5000), 5000);
+      const ptr = k.tokenHashes('sha1', src, k.copyInt32(Int32Array.from(starts), 5000), k.copyInt32(Int32Array.from(ends), 5000), 5000);
       const got = k.readUint32(ptr, 5000);
       for (let i = 0; i < 5000; i++) expect(got[i]).toBe(byteSwap(sha1FirstWord(bytes, starts[i], ends[i])));
+    }
+  });
+
+  it('token hashes mmh3 and crc32: equal the JavaScript ones (Python mmh3, zlib) on every length 0..300', () => {
+    const k = kernels();
+    for (const hash of ['mmh3', 'crc32'] as const) {
+      const reference = byteHash(hash);
+      for (const seed of [10, 11]) {
+        const { bytes, starts, ends } = randomRanges(seed, 300, 3);
+        k.reset();
+        const src = k.copyBytes(bytes, bytes.length);
+        const ptr = k.tokenHashes(hash, src, k.copyInt32(starts, starts.length), k.copyInt32(ends, ends.length), starts.length);
+        const got = k.readUint32(ptr, starts.length);
+        for (let i = 0; i < starts.length; i++) {
+          if (got[i] !== reference(bytes, starts[i], ends[i])) throw new Error(`${hash} of ${ends[i] - starts[i]} bytes differs`);
+        }
+      }
     }
   });
 
