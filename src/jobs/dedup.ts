@@ -6,10 +6,12 @@
 //     last run (dedup/incremental-pass.ts). Exact duplicates (equal content_hash) share every bucket.
 //  2. Every pair inside a bucket is verified with the stored MinHash (estimated Jaccard; dedup/pair-verifier.ts),
 //     the signatures read through a bounded cache (dedup/signature-store.ts).
-//  3. Verified pairs are joined into clusters (union-find); each cluster gets a canonical document, and
-//     cluster_id, duplicate_of, is_canonical, cluster_size and max_similarity are written back with bulk
-//     partial updates; documents that were in a cluster before and are not any more are cleared
-//     (dedup/write-back.ts). The engine is asked whether every field landed.
+//  3. Verified pairs are joined into families (union-find), and each family is cut into clusters whose
+//     every duplicate is within --min-similarity of its canonical (dedup/cluster-cut.ts; --clusters
+//     components keeps whole families); cluster_id, duplicate_of, is_canonical, cluster_size,
+//     max_similarity and canonical_similarity are written back with bulk partial updates; documents that
+//     were in a cluster before and are not any more are cleared (dedup/write-back.ts). The engine is asked
+//     whether every field landed.
 //  4. With --containment S, every document at least S inside a larger one gets contained_in and
 //     max_containment (dedup/containment-pass.ts): partial copies, beside the Jaccard clusters.
 import { storedPath, type StoredField } from '../stored/layout.js';
@@ -31,11 +33,12 @@ import { incrementalPass } from './dedup/incremental-pass.js';
 import { PairVerifier, type VerifiedPair } from './dedup/pair-verifier.js';
 import { type SignatureReader, SignatureStore, storedFields } from './dedup/signature-store.js';
 import { continues, defaultStatePath, readDedupState, writeDedupState } from './dedup/state.js';
-import { buildClusters, type CanonicalRule, type DedupCluster, writeBack } from './dedup/write-back.js';
+import { type CanonicalRule, type ClusterMethod, CLUSTER_METHODS, cutFamilies, type DedupCluster } from './dedup/cluster-cut.js';
+import { writeBack } from './dedup/write-back.js';
 import { ErrorsFile } from './errors-file.js';
 import { paramsHeld } from './params-held.js';
 
-export type { CanonicalRule, DedupCluster };
+export type { CanonicalRule, ClusterMethod, DedupCluster };
 
 /** What the progress callback is told about: signatures read and bands done (in memory) or partitions (buckets) of the full pass, new documents of an incremental one, containment lookups. */
 export type DedupStage = 'signatures' | 'bands' | 'buckets' | 'new documents' | 'containment';
@@ -46,6 +49,8 @@ export const DEFAULT_BUCKET_CHUNK = 1000;
 export const DEFAULT_BUCKETS_PER_PARTITION = 10_000;
 /** Band keys per query that reads the documents of a partition, by default. */
 export const DEFAULT_KEYS_PER_QUERY = 10_000;
+/** Documents an incremental run looks up at most to read the families it touches whole; past that it runs in full. */
+export const MAX_INCREMENTAL_LOOKUPS = 10_000;
 /** Documents per scan page, by default. */
 export const DEFAULT_PAGE_SIZE = 5000;
 /** Signatures held in memory, by default (under 1 KB each): up to this many documents, dedup reads the index once and buckets it in memory. */
@@ -57,6 +62,11 @@ export interface DedupOptions {
   /** Pairs below this estimated Jaccard are not near-duplicates (default 0.5, the LSH threshold). */
   minSimilarity?: number;
   canonical?: CanonicalRule;
+  /**
+   * centres (default): each family of verified pairs is cut into clusters whose every duplicate is within
+   * minSimilarity of its canonical; components: every family is one cluster (single linkage).
+   */
+  clusters?: ClusterMethod;
   /** Date field for oldest/newest (default: <prefix>.annotated_at). */
   dateField?: string;
   /** Only signatures with these params; default: the one params value in the index (refused if several). */
@@ -116,9 +126,16 @@ export interface DedupSummary {
   buckets: number;
   candidatePairs: number;
   verifiedPairs: number;
+  /** How the families were cut into clusters. */
+  clusterMethod: ClusterMethod;
+  /** Connected components of the verified pairs (what --clusters components writes as clusters). */
+  families: number;
+  largestFamily: number;
   clusters: number;
   duplicates: number;
   largestCluster: number;
+  /** Each duplicate's estimated Jaccard to its canonical: the least and the median (null without duplicates). */
+  canonicalSimilarity: { min: number | null; median: number | null };
   cleared: number;
   written: number;
   failed: number;
@@ -144,7 +161,7 @@ export interface DedupSummary {
   /** With --containment: documents found inside a larger one, lookups made, and what was written. */
   containment?: { minContainment: number; contained: number; lookups: number; tooShort: number; written: number; cleared: number; failed: number; complete: boolean; seconds: number };
   /** Largest clusters first, at most 20, for printing. */
-  top: Array<{ cluster_id: string; size: number; canonical: string; members: string[] }>;
+  top: Array<{ cluster_id: string; size: number; canonical: string; members: string[]; family: string; minCanonicalSimilarity: number }>;
   /** Per document, its best matches (for --format text), only when asked for. */
   matches?: Map<string, Array<{ id: string; jaccard: number }>>;
   errorsFile?: string;
@@ -179,64 +196,98 @@ export async function dedupIndex(client: EngineClient, options: DedupOptions): P
     const read = options.full || options.resume ? {} : await readDedupState(stateFile);
     const saved = read.state;
     const uuids = await client.indexUuids(options.index);
-    const incremental = continues(saved, { index: options.index, params, prefix, minSimilarity, uuids });
-
-    // Every document met is numbered once, for the store's facts and the verifier's clusters alike.
-    const numbers = new DocNumbers();
-    const fields = storedFields(prefix, sortField);
-    const store = new SignatureStore(signatureReader(client, options.index, scope, fields), prefix, sortField, params, everythingCached ? Number.POSITIVE_INFINITY : cacheSize, {
-      documents: numbers,
-      keepClusterIds: incremental,
-    });
-    const pairsOut = options.pairsFile ? createWriteStream(options.pairsFile) : undefined;
-    let full: FullPass | undefined;
-    const verifier = new PairVerifier(minSimilarity, {
-      documents: numbers,
-      collectMatches: options.collectMatches,
-      onVerified: (pair) => full?.journal?.add(pair),
-      onRecorded: (pair) => pairsOut?.write(JSON.stringify(pair) + '\n'),
-    });
+    const clusterMethod = options.clusters ?? 'centres';
+    const order = JSON.stringify({ canonical, sortField });
+    const current = { index: options.index, params, prefix, minSimilarity, uuids, clusters: clusterMethod, order };
+    const notes = read.note ? [read.note] : [];
     const bucketChunk = Math.max(4, options.bucketChunk ?? DEFAULT_BUCKET_CHUNK);
     const pageSize = options.pageSize ?? DEFAULT_PAGE_SIZE;
+    const fields = storedFields(prefix, sortField);
+
+    /** The pieces of one attempt at finding the pairs: a numbering, a store, a verifier, and the pairs file. */
+    const attempt = (keepClusterIds: boolean) => {
+      // Every document met is numbered once, for the store's facts and the verifier's clusters alike.
+      const numbers = new DocNumbers();
+      const store = new SignatureStore(signatureReader(client, options.index, scope, fields), prefix, sortField, params, everythingCached ? Number.POSITIVE_INFINITY : cacheSize, {
+        documents: numbers,
+        keepClusterIds,
+      });
+      const pairsOut = options.pairsFile ? createWriteStream(options.pairsFile) : undefined;
+      const run: { full?: FullPass } = {};
+      const verifier = new PairVerifier(minSimilarity, {
+        documents: numbers,
+        collectMatches: options.collectMatches,
+        onVerified: (pair) => run.full?.journal?.add(pair),
+        onRecorded: (pair) => pairsOut?.write(JSON.stringify(pair) + '\n'),
+      });
+      return { numbers, store, pairsOut, run, verifier };
+    };
+
+    let incremental = continues(saved, current);
+    let pieces = attempt(incremental);
+    let { numbers, store, verifier } = pieces;
     let decided: Set<string> | undefined;
     let newDocuments: number | undefined;
     if (incremental) {
-      ({ decided, newDocuments } = await incrementalPass(client, store, verifier, {
+      const result = await incrementalPass(client, store, verifier, {
         index: options.index,
         prefix,
         scope,
-        since: saved.lastRunAt,
+        since: saved!.lastRunAt,
         bucketChunk,
         pageSize,
+        // A family is cut as a whole, so it is read whole; past a tenth of the index a full run is cheaper.
+        wholeFamilies: clusterMethod === 'centres' ? { maxLookups: Math.min(MAX_INCREMENTAL_LOOKUPS, Math.max(100, Math.floor(documents / 10))) } : undefined,
         onNewDocuments: (count) => progress('new documents', count),
-      }));
-    } else {
-      full = new FullPass(client, store, verifier, {
-        index: options.index,
-        uuids,
-        prefix,
-        params,
-        minSimilarity,
-        scope,
-        bucketsPerPartition: options.bucketsPerPartition ?? DEFAULT_BUCKETS_PER_PARTITION,
-        bucketChunk,
-        keysPerQuery: options.keysPerQuery ?? DEFAULT_KEYS_PER_QUERY,
-        pageSize,
-        everythingCached,
-        storedFields: fields,
-        documents,
-        journalFile: options.dryRun ? undefined : `${stateFile.replace(/\.json$/, '')}.run.json`,
-        resume: options.resume ?? false,
-        onProgress: progress,
       });
-      await full.run();
+      ({ decided, newDocuments } = result);
+      if (result.tooLarge) {
+        notes.push(`the families the ${newDocuments} new documents touch needed ${result.tooLarge.lookups} lookups or more; this run is a full one instead`);
+        if (pieces.pairsOut) await closeStream(pieces.pairsOut);
+        incremental = false;
+        decided = undefined;
+        newDocuments = undefined;
+        pieces = attempt(false);
+        ({ numbers, store, verifier } = pieces);
+      }
     }
+    const full = incremental
+      ? undefined
+      : (pieces.run.full = new FullPass(client, store, verifier, {
+          index: options.index,
+          uuids,
+          prefix,
+          params,
+          minSimilarity,
+          scope,
+          bucketsPerPartition: options.bucketsPerPartition ?? DEFAULT_BUCKETS_PER_PARTITION,
+          bucketChunk,
+          keysPerQuery: options.keysPerQuery ?? DEFAULT_KEYS_PER_QUERY,
+          pageSize,
+          everythingCached,
+          storedFields: fields,
+          documents,
+          numbers,
+          journalFile: options.dryRun ? undefined : `${stateFile.replace(/\.json$/, '')}.run.json`,
+          resume: options.resume ?? false,
+          onProgress: progress,
+        }));
+    await full?.run();
 
     const found = performance.now();
     // Pairs replayed by --resume bring documents whose facts were never read in this process.
     await store.loadFacts(verifier.involved());
-    const clusters = buildClusters(verifier, store.facts, canonical);
-    if (pairsOut) await closeStream(pairsOut);
+    const cut = await cutFamilies(verifier.clusters.groups(), {
+      method: clusterMethod,
+      rule: canonical,
+      minSimilarity,
+      facts: store.facts,
+      signatures: full?.signatures ?? ((ids) => store.load(ids)),
+      documents: numbers,
+    });
+    full?.dropSignatures();
+    const { clusters } = cut;
+    if (pieces.pairsOut) await closeStream(pieces.pairsOut);
 
     const clustered = performance.now();
     const errors = ErrorsFile.forIndex(options.index, options.errorsFile);
@@ -245,12 +296,12 @@ export async function dedupIndex(client: EngineClient, options: DedupOptions): P
     }
     const written = options.dryRun
       ? { written: 0, failed: 0, cleared: 0, complete: false }
-      : await writeBack(client, clusters, verifier, store.facts, errors, { index: options.index, prefix, pageSize, bulk: options.bulk, decided });
+      : await writeBack(client, clusters, { clustered: cut.clustered, bestMatch: (id) => verifier.bestMatch(id) }, store.facts, errors, { index: options.index, prefix, pageSize, bulk: options.bulk, decided });
     const containment = options.containment === undefined ? undefined : await findContainment(client, options, { prefix, scope, params, pageSize, errors, progress });
     await errors.close();
     if (written.complete) {
       await full?.journal?.finish();
-      await writeDedupState(stateFile, { version: 1, index: options.index, params, prefix, minSimilarity, lastRunAt: runStartedAt, uuids });
+      await writeDedupState(stateFile, { version: 1, ...current, lastRunAt: runStartedAt });
     }
     return {
       index: options.index,
@@ -259,12 +310,16 @@ export async function dedupIndex(client: EngineClient, options: DedupOptions): P
       newDocuments,
       documents,
       damaged: store.damagedCount,
-      notes: read.note ? [read.note] : [],
+      notes,
       buckets: verifier.buckets,
       candidatePairs: verifier.candidatePairs,
       verifiedPairs: verifier.verifiedPairs,
+      clusterMethod,
+      families: cut.families,
+      largestFamily: cut.largestFamily,
       clusters: clusters.length,
       duplicates: clusters.reduce((n, c) => n + c.members.length - 1, 0),
+      canonicalSimilarity: spread(clusters),
       largestCluster: clusters[0]?.members.length ?? 0,
       ...written,
       complete: written.complete && (containment?.complete ?? true),
@@ -282,13 +337,26 @@ export async function dedupIndex(client: EngineClient, options: DedupOptions): P
         writeSeconds: (performance.now() - clustered) / 1000,
         ...usage.read(),
       },
-      top: clusters.slice(0, 20).map((c) => ({ cluster_id: c.id, size: c.members.length, canonical: c.canonical, members: c.members.slice(0, 10) })),
+      top: clusters.slice(0, 20).map((c) => ({
+        cluster_id: c.id,
+        size: c.members.length,
+        canonical: c.canonical,
+        members: c.members.slice(0, 10),
+        family: c.family,
+        minCanonicalSimilarity: Math.min(...c.similarity.values()),
+      })),
       matches: verifier.matches,
       errorsFile: errors.count > 0 ? errors.file : undefined,
     };
   } catch (err) {
     throw client.explain(err, options.index);
   }
+}
+
+/** The least and the median similarity of the duplicates to their canonicals. */
+function spread(clusters: readonly DedupCluster[]): DedupSummary['canonicalSimilarity'] {
+  const values = clusters.flatMap((c) => [...c.similarity].filter(([id]) => id !== c.canonical).map(([, s]) => s)).sort((a, b) => a - b);
+  return values.length === 0 ? { min: null, median: null } : { min: values[0], median: values[Math.floor(values.length / 2)] };
 }
 
 /** The containment pass of dedup --containment, and its write-back unless this is a dry run. */
@@ -325,6 +393,9 @@ export function checkDedupOptions(options: DedupOptions): void {
     ['bucket-chunk', options.bucketChunk, 4],
   ]);
   checkBulkOptions(options.bulk);
+  if (options.clusters !== undefined && !CLUSTER_METHODS.includes(options.clusters)) {
+    throw new UsageError(`--clusters must be ${CLUSTER_METHODS.join(' or ')} (centres: every duplicate near its canonical; components: whole families), got "${options.clusters}"`);
+  }
 }
 
 /** Which signatures to compare: one params value, never a silent mix. */

@@ -7,7 +7,7 @@ import type { EngineClient } from '../../src/engine/client.js';
 import { annotateIndex } from '../../src/jobs/annotate.js';
 import { initIndex } from '../../src/engine/init.js';
 import { serializeLeanMinhash } from '../../src/sketch/lean-minhash.js';
-import { dedupIndex, type DedupPair } from '../../src/jobs/dedup.js';
+import { type ClusterMethod, dedupIndex, type DedupPair } from '../../src/jobs/dedup.js';
 import { UnionFind } from '../../src/jobs/dedup/union-find.js';
 import { createSigner } from '../../src/signature.js';
 import { testCorpora } from '../support/corpus.js';
@@ -20,13 +20,22 @@ const THRESHOLD = 0.5;
 const tmp = mkdtempSync(path.join(os.tmpdir(), 'near-dup-dedup-'));
 
 async function sources(client: EngineClient, index: string) {
-  const response = await client.search(index, { size: 1000, _source: ['near_dup.cluster_id', 'near_dup.duplicate_of', 'near_dup.is_canonical', 'near_dup.cluster_size', 'near_dup.max_similarity', 'date'] });
+  const response = await client.search(index, {
+    size: 1000,
+    _source: ['near_dup.cluster_id', 'near_dup.duplicate_of', 'near_dup.is_canonical', 'near_dup.cluster_size', 'near_dup.max_similarity', 'near_dup.canonical_similarity', 'date'],
+  });
   return new Map(response.hits.hits.map((h) => [h._id, h._source as Record<string, any>]));
 }
 
 for (const { name, docs } of testCorpora(30, 30)) {
   /** Exact Jaccard over the very tokens MinHash saw (default tokenizer: white space of the normalized text). */
   const exactJaccard = exactJaccardOf(signer, docs);
+  /** The MinHash estimate of two documents, as dedup computes it from the stored signatures. */
+  const minhashOf = new Map(docs.map((d) => [d.id, signer(d.text).minhash]));
+  const estimateOf = (a: string, b: string) => {
+    const x = minhashOf.get(a)!, y = minhashOf.get(b)!;
+    return x.filter((v, i) => v === y[i]).length / x.length;
+  };
   const strongPairs: Array<[string, string, number]> = [];
   for (let i = 0; i < docs.length; i++) {
     for (let j = i + 1; j < docs.length; j++) {
@@ -49,9 +58,9 @@ for (const { name, docs } of testCorpora(30, 30)) {
     };
 
     /** A full dedup run that writes its clusters back, with its own state file; its verified pairs. */
-    const fullRun = async (target: string) => {
+    const fullRun = async (target: string, clusters?: ClusterMethod) => {
       const pairsFile = path.join(tmp, `${target}-pairs.jsonl`);
-      const summary = await dedupIndex(ctx.client, { index: target, minSimilarity: THRESHOLD, canonical: 'oldest', dateField: 'date', pairsFile, stateFile: stateOf(target) });
+      const summary = await dedupIndex(ctx.client, { index: target, minSimilarity: THRESHOLD, canonical: 'oldest', dateField: 'date', pairsFile, stateFile: stateOf(target), clusters });
       const pairs: DedupPair[] = readFileSync(pairsFile, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
       return { summary, pairs };
     };
@@ -115,9 +124,9 @@ for (const { name, docs } of testCorpora(30, 30)) {
       }
     });
 
-    it('writes clusters equal to the connected components of the verified pairs, with the oldest as canonical', async () => {
+    it('--clusters components writes clusters equal to the connected components of the verified pairs, with the oldest as canonical', async () => {
       const index = await annotatedIndex('dedup-components');
-      const { pairs } = await fullRun(index);
+      const { pairs } = await fullRun(index, 'components');
       const uf = new UnionFind();
       for (const p of pairs) uf.union(p.a, p.b);
       const components = uf.groups().map((g) => g.sort().join(','));
@@ -139,8 +148,44 @@ for (const { name, docs } of testCorpora(30, 30)) {
           expect(nd.cluster_size).toBe(members.length);
           expect(nd.duplicate_of ?? null).toBe(id === oldest ? null : oldest);
           expect(nd.max_similarity).toBeGreaterThanOrEqual(THRESHOLD);
+          expect(nd.canonical_similarity ?? null).toBe(id === oldest ? null : estimateOf(id, oldest));
         }
       }
+    });
+
+    it('by default every duplicate is within the bar of the canonical duplicate_of names, says how near, and stays in its family', async () => {
+      const index = await annotatedIndex('dedup-centres');
+      const { summary, pairs } = await fullRun(index);
+      expect(summary.clusterMethod).toBe('centres');
+      const families = new UnionFind();
+      for (const p of pairs) families.union(p.a, p.b);
+      expect(summary.families).toBe(families.groups().length);
+      const stored = await sources(ctx.client, index);
+      const byCluster = new Map<string, string[]>();
+      for (const [id, source] of stored) {
+        const cluster = source.near_dup?.cluster_id;
+        if (cluster) byCluster.set(cluster, [...(byCluster.get(cluster) ?? []), id]);
+      }
+      expect(byCluster.size).toBe(summary.clusters);
+      let duplicates = 0;
+      for (const [cluster, members] of byCluster) {
+        const canonical = members.filter((id) => stored.get(id)!.near_dup.is_canonical);
+        expect(canonical).toEqual([cluster]);
+        const oldest = [...members].sort((a, b) => Date.parse(stored.get(a)!.date) - Date.parse(stored.get(b)!.date) || (a < b ? -1 : 1))[0];
+        for (const id of members) {
+          const nd = stored.get(id)!.near_dup;
+          expect(nd.cluster_size).toBe(members.length);
+          expect(families.find(id)).toBe(families.find(cluster));
+          if (id === cluster) continue;
+          duplicates++;
+          expect(nd.duplicate_of).toBe(cluster);
+          expect(nd.canonical_similarity).toBe(estimateOf(id, cluster));
+          expect(nd.canonical_similarity).toBeGreaterThanOrEqual(THRESHOLD);
+          expect(cluster).toBe(oldest);
+        }
+      }
+      expect(duplicates).toBe(summary.duplicates);
+      expect(summary.canonicalSimilarity.min).toBeGreaterThanOrEqual(THRESHOLD);
     });
 
     it('a re-run after new documents were annotated revisits only their neighbourhood and adds them to clusters', async () => {
@@ -236,7 +281,7 @@ forEachEngine('dedup of a large bucket', (ctx) => {
     expect(expected.groups()).toHaveLength(1);
     expect(jaccard(chain[0].values, chain[2].values)).toBeLessThan(THRESHOLD);
     const pairsFile = path.join(tmp, `pairs-chain-${ctx.engine.flavour}-${ctx.engine.version}.jsonl`);
-    const summary = await dedupIndex(ctx.client, { index, minSimilarity: THRESHOLD, full: true, dryRun: true, pairsFile });
+    const summary = await dedupIndex(ctx.client, { index, minSimilarity: THRESHOLD, full: true, dryRun: true, pairsFile, clusters: 'components' });
     expect(summary.clusters).toBe(1);
     expect(summary.top[0].size).toBe(chain.length);
     // Only what joins clusters is verified: fewer comparisons than all pairs, and every reported pair real.
@@ -244,6 +289,14 @@ forEachEngine('dedup of a large bucket', (ctx) => {
     expect(pairs.length).toBeGreaterThanOrEqual(chain.length - 1);
     expect(pairs.length).toBeLessThanOrEqual(similar);
     for (const p of pairs) expect(p.jaccard).toBeGreaterThanOrEqual(THRESHOLD);
+  });
+
+  it('by default cuts the chain into clusters whose every duplicate is within the bar of its canonical, the family whole', async () => {
+    const summary = await dedupIndex(ctx.client, { index, minSimilarity: THRESHOLD, full: true, dryRun: true });
+    expect([summary.families, summary.largestFamily]).toEqual([1, chain.length]);
+    expect(summary.clusters).toBeGreaterThan(5);
+    expect(summary.canonicalSimilarity.min).toBeGreaterThanOrEqual(THRESHOLD);
+    for (const c of summary.top) expect(c.family).toBe(summary.top[0].family);
   });
 });
 

@@ -14,7 +14,7 @@ import { PAIRWISE_BUCKET, PairVerifier, type VerifiedPair } from '../../src/jobs
 import { eachPartition, type KeysOfPartition, planPartitions } from '../../src/jobs/dedup/partitions.js';
 import { decodeSignature, keyHash, SignatureStore, type StoredSignature } from '../../src/jobs/dedup/signature-store.js';
 import { continues, readDedupState, writeDedupState } from '../../src/jobs/dedup/state.js';
-import { buildClusters, pickCanonical } from '../../src/jobs/dedup/write-back.js';
+import { cutFamily, pickCanonical } from '../../src/jobs/dedup/cluster-cut.js';
 
 const tmp = mkdtempSync(path.join(os.tmpdir(), 'near-dup-dedup-parts-'));
 
@@ -248,13 +248,15 @@ describe('canonical rule', () => {
     // A member without a date is never the newest (it was, before: the order was simply reversed).
     expect(pickCanonical(['c', 'a'], facts, 'newest')).toBe('a');
   });
-  it('clusters are the connected components, largest first', () => {
+  it('families are the connected components; in components mode each is one cluster, its canonical by the rule', () => {
     const verifier = new PairVerifier(0.5);
     verifier.record({ a: 'a', b: 'b', jaccard: 0.9, hamming: 1 });
     verifier.record({ a: 'b', b: 'c', jaccard: 0.7, hamming: 3 });
     verifier.record({ a: 'x', b: 'y', jaccard: 0.6, hamming: 5 });
-    const clusters = buildClusters(verifier, facts, 'longest');
-    expect(clusters.map((c) => [c.canonical, c.members])).toEqual([['b', ['a', 'b', 'c']], ['x', ['x', 'y']]]);
+    const signatures = new Map(['a', 'b', 'c', 'x', 'y'].map((id, i) => [id, signature(80, i + 1)]));
+    const clusters = verifier.clusters.groups().flatMap((family) => cutFamily(family, signatures, { method: 'components', rule: 'longest', minSimilarity: 0.5, facts }));
+    expect(clusters.map((c) => [c.canonical, c.members.sort()])).toEqual([['b', ['a', 'b', 'c']], ['x', ['x', 'y']]]);
+    expect(clusters[0].similarity.get('a')).toBe(0.8);
     expect(['a', 'b', 'c', 'x', 'q'].map((id) => verifier.bestMatch(id))).toEqual([0.9, 0.9, 0.7, 0.6, 0]);
     expect([...verifier.involved()].sort()).toEqual(['a', 'b', 'c', 'x', 'y']);
   });
@@ -340,8 +342,14 @@ describe('dedup state', () => {
       writeFileSync(ahead, text);
       expect(await readDedupState(ahead), text).toEqual({ note: expect.stringMatching(/is not readable \(damaged, or edited\); this run is a full one/) });
     }
-    expect(continues(state, { index: 'i', params: 'p', prefix: 'near_dup', minSimilarity: 0.5 })).toBe(true);
-    expect(continues(state, { index: 'i', params: 'p', prefix: 'near_dup', minSimilarity: 0.6 })).toBe(false);
+    // A state without a cluster method is an earlier version's, whose clusters were whole families.
+    expect(continues(state, { index: 'i', params: 'p', prefix: 'near_dup', minSimilarity: 0.5, clusters: 'components' })).toBe(true);
+    expect(continues(state, { index: 'i', params: 'p', prefix: 'near_dup', minSimilarity: 0.5, clusters: 'centres' })).toBe(false);
+    const now = { ...state, clusters: 'centres' as const, order: '{"canonical":"oldest"}' };
+    expect(continues(now, { index: 'i', params: 'p', prefix: 'near_dup', minSimilarity: 0.5, clusters: 'centres', order: '{"canonical":"oldest"}' })).toBe(true);
+    expect(continues(now, { index: 'i', params: 'p', prefix: 'near_dup', minSimilarity: 0.6, clusters: 'centres', order: '{"canonical":"oldest"}' })).toBe(false);
+    expect(continues(now, { index: 'i', params: 'p', prefix: 'near_dup', minSimilarity: 0.5, clusters: 'components', order: '{"canonical":"oldest"}' })).toBe(false);
+    expect(continues(now, { index: 'i', params: 'p', prefix: 'near_dup', minSimilarity: 0.5, clusters: 'centres', order: '{"canonical":"longest"}' })).toBe(false);
     expect(JSON.parse(readFileSync(file, 'utf8')).version).toBe(1);
   });
 });

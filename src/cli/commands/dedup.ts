@@ -5,7 +5,7 @@ import type { CommandModule } from 'yargs';
 import { DEFAULT_PREFIX } from '../../annotation.js';
 import { prefixPath } from '../../engine/mapping.js';
 import { UsageError } from '../../errors.js';
-import { type CanonicalRule, checkDedupOptions, type DedupOptions, type DedupStage, dedupIndex } from '../../jobs/dedup.js';
+import { type CanonicalRule, type ClusterMethod, checkDedupOptions, type DedupOptions, type DedupStage, dedupIndex } from '../../jobs/dedup.js';
 import { retriesNote } from './annotate.js';
 import { olderLayoutNote } from '../../jobs/params-held.js';
 import { type ConnectionArgs, connectFromArgs, withConnectionOptions } from '../connection-options.js';
@@ -20,6 +20,7 @@ interface DedupArgs extends ConnectionArgs {
   minSimilarity: number;
   containment?: number;
   canonical: string;
+  clusters: ClusterMethod;
   dateField?: string;
   params?: string;
   pairs?: string;
@@ -62,6 +63,12 @@ export const dedupCommand: CommandModule<object, DedupArgs> = {
         default: 'oldest',
         describe: 'which document of a cluster is kept: oldest | newest (by --date-field) | longest | FIELD (lowest value) | -FIELD (highest)',
       })
+      .option('clusters', {
+        choices: ['centres', 'components'],
+        default: 'centres',
+        describe:
+          'centres: every duplicate is within --min-similarity of its canonical (a chain of edits is cut into clusters); components: every chain of verified pairs is one cluster (whole families, for data cleaning)',
+      })
       .option('date-field', { type: 'string', describe: 'date field for oldest/newest [default: <prefix>.annotated_at]' })
       .option('containment', {
         type: 'number',
@@ -82,7 +89,8 @@ export const dedupCommand: CommandModule<object, DedupArgs> = {
       .option('buckets-per-partition', { type: 'number', default: 10_000, describe: 'band keys held by 2+ documents per partition (smaller: less memory, more reads)' })
       .option('page-size', { type: 'number', default: 5000, describe: 'documents per page of the scans that read a partition' })
       .example('near-dup dedup --index news --canonical oldest --date-field published', 'cluster and keep the first published')
-      .example('near-dup dedup --index news --format text --pairs pairs.jsonl', 'list duplicates') as never,
+      .example('near-dup dedup --index news --format text --pairs pairs.jsonl', 'list duplicates')
+      .example('near-dup dedup --index crawl --clusters components', 'whole families of near-duplicates, chains included') as never,
   handler: async (argv) => {
     prefixPath(argv.prefix);
     const canonical = parseCanonical(argv.canonical);
@@ -93,6 +101,7 @@ export const dedupCommand: CommandModule<object, DedupArgs> = {
       minSimilarity: argv.minSimilarity,
       containment: argv.containment,
       canonical,
+      clusters: argv.clusters,
       dateField: argv.dateField,
       params: argv.params,
       pairsFile: argv.pairs,

@@ -15,12 +15,15 @@ import type { EngineClient } from '../../engine/client.js';
 import { EngineResponseError } from '../../engine/errors.js';
 import { scanIndex } from '../../engine/scan.js';
 import { UserError } from '../../errors.js';
+import type { SignatureSource } from './cluster-cut.js';
+import type { DocNumbers } from './doc-numbers.js';
 import { DedupJournal, type DedupRunIdentity } from './journal.js';
 import { LargeKeyJoin } from './large-key.js';
 import { readPool, verifyBand } from './memory-pass.js';
+import type { SignaturePool } from './signature-pool.js';
 import type { PairVerifier } from './pair-verifier.js';
 import { eachPartition, type KeysOfPartition, MAX_PARTITIONS, type PartitionKeys, planPartitions, TooManyKeysError } from './partitions.js';
-import { keyHash, type SignatureStore } from './signature-store.js';
+import { keyHash, type SignatureStore, type StoredSignature } from './signature-store.js';
 
 /** Documents whose signatures are held together while their buckets are verified. */
 const SIGNATURES_PER_GROUP = 5000;
@@ -48,6 +51,8 @@ export interface FullPassSettings {
   storedFields: string[];
   /** Documents in scope. */
   documents: number;
+  /** The numbering shared with the store and the verifier (to find a signature in memory by id). */
+  numbers?: DocNumbers;
   /** Where the journal lives (--resume), or undefined for a dry run (nothing to resume). */
   journalFile?: string;
   resume: boolean;
@@ -91,17 +96,38 @@ export class FullPass {
   /** The journal of this run: verified pairs go in as they are found; closed once the clusters are written. */
   journal?: DedupJournal;
 
+  /** Every signature, when the index was read into memory. */
+  private pool?: SignaturePool;
+
+  /** Lets the signatures held in memory go, once the clusters are cut. */
+  dropSignatures(): void {
+    this.pool = undefined;
+  }
+
+  /** The signatures the clusters are cut with: from memory when the index was read into it, else through the store. */
+  readonly signatures: SignatureSource = async (ids) => {
+    const pool = this.pool;
+    if (!pool) return this.store.load(ids);
+    const found = new Map<string, StoredSignature>();
+    for (const id of ids) {
+      const signature = pool.find(id);
+      if (signature) found.set(id, signature);
+    }
+    return found;
+  };
+
   /** Every signature read once into memory, then the buckets of each band in turn, each band journaled. */
   private async runInMemory(): Promise<void> {
-    const { index, prefix, scope, storedFields: fields, pageSize, documents, bucketChunk } = this.settings;
+    const { index, prefix, scope, storedFields: fields, pageSize, documents, bucketChunk, numbers } = this.settings;
     const resumed = await this.resumeJournal('memory');
     const startAt = resumed?.journal.partitionsDone ?? 0;
     this.resumedPartitions = startAt;
     if (resumed && startAt === resumed.partitions) {
-      this.journal = resumed.journal; // every band was done: the replayed pairs are the clusters
+      this.journal = resumed.journal; // every band was done: the replayed pairs are the families (cut with signatures read again)
       return;
     }
-    const pool = await readPool(this.client, this.store, { index, prefix, scope, fields, pageSize, documents, onDocuments: (done, total) => this.settings.onProgress?.('signatures', done, total) });
+    const pool = await readPool(this.client, this.store, { index, prefix, scope, fields, pageSize, documents, numbers, onDocuments: (done, total) => this.settings.onProgress?.('signatures', done, total) });
+    this.pool = pool;
     this.journal = resumed?.journal ?? (await this.startJournal('memory', pool.bandCount));
     for (let band = 0; band < pool.bandCount; band++) {
       await verifyBand(pool, this.verifier, band, bucketChunk, band < startAt);

@@ -4,6 +4,7 @@
 // read a document again for each partition that holds one of its keys. Each bucket is verified as in the
 // partitioned pass; a key held by more than `bucketChunk` documents is verified a chunk at a time.
 import type { EngineClient } from '../../engine/client.js';
+import type { DocNumbers } from './doc-numbers.js';
 import { locationOf } from '../../engine/doc-location.js';
 import { scanIndex } from '../../engine/scan.js';
 import { LargeKeyJoin } from './large-key.js';
@@ -21,6 +22,8 @@ export interface PoolRead {
   pageSize: number;
   /** Documents in scope (the pool is made this large at first). */
   documents: number;
+  /** The numbering to find a signature by id with afterwards (the clusters are cut from the pool). */
+  numbers?: DocNumbers;
   onDocuments?: (done: number, total: number) => void;
 }
 
@@ -33,7 +36,7 @@ const POOL_PAGE = 1000;
 
 /** Every signature in scope, in one scan, decoded straight into the pool; each document's facts kept by the store. */
 export async function readPool(client: EngineClient, store: SignatureStore, read: PoolRead): Promise<SignaturePool> {
-  const pool = new SignaturePool(read.documents);
+  const pool = new SignaturePool(read.documents, read.numbers);
   for await (const page of scanIndex(client, {
     index: read.index,
     query: read.scope,

@@ -5,7 +5,7 @@
 // them, and a signature handed out is a view into the arrays.
 import { minhashValuesScratch } from '../../sketch/lean-minhash.js';
 import { parseSimhashHex } from '../../sketch/simhash.js';
-import { enlarged } from './doc-numbers.js';
+import { type DocNumbers, enlarged, withRoomFor } from './doc-numbers.js';
 import { keyHash, type SignatureFields, type StoredSignature } from './signature-store.js';
 
 export class SignaturePool {
@@ -19,8 +19,24 @@ export class SignaturePool {
   /** Documents whose signature had another length than the first one's (other params): left out. */
   leftOut = 0;
 
-  /** `expected`: how many documents will be added (the arrays grow past it if need be). */
-  constructor(private readonly expected: number) {}
+  /** Each document's slot + 1, by its number (0: not here), when the pool is given the numbering. */
+  private slots = new Int32Array(0);
+
+  /**
+   * `expected`: how many documents will be added (the arrays grow past it if need be); `documents`: the
+   * numbering to find a signature by id with (4 bytes a document), when it is to be found again.
+   */
+  constructor(
+    private readonly expected: number,
+    private readonly documents?: DocNumbers,
+  ) {}
+
+  /** A document's signature by id (a view into the arrays), when the pool was given the numbering. */
+  find(id: string): StoredSignature | undefined {
+    const n = this.documents?.find(id);
+    const slot = n === undefined || n >= this.slots.length ? 0 : this.slots[n];
+    return slot > 0 ? this.signature(slot - 1) : undefined;
+  }
 
   get size(): number {
     return this.ids.length;
@@ -57,6 +73,11 @@ export class SignaturePool {
     if ((i + 1) * this.width > this.values.length) this.grow();
     this.values.set(values, i * this.width);
     this.ids.push(id);
+    if (this.documents) {
+      const n = this.documents.numberOf(id);
+      this.slots = withRoomFor(this.slots, n);
+      this.slots[n] = i + 1;
+    }
     return i;
   }
 

@@ -3,6 +3,7 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { writeJsonFile } from '../checkpoint.js';
+import type { ClusterMethod } from './cluster-cut.js';
 
 export interface DedupState {
   version: 1;
@@ -14,6 +15,10 @@ export interface DedupState {
   lastRunAt: string;
   /** The uuids of the concrete indices it ran on: an index deleted and made again under the same name is new. */
   uuids?: string[];
+  /** How its families were cut into clusters (absent in the state of earlier versions, which kept whole families). */
+  clusters?: ClusterMethod;
+  /** The --canonical rule (and date field) its clusters were cut by, as text (absent in earlier versions: taken at its word). */
+  order?: string;
 }
 
 export function defaultStatePath(index: string): string {
@@ -52,6 +57,13 @@ export async function writeDedupState(file: string, state: DedupState): Promise<
 
 /** Whether a saved state allows an incremental run of these settings on these indices (a state without uuids, from an earlier version, is taken at its word). */
 export function continues(saved: DedupState | undefined, current: Omit<DedupState, 'version' | 'lastRunAt'>): saved is DedupState {
-  const same = saved !== undefined && saved.index === current.index && saved.params === current.params && saved.prefix === current.prefix && saved.minSimilarity === current.minSimilarity;
+  const same =
+    saved !== undefined &&
+    saved.index === current.index &&
+    saved.params === current.params &&
+    saved.prefix === current.prefix &&
+    saved.minSimilarity === current.minSimilarity &&
+    (saved.clusters ?? 'components') === (current.clusters ?? 'centres') &&
+    (saved.order === undefined || saved.order === current.order);
   return same && (saved.uuids === undefined || saved.uuids.join(',') === (current.uuids ?? []).join(','));
 }

@@ -1,0 +1,237 @@
+// From verified pairs to the clusters dedup writes. The verified pairs join documents into families
+// (connected components: a chain of near-duplicates is one family, its first and last versions maybe far
+// apart). Each family is then cut into clusters whose every duplicate is within --min-similarity of its
+// canonical, by the stored signatures:
+//  - the members are taken in the --canonical order: each goes to the nearest canonical before it within the
+//    bar, or, when there is none, is a canonical itself (so a cluster's canonical is the member the rule
+//    prefers, and no two canonicals are near-duplicates);
+//  - a canonical left without duplicates goes with its nearest member within the bar, when that member's
+//    cluster keeps another duplicate: the two make a cluster, its canonical by the rule.
+// Candidates are the members that share a band key (what LSH pairs), checked with the MinHash estimate, so a
+// family costs about what its buckets did, and the result depends only on the family's signatures and the
+// rule: the in-memory, partitioned, resumed and incremental passes cut a family alike.
+// `components` keeps whole families as clusters (single linkage), for those who want every chain together.
+// The alternatives were measured on real chains (scripts/bench/cluster-methods.mjs).
+import type { DocNumbers } from './doc-numbers.js';
+import type { FactsLookup } from './facts.js';
+import type { StoredSignature } from './signature-store.js';
+
+export type CanonicalRule = 'oldest' | 'newest' | 'longest' | { field: string; order: 'asc' | 'desc' };
+
+/** centres: every duplicate within the bar of its canonical (the default); components: whole families. */
+export type ClusterMethod = 'centres' | 'components';
+export const CLUSTER_METHODS: readonly ClusterMethod[] = ['centres', 'components'];
+
+export interface DedupCluster {
+  /** The canonical's id. */
+  id: string;
+  canonical: string;
+  /** Sorted by id. */
+  members: string[];
+  /** Each duplicate's estimated Jaccard to the canonical (the canonical's own is 1). */
+  similarity: Map<string, number>;
+  /** The family it was cut from, named by the family's first member in the --canonical order. */
+  family: string;
+}
+
+/** Reads the signatures of these documents (those it has). */
+export type SignatureSource = (ids: string[]) => Promise<ReadonlyMap<string, StoredSignature>>;
+
+export interface CutSettings {
+  method: ClusterMethod;
+  rule: CanonicalRule;
+  minSimilarity: number;
+  facts: FactsLookup;
+  signatures: SignatureSource;
+  /** The numbering of the documents, to answer `clustered` in a byte a document. */
+  documents: DocNumbers;
+}
+
+export interface Cut {
+  /** Largest first, then by id. */
+  clusters: DedupCluster[];
+  families: number;
+  largestFamily: number;
+  /** Whether a document is a member of a cluster (a family member may be in none). */
+  clustered(id: string): boolean;
+}
+
+/** Members of families read together, so that their signatures come in a few requests. */
+const MEMBERS_PER_READ = 5000;
+
+/** Cuts every family (each an array of ids, two or more) into clusters. */
+export async function cutFamilies(families: Iterable<string[]>, settings: CutSettings): Promise<Cut> {
+  const clusters: DedupCluster[] = [];
+  let count = 0;
+  let largestFamily = 0;
+  let batch: string[][] = [];
+  let batchSize = 0;
+  const cutBatch = async () => {
+    const signatures = await settings.signatures(batch.flat());
+    for (const family of batch) clusters.push(...cutFamily(family, signatures, settings));
+    batch = [];
+    batchSize = 0;
+  };
+  for (const family of families) {
+    count++;
+    largestFamily = Math.max(largestFamily, family.length);
+    batch.push(family);
+    batchSize += family.length;
+    if (batchSize >= MEMBERS_PER_READ) await cutBatch();
+  }
+  await cutBatch();
+  clusters.sort((a, b) => b.members.length - a.members.length || (a.id < b.id ? -1 : 1));
+  // Every member was numbered when its pairs were verified.
+  const flags = new Uint8Array(settings.documents.size);
+  for (const cluster of clusters) for (const id of cluster.members) flags[settings.documents.find(id)!] = 1;
+  return {
+    clusters,
+    families: count,
+    largestFamily,
+    clustered: (id) => {
+      const n = settings.documents.find(id);
+      return n !== undefined && flags[n] === 1;
+    },
+  };
+}
+
+/** One family's clusters; members without a signature are left out. */
+export function cutFamily(family: readonly string[], signatures: ReadonlyMap<string, StoredSignature>, settings: Omit<CutSettings, 'signatures' | 'documents'>): DedupCluster[] {
+  const members = family.filter((id) => signatures.has(id)).sort(canonicalOrder(settings.facts, settings.rule));
+  if (members.length < 2) return [];
+  const values = members.map((id) => signatures.get(id)!.values);
+  const owner = settings.method === 'components' ? members.map(() => 0) : centres(members, members.map((id) => signatures.get(id)!.bands), values, settings.minSimilarity);
+  const byCanonical = new Map<number, number[]>();
+  owner.forEach((c, i) => {
+    const list = byCanonical.get(c);
+    if (list) list.push(i);
+    else byCanonical.set(c, [i]);
+  });
+  const clusters: DedupCluster[] = [];
+  for (const [c, list] of byCanonical) {
+    if (list.length < 2) continue;
+    const similarity = new Map(list.map((i) => [members[i], i === c ? 1 : estimate(values[c], values[i])]));
+    clusters.push({ id: members[c], canonical: members[c], members: list.map((i) => members[i]).sort(), similarity, family: members[0] });
+  }
+  return clusters;
+}
+
+/**
+ * Each member's canonical, by position in `members` (already in the --canonical order): see the head of
+ * this file. A canonical is its own.
+ */
+export function centres(members: readonly string[], bands: ReadonlyArray<Int32Array>, values: ReadonlyArray<Uint32Array>, bar: number): number[] {
+  const n = members.length;
+  const owner = new Array<number>(n).fill(-1);
+  const canonicalIndex = new BandIndex(bands);
+  const near = (i: number, j: number) => (values[i].length === values[j].length ? estimate(values[i], values[j]) : 0);
+  // In order: a member goes to the nearest canonical before it within the bar, or is a canonical itself.
+  const size = new Int32Array(n);
+  for (let i = 0; i < n; i++) {
+    const c = nearest(i, canonicalIndex, near, bar, () => true);
+    owner[i] = c < 0 ? i : c;
+    if (c < 0) canonicalIndex.add(i);
+    size[owner[i]]++;
+  }
+  // A canonical left alone goes with its nearest member within the bar whose cluster can spare it.
+  const memberIndex = new BandIndex(bands);
+  for (let i = 0; i < n; i++) memberIndex.add(i);
+  for (let o = 0; o < n; o++) {
+    if (owner[o] !== o || size[o] > 1) continue;
+    const x = nearest(o, memberIndex, near, bar, (j) => owner[j] !== j && size[owner[j]] > 2);
+    if (x < 0) continue;
+    size[owner[x]]--;
+    const [canonical, duplicate] = x < o ? [x, o] : [o, x];
+    owner[canonical] = canonical;
+    owner[duplicate] = canonical;
+    size[canonical] = 2;
+    if (canonical !== o) size[o] = 0;
+  }
+  return owner;
+}
+
+/** The candidate in `index` nearest to i within the bar that `allowed` accepts (the earlier on a tie), or -1. */
+function nearest(i: number, index: BandIndex, near: (i: number, j: number) => number, bar: number, allowed: (j: number) => boolean): number {
+  let best = -1;
+  let bestSimilarity = -1;
+  index.some(i, (j) => {
+    if (j === i || !allowed(j)) return false;
+    const s = near(i, j);
+    if (s >= bar && (s > bestSimilarity || (s === bestSimilarity && j < best))) [best, bestSimilarity] = [j, s];
+    return false;
+  });
+  return best;
+}
+
+/** Members by their band keys (as hashed for verification), band by band; each candidate visited once per query. */
+class BandIndex {
+  private readonly byBand: Array<Map<number, number[]>>;
+  private readonly seen: Int32Array;
+  private query = 0;
+
+  constructor(private readonly bands: ReadonlyArray<Int32Array>) {
+    this.byBand = Array.from({ length: Math.max(0, ...bands.map((b) => b.length)) }, () => new Map());
+    this.seen = new Int32Array(bands.length);
+  }
+
+  add(i: number): void {
+    this.bands[i].forEach((hash, band) => {
+      const list = this.byBand[band].get(hash);
+      if (list) list.push(i);
+      else this.byBand[band].set(hash, [i]);
+    });
+  }
+
+  /** Whether `test` holds for some member added that shares a band key with i (stops at the first). */
+  some(i: number, test: (j: number) => boolean): boolean {
+    const query = ++this.query;
+    const keys = this.bands[i];
+    for (let band = 0; band < keys.length; band++) {
+      for (const j of this.byBand[band].get(keys[band]) ?? []) {
+        if (this.seen[j] === query) continue;
+        this.seen[j] = query;
+        if (test(j)) return true;
+      }
+    }
+    return false;
+  }
+}
+
+/** The estimated Jaccard of two MinHash signatures of one length: the share of equal values. */
+function estimate(a: Uint32Array, b: Uint32Array): number {
+  let equal = 0;
+  for (let k = 0; k < a.length; k++) if (a[k] === b[k]) equal++;
+  return equal / a.length;
+}
+
+/** The --canonical order: the member the rule prefers first; a member without a value last in either order; ties to the smallest id. */
+export function canonicalOrder(facts: FactsLookup, rule: CanonicalRule): (a: string, b: string) => number {
+  const tokens = (id: string) => facts.get(id)?.tokens ?? 0;
+  const byKey = (a: string, b: string, direction: 1 | -1) => {
+    const x = facts.get(a)?.sortKey, y = facts.get(b)?.sortKey;
+    const missingX = x === undefined || x === null, missingY = y === undefined || y === null;
+    if (missingX || missingY) return missingX === missingY ? 0 : missingX ? 1 : -1;
+    return direction * compareValues(x, y);
+  };
+  return (a, b) => {
+    let order: number;
+    if (rule === 'longest') order = tokens(b) - tokens(a);
+    else if (rule === 'newest') order = byKey(a, b, -1);
+    else if (rule === 'oldest') order = byKey(a, b, 1);
+    else order = byKey(a, b, rule.order === 'asc' ? 1 : -1);
+    return order || (a < b ? -1 : a > b ? 1 : 0);
+  };
+}
+
+/** The member the rule prefers. */
+export function pickCanonical(members: readonly string[], facts: FactsLookup, rule: CanonicalRule): string {
+  return [...members].sort(canonicalOrder(facts, rule))[0];
+}
+
+/** Dates as dates, numbers and strings as they are. */
+function compareValues(a: unknown, b: unknown): number {
+  if (a === b) return 0;
+  const x = typeof a === 'string' && !Number.isNaN(Date.parse(a)) && typeof b === 'string' ? Date.parse(a) : a;
+  const y = typeof b === 'string' && !Number.isNaN(Date.parse(b)) && typeof a === 'string' ? Date.parse(b) : b;
+  return (x as number) < (y as number) ? -1 : (x as number) > (y as number) ? 1 : 0;
+}

@@ -1,0 +1,142 @@
+// Cutting families into clusters (dedup/cluster-cut.ts) on chains built to drift: each version a
+// near-duplicate of the one before, the first and the last far apart.
+import { describe, expect, it } from 'vitest';
+import { type CanonicalRule, type ClusterMethod, centres, cutFamily, pickCanonical } from '../../src/jobs/dedup/cluster-cut.js';
+import type { Facts } from '../../src/jobs/dedup/facts.js';
+import { keyHash, type StoredSignature } from '../../src/jobs/dedup/signature-store.js';
+
+const BAR = 0.5;
+const BANDS = 32;
+const ROWS = 4;
+
+function estimate(a: Uint32Array, b: Uint32Array): number {
+  return a.filter((v, i) => v === b[i]).length / a.length;
+}
+
+/** A signature from its values, its band keys hashed from the values of each band (as LSH makes them). */
+function signatureOf(values: Uint32Array): StoredSignature {
+  const bands = Int32Array.from({ length: values.length / ROWS }, (_, j) => keyHash(`${j}_${values.slice(j * ROWS, (j + 1) * ROWS).join(',')}`));
+  return { values, simhash: '0000000000000000', bands };
+}
+
+/**
+ * A chain of `length` versions: a band's values change together, and each version changes 3 bands in 10
+ * of the one before, so neighbours share 70% of their values (and bands), versions two apart 40%, three
+ * apart 10%.
+ */
+function driftingChain(length: number, name = 'v'): Map<string, StoredSignature> {
+  return new Map(
+    Array.from({ length }, (_, i) => [
+      `${name}${String(i).padStart(2, '0')}`,
+      signatureOf(Uint32Array.from({ length: BANDS * ROWS }, (_, p) => p * 1000 + Math.floor((3 * i + (Math.floor(p / ROWS) % 10)) / 10))),
+    ]),
+  );
+}
+
+/** Versions dated in chain order (the oldest first). */
+function datedFacts(ids: Iterable<string>): Map<string, Facts> {
+  return new Map([...ids].map((id, i) => [id, { tokens: 100, sortKey: Date.UTC(2020, 0, 1 + i) }]));
+}
+
+function cut(family: string[], signatures: Map<string, StoredSignature>, facts: Map<string, Facts>, method: ClusterMethod = 'centres', rule: CanonicalRule = 'oldest') {
+  return cutFamily(family, signatures, { method, rule, minSimilarity: BAR, facts });
+}
+
+describe('cutting a family into clusters', () => {
+  const chain = driftingChain(30);
+  const ids = [...chain.keys()];
+  const facts = datedFacts(ids);
+
+  it('the chain drifts: neighbours within the bar, the first and the last far apart', () => {
+    expect(estimate(chain.get('v00')!.values, chain.get('v01')!.values)).toBeGreaterThanOrEqual(BAR);
+    expect(estimate(chain.get('v00')!.values, chain.get('v03')!.values)).toBeLessThan(BAR);
+    expect(estimate(chain.get('v00')!.values, chain.get('v29')!.values)).toBe(0);
+  });
+
+  it('centres: every duplicate at least the bar from the canonical duplicate_of names, with that similarity', () => {
+    const clusters = cut(ids, chain, facts);
+    expect(clusters.length).toBeGreaterThan(5);
+    for (const c of clusters) {
+      expect(c.members).toContain(c.canonical);
+      expect(c.id).toBe(c.canonical);
+      for (const id of c.members) {
+        const s = estimate(chain.get(id)!.values, chain.get(c.canonical)!.values);
+        expect(c.similarity.get(id)).toBe(s);
+        expect(s).toBeGreaterThanOrEqual(BAR);
+      }
+    }
+    // No document in two clusters; the oldest of the family is a canonical.
+    const all = clusters.flatMap((c) => c.members);
+    expect(new Set(all).size).toBe(all.length);
+    expect(clusters.map((c) => c.canonical)).toContain('v00');
+    expect(new Set(clusters.map((c) => c.family))).toEqual(new Set(['v00']));
+  });
+
+  it('centres: each cluster\'s canonical is the member the --canonical rule prefers, so another rule keeps other documents', () => {
+    const newest = cut(ids, chain, facts, 'centres', 'newest');
+    expect(newest.map((c) => c.canonical)).toContain('v29');
+    for (const c of newest) expect(c.canonical).toBe(pickCanonical(c.members, facts, 'newest'));
+    for (const c of cut(ids, chain, facts)) expect(c.canonical).toBe(pickCanonical(c.members, facts, 'oldest'));
+  });
+
+  it('centres: the same clusters whatever order the family comes in', () => {
+    const reversed = cut([...ids].reverse(), chain, facts);
+    const shuffled = cut(ids.filter((_, i) => i % 2 === 0).concat(ids.filter((_, i) => i % 2 === 1)), chain, facts);
+    const plain = cut(ids, chain, facts);
+    expect(reversed).toEqual(plain);
+    expect(shuffled).toEqual(plain);
+  });
+
+  it('components: the whole chain is one cluster, its canonical the oldest, the drift shown in the similarities', () => {
+    const [only, ...rest] = cut(ids, chain, facts, 'components');
+    expect(rest).toEqual([]);
+    expect(only.members).toEqual(ids);
+    expect(only.canonical).toBe('v00');
+    expect(only.similarity.get('v29')).toBe(0);
+  });
+
+  it('members without a signature are left out, and a family left with one member makes no cluster', () => {
+    const clusters = cut([...ids, 'gone'], chain, facts);
+    expect(clusters.flatMap((c) => c.members)).not.toContain('gone');
+    expect(cut(['v00', 'gone'], chain, facts)).toEqual([]);
+  });
+});
+
+describe('a canonical left without duplicates goes with its nearest member', () => {
+  // c is kept first; x (0.8 from c) and y (0.7) are its duplicates; o is 0.4 from c, so it is a canonical,
+  // but x is nearer to c (0.8) than to o (0.6): o is left alone unless it takes x along.
+  const part = (from: number, to: number, base: number) => Array.from({ length: to - from }, (_, k) => base + from + k);
+  const values = {
+    c: [...part(0, 100, 0)],
+    x: [...part(0, 80, 0), ...part(80, 100, 1000)],
+    y: [...part(0, 70, 0), ...part(70, 100, 2000)],
+    o: [...part(0, 40, 3000), ...part(40, 80, 0), ...part(80, 100, 1000)],
+  };
+  const signatures = new Map(Object.entries(values).map(([id, v]) => [id, { values: Uint32Array.from(v), simhash: '0000000000000000', bands: Int32Array.of(7) }]));
+  const facts = new Map<string, Facts>([
+    ['c', { tokens: 40, sortKey: 0 }],
+    ['x', { tokens: 30, sortKey: 0 }],
+    ['y', { tokens: 20, sortKey: 0 }],
+    ['o', { tokens: 10, sortKey: 0 }],
+  ]);
+
+  it('takes it from a cluster that keeps another duplicate: each duplicate still within the bar of its canonical', () => {
+    const clusters = cut(['o', 'y', 'x', 'c'], signatures, facts, 'centres', 'longest');
+    expect(clusters.map((c) => [c.canonical, c.members, c.similarity.get(c.members.find((m) => m !== c.canonical)!)])).toEqual([
+      ['c', ['c', 'y'], 0.7],
+      ['x', ['o', 'x'], 0.6],
+    ]);
+  });
+
+  it('stays out when no cluster can spare its nearest member', () => {
+    const clusters = cut(['o', 'x', 'c'], signatures, facts, 'centres', 'longest');
+    expect(clusters.map((c) => [c.canonical, c.members])).toEqual([['c', ['c', 'x']]]);
+  });
+
+  it('members are compared only when they share a band key (what LSH pairs)', () => {
+    const apart = [Int32Array.of(1), Int32Array.of(2)];
+    const same = [Uint32Array.from(values.c), Uint32Array.from(values.c)];
+    expect(centres(['a', 'b'], apart, same, BAR)).toEqual([0, 1]);
+    expect(centres(['a', 'b'], [Int32Array.of(1), Int32Array.of(1)], same, BAR)).toEqual([0, 0]);
+  });
+});
