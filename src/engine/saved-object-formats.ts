@@ -12,6 +12,12 @@
 // exports (dashboard 8.9.0, visualization 8.5.0, data view and saved search 8.0.0), so these files import
 // into Kibana 8.9 to 9.x; a Kibana 8.0 to 8.8 refuses them as newer than itself (import the OpenSearch
 // Dashboards file there: Kibana migrates it).
+//
+// Which one to send is read from the version the product reports: OpenSearch Dashboards (any version) and
+// Kibana 7.10 to 8.8 take the OpenSearch Dashboards file (Kibana 8.x migrates it on import); Kibana 8.9 and
+// later the Kibana file. A Kibana 7.x reads panel references by their exact name, so the Kibana file's
+// "1:panel_1" references fail there; a Kibana before 7.10 refuses visualizations stamped 7.10.0.
+import { UserError } from '../errors.js';
 import type { SavedObject } from './dashboards.js';
 
 export type SavedObjectFormat = 'opensearch-dashboards' | 'kibana';
@@ -21,10 +27,28 @@ const OSD_MIGRATION_VERSION: Record<string, string> = { 'index-pattern': '7.6.0'
 const KIBANA_CORE_MIGRATION_VERSION = '8.8.0';
 const KIBANA_TYPE_MIGRATION_VERSION: Record<string, string> = { 'index-pattern': '8.0.0', search: '8.0.0', visualization: '8.5.0', dashboard: '8.9.0' };
 
+/** The format the product of this version imports as current (see above). */
+export function formatFor(product: 'OpenSearch Dashboards' | 'Kibana', version: string): SavedObjectFormat {
+  if (product === 'OpenSearch Dashboards') return 'opensearch-dashboards';
+  const [major, minor] = version.split('.').map(Number);
+  if (!Number.isInteger(major) || !Number.isInteger(minor)) throw new UserError(`Kibana reports version "${version}", which near-dup cannot read; give --format opensearch-dashboards (Kibana 7.10 to 8.8) or kibana (8.9 and later)`);
+  if (major < 7 || (major === 7 && minor < 10)) throw new UserError(`Kibana ${version} is older than 7.10, the oldest these saved objects import into (their visualizations are of 7.10); upgrade Kibana, or build the objects there by hand from --print`);
+  return major > 8 || (major === 8 && minor >= 9) ? 'kibana' : 'opensearch-dashboards';
+}
+
 export type FormattedObject = SavedObject & Record<string, unknown>;
 
-export function inFormat(objects: readonly SavedObject[], format: SavedObjectFormat): FormattedObject[] {
-  return objects.map((o) => (format === 'kibana' ? forKibana(o, objects) : { ...o, migrationVersion: { [o.type]: versionOf(OSD_MIGRATION_VERSION, o.type) } }));
+/**
+ * The objects in a format. `fields` (the index pattern's field list, as Dashboards lists them) go into the
+ * OpenSearch Dashboards file: without them its first load fetches them and saves the pattern again from
+ * every panel at once (409 conflicts). Kibana 8.9+ reads a data view's fields live, so its file has none.
+ */
+export function inFormat(objects: readonly SavedObject[], format: SavedObjectFormat, fields?: readonly Record<string, unknown>[]): FormattedObject[] {
+  return objects.map((o) => {
+    if (format === 'kibana') return forKibana(o, objects);
+    const attributes = o.type === 'index-pattern' && fields ? { ...o.attributes, fields: JSON.stringify(fields) } : o.attributes;
+    return { ...o, attributes, migrationVersion: { [o.type]: versionOf(OSD_MIGRATION_VERSION, o.type) } };
+  });
 }
 
 function versionOf(table: Record<string, string>, type: string): string {
