@@ -1,6 +1,6 @@
 // The condenser: a spec string "tokenizer:normalizer:hash:permutations" becomes one function from text
 // to the signature written into the index (MinHash, LSH band keys, SimHash and its block keys).
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { containmentSample, DEFAULT_CONTAINMENT_SAMPLE } from './sketch/containment.js';
 import { bandKeys, checkBandsRows, DEFAULT_FALSE_NEGATIVE_WEIGHT, DEFAULT_KEY_ENCODING, DEFAULT_THRESHOLD, type KeyEncoding, type LshParams, optimalBandsRows } from './sketch/lsh.js';
 import { emptyMinhash, MINHASH_SCHEMES, type MinhashScheme, minhashPermutations } from './sketch/minhash.js';
@@ -196,7 +196,7 @@ export interface Signer {
 
 /** SHA-1 (hex) of normalized text: the content_hash of a signature. */
 export function contentHash(clean: string): string {
-  return createHash('sha1').update(clean).digest('hex');
+  return hash('sha1', clean);
 }
 
 /** Turns normalized text into token byte ranges for one tokenizer; reuses its buffers between calls. */
@@ -272,4 +272,25 @@ export function createSigner(options: SignerOptions = {}): Signer {
 /** The JSON form of a signature, as `near-dup sign` prints it. */
 export function signatureToJson(sig: Signature): Record<string, unknown> {
   return { ...sig, minhash: Array.from(sig.minhash) };
+}
+
+/**
+ * JSON.stringify({ id, ...signatureToJson(sig), params }) written field by field: the same text (an
+ * `id` that JSON has no value for is left out, as there), without the object and the array of MinHash
+ * values that would be built for it, which cost about as much as the rest of a line. Band keys, sample
+ * terms, block keys and hashes are hex or base64url and need no escaping.
+ */
+export function signatureJsonLine(sig: Signature, params: string, id?: unknown): string {
+  const idJson = JSON.stringify(id);
+  return (
+    `{${idJson === undefined ? '' : `"id":${idJson},`}"condenser":${JSON.stringify(sig.condenser)},"tokens":${sig.tokens},` +
+    `"distinct_tokens":${sig.distinct_tokens},"sample":${plainStrings(sig.sample)},"minhash":[${sig.minhash.join(',')}],` +
+    `"lsh":{"b":${sig.lsh.b},"r":${sig.lsh.r}},"bands":${plainStrings(sig.bands)},"simhash":"${sig.simhash}",` +
+    `"simhash_blocks":${plainStrings(sig.simhash_blocks)},"content_hash":"${sig.content_hash}","params":${JSON.stringify(params)}}`
+  );
+}
+
+/** A JSON array of strings that need no escaping. */
+function plainStrings(values: string[]): string {
+  return values.length === 0 ? '[]' : `["${values.join('","')}"]`;
 }

@@ -1,7 +1,7 @@
 // JSON lines in, signature lines out: the unit of work of `near-dup sign --jsonl`. A line that is not a
 // JSON object with a text gives an error line in its place; the others go on.
 import { extractText, parseDocumentLine, valueAt } from '../annotation.js';
-import { type Signer, signatureToJson } from '../signature.js';
+import { type Signer, signatureJsonLine } from '../signature.js';
 import { decodeLines } from '../text/decode.js';
 
 export interface LineFields {
@@ -41,7 +41,7 @@ export function signLines(signer: Signer, lines: string[], firstLineNumber: numb
       // The same reading of a document as annotate and ingest, without their cap on length.
       const sig = signer(extractText(record, [fields.textField], Number.POSITIVE_INFINITY, '--text-field').text);
       if (sig.tokens === 0) empty++;
-      out += JSON.stringify({ id, ...signatureToJson(sig), params: signer.settings.params }) + '\n';
+      out += signatureJsonLine(sig, signer.settings.params, id) + '\n';
     } catch (err) {
       failed++;
       const reason = err instanceof Error ? err.message : String(err);

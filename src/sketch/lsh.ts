@@ -85,6 +85,20 @@ export function optimalBandsRows(options: LshOptions = {}): LshParams {
   const numPerm = options.numPerm ?? 128;
   const fnWeight = options.falseNegativeWeight ?? DEFAULT_FALSE_NEGATIVE_WEIGHT;
   validateLshOptions(threshold, numPerm, fnWeight);
+  // Hundreds of integrals: worth keeping, as a process asks for the same parameters again and again
+  // (the command line's check, then each signer).
+  const key = `${threshold}/${numPerm}/${fnWeight}`;
+  let best = optimalCache.get(key);
+  if (!best) {
+    best = searchBandsRows(threshold, numPerm, fnWeight);
+    optimalCache.set(key, best);
+  }
+  return { ...best };
+}
+
+const optimalCache = new Map<string, LshParams>();
+
+function searchBandsRows(threshold: number, numPerm: number, fnWeight: number): LshParams {
   const fpWeight = 1 - fnWeight;
   let minError = Infinity;
   let best: LshParams = { b: 0, r: 0 };

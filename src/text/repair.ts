@@ -45,7 +45,11 @@ export function fixMojibake(text: string): string {
 // C0/C1 controls except tab, line feed, carriage return and form feed; byte-order marks; lone surrogates.
 const JUNK = /[\u0000-\u0008\u000b\u000e-\u001f\u007f-\u009f\ufeff]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
 
+// Every character JUNK can match, as one class: a scan several times faster than JUNK's, which most texts
+// pass (surrogates come in valid pairs far more often than alone).
+const MAYBE_JUNK = /[\u0000-\u0008\u000b\u000e-\u001f\u007f-\u009f\ufeff\ud800-\udfff]/;
+
 /** Repairs what can be repaired and drops characters that carry no text. */
 export function repairUnicode(text: string): string {
-  return fixMojibake(text.replace(JUNK, '')).normalize('NFC');
+  return fixMojibake(MAYBE_JUNK.test(text) ? text.replace(JUNK, '') : text).normalize('NFC');
 }
