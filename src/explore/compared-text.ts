@@ -16,13 +16,18 @@ export interface ComparedText {
   asStored?: string;
 }
 
-/** Signers by params: one per kind of signature an index holds (usually one), made on first use. */
+/**
+ * Normalizers by params: one per kind of signature an index holds (usually one), made on first use. A
+ * few are kept: params are read from documents, and each signer holds its own buffers.
+ */
 const normalizers = new Map<string, ((text: string) => string) | undefined>();
+const KEPT_NORMALIZERS = 8;
 
 /** The normalize step of the signer that made signatures of these params; undefined for params it cannot read. */
 export function normalizerOf(params: string): ((text: string) => string) | undefined {
   if (!normalizers.has(params)) {
     const options = signerOptionsFromParams(params);
+    if (normalizers.size >= KEPT_NORMALIZERS) normalizers.delete(normalizers.keys().next().value as string);
     normalizers.set(params, options ? createSigner(options).normalize : undefined);
   }
   return normalizers.get(params);

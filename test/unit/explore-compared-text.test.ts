@@ -38,3 +38,16 @@ describe('the text as compared', () => {
     expect(() => textView('html')).toThrow(/view must be normalized or raw, got "html"/);
   });
 });
+
+describe('the normalizers kept', () => {
+  it('are the same function for the same params, and a few at most (params come from documents)', () => {
+    const params = (seed: number) => resolveSignerSettings({ seed }).params;
+    const first = normalizerOf(params(1));
+    expect(normalizerOf(params(1))).toBe(first);
+    for (let seed = 2; seed < 20; seed++) expect(normalizerOf(params(seed))?.('<i>A</i>,  B')).toBe('a b');
+    // Made again after being let go: an equal function, not the one kept before.
+    const again = normalizerOf(params(1));
+    expect(again).not.toBe(first);
+    expect(again?.('<b>X</b> y')).toBe(first?.('<b>X</b> y'));
+  });
+});
