@@ -101,6 +101,11 @@ export interface DedupOptions {
   pageSize?: number;
   /** Redo the whole index even when an earlier run's state allows an incremental one. */
   full?: boolean;
+  /**
+   * Documents an incremental run may look up to read the families it touches whole (default: a tenth of
+   * the index, at least 100, at most 10,000); past that, the run is a full one.
+   */
+  maxFamilyLookups?: number;
   bulk?: { maxBytes?: number; maxOperations?: number; concurrency?: number };
   onProgress?: (p: { stage: DedupStage; done: number; total?: number; elapsedSeconds: number }) => void;
 }
@@ -237,7 +242,7 @@ export async function dedupIndex(client: EngineClient, options: DedupOptions): P
         bucketChunk,
         pageSize,
         // A family is cut as a whole, so it is read whole; past a tenth of the index a full run is cheaper.
-        wholeFamilies: clusterMethod === 'centres' ? { maxLookups: Math.min(MAX_INCREMENTAL_LOOKUPS, Math.max(100, Math.floor(documents / 10))) } : undefined,
+        wholeFamilies: clusterMethod === 'centres' ? { maxLookups: options.maxFamilyLookups ?? Math.min(MAX_INCREMENTAL_LOOKUPS, Math.max(100, Math.floor(documents / 10))) } : undefined,
         onNewDocuments: (count) => progress('new documents', count),
       });
       ({ decided, newDocuments } = result);
@@ -391,6 +396,7 @@ export function checkDedupOptions(options: DedupOptions): void {
     ['page-size', options.pageSize, 1],
     ['keys-per-query', options.keysPerQuery, 1],
     ['bucket-chunk', options.bucketChunk, 4],
+    ['max-family-lookups', options.maxFamilyLookups, 0],
   ]);
   checkBulkOptions(options.bulk);
   if (options.clusters !== undefined && !CLUSTER_METHODS.includes(options.clusters)) {

@@ -29,6 +29,7 @@ interface DedupArgs extends ConnectionArgs {
   dryRun: boolean;
   full: boolean;
   maxCachedSignatures: number;
+  maxFamilyLookups?: number;
 }
 
 /**
@@ -85,6 +86,10 @@ export const dedupCommand: CommandModule<object, DedupArgs> = {
         describe: 'signatures held in memory (under 1 KB each): an index up to this size is read once and bucketed in memory; a larger one is bucketed by the engine, partition by partition, signatures read again when needed',
       })
       .option('full', { type: 'boolean', default: false, describe: 'redo the whole index (by default a re-run only revisits what was annotated since the last run)' })
+      .option('max-family-lookups', {
+        type: 'number',
+        describe: 'documents a re-run may look up to read the families it touches whole (default: a tenth of the index, 100 to 10,000); past that it runs in full',
+      })
       .option('resume', { type: 'boolean', default: false, describe: 'continue a full run that was killed or stopped, from its last finished partition (or band, in memory)' })
       .option('buckets-per-partition', { type: 'number', default: 10_000, describe: 'band keys held by 2+ documents per partition (smaller: less memory, more reads)' })
       .option('page-size', { type: 'number', default: 5000, describe: 'documents per page of the scans that read a partition' })
@@ -112,6 +117,7 @@ export const dedupCommand: CommandModule<object, DedupArgs> = {
       bucketsPerPartition: argv.bucketsPerPartition,
       pageSize: argv.pageSize,
       maxCachedSignatures: argv.maxCachedSignatures,
+      maxFamilyLookups: argv.maxFamilyLookups,
       onProgress: (p) =>
         progress.update({ seen: p.done, total: p.total, elapsedSeconds: p.elapsedSeconds, unit: UNITS[p.stage] }),
     };
