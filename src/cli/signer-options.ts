@@ -98,16 +98,20 @@ export function withBulkOptions<T>(yargs: Argv<T>) {
   return yargs
     .option('bulk-size', { type: 'number', default: 1000, describe: 'operations per bulk request', group: 'Writing:' })
     .option('bulk-bytes', { type: 'number', default: 5 * 1024 * 1024, describe: 'bytes per bulk request', group: 'Writing:' })
-    .option('concurrency', { type: 'number', default: 2, describe: 'bulk requests in flight', group: 'Writing:' });
+    .option('concurrency', {
+      type: 'number',
+      describe: 'bulk requests in flight, fixed (default: chosen from the data nodes, their write threads and the index\'s primary shards, lowered when the engine answers 429 or slows down)',
+      group: 'Writing:',
+    });
 }
 
 export interface BulkArgs {
   bulkSize: number;
   bulkBytes: number;
-  concurrency: number;
+  concurrency?: number;
 }
 
 /** The bulk options as the jobs take them (the jobs check them). */
-export function bulkOptionsFrom(argv: BulkArgs): { maxOperations: number; maxBytes: number; concurrency: number } {
+export function bulkOptionsFrom(argv: BulkArgs): { maxOperations: number; maxBytes: number; concurrency?: number } {
   return { maxOperations: argv.bulkSize, maxBytes: argv.bulkBytes, concurrency: argv.concurrency };
 }

@@ -23,6 +23,7 @@ import type { AnnotateInput, AnnotateResult } from '../signing/annotate-batch.js
 import { BulkWriter } from './bulk-writer.js';
 import { defaultCheckpointPath, identityDifferences, readCheckpoint, writeCheckpoint, type Checkpoint } from './checkpoint.js';
 import { ErrorsFile } from './errors-file.js';
+import { InFlightLimit, planInFlight } from '../engine/in-flight.js';
 import { initIndex } from '../engine/init.js';
 import type { KeyLists } from '../stored/write.js';
 import { createSignPool, type SignPool } from '../signing/sign-pool.js';
@@ -86,6 +87,8 @@ export interface AnnotateSummary extends AnnotateCounts {
   complete: boolean;
   /** Documents of the job still without a signature at the end, not counted as failed (listed in the errors file). */
   missing: number;
+  /** Bulk requests kept in flight, and what chose that number (see engine/in-flight.ts). */
+  inFlight: string;
   /** Closed indices the name matches: the engine reads none of their documents, so none was signed. */
   closedIndices: string[];
   /** Scan pages lost on the way, after which the scan started again from what was left. */
@@ -123,7 +126,8 @@ export async function annotateIndex(client: EngineClient, options: AnnotateOptio
     await requireWritable(client, options.index).catch((err) => Promise.reject(client.describe(err, options.index)));
     keyLists = (await initIndex(client, options.index, options.prefix)).keyLists;
   }
-  const run = new AnnotateRun(client, options, await openCheckpoint(options), keyLists);
+  const inFlight = new InFlightLimit(await planInFlight(client, options.index, options.bulk?.concurrency));
+  const run = new AnnotateRun(client, options, await openCheckpoint(options), { keyLists, inFlight });
   run.closedIndices = await closedIndicesBehind(client, options.index);
   try {
     await run.begin();
@@ -236,7 +240,7 @@ class AnnotateRun {
     private readonly client: EngineClient,
     private readonly options: AnnotateOptions,
     private readonly saved: { file: string; checkpoint: Checkpoint },
-    private readonly keyLists: KeyLists,
+    private readonly setup: { keyLists: KeyLists; inFlight: InFlightLimit },
   ) {
     this.retriesAtStart = client.retries.snapshot();
     this.usage = new UsageMeter(client);
@@ -250,6 +254,7 @@ class AnnotateRun {
     this.writer = new BulkWriter({
       send: (ndjson) => client.bulkNdjson(ndjson),
       ...options.bulk,
+      inFlight: setup.inFlight,
       retries: client.retries,
       onSuccess: (op) => {
         this.counts.annotated++;
@@ -356,7 +361,7 @@ class AnnotateRun {
 
   private async sign(hits: ScanHit[]): Promise<AnnotateResult[]> {
     const { fields, prefix, maxChars, force, signer } = this.options;
-    const batch = { fields, prefix, maxChars: maxChars ?? DEFAULT_MAX_CHARS, force: force ?? false, keyLists: this.keyLists };
+    const batch = { fields, prefix, maxChars: maxChars ?? DEFAULT_MAX_CHARS, force: force ?? false, keyLists: this.setup.keyLists };
     const inputs: AnnotateInput[] = hits.map((h) => ({ id: h._id, source: h._source }));
     const chunks: Promise<AnnotateResult[]>[] = [];
     for (let i = 0; i < inputs.length; i += BATCH) chunks.push(this.pool.annotate({ options: signer, batch, docs: inputs.slice(i, i + BATCH) }));
@@ -523,6 +528,7 @@ class AnnotateRun {
       errorsFile: this.errors.count > 0 ? this.errors.file : undefined,
       peakMemoryMb: peakMemoryMb(),
       timing: this.usage.read(),
+      inFlight: this.setup.inFlight.describe(),
       sample: this.dryRun ? this.sample : undefined,
     };
   }

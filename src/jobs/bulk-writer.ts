@@ -4,7 +4,9 @@
 // and jitter on 429/502/503/504 and timeouts, and every item of every response is read: items
 // rejected with 429 are retried, other failures are reported one by one, never silently dropped.
 import PQueue from 'p-queue';
+import { performance } from 'node:perf_hooks';
 import type { BulkResponseBody, BulkResponseItem } from '../engine/client.js';
+import type { InFlightLimit } from '../engine/in-flight.js';
 import { backoffDelay, type RetryCause, type RetryLog, retryCause, sleep, statusOf } from '../engine/retry.js';
 
 /** One bulk operation: its action line and optional body line, pre-serialized. */
@@ -26,8 +28,10 @@ export interface BulkWriterOptions {
   maxBytes?: number;
   /** ... or this many operations (default 1000). */
   maxOperations?: number;
-  /** Requests in flight at once (default 2). */
+  /** Requests in flight at once (default 2), when no `inFlight` limit is given. */
   concurrency?: number;
+  /** A limit that moves with the engine's answers (chosen from the cluster): the writer reports each answer to it. */
+  inFlight?: InFlightLimit;
   /** Attempts per request and per 429-rejected item before giving up (default 6). */
   maxAttempts?: number;
   /** First backoff in ms, doubled on each retry, with full jitter (default 200). */
@@ -92,7 +96,7 @@ export class BulkWriter {
   readonly stats: BulkStats = { requests: 0, succeeded: 0, failed: 0, retries: 0, resent: 0 };
 
   constructor(private readonly options: BulkWriterOptions) {
-    this.queue = new PQueue({ concurrency: options.concurrency ?? 2 });
+    this.queue = new PQueue({ concurrency: options.inFlight?.current ?? options.concurrency ?? 2 });
     this.maxBytes = options.maxBytes ?? 5 * 1024 * 1024;
     this.maxOperations = options.maxOperations ?? 1000;
     this.maxAttempts = options.maxAttempts ?? 6;
@@ -142,9 +146,12 @@ export class BulkWriter {
       let response: BulkResponseBody;
       try {
         this.stats.requests++;
+        const started = performance.now();
         response = await this.options.send(pendingBody);
+        this.answered(performance.now() - started, pendingBody.length);
       } catch (err) {
         const cause = retryCause(err);
+        if (cause === 'status429') this.busy();
         if (cause === undefined && refusedAsAWhole(err)) return this.sendApart(pending, err, resent);
         if (cause === undefined) throw err;
         if (attempt >= this.maxAttempts) {
@@ -160,6 +167,7 @@ export class BulkWriter {
       }
       const retry = this.readItems(pending, response, attempt, resent);
       if (retry.length === 0) return;
+      this.busy();
       pending = retry;
       pendingBody = retry.map(operationLines).join('');
       await this.backoff(attempt, 'status429', `${retry.length} operations rejected with 429`);
@@ -197,6 +205,21 @@ export class BulkWriter {
     });
     for (const op of pending.slice(response.items.length)) this.fail(op, 'no result for this operation in the bulk response', undefined, resent);
     return retry;
+  }
+
+  /** An answer's time, for the in-flight limit; the queue follows the limit. */
+  private answered(ms: number, bytes: number): void {
+    const limit = this.options.inFlight;
+    if (!limit) return;
+    limit.answered(ms, bytes);
+    this.queue.concurrency = limit.current;
+  }
+
+  private busy(): void {
+    const limit = this.options.inFlight;
+    if (!limit) return;
+    limit.busy();
+    this.queue.concurrency = limit.current;
   }
 
   private fail(op: BulkOperation, reason: string, status: number | undefined, resent: boolean): void {

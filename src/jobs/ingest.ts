@@ -16,6 +16,7 @@ import { resolveSignerSettings, type SignerOptions } from '../signature.js';
 import { type BulkOperation, BulkWriter } from './bulk-writer.js';
 import { ErrorsFile } from './errors-file.js';
 import type { IngestResult } from '../signing/ingest-lines.js';
+import { InFlightLimit, planInFlight } from '../engine/in-flight.js';
 import { initIndex } from '../engine/init.js';
 import { lineBatches } from '../signing/line-batches.js';
 import { createSignPool } from '../signing/sign-pool.js';
@@ -51,6 +52,8 @@ export interface IngestSummary {
   confirmed: number;
   retries: RetrySnapshot;
   seconds: number;
+  /** Bulk requests kept in flight, and what chose that number (see engine/in-flight.ts). */
+  inFlight: string;
   errorsFile?: string;
 }
 
@@ -97,9 +100,11 @@ export async function ingestStream(client: EngineClient, input: Readable, option
     indexedIds.push(op.id);
     if (indexedIds.length >= CHECK_CHUNK) void confirm(indexedIds.splice(0)).catch(() => undefined);
   };
+  const inFlight = new InFlightLimit(await planInFlight(client, options.index, options.bulk?.concurrency));
   const writer = new BulkWriter({
     send: (ndjson) => client.bulkNdjson(ndjson),
     ...options.bulk,
+    inFlight,
     retries: client.retries,
     onSuccess: succeeded,
     onFailure: (op, reason, status, resent) => {
@@ -163,6 +168,7 @@ export async function ingestStream(client: EngineClient, input: Readable, option
     resent: writer.stats.resent,
     confirmed,
     retries: client.retries.since(retriesAtStart),
+    inFlight: inFlight.describe(),
     seconds: (performance.now() - started) / 1000,
     errorsFile: errors.count > 0 ? errors.file : undefined,
   };

@@ -34,7 +34,7 @@ export async function handleBulk(ctx: ProxyContext, req: http.IncomingMessage, b
   url.searchParams.delete('filter_path'); // the proxy may have to read every item of the answer
   const query = url.searchParams.size > 0 ? `?${url.searchParams}` : '';
   const headers = passableHeaders(req.rawHeaders, ['content-length', 'content-encoding', 'accept-encoding']);
-  const parts = new UpstreamParts(ctx.upstream, req.method ?? 'POST', rawPath(req.url ?? '/') + query, headers, ctx.maxUpstreamBytes);
+  const parts = new UpstreamParts(ctx.upstream, req.method ?? 'POST', rawPath(req.url ?? '/') + query, headers, ctx.maxUpstreamBytes, ctx.inFlight);
   const refused: RefusedItem[] = [];
   onClientGone(res, () => {
     parts.abort();

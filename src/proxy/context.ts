@@ -2,6 +2,7 @@
 // counters.
 import type http from 'node:http';
 import type PQueue from 'p-queue';
+import type { InFlightLimit } from '../engine/in-flight.js';
 import type { Upstream } from '../engine/forward.js';
 import type { SignerOptions } from '../signature.js';
 import type { SignPool } from '../signing/sign-pool.js';
@@ -26,6 +27,8 @@ export interface ProxyContext {
   maxLineBytes: number;
   /** The writes being read and signed (bounded): the rest wait. */
   writes: PQueue;
+  /** How many writes go upstream at once: chosen from the cluster, moved by its answers (the queue follows it). */
+  inFlight: InFlightLimit;
   stats: ProxyStats;
   fields: IndexFieldsGuard;
 }

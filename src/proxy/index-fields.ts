@@ -53,26 +53,28 @@ export class IndexFieldsGuard {
   }
 }
 
+/** A JSON request upstream (with `headers`, a client's credentials or none); a refusal thrown as an EngineResponseError. */
+export async function upstreamJson(upstream: Upstream, method: string, path: string, body?: unknown, headers: readonly string[] = []): Promise<unknown> {
+  const bytes = body === undefined ? new Uint8Array(0) : Buffer.from(JSON.stringify(body));
+  const answer = await upstream.send(method, path, [...headers, 'content-type', 'application/json', 'accept', 'application/json'], bytes).response;
+  const text = (await readBody(answer.body)).toString('utf8');
+  let parsed: unknown = text;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    // not JSON: kept as text for the message
+  }
+  if (answer.status < 300) return parsed;
+  const error = (parsed as { error?: { type?: string; reason?: string } } | undefined)?.error;
+  throw new EngineResponseError(answer.status, typeof error === 'object' ? error?.type : undefined, typeof error === 'object' ? error?.reason : undefined, method, path, upstream.url.origin, parsed);
+}
+
 /** The mapping requests initIndex makes, sent upstream with the client's own credentials. */
 function mappingAccess(upstream: Upstream, headers: string[]): MappingAccess {
-  const url = upstream.url.origin;
-  const json = async (method: string, path: string, body?: unknown): Promise<unknown> => {
-    const bytes = body === undefined ? new Uint8Array(0) : Buffer.from(JSON.stringify(body));
-    const answer = await upstream.send(method, path, [...headers, 'content-type', 'application/json', 'accept', 'application/json'], bytes).response;
-    const text = (await readBody(answer.body)).toString('utf8');
-    let parsed: unknown = text;
-    try {
-      parsed = JSON.parse(text);
-    } catch {
-      // not JSON: kept as text for the message
-    }
-    if (answer.status < 300) return parsed;
-    const error = (parsed as { error?: { type?: string; reason?: string } } | undefined)?.error;
-    throw new EngineResponseError(answer.status, typeof error === 'object' ? error?.type : undefined, typeof error === 'object' ? error?.reason : undefined, method, path, url, parsed);
-  };
+  const json = (method: string, path: string, body?: unknown) => upstreamJson(upstream, method, path, body, headers);
   const path = (index: string) => `/${encodeURIComponent(index)}`;
   return {
-    url,
+    url: upstream.url.origin,
     getMapping: async (index) => (await json('GET', `${path(index)}/_mapping`)) as IndexMappings,
     createIndex: async (index, body) => {
       await json('PUT', path(index), body);

@@ -5,6 +5,7 @@ import http from 'node:http';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import PQueue from 'p-queue';
+import { InFlightLimit, planInFlight } from '../engine/in-flight.js';
 import { BodyTooLargeError, onClientGone, pipeAnswer, Upstream, UpstreamError } from '../engine/forward.js';
 import { LineTooLongError } from '../signing/line-batches.js';
 import { createSignPool } from '../signing/sign-pool.js';
@@ -14,7 +15,7 @@ import { handleBulk } from './bulk.js';
 import { REFUSAL_TYPE } from './bulk-response.js';
 import { type OnError, type ProxyContext, ProxyRefusal, sendError, sendJson } from './context.js';
 import { handleDocument } from './document.js';
-import { IndexFieldsGuard } from './index-fields.js';
+import { IndexFieldsGuard, upstreamJson } from './index-fields.js';
 import { indexMatcher } from './index-pattern.js';
 import { decodeSegment, rawPath } from './raw-path.js';
 import { bodyFormat, DEFAULT_MAX_BODY_BYTES, declaredTooLarge, decodedBody } from './request-body.js';
@@ -66,6 +67,11 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
   const pool = createSignPool(options.threads);
   const stats = new ProxyStats();
   const fields = new IndexFieldsGuard(upstream, options.prefix, options.warn);
+  const plan = await planInFlight({ request: async <T>(method: string, path: string) => (await upstreamJson(upstream, method, path)) as T }, undefined, options.maxConcurrentWrites, {
+    option: '--max-concurrent-writes',
+    fallback: DEFAULT_CONCURRENT_WRITES,
+  });
+  const writes = new PQueue({ concurrency: plan.limit });
   const ctx: ProxyContext = {
     upstream,
     pool,
@@ -76,7 +82,10 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
     maxUpstreamBytes: options.maxUpstreamBytes,
     maxBodyBytes: options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
     maxLineBytes: options.maxLineBytes ?? options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
-    writes: new PQueue({ concurrency: options.maxConcurrentWrites ?? DEFAULT_CONCURRENT_WRITES }),
+    writes,
+    inFlight: new InFlightLimit(plan, (limit) => {
+      writes.concurrency = limit;
+    }),
     stats,
     fields,
   };
@@ -142,7 +151,7 @@ async function handle(ctx: ProxyContext, req: http.IncomingMessage, res: http.Se
   const url = new URL(req.url ?? '/', 'http://proxy');
   const route = routeOf(req.method ?? 'GET', rawPath(req.url ?? '/'));
   if (route.kind === 'stats') {
-    sendJson(res, 200, { ...ctx.stats.snapshot(), indices_without_fields: ctx.fields.failures, upstream_sockets: ctx.upstream.sockets() });
+    sendJson(res, 200, { ...ctx.stats.snapshot(), indices_without_fields: ctx.fields.failures, upstream_sockets: ctx.upstream.sockets(), upstream_writes: ctx.inFlight.describe() });
     return;
   }
   if (route.kind === 'pass') return passThrough(ctx, req, res);

@@ -13,6 +13,7 @@ import { PassThrough } from 'node:stream';
 import { ClientGoneError, readBody, type Upstream, type UpstreamResponse } from '../engine/forward.js';
 import { isBlank } from './bulk-items.js';
 import { type BulkAnswer, notAppliedAnswer } from './bulk-response.js';
+import type { InFlightLimit } from '../engine/in-flight.js';
 
 /** What the answer needs of a forwarded item: its verb and where it was going. */
 export interface PartItem {
@@ -63,6 +64,8 @@ export class UpstreamParts {
     private readonly pathAndQuery: string,
     private readonly headers: readonly string[],
     private readonly maxBytes: number,
+    /** Told how long each part took, or that the engine was busy (429). */
+    private readonly limit?: InFlightLimit,
   ) {}
 
   /** Writes chunks (a whole item when `item` is given) to the open part; a part past the size is then closed and answered. */
@@ -112,6 +115,8 @@ export class UpstreamParts {
     part.request.end();
     const waitStart = performance.now();
     const answer = await part.response;
+    if (answer.status === 429) this.limit?.busy();
+    else if (answer.status < 300) this.limit?.answered(performance.now() - waitStart, part.bytes);
     const items = part.written.map((w) => w.item);
     if (SPLITTABLE.has(answer.status) && part.written.length > 1 && !part.hasRaw) {
       await readBody(answer.body); // the refusal: its items are settled below

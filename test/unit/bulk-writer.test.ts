@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { BulkResponseBody } from '../../src/engine/client.js';
+import { InFlightLimit } from '../../src/engine/in-flight.js';
 import { BulkWriter, type BulkOperation } from '../../src/jobs/bulk-writer.js';
 
 const op = (i: number): BulkOperation => ({ id: `d${i}`, action: { update: { _id: `d${i}` } }, body: { doc: { n: i } } });
@@ -8,6 +9,32 @@ const ids = (ndjson: string) =>
 const ok = (body: string): BulkResponseBody => ({ errors: false, items: ids(body).map((_id) => ({ update: { _id, status: 200 } })) });
 
 describe('BulkWriter', () => {
+  it('follows an in-flight limit: fewer requests at once after items rejected with 429, all items written', async () => {
+    let inFlight = 0;
+    const seen: number[] = [];
+    let rejectNext = 3;
+    const limit = new InFlightLimit({ limit: 8, adaptive: true, why: 'test' });
+    const writer = new BulkWriter({
+      maxOperations: 5,
+      inFlight: limit,
+      backoffMs: 1,
+      send: async (body) => {
+        inFlight++;
+        seen.push(inFlight);
+        await new Promise((r) => setTimeout(r, 5));
+        inFlight--;
+        if (rejectNext-- > 0) return { errors: true, items: ids(body).map((_id) => ({ update: { _id, status: 429, error: { type: 'es_rejected_execution_exception' } } })) };
+        return ok(body);
+      },
+    });
+    for (let i = 0; i < 200; i++) await writer.add(op(i));
+    await writer.flush();
+    expect(writer.stats.succeeded).toBe(200);
+    expect(Math.max(...seen)).toBe(8);
+    expect(limit.decreases).toBeGreaterThanOrEqual(3);
+    expect(limit.lowest).toBeLessThanOrEqual(1);
+  });
+
   it('splits by count and bytes and keeps at most `concurrency` requests in flight', async () => {
     let inFlight = 0, maxInFlight = 0;
     const sizes: number[] = [];

@@ -28,7 +28,7 @@ interface ProxyArgs extends SignerArgs {
   maxUpstreamMb: number;
   maxBodyMb: number;
   maxLineMb?: number;
-  maxConcurrentWrites: number;
+  maxConcurrentWrites?: number;
 }
 
 /** "host:port", "[::1]:port" or a bare port (loopback). */
@@ -64,7 +64,7 @@ export async function proxyOptionsFrom(argv: ProxyArgs, warn: (line: string) => 
   for (const [option, value] of [['--max-upstream-mb', argv.maxUpstreamMb], ['--max-body-mb', argv.maxBodyMb], ['--max-line-mb', argv.maxLineMb ?? 1]] as const) {
     if (!(value > 0)) throw new UsageError(`${option} must be above 0, got ${value}`);
   }
-  if (!(Number.isInteger(argv.maxConcurrentWrites) && argv.maxConcurrentWrites >= 1)) throw new UsageError(`--max-concurrent-writes must be a whole number of at least 1, got ${argv.maxConcurrentWrites}`);
+  if (argv.maxConcurrentWrites !== undefined && !(Number.isInteger(argv.maxConcurrentWrites) && argv.maxConcurrentWrites >= 1)) throw new UsageError(`--max-concurrent-writes must be a whole number of at least 1, got ${argv.maxConcurrentWrites}`);
   // The same options and environment variables as every command's connection; only the URL and TLS trust apply here.
   const connection = connectionArgsFrom({ url: argv.url, caFile: argv.caFile, insecure: argv.insecure });
   const parsed = parseClusterUrl(await chooseUrl(connection.url, (found) => warn(`no --url given; using ${redactUrl(found)}`)));
@@ -116,7 +116,11 @@ export const proxyCommand: CommandModule<object, ProxyArgs> = {
       .option('max-upstream-mb', { type: 'number', default: 16, describe: 'a bulk body goes to the cluster in parts of about this size, in order' })
       .option('max-body-mb', { type: 'number', default: 100, describe: "largest request body, decompressed (the engines' http.max_content_length); larger ones are answered 413" })
       .option('max-line-mb', { type: 'number', describe: 'longest line of a bulk body [default: --max-body-mb]' })
-      .option('max-concurrent-writes', { type: 'number', default: 16, describe: 'bulk and document requests read and signed at once; more wait their turn, unread (memory holds at most this many bodies)' })
+      .option('max-concurrent-writes', {
+        type: 'number',
+        describe:
+          'bulk and document requests read, signed and sent upstream at once, fixed; more wait their turn, unread (memory holds at most this many bodies). Default: chosen from the cluster (data nodes, write threads; at most 16, 16 when the cluster does not say), lowered when it answers 429 or slows down',
+      })
       .example('near-dup proxy --url http://localhost:9200 --index "news-*" --field body', 'then point the clients at http://127.0.0.1:9290') as never,
   handler: async (argv) => {
     const warn = (line: string) => process.stderr.write(`near-dup proxy: ${line}\n`);
