@@ -253,40 +253,113 @@ function md5Short16(n: i32): void {
   let a2 = a0, b2 = b0, c2 = c0, d2 = d0;
   let a3 = a0, b3 = b0, c3 = c0, d3 = d0;
   let a4 = a0, b4 = b0, c4 = c0, d4 = d0;
-  // The 64 steps of RFC 1321, a round (16 steps, one boolean function) per loop, the four groups side by
-  // side in each step. After a step the state turns: (a, b, c, d) <- (d, new a, b, c).
-  let t: v128, t2: v128, t3: v128, t4: v128;
-  for (let i = 0; i < 64; i++) {
-    const k = i32x4.splat(load<u32>(MD5_K + (<usize>i << 2)));
-    const x = X16 + (<usize>load<u8>(MD5_X + <usize>i) << 4);
-    const s = <i32>load<u8>(MD5_S + <usize>((i >> 4) << 2 | (i & 3)));
-    if (i < 16) {
-      t = md5Add(a, v128.bitselect(c, d, b), x, k);
-      t2 = md5Add(a2, v128.bitselect(c2, d2, b2), x + 256, k);
-      t3 = md5Add(a3, v128.bitselect(c3, d3, b3), x + 512, k);
-      t4 = md5Add(a4, v128.bitselect(c4, d4, b4), x + 768, k);
-    } else if (i < 32) {
-      t = md5Add(a, v128.bitselect(b, c, d), x, k);
-      t2 = md5Add(a2, v128.bitselect(b2, c2, d2), x + 256, k);
-      t3 = md5Add(a3, v128.bitselect(b3, c3, d3), x + 512, k);
-      t4 = md5Add(a4, v128.bitselect(b4, c4, d4), x + 768, k);
-    } else if (i < 48) {
-      t = md5Add(a, v128.xor(v128.xor(b, c), d), x, k);
-      t2 = md5Add(a2, v128.xor(v128.xor(b2, c2), d2), x + 256, k);
-      t3 = md5Add(a3, v128.xor(v128.xor(b3, c3), d3), x + 512, k);
-      t4 = md5Add(a4, v128.xor(v128.xor(b4, c4), d4), x + 768, k);
-    } else {
-      // I = c ^ (b | ~d) = ~(c ^ (d & ~b)), so a + I + x + k = a - (c ^ (d & ~b)) + x + (k - 1): the
-      // constants of this round in MD5_K are k - 1.
-      t = md5Add(a, i32x4.neg(v128.xor(c, v128.andnot(d, b))), x, k);
-      t2 = md5Add(a2, i32x4.neg(v128.xor(c2, v128.andnot(d2, b2))), x + 256, k);
-      t3 = md5Add(a3, i32x4.neg(v128.xor(c3, v128.andnot(d3, b3))), x + 512, k);
-      t4 = md5Add(a4, i32x4.neg(v128.xor(c4, v128.andnot(d4, b4))), x + 768, k);
-    }
-    a = d; d = c; c = b; b = i32x4.add(rotl(t, s), b);
-    a2 = d2; d2 = c2; c2 = b2; b2 = i32x4.add(rotl(t2, s), b2);
-    a3 = d3; d3 = c3; c3 = b3; b3 = i32x4.add(rotl(t3, s), b3);
-    a4 = d4; d4 = c4; c4 = b4; b4 = i32x4.add(rotl(t4, s), b4);
+  let k: v128, x: usize;
+  // The 64 steps of RFC 1321 in the form that needs no turning of the state: four steps (each with its
+  // own rotation, a constant) per turn of a loop, four turns a round, one boolean function a round;
+  // the four groups side by side in each step.
+  for (let i = 0; i < 16; i += 4) {
+    k = i32x4.splat(load<u32>(MD5_K + (<usize>(i) << 2)));
+    x = X16 + (<usize>load<u8>(MD5_X + <usize>(i)) << 4);
+    a = md5F(a, b, c, d, x, k, 7);
+    a2 = md5F(a2, b2, c2, d2, x + 256, k, 7);
+    a3 = md5F(a3, b3, c3, d3, x + 512, k, 7);
+    a4 = md5F(a4, b4, c4, d4, x + 768, k, 7);
+    k = i32x4.splat(load<u32>(MD5_K + (<usize>(i + 1) << 2)));
+    x = X16 + (<usize>load<u8>(MD5_X + <usize>(i + 1)) << 4);
+    d = md5F(d, a, b, c, x, k, 12);
+    d2 = md5F(d2, a2, b2, c2, x + 256, k, 12);
+    d3 = md5F(d3, a3, b3, c3, x + 512, k, 12);
+    d4 = md5F(d4, a4, b4, c4, x + 768, k, 12);
+    k = i32x4.splat(load<u32>(MD5_K + (<usize>(i + 2) << 2)));
+    x = X16 + (<usize>load<u8>(MD5_X + <usize>(i + 2)) << 4);
+    c = md5F(c, d, a, b, x, k, 17);
+    c2 = md5F(c2, d2, a2, b2, x + 256, k, 17);
+    c3 = md5F(c3, d3, a3, b3, x + 512, k, 17);
+    c4 = md5F(c4, d4, a4, b4, x + 768, k, 17);
+    k = i32x4.splat(load<u32>(MD5_K + (<usize>(i + 3) << 2)));
+    x = X16 + (<usize>load<u8>(MD5_X + <usize>(i + 3)) << 4);
+    b = md5F(b, c, d, a, x, k, 22);
+    b2 = md5F(b2, c2, d2, a2, x + 256, k, 22);
+    b3 = md5F(b3, c3, d3, a3, x + 512, k, 22);
+    b4 = md5F(b4, c4, d4, a4, x + 768, k, 22);
+  }
+  for (let i = 16; i < 32; i += 4) {
+    k = i32x4.splat(load<u32>(MD5_K + (<usize>(i) << 2)));
+    x = X16 + (<usize>load<u8>(MD5_X + <usize>(i)) << 4);
+    a = md5G(a, b, c, d, x, k, 5);
+    a2 = md5G(a2, b2, c2, d2, x + 256, k, 5);
+    a3 = md5G(a3, b3, c3, d3, x + 512, k, 5);
+    a4 = md5G(a4, b4, c4, d4, x + 768, k, 5);
+    k = i32x4.splat(load<u32>(MD5_K + (<usize>(i + 1) << 2)));
+    x = X16 + (<usize>load<u8>(MD5_X + <usize>(i + 1)) << 4);
+    d = md5G(d, a, b, c, x, k, 9);
+    d2 = md5G(d2, a2, b2, c2, x + 256, k, 9);
+    d3 = md5G(d3, a3, b3, c3, x + 512, k, 9);
+    d4 = md5G(d4, a4, b4, c4, x + 768, k, 9);
+    k = i32x4.splat(load<u32>(MD5_K + (<usize>(i + 2) << 2)));
+    x = X16 + (<usize>load<u8>(MD5_X + <usize>(i + 2)) << 4);
+    c = md5G(c, d, a, b, x, k, 14);
+    c2 = md5G(c2, d2, a2, b2, x + 256, k, 14);
+    c3 = md5G(c3, d3, a3, b3, x + 512, k, 14);
+    c4 = md5G(c4, d4, a4, b4, x + 768, k, 14);
+    k = i32x4.splat(load<u32>(MD5_K + (<usize>(i + 3) << 2)));
+    x = X16 + (<usize>load<u8>(MD5_X + <usize>(i + 3)) << 4);
+    b = md5G(b, c, d, a, x, k, 20);
+    b2 = md5G(b2, c2, d2, a2, x + 256, k, 20);
+    b3 = md5G(b3, c3, d3, a3, x + 512, k, 20);
+    b4 = md5G(b4, c4, d4, a4, x + 768, k, 20);
+  }
+  for (let i = 32; i < 48; i += 4) {
+    k = i32x4.splat(load<u32>(MD5_K + (<usize>(i) << 2)));
+    x = X16 + (<usize>load<u8>(MD5_X + <usize>(i)) << 4);
+    a = md5H(a, b, c, d, x, k, 4);
+    a2 = md5H(a2, b2, c2, d2, x + 256, k, 4);
+    a3 = md5H(a3, b3, c3, d3, x + 512, k, 4);
+    a4 = md5H(a4, b4, c4, d4, x + 768, k, 4);
+    k = i32x4.splat(load<u32>(MD5_K + (<usize>(i + 1) << 2)));
+    x = X16 + (<usize>load<u8>(MD5_X + <usize>(i + 1)) << 4);
+    d = md5H(d, a, b, c, x, k, 11);
+    d2 = md5H(d2, a2, b2, c2, x + 256, k, 11);
+    d3 = md5H(d3, a3, b3, c3, x + 512, k, 11);
+    d4 = md5H(d4, a4, b4, c4, x + 768, k, 11);
+    k = i32x4.splat(load<u32>(MD5_K + (<usize>(i + 2) << 2)));
+    x = X16 + (<usize>load<u8>(MD5_X + <usize>(i + 2)) << 4);
+    c = md5H(c, d, a, b, x, k, 16);
+    c2 = md5H(c2, d2, a2, b2, x + 256, k, 16);
+    c3 = md5H(c3, d3, a3, b3, x + 512, k, 16);
+    c4 = md5H(c4, d4, a4, b4, x + 768, k, 16);
+    k = i32x4.splat(load<u32>(MD5_K + (<usize>(i + 3) << 2)));
+    x = X16 + (<usize>load<u8>(MD5_X + <usize>(i + 3)) << 4);
+    b = md5H(b, c, d, a, x, k, 23);
+    b2 = md5H(b2, c2, d2, a2, x + 256, k, 23);
+    b3 = md5H(b3, c3, d3, a3, x + 512, k, 23);
+    b4 = md5H(b4, c4, d4, a4, x + 768, k, 23);
+  }
+  for (let i = 48; i < 64; i += 4) {
+    k = i32x4.splat(load<u32>(MD5_K + (<usize>(i) << 2)));
+    x = X16 + (<usize>load<u8>(MD5_X + <usize>(i)) << 4);
+    a = md5I(a, b, c, d, x, k, 6);
+    a2 = md5I(a2, b2, c2, d2, x + 256, k, 6);
+    a3 = md5I(a3, b3, c3, d3, x + 512, k, 6);
+    a4 = md5I(a4, b4, c4, d4, x + 768, k, 6);
+    k = i32x4.splat(load<u32>(MD5_K + (<usize>(i + 1) << 2)));
+    x = X16 + (<usize>load<u8>(MD5_X + <usize>(i + 1)) << 4);
+    d = md5I(d, a, b, c, x, k, 10);
+    d2 = md5I(d2, a2, b2, c2, x + 256, k, 10);
+    d3 = md5I(d3, a3, b3, c3, x + 512, k, 10);
+    d4 = md5I(d4, a4, b4, c4, x + 768, k, 10);
+    k = i32x4.splat(load<u32>(MD5_K + (<usize>(i + 2) << 2)));
+    x = X16 + (<usize>load<u8>(MD5_X + <usize>(i + 2)) << 4);
+    c = md5I(c, d, a, b, x, k, 15);
+    c2 = md5I(c2, d2, a2, b2, x + 256, k, 15);
+    c3 = md5I(c3, d3, a3, b3, x + 512, k, 15);
+    c4 = md5I(c4, d4, a4, b4, x + 768, k, 15);
+    k = i32x4.splat(load<u32>(MD5_K + (<usize>(i + 3) << 2)));
+    x = X16 + (<usize>load<u8>(MD5_X + <usize>(i + 3)) << 4);
+    b = md5I(b, c, d, a, x, k, 21);
+    b2 = md5I(b2, c2, d2, a2, x + 256, k, 21);
+    b3 = md5I(b3, c3, d3, a3, x + 512, k, 21);
+    b4 = md5I(b4, c4, d4, a4, x + 768, k, 21);
   }
   v128.store(DIGEST, bswapLanes(i32x4.add(a0, a)));
   v128.store(DIGEST, bswapLanes(i32x4.add(b0, b)), 16);
@@ -301,6 +374,29 @@ function md5Short16(n: i32): void {
 // @ts-ignore: decorator
 @inline function md5Add(a: v128, f: v128, x: usize, k: v128): v128 {
   return i32x4.add(i32x4.add(a, f), i32x4.add(v128.load(x), k));
+}
+
+// One MD5 step of each round: b + rotl(a + f(b, c, d) + x + k, s), with s a constant once inlined.
+// @ts-ignore: decorator
+@inline function md5F(a: v128, b: v128, c: v128, d: v128, x: usize, k: v128, s: i32): v128 {
+  return i32x4.add(b, rotl(md5Add(a, v128.bitselect(c, d, b), x, k), s));
+}
+
+// @ts-ignore: decorator
+@inline function md5G(a: v128, b: v128, c: v128, d: v128, x: usize, k: v128, s: i32): v128 {
+  return i32x4.add(b, rotl(md5Add(a, v128.bitselect(b, c, d), x, k), s));
+}
+
+// @ts-ignore: decorator
+@inline function md5H(a: v128, b: v128, c: v128, d: v128, x: usize, k: v128, s: i32): v128 {
+  return i32x4.add(b, rotl(md5Add(a, v128.xor(v128.xor(b, c), d), x, k), s));
+}
+
+// I = c ^ (b | ~d) = ~(c ^ (d & ~b)), so a + I + x + k = a - (c ^ (d & ~b)) + x + (k - 1): the constants
+// of this round in MD5_K are k - 1.
+// @ts-ignore: decorator
+@inline function md5I(a: v128, b: v128, c: v128, d: v128, x: usize, k: v128, s: i32): v128 {
+  return i32x4.add(b, rotl(md5Add(a, i32x4.neg(v128.xor(c, v128.andnot(d, b))), x, k), s));
 }
 
 // ---- SimHash over MD5 digests ----------------------------------------------------------------------
