@@ -51,6 +51,19 @@ const ASCII_NORMALIZE = ASCII_ACTION.map((action, c) =>
   (c <= 8 || c === 11 || (c >= 14 && c <= 31) || c === 127) ? DROP : c === 36 ? BREAK : action,
 );
 
+// Runs of non-ASCII characters repeat (quotes, dashes, accented letters, a script's common words): their
+// transliterations are kept, in a table cleared when it grows large.
+const transliterations = new Map<string, string>();
+function transliterate(run: string): string {
+  let ascii = transliterations.get(run);
+  if (ascii === undefined) {
+    if (transliterations.size >= 4096) transliterations.clear();
+    ascii = anyAscii(run);
+    transliterations.set(run, ascii);
+  }
+  return ascii;
+}
+
 /**
  * A faster fold of the same tables, given by the caller (the WebAssembly kernels, which this module does
  * not know): each byte of `text` is kept, lowercased, dropped or turned into a word break as `table`
@@ -64,7 +77,7 @@ export function normalizeText(text: string, fast?: AsciiFolder): string {
     if (folded !== undefined) return folded;
   }
   let out = repairUnicode(text).replace(CURRENCY, ' ');
-  out = out.replace(NON_ASCII, (run) => anyAscii(run));
+  out = out.replace(NON_ASCII, transliterate);
   return fast ? fast(out, ASCII_ACTION, false)! : foldAscii(out);
 }
 
