@@ -1,7 +1,8 @@
 // npm run demo: the whole story on data that installs with the project. Uses SEARCH_URL when set;
 // otherwise starts the embedded OpenSearch (scripts/engine, Java 17 + Maven). Indexes the 700-odd SPDX
 // license texts that the spdx-license-list package ships (real near-duplicates: BSD variants, GPL
-// versions, MIT look-alikes) as an ordinary index, annotates it, clusters it, and looks one up.
+// versions, MIT look-alikes) as an ordinary index, annotates it, clusters it (every duplicate near its
+// canonical, beside the whole families single linkage would make), and looks one up.
 import { execFileSync } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -37,9 +38,32 @@ console.log(`2. indexed ${lines.length / 2} SPDX license texts into "${index}"`)
 const annotated = await annotateIndex(client, { index, fields: ['text'], prefix: 'near_dup', signer: {}, checkpointFile: path.join(here, '../.near-dup/demo-annotate.json') });
 console.log(`3. annotated ${annotated.annotated} documents in ${annotated.seconds.toFixed(1)} s (params ${annotated.params})`);
 
-const dedup = await dedupIndex(client, { index, canonical: 'longest', full: true, stateFile: path.join(here, '../.near-dup/demo-dedup.json') });
-console.log(`4. ${dedup.clusters} near-duplicate clusters hold ${dedup.duplicates} duplicates; the largest:`);
-for (const c of dedup.top.slice(0, 5)) console.log(`   ${String(c.size).padStart(3)} documents, canonical ${c.canonical}: ${c.members.slice(0, 6).join(', ')}${c.size > 6 ? ', ...' : ''}`);
+// Pairs of estimated Jaccard 0.5 or more are near-duplicates (dedup's default --min-similarity).
+const BAR = 0.5;
+const dedup = await dedupIndex(client, { index, canonical: 'longest', minSimilarity: BAR, full: true, stateFile: path.join(here, '../.near-dup/demo-dedup.json') });
+const fixed = (x) => (x === null ? '-' : x.toFixed(3));
+console.log(
+  `4. ${dedup.families} families of near-duplicates (verified pairs of Jaccard ${BAR} or more, joined; the largest ${dedup.largestFamily} licences), cut into ` +
+    `${dedup.clusters} clusters holding ${dedup.duplicates} duplicates: each within ${BAR} of the canonical its duplicate_of names ` +
+    `(least ${fixed(dedup.canonicalSimilarity.min)}, median ${fixed(dedup.canonicalSimilarity.median)}). The largest, each duplicate with its canonical_similarity:`,
+);
+for (const c of dedup.top.slice(0, 4)) {
+  const members = await client.search(index, {
+    size: 6,
+    query: { bool: { filter: [{ term: { 'near_dup.cluster_id': c.cluster_id } }, { term: { 'near_dup.is_canonical': false } }] } },
+    sort: [{ 'near_dup.canonical_similarity': 'desc' }, { 'near_dup.content_hash': 'asc' }],
+    _source: ['near_dup.canonical_similarity'],
+  });
+  const listed = members.hits.hits.map((h) => `${h._id} ${h._source.near_dup.canonical_similarity.toFixed(3)}`).join(', ');
+  console.log(`   ${String(c.size).padStart(3)} documents, canonical ${c.canonical} (family ${c.family}): ${listed}${c.size > 7 ? ', ...' : ''}`);
+}
+// The same families as single linkage makes them (--clusters components), for comparison; nothing written.
+const whole = await dedupIndex(client, { index, canonical: 'longest', minSimilarity: BAR, full: true, dryRun: true, clusters: 'components' });
+const largest = whole.top[0];
+console.log(
+  `   With --clusters components each family is one cluster: the largest holds ${largest.size} licences with canonical ${largest.canonical}, ` +
+    `some only ${fixed(largest.minCanonicalSimilarity)} from it; ${whole.canonicalSimilarity.belowMinSimilarity} of all ${whole.duplicates} duplicates are below ${BAR} from their canonical.`,
+);
 
 const similar = await findSimilar(client, { index, id: 'MIT', limit: 5 });
 console.log(`5. more like MIT (${similar.candidates} candidates from the engine, verified here):`);
@@ -49,6 +73,7 @@ console.log(`
 Next:
   npx near-dup similar --url ${client.url} --index ${index} --id BSD-3-Clause --format table
   npx near-dup dedup --url ${client.url} --index ${index} --format text | head
+  npx near-dup dedup --url ${client.url} --index ${index} --clusters components --dry-run   (whole families)
   With Docker: docker compose up -d, then npx near-dup dashboards --url http://localhost:5601 --index ${index}
   and open the printed link (OpenSearch Dashboards) to explore the clusters.`);
 await client.close();

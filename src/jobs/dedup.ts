@@ -139,8 +139,11 @@ export interface DedupSummary {
   clusters: number;
   duplicates: number;
   largestCluster: number;
-  /** Each duplicate's estimated Jaccard to its canonical: the least and the median (null without duplicates). */
-  canonicalSimilarity: { min: number | null; median: number | null };
+  /**
+   * Each duplicate's estimated Jaccard to its canonical: the least and the median (null without
+   * duplicates), and how many are below --min-similarity (none but with --clusters components).
+   */
+  canonicalSimilarity: { min: number | null; median: number | null; belowMinSimilarity: number };
   cleared: number;
   written: number;
   failed: number;
@@ -324,7 +327,7 @@ export async function dedupIndex(client: EngineClient, options: DedupOptions): P
       largestFamily: cut.largestFamily,
       clusters: clusters.length,
       duplicates: clusters.reduce((n, c) => n + c.members.length - 1, 0),
-      canonicalSimilarity: spread(clusters),
+      canonicalSimilarity: spread(clusters, minSimilarity),
       largestCluster: clusters[0]?.members.length ?? 0,
       ...written,
       complete: written.complete && (containment?.complete ?? true),
@@ -358,10 +361,11 @@ export async function dedupIndex(client: EngineClient, options: DedupOptions): P
   }
 }
 
-/** The least and the median similarity of the duplicates to their canonicals. */
-function spread(clusters: readonly DedupCluster[]): DedupSummary['canonicalSimilarity'] {
+/** The least and the median similarity of the duplicates to their canonicals, and how many are below the bar. */
+function spread(clusters: readonly DedupCluster[], bar: number): DedupSummary['canonicalSimilarity'] {
   const values = clusters.flatMap((c) => [...c.similarity].filter(([id]) => id !== c.canonical).map(([, s]) => s)).sort((a, b) => a - b);
-  return values.length === 0 ? { min: null, median: null } : { min: values[0], median: values[Math.floor(values.length / 2)] };
+  const belowMinSimilarity = values.filter((s) => s < bar).length;
+  return values.length === 0 ? { min: null, median: null, belowMinSimilarity } : { min: values[0], median: values[Math.floor(values.length / 2)], belowMinSimilarity };
 }
 
 /** The containment pass of dedup --containment, and its write-back unless this is a dry run. */
