@@ -274,23 +274,3 @@ export function signatureToJson(sig: Signature): Record<string, unknown> {
   return { ...sig, minhash: Array.from(sig.minhash) };
 }
 
-/**
- * JSON.stringify({ id, ...signatureToJson(sig), params }) written field by field: the same text (an
- * `id` that JSON has no value for is left out, as there), without the object and the array of MinHash
- * values that would be built for it, which cost about as much as the rest of a line. Band keys, sample
- * terms, block keys and hashes are hex or base64url and need no escaping.
- */
-export function signatureJsonLine(sig: Signature, params: string, id?: unknown): string {
-  const idJson = JSON.stringify(id);
-  return (
-    `{${idJson === undefined ? '' : `"id":${idJson},`}"condenser":${JSON.stringify(sig.condenser)},"tokens":${sig.tokens},` +
-    `"distinct_tokens":${sig.distinct_tokens},"sample":${plainStrings(sig.sample)},"minhash":[${sig.minhash.join(',')}],` +
-    `"lsh":{"b":${sig.lsh.b},"r":${sig.lsh.r}},"bands":${plainStrings(sig.bands)},"simhash":"${sig.simhash}",` +
-    `"simhash_blocks":${plainStrings(sig.simhash_blocks)},"content_hash":"${sig.content_hash}","params":${JSON.stringify(params)}}`
-  );
-}
-
-/** A JSON array of strings that need no escaping. */
-function plainStrings(values: string[]): string {
-  return values.length === 0 ? '[]' : `["${values.join('","')}"]`;
-}

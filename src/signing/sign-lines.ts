@@ -1,8 +1,9 @@
 // JSON lines in, signature lines out: the unit of work of `near-dup sign --jsonl`. A line that is not a
 // JSON object with a text gives an error line in its place; the others go on.
 import { extractText, parseDocumentLine, valueAt } from '../annotation.js';
-import { type Signer, signatureJsonLine } from '../signature.js';
+import type { Signer } from '../signature.js';
 import { decodeLines } from '../text/decode.js';
+import { SignatureLines } from './signature-lines.js';
 
 export interface LineFields {
   /** Field holding the text (a dotted path for a nested one); an array of strings is joined with newlines. */
@@ -11,23 +12,21 @@ export interface LineFields {
 }
 
 export interface SignedLines {
-  /** Output lines, each ending in a newline, in input order. */
-  out: string;
+  /** Output lines as UTF-8, each ending in a newline, in input order. */
+  out: Uint8Array;
   /** Lines that were not blank. */
   documents: number;
   failed: number;
   empty: number;
 }
 
-export interface SignedBytes extends Omit<SignedLines, 'out'> {
-  /** Output lines as UTF-8, each ending in a newline, in input order. */
-  out: Uint8Array;
+export interface SignedBytes extends SignedLines {
   /** Invalid UTF-8 sequences read as U+FFFD. */
   replaced: number;
 }
 
 export function signLines(signer: Signer, lines: string[], firstLineNumber: number, fields: LineFields): SignedLines {
-  let out = '';
+  const out = new SignatureLines();
   let documents = 0;
   let failed = 0;
   let empty = 0;
@@ -41,21 +40,18 @@ export function signLines(signer: Signer, lines: string[], firstLineNumber: numb
       // The same reading of a document as annotate and ingest, without their cap on length.
       const sig = signer(extractText(record, [fields.textField], Number.POSITIVE_INFINITY, '--text-field').text);
       if (sig.tokens === 0) empty++;
-      out += signatureJsonLine(sig, signer.settings.params, id) + '\n';
+      out.signature(sig, signer.settings.params, id);
     } catch (err) {
       failed++;
       const reason = err instanceof Error ? err.message : String(err);
-      out += JSON.stringify({ id, line: firstLineNumber + i, error: reason }) + '\n';
+      out.json({ id, line: firstLineNumber + i, error: reason });
     }
   });
-  return { out, documents, failed, empty };
+  return { out: out.bytes(), documents, failed, empty };
 }
-
-const encoder = new TextEncoder();
 
 /** signLines over a batch of whole lines given as UTF-8 bytes (invalid sequences read as U+FFFD). */
 export function signBytes(signer: Signer, bytes: Uint8Array, firstLineNumber: number, fields: LineFields): SignedBytes {
   const { lines, replaced } = decodeLines(bytes);
-  const signed = signLines(signer, lines, firstLineNumber, fields);
-  return { ...signed, out: encoder.encode(signed.out), replaced };
+  return { ...signLines(signer, lines, firstLineNumber, fields), replaced };
 }

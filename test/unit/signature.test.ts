@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { CondenserSpecError, createSigner, parseCondenserSpec, signatureJsonLine, signatureToJson } from '../../src/signature.js';
+import { CondenserSpecError, createSigner, parseCondenserSpec } from '../../src/signature.js';
 import { emptyMinhash, minhashJaccard, minhashPermutations, updateMinhash } from '../../src/sketch/minhash.js';
 import { computeSimhash, hammingDistance, shingle, simhashHex, unsignedHash } from '../../src/sketch/simhash.js';
 import { tokenHash } from '../../src/sketch/token-hash.js';
@@ -94,21 +94,6 @@ describe('createSigner', () => {
     const sig = sign(big);
     expect(sig.tokens).toBe(8_100_000);
     expect(sig.bands.length).toBe(sig.lsh.b);
-  });
-});
-
-describe('signatureJsonLine', () => {
-  it('writes what JSON.stringify writes for the line, for every kind of id and empty signatures', () => {
-    const ids = [undefined, null, 7, -1.5, 'doc-1', 'quote " backslash \\ line\n 東京 🙂', true, { nested: [1, 'a'] }, [1, 2]];
-    for (const options of [{}, { keyEncoding: 1 as const }, { containmentSample: 0 }, { condenser: '3-grams:norm:mmh3:16' }]) {
-      const sign = createSigner(options);
-      for (const text of [...samples, '', '   ']) {
-        const sig = sign(text);
-        for (const id of ids) {
-          expect(signatureJsonLine(sig, sign.settings.params, id)).toBe(JSON.stringify({ id, ...signatureToJson(sig), params: sign.settings.params }));
-        }
-      }
-    }
   });
 });
 
