@@ -7,7 +7,7 @@ import { emptyMinhash, MINHASH_SCHEMES, type MinhashScheme, minhashPermutations 
 import { createSigningKernels, SIMHASH_WINDOW } from './sketch/signing-kernels.js';
 import { DEFAULT_SIMHASH_BLOCKS, type Hash64, simhashBlockKeys, simhashHex } from './sketch/simhash.js';
 import { TOKEN_HASHES, type TokenHashName } from './sketch/token-hash.js';
-import { DEFAULT_NORMALIZER, normalizer, NORMALIZERS, type NormalizerName } from './text/normalize.js';
+import { DEFAULT_NORMALIZER, normalizer, NORMALIZERS, type NormalizerName, splitNormalizer } from './text/normalize.js';
 import { asciiCharacterShingles, layoutStrings, layoutWords, shingleRanges, TokenRanges } from './text/token-ranges.js';
 import { canonicalTokenizerName, DEFAULT_TOKENIZER, tokenizer, TOKENIZER_ALIASES, TOKENIZER_NAMES } from './text/tokenize.js';
 
@@ -194,8 +194,8 @@ export interface Signer {
   signNormalized(clean: string): Signature;
 }
 
-/** SHA-1 (hex) of normalized text: the content_hash of a signature. */
-export function contentHash(clean: string): string {
+/** SHA-1 (hex) of normalized text (or of its UTF-8 bytes): the content_hash of a signature. */
+export function contentHash(clean: string | Uint8Array): string {
   return hash('sha1', clean);
 }
 
@@ -223,6 +223,7 @@ export function createSigner(options: SignerOptions = {}): Signer {
   const { spec, lsh, simhashBlocks } = settings;
   const kernels = createSigningKernels({ hash: spec.hash, tokenizer: spec.tokenizer, scheme: settings.scheme, perms: minhashPermutations(spec.numPerm, settings.seed, settings.scheme) });
   const normalize = normalizer(spec.normalizer, kernels.foldAscii);
+  const split = splitNormalizer(spec.normalizer, kernels.foldAscii);
   const layoutTokens = tokenLayout(spec.tokenizer);
   const words = new TokenRanges();
   const tokenBuf = new TokenRanges();
@@ -235,7 +236,7 @@ export function createSigner(options: SignerOptions = {}): Signer {
     sample = containmentSample(hashes, count, settings.containmentSample, settings.keyEncoding);
   };
 
-  const signature = (clean: string, tokenCount: number, wordCount: number, minhash: Uint32Array, fingerprint: Hash64): Signature => {
+  const signature = (clean: string | Uint8Array, tokenCount: number, wordCount: number, minhash: Uint32Array, fingerprint: Hash64): Signature => {
     const empty = tokenCount === 0;
     return {
       condenser: settings.condenser,
@@ -262,7 +263,18 @@ export function createSigner(options: SignerOptions = {}): Signer {
     const fingerprint = kernels.sign(words, tokens, minhash, onDistinct);
     return signature(clean, tokens.count, words.count, minhash, fingerprint);
   };
-  const sign = ((text: string): Signature => signNormalized(normalize(text))) as Signer;
+  // The normalizer's last pass and the signing in one go where the kernels can (ASCII text): the folded
+  // bytes are signed where they are, never made into a string.
+  const signFolded = (text: string): Signature => {
+    const first = split!.first(text);
+    const minhash = emptyMinhash(spec.numPerm);
+    distinct = 0;
+    sample = [];
+    const whole = kernels.signFoldedAscii(first, split!.asciiTable, minhash, onDistinct);
+    if (whole) return signature(whole.clean, whole.tokens, whole.tokens, minhash, whole.fingerprint);
+    return signNormalized(split!.rest(first));
+  };
+  const sign = (split && kernels.name === 'wasm' ? signFolded : (text: string): Signature => signNormalized(normalize(text))) as Signer;
   sign.settings = settings;
   sign.normalize = normalize;
   sign.signNormalized = signNormalized;

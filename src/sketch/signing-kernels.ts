@@ -7,7 +7,7 @@ import { DistinctUint32 } from './distinct.js';
 import { type MinhashScheme, type Permutations, updateMinhash } from './minhash.js';
 import { type Hash64, SimhashAccumulator } from './simhash.js';
 import { byteHash, CachedByteHash, type TokenHashName } from './token-hash.js';
-import { createWasmKernels, type WasmKernels } from './wasm-kernels.js';
+import { type ArenaWords, createWasmKernels, type WasmKernels } from './wasm-kernels.js';
 
 /** SimHash features are word shingles of this many words. */
 export const SIMHASH_WINDOW = 4;
@@ -23,6 +23,12 @@ export interface SigningKernels {
    * common case): folds the token hashes into `minhash`; undefined when it does not apply.
    */
   signAsciiWords(clean: string, minhash: Uint32Array, onDistinct?: DistinctSink): { tokens: number; fingerprint: Hash64 } | undefined;
+  /**
+   * signAsciiWords of the ASCII fold of `text` by `table` (the normalizer's last pass, see
+   * text/normalize.ts splitNormalizer), made where the folded bytes already are; `clean` is a view of
+   * those bytes, valid until the next call. Undefined when it does not apply (then nothing is folded in).
+   */
+  signFoldedAscii(text: string, table: Uint8Array, minhash: Uint32Array, onDistinct?: DistinctSink): { tokens: number; fingerprint: Hash64; clean: Uint8Array } | undefined;
   /**
    * Folds the hashes of `tokens` into `minhash`, and gives the SimHash of the word shingles of `words`.
    * `onDistinct` is shown the distinct token hashes on the way.
@@ -60,6 +66,10 @@ export class JsSigning implements SigningKernels {
   }
 
   signAsciiWords(_clean: string, _minhash: Uint32Array, _onDistinct?: DistinctSink): { tokens: number; fingerprint: Hash64 } | undefined {
+    return undefined;
+  }
+
+  signFoldedAscii(_text: string, _table: Uint8Array, _minhash: Uint32Array, _onDistinct?: DistinctSink): { tokens: number; fingerprint: Hash64; clean: Uint8Array } | undefined {
     return undefined;
   }
 
@@ -112,10 +122,24 @@ export class WasmSigning extends JsSigning {
 
   override signAsciiWords(clean: string, minhash: Uint32Array, onDistinct?: DistinctSink): { tokens: number; fingerprint: Hash64 } | undefined {
     if (!this.wasmMinhash || this.spec.tokenizer !== 'white-space') return undefined;
+    this.wasm.reset();
+    const laid = this.wasm.layoutAsciiWords(clean);
+    return laid && this.signArenaWords(laid, minhash, onDistinct);
+  }
+
+  override signFoldedAscii(text: string, table: Uint8Array, minhash: Uint32Array, onDistinct?: DistinctSink): { tokens: number; fingerprint: Hash64; clean: Uint8Array } | undefined {
+    if (!this.wasmMinhash || this.spec.tokenizer !== 'white-space') return undefined;
     const { wasm } = this;
     wasm.reset();
-    const laid = wasm.layoutAsciiWords(clean);
-    if (!laid) return undefined;
+    const folded = wasm.foldAsciiInArena(text, table);
+    if (!folded) return undefined;
+    // The words are laid out in place; folded text is laid out already (single spaces), so its bytes stay.
+    const signed = this.signArenaWords(wasm.layoutArenaWords(folded.src, folded.length), minhash, onDistinct);
+    return { ...signed, clean: wasm.viewBytes(folded.src, folded.length) };
+  }
+
+  private signArenaWords(laid: ArenaWords, minhash: Uint32Array, onDistinct?: DistinctSink): { tokens: number; fingerprint: Hash64 } {
+    const { wasm } = this;
     const hashes = wasm.tokenHashes(this.spec.hash, laid.src, laid.starts, laid.ends, laid.count);
     wasm.minhashAffine32(minhash, this.spec.perms, hashes, laid.count, onDistinct);
     return { tokens: laid.count, fingerprint: wasm.simhashShingles(laid.src, laid.starts, laid.ends, laid.count, SIMHASH_WINDOW) };

@@ -148,9 +148,32 @@ export class WasmKernels {
     const src = this.alloc(len);
     const { read, written } = encoder.encodeInto(text, this.u8.subarray(src, src + len));
     if (read !== len || written !== len) return undefined;
+    return this.layoutArenaWords(src, len);
+  }
+
+  /** layoutWords of the ASCII bytes [src, src + len) of the arena, in place. */
+  layoutArenaWords(src: number, len: number): ArenaWords {
     const maxWords = (len + 1) >> 1;
     const starts = this.alloc(maxWords * 4), ends = this.alloc(maxWords * 4);
     return { src, starts, ends, count: this.x.layoutAsciiWords(src, len, starts, ends) };
+  }
+
+  /**
+   * foldAscii (asciiOnly) of `text` into the arena: the folded bytes' pointer and length, undefined for a
+   * text that is not all ASCII (and then the arena holds garbage up to the next reset).
+   */
+  foldAsciiInArena(text: string, table: Uint8Array): { src: number; length: number } | undefined {
+    const len = text.length;
+    const tablePtr = this.copyBytes(table, 128);
+    const src = this.alloc(len);
+    const { read, written } = encoder.encodeInto(text, this.u8.subarray(src, src + len));
+    if (read !== len || written !== len) return undefined;
+    return { src, length: this.x.foldAscii(src, len, tablePtr) };
+  }
+
+  /** A view of `length` bytes at ptr, valid until the next reset or growth of the memory. */
+  viewBytes(ptr: number, length: number): Uint8Array {
+    return this.u8.subarray(ptr, ptr + length);
   }
 
   /**

@@ -81,6 +81,22 @@ export function normalizeText(text: string, fast?: AsciiFolder): string {
   return fast ? fast(out, ASCII_ACTION, false)! : foldAscii(out);
 }
 
+/**
+ * A normalizer other than `none` in two steps, normalizer(name)(text) = rest(first(text)): `first` is the
+ * markup removal of norm-html (none for norm), and on an all-ASCII text `rest` is a single pass of
+ * `asciiTable` (as AsciiFolder takes it), which a caller that holds the bytes anyway can make itself.
+ */
+export interface SplitNormalizer {
+  first: (text: string) => string;
+  asciiTable: Uint8Array;
+  rest: (text: string) => string;
+}
+
+export function splitNormalizer(name: NormalizerName, fast?: AsciiFolder): SplitNormalizer | undefined {
+  if (name === 'none') return undefined;
+  return { first: name === 'norm-html' ? stripHtml : (text) => text, asciiTable: ASCII_NORMALIZE, rest: (text) => normalizeText(text, fast) };
+}
+
 export function normalizer(name: NormalizerName, fast?: AsciiFolder): (text: string) => string {
   switch (name) {
     case 'none':

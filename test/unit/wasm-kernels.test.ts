@@ -288,6 +288,9 @@ describe('signer with and without the wasm kernels', () => {
       return words.map((w) => w + separators[next() % separators.length]).join('');
     });
     docs.push('', ' ', '\n\t', 'one', 'one two three', 'one two three four', 'one two three four five');
+    // All-ASCII texts, which the kernels sign in one go from the normalizer's fold on.
+    const ascii = vocabulary.filter((w) => /^[\x00-\x7f]*$/.test(w));
+    for (let d = 0; d < 40; d++) docs.push(Array.from({ length: next() % 500 }, () => ascii[next() % ascii.length] + separators[next() % 5]).join(''));
     const combos = [
       ...TOKENIZER_NAMES.map((t) => ({ condenser: `${t}:norm-html:sha1:128` })),
       { condenser: 'white-space:norm:mmh3:64' },
