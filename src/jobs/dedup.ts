@@ -351,7 +351,7 @@ export async function dedupIndex(client: EngineClient, options: DedupOptions): P
         canonical: c.canonical,
         members: c.members.slice(0, 10),
         family: c.family,
-        minCanonicalSimilarity: Math.min(...c.similarity.values()),
+        minCanonicalSimilarity: least(c.similarity.values()),
       })),
       matches: verifier.matches,
       errorsFile: errors.count > 0 ? errors.file : undefined,
@@ -359,6 +359,13 @@ export async function dedupIndex(client: EngineClient, options: DedupOptions): P
   } catch (err) {
     throw client.explain(err, options.index);
   }
+}
+
+/** The least of some numbers (a loop: a cluster may hold more members than a call takes arguments). */
+function least(values: Iterable<number>): number {
+  let min = Number.POSITIVE_INFINITY;
+  for (const v of values) min = Math.min(min, v);
+  return min;
 }
 
 /** The least and the median similarity of the duplicates to their canonicals, and how many are below the bar. */

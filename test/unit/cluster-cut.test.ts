@@ -133,6 +133,16 @@ describe('a canonical left without duplicates goes with its nearest member', () 
     expect(clusters.map((c) => [c.canonical, c.members])).toEqual([['c', ['c', 'x']]]);
   });
 
+  it('a large family is searched by its band keys, with the clusters a small one gets member by member', () => {
+    const long = driftingChain(150, 'w');
+    const members = [...long.keys()];
+    const args = [members, members.map((id) => long.get(id)!.bands), members.map((id) => long.get(id)!.values), BAR] as const;
+    const indexed = centres(...args, 0);
+    expect(centres(...args, Number.POSITIVE_INFINITY)).toEqual(indexed);
+    indexed.forEach((c, i) => expect(estimate(args[2][c], args[2][i])).toBeGreaterThanOrEqual(BAR));
+    expect(new Set(indexed).size).toBeGreaterThan(20);
+  });
+
   it('members are compared only when they share a band key (what LSH pairs)', () => {
     const apart = [Int32Array.of(1), Int32Array.of(2)];
     const same = [Uint32Array.from(values.c), Uint32Array.from(values.c)];

@@ -120,10 +120,10 @@ export function cutFamily(family: readonly string[], signatures: ReadonlyMap<str
  * Each member's canonical, by position in `members` (already in the --canonical order): see the head of
  * this file. A canonical is its own.
  */
-export function centres(members: readonly string[], bands: ReadonlyArray<Int32Array>, values: ReadonlyArray<Uint32Array>, bar: number): number[] {
+export function centres(members: readonly string[], bands: ReadonlyArray<Int32Array>, values: ReadonlyArray<Uint32Array>, bar: number, scanUpTo = SCANNED_FAMILY): number[] {
   const n = members.length;
   const owner = new Array<number>(n).fill(-1);
-  const canonicalIndex = new BandIndex(bands);
+  const canonicalIndex = candidatesOf(bands, scanUpTo);
   const near = (i: number, j: number) => (values[i].length === values[j].length ? estimate(values[i], values[j]) : 0);
   // In order: a member goes to the nearest canonical before it within the bar, or is a canonical itself.
   const size = new Int32Array(n);
@@ -134,7 +134,7 @@ export function centres(members: readonly string[], bands: ReadonlyArray<Int32Ar
     size[owner[i]]++;
   }
   // A canonical left alone goes with its nearest member within the bar whose cluster can spare it.
-  const memberIndex = new BandIndex(bands);
+  const memberIndex = candidatesOf(bands, scanUpTo);
   for (let i = 0; i < n; i++) memberIndex.add(i);
   for (let o = 0; o < n; o++) {
     if (owner[o] !== o || size[o] > 1) continue;
@@ -151,7 +151,7 @@ export function centres(members: readonly string[], bands: ReadonlyArray<Int32Ar
 }
 
 /** The candidate in `index` nearest to i within the bar that `allowed` accepts (the earlier on a tie), or -1. */
-function nearest(i: number, index: BandIndex, near: (i: number, j: number) => number, bar: number, allowed: (j: number) => boolean): number {
+function nearest(i: number, index: Candidates, near: (i: number, j: number) => number, bar: number, allowed: (j: number) => boolean): number {
   let best = -1;
   let bestSimilarity = -1;
   index.some(i, (j) => {
@@ -163,14 +163,52 @@ function nearest(i: number, index: BandIndex, near: (i: number, j: number) => nu
   return best;
 }
 
+/** Members added, found again by the band keys they share with another (what LSH would have paired). */
+interface Candidates {
+  add(i: number): void;
+  /** Whether `test` holds for some member added that shares a band key with i (stops at the first). */
+  some(i: number, test: (j: number) => boolean): boolean;
+}
+
+/** Families up to this size are searched member by member: cheaper than maps of their keys. */
+const SCANNED_FAMILY = 64;
+
+function candidatesOf(bands: ReadonlyArray<Int32Array>, scanUpTo: number): Candidates {
+  return bands.length <= scanUpTo ? new BandScan(bands) : new BandIndex(bands);
+}
+
+/** A small family: every member added is checked for a shared band key. */
+class BandScan implements Candidates {
+  private readonly added: number[] = [];
+
+  constructor(private readonly bands: ReadonlyArray<Int32Array>) {}
+
+  add(i: number): void {
+    this.added.push(i);
+  }
+
+  some(i: number, test: (j: number) => boolean): boolean {
+    const keys = this.bands[i];
+    for (const j of this.added) {
+      const other = this.bands[j];
+      let shared = false;
+      for (let band = 0; band < keys.length && band < other.length && !shared; band++) shared = keys[band] === other[band];
+      if (shared && test(j)) return true;
+    }
+    return false;
+  }
+}
+
 /** Members by their band keys (as hashed for verification), band by band; each candidate visited once per query. */
-class BandIndex {
-  private readonly byBand: Array<Map<number, number[]>>;
+class BandIndex implements Candidates {
+  private readonly byBand: Array<Map<number, number[]>> = [];
   private readonly seen: Int32Array;
   private query = 0;
 
   constructor(private readonly bands: ReadonlyArray<Int32Array>) {
-    this.byBand = Array.from({ length: Math.max(0, ...bands.map((b) => b.length)) }, () => new Map());
+    let width = 0;
+    for (const keys of bands) width = Math.max(width, keys.length);
+    for (let band = 0; band < width; band++) this.byBand.push(new Map());
     this.seen = new Int32Array(bands.length);
   }
 
@@ -182,7 +220,6 @@ class BandIndex {
     });
   }
 
-  /** Whether `test` holds for some member added that shares a band key with i (stops at the first). */
   some(i: number, test: (j: number) => boolean): boolean {
     const query = ++this.query;
     const keys = this.bands[i];
