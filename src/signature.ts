@@ -225,6 +225,7 @@ export function createSigner(options: SignerOptions = {}): Signer {
   const normalize = normalizer(spec.normalizer, kernels.foldAscii);
   const split = splitNormalizer(spec.normalizer, kernels.foldAscii);
   const layoutTokens = tokenLayout(spec.tokenizer);
+  const bandDigestsOf = (values: Uint32Array, params: LshParams) => kernels.bandDigests(values, params);
   const words = new TokenRanges();
   const tokenBuf = new TokenRanges();
 
@@ -238,6 +239,7 @@ export function createSigner(options: SignerOptions = {}): Signer {
 
   const signature = (clean: string | Uint8Array, tokenCount: number, wordCount: number, minhash: Uint32Array, fingerprint: Hash64): Signature => {
     const empty = tokenCount === 0;
+    const content_hash = contentHash(clean); // first: `clean` may be a view of the kernels' memory
     return {
       condenser: settings.condenser,
       tokens: tokenCount,
@@ -245,10 +247,10 @@ export function createSigner(options: SignerOptions = {}): Signer {
       sample: empty ? [] : sample,
       minhash,
       lsh,
-      bands: empty ? [] : bandKeys(minhash, lsh, settings.keyEncoding),
+      bands: empty ? [] : bandKeys(minhash, lsh, settings.keyEncoding, bandDigestsOf),
       simhash: simhashHex(fingerprint),
       simhash_blocks: empty || wordCount === 0 ? [] : simhashBlockKeys(fingerprint, simhashBlocks),
-      content_hash: contentHash(clean),
+      content_hash,
     };
   };
 

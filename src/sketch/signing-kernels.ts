@@ -4,6 +4,7 @@
 import { shingleRanges, TokenRanges } from '../text/token-ranges.js';
 import { md5First64 } from './digests.js';
 import { DistinctUint32 } from './distinct.js';
+import { bandDigests, type LshParams } from './lsh.js';
 import { type MinhashScheme, type Permutations, updateMinhash } from './minhash.js';
 import { type Hash64, SimhashAccumulator } from './simhash.js';
 import { byteHash, CachedByteHash, type TokenHashName } from './token-hash.js';
@@ -34,6 +35,8 @@ export interface SigningKernels {
    * `onDistinct` is shown the distinct token hashes on the way.
    */
   sign(words: TokenRanges, tokens: TokenRanges, minhash: Uint32Array, onDistinct?: DistinctSink): Hash64;
+  /** lsh.ts bandDigests. */
+  bandDigests(values: Uint32Array, lsh: LshParams): Uint32Array;
   /** The fold of the normalizer's ASCII pass, when this implementation has a faster one. */
   readonly foldAscii?: (text: string, table: Uint8Array, asciiOnly: boolean) => string | undefined;
 }
@@ -71,6 +74,10 @@ export class JsSigning implements SigningKernels {
 
   signFoldedAscii(_text: string, _table: Uint8Array, _minhash: Uint32Array, _onDistinct?: DistinctSink): { tokens: number; fingerprint: Hash64; clean: Uint8Array } | undefined {
     return undefined;
+  }
+
+  bandDigests(values: Uint32Array, lsh: LshParams): Uint32Array {
+    return bandDigests(values, lsh);
   }
 
   sign(words: TokenRanges, tokens: TokenRanges, minhash: Uint32Array, onDistinct?: DistinctSink): Hash64 {
@@ -136,6 +143,10 @@ export class WasmSigning extends JsSigning {
     // The words are laid out in place; folded text is laid out already (single spaces), so its bytes stay.
     const signed = this.signArenaWords(wasm.layoutArenaWords(folded.src, folded.length), minhash, onDistinct);
     return { ...signed, clean: wasm.viewBytes(folded.src, folded.length) };
+  }
+
+  override bandDigests(values: Uint32Array, lsh: LshParams): Uint32Array {
+    return this.wasm.bandDigests(values, lsh.b, lsh.r);
   }
 
   private signArenaWords(laid: ArenaWords, minhash: Uint32Array, onDistinct?: DistinctSink): { tokens: number; fingerprint: Hash64 } {

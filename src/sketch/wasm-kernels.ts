@@ -223,6 +223,21 @@ export class WasmKernels {
     return this.u32.slice(out >>> 2, (out >>> 2) + 2 * count);
   }
 
+  /**
+   * lsh.ts bandDigests: md5First64 of each band of `r` values, the values copied into the arena (which is
+   * not reset: what the caller holds there stays).
+   */
+  bandDigests(values: Uint32Array, b: number, r: number): Uint32Array {
+    const src = this.copyUint32(values, b * r);
+    const starts = this.alloc(b * 4), ends = this.alloc(b * 4);
+    const at = starts >>> 2, to = ends >>> 2;
+    for (let band = 0; band < b; band++) {
+      this.i32[at + band] = 4 * r * band;
+      this.i32[to + band] = 4 * r * (band + 1);
+    }
+    return this.md5Ranges(src, starts, ends, b);
+  }
+
   /** sha1FirstWord of each range. */
   sha1Ranges(src: number, starts: number, ends: number, count: number): Uint32Array {
     const out = this.alloc(count * 4);

@@ -5,6 +5,7 @@ import { md5First64, sha1FirstWord, byteSwap } from '../../src/sketch/digests.js
 import { emptyMinhash, minhashPermutations, updateMinhash } from '../../src/sketch/minhash.js';
 import { computeSimhash, type Hash64 } from '../../src/sketch/simhash.js';
 import { byteHash } from '../../src/sketch/token-hash.js';
+import { bandDigests } from '../../src/sketch/lsh.js';
 import { createWasmKernels, type WasmKernels } from '../../src/sketch/wasm-kernels.js';
 import { layoutWords, TokenRanges } from '../../src/text/token-ranges.js';
 
@@ -121,6 +122,18 @@ describe('wasm kernels', () => {
           if (got[i] !== reference(bytes, starts[i], ends[i])) throw new Error(`${hash} of ${ends[i] - starts[i]} bytes differs`);
         }
       }
+    }
+  });
+
+  it('band digests: equal lsh.ts bandDigests for bands of one and of several MD5 blocks, the arena kept', () => {
+    const k = kernels();
+    const next = rng(13);
+    for (const [b, r] of [[26, 4], [1, 1], [9, 13], [4, 14], [3, 40], [2, 300]]) {
+      const values = Uint32Array.from({ length: b * r + 3 }, () => next());
+      k.reset();
+      const held = k.copyBytes(Buffer.from('kept'), 4);
+      expect(Array.from(k.bandDigests(values, b, r))).toEqual(Array.from(bandDigests(values, { b, r })));
+      expect(Buffer.from(k.readBytes(held, 4)).toString()).toBe('kept');
     }
   });
 
