@@ -132,7 +132,8 @@ export const dedupCommand: CommandModule<object, DedupArgs> = {
       for (const note of summary.notes) process.stderr.write(`near-dup: ${note}\n`);
       const { matches, ...rest } = summary;
       process.stderr.write(
-        `${summary.mode === 'incremental' ? `incremental run (${summary.newDocuments} documents annotated since the last run): ` : ''}${summary.clusters} clusters holding ${summary.duplicates} duplicates among ${summary.documents} documents ` +
+        `${summary.mode === 'incremental' ? `incremental run (${summary.newDocuments} documents annotated since the last run): ` : ''}${summary.clusters} clusters holding ${summary.duplicates} duplicates among ${summary.documents} documents` +
+          `${summary.clusterMethod === 'centres' ? `, cut from ${summary.families} families${summary.canonicalSimilarity.min === null ? '' : ` (every duplicate's similarity to its canonical at least ${summary.canonicalSimilarity.min.toFixed(3)})`} ` : ' (whole families) '}` +
           `(${summary.verifiedPairs} of ${summary.candidatePairs} candidate pairs verified; largest cluster ${summary.largestCluster}) ` +
           `in ${summary.seconds.toFixed(1)} s${summary.dryRun ? ' (dry run: nothing written)' : `; ${summary.written} documents updated, ${summary.cleared} cleared`}` +
           `${summary.containment ? `; ${summary.containment.contained} documents at least ${summary.containment.minContainment} inside a larger one (${summary.containment.lookups} looked up in ${summary.containment.seconds.toFixed(1)} s)` : ''}` +
