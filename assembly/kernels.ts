@@ -1097,12 +1097,81 @@ function layoutAnyWords(ptr: usize, len: i32, starts: usize, ends: usize): i32 {
  * between kept bytes, none at either end. Returns the new length.
  */
 export function foldAscii(ptr: usize, len: i32, table: usize): i32 {
-  // Branch-free: words and breaks alternate every few bytes, which branches would mispredict. The
-  // stores land at or before the byte being read (a space is only owed after a break byte that wrote
-  // nothing), so in place is safe; a store that does not count is overwritten later or cut off.
-  let n: i32 = 0;
-  let pending: i32 = 0;
-  for (let i = 0; i < len; i++) {
+  foldN = 0;
+  foldPending = 0;
+  let i = 0;
+  // Most 16-byte blocks of prose are letters, digits and single spaces: for those (when the table treats
+  // them as the normalizers do) the output is the block lowercased, give or take a space at its ends.
+  if (plainTable(table)) {
+    const a = i8x16.splat(0x61), upperA = i8x16.splat(0x41), zero = i8x16.splat(0x30), space = i8x16.splat(32);
+    for (; i + 16 <= len; i += 16) {
+      const v = v128.load(ptr + <usize>i);
+      const upper = i8x16.lt_u(i8x16.sub(v, upperA), i8x16.splat(26));
+      const isSpace = i8x16.eq(v, space);
+      const plain = v128.or(
+        v128.or(i8x16.lt_u(i8x16.sub(v, a), i8x16.splat(26)), upper),
+        v128.or(i8x16.lt_u(i8x16.sub(v, zero), i8x16.splat(10)), isSpace),
+      );
+      const spaces = <u32>i8x16.bitmask(isSpace);
+      if (!i8x16.all_true(plain) || (spaces & (spaces >> 1)) != 0) {
+        foldBytes(ptr, i, i + 16, table);
+        continue;
+      }
+      foldPlainBlock(ptr, v128.add<i8>(v, v128.and(upper, space)), spaces);
+    }
+  }
+  foldBytes(ptr, i, len, table);
+  return foldN;
+}
+
+// The fold's state between blocks: bytes written, and whether a word break is owed before the next byte kept.
+let foldN: i32 = 0;
+let foldPending: i32 = 0;
+
+// Whether the table keeps a-z and 0-9, lowercases A-Z and breaks at a space: the cases foldPlainBlock knows.
+function plainTable(table: usize): bool {
+  if (load<u8>(table + 32) != 3) return false;
+  for (let c = 0x30; c <= 0x39; c++) if (load<u8>(table + <usize>c) != 0) return false;
+  for (let c = 0x41; c <= 0x5a; c++) if (load<u8>(table + <usize>c) != 1 || load<u8>(table + <usize>(c + 32)) != 0) return false;
+  return true;
+}
+
+/**
+ * Writes a block of letters, digits and single spaces (`spaces`: which bytes are spaces), lowercased in
+ * `lowered`. A space first in the block is the word break owed before its second byte (none at the start
+ * of the text); otherwise an owed break is written before the block. A space last is owed, not written.
+ */
+function foldPlainBlock(ptr: usize, lowered: v128, spaces: u32): void {
+  let n = foldN;
+  if ((spaces & 1) != 0) {
+    if (n == 0) {
+      v128.store(ptr, i8x16.shuffle(lowered, lowered, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 0));
+      n = 15;
+    } else {
+      v128.store(ptr + <usize>n, lowered);
+      n += 16;
+    }
+  } else {
+    if (foldPending != 0 && n > 0) store<u8>(ptr + <usize>(n++), 32); // n is below the block: a break was read and not written
+    v128.store(ptr + <usize>n, lowered);
+    n += 16;
+  }
+  foldPending = 0;
+  if ((spaces & 0x8000) != 0) {
+    n--;
+    foldPending = 1;
+  }
+  foldN = n;
+}
+
+// The bytes [from, to) one at a time, branch-free: words and breaks alternate every few bytes, which
+// branches would mispredict. The stores land at or before the byte being read (a space is only owed
+// after a break byte that wrote nothing), so in place is safe; a store that does not count is
+// overwritten later or cut off.
+function foldBytes(ptr: usize, from: i32, to: i32, table: usize): void {
+  let n = foldN;
+  let pending = foldPending;
+  for (let i = from; i < to; i++) {
     const c = <i32>load<u8>(ptr + <usize>i);
     const action = <i32>load<u8>(table + <usize>(c & 0x7f));
     const keep = <i32>(action <= 1);
@@ -1112,5 +1181,6 @@ export function foldAscii(ptr: usize, len: i32, table: usize): i32 {
     n += keep;
     pending = (pending | <i32>(action == 3)) & (keep ^ 1);
   }
-  return n;
+  foldN = n;
+  foldPending = pending;
 }

@@ -278,6 +278,26 @@ describe('normalizer with and without the wasm kernels', () => {
       expect(normalizeText(text)).toBe(js.normalizeText(text));
       expect(normalizer('norm-html')(text)).toBe(js.normalizer('norm-html')(text));
     }
+    // Prose: words and single spaces, in blocks of 16 bytes most of the time, with a punctuation mark,
+    // a line break or a double space here and there, at every offset from the start.
+    const words = ['The', 'quick', 'brown', 'fox', 'a', 'I', 'PEP', '8', '2026', 'jumps', 'over', 'LAZY', 'dogs', 'x'.repeat(20)];
+    const gaps = [' ', ' ', ' ', ' ', ' ', ' ', '  ', '\n', ', ', '. ', ' - ', '\t'];
+    for (let doc = 0; doc < 300; doc++) {
+      const lead = [' ', '', '  ', '.'][doc % 4].repeat(doc % 7);
+      const text = lead + Array.from({ length: next() % 200 }, () => words[next() % words.length] + gaps[next() % (doc % 3 ? 6 : gaps.length)]).join('');
+      expect(normalizeText(text)).toBe(js.normalizeText(text));
+    }
+    // Each state the fold can be in where a block starts: nothing written yet, a word written with a break
+    // owed or not, a break just read.
+    for (const first of ['', 'a', 'ab', 'I.', '.', ' ']) {
+      for (let pad = 0; pad <= 17; pad++) {
+        for (const filler of [' ', '.', '\n', 'x']) {
+          const text = first + filler.repeat(pad) + 'plain words in a block and more words Then some';
+          expect(normalizeText(text)).toBe(js.normalizeText(text));
+          expect(normalizeText(`${text} `)).toBe(js.normalizeText(`${text} `));
+        }
+      }
+    }
     // Every ASCII character alone and between letters.
     for (const c of ascii) {
       for (const text of [c, `a${c}b`, `A${c}${c}B `, ` ${c}`]) expect(normalizeText(text)).toBe(js.normalizeText(text));
