@@ -875,13 +875,10 @@ export function tokenHashesMmh3(src: usize, starts: usize, ends: usize, count: i
       h ^= rotl32(load<u32>(ptr + <usize>j) * 0xcc9e2d51, 15) * 0x1b873593;
       h = rotl32(h, 13) * 5 + 0xe6546b64;
     }
-    const rest = len & 3;
-    if (rest != 0) {
-      let k: u32 = <u32>load<u8>(ptr + <usize>body);
-      if (rest > 1) k |= <u32>load<u8>(ptr + <usize>body + 1) << 8;
-      if (rest > 2) k |= <u32>load<u8>(ptr + <usize>body + 2) << 16;
-      h ^= rotl32(k * 0xcc9e2d51, 15) * 0x1b873593;
-    }
+    // The 0 to 3 bytes left, read as one word (the arena keeps slack after every range) and masked: no
+    // branch on the length, which words make unpredictable. No bytes mix in as 0, which changes nothing.
+    const k = load<u32>(ptr + <usize>body) & <u32>((<u64>1 << (<u64>(len & 3) << 3)) - 1);
+    h ^= rotl32(k * 0xcc9e2d51, 15) * 0x1b873593;
     h ^= <u32>len;
     h ^= h >> 16;
     h *= 0x85ebca6b;
