@@ -175,7 +175,7 @@ async function measure(label, corpus) {
   const ids = docs.map((d) => d.id);
   const signer = createSigner();
   const now = new Date();
-  const signed = docs.map((d) => ({ text: d.text, near_dup: nearDupFields(signer(d.text), signer.settings, now) }));
+  const signed = docs.map((d) => ({ text: d.text, near_dup: nearDupFields(signer(d.text), signer.settings, now, 'joined') }));
   const inputs = { plain: sources, min_hash: sources, 'near-dup': signed };
   const bytesIn = docs.reduce((n, d) => n + Buffer.byteLength(d.text), 0);
   console.log(`\n${label}: ${docs.length} documents, ${mb(bytesIn).toFixed(1)} MB of text (${Math.round(bytesIn / docs.length)} B/doc)`);

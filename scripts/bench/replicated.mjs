@@ -1,6 +1,7 @@
 // The benchmark index: the PEP corpus replicated with small random edits (each copy of a revision gets
 // one to five words replaced, dropped or inserted) up to `target` documents, texts cut at `maxChars` so
 // that 200,000 documents fit the embedded engine's heap. Deterministic: every run builds the same index.
+import os from 'node:os';
 import PQueue from 'p-queue';
 import { loadCorpus } from './corpus.mjs';
 
@@ -62,6 +63,31 @@ export async function loadIndex(client, index, docs, { prepare } = {}) {
   // charged to) whatever is measured next: every measured run starts from the same merged index.
   await client.request('POST', `/${index}/_forcemerge`, undefined, { max_num_segments: 1 });
   return seconds;
+}
+
+/**
+ * Pins the engine (every thread of the node `client` talks to) to the last core and this process to the
+ * others, as on separate machines; returns what was done, the cores for child processes (`taskset -c`),
+ * and how to undo it. On one core, or without taskset, nothing is pinned and it says so.
+ */
+export async function pinApart(client, execFileSync) {
+  const cores = os.availableParallelism();
+  const info = await client.request('GET', '/_nodes/_local/process');
+  const enginePid = Object.values(info.nodes)[0].process.id;
+  const none = (why) => ({ description: `not pinned (${why})`, childCores: undefined, restore: () => {} });
+  if (cores < 2) return none('one core');
+  const loader = cores === 2 ? '0' : `0-${cores - 2}`;
+  try {
+    execFileSync('taskset', ['-a', '-cp', String(cores - 1), String(enginePid)], { stdio: 'ignore' });
+    execFileSync('taskset', ['-a', '-cp', loader, String(process.pid)], { stdio: 'ignore' });
+  } catch (err) {
+    return none(`taskset: ${err.message.split('\n')[0]}`);
+  }
+  return {
+    description: `engine on core ${cores - 1}, near-dup and the loader on ${cores === 2 ? 'core 0' : `cores ${loader}`}`,
+    childCores: loader,
+    restore: () => execFileSync('taskset', ['-a', '-cp', `0-${cores - 1}`, String(enginePid)], { stdio: 'ignore' }),
+  };
 }
 
 /** SEARCH_URL, or the embedded OpenSearch (started if needed). */

@@ -18,6 +18,7 @@ import readline from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import PQueue from 'p-queue';
 import { nearDupFields } from '../../dist/annotation.js';
+import { planInFlight } from '../../dist/engine/in-flight.js';
 import { connect } from '../../dist/engine/client.js';
 import { createSigner } from '../../dist/signature.js';
 import { enginePids } from '../engine/engines.mjs';
@@ -98,21 +99,22 @@ async function writeUpdates(docs, from, to, file) {
   const out = createWriteStream(file, { flags: 'a' });
   const now = new Date();
   for (let i = from; i < to; i++) {
-    const line = `${JSON.stringify({ update: { _index: index, _id: docs[i].id } })}\n${JSON.stringify({ doc: { near_dup: nearDupFields(signer(docs[i].text), signer.settings, now) } })}\n`;
+    const line = `${JSON.stringify({ update: { _index: index, _id: docs[i].id } })}\n${JSON.stringify({ doc: { near_dup: nearDupFields(signer(docs[i].text), signer.settings, now, 'joined') } })}\n`;
     if (!out.write(line)) await new Promise((r) => out.once('drain', r));
   }
   await new Promise((resolve, reject) => out.end((err) => (err ? reject(err) : resolve())));
 }
 
-/** (b) Sends the first `count` updates of the file as annotate would: 1,000 a request, 2 in flight. */
+/** (b) Sends the first `count` updates of the file as annotate would: 1,000 a request, as many in flight as annotate chooses. */
 async function engineAlone(file, count) {
-  const queue = new PQueue({ concurrency: 2 });
+  const { limit } = await planInFlight(client, index);
+  const queue = new PQueue({ concurrency: limit });
   let batch = [];
   let sent = 0;
   const flush = async () => {
     const body = batch.join('\n') + '\n';
     batch = [];
-    await queue.onSizeLessThan(2);
+    await queue.onSizeLessThan(limit);
     queue.add(async () => {
       const r = await client.bulkNdjson(body);
       if (r.errors) throw new Error('update failed');

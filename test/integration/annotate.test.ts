@@ -22,7 +22,7 @@ function withoutTime(fields: Record<string, unknown> | undefined): Record<string
 }
 
 for (const { name, docs } of testCorpora(25, 25)) {
-  const expectedFields = new Map(docs.map((d) => [d.id, nearDupFields(signer(d.text), signer.settings)]));
+  const expectedFields = new Map(docs.map((d) => [d.id, nearDupFields(signer(d.text), signer.settings, undefined, 'joined')]));
 
   forEachEngine(`annotate (${name})`, (ctx) => {
     const full = ctx.index('peps-full');

@@ -7,6 +7,7 @@ import { expect } from 'vitest';
 import { nearDupFields } from '../../src/annotation.js';
 import type { EngineClient } from '../../src/engine/client.js';
 import type { Signer } from '../../src/signature.js';
+import { keyList } from '../../src/stored/read.js';
 
 export const CLI = path.resolve(__dirname, '../../dist/cli/main.js');
 
@@ -48,10 +49,15 @@ export async function runCliJson(args: string[]) {
   return { ...result, json };
 }
 
-/** The signature fields of a document's near-dup object: without the time of annotation and the cluster fields. */
+/**
+ * The signature fields of a document's near-dup object: without the time of annotation and the cluster
+ * fields, the key lists (SimHash blocks, sample) as lists whichever way they were written (an index's mapping
+ * decides that; tests of the written form look at it directly).
+ */
 export function signatureFields(fields: Record<string, unknown> | undefined): Record<string, unknown> | undefined {
   if (!fields) return fields;
-  const { annotated_at: _t, cluster_id: _c, duplicate_of: _d, is_canonical: _i, cluster_size: _s, max_similarity: _m, ...rest } = fields;
+  const { annotated_at: _t, cluster_id: _c, duplicate_of: _d, is_canonical: _i, cluster_size: _s, max_similarity: _m, canonical_similarity: _cs, ...rest } = fields;
+  for (const name of ['simhash_blocks', 'sample']) if (name in rest) rest[name] = keyList(rest[name]) ?? rest[name];
   return rest;
 }
 
