@@ -42,10 +42,10 @@ forEachEngine(
       await indexDocuments(ctx.client, index, docs);
     });
 
-    it('init maps the near-dup fields as keywords beside the user fields', async () => {
+    it('init maps the near-dup fields beside the user fields: band keys as keywords, key lists as text split on white space', async () => {
       const mapping = (await ctx.client.getMapping(index))[index].mappings;
       expect(mapping.properties.near_dup.properties.bands.type).toBe('keyword');
-      expect(mapping.properties.near_dup.properties.simhash_blocks.type).toBe('keyword');
+      for (const name of ['simhash_blocks', 'sample']) expect(mapping.properties.near_dup.properties[name]).toMatchObject({ type: 'text', analyzer: 'whitespace', index_options: 'docs', norms: false });
     });
 
     it('annotate writes the fields near-dup sign gives to every document and changes no user field', async () => {

@@ -104,8 +104,8 @@ export async function writeContainment(
   found: ContainmentPassResult,
   errors: ErrorsFile,
   settings: FieldWriterSettings & { scope: Record<string, unknown> },
-): Promise<{ written: number; failed: number; cleared: number; complete: boolean }> {
-  const writer = fieldWriter(client, errors, settings);
+): Promise<{ written: number; failed: number; cleared: number; complete: boolean; inFlight?: string }> {
+  const writer = await fieldWriter(client, errors, settings);
   for (const [id, c] of found.contained) await writer.update(id, c.location, { contained_in: c.containedIn, max_containment: c.maxContainment });
   for (const { id, location } of found.stale) await writer.update(id, location, { contained_in: null, max_containment: null });
   await writer.finish();
@@ -113,5 +113,5 @@ export async function writeContainment(
   if (holding !== found.contained.size) {
     errors.add({ reason: `after the write-back ${holding} documents hold contained_in, but ${found.contained.size} were found contained; run dedup --containment again` });
   }
-  return { written: writer.written, failed: writer.failed, cleared: found.stale.length, complete: writer.failed === 0 && holding === found.contained.size };
+  return { written: writer.written, failed: writer.failed, cleared: found.stale.length, complete: writer.failed === 0 && holding === found.contained.size, inFlight: writer.inFlight };
 }

@@ -4,6 +4,7 @@
 import { underPrefix } from '../../annotation.js';
 import type { EngineClient } from '../../engine/client.js';
 import { actionMeta, type DocLocation } from '../../engine/doc-location.js';
+import { InFlightLimit, planInFlight } from '../../engine/in-flight.js';
 import { BulkWriter } from '../bulk-writer.js';
 import type { ErrorsFile } from '../errors-file.js';
 
@@ -23,13 +24,17 @@ export interface FieldWriter {
   finish(): Promise<void>;
   readonly written: number;
   readonly failed: number;
+  /** Bulk requests kept in flight, and what chose that number. */
+  readonly inFlight: string;
 }
 
-export function fieldWriter(client: EngineClient, errors: ErrorsFile, settings: FieldWriterSettings): FieldWriter {
+export async function fieldWriter(client: EngineClient, errors: ErrorsFile, settings: FieldWriterSettings): Promise<FieldWriter> {
   const counts = { written: 0, failed: 0 };
+  const inFlight = new InFlightLimit(await planInFlight(client, settings.index, settings.bulk?.concurrency));
   const writer = new BulkWriter({
     send: (ndjson) => client.bulkNdjson(ndjson),
     ...settings.bulk,
+    inFlight,
     retries: client.retries,
     onSuccess: () => counts.written++,
     onFailure: (op, reason, status) => {
@@ -42,6 +47,9 @@ export function fieldWriter(client: EngineClient, errors: ErrorsFile, settings: 
     finish: async () => {
       await writer.flush();
       await client.refresh(settings.index);
+    },
+    get inFlight() {
+      return inFlight.describe();
     },
     get written() {
       return counts.written;

@@ -37,6 +37,8 @@ export interface WriteBackResult {
   cleared: number;
   /** Nothing failed, and (full run) the documents holding a cluster_id are exactly the clusters' members. */
   complete: boolean;
+  /** Bulk requests kept in flight, and what chose that number (none written: undefined). */
+  inFlight?: string;
 }
 
 export async function writeBack(
@@ -47,7 +49,7 @@ export async function writeBack(
   errors: ErrorsFile,
   settings: WriteBackSettings,
 ): Promise<WriteBackResult> {
-  const writer = fieldWriter(client, errors, settings);
+  const writer = await fieldWriter(client, errors, settings);
   // Every member was read from the index, so its facts say where it lives; the index named is a last resort.
   const where = (id: string): DocLocation => facts.get(id)?.location ?? { index: settings.index };
   let cleared = 0;
@@ -90,5 +92,5 @@ export async function writeBack(
   if (holding !== members) {
     errors.add({ reason: `after the write-back ${holding} documents hold a cluster_id, but the clusters have ${members} members; run dedup --full again` });
   }
-  return { written: writer.written, failed: writer.failed, cleared, complete: writer.failed === 0 && holding === members };
+  return { written: writer.written, failed: writer.failed, cleared, complete: writer.failed === 0 && holding === members, inFlight: writer.inFlight };
 }
