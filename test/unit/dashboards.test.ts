@@ -46,6 +46,8 @@ describe('saved objects for Dashboards and Kibana', () => {
     expect(bucket).toMatchObject({ has_extended_bounds: true, extended_bounds: { min: 0, max: 1 }, min_doc_count: true, customLabel: expect.stringContaining('similarity to the canonical') });
     // Axis and column titles: a label on every aggregation (a filters aggregation labels each filter).
     for (const v of byType('visualization').map(visState)) for (const agg of v.aggs) expect(agg.type === 'filters' ? agg.params.filters.every((f: any) => f.label) : agg.params.customLabel, `${v.title} ${agg.type}`).toBeTruthy();
+    // Kibana titles a bar chart's value axis from its own params ("Count" when they are left out).
+    for (const v of byType('visualization').map(visState).filter((x) => x.type === 'histogram')) expect(v.params.valueAxes[0].title.text, v.title).toBe(v.aggs[0].params.customLabel);
     const markdown = byType('visualization').map(visState).find((v) => v.type === 'markdown')!;
     expect(markdown.params.markdown).toBe('threshold **0.5**');
     const dashboard = byType('dashboard')[0];
@@ -137,11 +139,11 @@ describe('the format and the reader follow the version the product reports', () 
 describe('the "how to read" panel', () => {
   it('states the threshold, the clustering and the signature parameters of the recorded dedup run, or where it looked', () => {
     const params = resolveSignerSettings({}).params;
-    const text = aboutText('peps', { version: 1, index: 'peps', params, prefix: 'near_dup', minSimilarity: 0.6, lastRunAt: '2026-11-25T10:00:00.000Z', clusters: 'centres', order: 'longest' }, '.near-dup/dedup-peps.json');
+    const text = aboutText('peps', { version: 1, index: 'peps', params, prefix: 'near_dup', minSimilarity: 0.6, lastRunAt: '2026-11-25T10:00:00.000Z', clusters: 'centres', order: JSON.stringify({ canonical: 'longest', sortField: 'near_dup.token_count' }) }, '.near-dup/dedup-peps.json');
     expect(text).toContain('**0.6**');
     expect(text).toContain('26 bands of 4 rows');
     expect(text).toContain('normalizer `norm-html`');
-    expect(text).toContain('canonical: `longest`');
+    expect(text).toContain('canonical: the longest document of each cluster (by `near_dup.token_count`)');
     expect(text).toContain('2026-11-25 10:00:00 UTC');
     expect(aboutText('peps', undefined, '.near-dup/dedup-peps.json')).toMatch(/no record of a dedup run at `\.near-dup\/dedup-peps\.json`.*--dedup-state/);
   });

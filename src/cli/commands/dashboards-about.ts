@@ -14,6 +14,21 @@ function signatureLine(params: string): string {
   return `**Signature parameters**: tokens \`${s.spec.tokenizer}\`, normalizer \`${s.spec.normalizer}\`, hash \`${s.spec.hash}\`, ${s.spec.numPerm} permutations, LSH ${s.lsh.b} bands of ${s.lsh.r} rows (\`${params}\`)`;
 }
 
+/** The --canonical rule a state records (JSON of the rule and the field it sorts by), as a reader says it. */
+function canonicalRule(order: string): string {
+  try {
+    const { canonical, sortField } = JSON.parse(order) as { canonical?: unknown; sortField?: string };
+    if (typeof canonical === 'string') return `the ${canonical} document of each cluster (by \`${sortField}\`)`;
+    if (canonical && typeof canonical === 'object') {
+      const rule = canonical as { field?: string; order?: string };
+      return `by \`${rule.field}\` ${rule.order === 'desc' ? 'highest' : 'lowest'} first`;
+    }
+  } catch {
+    // an order of another form is shown as it is
+  }
+  return `\`${order}\``;
+}
+
 /** The markdown of the panel, from the dedup state of the index (or saying where it was looked for). */
 export function aboutText(index: string, state: DedupState | undefined, statePath: string, note?: string): string {
   if (!state) {
@@ -28,7 +43,7 @@ export function aboutText(index: string, state: DedupState | undefined, statePat
   return [
     `**${index}**, clustered by \`near-dup dedup\` (last complete run ${state.lastRunAt.replace('T', ' ').replace(/\.\d+Z$/, ' UTC')}).`,
     '',
-    `- **Threshold**: pairs at or above **${state.minSimilarity}** estimated Jaccard (\`--min-similarity\`); clusters: ${clusters}${state.order ? `; canonical: \`${state.order}\`` : ''}.`,
+    `- **Threshold**: pairs at or above **${state.minSimilarity}** estimated Jaccard (\`--min-similarity\`); clusters: ${clusters}${state.order ? `; canonical: ${canonicalRule(state.order)}` : ''}.`,
     `- ${SIMILARITY}`,
     `- ${signatureLine(state.params)}.`,
     `- ${PARTIAL}`,
