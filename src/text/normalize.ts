@@ -11,8 +11,11 @@ export type NormalizerName = 'none' | 'norm' | 'norm-html';
 export const NORMALIZERS: readonly NormalizerName[] = ['none', 'norm', 'norm-html'];
 export const DEFAULT_NORMALIZER: NormalizerName = 'norm-html';
 
-const CURRENCY = /\p{Sc}/gu;
-const NON_ASCII = /[^\x00-\x7f]+/g;
+// Currency symbols become word breaks and other non-ASCII text is transliterated: both are done run by
+// run, as a pattern with \p{} scans whole texts several times slower than one for non-ASCII runs. The
+// only ASCII currency symbol is "$".
+const CURRENCY = /\p{Sc}/u;
+const NON_ASCII_RUN_OR_DOLLAR = /[^\x00-\x7f]+|\$/g;
 
 // What the final ASCII pass does with each code: keep, lowercase, drop (punctuation and symbols), or
 // turn into a word break (white space and control characters, line breaks included).
@@ -52,13 +55,15 @@ const ASCII_NORMALIZE = ASCII_ACTION.map((action, c) =>
 );
 
 // Runs of non-ASCII characters repeat (quotes, dashes, accented letters, a script's common words): their
-// transliterations are kept, in a table cleared when it grows large.
+// transliterations are kept, in a table cleared when it grows large. A currency symbol in a run splits it
+// into runs transliterated apart, as if it had been a space from the start.
 const transliterations = new Map<string, string>();
 function transliterate(run: string): string {
+  if (run === '$') return ' ';
   let ascii = transliterations.get(run);
   if (ascii === undefined) {
     if (transliterations.size >= 4096) transliterations.clear();
-    ascii = anyAscii(run);
+    ascii = CURRENCY.test(run) ? run.split(CURRENCY).map((part) => anyAscii(part)).join(' ') : anyAscii(run);
     transliterations.set(run, ascii);
   }
   return ascii;
@@ -76,8 +81,7 @@ export function normalizeText(text: string, fast?: AsciiFolder): string {
     const folded = fast(text, ASCII_NORMALIZE, true);
     if (folded !== undefined) return folded;
   }
-  let out = repairUnicode(text).replace(CURRENCY, ' ');
-  out = out.replace(NON_ASCII, transliterate);
+  const out = repairUnicode(text).replace(NON_ASCII_RUN_OR_DOLLAR, transliterate);
   return fast ? fast(out, ASCII_ACTION, false)! : foldAscii(out);
 }
 

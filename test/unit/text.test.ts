@@ -1,3 +1,4 @@
+import anyAscii from 'any-ascii';
 import fc from 'fast-check';
 import { Tokenizer } from 'htmlparser2';
 import { describe, expect, it } from 'vitest';
@@ -58,6 +59,25 @@ describe('normalizers', () => {
     expect(decodeLines(bytes)).toEqual({ lines: ['plain', 'café', '', 'a\ufffd', '\ufffd kept', 'last'], replaced: 1 });
     expect(decodeLines(Buffer.from('one\n'))).toEqual({ lines: ['one'], replaced: 0 });
     expect(decodeLines(new Uint8Array(0))).toEqual({ lines: [], replaced: 0 });
+  });
+
+  it('norm on non-ASCII text equals its definition: repair, currency to spaces, transliteration, then the ASCII pass', () => {
+    // The definition written out plainly, with the ASCII pass's table from its description.
+    const fold = (text: string) =>
+      Array.from(text, (c) => (c <= ' ' || c === '\x7f' ? ' ' : /[!-/:-@[-`{-~]/.test(c) ? '' : c.toLowerCase()))
+        .join('')
+        .trim()
+        .replace(/ +/g, ' ');
+    const reference = (text: string) => fold(repairUnicode(text).replace(/\p{Sc}/gu, ' ').replace(/[^\x00-\x7f]+/g, (run) => anyAscii(run)));
+    const pieces = ['a', 'Word', ' ', '  ', '\n', '.', ',', '$', '€', '£', '¥', '₹', '＄', '\u{1ECB0}', 'é', 'ü', 'e\u0301', 'Ã©', 'â€™', '日本', '🙂',
+      '\u00a0', '\u2003', '—', '“', '”', 'ﬁ', 'Ω', '\u0000', '\u0085', '\ufeff', '\ud800', '5'];
+    fc.assert(
+      fc.property(fc.array(fc.constantFrom(...pieces), { maxLength: 30 }), (parts) => {
+        const text = parts.join('');
+        expect(normalizeText(text)).toBe(reference(text));
+      }),
+      { numRuns: 3000 },
+    );
   });
 
   it('none leaves the text alone', () => {
