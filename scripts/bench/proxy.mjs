@@ -17,7 +17,7 @@ import { nearDupFields } from '../../dist/annotation.js';
 import { connect } from '../../dist/engine/client.js';
 import { createIndexBody } from '../../dist/engine/mapping.js';
 import { createSigner } from '../../dist/signature.js';
-import { benchUrl, numberArg, replicatedDocs } from './replicated.mjs';
+import { benchUrl, numberArg, pinApart, replicatedDocs } from './replicated.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const target = numberArg('docs', 200_000);
@@ -28,6 +28,9 @@ const index = 'near-dup-bench-proxy';
 
 const client = await connect({ url: benchUrl(execFileSync, path.join(here, '../engine/cli.mjs')) });
 console.log(`engine: ${client.info.flavour} ${client.info.version} at ${client.url}; ${os.cpus()[0].model}, ${os.availableParallelism()} cores, Node ${process.version}`);
+// The engine on a core of its own, the proxy and this client on the other(s): as on separate machines.
+const pinned = await pinApart(client, execFileSync);
+console.log(pinned.description);
 const docs = await replicatedDocs(target, maxChars);
 const bodies = [];
 for (let i = 0; i < docs.length; i += perBulk) {
@@ -69,7 +72,8 @@ async function bulkTo(url, bodies, mappings, label) {
 
 function startProxyProcess() {
   const cli = path.join(here, '../../dist/cli/main.js');
-  const child = spawn(process.execPath, [cli, 'proxy', '--url', client.url, '--listen', '127.0.0.1:0', '--index', index, '--field', 'text'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const [command, prefix] = pinned.childCores ? ['taskset', ['-c', pinned.childCores, process.execPath]] : [process.execPath, []];
+  const child = spawn(command, [...prefix, cli, 'proxy', '--url', client.url, '--listen', '127.0.0.1:0', '--index', index, '--field', 'text'], { stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   child.stdout.on('data', (b) => (out += b));
   const url = new Promise((resolve, reject) => {
@@ -108,7 +112,7 @@ for (let i = 0; i < docs.length; i += perBulk) {
   signedBodies.push(
     docs
       .slice(i, i + perBulk)
-      .flatMap((d) => [JSON.stringify({ index: { _index: index, _id: d.id } }), JSON.stringify({ ...d, near_dup: nearDupFields(signer(d.text), signer.settings, now) })])
+      .flatMap((d) => [JSON.stringify({ index: { _index: index, _id: d.id } }), JSON.stringify({ ...d, near_dup: nearDupFields(signer(d.text), signer.settings, now, 'joined') })])
       .join('\n') + '\n',
   );
 }
@@ -125,4 +129,5 @@ console.log(
 );
 console.log(`ratio proxy / direct: ${(through / direct).toFixed(2)} (goal >= 0.8); proxy / engine with pre-signed documents: ${(through / (docs.length / signedSeconds)).toFixed(2)}`);
 await client.deleteIndex(index, { ignoreMissing: true });
+pinned.restore();
 await client.close();

@@ -100,7 +100,7 @@ forEachEngine('annotate --follow', (ctx) => {
         await new Promise((r) => setTimeout(r, 100));
       }
     };
-    const signed = async (ids: string[]) => (await ctx.client.count(index, { bool: { filter: [{ ids: { values: ids } }, { exists: { field: 'near_dup.simhash' } }] } })) === ids.length;
+    const signed = async (ids: string[]) => (await ctx.client.count(index, { bool: { filter: [{ ids: { values: ids } }, { exists: { field: 'near_dup.params' } }] } })) === ids.length;
     try {
       await until(() => signed(first.map((d) => d.id)), 'the first pass');
       faults.decide = () => ({ status: 500 });
@@ -133,7 +133,7 @@ forEachEngine('annotate --follow', (ctx) => {
         await new Promise((r) => setTimeout(r, 100));
       }
       faults.decide = () => 'pass';
-      while ((await ctx.client.count(index, { exists: { field: 'near_dup.simhash' } })) < first.length) {
+      while ((await ctx.client.count(index, { exists: { field: 'near_dup.params' } })) < first.length) {
         if (Date.now() - t0 > 60_000) throw new Error(`not signed after the cluster came back: ${stderr.slice(-600)}`);
         await new Promise((r) => setTimeout(r, 200));
         await ctx.client.refresh(index);

@@ -98,7 +98,13 @@ for (const { name, docs } of testCorpora(20, 20)) {
     it('an index mapped before the MinHash was stored once (it has doc values): signatures from doc values without ids, then the ids of the verified hits alone', async () => {
       const older = ctx.index('older-layout');
       const mapping = createIndexBody('near_dup') as any;
-      mapping.mappings.properties.near_dup.properties.minhash.doc_values = true;
+      // As near-dup mapped indices then: the MinHash and the SimHash with doc values, the key lists keyword.
+      Object.assign(mapping.mappings.properties.near_dup.properties, {
+        minhash: { type: 'binary', doc_values: true },
+        simhash: { type: 'keyword' },
+        simhash_blocks: { type: 'keyword' },
+        sample: { type: 'keyword', doc_values: false },
+      });
       await ctx.client.createIndex(older, mapping);
       const lines = docs.flatMap((d) => [{ index: { _index: older, _id: d.id } }, d]);
       for (let i = 0; i < lines.length; i += 200) expect((await ctx.client.bulk(lines.slice(i, i + 200))).errors).toBe(false);
