@@ -74,6 +74,6 @@ Next:
   npx near-dup similar --url ${client.url} --index ${index} --id BSD-3-Clause --format table
   npx near-dup dedup --url ${client.url} --index ${index} --format text | head
   npx near-dup dedup --url ${client.url} --index ${index} --clusters components --dry-run   (whole families)
-  With Docker: docker compose up -d, then npx near-dup dashboards --url http://localhost:5601 --index ${index}
+  With Docker: docker compose up -d, then npx near-dup dashboards --url http://localhost:5601 --index ${index} --title-field name --dedup-state .near-dup/demo-dedup.json
   and open the printed link (OpenSearch Dashboards) to explore the clusters.`);
 await client.close();
