@@ -29,6 +29,7 @@ const index = 'near-dup-bench-proxy';
 const client = await connect({ url: benchUrl(execFileSync, path.join(here, '../engine/cli.mjs')) });
 console.log(`engine: ${client.info.flavour} ${client.info.version} at ${client.url}; ${os.cpus()[0].model}, ${os.availableParallelism()} cores, Node ${process.version}`);
 // The engine on a core of its own, the proxy and this client on the other(s): as on separate machines.
+const cores = os.availableParallelism();
 const pinned = await pinApart(client, execFileSync);
 console.log(pinned.description);
 const docs = await replicatedDocs(target, maxChars);
@@ -124,7 +125,7 @@ console.log(`(a) bulk straight to the engine        ${directSeconds.toFixed(1).p
 console.log(`(b) bulk through near-dup proxy        ${proxySeconds.toFixed(1).padStart(7)} s ${through.toFixed(0).padStart(7)} docs/s   signed ${stats.documents.signed}, proxy peak memory ${peak.toFixed(0)} MB, latency added p50 ${stats.latency_added_ms.p50} ms p99 ${stats.latency_added_ms.p99} ms`);
 console.log(`(c) engine alone, documents pre-signed ${signedSeconds.toFixed(1).padStart(7)} s ${(docs.length / signedSeconds).toFixed(0).padStart(7)} docs/s`);
 console.log(
-  `where the time goes (CPU seconds; the machine has ${os.availableParallelism()} cores for the engine, the proxy and this client): ` +
+  `where the time goes (CPU seconds; ${pinned.childCores ? `the engine on 1 of ${cores} cores, the proxy and this client on the other${cores > 2 ? 's' : ''}` : `${cores} cores shared by the engine, the proxy and this client`}): ` +
     `engine ${cpu.engine.direct.toFixed(1)} in (a), ${cpu.engine.proxy.toFixed(1)} in (b), ${cpu.engine.signed.toFixed(1)} in (c); proxy ${cpu.proxy.toFixed(1)} in (b)`,
 );
 console.log(`ratio proxy / direct: ${(through / direct).toFixed(2)} (goal >= 0.8); proxy / engine with pre-signed documents: ${(through / (docs.length / signedSeconds)).toFixed(2)}`);
