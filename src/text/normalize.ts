@@ -3,12 +3,16 @@
 //   norm       Unicode repaired, currency symbols removed, transliterated to ASCII, lowercased, line
 //              breaks to spaces, punctuation removed, runs of white space collapsed to one space
 //   norm-html  markup removed first (the default: harmless on plain text, essential on web pages)
+//   nfkc       NFKC, invisible characters removed, lowercased, white space collapsed: letters of every
+//              script kept as they are (the simhash-doc preset's; text/simhash-doc.ts)
+//   nfkc-html  markup removed first
 import anyAscii from 'any-ascii';
 import { stripHtml } from './html.js';
 import { repairUnicode } from './repair.js';
+import { nfkcText } from './simhash-doc.js';
 
-export type NormalizerName = 'none' | 'norm' | 'norm-html';
-export const NORMALIZERS: readonly NormalizerName[] = ['none', 'norm', 'norm-html'];
+export type NormalizerName = 'none' | 'norm' | 'norm-html' | 'nfkc' | 'nfkc-html';
+export const NORMALIZERS: readonly NormalizerName[] = ['none', 'norm', 'norm-html', 'nfkc', 'nfkc-html'];
 export const DEFAULT_NORMALIZER: NormalizerName = 'norm-html';
 
 // Currency symbols become word breaks and other non-ASCII text is transliterated: both are done run by
@@ -86,7 +90,7 @@ export function normalizeText(text: string, fast?: AsciiFolder): string {
 }
 
 /**
- * A normalizer other than `none` in two steps, normalizer(name)(text) = rest(first(text)): `first` is the
+ * norm and norm-html in two steps, normalizer(name)(text) = rest(first(text)): `first` is the
  * markup removal of norm-html (none for norm), and on an all-ASCII text `rest` is a single pass of
  * `asciiTable` (as AsciiFolder takes it), which a caller that holds the bytes anyway can make itself.
  */
@@ -97,7 +101,7 @@ export interface SplitNormalizer {
 }
 
 export function splitNormalizer(name: NormalizerName, fast?: AsciiFolder): SplitNormalizer | undefined {
-  if (name === 'none') return undefined;
+  if (name !== 'norm' && name !== 'norm-html') return undefined;
   return { first: name === 'norm-html' ? stripHtml : (text) => text, asciiTable: ASCII_NORMALIZE, rest: (text) => normalizeText(text, fast) };
 }
 
@@ -109,5 +113,9 @@ export function normalizer(name: NormalizerName, fast?: AsciiFolder): (text: str
       return (text) => normalizeText(text, fast);
     case 'norm-html':
       return (text) => normalizeText(stripHtml(text), fast);
+    case 'nfkc':
+      return nfkcText;
+    case 'nfkc-html':
+      return (text) => nfkcText(stripHtml(text));
   }
 }

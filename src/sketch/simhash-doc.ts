@@ -1,0 +1,59 @@
+// The SimHash of the simhash-doc scheme, and the SimHash as text in either of the forms near-dup stores:
+// 16 hexadecimal digits (near-dup's own SimHash) or 13 base32 characters (simhash-doc's).
+import { simhashDocTokens } from '../text/simhash-doc.js';
+import { Base32Error, base32Decode, base32Encode } from './base32.js';
+import { type Hash64, parseSimhashHex, SimhashAccumulator, unsignedHash } from './simhash.js';
+
+/**
+ * The parts the draft leaves open, as near-dup fills them: each token is one feature (no shingles), every
+ * occurrence counted, hashed with simhash-py's `unsigned_hash` (the first 8 bytes of the MD5 of its UTF-8,
+ * big-endian); a bit is set when more than half the features have it set.
+ */
+export function simhashDoc(text: string): Hash64 {
+  const acc = new SimhashAccumulator();
+  for (const token of simhashDocTokens(text)) {
+    const { hi, lo } = unsignedHash(token);
+    acc.add(hi, lo);
+  }
+  return acc.result();
+}
+
+const bytes = new Uint8Array(8);
+const view = new DataView(bytes.buffer);
+
+/** The 64 bits as 8 bytes, most significant first (as the hex digits read), in base32: 13 characters. */
+export function simhashBase32({ hi, lo }: Hash64): string {
+  view.setUint32(0, hi);
+  view.setUint32(4, lo);
+  return base32Encode(bytes);
+}
+
+export function parseSimhashBase32(text: string): Hash64 {
+  const decoded = base32Decode(text, 8);
+  const v = new DataView(decoded.buffer);
+  return { hi: v.getUint32(0), lo: v.getUint32(4) };
+}
+
+/**
+ * A stored SimHash in either form: 16 hexadecimal digits, or base32 (13 characters, either case, the
+ * padding allowed). The two cannot be confused: they differ in length.
+ */
+export function parseSimhash(text: string): Hash64 {
+  if (text.length === 16 && /^[0-9a-fA-F]{16}$/.test(text)) return parseSimhashHex(text);
+  try {
+    return parseSimhashBase32(text);
+  } catch (err) {
+    if (!(err instanceof Base32Error)) throw err;
+    throw new RangeError(`a SimHash is 16 hexadecimal digits or 13 base32 characters (64 bits): ${err.message}`);
+  }
+}
+
+/** Whether a text is a SimHash in base32 (13 characters, either case, padding allowed). */
+export function isSimhashBase32(text: string): boolean {
+  try {
+    parseSimhashBase32(text);
+    return true;
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,55 @@
+// The text rules of the simhash-doc scheme, proposed for documents by the draft "Interoperability of
+// Similarity Hashing Schemes" (Bryan Newbold, github.com/bnewbold/lsh-interop, 2017):
+//   - no zero-width or non-printing characters,
+//   - tokens of alphanumeric characters only, numbers left out unless part of an alphanumeric token,
+//   - tokens of at least 3 characters.
+// The draft leaves open how text is compared across case and Unicode forms; near-dup takes NFKC and
+// lowercase (so "Ligature" typed with U+FB01, full-width letters from PDFs and capitalised words match their
+// plain forms). Every step is one a Python pipeline makes with the `regex` module and str methods.
+
+/**
+ * What is removed: the characters Unicode calls default ignorable (zero-width space and joiners, soft
+ * hyphen, bidirectional marks, variation selectors, BOM, Hangul fillers, tags...) and the control
+ * characters that are not white space (to Python's str.isspace). Removed, not a word break: an invisible
+ * character planted inside a word leaves the word whole.
+ */
+const INVISIBLE = /[\p{Default_Ignorable_Code_Point}\x00-\x08\x0e-\x1b\x7f-\x84\x86-\x9f]/gu;
+/** White space as Python's str.isspace() sees it (JavaScript's \s, plus the separators \x1c-\x1f and NEL). */
+const WHITE_SPACE = /[\s\x1c-\x1f\x85]+/gu;
+/** A token: a run of letters, marks (accents, the vowel signs of Indic scripts) and decimal digits. */
+const TOKEN = /[\p{L}\p{M}\p{Nd}]+/gu;
+const LETTER = /\p{L}/u;
+/** Shorter tokens (in code points) are left out. */
+export const SIMHASH_DOC_MIN_TOKEN = 3;
+
+/** NFKC, without invisible characters, lowercased: the character steps of the rules. */
+function foldCharacters(text: string): string {
+  return text.normalize('NFKC').replace(INVISIBLE, '').toLowerCase();
+}
+
+/**
+ * The text as the rules see it, still readable: NFKC, invisible characters removed, lowercased, runs of
+ * white space made one space. The `nfkc` normalizer; simhashDocTokens of it are those of the text.
+ */
+export function nfkcText(text: string): string {
+  return foldCharacters(text).replace(WHITE_SPACE, ' ').trim();
+}
+
+/** The simhash-doc tokens of a text (markup already removed), in order, repeats kept. */
+export function simhashDocTokens(text: string): string[] {
+  const out: string[] = [];
+  for (const [token] of foldCharacters(text).matchAll(TOKEN)) {
+    if (codePoints(token) >= SIMHASH_DOC_MIN_TOKEN && LETTER.test(token)) out.push(token);
+  }
+  return out;
+}
+
+/** Code points of a string (a letter outside the BMP is one character, two UTF-16 units). */
+function codePoints(s: string): number {
+  let n = s.length;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c >= 0xd800 && c <= 0xdbff) n--;
+  }
+  return n;
+}
