@@ -1,11 +1,13 @@
 // The condenser: a spec string "tokenizer:normalizer:hash:permutations" becomes one function from text
 // to the signature written into the index (MinHash, LSH band keys, SimHash and its block keys).
 import { hash } from 'node:crypto';
+import { PresetError, preset as presetNamed, PRESETS, presetCondenser, type SimhashScheme } from './presets.js';
 import { containmentSample, DEFAULT_CONTAINMENT_SAMPLE } from './sketch/containment.js';
 import { bandKeys, checkBandsRows, DEFAULT_FALSE_NEGATIVE_WEIGHT, DEFAULT_KEY_ENCODING, DEFAULT_THRESHOLD, type KeyEncoding, type LshParams, optimalBandsRows } from './sketch/lsh.js';
 import { emptyMinhash, MINHASH_SCHEMES, type MinhashScheme, minhashPermutations } from './sketch/minhash.js';
 import { createSigningKernels, SIMHASH_WINDOW } from './sketch/signing-kernels.js';
 import { DEFAULT_SIMHASH_BLOCKS, type Hash64, simhashBlockKeys, simhashHex } from './sketch/simhash.js';
+import { simhashBase32, simhashDocOf } from './sketch/simhash-doc.js';
 import { TOKEN_HASHES, type TokenHashName } from './sketch/token-hash.js';
 import { DEFAULT_NORMALIZER, normalizer, NORMALIZERS, type NormalizerName, splitNormalizer } from './text/normalize.js';
 import { asciiCharacterShingles, layoutStrings, layoutWords, shingleRanges, TokenRanges } from './text/token-ranges.js';
@@ -67,6 +69,8 @@ export function formatCondenserSpec(spec: CondenserSpec): string {
 }
 
 export interface SignerOptions {
+  /** A named preset (presets.ts, e.g. simhash-doc): the condenser parts not given, and how the SimHash is made and written. */
+  preset?: string;
   condenser?: string;
   seed?: number;
   scheme?: MinhashScheme;
@@ -109,11 +113,15 @@ export interface SignerSettings {
   simhashBlocks: number;
   containmentSample: number;
   keyEncoding: KeyEncoding;
+  /** The preset asked for, and the SimHash it makes (w4: near-dup's own, in hex). */
+  preset?: string;
+  simhash: SimhashScheme;
   params: string;
 }
 
 export function resolveSignerSettings(options: SignerOptions = {}): SignerSettings {
-  const spec = parseCondenserSpec(options.condenser);
+  const { simhash, condenser: asked } = presetChoices(options);
+  const spec = parseCondenserSpec(asked);
   const seed = options.seed ?? DEFAULT_SEED;
   if (!Number.isInteger(seed) || seed < 0 || seed > 0xffffffff) {
     throw new CondenserSpecError(`seed must be a whole number from 0 to 4294967295, got ${options.seed}`);
@@ -151,8 +159,19 @@ export function resolveSignerSettings(options: SignerOptions = {}): SignerSettin
   // versions before them, so they still match.
   const keys = keyEncoding === 1 ? '' : `;k=${keyEncoding}`;
   const sample = containmentSample === 0 ? '' : `;sample=${containmentSample}`;
-  const params = `${condenser};seed=${seed};scheme=${scheme};b=${lsh.b};r=${lsh.r};simhash=w${SIMHASH_WINDOW}m${simhashBlocks}${keys}${sample}`;
-  return { spec, condenser, seed, scheme, lsh, simhashBlocks, containmentSample, keyEncoding, params };
+  const features = simhash === 'simhash-doc' ? 'simhash-doc:' : `w${SIMHASH_WINDOW}`;
+  const params = `${condenser};seed=${seed};scheme=${scheme};b=${lsh.b};r=${lsh.r};simhash=${features}m${simhashBlocks}${keys}${sample}`;
+  return { spec, condenser, seed, scheme, lsh, simhashBlocks, containmentSample, keyEncoding, preset: options.preset, simhash, params };
+}
+
+/** The SimHash scheme and the condenser spec that options ask for, a preset's parts filled in. */
+function presetChoices(options: SignerOptions): { simhash: SimhashScheme; condenser?: string } {
+  if (options.preset === undefined) return { simhash: 'w4', condenser: options.condenser };
+  try {
+    return { simhash: presetNamed(options.preset).simhash, condenser: presetCondenser(options.preset, options.condenser) };
+  } catch (err) {
+    throw err instanceof PresetError ? new CondenserSpecError(err.message) : err;
+  }
 }
 
 /** The containment sample rate of a params keyword (1 in N), or 0 when its signatures have no sample. */
@@ -165,17 +184,21 @@ export function sampleEvery(params: string): number {
  * that a text can be signed the way an index was; undefined for a value this version cannot read.
  */
 export function signerOptionsFromParams(params: string): SignerOptions | undefined {
-  const m = /^([^;]+);seed=(\d+);scheme=([a-z0-9]+);b=(\d+);r=(\d+);simhash=w(\d+)m(\d+)(?:;k=(\d+))?(?:;sample=(\d+))?$/.exec(params);
-  if (!m || Number(m[6]) !== SIMHASH_WINDOW) return undefined;
+  const m = /^([^;]+);seed=(\d+);scheme=([a-z0-9]+);b=(\d+);r=(\d+);simhash=(?:w(\d+)|([a-z-]+):)m(\d+)(?:;k=(\d+))?(?:;sample=(\d+))?$/.exec(params);
+  if (!m || (m[6] !== undefined && Number(m[6]) !== SIMHASH_WINDOW)) return undefined;
+  // A SimHash scheme other than near-dup's own is a preset's.
+  const preset = m[7] === undefined ? undefined : Object.keys(PRESETS).find((name) => PRESETS[name].simhash === m[7]);
+  if (m[7] !== undefined && preset === undefined) return undefined;
   const options: SignerOptions = {
+    ...(preset === undefined ? {} : { preset }),
     condenser: m[1],
     seed: Number(m[2]),
     scheme: m[3] as MinhashScheme,
     bands: Number(m[4]),
     rows: Number(m[5]),
-    simhashBlocks: Number(m[7]),
-    keyEncoding: Number(m[8] ?? 1) as KeyEncoding,
-    containmentSample: Number(m[9] ?? 0),
+    simhashBlocks: Number(m[8]),
+    keyEncoding: Number(m[9] ?? 1) as KeyEncoding,
+    containmentSample: Number(m[10] ?? 0),
   };
   try {
     return resolveSignerSettings(options).params === params ? options : undefined;
@@ -193,6 +216,8 @@ export interface Signer {
   /** The signature of text that is already normalized (skips the normalizer). */
   signNormalized(clean: string): Signature;
 }
+
+const utf8 = new TextDecoder();
 
 /** SHA-1 (hex) of normalized text (or of its UTF-8 bytes): the content_hash of a signature. */
 export function contentHash(clean: string | Uint8Array): string {
@@ -240,6 +265,7 @@ export function createSigner(options: SignerOptions = {}): Signer {
   const signature = (clean: string | Uint8Array, tokenCount: number, wordCount: number, minhash: Uint32Array, fingerprint: Hash64): Signature => {
     const empty = tokenCount === 0;
     const content_hash = contentHash(clean); // first: `clean` may be a view of the kernels' memory
+    if (settings.simhash === 'simhash-doc') ({ fingerprint, wordCount } = simhashDocOf(typeof clean === 'string' ? clean : utf8.decode(clean)));
     return {
       condenser: settings.condenser,
       tokens: tokenCount,
@@ -248,7 +274,7 @@ export function createSigner(options: SignerOptions = {}): Signer {
       minhash,
       lsh,
       bands: empty ? [] : bandKeys(minhash, lsh, settings.keyEncoding, bandDigestsOf),
-      simhash: simhashHex(fingerprint),
+      simhash: settings.simhash === 'simhash-doc' ? simhashBase32(fingerprint) : simhashHex(fingerprint),
       simhash_blocks: empty || wordCount === 0 ? [] : simhashBlockKeys(fingerprint, simhashBlocks),
       content_hash,
     };

@@ -1,6 +1,7 @@
 // The options that decide how a signature is made, shared by every command that makes or compares one.
 import type { Argv } from 'yargs';
 import { UsageError } from '../errors.js';
+import { PRESET_NAMES } from '../presets.js';
 import { DEFAULT_CONDENSER, DEFAULT_SCHEME, DEFAULT_SEED, resolveSignerSettings, type SignerOptions } from '../signature.js';
 import { DEFAULT_CONTAINMENT_SAMPLE } from '../sketch/containment.js';
 import { DEFAULT_FALSE_NEGATIVE_WEIGHT, DEFAULT_KEY_ENCODING, DEFAULT_THRESHOLD, type KeyEncoding } from '../sketch/lsh.js';
@@ -9,10 +10,16 @@ import { DEFAULT_SIMHASH_BLOCKS } from '../sketch/simhash.js';
 
 export function withSignerOptions<T>(yargs: Argv<T>) {
   return yargs
+    .option('preset', {
+      type: 'string',
+      choices: PRESET_NAMES as string[],
+      describe: 'a named signing scheme: simhash-doc (the interoperability draft\'s: its tokens, a SimHash of them in base32); gives the condenser parts not given',
+      group: 'Signature:',
+    })
     .option('condenser', {
       type: 'string',
-      default: DEFAULT_CONDENSER,
-      describe: 'tokenizer:normalizer:hash:permutations; an empty part takes the default (e.g. "3-grams:norm::256")',
+      // No default here: with --preset, the parts not given are the preset's.
+      describe: `tokenizer:normalizer:hash:permutations; an empty part takes the default (e.g. "3-grams:norm::256") [default: "${DEFAULT_CONDENSER}", or the preset's]`,
       group: 'Signature:',
     })
     .option('seed', { type: 'number', default: DEFAULT_SEED, describe: 'MinHash seed (as datasketch)', group: 'Signature:' })
@@ -59,7 +66,8 @@ export function withSignerOptions<T>(yargs: Argv<T>) {
 }
 
 export interface SignerArgs {
-  condenser: string;
+  preset?: string;
+  condenser?: string;
   seed: number;
   scheme: string;
   threshold: number;
@@ -74,6 +82,7 @@ export interface SignerArgs {
 /** The signer options of the command line, checked: a wrong spec or value is a usage error. */
 export function signerOptionsFrom(argv: SignerArgs): SignerOptions {
   const options: SignerOptions = {
+    ...(argv.preset === undefined ? {} : { preset: argv.preset }),
     condenser: argv.condenser,
     seed: argv.seed,
     scheme: argv.scheme as MinhashScheme,

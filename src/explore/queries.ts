@@ -12,7 +12,7 @@ import { minhashValues } from '../sketch/lean-minhash.js';
 import { StoredLayout, storedPath, type StoredField } from '../stored/layout.js';
 import { checkStored, type RawStored, StoredProblem, storedIn } from '../stored/read.js';
 import { minhashJaccard } from '../sketch/minhash.js';
-import { hammingDistance } from '../sketch/simhash.js';
+import { simhashDistance } from '../sketch/simhash-doc.js';
 
 export interface ExploreSource {
   index: string;
@@ -211,7 +211,7 @@ export async function clusterMembers(
       snippet: snippet(h._source, src.fields),
       canonical: valueAt(h._source, f('is_canonical')) === true,
       similarity: base?.values && own.values ? Math.round(minhashJaccard(base.values, own.values) * 1000) / 1000 : null,
-      hamming: base?.simhash && own.simhash ? hammingDistance(base.simhash, own.simhash) : null,
+      hamming: base?.simhash && own.simhash ? simhashDistance(base.simhash, own.simhash) : null,
       // A damaged stored signature is shown as such, with no measure, and the page goes on.
       ...(own.damaged ? { damaged: own.damaged } : {}),
     };

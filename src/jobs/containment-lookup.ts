@@ -15,10 +15,10 @@ import type { EngineClient, SearchResponse } from '../engine/client.js';
 import { EngineResponseError } from '../engine/errors.js';
 import { UserError } from '../errors.js';
 import { sampleEvery } from '../signature.js';
-import { type ContainmentEstimate, estimateShare, MAX_QUERY_TERMS, MIN_TRUSTED_SAMPLE, sampleCut, sampleRank } from '../sketch/containment.js';
+import { type ContainmentEstimate, estimateShare, MAX_QUERY_TERMS, MIN_TRUSTED_SAMPLE } from '../sketch/containment.js';
 import { minhashValues } from '../sketch/lean-minhash.js';
 import { minhashJaccard } from '../sketch/minhash.js';
-import { hammingDistance } from '../sketch/simhash.js';
+import { simhashDistance } from '../sketch/simhash-doc.js';
 import { minhashDocValues, withoutDocValues } from './doc-values.js';
 
 /** A reverse hit must have at least this many sampled tokens: fewer say next to nothing. */
@@ -141,7 +141,7 @@ export async function findContaining(client: EngineClient, query: ContainmentQue
       reverse_containment: reverse.value,
       reverse_containment_interval: interval(reverse),
       jaccard: minhashJaccard(query.values, minhashValues(raw.minhash as string)),
-      hamming: hammingDistance(query.simhash, raw.simhash as string),
+      hamming: simhashDistance(query.simhash, raw.simhash as string),
     });
   }
   hits.sort((a, b) => Math.max(b.containment, b.reverse_containment) - Math.max(a.containment, a.reverse_containment) || b.jaccard - a.jaccard || (a.id < b.id ? -1 : 1));

@@ -8,7 +8,8 @@ import { requireWholeNumbers, UsageError, UserError } from '../errors.js';
 import { createSigner, resolveSignerSettings, signerOptionsFromParams, type SignerOptions } from '../signature.js';
 import { minhashValues } from '../sketch/lean-minhash.js';
 import { minhashJaccard } from '../sketch/minhash.js';
-import { blocksToMatch, hammingDistance } from '../sketch/simhash.js';
+import { blocksToMatch } from '../sketch/simhash.js';
+import { simhashDistance } from '../sketch/simhash-doc.js';
 import { CONTAINMENT_DIRECTIONS, type ContainmentDirection, findContaining } from './containment-lookup.js';
 import { minhashDocValues, withoutDocValues } from './doc-values.js';
 import { paramsHeld } from './params-held.js';
@@ -220,7 +221,7 @@ function verifyCandidates(candidates: readonly Candidate[], query: QuerySignatur
     else if (problem) damaged.push({ id: candidate.id ?? '?', index: candidate.index ?? '?', reason: problem.reason });
     else {
       const raw = candidate.raw as RawStored; // checked above
-      measured.push({ candidate, jaccard: minhashJaccard(query.values, minhashValues(raw.minhash as string)), hamming: hammingDistance(query.simhash, raw.simhash as string) });
+      measured.push({ candidate, jaccard: minhashJaccard(query.values, minhashValues(raw.minhash as string)), hamming: simhashDistance(query.simhash, raw.simhash as string) });
     }
   }
   return { measured, damaged, otherParams };
@@ -296,7 +297,7 @@ async function signerForIndex(client: EngineClient, index: string, prefix: strin
   if (held.length === 1 && readable[0]) return readable[0];
   throw new UserError(
     `the text would be signed with "${wanted}", but "${index}" holds signatures made with ${held.map((p) => `"${p}"`).join(', ')}; ` +
-      'give the options they were made with (--condenser, --seed, --scheme, --bands/--rows or --threshold, --simhash-blocks)',
+      'give the options they were made with (--preset, --condenser, --seed, --scheme, --bands/--rows or --threshold, --simhash-blocks)',
   );
 }
 

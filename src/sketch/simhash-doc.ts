@@ -2,7 +2,7 @@
 // 16 hexadecimal digits (near-dup's own SimHash) or 13 base32 characters (simhash-doc's).
 import { simhashDocTokens } from '../text/simhash-doc.js';
 import { Base32Error, base32Decode, base32Encode } from './base32.js';
-import { type Hash64, parseSimhashHex, SimhashAccumulator, unsignedHash } from './simhash.js';
+import { type Hash64, hammingDistance, parseSimhashHex, SimhashAccumulator, unsignedHash } from './simhash.js';
 
 /**
  * The parts the draft leaves open, as near-dup fills them: each token is one feature (no shingles), every
@@ -10,12 +10,18 @@ import { type Hash64, parseSimhashHex, SimhashAccumulator, unsignedHash } from '
  * big-endian); a bit is set when more than half the features have it set.
  */
 export function simhashDoc(text: string): Hash64 {
+  return simhashDocOf(text).fingerprint;
+}
+
+/** simhashDoc with the number of tokens it was made of (0: a text without any, whose fingerprint is 0). */
+export function simhashDocOf(text: string): { fingerprint: Hash64; wordCount: number } {
   const acc = new SimhashAccumulator();
-  for (const token of simhashDocTokens(text)) {
+  const tokens = simhashDocTokens(text);
+  for (const token of tokens) {
     const { hi, lo } = unsignedHash(token);
     acc.add(hi, lo);
   }
-  return acc.result();
+  return { fingerprint: acc.result(), wordCount: tokens.length };
 }
 
 const bytes = new Uint8Array(8);
@@ -56,4 +62,9 @@ export function isSimhashBase32(text: string): boolean {
   } catch {
     return false;
   }
+}
+
+/** Bits that differ between two SimHashes, each in either stored form (simhash.ts hammingDistance reads hex only). */
+export function simhashDistance(a: string | Hash64, b: string | Hash64): number {
+  return hammingDistance(typeof a === 'string' ? parseSimhash(a) : a, typeof b === 'string' ? parseSimhash(b) : b);
 }

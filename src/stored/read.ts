@@ -5,6 +5,7 @@
 // leaves such a document out, names it and counts it, and goes on with the others.
 import { valueAt } from '../annotation.js';
 import { minhashValues, minhashValuesScratch } from '../sketch/lean-minhash.js';
+import { isSimhashBase32 } from '../sketch/simhash-doc.js';
 import type { StoredField, StoredLayout } from './layout.js';
 
 /** What a params value says a signature must look like. */
@@ -18,16 +19,20 @@ export interface ParamsShape {
   sample: number;
   /** How band keys and sample terms are written (1: hex, 2: compact base64url). */
   keys: number;
+  /** How the SimHash is written: 16 hex digits (near-dup's own, `simhash=w4`), or base32 (`simhash=simhash-doc:`). */
+  simhash: 'hex' | 'base32';
 }
 
-const PARAMS = /^([^;]+):(\d+);seed=(\d+);scheme=([a-z0-9]+);b=(\d+);r=(\d+);simhash=w(\d+)m(\d+)(?:;k=([12]))?(?:;sample=(\d+))?$/;
+const PARAMS = /^([^;]+):(\d+);seed=(\d+);scheme=([a-z0-9]+);b=(\d+);r=(\d+);simhash=(w\d+|simhash-doc:)m(\d+)(?:;k=([12]))?(?:;sample=(\d+))?$/;
 const shapes = new Map<string, ParamsShape | undefined>();
 
 /** The shape a params value gives, or undefined for one this version cannot read. */
 export function paramsShape(params: string): ParamsShape | undefined {
   if (shapes.has(params)) return shapes.get(params);
   const m = PARAMS.exec(params);
-  const shape = m ? { numPerm: Number(m[2]), bands: Number(m[5]), rows: Number(m[6]), blocks: Number(m[8]), keys: Number(m[9] ?? 1), sample: Number(m[10] ?? 0) } : undefined;
+  const shape: ParamsShape | undefined = m
+    ? { numPerm: Number(m[2]), bands: Number(m[5]), rows: Number(m[6]), blocks: Number(m[8]), keys: Number(m[9] ?? 1), sample: Number(m[10] ?? 0), simhash: m[7] === 'simhash-doc:' ? 'base32' : 'hex' }
+    : undefined;
   if (shapes.size < 1000) shapes.set(params, shape);
   return shape;
 }
@@ -126,7 +131,10 @@ const CHECKS: Partial<Record<StoredField, Check>> = {
     }
     return n === shape.numPerm ? undefined : `holds ${n} values, its params say ${shape.numPerm}`;
   },
-  simhash: (v) => (typeof v === 'string' && HEX16.test(v) ? undefined : `is ${describe(v)}, not 16 hexadecimal digits`),
+  simhash: (v, shape) =>
+    shape.simhash === 'base32'
+      ? typeof v === 'string' && isSimhashBase32(v) ? undefined : `is ${describe(v)}, not 13 base32 characters (A-Z, 2-7, either case), as its params (simhash-doc) say`
+      : typeof v === 'string' && HEX16.test(v) ? undefined : `is ${describe(v)}, not 16 hexadecimal digits`,
   bands: keyCount((s) => s.bands, 'band keys', (v) => (strings(v) ? v : undefined)),
   simhash_blocks: keyCount((s) => s.blocks, 'SimHash blocks', keyList),
   content_hash: text,

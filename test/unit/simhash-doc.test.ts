@@ -1,8 +1,12 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { Base32Error, base32Decode, base32Encode } from '../../src/sketch/base32.js';
-import { hammingDistance, simhashHex } from '../../src/sketch/simhash.js';
+import { createSigner, resolveSignerSettings, signerOptionsFromParams } from '../../src/signature.js';
+import { hammingDistance, simhashBlockKeys, simhashHex } from '../../src/sketch/simhash.js';
 import { parseSimhash, parseSimhashBase32, simhashBase32, simhashDoc } from '../../src/sketch/simhash-doc.js';
+import { readSignature, StoredProblem } from '../../src/stored/read.js';
+import { nearDupFields } from '../../src/stored/write.js';
+import { stripHtml } from '../../src/text/html.js';
 import { normalizer } from '../../src/text/normalize.js';
 import { nfkcText, simhashDocTokens } from '../../src/text/simhash-doc.js';
 import { tokenizer } from '../../src/text/tokenize.js';
@@ -117,5 +121,56 @@ describe('the SimHash in base32', () => {
     expect(hammingDistance(simhashDoc(base), simhashDoc(edited))).toBeLessThanOrEqual(12);
     expect(hammingDistance(simhashDoc(base), simhashDoc(other))).toBeGreaterThan(16);
     expect(simhashDoc('12 34 an ox')).toEqual({ hi: 0, lo: 0 }); // no tokens
+  });
+});
+
+describe('the simhash-doc preset', () => {
+  const PARAMS = 'simhash-doc:nfkc-html:sha1:128;seed=1;scheme=affine32;b=26;r=4;simhash=simhash-doc:m8;k=2;sample=4';
+  const html = '<p>The licensee may <b>copy</b>, modify and distribute the software in 2017, provided that this notice appears.</p>';
+
+  it('says itself in the params, which read back to the options that make them', () => {
+    expect(resolveSignerSettings({ preset: 'simhash-doc' }).params).toBe(PARAMS);
+    expect(signerOptionsFromParams(PARAMS)).toMatchObject({ preset: 'simhash-doc', condenser: 'simhash-doc:nfkc-html:sha1:128' });
+    expect(resolveSignerSettings(signerOptionsFromParams(PARAMS)).params).toBe(PARAMS);
+    expect(signerOptionsFromParams(PARAMS.replace('simhash-doc:m8', 'other-scheme:m8'))).toBeUndefined();
+    expect(resolveSignerSettings().params).toContain(';simhash=w4m8;'); // near-dup's own, unchanged
+  });
+
+  it('fills the condenser parts not given; those given win', () => {
+    expect(resolveSignerSettings({ preset: 'simhash-doc', condenser: '::mmh3:256' }).condenser).toBe('simhash-doc:nfkc-html:mmh3:256');
+    const mixed = resolveSignerSettings({ preset: 'simhash-doc', condenser: 'ws:norm-html', simhashBlocks: 6 });
+    expect(mixed.params).toBe('white-space:norm-html:sha1:128;seed=1;scheme=affine32;b=26;r=4;simhash=simhash-doc:m6;k=2;sample=4');
+    expect(resolveSignerSettings(signerOptionsFromParams(mixed.params)).params).toBe(mixed.params);
+    expect(() => resolveSignerSettings({ preset: 'simhash-dok' })).toThrow(/unknown preset "simhash-dok"; valid presets: simhash-doc/);
+  });
+
+  it('signs with the draft\'s tokens and writes the SimHash in base32, its blocks from the same 64 bits', () => {
+    const sign = createSigner({ preset: 'simhash-doc' });
+    const sig = sign(html);
+    const tokens = simhashDocTokens(stripHtml(html));
+    expect(tokens).not.toContain('2017');
+    expect(sig.tokens).toBe(tokens.length);
+    expect(sig.simhash).toMatch(/^[A-Z2-7]{13}$/);
+    expect(parseSimhash(sig.simhash)).toEqual(simhashDoc(stripHtml(html)));
+    expect(sig.simhash_blocks).toEqual(simhashBlockKeys(parseSimhash(sig.simhash), 8));
+    expect(sign.normalize(html)).toBe('the licensee may copy, modify and distribute the software in 2017, provided that this notice appears.');
+    // the MinHash is of the same tokens: the default signer given them as words makes the same one
+    expect(sig.minhash).toEqual(createSigner({ condenser: 'ws:none' })(tokens.join(' ')).minhash);
+    // annotate signs the normalized text: the same signature
+    expect(sign.signNormalized(sign.normalize(html))).toEqual(sig);
+    expect(createSigner({ preset: 'simhash-doc' })('12 34 an ox')).toMatchObject({ tokens: 0, bands: [], simhash_blocks: [], simhash: 'AAAAAAAAAAAAA' });
+  });
+
+  it('is stored, read back and checked: base32 for its params, hex for near-dup\'s own', () => {
+    const sign = createSigner({ preset: 'simhash-doc' });
+    const fields = nearDupFields(sign(html), sign.settings) as unknown as Record<string, unknown>;
+    const read = readSignature(fields);
+    expect(read).not.toBeInstanceOf(StoredProblem);
+    expect((read as { simhash: string }).simhash).toBe(fields.simhash);
+    expect(readSignature({ ...fields, simhash: (fields.simhash as string).toLowerCase() })).not.toBeInstanceOf(StoredProblem);
+    expect((readSignature({ ...fields, simhash: simhashHex(parseSimhash(fields.simhash as string)) }) as StoredProblem).reason).toMatch(/simhash is "[0-9a-f]{16}", not 13 base32 characters/);
+    const own = createSigner();
+    const ownFields = nearDupFields(own(html), own.settings) as unknown as Record<string, unknown>;
+    expect((readSignature({ ...ownFields, simhash: fields.simhash }) as StoredProblem).reason).toMatch(/not 16 hexadecimal digits/);
   });
 });

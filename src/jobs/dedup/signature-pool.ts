@@ -4,7 +4,7 @@
 // bands, against about 1 KB as separate objects; a document read from the index is decoded straight into
 // them, and a signature handed out is a view into the arrays.
 import { minhashValuesScratch } from '../../sketch/lean-minhash.js';
-import { parseSimhashHex } from '../../sketch/simhash.js';
+import { parseSimhash } from '../../sketch/simhash-doc.js';
 import { type DocNumbers, enlarged, withRoomFor } from './doc-numbers.js';
 import { keyHash, type SignatureFields, type StoredSignature } from './signature-store.js';
 
@@ -43,7 +43,7 @@ export class SignaturePool {
   }
 
   add(id: string, signature: StoredSignature): void {
-    const { hi, lo } = typeof signature.simhash === 'string' ? parseSimhashHex(signature.simhash) : signature.simhash;
+    const { hi, lo } = typeof signature.simhash === 'string' ? parseSimhash(signature.simhash) : signature.simhash;
     const i = this.slotFor(id, signature.values, signature.bands.length);
     if (i !== undefined) {
       this.bands.set(signature.bands, i * this.bandCount);

@@ -6,7 +6,8 @@ import type { DocLocation } from '../../engine/doc-location.js';
 import { StoredLayout, storedPath } from '../../stored/layout.js';
 import { checkStored, StoredProblem, storedIn } from '../../stored/read.js';
 import { minhashValues } from '../../sketch/lean-minhash.js';
-import { type Hash64, parseSimhashHex } from '../../sketch/simhash.js';
+import type { Hash64 } from '../../sketch/simhash.js';
+import { parseSimhash } from '../../sketch/simhash-doc.js';
 import { DocNumbers } from './doc-numbers.js';
 import { FactsTable } from './facts.js';
 import { RecentMap } from './recent-map.js';
@@ -66,7 +67,7 @@ export function signatureFields(source: Record<string, unknown>, prefix: string,
   if (raw instanceof StoredProblem) return raw;
   const problem = checkStored(raw, ['minhash', 'simhash', 'bands', 'token_count'], params);
   if (problem) return problem;
-  return { minhash: raw.minhash as string, bands: raw.bands as string[], simhash: parseSimhashHex(raw.simhash as string) };
+  return { minhash: raw.minhash as string, bands: raw.bands as string[], simhash: parseSimhash(raw.simhash as string) };
 }
 
 /** A stored signature, or why it cannot be compared. */
