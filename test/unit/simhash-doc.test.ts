@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { Base32Error, base32Decode, base32Encode } from '../../src/sketch/base32.js';
@@ -172,5 +173,24 @@ describe('the simhash-doc preset', () => {
     const own = createSigner();
     const ownFields = nearDupFields(own(html), own.settings) as unknown as Record<string, unknown>;
     expect((readSignature({ ...ownFields, simhash: fields.simhash }) as StoredProblem).reason).toMatch(/not 16 hexadecimal digits/);
+  });
+});
+
+describe('interop: the same tokens and SimHash as a plain Python statement of the rules', () => {
+  // test/fixtures/simhash-doc.json, made by scripts/interop/simhash_doc_vectors.py (the regex module,
+  // unicodedata, hashlib's MD5 and base64.b32encode).
+  const fixture = JSON.parse(readFileSync(new URL('../fixtures/simhash-doc.json', import.meta.url), 'utf8')) as {
+    vectors: Array<{ text: string; tokens: string[]; simhash: string; hex: string }>;
+  };
+
+  it('tokens, SimHash and its base32, text by text', () => {
+    expect(fixture.vectors.length).toBeGreaterThanOrEqual(8);
+    const sign = createSigner({ preset: 'simhash-doc' });
+    for (const v of fixture.vectors) {
+      expect(simhashDocTokens(v.text), v.text).toEqual(v.tokens);
+      expect(simhashBase32(simhashDoc(v.text)), v.text).toBe(v.simhash);
+      expect(simhashHex(parseSimhash(v.simhash))).toBe(v.hex);
+      expect(sign(v.text).simhash, v.text).toBe(v.simhash);
+    }
   });
 });
