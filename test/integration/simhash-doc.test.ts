@@ -1,14 +1,14 @@
 // The simhash-doc preset end to end: annotate, sign and the proxy take --preset simhash-doc, store the
 // SimHash in base32 under params that say the preset, and similar finds a near-duplicate by id (by MinHash
 // and by the SimHash blocks, which the engine matches) and by text.
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createSigner } from '../../src/signature.js';
 import { parseSimhash } from '../../src/sketch/simhash-doc.js';
 import { editText, fixtureSample, seededRandom } from '../support/corpus.js';
-import { expectedSignatures, indexDocuments, runCliJson, signatureFields, sourcesById } from '../support/documents.js';
+import { expectedSignatures, indexDocuments, runCli, runCliJson, signatureFields, sourcesById } from '../support/documents.js';
 import { type ProxyProcess, startProxyProcess } from '../support/proxy-process.js';
 import { forEachEngine } from './harness.js';
 
@@ -96,6 +96,21 @@ forEachEngine('the simhash-doc preset', (ctx) => {
     const run = await runCliJson(['similar', ...url(), '--index', index, '--text', revised.text, '--min-similarity', '0.8']);
     expect(run.code, run.stderr).toBe(0);
     expect(run.json.hits.map((h: { id: string }) => h.id)).toEqual(expect.arrayContaining([original.id, 'disguised', 'revised']));
+  });
+
+  it('dedup reads the base32 SimHashes: the near-duplicates are one cluster, none damaged', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'nd-simhash-doc-'));
+    const pairs = path.join(dir, 'pairs.jsonl');
+    const run = await runCli(['dedup', ...url(), '--index', index, '--pairs', pairs], { cwd: dir }).done; // its state file in dir
+    expect(run.code, run.stderr).toBe(0);
+    expect(JSON.parse(run.stdout.trim().split('\n').pop() ?? '')).toMatchObject({ params: PARAMS, damaged: 0 });
+    const stored = await sourcesById(ctx.client, index);
+    const cluster = (id: string) => stored.get(id)?.near_dup.cluster_id;
+    expect(cluster(original.id)).toBeDefined();
+    expect([cluster('revised'), cluster('disguised')]).toEqual([cluster(original.id), cluster(original.id)]);
+    for (const other of others.slice(1)) expect(cluster(other.id)).toBeUndefined();
+    const verified = readFileSync(pairs, 'utf8').trim().split('\n').map((line) => JSON.parse(line));
+    expect(verified).toContainEqual(expect.objectContaining({ a: original.id < 'disguised' ? original.id : 'disguised', jaccard: 1, hamming: 0 }));
   });
 
   it('the proxy with --preset simhash-doc stores base32, and similar finds the near-duplicate there', async () => {
