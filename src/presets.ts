@@ -16,7 +16,7 @@ export interface Preset {
 }
 
 export const PRESETS: Readonly<Record<string, Preset>> = {
-  'simhash-doc': { condenser: 'simhash-doc:nfkc-html:sha1:128', simhash: 'simhash-doc' },
+  'simhash-doc': { condenser: 'white-space:simhash-doc-html:sha1:128', simhash: 'simhash-doc' },
 };
 export const PRESET_NAMES: readonly string[] = Object.keys(PRESETS);
 
@@ -33,7 +33,7 @@ export function preset(name: string): Preset {
 
 /**
  * The condenser spec of a preset with a user's spec over it: each part the user gives wins, each empty or
- * missing part is the preset's ("::mmh3" with simhash-doc: "simhash-doc:nfkc-html:mmh3:128").
+ * missing part is the preset's ("::mmh3" with simhash-doc: "white-space:simhash-doc-html:mmh3:128").
  */
 export function presetCondenser(name: string, condenser = ''): string {
   const base = preset(name).condenser.split(':');

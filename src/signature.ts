@@ -246,6 +246,8 @@ function tokenLayout(tokenizerName: string): (clean: string, words: TokenRanges,
 export function createSigner(options: SignerOptions = {}): Signer {
   const settings = resolveSignerSettings(options);
   const { spec, lsh, simhashBlocks } = settings;
+  // The simhash-doc normalizers give the tokens already, joined by single spaces.
+  const docTokens = spec.normalizer === 'simhash-doc' || spec.normalizer === 'simhash-doc-html';
   const kernels = createSigningKernels({ hash: spec.hash, tokenizer: spec.tokenizer, scheme: settings.scheme, perms: minhashPermutations(spec.numPerm, settings.seed, settings.scheme) });
   const normalize = normalizer(spec.normalizer, kernels.foldAscii);
   const split = splitNormalizer(spec.normalizer, kernels.foldAscii);
@@ -265,7 +267,7 @@ export function createSigner(options: SignerOptions = {}): Signer {
   const signature = (clean: string | Uint8Array, tokenCount: number, wordCount: number, minhash: Uint32Array, fingerprint: Hash64): Signature => {
     const empty = tokenCount === 0;
     const content_hash = contentHash(clean); // first: `clean` may be a view of the kernels' memory
-    if (settings.simhash === 'simhash-doc') ({ fingerprint, wordCount } = simhashDocOf(typeof clean === 'string' ? clean : utf8.decode(clean)));
+    if (settings.simhash === 'simhash-doc') ({ fingerprint, wordCount } = simhashDocOf(typeof clean === 'string' ? clean : utf8.decode(clean), docTokens));
     return {
       condenser: settings.condenser,
       tokens: tokenCount,

@@ -13,15 +13,32 @@ export function simhashDoc(text: string): Hash64 {
   return simhashDocOf(text).fingerprint;
 }
 
-/** simhashDoc with the number of tokens it was made of (0: a text without any, whose fingerprint is 0). */
-export function simhashDocOf(text: string): { fingerprint: Hash64; wordCount: number } {
+/**
+ * simhashDoc with the number of tokens it was made of (0: a text without any, whose fingerprint is 0).
+ * `tokenized`: the text is the simhash-doc normalizer's already, its tokens joined by single spaces.
+ */
+export function simhashDocOf(text: string, tokenized = false): { fingerprint: Hash64; wordCount: number } {
   const acc = new SimhashAccumulator();
-  const tokens = simhashDocTokens(text);
+  const tokens = !tokenized ? simhashDocTokens(text) : text === '' ? [] : text.split(' ');
   for (const token of tokens) {
-    const { hi, lo } = unsignedHash(token);
+    const { hi, lo } = tokenHash(token);
     acc.add(hi, lo);
   }
   return { fingerprint: acc.result(), wordCount: tokens.length };
+}
+
+// Words repeat (a text's tokens are mostly a few hundred words): their MD5s are kept, in a table cleared when
+// it grows large, so most tokens cost a lookup instead of a digest.
+const hashes = new Map<string, Hash64>();
+
+function tokenHash(token: string): Hash64 {
+  let h = hashes.get(token);
+  if (h === undefined) {
+    if (hashes.size >= 1 << 16) hashes.clear();
+    h = unsignedHash(token);
+    hashes.set(token, h);
+  }
+  return h;
 }
 
 const bytes = new Uint8Array(8);

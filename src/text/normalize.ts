@@ -3,16 +3,16 @@
 //   norm       Unicode repaired, currency symbols removed, transliterated to ASCII, lowercased, line
 //              breaks to spaces, punctuation removed, runs of white space collapsed to one space
 //   norm-html  markup removed first (the default: harmless on plain text, essential on web pages)
-//   nfkc       NFKC, invisible characters removed, lowercased, white space collapsed: letters of every
-//              script kept as they are (the simhash-doc preset's; text/simhash-doc.ts)
-//   nfkc-html  markup removed first
+//   simhash-doc       the tokens of the simhash-doc scheme joined by single spaces (text/simhash-doc.ts):
+//                     NFKC, lowercased, letters of every script kept, numbers and short words left out
+//   simhash-doc-html  markup removed first (the simhash-doc preset's)
 import anyAscii from 'any-ascii';
 import { stripHtml } from './html.js';
 import { repairUnicode } from './repair.js';
-import { nfkcText } from './simhash-doc.js';
+import { simhashDocText } from './simhash-doc.js';
 
-export type NormalizerName = 'none' | 'norm' | 'norm-html' | 'nfkc' | 'nfkc-html';
-export const NORMALIZERS: readonly NormalizerName[] = ['none', 'norm', 'norm-html', 'nfkc', 'nfkc-html'];
+export type NormalizerName = 'none' | 'norm' | 'norm-html' | 'simhash-doc' | 'simhash-doc-html';
+export const NORMALIZERS: readonly NormalizerName[] = ['none', 'norm', 'norm-html', 'simhash-doc', 'simhash-doc-html'];
 export const DEFAULT_NORMALIZER: NormalizerName = 'norm-html';
 
 // Currency symbols become word breaks and other non-ASCII text is transliterated: both are done run by
@@ -113,9 +113,9 @@ export function normalizer(name: NormalizerName, fast?: AsciiFolder): (text: str
       return (text) => normalizeText(text, fast);
     case 'norm-html':
       return (text) => normalizeText(stripHtml(text), fast);
-    case 'nfkc':
-      return nfkcText;
-    case 'nfkc-html':
-      return (text) => nfkcText(stripHtml(text));
+    case 'simhash-doc':
+      return simhashDocText;
+    case 'simhash-doc-html':
+      return (text) => simhashDocText(stripHtml(text));
   }
 }

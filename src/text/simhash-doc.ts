@@ -6,6 +6,8 @@
 // The draft leaves open how text is compared across case and Unicode forms; near-dup takes NFKC and
 // lowercase (so "Ligature" typed with U+FB01, full-width letters from PDFs and capitalised words match their
 // plain forms). Every step is one a Python pipeline makes with the `regex` module and str methods.
+// As a normalizer (simhash-doc, simhash-doc-html) the text becomes its tokens joined by single spaces: what
+// both sketches compare, what the explorer shows, and what white-space tokens split back exactly.
 
 /**
  * What is removed: the characters Unicode calls default ignorable (zero-width space and joiners, soft
@@ -14,8 +16,12 @@
  * character planted inside a word leaves the word whole.
  */
 const INVISIBLE = /[\p{Default_Ignorable_Code_Point}\x00-\x08\x0e-\x1b\x7f-\x84\x86-\x9f]/gu;
-/** White space as Python's str.isspace() sees it (JavaScript's \s, plus the separators \x1c-\x1f and NEL). */
-const WHITE_SPACE = /[\s\x1c-\x1f\x85]+/gu;
+/**
+ * Text that is printable ASCII and white space needs none of the Unicode steps (NFKC and the removals change
+ * nothing there, and letters are A-Z): patterns without Unicode property classes, several times faster.
+ */
+const NOT_PLAIN_ASCII = /[^\t\n\v\f\r\x20-\x7e]/;
+const ASCII_SEPARATORS = /[^a-z0-9]+/;
 /** A token: a run of letters, marks (accents, the vowel signs of Indic scripts) and decimal digits. */
 const TOKEN = /[\p{L}\p{M}\p{Nd}]+/gu;
 const LETTER = /\p{L}/u;
@@ -24,24 +30,33 @@ export const SIMHASH_DOC_MIN_TOKEN = 3;
 
 /** NFKC, without invisible characters, lowercased: the character steps of the rules. */
 function foldCharacters(text: string): string {
+  if (!NOT_PLAIN_ASCII.test(text)) return text.toLowerCase();
   return text.normalize('NFKC').replace(INVISIBLE, '').toLowerCase();
 }
 
-/**
- * The text as the rules see it, still readable: NFKC, invisible characters removed, lowercased, runs of
- * white space made one space. The `nfkc` normalizer; simhashDocTokens of it are those of the text.
- */
-export function nfkcText(text: string): string {
-  return foldCharacters(text).replace(WHITE_SPACE, ' ').trim();
+/** The simhash-doc normalizer: the tokens joined by single spaces (simhashDocTokens of it are the same). */
+export function simhashDocText(text: string): string {
+  return simhashDocTokens(text).join(' ');
 }
 
 /** The simhash-doc tokens of a text (markup already removed), in order, repeats kept. */
 export function simhashDocTokens(text: string): string[] {
   const out: string[] = [];
-  for (const [token] of foldCharacters(text).matchAll(TOKEN)) {
+  const folded = foldCharacters(text);
+  if (!NOT_PLAIN_ASCII.test(folded)) {
+    for (const token of folded.split(ASCII_SEPARATORS)) if (token.length >= SIMHASH_DOC_MIN_TOKEN && hasAsciiLetter(token)) out.push(token);
+    return out;
+  }
+  for (const [token] of folded.matchAll(TOKEN)) {
     if (codePoints(token) >= SIMHASH_DOC_MIN_TOKEN && LETTER.test(token)) out.push(token);
   }
   return out;
+}
+
+/** Whether a lowercased ASCII token holds a letter (a-z: every code above the digits). */
+function hasAsciiLetter(token: string): boolean {
+  for (let i = 0; i < token.length; i++) if (token.charCodeAt(i) >= 97) return true;
+  return false;
 }
 
 /** Code points of a string (a letter outside the BMP is one character, two UTF-16 units). */

@@ -4,12 +4,8 @@
 //   N-grams, N=1..6              character shingles of N Unicode code points
 //   split-words (words)          Unicode word segmentation (ICU, language-aware, no model download)
 //   split-sents (sents)          Unicode sentence segmentation
-//   simhash-doc                  the simhash-doc scheme's tokens (text/simhash-doc.ts): runs of letters,
-//                                marks and digits with a letter, of 3 characters or more, NFKC, lowercased
 // A text with fewer words or characters than N (but some) yields one token, the whole of it, so that a
 // short document still has a signature.
-
-import { simhashDocTokens } from './simhash-doc.js';
 
 export type Tokenizer = (text: string) => string[];
 
@@ -78,7 +74,6 @@ export const TOKENIZER_NAMES: readonly string[] = [
   ...[1, 2, 3, 4, 5, 6].map((n) => `${n}-grams`),
   'split-words',
   'split-sents',
-  'simhash-doc',
 ];
 export const TOKENIZER_ALIASES: Readonly<Record<string, string>> = { ws: 'white-space', words: 'split-words', sents: 'split-sents' };
 export const DEFAULT_TOKENIZER = 'white-space';
@@ -93,7 +88,6 @@ export function tokenizer(canonicalName: string): Tokenizer {
   if (canonicalName === 'white-space') return splitWhiteSpace;
   if (canonicalName === 'split-words') return splitWords;
   if (canonicalName === 'split-sents') return splitSentences;
-  if (canonicalName === 'simhash-doc') return simhashDocTokens;
   let m = /^white-space-([2-6])-grams$/.exec(canonicalName);
   if (m) {
     const n = Number(m[1]);

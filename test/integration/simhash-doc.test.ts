@@ -12,7 +12,7 @@ import { expectedSignatures, indexDocuments, runCli, runCliJson, signatureFields
 import { type ProxyProcess, startProxyProcess } from '../support/proxy-process.js';
 import { forEachEngine } from './harness.js';
 
-const PARAMS = 'simhash-doc:nfkc-html:sha1:128;seed=1;scheme=affine32;b=26;r=4;simhash=simhash-doc:m8;k=2;sample=4';
+const PARAMS = 'white-space:simhash-doc-html:sha1:128;seed=1;scheme=affine32;b=26;r=4;simhash=simhash-doc:m8;k=2;sample=4';
 const BASE32 = /^[A-Z2-7]{13}$/;
 
 const others = fixtureSample(6, { seed: 27 }).filter((d) => d.version === 0);
