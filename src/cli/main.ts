@@ -3,7 +3,7 @@
 import { readFileSync } from 'node:fs';
 import yargs from 'yargs';
 import { hideBin } from 'yargs/helpers';
-import { commands } from './commands/index.js';
+import { commandLoaders } from './commands/index.js';
 import { UsageError, UserError } from '../errors.js';
 
 /**
@@ -33,7 +33,10 @@ async function main(argv: string[]): Promise<void> {
       if (err) throw err;
       throw new UsageError(msg);
     });
-  for (const command of commands) parser = parser.command(command as never);
+  // Only the command being run is loaded; --help, no command or a misspelt one load them all.
+  const named = argv.find((arg) => !arg.startsWith('-'));
+  const names = named !== undefined && named in commandLoaders ? [named] : Object.keys(commandLoaders);
+  for (const name of names) parser = parser.command((await commandLoaders[name]()) as never);
   await parser.parseAsync();
 }
 

@@ -1,27 +1,17 @@
-// Every command module the CLI registers, one per line.
+// Every command module the CLI registers, by name, each loaded only when its command runs (or for the
+// full help): loading them all (three engine clients, Vega) cost about 0.3 s of CPU before any command.
 import type { CommandModule } from 'yargs';
-import { annotateCommand } from './annotate.js';
-import { dashboardsCommand } from './dashboards.js';
-import { dedupCommand } from './dedup.js';
-import { evaluateCommand } from './evaluate.js';
-import { exploreCommand } from './explore.js';
-import { ingestCommand } from './ingest.js';
-import { initCommand } from './init.js';
-import { paramsCommand } from './params.js';
-import { proxyCommand } from './proxy.js';
-import { signCommand } from './sign.js';
-import { similarCommand } from './similar.js';
 
-export const commands: CommandModule<any, any>[] = [
-  signCommand,
-  paramsCommand,
-  initCommand,
-  annotateCommand,
-  ingestCommand,
-  similarCommand,
-  dedupCommand,
-  dashboardsCommand,
-  proxyCommand,
-  evaluateCommand,
-  exploreCommand,
-];
+export const commandLoaders: Record<string, () => Promise<CommandModule<any, any>>> = {
+  sign: async () => (await import('./sign.js')).signCommand,
+  params: async () => (await import('./params.js')).paramsCommand,
+  init: async () => (await import('./init.js')).initCommand,
+  annotate: async () => (await import('./annotate.js')).annotateCommand,
+  ingest: async () => (await import('./ingest.js')).ingestCommand,
+  similar: async () => (await import('./similar.js')).similarCommand,
+  dedup: async () => (await import('./dedup.js')).dedupCommand,
+  dashboards: async () => (await import('./dashboards.js')).dashboardsCommand,
+  proxy: async () => (await import('./proxy.js')).proxyCommand,
+  evaluate: async () => (await import('./evaluate.js')).evaluateCommand,
+  explore: async () => (await import('./explore.js')).exploreCommand,
+};
