@@ -35,7 +35,7 @@ async function main(argv: string[]): Promise<void> {
     });
   // Only the command being run is loaded; --help, no command or a misspelt one load them all.
   const named = argv.find((arg) => !arg.startsWith('-'));
-  const names = named !== undefined && named in commandLoaders ? [named] : Object.keys(commandLoaders);
+  const names = named !== undefined && Object.hasOwn(commandLoaders, named) ? [named] : Object.keys(commandLoaders);
   for (const name of names) parser = parser.command((await commandLoaders[name]()) as never);
   await parser.parseAsync();
 }

@@ -23,6 +23,10 @@ const MAX_LIMIT = 16;
 const SLOW = 2;
 /** Weight of a new answer in the running latency per byte. */
 const EWMA = 0.3;
+/** Answers to requests smaller than this share of the largest seen are not judged: their fixed cost dominates. */
+const COMPARABLE = 0.25;
+/** The cluster's shape is asked for at most this long; then the fallback. */
+const SHAPE_TIMEOUT_MS = 5000;
 
 export interface InFlightPlan {
   /** Requests in flight to start with, and at most. */
@@ -59,11 +63,19 @@ export async function planInFlight(
   { option = '--concurrency', fallback = MIN_LIMIT }: { option?: string; fallback?: number } = {},
 ): Promise<InFlightPlan> {
   if (given !== undefined) return { limit: given, adaptive: false, why: `given (${option})` };
-  const shape = await readShape(client, index).catch(() => undefined);
+  const shape = await withTimeout(readShape(client, index), SHAPE_TIMEOUT_MS).catch(() => undefined);
   if (!shape) return { limit: fallback, adaptive: true, why: 'the cluster did not say its shape: the default' };
   const limit = limitFor(shape);
   const shards = index === undefined ? '' : `, ${shape.primaries} primary shard${shape.primaries === 1 ? '' : 's'}`;
   return { limit, adaptive: true, why: `${shape.dataNodes} data node${shape.dataNodes === 1 ? '' : 's'} with ${shape.writeThreads} write threads${shards}` };
+}
+
+function withTimeout<T>(work: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer in ${ms} ms`)), ms);
+  });
+  return Promise.race([work, late]).finally(() => clearTimeout(timer));
 }
 
 interface NodesInfo {
@@ -94,6 +106,7 @@ export class InFlightLimit {
   private ewma = 0;
   private best = Number.POSITIVE_INFINITY;
   private calm = 0;
+  private largest = 0;
   /** Times the limit went down, for the job's report. */
   decreases = 0;
   /** Lowest the limit went. */
@@ -114,6 +127,12 @@ export class InFlightLimit {
   /** An answer that took `ms` for `bytes` sent. */
   answered(ms: number, bytes: number): void {
     if (!this.plan.adaptive) return;
+    this.largest = Math.max(this.largest, bytes);
+    // A small request costs more per byte (its fixed part): only requests of comparable size are compared.
+    if (bytes < COMPARABLE * this.largest) {
+      if (++this.calm >= this.value && this.value < this.plan.limit) this.set(this.value + 1);
+      return;
+    }
     const perByte = ms / Math.max(1, bytes);
     this.ewma = this.ewma === 0 ? perByte : EWMA * perByte + (1 - EWMA) * this.ewma;
     this.best = Math.min(this.best, this.ewma);

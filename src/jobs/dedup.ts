@@ -23,6 +23,7 @@ import { locationOf } from '../engine/doc-location.js';
 import { absentFields, mappedFields } from '../engine/fields.js';
 import { requireWholeSource } from '../engine/source-filter.js';
 import { requireWritable } from '../engine/index-state.js';
+import { initIndex } from '../engine/init.js';
 import type { RetrySnapshot } from '../engine/retry.js';
 import { checkBulkOptions, requireWholeNumbers, UsageError, UserError } from '../errors.js';
 import { sampleEvery } from '../signature.js';
@@ -302,6 +303,9 @@ export async function dedupIndex(client: EngineClient, options: DedupOptions): P
     for (const [id, reason] of store.damaged) {
       errors.add({ id, reason: `stored signature left out of dedup: ${reason}; near-dup annotate --force --query '{"ids":{"values":[...]}}' signs it again` });
     }
+    // The fields dedup writes may be newer than the index's mapping (canonical_similarity): added first, or a
+    // strict mapping would refuse every update.
+    if (!options.dryRun && clusters.length > 0) await initIndex(client, options.index, prefix);
     const written = options.dryRun
       ? { written: 0, failed: 0, cleared: 0, complete: false }
       : await writeBack(client, clusters, { clustered: cut.clustered, bestMatch: (id) => verifier.bestMatch(id) }, store.facts, errors, { index: options.index, prefix, pageSize, bulk: options.bulk, decided });

@@ -28,10 +28,14 @@ export function simhashDocOf(text: string, tokenized = false): { fingerprint: Ha
 }
 
 // Words repeat (a text's tokens are mostly a few hundred words): their MD5s are kept, in a table cleared when
-// it grows large, so most tokens cost a lookup instead of a digest.
+// it grows large, so most tokens cost a lookup instead of a digest. Only short tokens: V8 makes a substring
+// of 13 characters or more a view of the whole text it was cut from, so a long token kept here would keep
+// its document alive (thousands of documents' worth, at the table's size).
 const hashes = new Map<string, Hash64>();
+export const MAX_KEPT_TOKEN = 12;
 
 function tokenHash(token: string): Hash64 {
+  if (token.length > MAX_KEPT_TOKEN) return unsignedHash(token);
   let h = hashes.get(token);
   if (h === undefined) {
     if (hashes.size >= 1 << 16) hashes.clear();

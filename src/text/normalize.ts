@@ -64,6 +64,8 @@ const ASCII_NORMALIZE = ASCII_ACTION.map((action, c) =>
 const transliterations = new Map<string, string>();
 function transliterate(run: string): string {
   if (run === '$') return ' ';
+  // Only short runs are kept: a longer one may be a view of its whole document (V8 slices from 13 characters).
+  if (run.length > 12) return CURRENCY.test(run) ? run.split(CURRENCY).map((part) => anyAscii(part)).join(' ') : anyAscii(run);
   let ascii = transliterations.get(run);
   if (ascii === undefined) {
     if (transliterations.size >= 4096) transliterations.clear();

@@ -84,7 +84,8 @@ forEachEngine('proxy at the edges', (ctx) => {
     startProxy({ upstream: { url: ctx.engine.url }, host: '127.0.0.1', port: 0, index: signed, fields: ['text'], prefix: 'near_dup', signer: {}, maxChars: 1e7, threads: 1, warn: () => undefined, onError: 'reject', maxUpstreamBytes: 64 * 1024, ...extra });
 
   beforeAll(async () => {
-    proxy = await startEdgeProxy();
+    // Twelve clients at once in the vanishing-clients test: writes in flight fixed above the cluster's choice.
+    proxy = await startEdgeProxy({ maxConcurrentWrites: 16 });
     passing = await startEdgeProxy({ onError: 'pass' });
   });
   afterAll(async () => {

@@ -54,6 +54,10 @@ describe('the live limit', () => {
     expect(limit.current).toBe(6);
     for (let i = 0; i < 3; i++) limit.answered(1000, 1000);
     expect(limit.current).toBe(5);
+    // Requests of mixed sizes (each with a fixed cost) on a healthy engine: the limit stays.
+    const mixed = adaptive(8);
+    for (let i = 0; i < 200; i++) mixed.answered(i % 2 === 0 ? 200 : 8, i % 2 === 0 ? 5_000_000 : 2_000);
+    expect([mixed.current, mixed.decreases]).toEqual([8, 0]);
     // Larger requests that take longer in proportion are not slower.
     const steady = adaptive(6);
     for (let i = 0; i < 10; i++) steady.answered(100 * (1 + (i % 3)), 1000 * (1 + (i % 3)));
