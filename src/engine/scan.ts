@@ -198,9 +198,13 @@ async function nextScrollPage(transport: SearchTransport, scrollId: string | und
     );
   } catch (err) {
     const cause = retryCause(err);
-    const expired = (err as { statusCode?: number }).statusCode === 404;
-    if (cause === undefined && !expired) throw err;
-    // A lost page counts as a retry of its cause (an expired scroll as a dropped connection).
+    const { statusCode, type } = err as { statusCode?: number; type?: string };
+    const expired = statusCode === 404;
+    // A node that held part of the scroll's context left the cluster (killed, disconnected): the engine
+    // answers 500 "Phase failed", and that context is gone as if expired.
+    const nodeLost = statusCode === 500 && type === 'search_phase_execution_exception';
+    if (cause === undefined && !expired && !nodeLost) throw err;
+    // A lost page counts as a retry of its cause (an expired scroll, or one a lost node took, as a dropped connection).
     transport.retries?.record(cause ?? 'connection', 0);
     throw new LostPage(expired ? 'the scroll expired' : `${(err as Error).message}`);
   }
