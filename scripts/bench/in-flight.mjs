@@ -10,11 +10,10 @@ import { rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import PQueue from 'p-queue';
 import { connect } from '../../dist/engine/client.js';
 import { initIndex } from '../../dist/engine/init.js';
 import { licenseCorpus } from './corpus.mjs';
-import { numberArg } from './replicated.mjs';
+import { loadIndex, numberArg } from './replicated.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const urls = (process.env.OPENSEARCH_CLUSTER_URL ?? process.env.SEARCH_URL ?? '').split(',').filter(Boolean);
@@ -36,26 +35,7 @@ const docs = Array.from({ length: target }, (_, i) => {
 });
 
 /** The index afresh: --shards primaries, no replica, the near-dup fields mapped, the documents loaded and merged. */
-async function load() {
-  await client.deleteIndex(index, { ignoreMissing: true });
-  await client.createIndex(index, { settings: { number_of_shards: shards, number_of_replicas: 0, refresh_interval: '30s' } });
-  await initIndex(client, index, 'near_dup');
-  const queue = new PQueue({ concurrency: 4 });
-  for (let i = 0; i < docs.length; i += 1000) {
-    const body = `${docs
-      .slice(i, i + 1000)
-      .flatMap((d) => [JSON.stringify({ index: { _index: index, _id: d.id } }), JSON.stringify({ text: d.text })])
-      .join('\n')}\n`;
-    await queue.onSizeLessThan(4);
-    queue.add(async () => {
-      const r = await client.bulkNdjson(body);
-      if (r.errors) throw new Error('indexing failed');
-    });
-  }
-  await queue.onIdle();
-  await client.request('PUT', `/${index}/_settings`, { index: { refresh_interval: '1s' } });
-  await client.request('POST', `/${index}/_forcemerge`, undefined, { max_num_segments: 1 });
-}
+const load = () => loadIndex(client, index, docs, { shards, prepare: () => initIndex(client, index, 'near_dup') });
 
 /** `near-dup annotate` as a child process; its summary and the seconds it took. */
 function annotate(concurrency) {

@@ -38,12 +38,12 @@ export async function replicatedDocs(target, maxChars) {
 }
 
 /**
- * A fresh index holding `docs`, bulk-loaded with 2 requests in flight (after `prepare`, e.g. a mapping, when
- * given). Returns the seconds the loading took.
+ * A fresh index of `shards` primaries (1) holding `docs`, bulk-loaded with 2 requests in flight (after
+ * `prepare`, e.g. a mapping, when given). Returns the seconds the loading took.
  */
-export async function loadIndex(client, index, docs, { prepare } = {}) {
+export async function loadIndex(client, index, docs, { prepare, shards = 1 } = {}) {
   await client.deleteIndex(index, { ignoreMissing: true });
-  await client.createIndex(index, { settings: { number_of_shards: 1, number_of_replicas: 0, refresh_interval: '30s' } });
+  await client.createIndex(index, { settings: { number_of_shards: shards, number_of_replicas: 0, refresh_interval: '30s' } });
   await prepare?.();
   const t0 = performance.now();
   const queue = new PQueue({ concurrency: 2 });
