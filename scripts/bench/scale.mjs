@@ -7,11 +7,12 @@
 //   (a) `near-dup annotate` (a child process, as a user runs it), over the same documents;
 // and then, on the index (a) annotated, force-merged,
 //   (c) `near-dup dedup --full` (a child process, writing its clusters back);
-// each with wall time, documents per second, the child's peak RSS and CPU, the
-// engine's CPU (from /proc, when scripts/engine runs it) and peak heap (polled), and the index size
-// before and after the near-dup fields. One table at the end, for BENCHMARKS.md.
+// each with wall time, documents per second, the child's peak RSS and CPU, the engine's CPU (its node
+// stats) and peak heap (polled), and the index size before and after the near-dup fields. One table at the
+// end, for BENCHMARKS.md. The engine runs on a core of its own and near-dup on the others (taskset), as on
+// separate machines; `--no-dedup` stops after (a).
 import { execFileSync, spawn } from 'node:child_process';
-import { createReadStream, createWriteStream, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createReadStream, createWriteStream, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import readline from 'node:readline';
@@ -21,8 +22,7 @@ import { nearDupFields } from '../../dist/annotation.js';
 import { planInFlight } from '../../dist/engine/in-flight.js';
 import { connect } from '../../dist/engine/client.js';
 import { createSigner } from '../../dist/signature.js';
-import { enginePids } from '../engine/engines.mjs';
-import { benchUrl, loadIndex, numberArg, replicatedDocs } from './replicated.mjs';
+import { benchUrl, loadIndex, numberArg, pinApart, replicatedDocs } from './replicated.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const cli = path.join(here, '../../dist/cli/main.js');
@@ -36,21 +36,20 @@ const dedupTimeoutS = numberArg('dedup-timeout', Number.POSITIVE_INFINITY);
 const index = 'near-dup-bench-scale';
 const work = mkdtempSync(path.join(os.tmpdir(), 'near-dup-bench-scale-'));
 
+const withDedup = !process.argv.includes('--no-dedup');
+
 const client = await connect({ url: benchUrl(execFileSync, path.join(here, '../engine/cli.mjs')) });
-const managed = !process.env.SEARCH_URL;
-console.log(`engine: ${client.info.flavour} ${client.info.version} at ${client.url}; ${os.cpus()[0].model}, ${os.availableParallelism()} cores, Node ${process.version}`);
+const cores = os.availableParallelism();
+// Pinned before any child starts: the children (near-dup's jobs) inherit this process's cores.
+const pinned = await pinApart(client, execFileSync);
+console.log(`engine: ${client.info.flavour} ${client.info.version} at ${client.url}; ${os.cpus()[0].model}, ${cores} cores, Node ${process.version}; ${pinned.description}`);
 
 // ---------------------------------------------------------------- the engine's cost
 
-/** CPU seconds of the engine's processes so far (scripts/engine's opensearch only), or NaN. */
-function engineCpuSeconds() {
-  if (!managed) return Number.NaN;
-  let ticks = 0;
-  for (const pid of enginePids('opensearch')) {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-    ticks += Number(fields[11]) + Number(fields[12]); // utime, stime
-  }
-  return ticks / 100;
+/** CPU seconds the engine's nodes have used so far (their node stats: any engine, started here or not). */
+async function engineCpuSeconds() {
+  const stats = await client.request('GET', '/_nodes/stats/process', undefined, { filter_path: 'nodes.*.process.cpu.total_in_millis' });
+  return Object.values(stats.nodes).reduce((sum, node) => sum + node.process.cpu.total_in_millis, 0) / 1000;
 }
 
 /** Runs `step` while polling the engine's heap; its result with wall seconds, engine CPU and peak heap. */
@@ -64,11 +63,11 @@ async function measured(step) {
       await new Promise((r) => setTimeout(r, 1000));
     }
   })();
-  const cpu0 = engineCpuSeconds();
+  const cpu0 = await engineCpuSeconds();
   const t0 = performance.now();
   const result = await step();
   const seconds = (performance.now() - t0) / 1000;
-  const engineCpu = engineCpuSeconds() - cpu0;
+  const engineCpu = (await engineCpuSeconds()) - cpu0;
   polling = false;
   await poll;
   return { ...result, seconds, engineCpu, engineHeapMb: peakHeap / 1e6 };
@@ -165,6 +164,19 @@ const docs = await replicatedDocs(maxDocs, maxChars);
 const updates = path.join(work, 'updates.ndjson');
 const rows = [];
 let signed = 0;
+
+// A just-started engine is slower until its JIT has compiled the update and scan paths: without a warm-up
+// the first measured run, (b), pays for it and the ratio flatters annotate. Both paths, once, unmeasured.
+{
+  const warmUp = Math.min(50_000, sizes[0]);
+  await writeUpdates(docs, 0, warmUp, updates);
+  signed = warmUp;
+  await load(docs, warmUp);
+  await engineAlone(updates, warmUp);
+  await load(docs, warmUp);
+  await nearDup(['annotate', '--index', index, '--field', 'text', '--checkpoint', path.join(work, 'cp-warm-up.json')]);
+  console.log(`warm-up: ${warmUp} documents through (b) and (a), not measured`);
+}
 for (const size of sizes) {
   const t0 = performance.now();
   await writeUpdates(docs, signed, size, updates);
@@ -183,6 +195,10 @@ for (const size of sizes) {
   console.log(`  (a) annotate:     ${annotate.seconds.toFixed(1)} s, ${(size / annotate.seconds).toFixed(0)} docs/s, ratio ${(engine.seconds / annotate.seconds).toFixed(2)}, RSS ${annotate.summary.peakMemoryMb} MB, client CPU ${annotate.summary.timing.cpuSeconds.toFixed(0)} s, engine CPU ${annotate.engineCpu.toFixed(0)} s, heap peak ${annotate.engineHeapMb.toFixed(0)} MB`);
   await forceMerge();
   const annotatedBytes = await indexBytes();
+  if (!withDedup) {
+    rows.push({ size, engine, annotate, plainBytes, annotatedBytes });
+    continue;
+  }
 
   const dedupOut = await measured(() => nearDupOutput(['dedup', '--index', index, '--full'], dedupTimeoutS));
   if (dedupOut.stopped) {
@@ -205,8 +221,9 @@ const f0 = (n) => (Number.isNaN(n) ? 'n/a' : n.toFixed(0));
 console.log(`\n| documents | (b) engine alone docs/s | (a) annotate docs/s | ratio (a)/(b) | annotate RSS | annotate client CPU / engine CPU | dedup wall (find + cluster + write) | dedup RSS | dedup client CPU / engine wait / engine CPU | engine heap peak | index without / with near-dup fields | near-dup bytes per doc |`);
 console.log('| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |');
 for (const { size, engine, annotate, dedup, plainBytes, annotatedBytes, dedupStopped } of rows) {
-  if (dedupStopped) {
-    console.log(`| ${size.toLocaleString('en')} | ${f0(size / engine.seconds)} | ${f0(size / annotate.seconds)} | **${(engine.seconds / annotate.seconds).toFixed(2)}** | ${annotate.summary.peakMemoryMb} MB | ${f0(annotate.summary.timing.cpuSeconds)} s / ${f0(annotate.engineCpu)} s | stopped after ${f0(dedupStopped)} s | | | | ${f0(plainBytes / 1e6)} / ${f0(annotatedBytes / 1e6)} MB | ${f0((annotatedBytes - plainBytes) / size)} |`);
+  if (!dedup) {
+    const what = dedupStopped ? `stopped after ${f0(dedupStopped)} s` : 'not run';
+    console.log(`| ${size.toLocaleString('en')} | ${f0(size / engine.seconds)} | ${f0(size / annotate.seconds)} | **${(engine.seconds / annotate.seconds).toFixed(2)}** | ${annotate.summary.peakMemoryMb} MB | ${f0(annotate.summary.timing.cpuSeconds)} s / ${f0(annotate.engineCpu)} s (b: ${f0(engine.engineCpu)} s) | ${what} | | | | ${f0(plainBytes / 1e6)} / ${f0(annotatedBytes / 1e6)} MB | ${f0((annotatedBytes - plainBytes) / size)} |`);
     continue;
   }
   const t = dedup.summary.timing;
@@ -215,5 +232,6 @@ for (const { size, engine, annotate, dedup, plainBytes, annotatedBytes, dedupSto
   );
 }
 await client.deleteIndex(index, { ignoreMissing: true });
+pinned.restore();
 await client.close();
 rmSync(work, { recursive: true, force: true });

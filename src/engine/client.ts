@@ -370,8 +370,11 @@ export function supportsPointInTime(info: Pick<EngineInfo, 'flavour' | 'major' |
   return info.major > 7 || (info.major === 7 && info.minor >= 10);
 }
 
+/** The official client packages near-dup speaks through. */
+export type ClientPackage = '@opensearch-project/opensearch' | '@elastic/elasticsearch' | '@elastic/elasticsearch8' | '@elastic/elasticsearch7';
+
 /** Which official client serves a cluster; the Elasticsearch client major must match the server's. */
-export function clientPackageFor(info: Pick<EngineInfo, 'flavour' | 'major' | 'version'>): string {
+export function clientPackageFor(info: Pick<EngineInfo, 'flavour' | 'major' | 'version'>): ClientPackage {
   if (info.flavour === 'opensearch') {
     if (info.major >= 1) return '@opensearch-project/opensearch';
   } else if (info.major >= 9) return '@elastic/elasticsearch';
@@ -405,6 +408,32 @@ interface ClientError {
   meta?: { statusCode?: number; body?: unknown; headers?: Record<string, unknown> };
 }
 
+/** Each client package's module, imported once per process: connections made side by side share the import. */
+const clientModules = new Map<ClientPackage, Promise<any>>();
+
+function clientModule(pkg: ClientPackage): Promise<any> {
+  let loading = clientModules.get(pkg);
+  if (!loading) {
+    loading = importClientPackage(pkg);
+    clientModules.set(pkg, loading);
+    loading.catch(() => clientModules.delete(pkg)); // a failed import may be tried again
+  }
+  return loading;
+}
+
+function importClientPackage(pkg: ClientPackage): Promise<any> {
+  switch (pkg) {
+    case '@opensearch-project/opensearch':
+      return import('@opensearch-project/opensearch');
+    case '@elastic/elasticsearch7':
+      return import('@elastic/elasticsearch7');
+    case '@elastic/elasticsearch8':
+      return import('@elastic/elasticsearch8');
+    default:
+      return import('@elastic/elasticsearch');
+  }
+}
+
 async function createSender(info: EngineInfo, connection: ResolvedConnection): Promise<Sender> {
   const pkg = clientPackageFor(info);
   const tls = connection.nodes.some((node) => node.startsWith('https:')) ? { ca: connection.ca, rejectUnauthorized: !connection.insecure } : undefined;
@@ -416,7 +445,7 @@ async function createSender(info: EngineInfo, connection: ResolvedConnection): P
   let client: any;
   let meta = false;
   if (pkg === '@opensearch-project/opensearch') {
-    const { Client } = await import('@opensearch-project/opensearch');
+    const { Client } = await clientModule(pkg);
     // The OpenSearch client only knows basic auth (and AWS SigV4); tokens go in the header.
     client = new Client({
       ...common,
@@ -435,11 +464,11 @@ async function createSender(info: EngineInfo, connection: ResolvedConnection): P
             ? { bearer: auth.token }
             : undefined;
     if (pkg === '@elastic/elasticsearch7') {
-      const mod: any = await import('@elastic/elasticsearch7');
+      const mod = await clientModule(pkg);
       const Client = mod.Client ?? mod.default?.Client;
       client = new Client({ ...common, ssl: tls, auth: esAuth });
     } else {
-      const mod: any = pkg === '@elastic/elasticsearch8' ? await import('@elastic/elasticsearch8') : await import('@elastic/elasticsearch');
+      const mod = await clientModule(pkg);
       const Client = mod.Client ?? mod.default?.Client;
       client = new Client({ ...common, tls, auth: esAuth });
       meta = true; // the 8 and 9 clients return the body alone unless asked for meta

@@ -1,7 +1,8 @@
 // Cutting families into clusters (dedup/cluster-cut.ts) on chains built to drift: each version a
 // near-duplicate of the one before, the first and the last far apart.
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { type CanonicalRule, type ClusterMethod, centres, cutFamily, pickCanonical } from '../../src/jobs/dedup/cluster-cut.js';
+import { type CanonicalRule, type ClusterMethod, centres, compareValues, cutFamily, pickCanonical } from '../../src/jobs/dedup/cluster-cut.js';
 import type { Facts } from '../../src/jobs/dedup/facts.js';
 import { keyHash, type StoredSignature } from '../../src/jobs/dedup/signature-store.js';
 
@@ -148,5 +149,43 @@ describe('a canonical left without duplicates goes with its nearest member', () 
     const same = [Uint32Array.from(values.c), Uint32Array.from(values.c)];
     expect(centres(['a', 'b'], apart, same, BAR)).toEqual([0, 1]);
     expect(centres(['a', 'b'], [Int32Array.of(1), Int32Array.of(1)], same, BAR)).toEqual([0, 0]);
+  });
+});
+
+describe('the canonical order over mixed sort values', () => {
+  // One field can hold dates in one document, keywords, numbers or booleans in others: the order must still
+  // be total and transitive, or the canonical would depend on the order the engine returned the members in.
+  const values = fc.oneof(fc.integer(), fc.double({ noNaN: false }), fc.string(), fc.constantFrom('2021-03-04', '2020-01-01T00:00:00Z', '12', 'abc'), fc.boolean(), fc.constant(null), fc.array(fc.integer(), { maxLength: 2 }));
+
+  it('is antisymmetric and transitive in either direction, and never equal across kinds', () => {
+    fc.assert(
+      fc.property(values, values, values, fc.constantFrom(1 as const, -1 as const), (a, b, c, direction) => {
+        const cmp = (x: unknown, y: unknown) => compareValues(x, y, direction);
+        expect(Math.sign(cmp(a, b))).toBe(-Math.sign(cmp(b, a)) || 0);
+        if (cmp(a, b) <= 0 && cmp(b, c) <= 0) expect(cmp(a, c)).toBeLessThanOrEqual(0);
+        if (typeof a !== typeof b) expect(cmp(a, b)).not.toBe(0);
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
+  it('gives one canonical whatever order the members come in', () => {
+    const facts = new Map<string, Facts>([
+      ['a', { tokens: 1, sortKey: 'keyword' }],
+      ['b', { tokens: 1, sortKey: Date.UTC(2020, 0, 1) }],
+      ['c', { tokens: 1, sortKey: 7 }],
+      ['d', { tokens: 1, sortKey: true }],
+      ['e', { tokens: 1, sortKey: '2019-06-01' }],
+    ]);
+    const orders = [['a', 'b', 'c', 'd', 'e'], ['e', 'd', 'c', 'b', 'a'], ['c', 'a', 'e', 'b', 'd']];
+    for (const rule of ['oldest', 'newest'] as const) {
+      const picked = new Set(orders.map((members) => pickCanonical(members, facts, rule)));
+      expect(picked.size).toBe(1);
+    }
+    // Numbers and dates first (by value, in the rule's direction), then other strings, then booleans.
+    expect(pickCanonical(orders[0], facts, 'oldest')).toBe('c');
+    expect(pickCanonical(orders[0], facts, 'newest')).toBe('b');
+    expect(pickCanonical(['a', 'd'], facts, 'oldest')).toBe('a');
+    expect(pickCanonical(['a', 'd'], facts, 'newest')).toBe('a');
   });
 });

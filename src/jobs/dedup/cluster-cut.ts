@@ -248,7 +248,7 @@ export function canonicalOrder(facts: FactsLookup, rule: CanonicalRule): (a: str
     const x = facts.get(a)?.sortKey, y = facts.get(b)?.sortKey;
     const missingX = x === undefined || x === null, missingY = y === undefined || y === null;
     if (missingX || missingY) return missingX === missingY ? 0 : missingX ? 1 : -1;
-    return direction * compareValues(x, y);
+    return compareValues(x, y, direction);
   };
   return (a, b) => {
     let order: number;
@@ -265,10 +265,27 @@ export function pickCanonical(members: readonly string[], facts: FactsLookup, ru
   return [...members].sort(canonicalOrder(facts, rule))[0];
 }
 
-/** Dates as dates, numbers and strings as they are. */
-function compareValues(a: unknown, b: unknown): number {
+/**
+ * A total order over whatever a sort field holds, so that sorting is the same whatever order the members
+ * come in: numbers and dates (a string that reads as a date, as its milliseconds) first, then other
+ * strings, then booleans, then anything else by its JSON; within a kind by value, in `direction` (1
+ * ascending, -1 descending). Mixed kinds never compare as equal, and keep their order in either direction.
+ */
+export function compareValues(a: unknown, b: unknown, direction: 1 | -1 = 1): number {
   if (a === b) return 0;
-  const x = typeof a === 'string' && !Number.isNaN(Date.parse(a)) && typeof b === 'string' ? Date.parse(a) : a;
-  const y = typeof b === 'string' && !Number.isNaN(Date.parse(b)) && typeof a === 'string' ? Date.parse(b) : b;
-  return (x as number) < (y as number) ? -1 : (x as number) > (y as number) ? 1 : 0;
+  const [rankA, x] = sortable(a);
+  const [rankB, y] = sortable(b);
+  if (rankA !== rankB) return rankA - rankB;
+  return x < y ? -direction : x > y ? direction : 0;
+}
+
+/** A value's kind (its rank among kinds) and what it sorts by within that kind. */
+function sortable(value: unknown): [number, number | string] {
+  if (typeof value === 'number') return Number.isNaN(value) ? [3, 'NaN'] : [0, value];
+  if (typeof value === 'string') {
+    const date = Date.parse(value);
+    return Number.isNaN(date) ? [1, value] : [0, date];
+  }
+  if (typeof value === 'boolean') return [2, Number(value)];
+  return [3, JSON.stringify(value) ?? String(value)];
 }
