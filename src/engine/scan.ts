@@ -80,6 +80,38 @@ export async function* scanIndex(transport: SearchTransport, options: ScanOption
   else yield* scanWithRestarts(transport, options);
 }
 
+/**
+ * The pages of `pages`, the next one asked for as soon as one is handed out: the engine reads page k+1
+ * while the caller works on page k (one page more in memory). Stopping early closes `pages` once the page
+ * being read has come (its error, if any, is not the caller's any more).
+ */
+export async function* readAhead<T>(pages: AsyncIterator<T>): AsyncGenerator<T> {
+  let next = pages.next();
+  let finished = false;
+  try {
+    for (;;) {
+      const page = await next;
+      if (page.done) {
+        finished = true;
+        return;
+      }
+      next = pages.next();
+      // One turn of the event loop, so that the request for the next page is on its way before the caller
+      // works on this one without yielding (the client sends it only after a few asynchronous steps).
+      await new Promise((resolve) => setImmediate(resolve));
+      yield page.value;
+    }
+  } catch (err) {
+    finished = true; // the source threw: it is closed already
+    throw err;
+  } finally {
+    if (!finished) {
+      await next.catch(() => undefined);
+      await pages.return?.(undefined);
+    }
+  }
+}
+
 function searchBody(options: ScanOptions, query = options.query): Record<string, unknown> {
   return {
     size: options.pageSize ?? 1000,

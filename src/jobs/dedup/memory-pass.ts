@@ -6,7 +6,7 @@
 import type { EngineClient } from '../../engine/client.js';
 import type { DocNumbers } from './doc-numbers.js';
 import { locationOf } from '../../engine/doc-location.js';
-import { scanIndex } from '../../engine/scan.js';
+import { readAhead, scanIndex } from '../../engine/scan.js';
 import { LargeKeyJoin } from './large-key.js';
 import type { PairVerifier } from './pair-verifier.js';
 import { bandRuns, SignaturePool } from './signature-pool.js';
@@ -37,13 +37,9 @@ const POOL_PAGE = 1000;
 /** Every signature in scope, in one scan, decoded straight into the pool; each document's facts kept by the store. */
 export async function readPool(client: EngineClient, store: SignatureStore, read: PoolRead): Promise<SignaturePool> {
   const pool = new SignaturePool(read.documents, read.numbers);
-  for await (const page of scanIndex(client, {
-    index: read.index,
-    query: read.scope,
-    sourceIncludes: read.fields,
-    pageSize: Math.min(read.pageSize, POOL_PAGE),
-    pointInTime: client.pointInTime,
-  })) {
+  // Read ahead: the engine reads the next page while this one is decoded (on separate machines, at once).
+  const pages = scanIndex(client, { index: read.index, query: read.scope, sourceIncludes: read.fields, pageSize: Math.min(read.pageSize, POOL_PAGE), pointInTime: client.pointInTime });
+  for await (const page of readAhead(pages)) {
     for (const hit of page) {
       const document = { id: hit._id, location: locationOf(hit), source: hit._source ?? {} };
       const fields = store.checked(document);
