@@ -11,12 +11,11 @@ import time
 import datasketch
 from datasketch import MinHash
 
+from peer_corpus import read_tokens
+
 
 def main(path, num_perm):
-    docs = []
-    with open(path, encoding="utf-8") as f:
-        for line in f:
-            docs.append(json.loads(line)["text"].split())
+    docs = read_tokens(path)
     start = time.perf_counter()
     checksum = 0
     for tokens in docs:

@@ -18,13 +18,12 @@ from importlib.metadata import version
 
 import rensa
 
+from peer_corpus import read_tokens
+
 
 def main(path, kind, num_perm):
     sketch = {"r": rensa.RMinHash, "c": rensa.CMinHash}[kind]
-    docs = []
-    with open(path, encoding="utf-8") as f:
-        for line in f:
-            docs.append(json.loads(line)["text"].split())
+    docs = read_tokens(path)
     start = time.perf_counter()
     checksum = 0
     for tokens in docs:

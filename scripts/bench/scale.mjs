@@ -19,7 +19,7 @@ import readline from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import PQueue from 'p-queue';
 import { nearDupFields } from '../../dist/annotation.js';
-import { planInFlight } from '../../dist/engine/in-flight.js';
+import { planInFlight } from '../../dist/engine/in-flight-plan.js';
 import { connect } from '../../dist/engine/client.js';
 import { createSigner } from '../../dist/signature.js';
 import { benchUrl, loadIndex, numberArg, pinApart, replicatedDocs } from './replicated.mjs';

@@ -1,9 +1,10 @@
 // Raw HTTP to one cluster for the signing proxy: requests go upstream as the client sent them (its
 // headers, its credentials), answers come back as streams. Only the Host header and the hop-by-hop
-// headers a proxy must not pass on are changed.
+// headers a proxy must not pass on are changed. The proxy's own JSON requests go by `upstreamJson`.
 import http from 'node:http';
 import https from 'node:https';
 import { pipeline, type Readable, Transform } from 'node:stream';
+import { EngineResponseError } from './errors.js';
 import { redactCredentials } from './url.js';
 
 /** Headers that belong to one connection, not to the message (RFC 9110 7.6.1), and never cross a proxy. */
@@ -147,6 +148,22 @@ export class Upstream {
   close(): void {
     this.agent.destroy();
   }
+}
+
+/** A JSON request upstream (with `headers`, a client's credentials or none); a refusal thrown as an EngineResponseError. */
+export async function upstreamJson(upstream: Upstream, method: string, path: string, body?: unknown, headers: readonly string[] = []): Promise<unknown> {
+  const bytes = body === undefined ? new Uint8Array(0) : Buffer.from(JSON.stringify(body));
+  const answer = await upstream.send(method, path, [...headers, 'content-type', 'application/json', 'accept', 'application/json'], bytes).response;
+  const text = (await readBody(answer.body)).toString('utf8');
+  let parsed: unknown = text;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    // not JSON: kept as text for the message
+  }
+  if (answer.status < 300) return parsed;
+  const error = (parsed as { error?: { type?: string; reason?: string } } | undefined)?.error;
+  throw new EngineResponseError(answer.status, typeof error === 'object' ? error?.type : undefined, typeof error === 'object' ? error?.reason : undefined, method, path, upstream.url.origin, parsed);
 }
 
 function describeSocketError(err: Error & { code?: string }): string {

@@ -23,7 +23,8 @@ import type { AnnotateInput, AnnotateResult } from '../signing/annotate-batch.js
 import { BulkWriter } from './bulk-writer.js';
 import { defaultCheckpointPath, identityDifferences, readCheckpoint, writeCheckpoint, type Checkpoint } from './checkpoint.js';
 import { ErrorsFile } from './errors-file.js';
-import { InFlightLimit, planInFlight } from '../engine/in-flight.js';
+import { InFlightLimit } from '../engine/in-flight.js';
+import { planInFlight } from '../engine/in-flight-plan.js';
 import { initIndex } from '../engine/init.js';
 import type { KeyLists } from '../stored/write.js';
 import { createSignPool, type SignPool } from '../signing/sign-pool.js';
@@ -87,7 +88,7 @@ export interface AnnotateSummary extends AnnotateCounts {
   complete: boolean;
   /** Documents of the job still without a signature at the end, not counted as failed (listed in the errors file). */
   missing: number;
-  /** Bulk requests kept in flight, and what chose that number (see engine/in-flight.ts). */
+  /** Bulk requests kept in flight, and what chose that number (see engine/in-flight-plan.ts). */
   inFlight: string;
   /** Closed indices the name matches: the engine reads none of their documents, so none was signed. */
   closedIndices: string[];

@@ -16,7 +16,8 @@ import { resolveSignerSettings, type SignerOptions } from '../signature.js';
 import { type BulkOperation, BulkWriter } from './bulk-writer.js';
 import { ErrorsFile } from './errors-file.js';
 import type { IngestResult } from '../signing/ingest-lines.js';
-import { InFlightLimit, planInFlight } from '../engine/in-flight.js';
+import { InFlightLimit } from '../engine/in-flight.js';
+import { planInFlight } from '../engine/in-flight-plan.js';
 import { initIndex } from '../engine/init.js';
 import { lineBatches } from '../signing/line-batches.js';
 import { createSignPool } from '../signing/sign-pool.js';
@@ -52,7 +53,7 @@ export interface IngestSummary {
   confirmed: number;
   retries: RetrySnapshot;
   seconds: number;
-  /** Bulk requests kept in flight, and what chose that number (see engine/in-flight.ts). */
+  /** Bulk requests kept in flight, and what chose that number (see engine/in-flight-plan.ts). */
   inFlight: string;
   errorsFile?: string;
 }

@@ -5,9 +5,8 @@
 // client's own credentials. An index the client may not change (no manage privilege) is said once on
 // stderr with the fix, and documents still go.
 import type { IndexMappings } from '../engine/client.js';
-import { EngineResponseError } from '../engine/errors.js';
 import { redactSecret } from '../engine/url.js';
-import { headerValue, readBody, type Upstream } from '../engine/forward.js';
+import { headerValue, type Upstream, upstreamJson } from '../engine/forward.js';
 import { initIndex, type MappingAccess } from '../engine/init.js';
 import type { KeyLists } from '../stored/write.js';
 
@@ -51,22 +50,6 @@ export class IndexFieldsGuard {
   private async give(index: string, headers: string[]): Promise<KeyLists> {
     return (await initIndex(mappingAccess(this.upstream, headers), index, this.prefix)).keyLists;
   }
-}
-
-/** A JSON request upstream (with `headers`, a client's credentials or none); a refusal thrown as an EngineResponseError. */
-export async function upstreamJson(upstream: Upstream, method: string, path: string, body?: unknown, headers: readonly string[] = []): Promise<unknown> {
-  const bytes = body === undefined ? new Uint8Array(0) : Buffer.from(JSON.stringify(body));
-  const answer = await upstream.send(method, path, [...headers, 'content-type', 'application/json', 'accept', 'application/json'], bytes).response;
-  const text = (await readBody(answer.body)).toString('utf8');
-  let parsed: unknown = text;
-  try {
-    parsed = JSON.parse(text);
-  } catch {
-    // not JSON: kept as text for the message
-  }
-  if (answer.status < 300) return parsed;
-  const error = (parsed as { error?: { type?: string; reason?: string } } | undefined)?.error;
-  throw new EngineResponseError(answer.status, typeof error === 'object' ? error?.type : undefined, typeof error === 'object' ? error?.reason : undefined, method, path, upstream.url.origin, parsed);
 }
 
 /** The mapping requests initIndex makes, sent upstream with the client's own credentials. */

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { InFlightLimit, limitFor, planInFlight } from '../../src/engine/in-flight.js';
+import { InFlightLimit } from '../../src/engine/in-flight.js';
+import { limitFor, planInFlight } from '../../src/engine/in-flight-plan.js';
 
 const adaptive = (limit: number) => new InFlightLimit({ limit, adaptive: true, why: 'test' });
 

@@ -4,7 +4,8 @@
 import { underPrefix } from '../../annotation.js';
 import type { EngineClient } from '../../engine/client.js';
 import { actionMeta, type DocLocation } from '../../engine/doc-location.js';
-import { InFlightLimit, planInFlight } from '../../engine/in-flight.js';
+import { InFlightLimit } from '../../engine/in-flight.js';
+import { planInFlight } from '../../engine/in-flight-plan.js';
 import { BulkWriter } from '../bulk-writer.js';
 import type { ErrorsFile } from '../errors-file.js';
 
