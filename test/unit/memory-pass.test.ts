@@ -1,6 +1,7 @@
 // The full pass in memory, without an engine: the pool of signatures, the runs of equal band keys, and
 // the clusters it verifies, against every pair that shares a key compared one by one.
 import { describe, expect, it } from 'vitest';
+import { DocNumbers } from '../../src/jobs/dedup/doc-numbers.js';
 import { verifyBand } from '../../src/jobs/dedup/memory-pass.js';
 import { PairVerifier } from '../../src/jobs/dedup/pair-verifier.js';
 import { bandRuns, SignaturePool } from '../../src/jobs/dedup/signature-pool.js';
@@ -122,6 +123,25 @@ describe('the full pass in memory', () => {
     for (let band = 0; band < pool.bandCount; band++) await verifyBand(pool, verifier, band, 1000);
     expect(components(verifier.clusters)).toEqual(components(truth));
     expect(new Set(pairs).size).toBe(pairs.length);
+  });
+
+  it('a pool numbered as the verifier is (members passed by number) verifies exactly what the ids path does', async () => {
+    const run = async (shared: boolean) => {
+      const numbers = new DocNumbers();
+      const pool = new SignaturePool(docs.length, shared ? numbers : new DocNumbers());
+      for (const d of docs) pool.add(d.id, d.signature);
+      const pairs: string[] = [];
+      const verifier = new PairVerifier(bar, { documents: numbers, collectMatches: true, onRecorded: (p) => pairs.push(`${p.a}|${p.b}|${p.jaccard}|${p.hamming}`) });
+      expect(pool.numbering === verifier.clusters.documents).toBe(shared); // which path verifyBand takes
+      for (let band = 0; band < pool.bandCount; band++) await verifyBand(pool, verifier, band, 1000);
+      const best = docs.map((d) => verifier.bestMatch(d.id));
+      return { pairs, best, clusters: components(verifier.clusters), counts: [verifier.buckets, verifier.candidatePairs, verifier.verifiedPairs], matches: [...verifier.matches!].sort() };
+    };
+    const byNumber = await run(true);
+    const byId = await run(false);
+    expect(byNumber.pairs.length).toBeGreaterThan(100);
+    expect(byNumber).toEqual(byId);
+    expect(byNumber.clusters).toEqual(components(truth));
   });
 
   it('with keys larger than a chunk, verified a chunk at a time: the same clusters', async () => {

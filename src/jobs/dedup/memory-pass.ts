@@ -8,7 +8,7 @@ import type { DocNumbers } from './doc-numbers.js';
 import { locationOf } from '../../engine/doc-location.js';
 import { readAhead, scanIndex } from '../../engine/scan.js';
 import { LargeKeyJoin } from './large-key.js';
-import type { PairVerifier } from './pair-verifier.js';
+import type { BucketMembers, PairVerifier } from './pair-verifier.js';
 import { bandRuns, SignaturePool } from './signature-pool.js';
 import type { SignatureStore, StoredSignature } from './signature-store.js';
 
@@ -60,11 +60,17 @@ export async function verifyBand(pool: SignaturePool, verifier: PairVerifier, ba
   const { order, runs } = bandRuns(pool, band);
   for (const [start, end] of runs) if (end - start > bucketChunk) verifier.markLargeKey(band, pool.bandHash(order[start], band));
   if (markOnly) return;
+  // Documents the pool and the verifier number alike go to the verifier by number (no lookups of ids).
+  const numbered = pool.numbering !== undefined && pool.numbering === verifier.clusters.documents;
   for (const [start, end] of runs) {
     if (end - start > bucketChunk) {
       const join = new LargeKeyJoin(verifier, band, bucketChunk);
       for (let k = start; k < end; k++) await join.add(pool.ids[order[k]], pool.signature(order[k]));
       await join.finish();
+      continue;
+    }
+    if (numbered) {
+      verifier.verifyMembersOf(bucketOf(pool, order, start, end), band);
       continue;
     }
     const ids: string[] = [];
@@ -76,4 +82,17 @@ export async function verifyBand(pool: SignaturePool, verifier: PairVerifier, ba
     }
     verifier.verifyBucket(ids, signatures, { band });
   }
+}
+
+/** The documents at order[start, end) of the pool, with their numbers and signatures, as the verifier takes them. */
+function bucketOf(pool: SignaturePool, order: Uint32Array, start: number, end: number): BucketMembers {
+  const ids: string[] = [];
+  const numbers = new Int32Array(end - start);
+  const signatures: StoredSignature[] = [];
+  for (let k = start; k < end; k++) {
+    ids.push(pool.ids[order[k]]);
+    numbers[k - start] = pool.numberAt(order[k]);
+    signatures.push(pool.signature(order[k]));
+  }
+  return { ids, numbers, signatures };
 }

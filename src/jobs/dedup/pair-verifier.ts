@@ -23,6 +23,13 @@ const MAX_MATCHES = 10;
 
 export type Signatures = ReadonlyMap<string, StoredSignature>;
 
+/** The members of one bucket, side by side: their ids, their numbers in the verifier's numbering, their signatures. */
+export interface BucketMembers {
+  ids: readonly string[];
+  numbers: ArrayLike<number>;
+  signatures: readonly StoredSignature[];
+}
+
 export interface PairHooks {
   /** A pair verified in this run (to journal it). */
   onVerified?: (pair: VerifiedPair) => void;
@@ -78,34 +85,13 @@ export class PairVerifier {
 
   /** Verifies one pair; a verified pair is recorded and reported. */
   verify(x: string, y: string, signatures: Signatures): boolean {
-    const a = signatures.get(x)!, b = signatures.get(y)!;
-    this.candidatePairs++;
-    const jaccard = minhashJaccard(a.values, b.values);
-    if (jaccard < this.minSimilarity) return false;
-    this.verifiedPairs++;
-    const [p, q] = x < y ? [x, y] : [y, x];
-    const pair = { a: p, b: q, jaccard, hamming: hammingDistance(a.simhash, b.simhash) };
-    this.hooks.onVerified?.(pair);
-    this.record(pair);
-    return true;
+    return this.verifyMembers(this.members([x, y], signatures), 0, 1);
   }
 
   /** A verified pair (found now, or replayed from an interrupted run) joins its documents. */
   record(pair: VerifiedPair): void {
-    const { a, b, jaccard } = pair;
-    this.hooks.onRecorded?.(pair);
-    for (const [id, other] of [[a, b], [b, a]]) {
-      const n = this.clusters.documents.numberOf(id);
-      this.best = withRoomFor(this.best, n);
-      this.best[n] = Math.max(this.best[n], jaccard);
-      if (this.matches) {
-        const list = this.matches.get(id) ?? [];
-        list.push({ id: other, jaccard });
-        list.sort((m, n) => n.jaccard - m.jaccard || (m.id < n.id ? -1 : 1));
-        this.matches.set(id, list.slice(0, MAX_MATCHES));
-      }
-    }
-    this.clusters.union(a, b);
+    const documents = this.clusters.documents;
+    this.recordNumbered(pair, documents.numberOf(pair.a), documents.numberOf(pair.b));
   }
 
   /**
@@ -114,15 +100,7 @@ export class PairVerifier {
    * (which may not have), 'no' when they share none.
    */
   decidedEarlier(x: string, y: string, band: number | undefined, signatures: Signatures): 'yes' | 'large' | 'no' {
-    if (band === undefined) return 'no';
-    const a = signatures.get(x)!.bands, b = signatures.get(y)!.bands;
-    let shared: 'large' | 'no' = 'no';
-    for (let j = 0; j < band && j < a.length && j < b.length; j++) {
-      if (a[j] !== b[j]) continue;
-      if (!this.largeKeys.get(j)?.has(a[j])) return 'yes';
-      shared = 'large';
-    }
-    return shared;
+    return this.decidedBefore(signatures.get(x)!.bands, signatures.get(y)!.bands, band);
   }
 
   /**
@@ -132,37 +110,98 @@ export class PairVerifier {
    * unverified, whatever the order of the members. With `anchor`, only the pairs that include it.
    */
   verifyBucket(ids: readonly string[], signatures: Signatures, options: { anchor?: string; band?: number } = {}): void {
-    this.buckets++;
-    const present = ids.filter((id) => signatures.has(id));
-    if (options.anchor !== undefined) {
-      if (!signatures.has(options.anchor)) return;
-      for (const id of present) if (id !== options.anchor) this.verify(options.anchor, id, signatures);
+    const { anchor } = options;
+    if (anchor === undefined) {
+      this.verifyMembersOf(this.members(ids, signatures), options.band);
       return;
     }
-    if (present.length <= PAIRWISE_BUCKET) this.verifyEveryPair(present, signatures, options.band);
-    else this.joinLargeBucket(present, signatures, options.band);
+    this.buckets++;
+    if (!signatures.has(anchor)) return;
+    const bucket = this.members([anchor, ...ids.filter((id) => id !== anchor)], signatures);
+    for (let k = 1; k < bucket.ids.length; k++) this.verifyMembers(bucket, 0, k);
   }
 
-  private verifyEveryPair(ids: readonly string[], signatures: Signatures, band: number | undefined): void {
-    for (let i = 0; i < ids.length; i++) {
-      for (let j = i + 1; j < ids.length; j++) {
+  /** verifyBucket for members already numbered in this verifier's numbering (the pass that holds every signature). */
+  verifyMembersOf(bucket: BucketMembers, band?: number): void {
+    this.buckets++;
+    if (bucket.ids.length <= PAIRWISE_BUCKET) this.verifyEveryPair(bucket, band);
+    else this.joinLargeBucket(bucket, band);
+  }
+
+  /** The members of `ids` that have a signature, numbered. */
+  private members(ids: readonly string[], signatures: Signatures): BucketMembers {
+    const present = ids.filter((id) => signatures.has(id));
+    const documents = this.clusters.documents;
+    return { ids: present, numbers: present.map((id) => documents.numberOf(id)), signatures: present.map((id) => signatures.get(id)!) };
+  }
+
+  /** Verifies members i and j of a bucket; a verified pair is recorded and reported. */
+  private verifyMembers(bucket: BucketMembers, i: number, j: number): boolean {
+    const a = bucket.signatures[i], b = bucket.signatures[j];
+    this.candidatePairs++;
+    const jaccard = minhashJaccard(a.values, b.values);
+    if (jaccard < this.minSimilarity) return false;
+    this.verifiedPairs++;
+    const x = bucket.ids[i], y = bucket.ids[j];
+    const pair = x < y ? { a: x, b: y, jaccard, hamming: hammingDistance(a.simhash, b.simhash) } : { a: y, b: x, jaccard, hamming: hammingDistance(b.simhash, a.simhash) };
+    this.hooks.onVerified?.(pair);
+    const [first, second] = x < y ? [bucket.numbers[i], bucket.numbers[j]] : [bucket.numbers[j], bucket.numbers[i]];
+    this.recordNumbered(pair, first, second);
+    return true;
+  }
+
+  /** Records a pair whose documents a and b have the numbers `na` and `nb`. */
+  private recordNumbered(pair: VerifiedPair, na: number, nb: number): void {
+    const { a, b, jaccard } = pair;
+    this.hooks.onRecorded?.(pair);
+    this.best = withRoomFor(this.best, Math.max(na, nb));
+    this.best[na] = Math.max(this.best[na], jaccard);
+    this.best[nb] = Math.max(this.best[nb], jaccard);
+    if (this.matches) {
+      for (const [id, other] of [[a, b], [b, a]]) {
+        const list = this.matches.get(id) ?? [];
+        list.push({ id: other, jaccard });
+        list.sort((m, n) => n.jaccard - m.jaccard || (m.id < n.id ? -1 : 1));
+        this.matches.set(id, list.slice(0, MAX_MATCHES));
+      }
+    }
+    this.clusters.unionNumbers(na, nb);
+  }
+
+  private decidedBefore(a: Int32Array, b: Int32Array, band: number | undefined): 'yes' | 'large' | 'no' {
+    if (band === undefined) return 'no';
+    let shared: 'large' | 'no' = 'no';
+    for (let j = 0; j < band && j < a.length && j < b.length; j++) {
+      if (a[j] !== b[j]) continue;
+      if (!this.largeKeys.get(j)?.has(a[j])) return 'yes';
+      shared = 'large';
+    }
+    return shared;
+  }
+
+  private verifyEveryPair(bucket: BucketMembers, band: number | undefined): void {
+    const { numbers, signatures } = bucket;
+    for (let i = 0; i < numbers.length; i++) {
+      for (let j = i + 1; j < numbers.length; j++) {
         // A pair that met in a large key is verified here unless that key already joined it (so that no
         // pair is reported twice).
-        const decided = this.decidedEarlier(ids[i], ids[j], band, signatures);
-        if (decided === 'no' || (decided === 'large' && this.clusters.find(ids[i]) !== this.clusters.find(ids[j]))) this.verify(ids[i], ids[j], signatures);
+        const decided = this.decidedBefore(signatures[i].bands, signatures[j].bands, band);
+        if (decided === 'no' || (decided === 'large' && this.clusters.rootOf(numbers[i]) !== this.clusters.rootOf(numbers[j]))) this.verifyMembers(bucket, i, j);
       }
     }
   }
 
-  private joinLargeBucket(ids: readonly string[], signatures: Signatures, band: number | undefined): void {
+  private joinLargeBucket(bucket: BucketMembers, band: number | undefined): void {
     // Signatures of another length cannot be compared (minhashJaccard refuses them): left out.
-    const length = signatures.get(ids[0])!.values.length;
-    const members = ids.filter((id) => signatures.get(id)!.values.length === length);
+    const { numbers, signatures } = bucket;
+    const length = signatures[0].values.length;
+    const members: number[] = [];
+    for (let k = 0; k < signatures.length; k++) if (signatures[k].values.length === length) members.push(k);
     joinBucket(
-      members.map((id) => signatures.get(id)!.values),
-      members.map((id) => this.clusters.find(id)),
+      members.map((k) => signatures[k].values),
+      members.map((k) => this.clusters.rootOf(numbers[k])),
       this.maxDistance(length),
-      (i, j) => this.decidedEarlier(members[i], members[j], band, signatures) !== 'yes' && this.verify(members[i], members[j], signatures),
+      (i, j) => this.decidedBefore(signatures[members[i]].bands, signatures[members[j]].bands, band) !== 'yes' && this.verifyMembers(bucket, members[i], members[j]),
     );
   }
 

@@ -21,6 +21,8 @@ export class SignaturePool {
 
   /** Each document's slot + 1, by its number (0: not here), when the pool is given the numbering. */
   private slots = new Int32Array(0);
+  /** Each slot's document number, when the pool is given the numbering. */
+  private numbers = new Int32Array(0);
 
   /**
    * `expected`: how many documents will be added (the arrays grow past it if need be); `documents`: the
@@ -30,6 +32,16 @@ export class SignaturePool {
     private readonly expected: number,
     private readonly documents?: DocNumbers,
   ) {}
+
+  /** The numbering the pool was given, if any. */
+  get numbering(): DocNumbers | undefined {
+    return this.documents;
+  }
+
+  /** Slot i's document number in that numbering. */
+  numberAt(i: number): number {
+    return this.numbers[i];
+  }
 
   /** A document's signature by id (a view into the arrays), when the pool was given the numbering. */
   find(id: string): StoredSignature | undefined {
@@ -77,6 +89,8 @@ export class SignaturePool {
       const n = this.documents.numberOf(id);
       this.slots = withRoomFor(this.slots, n);
       this.slots[n] = i + 1;
+      this.numbers = withRoomFor(this.numbers, i);
+      this.numbers[i] = n;
     }
     return i;
   }

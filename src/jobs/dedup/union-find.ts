@@ -24,7 +24,19 @@ export class UnionFind {
   }
 
   union(a: string, b: string): void {
-    let ra = this.root(this.numbered(a)), rb = this.root(this.numbered(b));
+    this.unionNumbers(this.numbered(a), this.numbered(b));
+  }
+
+  /** The number of the root of document n's set (n in this.documents' numbering). */
+  rootOf(n: number): number {
+    this.makeRoom(n);
+    return this.root(n);
+  }
+
+  /** Joins the sets of documents a and b, by number. */
+  unionNumbers(a: number, b: number): void {
+    this.makeRoom(Math.max(a, b));
+    let ra = this.root(a), rb = this.root(b);
     if (ra === rb) return;
     if (this.size[ra] < this.size[rb]) [ra, rb] = [rb, ra];
     this.parent[rb] = ra;
@@ -47,6 +59,12 @@ export class UnionFind {
   /** x's number, with a set of its own if it had none (documents numbered elsewhere join lazily). */
   private numbered(x: string): number {
     const n = this.documents.numberOf(x);
+    this.makeRoom(n);
+    return n;
+  }
+
+  /** A set of its own for every document numbered up to n that has none yet. */
+  private makeRoom(n: number): void {
     if (n >= this.parent.length) {
       const from = this.parent.length;
       const last = Math.max(n, this.documents.size - 1);
@@ -57,7 +75,6 @@ export class UnionFind {
         this.size[k] = 1;
       }
     }
-    return n;
   }
 
   private root(n: number): number {
