@@ -29,13 +29,13 @@ import { checkBulkOptions, requireWholeNumbers, UsageError, UserError } from '..
 import { sampleEvery } from '../signature.js';
 import { containmentPass, writeContainment } from './dedup/containment-pass.js';
 import { DocNumbers } from './dedup/doc-numbers.js';
-import { FullPass } from './dedup/full-pass.js';
-import { incrementalPass } from './dedup/incremental-pass.js';
+import { FullPass, type FullPassSettings } from './dedup/full-pass.js';
+import { type IncrementalSettings, incrementalPass } from './dedup/incremental-pass.js';
 import { PairVerifier, type VerifiedPair } from './dedup/pair-verifier.js';
 import { type SignatureReader, SignatureStore, storedFields } from './dedup/signature-store.js';
-import { continues, defaultStatePath, readDedupState, writeDedupState } from './dedup/state.js';
-import { type CanonicalRule, type ClusterMethod, CLUSTER_METHODS, cutFamilies, type DedupCluster } from './dedup/cluster-cut.js';
-import { writeBack } from './dedup/write-back.js';
+import { continues, type DedupState, defaultStatePath, readDedupState, writeDedupState } from './dedup/state.js';
+import { type CanonicalRule, type ClusterMethod, CLUSTER_METHODS, type Cut, cutFamilies, type DedupCluster } from './dedup/cluster-cut.js';
+import { writeBack, type WriteBackResult } from './dedup/write-back.js';
 import { ErrorsFile } from './errors-file.js';
 import { paramsHeld } from './params-held.js';
 
@@ -176,193 +176,317 @@ export interface DedupSummary {
   errorsFile?: string;
 }
 
+/** A progress report of one stage, timed from the start of the run. */
+type Progress = (stage: DedupStage, done: number, total?: number) => void;
+
+/** What a run settles before it looks for pairs: the documents compared, how they are ordered, and the last run's state. */
+interface DedupRun {
+  prefix: string;
+  minSimilarity: number;
+  params: string;
+  excludedParams: number;
+  /** The documents compared: this params value, at least one token. */
+  scope: Record<string, unknown>;
+  /** Documents in scope. */
+  documents: number;
+  canonical: CanonicalRule;
+  sortField: string;
+  cacheSize: number;
+  /** Whether every signature fits the cache: then the index is read once and bucketed in memory. */
+  everythingCached: boolean;
+  stateFile: string;
+  runStartedAt: string;
+  /** The last complete run, when its state could be read and trusted. */
+  saved?: DedupState;
+  uuids: string[];
+  clusterMethod: ClusterMethod;
+  /** This run's settings, as the state file keeps them. */
+  current: Omit<DedupState, 'version' | 'lastRunAt'>;
+  notes: string[];
+  bucketChunk: number;
+  pageSize: number;
+  /** The stored fields a signature and its facts are read from. */
+  fields: string[];
+}
+
+/** The pieces of one attempt at finding the pairs: a numbering, a store, a verifier, and the pairs file. */
+interface PairPieces {
+  numbers: DocNumbers;
+  store: SignatureStore;
+  pairsOut?: WriteStream;
+  verifier: PairVerifier;
+  /** The full pass, once made: the verifier journals every pair it verifies there. */
+  full?: FullPass;
+}
+
+/** The verified pairs, and how they were found. */
+interface PairsFound {
+  pieces: PairPieces;
+  incremental: boolean;
+  /** The documents whose cluster fields an incremental run decides. */
+  decided?: Set<string>;
+  newDocuments?: number;
+}
+
+/** What the write-back left: the cluster fields and the containment written, and the errors file. */
+interface RunResults {
+  written: WriteBackResult;
+  containment?: NonNullable<DedupSummary['containment']>;
+  errors: ErrorsFile;
+}
+
+/** Where the summary's time and retries are counted from, and when each phase ended. */
+interface RunClock {
+  started: number;
+  found: number;
+  clustered: number;
+  usage: UsageMeter;
+  retriesAtStart: RetrySnapshot;
+}
+
 export async function dedupIndex(client: EngineClient, options: DedupOptions): Promise<DedupSummary> {
   const started = performance.now();
   const usage = new UsageMeter(client);
   const retriesAtStart = client.retries.snapshot();
-  const prefix = options.prefix ?? DEFAULT_PREFIX;
-  const minSimilarity = options.minSimilarity ?? 0.5;
   checkDedupOptions(options);
-  const progress = (stage: DedupStage, done: number, total?: number) => options.onProgress?.({ stage, done, total, elapsedSeconds: (performance.now() - started) / 1000 });
-  const f = (name: StoredField) => storedPath(prefix, name);
+  const progress: Progress = (stage, done, total) => options.onProgress?.({ stage, done, total, elapsedSeconds: (performance.now() - started) / 1000 });
   try {
-    // The write-back is a partial update: an index whose _source leaves fields out would lose their index.
-    if (!options.dryRun) {
-      requireWholeSource(options.index, await client.getMapping(options.index), []);
-      await requireWritable(client, options.index);
-    }
-    await checkSortField(client, options.index, options.canonical, options.dateField, prefix);
-    const { params, excludedParams } = await chooseParams(client, options.index, prefix, options.params);
-    const scope = { bool: { filter: [{ term: { [f('params')]: params } }, { range: { [f('token_count')]: { gt: 0 } } }] } };
-    const documents = await client.count(options.index, scope);
-    const canonical = options.canonical ?? 'oldest';
-    const sortField = canonical === 'longest' ? f('token_count') : typeof canonical === 'object' ? canonical.field : (options.dateField ?? f('annotated_at'));
-    // When the whole index fits the cache, it is read once and bucketed in memory.
-    const cacheSize = options.maxCachedSignatures ?? DEFAULT_CACHED_SIGNATURES;
-    const everythingCached = documents <= cacheSize;
-    const stateFile = options.stateFile ?? defaultStatePath(options.index);
-    const runStartedAt = new Date().toISOString();
-    const read = options.full || options.resume ? {} : await readDedupState(stateFile);
-    const saved = read.state;
-    const uuids = await client.indexUuids(options.index);
-    const clusterMethod = options.clusters ?? 'centres';
-    const order = JSON.stringify({ canonical, sortField });
-    const current = { index: options.index, params, prefix, minSimilarity, uuids, clusters: clusterMethod, order };
-    const notes = read.note ? [read.note] : [];
-    const bucketChunk = Math.max(4, options.bucketChunk ?? DEFAULT_BUCKET_CHUNK);
-    const pageSize = options.pageSize ?? DEFAULT_PAGE_SIZE;
-    const fields = storedFields(prefix, sortField);
-
-    /** The pieces of one attempt at finding the pairs: a numbering, a store, a verifier, and the pairs file. */
-    const attempt = (keepClusterIds: boolean) => {
-      // Every document met is numbered once, for the store's facts and the verifier's clusters alike.
-      const numbers = new DocNumbers();
-      const store = new SignatureStore(signatureReader(client, options.index, scope, fields), prefix, sortField, params, everythingCached ? Number.POSITIVE_INFINITY : cacheSize, {
-        documents: numbers,
-        keepClusterIds,
-      });
-      const pairsOut = options.pairsFile ? createWriteStream(options.pairsFile) : undefined;
-      const run: { full?: FullPass } = {};
-      const verifier = new PairVerifier(minSimilarity, {
-        documents: numbers,
-        collectMatches: options.collectMatches,
-        onVerified: (pair) => run.full?.journal?.add(pair),
-        onRecorded: (pair) => pairsOut?.write(JSON.stringify(pair) + '\n'),
-      });
-      return { numbers, store, pairsOut, run, verifier };
-    };
-
-    let incremental = continues(saved, current);
-    let pieces = attempt(incremental);
-    let { numbers, store, verifier } = pieces;
-    let decided: Set<string> | undefined;
-    let newDocuments: number | undefined;
-    if (incremental) {
-      const result = await incrementalPass(client, store, verifier, {
-        index: options.index,
-        prefix,
-        scope,
-        since: saved!.lastRunAt,
-        bucketChunk,
-        pageSize,
-        // A family is cut as a whole, so it is read whole; past a tenth of the index a full run is cheaper.
-        wholeFamilies: clusterMethod === 'centres' ? { maxLookups: options.maxFamilyLookups ?? Math.min(MAX_INCREMENTAL_LOOKUPS, Math.max(100, Math.floor(documents / 10))) } : undefined,
-        onNewDocuments: (count) => progress('new documents', count),
-      });
-      ({ decided, newDocuments } = result);
-      if (result.tooLarge) {
-        notes.push(`the families the ${newDocuments} new documents touch needed ${result.tooLarge.lookups} lookups or more; this run is a full one instead`);
-        if (pieces.pairsOut) await closeStream(pieces.pairsOut);
-        incremental = false;
-        decided = undefined;
-        newDocuments = undefined;
-        pieces = attempt(false);
-        ({ numbers, store, verifier } = pieces);
-      }
-    }
-    const full = incremental
-      ? undefined
-      : (pieces.run.full = new FullPass(client, store, verifier, {
-          index: options.index,
-          uuids,
-          prefix,
-          params,
-          minSimilarity,
-          scope,
-          bucketsPerPartition: options.bucketsPerPartition ?? DEFAULT_BUCKETS_PER_PARTITION,
-          bucketChunk,
-          keysPerQuery: options.keysPerQuery ?? DEFAULT_KEYS_PER_QUERY,
-          pageSize,
-          everythingCached,
-          storedFields: fields,
-          documents,
-          numbers,
-          journalFile: options.dryRun ? undefined : `${stateFile.replace(/\.json$/, '')}.run.json`,
-          resume: options.resume ?? false,
-          onProgress: progress,
-        }));
-    await full?.run();
-
+    const run = await prepareRun(client, options);
+    const pairs = await findPairs(client, options, run, progress);
     const found = performance.now();
-    // Pairs replayed by --resume bring documents whose facts were never read in this process.
-    await store.loadFacts(verifier.involved());
-    const cut = await cutFamilies(verifier.clusters.groups(), {
-      method: clusterMethod,
-      rule: canonical,
-      minSimilarity,
-      facts: store.facts,
-      signatures: full?.signatures ?? ((ids) => store.load(ids)),
-      documents: numbers,
-    });
-    full?.dropSignatures();
-    const { clusters } = cut;
-    if (pieces.pairsOut) await closeStream(pieces.pairsOut);
-
+    const cut = await cutClusters(run, pairs.pieces);
     const clustered = performance.now();
     const errors = ErrorsFile.forIndex(options.index, options.errorsFile);
-    for (const [id, reason] of store.damaged) {
-      errors.add({ id, reason: `stored signature left out of dedup: ${reason}; near-dup annotate --force --query '{"ids":{"values":[...]}}' signs it again` });
-    }
-    // The fields dedup writes may be newer than the index's mapping (canonical_similarity): added first, or a
-    // strict mapping would refuse every update.
-    if (!options.dryRun && clusters.length > 0) await initIndex(client, options.index, prefix);
-    const written = options.dryRun
-      ? { written: 0, failed: 0, cleared: 0, complete: false }
-      : await writeBack(client, clusters, { clustered: cut.clustered, bestMatch: (id) => verifier.bestMatch(id) }, store.facts, errors, { index: options.index, prefix, pageSize, bulk: options.bulk, decided });
-    const containment = options.containment === undefined ? undefined : await findContainment(client, options, { prefix, scope, params, pageSize, errors, progress });
+    const written = await writeClusters(client, options, run, pairs, cut, errors);
+    const containment = options.containment === undefined ? undefined : await findContainment(client, options, { prefix: run.prefix, scope: run.scope, params: run.params, pageSize: run.pageSize, errors, progress });
     await errors.close();
-    if (written.complete) {
-      await full?.journal?.finish();
-      await writeDedupState(stateFile, { version: 1, ...current, lastRunAt: runStartedAt });
-    }
-    return {
-      index: options.index,
-      params,
-      mode: incremental ? 'incremental' : 'full',
-      newDocuments,
-      documents,
-      damaged: store.damagedCount,
-      notes,
-      buckets: verifier.buckets,
-      candidatePairs: verifier.candidatePairs,
-      verifiedPairs: verifier.verifiedPairs,
-      clusterMethod,
-      families: cut.families,
-      largestFamily: cut.largestFamily,
-      clusters: clusters.length,
-      duplicates: clusters.reduce((n, c) => n + c.members.length - 1, 0),
-      canonicalSimilarity: spread(clusters, minSimilarity),
-      largestCluster: clusters[0]?.members.length ?? 0,
-      ...written,
-      complete: written.complete && (containment?.complete ?? true),
-      failed: written.failed + (containment?.failed ?? 0),
-      containment,
-      excludedParams,
-      seconds: (performance.now() - started) / 1000,
-      dryRun: options.dryRun ?? false,
-      resumedPartitions: full?.resumedPartitions ?? 0,
-      retries: client.retries.since(retriesAtStart),
-      peakMemoryMb: peakMemoryMb(),
-      timing: {
-        findSeconds: (found - started) / 1000,
-        clusterSeconds: (clustered - found) / 1000,
-        writeSeconds: (performance.now() - clustered) / 1000,
-        ...usage.read(),
-      },
-      top: clusters.slice(0, 20).map((c) => ({
-        cluster_id: c.id,
-        size: c.members.length,
-        canonical: c.canonical,
-        members: c.members.slice(0, 10),
-        family: c.family,
-        minCanonicalSimilarity: least(c.similarity.values()),
-      })),
-      matches: verifier.matches,
-      errorsFile: errors.count > 0 ? errors.file : undefined,
-    };
+    if (written.complete) await recordCompleteRun(run, pairs.pieces.full);
+    return summarize(client, options, run, pairs, cut, { written, containment, errors }, { started, found, clustered, usage, retriesAtStart });
   } catch (err) {
     throw client.explain(err, options.index);
   }
+}
+
+/** Checks the index, chooses the params, counts the documents in scope and reads the last run's state. */
+async function prepareRun(client: EngineClient, options: DedupOptions): Promise<DedupRun> {
+  const prefix = options.prefix ?? DEFAULT_PREFIX;
+  const minSimilarity = options.minSimilarity ?? 0.5;
+  const f = (name: StoredField) => storedPath(prefix, name);
+  await checkTarget(client, options, prefix);
+  const { params, excludedParams } = await chooseParams(client, options.index, prefix, options.params);
+  const scope = { bool: { filter: [{ term: { [f('params')]: params } }, { range: { [f('token_count')]: { gt: 0 } } }] } };
+  const documents = await client.count(options.index, scope);
+  const canonical = options.canonical ?? 'oldest';
+  const sortField = canonical === 'longest' ? f('token_count') : typeof canonical === 'object' ? canonical.field : (options.dateField ?? f('annotated_at'));
+  // When the whole index fits the cache, it is read once and bucketed in memory.
+  const cacheSize = options.maxCachedSignatures ?? DEFAULT_CACHED_SIGNATURES;
+  const everythingCached = documents <= cacheSize;
+  const stateFile = options.stateFile ?? defaultStatePath(options.index);
+  const runStartedAt = new Date().toISOString();
+  const read = options.full || options.resume ? {} : await readDedupState(stateFile);
+  const saved = read.state;
+  const uuids = await client.indexUuids(options.index);
+  const clusterMethod = options.clusters ?? 'centres';
+  const order = JSON.stringify({ canonical, sortField });
+  const current = { index: options.index, params, prefix, minSimilarity, uuids, clusters: clusterMethod, order };
+  const notes = read.note ? [read.note] : [];
+  const bucketChunk = Math.max(4, options.bucketChunk ?? DEFAULT_BUCKET_CHUNK);
+  const pageSize = options.pageSize ?? DEFAULT_PAGE_SIZE;
+  const fields = storedFields(prefix, sortField);
+  return {
+    prefix, minSimilarity, params, excludedParams, scope, documents, canonical, sortField, cacheSize, everythingCached, stateFile, runStartedAt,
+    saved, uuids, clusterMethod, current, notes, bucketChunk, pageSize, fields,
+  };
+}
+
+/** Refuses, before any work, an index the write-back would harm and a sort field that is a typo. */
+async function checkTarget(client: EngineClient, options: DedupOptions, prefix: string): Promise<void> {
+  // The write-back is a partial update: an index whose _source leaves fields out would lose their index.
+  if (!options.dryRun) {
+    requireWholeSource(options.index, await client.getMapping(options.index), []);
+    await requireWritable(client, options.index);
+  }
+  await checkSortField(client, options.index, options.canonical, options.dateField, prefix);
+}
+
+/**
+ * Finds and verifies the pairs: only around what was annotated since the last complete run when its state
+ * allows, else (or when the families touched are too large to read whole) over the whole index.
+ */
+async function findPairs(client: EngineClient, options: DedupOptions, run: DedupRun, progress: Progress): Promise<PairsFound> {
+  if (continues(run.saved, run.current)) {
+    const pieces = pairPieces(client, options, run, true);
+    const result = await incrementalPass(client, pieces.store, pieces.verifier, incrementalSettings(options, run, run.saved.lastRunAt, progress));
+    if (!result.tooLarge) return { pieces, incremental: true, decided: result.decided, newDocuments: result.newDocuments };
+    run.notes.push(`the families the ${result.newDocuments} new documents touch needed ${result.tooLarge.lookups} lookups or more; this run is a full one instead`);
+    if (pieces.pairsOut) await closeStream(pieces.pairsOut);
+  }
+  const pieces = pairPieces(client, options, run, false);
+  pieces.full = new FullPass(client, pieces.store, pieces.verifier, fullPassSettings(options, run, pieces.numbers, progress));
+  await pieces.full.run();
+  return { pieces, incremental: false };
+}
+
+/** A new attempt's pieces; `keepClusterIds` for an incremental run, which reads the clusters its documents were in. */
+function pairPieces(client: EngineClient, options: DedupOptions, run: DedupRun, keepClusterIds: boolean): PairPieces {
+  // Every document met is numbered once, for the store's facts and the verifier's clusters alike.
+  const numbers = new DocNumbers();
+  const store = new SignatureStore(signatureReader(client, options.index, run.scope, run.fields), run.prefix, run.sortField, run.params, run.everythingCached ? Number.POSITIVE_INFINITY : run.cacheSize, {
+    documents: numbers,
+    keepClusterIds,
+  });
+  const pairsOut = options.pairsFile ? createWriteStream(options.pairsFile) : undefined;
+  const pieces: PairPieces = {
+    numbers,
+    store,
+    pairsOut,
+    verifier: new PairVerifier(run.minSimilarity, {
+      documents: numbers,
+      collectMatches: options.collectMatches,
+      onVerified: (pair) => pieces.full?.journal?.add(pair),
+      onRecorded: (pair) => pairsOut?.write(JSON.stringify(pair) + '\n'),
+    }),
+  };
+  return pieces;
+}
+
+/** What the incremental pass reads: the documents annotated since `since`, and their neighbourhood. */
+function incrementalSettings(options: DedupOptions, run: DedupRun, since: string, progress: Progress): IncrementalSettings {
+  return {
+    index: options.index,
+    prefix: run.prefix,
+    scope: run.scope,
+    since,
+    bucketChunk: run.bucketChunk,
+    pageSize: run.pageSize,
+    // A family is cut as a whole, so it is read whole; past a tenth of the index a full run is cheaper.
+    wholeFamilies: run.clusterMethod === 'centres' ? { maxLookups: options.maxFamilyLookups ?? Math.min(MAX_INCREMENTAL_LOOKUPS, Math.max(100, Math.floor(run.documents / 10))) } : undefined,
+    onNewDocuments: (count) => progress('new documents', count),
+  };
+}
+
+/** What the full pass reads, and where it journals (not in a dry run: nothing to resume). */
+function fullPassSettings(options: DedupOptions, run: DedupRun, numbers: DocNumbers, progress: Progress): FullPassSettings {
+  return {
+    index: options.index,
+    uuids: run.uuids,
+    prefix: run.prefix,
+    params: run.params,
+    minSimilarity: run.minSimilarity,
+    scope: run.scope,
+    bucketsPerPartition: options.bucketsPerPartition ?? DEFAULT_BUCKETS_PER_PARTITION,
+    bucketChunk: run.bucketChunk,
+    keysPerQuery: options.keysPerQuery ?? DEFAULT_KEYS_PER_QUERY,
+    pageSize: run.pageSize,
+    everythingCached: run.everythingCached,
+    storedFields: run.fields,
+    documents: run.documents,
+    numbers,
+    journalFile: options.dryRun ? undefined : `${run.stateFile.replace(/\.json$/, '')}.run.json`,
+    resume: options.resume ?? false,
+    onProgress: progress,
+  };
+}
+
+/** Cuts the families of verified pairs into clusters, then closes the pairs file. */
+async function cutClusters(run: DedupRun, pieces: PairPieces): Promise<Cut> {
+  const { numbers, store, verifier, full } = pieces;
+  // Pairs replayed by --resume bring documents whose facts were never read in this process.
+  await store.loadFacts(verifier.involved());
+  const cut = await cutFamilies(verifier.clusters.groups(), {
+    method: run.clusterMethod,
+    rule: run.canonical,
+    minSimilarity: run.minSimilarity,
+    facts: store.facts,
+    signatures: full?.signatures ?? ((ids) => store.load(ids)),
+    documents: numbers,
+  });
+  full?.dropSignatures();
+  if (pieces.pairsOut) await closeStream(pieces.pairsOut);
+  return cut;
+}
+
+/** Names the damaged signatures in the errors file, then writes the clusters back (nothing in a dry run). */
+async function writeClusters(client: EngineClient, options: DedupOptions, run: DedupRun, pairs: PairsFound, cut: Cut, errors: ErrorsFile): Promise<WriteBackResult> {
+  const { store, verifier } = pairs.pieces;
+  for (const [id, reason] of store.damaged) {
+    errors.add({ id, reason: `stored signature left out of dedup: ${reason}; near-dup annotate --force --query '{"ids":{"values":[...]}}' signs it again` });
+  }
+  // The fields dedup writes may be newer than the index's mapping (canonical_similarity): added first, or a
+  // strict mapping would refuse every update.
+  if (!options.dryRun && cut.clusters.length > 0) await initIndex(client, options.index, run.prefix);
+  return options.dryRun
+    ? { written: 0, failed: 0, cleared: 0, complete: false }
+    : await writeBack(client, cut.clusters, { clustered: cut.clustered, bestMatch: (id) => verifier.bestMatch(id) }, store.facts, errors, {
+        index: options.index,
+        prefix: run.prefix,
+        pageSize: run.pageSize,
+        bulk: options.bulk,
+        decided: pairs.decided,
+      });
+}
+
+/** A complete run: nothing is left to resume, and the next run may be an incremental one from this run's start. */
+async function recordCompleteRun(run: DedupRun, full: FullPass | undefined): Promise<void> {
+  await full?.journal?.finish();
+  await writeDedupState(run.stateFile, { version: 1, ...run.current, lastRunAt: run.runStartedAt });
+}
+
+/** What the run found, wrote and cost (the summary printed, and returned to a library caller). */
+function summarize(client: EngineClient, options: DedupOptions, run: DedupRun, pairs: PairsFound, cut: Cut, results: RunResults, clock: RunClock): DedupSummary {
+  const { store, verifier, full } = pairs.pieces;
+  const { clusters } = cut;
+  const { written, containment, errors } = results;
+  return {
+    index: options.index,
+    params: run.params,
+    mode: pairs.incremental ? 'incremental' : 'full',
+    newDocuments: pairs.newDocuments,
+    documents: run.documents,
+    damaged: store.damagedCount,
+    notes: run.notes,
+    buckets: verifier.buckets,
+    candidatePairs: verifier.candidatePairs,
+    verifiedPairs: verifier.verifiedPairs,
+    clusterMethod: run.clusterMethod,
+    families: cut.families,
+    largestFamily: cut.largestFamily,
+    clusters: clusters.length,
+    duplicates: clusters.reduce((n, c) => n + c.members.length - 1, 0),
+    canonicalSimilarity: spread(clusters, run.minSimilarity),
+    largestCluster: clusters[0]?.members.length ?? 0,
+    ...written,
+    complete: written.complete && (containment?.complete ?? true),
+    failed: written.failed + (containment?.failed ?? 0),
+    containment,
+    excludedParams: run.excludedParams,
+    seconds: (performance.now() - clock.started) / 1000,
+    dryRun: options.dryRun ?? false,
+    resumedPartitions: full?.resumedPartitions ?? 0,
+    retries: client.retries.since(clock.retriesAtStart),
+    peakMemoryMb: peakMemoryMb(),
+    timing: {
+      findSeconds: (clock.found - clock.started) / 1000,
+      clusterSeconds: (clock.clustered - clock.found) / 1000,
+      writeSeconds: (performance.now() - clock.clustered) / 1000,
+      ...clock.usage.read(),
+    },
+    top: topClusters(clusters),
+    matches: verifier.matches,
+    errorsFile: errors.count > 0 ? errors.file : undefined,
+  };
+}
+
+/** The largest clusters (they come largest first), at most 20, each with its first 10 members, for printing. */
+function topClusters(clusters: readonly DedupCluster[]): DedupSummary['top'] {
+  return clusters.slice(0, 20).map((c) => ({
+    cluster_id: c.id,
+    size: c.members.length,
+    canonical: c.canonical,
+    members: c.members.slice(0, 10),
+    family: c.family,
+    minCanonicalSimilarity: least(c.similarity.values()),
+  }));
 }
 
 /** The least of some numbers (a loop: a cluster may hold more members than a call takes arguments). */
