@@ -3,16 +3,15 @@
 // code that signed them), with only those two words marked as differences; the stored fields are one click
 // away; a document without a signature is shown as stored, saying so. Through the API and in Chromium
 // (screenshots to test/output/explore/).
-import { mkdirSync, mkdtempSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { chromium } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { type RunningExplorer, startExplorer } from '../../src/explore/server.js';
 import { annotateIndex } from '../../src/jobs/annotate.js';
 import { dedupIndex } from '../../src/jobs/dedup.js';
 import { createSigner } from '../../src/signature.js';
-import { chromiumPath } from '../support/browser.js';
+import { inExplorerPage } from '../support/browser.js';
 import { indexDocuments } from '../support/documents.js';
 import { forEachEngine } from './harness.js';
 
@@ -76,23 +75,7 @@ forEachEngine('explore: texts as compared', (ctx) => {
   });
 
   it('in Chromium: the texts as compared by default, the stored fields one click away', async (test) => {
-    const browserPath = await chromiumPath();
-    if (!browserPath.path) {
-      if (process.env.CI === 'true') throw new Error(`no browser for the explorer test under CI=true: ${browserPath.missing}`);
-      console.warn(`EXPLORER BROWSER TEST SKIPPED: ${browserPath.missing}`);
-      test.skip();
-      return;
-    }
-    mkdirSync(output, { recursive: true });
-    const shot = (name: string) => path.join(output, `${ctx.engine.flavour}-${ctx.engine.version}-${name}.png`);
-    const browser = await chromium.launch({ executablePath: browserPath.path, args: ['--no-sandbox', '--disable-gpu'] });
-    try {
-      const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
-      const errors: string[] = [];
-      page.on('pageerror', (e) => errors.push(e.message));
-      await page.goto(explorer.url);
-      await page.locator('li.cluster').first().click();
-      await page.locator('tr.member').nth(1).waitFor();
+    await inExplorerPage(test, explorer.url, { output, prefix: `${ctx.engine.flavour}-${ctx.engine.version}` }, async (page, { errors, shot }) => {
       const rows = page.locator('tr.member');
       await rows.nth(0).locator('input.pick').check();
       await rows.nth(1).locator('input.pick').check();
@@ -115,8 +98,6 @@ forEachEngine('explore: texts as compared', (ctx) => {
       await page.locator('#pair[data-view=normalized]').waitFor();
       expect(await page.locator('.side.left').textContent()).toBe(normalize(body(ids[0])));
       expect(errors).toEqual([]);
-    } finally {
-      await browser.close();
-    }
+    });
   }, 120_000);
 });

@@ -2,18 +2,17 @@
 // pages through clusters and members (past the engine's result window) and finds clusters by id and by
 // text; in Chromium a reviewer opens a cluster, compares two members (as compared and as stored, a shared
 // passage and a difference marked), opens similar documents and sees the evaluation plots. A screenshot of each step goes to test/output/explore/.
-import { mkdirSync, mkdtempSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
-import { chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RunningExplorer, startExplorer } from '../../src/explore/server.js';
 import { annotateIndex } from '../../src/jobs/annotate.js';
 import { dedupIndex } from '../../src/jobs/dedup.js';
 import { evaluateIndex } from '../../src/jobs/evaluate.js';
 import { createSigner } from '../../src/signature.js';
-import { chromiumPath } from '../support/browser.js';
+import { inExplorerPage } from '../support/browser.js';
 import { fixtureSample } from '../support/corpus.js';
 import { indexDocuments } from '../support/documents.js';
 import { forEachEngine } from './harness.js';
@@ -131,23 +130,7 @@ forEachEngine('explore', (ctx) => {
 
   describe('in Chromium', () => {
     it('a reviewer opens a cluster, compares two members, opens similar documents, sees the plots', async (test) => {
-      const browserPath = await chromiumPath();
-      if (!browserPath.path) {
-        if (process.env.CI === 'true') throw new Error(`no browser for the explorer test under CI=true: ${browserPath.missing}`);
-        console.warn(`EXPLORER BROWSER TEST SKIPPED: ${browserPath.missing}`);
-        test.skip();
-        return;
-      }
-      mkdirSync(output, { recursive: true });
-      const shot = (name: string) => path.join(output, `${ctx.engine.flavour}-${ctx.engine.version}-${name}.png`);
-      const browser = await chromium.launch({ executablePath: browserPath.path, args: ['--no-sandbox', '--disable-gpu'] });
-      try {
-        const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
-        const errors: string[] = [];
-        page.on('pageerror', (e) => errors.push(e.message));
-        await page.goto(explorer.url);
-        await page.locator('li.cluster').first().click();
-        await page.locator('tr.member').nth(1).waitFor();
+      await inExplorerPage(test, explorer.url, { output, prefix: `${ctx.engine.flavour}-${ctx.engine.version}` }, async (page, { errors, shot }) => {
         await page.screenshot({ path: shot('cluster') });
         const rows = page.locator('tr.member');
         const count = await rows.count();
@@ -178,9 +161,7 @@ forEachEngine('explore', (ctx) => {
         await expect.poll(() => plots.evaluateAll((imgs) => imgs.every((i) => (i as unknown as { naturalWidth: number }).naturalWidth > 0))).toBe(true);
         await page.screenshot({ path: shot('similar-and-report'), fullPage: true });
         expect(errors).toEqual([]);
-      } finally {
-        await browser.close();
-      }
+      });
     }, 120_000);
   });
 });

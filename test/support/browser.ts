@@ -2,8 +2,11 @@
 // CHROMIUM_PATH or /usr/bin/chromium, installed with apt-get on first use when running as root (as CI
 // does), and driven by playwright-core.
 import { execFile } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
+import path from 'node:path';
 import { promisify } from 'node:util';
+import { chromium, type Page } from 'playwright-core';
+import type { TestContext } from 'vitest';
 
 const run = promisify(execFile);
 const CANDIDATES = ['/usr/bin/chromium', '/usr/bin/chromium-browser', '/usr/bin/google-chrome'];
@@ -24,4 +27,38 @@ export async function chromiumPath(): Promise<{ path?: string; missing?: string 
   }
   const installed = found();
   return installed ? { path: installed } : { missing: 'apt-get installed chromium, but no binary was found' };
+}
+
+/**
+ * Runs `use` on a new page of the explorer at `url` in Chromium, a cluster opened (its members listed), the
+ * page's script errors collected in `errors`; screenshots go to `output` named after the engine. Without a
+ * browser the test is skipped, or fails under CI=true (a missing part is a failure there, not a skip).
+ */
+export async function inExplorerPage(
+  test: TestContext,
+  url: string,
+  shots: { output: string; prefix: string },
+  use: (page: Page, tools: { errors: string[]; shot: (name: string) => string }) => Promise<void>,
+): Promise<void> {
+  const browserPath = await chromiumPath();
+  if (!browserPath.path) {
+    if (process.env.CI === 'true') throw new Error(`no browser for the explorer test under CI=true: ${browserPath.missing}`);
+    console.warn(`EXPLORER BROWSER TEST SKIPPED: ${browserPath.missing}`);
+    test.skip();
+    return;
+  }
+  mkdirSync(shots.output, { recursive: true });
+  const shot = (name: string) => path.join(shots.output, `${shots.prefix}-${name}.png`);
+  const browser = await chromium.launch({ executablePath: browserPath.path, args: ['--no-sandbox', '--disable-gpu'] });
+  try {
+    const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+    const errors: string[] = [];
+    page.on('pageerror', (e) => errors.push(e.message));
+    await page.goto(url);
+    await page.locator('li.cluster').first().click();
+    await page.locator('tr.member').nth(1).waitFor();
+    await use(page, { errors, shot });
+  } finally {
+    await browser.close();
+  }
 }
