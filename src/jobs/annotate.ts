@@ -15,6 +15,7 @@ import { checkBulkOptions, requireWholeNumbers, UsageError, UserError } from '..
 import { absentFields, textFields } from '../engine/fields.js';
 import { actionMeta, type DocLocation, locationOf } from '../engine/doc-location.js';
 import { requireWholeSource } from '../engine/source-filter.js';
+import { sourceToRead } from './source-to-read.js';
 import { StoredLayout, storedPath, type StoredField } from '../stored/layout.js';
 import { SIGNATURE_FIELDS } from '../stored/read.js';
 import { closedIndicesBehind, requireWritable } from '../engine/index-state.js';
@@ -214,8 +215,8 @@ class AnnotateRun {
   private readonly errors: ErrorsFile;
   private readonly writer: BulkWriter;
   private readonly pool: SignPool;
-  /** The source fields read: the text and the stored signature's hash and params, or (--keep-version) everything. */
-  private readonly sourceIncludes: string[] | true;
+  /** The source fields read: the text and the stored signature, or everything (--keep-version, or when those are most of it). */
+  private sourceIncludes: string[] | true;
   /** Documents that cannot be signed or were refused for good: counted once, left out of later reads. */
   private readonly failedIds = new Set<string>();
   /** Writes that never got through (overload, no answer): the document is still missing, and why. */
@@ -273,6 +274,8 @@ class AnnotateRun {
     await this.saveCheckpoint(false);
     const { index, slice } = this.options;
     this.total = await countMatching(this.client, { index, query: this.firstQuery(), slice });
+    // The whole source is cheaper for the engine to hand out than a filtered one, where little is left out.
+    if (this.sourceIncludes !== true && this.total > 0) this.sourceIncludes = await sourceToRead(this.client, index, this.firstQuery(), this.sourceIncludes);
   }
 
   // --- queries -------------------------------------------------------------------------------------
