@@ -414,24 +414,11 @@ const clientModules = new Map<ClientPackage, Promise<any>>();
 function clientModule(pkg: ClientPackage): Promise<any> {
   let loading = clientModules.get(pkg);
   if (!loading) {
-    loading = importClientPackage(pkg);
+    loading = import(pkg);
     clientModules.set(pkg, loading);
     loading.catch(() => clientModules.delete(pkg)); // a failed import may be tried again
   }
   return loading;
-}
-
-function importClientPackage(pkg: ClientPackage): Promise<any> {
-  switch (pkg) {
-    case '@opensearch-project/opensearch':
-      return import('@opensearch-project/opensearch');
-    case '@elastic/elasticsearch7':
-      return import('@elastic/elasticsearch7');
-    case '@elastic/elasticsearch8':
-      return import('@elastic/elasticsearch8');
-    default:
-      return import('@elastic/elasticsearch');
-  }
 }
 
 async function createSender(info: EngineInfo, connection: ResolvedConnection): Promise<Sender> {

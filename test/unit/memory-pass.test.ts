@@ -125,14 +125,14 @@ describe('the full pass in memory', () => {
     expect(new Set(pairs).size).toBe(pairs.length);
   });
 
-  it('a pool numbered as the verifier is (members passed by number) verifies exactly what the ids path does', async () => {
+  it('a pool numbered as the verifier is (members passed by its numbers) verifies exactly what a pool numbered apart does', async () => {
     const run = async (shared: boolean) => {
       const numbers = new DocNumbers();
       const pool = new SignaturePool(docs.length, shared ? numbers : new DocNumbers());
       for (const d of docs) pool.add(d.id, d.signature);
       const pairs: string[] = [];
       const verifier = new PairVerifier(bar, { documents: numbers, collectMatches: true, onRecorded: (p) => pairs.push(`${p.a}|${p.b}|${p.jaccard}|${p.hamming}`) });
-      expect(pool.numbering === verifier.clusters.documents).toBe(shared); // which path verifyBand takes
+      expect(pool.numbering === verifier.clusters.documents).toBe(shared); // whose numbers verifyBand passes
       for (let band = 0; band < pool.bandCount; band++) await verifyBand(pool, verifier, band, 1000);
       const best = docs.map((d) => verifier.bestMatch(d.id));
       return { pairs, best, clusters: components(verifier.clusters), counts: [verifier.buckets, verifier.candidatePairs, verifier.verifiedPairs], matches: [...verifier.matches!].sort() };

@@ -60,8 +60,10 @@ export async function verifyBand(pool: SignaturePool, verifier: PairVerifier, ba
   const { order, runs } = bandRuns(pool, band);
   for (const [start, end] of runs) if (end - start > bucketChunk) verifier.markLargeKey(band, pool.bandHash(order[start], band));
   if (markOnly) return;
-  // Documents the pool and the verifier number alike go to the verifier by number (no lookups of ids).
-  const numbered = pool.numbering !== undefined && pool.numbering === verifier.clusters.documents;
+  // The verifier takes members by its numbers: the pool's own when it shares the numbering (dedup's case: no
+  // lookup of an id per member per band), else looked up.
+  const documents = verifier.clusters.documents;
+  const numberOf = pool.numbering === documents ? (i: number) => pool.numberAt(i) : (i: number) => documents.numberOf(pool.ids[i]);
   for (const [start, end] of runs) {
     if (end - start > bucketChunk) {
       const join = new LargeKeyJoin(verifier, band, bucketChunk);
@@ -69,29 +71,18 @@ export async function verifyBand(pool: SignaturePool, verifier: PairVerifier, ba
       await join.finish();
       continue;
     }
-    if (numbered) {
-      verifier.verifyMembersOf(bucketOf(pool, order, start, end), band);
-      continue;
-    }
-    const ids: string[] = [];
-    const signatures = new Map<string, StoredSignature>();
-    for (let k = start; k < end; k++) {
-      const id = pool.ids[order[k]];
-      ids.push(id);
-      signatures.set(id, pool.signature(order[k]));
-    }
-    verifier.verifyBucket(ids, signatures, { band });
+    verifier.verifyMembersOf(bucketOf(pool, order, start, end, numberOf), band);
   }
 }
 
 /** The documents at order[start, end) of the pool, with their numbers and signatures, as the verifier takes them. */
-function bucketOf(pool: SignaturePool, order: Uint32Array, start: number, end: number): BucketMembers {
+function bucketOf(pool: SignaturePool, order: Uint32Array, start: number, end: number, numberOf: (slot: number) => number): BucketMembers {
   const ids: string[] = [];
   const numbers = new Int32Array(end - start);
   const signatures: StoredSignature[] = [];
   for (let k = start; k < end; k++) {
     ids.push(pool.ids[order[k]]);
-    numbers[k - start] = pool.numberAt(order[k]);
+    numbers[k - start] = numberOf(order[k]);
     signatures.push(pool.signature(order[k]));
   }
   return { ids, numbers, signatures };
