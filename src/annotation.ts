@@ -1,4 +1,5 @@
 // A document's near-dup fields: what annotate, ingest and the library API write under the prefix.
+import { ownValue, prototypeKeyUnder, setOwn } from './own-keys.js';
 import { createSigner, type Signer, type SignerOptions } from './signature.js';
 import { DEFAULT_PREFIX } from './stored/layout.js';
 import { nearDupFields } from './stored/write.js';
@@ -11,7 +12,8 @@ export const DEFAULT_MAX_CHARS = 10_000_000;
 /**
  * The value at a dotted path of a source object ("body", "meta.title"), also through flattened keys and,
  * as the engines read field paths, through arrays: "comments.text" of a list of comments is the list of
- * their texts (arrays met on the way are flattened; undefined when no item has the field).
+ * their texts (arrays met on the way are flattened; undefined when no item has the field). Only own keys
+ * are followed: a field named "constructor" or "__proto__" is the document's own, or it is not there.
  */
 export function valueAt(source: unknown, path: string): unknown {
   if (Array.isArray(source)) {
@@ -23,13 +25,13 @@ export function valueAt(source: unknown, path: string): unknown {
   }
   if (source === null || typeof source !== 'object') return undefined;
   const record = source as Record<string, unknown>;
-  if (path in record) return record[path];
+  if (Object.hasOwn(record, path)) return record[path];
   const dot = path.indexOf('.');
   if (dot < 0) return undefined;
   // Try every split, so both {"a": {"b.c": ...}} and {"a.b": {"c": ...}} are found.
   for (let i = dot; i >= 0; i = path.indexOf('.', i + 1)) {
     const head = path.slice(0, i);
-    if (head in record) {
+    if (Object.hasOwn(record, head)) {
       const found = valueAt(record[head], path.slice(i + 1));
       if (found !== undefined) return found;
     }
@@ -106,34 +108,54 @@ export function createDocumentAnnotator(options: AnnotateDocumentOptions): <T ex
   const signer: Signer = createSigner(options);
   const prefix = options.prefix ?? DEFAULT_PREFIX;
   return <T extends Record<string, unknown>>(doc: T): T => {
+    refusePrototypeKeys(doc, prefix);
     const { text } = extractText(doc, options.fields, options.maxChars);
     const fields = nearDupFields(signer(text), signer.settings);
     return mergeUnderPrefix(doc, prefix, fields as unknown as Record<string, unknown>);
   };
 }
 
-/** A copy of doc with `fields` set at the prefix path, keeping whatever else that object held. */
+/**
+ * A copy of doc with `fields` set at the prefix path, keeping whatever else that object held. Keys are
+ * copied as own properties (spread), and the objects on the path are read and set as own keys only.
+ */
 export function mergeUnderPrefix<T extends Record<string, unknown>>(doc: T, prefix: string, fields: Record<string, unknown>): T {
   const segments = prefix.split('.');
   const out: Record<string, unknown> = { ...doc };
+  const objectAt = (target: Record<string, unknown>, key: string): Record<string, unknown> => {
+    const existing = ownValue(target, key);
+    return existing && typeof existing === 'object' && !Array.isArray(existing) ? (existing as Record<string, unknown>) : {};
+  };
   let target = out;
   for (const segment of segments.slice(0, -1)) {
-    const existing = target[segment];
-    const copy = existing && typeof existing === 'object' && !Array.isArray(existing) ? { ...(existing as Record<string, unknown>) } : {};
-    target[segment] = copy;
+    const copy = { ...objectAt(target, segment) };
+    setOwn(target, segment, copy);
     target = copy;
   }
   const last = segments[segments.length - 1];
-  const existing = target[last];
-  target[last] = { ...(existing && typeof existing === 'object' && !Array.isArray(existing) ? existing : {}), ...fields };
+  setOwn(target, last, { ...objectAt(target, last), ...fields });
   return out as T;
+}
+
+/**
+ * Refuses (DocumentTextError) a document that holds, at or under the prefix, a key that names an object's
+ * prototype ("__proto__", or "constructor" then "prototype", also as a dotted name): near-dup owns the
+ * fields there and stores no such key among them. Such keys elsewhere are the document's own fields.
+ */
+export function refusePrototypeKeys(doc: Record<string, unknown>, prefix: string): void {
+  const found = prototypeKeyUnder(doc, prefix.split('.'));
+  if (found === undefined) return;
+  throw new DocumentTextError(
+    `the key "${found}" names an object's prototype, under the near-dup fields ("${prefix}"); near-dup stores no such key there: remove it from the document`,
+  );
 }
 
 /**
  * Library API for indexing: wraps a stream of documents so each comes out annotated. Feed it to the
  * bulk helper of either official client:
  *   client.helpers.bulk({ datasource: annotateDocuments(docs, { fields: ['body'] }), onDocument: () => ({ index: { _index: 'news' } }) })
- * A document without usable text is passed to `onError` (default: thrown) and left out.
+ * A document without usable text, or with a key naming a prototype under the prefix (see refusePrototypeKeys),
+ * is passed to `onError` (default: thrown) and left out.
  */
 export async function* annotateDocuments<T extends Record<string, unknown>>(
   docs: Iterable<T> | AsyncIterable<T>,

@@ -428,7 +428,11 @@ async function createSender(info: EngineInfo, connection: ResolvedConnection): P
   // The clients' own retries are off: they would send a scroll page twice. EngineClient retries what is safe.
   // Several nodes: the client's pool sends each request to the next living one, and leaves out a node that
   // failed until it answers again; EngineClient's retries then land on another node.
-  const common = { nodes: connection.nodes, requestTimeout: connection.requestTimeoutMs, maxRetries: 0 };
+  // Answers are parsed by plain JSON.parse: the OpenSearch and Elasticsearch 7 clients otherwise refuse a
+  // whole answer (a page of a scan, a mapping) in which any document holds a key "__proto__", or
+  // "constructor" with "prototype" in it, fields both engines store like any other. JSON.parse makes such a
+  // key an own property, which sets no prototype; near-dup reads documents by own keys only (own-keys.ts).
+  const common = { nodes: connection.nodes, requestTimeout: connection.requestTimeoutMs, maxRetries: 0, disablePrototypePoisoningProtection: true };
   let client: any;
   let meta = false;
   if (pkg === '@opensearch-project/opensearch') {

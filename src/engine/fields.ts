@@ -1,6 +1,7 @@
 // What an index's mapping says about a document field before a job reads a million documents for it:
 // mapped, certainly absent (no document can hold it), or unknown (a part of the mapping that does not
 // map new fields, where any field may sit unmapped in the source).
+import { ownValue } from '../own-keys.js';
 import type { IndexMappings } from './client.js';
 
 export type FieldPresence = 'mapped' | 'absent' | 'unknown';
@@ -24,10 +25,12 @@ export function fieldPresence(mappings: Node | undefined, path: string): FieldPr
     if (!node) return 'absent';
     if (node.enabled === false) return 'unknown'; // stored, never mapped: anything may be inside
     if (node.dynamic !== undefined) dynamic = node.dynamic;
-    // A name with dots can be mapped as one property ("a.b") or nested ones.
+    // A name with dots can be mapped as one property ("a.b") or nested ones. Own properties only: a
+    // mapping read by JSON.parse may name a field "__proto__", and "constructor" of one without it is Object.
     const rest = parts.slice(i).join('.');
-    if (node.properties?.[rest]) return 'mapped';
-    const child: Node | undefined = node.properties?.[parts[i]];
+    const properties = node.properties ?? {};
+    if (ownValue(properties, rest)) return 'mapped';
+    const child = ownValue(properties, parts[i]) as Node | undefined;
     if (!child) return dynamic === false || dynamic === 'false' ? 'unknown' : 'absent';
     node = child;
   }

@@ -1,8 +1,8 @@
 // NDJSON documents in, annotated documents out (serialized, ready for a bulk index action). Runs in
-// worker threads, on batches of raw bytes. A line that is not valid UTF-8, not a JSON object, or has no
-// usable text gives an error in its place; the others go on.
+// worker threads, on batches of raw bytes. A line that is not valid UTF-8, not a JSON object, has no
+// usable text or holds a key naming a prototype under the prefix gives an error in its place; the others go on.
 import type { KeyLists } from '../stored/write.js';
-import { DocumentTextError, extractText, mergeUnderPrefix, nearDupFields, parseDocumentLine, valueAt } from '../annotation.js';
+import { DocumentTextError, extractText, mergeUnderPrefix, nearDupFields, parseDocumentLine, refusePrototypeKeys, valueAt } from '../annotation.js';
 import type { Signer } from '../signature.js';
 import { utf8Lines } from '../text/decode.js';
 
@@ -47,6 +47,8 @@ export function ingestBytes(signer: Signer, bytes: Uint8Array, firstLineNumber: 
         const value = valueAt(record, options.idField);
         if (typeof value === 'string' || typeof value === 'number') id = checkedId(String(value), options.idField);
       }
+      // near-dup writes the fields under the prefix, and keeps no key there that names a prototype.
+      refusePrototypeKeys(record, options.prefix);
       const { text: body, cut } = extractText(record, options.fields, options.maxChars);
       const sig = signer(body);
       const annotated = mergeUnderPrefix(record, options.prefix, nearDupFields(sig, signer.settings, now, options.keyLists) as unknown as Record<string, unknown>);

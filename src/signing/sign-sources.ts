@@ -4,7 +4,8 @@
 // A source without the prefix object keeps its bytes: the fields are written in before its closing brace,
 // so numbers beyond 2^53, key order and spacing reach the engine as the client wrote them. A source that
 // already has the prefix object (a document read back and indexed again) is parsed and written anew.
-import { DocumentTextError, extractText, mergeUnderPrefix, nearDupFields, underPrefix, valueAt } from '../annotation.js';
+import { DocumentTextError, extractText, mergeUnderPrefix, nearDupFields, refusePrototypeKeys, underPrefix, valueAt } from '../annotation.js';
+import { setOwn } from '../own-keys.js';
 import type { Signer } from '../signature.js';
 import type { KeyLists } from '../stored/write.js';
 
@@ -102,9 +103,11 @@ function parseObject(text: string, what: string): Record<string, unknown> {
 
 function signDocument(text: string, sign: (doc: Record<string, unknown>) => Fields, prefix: string): Outcome {
   const doc = parseObject(text, 'the document');
-  const { fields, cut } = sign(doc);
   const top = prefix.split('.')[0];
-  if (Object.keys(doc).some((key) => key === top || key.startsWith(`${top}.`))) {
+  const reachesPrefix = Object.keys(doc).some((key) => key === top || key.startsWith(`${top}.`));
+  if (reachesPrefix) refusePrototypeKeys(doc, prefix);
+  const { fields, cut } = sign(doc);
+  if (reachesPrefix) {
     const { value } = withoutPrefixKeys(doc, prefix.split('.'), false);
     return { outcome: 'signed', source: JSON.stringify(mergeUnderPrefix(value, prefix, fields)), cut };
   }
@@ -114,7 +117,8 @@ function signDocument(text: string, sign: (doc: Record<string, unknown>) => Fiel
 /**
  * `obj` without the keys a client could set near-dup's fields by: dotted names that reach the prefix or
  * below it ("near_dup.simhash", {"meta": {"near_dup.bands": ...}}, which the engines merge into the
- * object), and with `all` the object at the prefix itself. Whether any was there.
+ * object), and with `all` the object at the prefix itself. Whether any was there. Every other key is kept as
+ * an own key, "__proto__" too (assigned, it would become the copy's prototype and its fields the copy's).
  */
 export function withoutPrefixKeys(obj: Record<string, unknown>, path: readonly string[], all: boolean): { value: Record<string, unknown>; removed: boolean } {
   const value: Record<string, unknown> = {};
@@ -128,11 +132,11 @@ export function withoutPrefixKeys(obj: Record<string, unknown>, path: readonly s
     }
     if (leads && segments.length < path.length && member !== null && typeof member === 'object' && !Array.isArray(member)) {
       const inner = withoutPrefixKeys(member as Record<string, unknown>, path.slice(segments.length), all);
-      value[key] = inner.value;
+      setOwn(value, key, inner.value);
       removed ||= inner.removed;
       continue;
     }
-    value[key] = member;
+    setOwn(value, key, member);
   }
   return { value, removed };
 }
@@ -151,11 +155,13 @@ export function spliceMembers(objectText: string, members: Record<string, unknow
  * text the proxy does not have; `annotate` signs the document again). An `upsert` is a whole document and
  * is signed like one; so is `doc` with `doc_as_upsert` (sent on as an explicit upsert, which the engines
  * apply the same way), and one without text is refused like a document without text. Keys of `doc` at or
- * under the prefix are dropped: near-dup writes those fields. Scripts are not run here, so a scripted
- * update is forwarded as it is.
+ * under the prefix are dropped: near-dup writes those fields; one there that names an object's prototype
+ * refuses the update, as it refuses such a document. Scripts are not run here, so a scripted update is
+ * forwarded as it is.
  */
 function signUpdate(text: string, sign: (doc: Record<string, unknown>) => Fields, options: SignSourcesOptions): Outcome {
   const body = parseObject(text, 'the update body');
+  for (const part of [body.doc, body.upsert]) if (part !== null && typeof part === 'object' && !Array.isArray(part)) refusePrototypeKeys(part as Record<string, unknown>, options.prefix);
   const rewritten = dropOwnFields(body, options.prefix);
   const fromDoc = signUpdateDoc(body, sign, options);
   let cut = fromDoc.cut;
