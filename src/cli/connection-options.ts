@@ -6,6 +6,7 @@ import { type EngineClient, connect } from '../engine/client.js';
 import type { ConnectionOptions } from '../engine/connection.js';
 import { chooseUrl } from '../engine/locate.js';
 import { redactUrl } from '../engine/url.js';
+import { escaped } from './terminal-text.js';
 
 /** Option -> environment variable, as the README lists them. */
 export const CONNECTION_ENV = {
@@ -74,7 +75,7 @@ export function parseBooleanEnv(value: string | undefined, name: string): boolea
  */
 export async function connectFromArgs(argv: ConnectionArgs, env: NodeJS.ProcessEnv = process.env): Promise<EngineClient> {
   const args = connectionArgsFrom(argv, env);
-  const url = await chooseUrl(args.url, (found) => process.stderr.write(`near-dup: no --url given; using ${redactUrl(found)}\n`));
+  const url = await chooseUrl(args.url, (found) => process.stderr.write(escaped`near-dup: no --url given; using ${redactUrl(found)}\n`));
   const options: ConnectionOptions = { ...args, url };
   return connect(options);
 }

@@ -1,4 +1,5 @@
 // Reading what the user hands us: all of standard input, and bytes that may not be UTF-8.
+import { escaped } from './terminal-text.js';
 
 export async function readAllStdin(): Promise<Uint8Array> {
   const chunks: Buffer[] = [];
@@ -11,6 +12,6 @@ export { decodeText } from '../text/decode.js';
 /** Says on stderr that the input was not UTF-8 and how many sequences were replaced (nothing when none). */
 export function warnNotUtf8(file: string | undefined, replaced: number): void {
   if (replaced > 0) {
-    process.stderr.write(`near-dup: ${file ?? 'standard input'} is not valid UTF-8: ${replaced} invalid byte sequence(s) read as U+FFFD\n`);
+    process.stderr.write(escaped`near-dup: ${file ?? 'standard input'} is not valid UTF-8: ${replaced} invalid byte sequence(s) read as U+FFFD\n`);
   }
 }

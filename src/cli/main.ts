@@ -5,6 +5,7 @@ import yargs from 'yargs';
 import { hideBin } from 'yargs/helpers';
 import { commandLoaders } from './commands/index.js';
 import { UsageError, UserError } from '../errors.js';
+import { escaped, escapedLines } from './terminal-text.js';
 
 /**
  * The version of the package this file was installed with, read beside dist/. Not left to yargs, which
@@ -45,17 +46,18 @@ const debug = process.argv.includes('--debug') || ['1', 'true'].includes(process
 
 main(hideBin(process.argv).filter((arg) => arg !== '--debug')).catch((err: unknown) => {
   const message = err instanceof Error ? err.message : String(err);
+  // One line; an id or a value the message quotes is shown escaped (terminal-text.ts), never acted on by the terminal.
   const line = (text: string) => text.replace(/\s*\n\s*/g, ' ').trim();
   if (err instanceof UsageError) {
-    process.stderr.write(`near-dup: ${line(message)}\n`);
+    process.stderr.write(escaped`near-dup: ${line(message)}\n`);
     process.exitCode = 2;
   } else if (err instanceof UserError) {
-    process.stderr.write(`near-dup: ${line(message)}\n`);
+    process.stderr.write(escaped`near-dup: ${line(message)}\n`);
     process.exitCode = 1;
   } else {
     // A failure near-dup did not foresee: one line, and how to see more (a bug report wants the trace).
-    process.stderr.write(`near-dup: unexpected error: ${line(message)}${debug ? '' : ' (run again with --debug for the stack trace, and report it)'}\n`);
+    process.stderr.write(escaped`near-dup: unexpected error: ${line(message)}${debug ? '' : ' (run again with --debug for the stack trace, and report it)'}\n`);
     process.exitCode = 1;
   }
-  if (debug && err instanceof Error && err.stack) process.stderr.write(`${err.stack}\n`);
+  if (debug && err instanceof Error && err.stack) process.stderr.write(escapedLines(err.stack.split('\n')));
 });

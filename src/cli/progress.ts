@@ -1,5 +1,7 @@
 // Progress of long jobs: a one-line bar with docs/s and ETA on a terminal, JSON lines otherwise (for
-// logs and other programs). Written to stderr, so stdout stays for results.
+// logs and other programs). Written to stderr, so stdout stays for results; escaped for the terminal
+// (terminal-text.ts), whatever a job names its stages.
+import { escapeTerminal, jsonLine } from './terminal-text.js';
 
 export interface ProgressCounts {
   seen: number;
@@ -27,14 +29,14 @@ export function createProgressPrinter(job: string, stream: NodeJS.WriteStream = 
       if (!tty) {
         const record: Record<string, unknown> = { job, ...counts, [`${unit}_per_second`]: Math.round(rate) };
         if (eta !== undefined) record.eta_seconds = Math.round(eta);
-        stream.write(JSON.stringify(record) + '\n');
+        stream.write(jsonLine(record));
         return;
       }
       const width = 28;
       const share = p.total ? Math.min(1, p.seen / p.total) : 0;
       const bar = p.total ? `[${'#'.repeat(Math.round(share * width)).padEnd(width, '.')}] ${(share * 100).toFixed(1).padStart(5)}% ` : '';
       const others = extra.map((k) => `${k} ${(p as unknown as Record<string, unknown>)[k] ?? 0}`).join(' ');
-      const line = `${job} ${bar}${p.seen}${p.total !== undefined ? `/${p.total}` : ''} ${unit}  ${Math.round(rate)} ${unit}/s  ETA ${eta === undefined ? '--:--' : clock(eta)}  ${others}`;
+      const line = escapeTerminal(`${job} ${bar}${p.seen}${p.total !== undefined ? `/${p.total}` : ''} ${unit}  ${Math.round(rate)} ${unit}/s  ETA ${eta === undefined ? '--:--' : clock(eta)}  ${others}`);
       stream.write(`\r${line.slice(0, (stream.columns ?? 120) - 1).padEnd(Math.min(line.length, (stream.columns ?? 120) - 1))}`);
       printed = true;
     },

@@ -6,6 +6,7 @@ import { extractText, valueAt } from '../annotation.js';
 import { type EngineClient, totalHits } from '../engine/client.js';
 import { EngineResponseError } from '../engine/errors.js';
 import { UserError } from '../errors.js';
+import { MAX_ID_BYTES, notAPosition, ParamError } from './params.js';
 import { findSimilar } from '../jobs/similar.js';
 import { sampleEvery } from '../signature.js';
 import { minhashValues } from '../sketch/lean-minhash.js';
@@ -63,7 +64,7 @@ export class MemberScrolls {
   scrollOf(token: string, clusterId: string): string {
     const entry = this.open.get(token);
     if (!entry || entry.clusterId !== clusterId) {
-      throw new UserError(`these pages of members are closed (read to the end, left unread for ${MEMBER_PAGES_KEEP_ALIVE}, or closed for newer ones), or were never opened here: open the cluster again`);
+      throw new ParamError('after', `after: these pages of members are closed (read to the end, left unread for ${MEMBER_PAGES_KEEP_ALIVE}, or closed for newer ones), or were never opened here: open the cluster again (leave after out)`);
     }
     return entry.scrollId;
   }
@@ -104,17 +105,21 @@ function checkSize(size: number): void {
   if (!(Number.isInteger(size) && size >= 1 && size <= 200)) throw new UserError(`size must be 1 to 200, got ${size}`);
 }
 
-/** A list's position as a token for the page (the sort values of its last entry), and back. */
+/**
+ * A list's position as a token for the page (the sort values of its last entry: a cluster size and a
+ * cluster id), and back; a token of any other shape is refused here, never handed to the engine to fail on.
+ */
 const cursor = {
   of: (sort: unknown[] | undefined) => (sort ? Buffer.from(JSON.stringify(sort)).toString('base64url') : undefined),
   read(token: string): unknown[] {
+    let sort: unknown;
     try {
-      const sort = JSON.parse(Buffer.from(token, 'base64url').toString('utf8'));
-      if (Array.isArray(sort)) return sort;
+      sort = JSON.parse(Buffer.from(token, 'base64url').toString('utf8'));
     } catch {
       // refused below
     }
-    throw new UserError(`"${token}" is not a position in the list: ask for the first page again`);
+    if (Array.isArray(sort) && sort.length === 2 && Number.isSafeInteger(sort[0]) && typeof sort[1] === 'string' && Buffer.byteLength(sort[1]) <= MAX_ID_BYTES) return sort;
+    throw notAPosition(token);
   },
 };
 
@@ -229,7 +234,7 @@ async function nextMembers(client: EngineClient, scrollId: string): Promise<Memb
     return await client.request<MembersPage>('POST', '/_search/scroll', { scroll: MEMBER_PAGES_KEEP_ALIVE, scroll_id: scrollId }, undefined, { retry: false });
   } catch (err) {
     if (err instanceof EngineResponseError && (err.statusCode === 404 || err.statusCode === 400)) {
-      throw new UserError(`these pages of members are closed (read to the end, or left unread for ${MEMBER_PAGES_KEEP_ALIVE}): open the cluster again`);
+      throw new ParamError('after', `after: these pages of members are closed (read to the end, or left unread for ${MEMBER_PAGES_KEEP_ALIVE}): open the cluster again (leave after out)`);
     }
     throw err;
   }
@@ -239,7 +244,7 @@ async function nextMembers(client: EngineClient, scrollId: string): Promise<Memb
 export async function documentText(client: EngineClient, src: ExploreSource, id: string): Promise<{ id: string; text: string; nearDup: Record<string, unknown> }> {
   const found = await client.search(src.index, { size: 1, query: { ids: { values: [id] } }, _source: [...src.fields, `${src.prefix}.*`] });
   const hit = found.hits.hits[0];
-  if (!hit) throw new UserError(`no document "${id}" in "${src.index}"`);
+  if (!hit) throw new ParamError('id', `no document ${JSON.stringify(id)} in "${src.index}": check the id`, 404);
   let text = '';
   try {
     text = extractText(hit._source, src.fields).text;
@@ -259,6 +264,8 @@ export async function similarTo(client: EngineClient, src: ExploreSource, id: st
   } catch (err) {
     // The document's own signature is damaged: nothing to look up with, said on the page.
     if (err instanceof UserError && /no usable near-dup signature/.test(err.message)) return { similar: [], partialCopies: [], warnings: [err.message] };
+    // Said without the job's wording, which names the cluster's address.
+    if (err instanceof UserError && /^no document /.test(err.message)) throw new ParamError('id', `no document ${JSON.stringify(id)} in "${src.index}": check the id`, 404);
     throw err;
   }
   const params = similar.query.params;

@@ -6,17 +6,24 @@
 // name it knows (the Host header: the listen host, loopback names, --allow-host), which keeps a page on
 // another site from reading it through DNS rebinding; it is never framed; and it holds a bounded number of
 // scrolls open on the cluster.
+//
+// Every parameter is checked before the cluster is asked (params.ts): a malformed one is answered 400 with
+// its name and what to give. No answer holds the cluster's address: an error of the engine is told by its
+// type and reason (400 when the request the parameters made was refused, 502 when the cluster failed or
+// did not answer), the details left for the operator's terminal (onError).
 import { readFile } from 'node:fs/promises';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import PQueue from 'p-queue';
 import type { EngineClient } from '../engine/client.js';
+import { EngineConnectionError, EngineResponseError, errorCode } from '../engine/errors.js';
 import { UsageError, UserError } from '../errors.js';
 import { REPORT_FILE } from '../jobs/evaluate.js';
-import { comparedText, textView } from './compared-text.js';
+import { comparedText, TEXT_VIEWS, type TextView, textView } from './compared-text.js';
 import { clusterMembers, documentText, type ExploreSource, listClusters, MemberScrolls, similarTo } from './queries.js';
 import { PAGE } from './page.js';
+import { idInPath, idParam, listPosition, membersPosition, pageSize, ParamError, queryParams, searchText, shown } from './params.js';
 import { MAX_DIFF_CHARS, wordDiff } from './word-diff.js';
 
 export interface ExploreOptions extends ExploreSource {
@@ -26,6 +33,8 @@ export interface ExploreOptions extends ExploreSource {
   reportDir?: string;
   /** Host names the page is also opened by (beyond the listen host and loopback names). */
   allowHosts?: string[];
+  /** Told of every failure answered 5xx, whole (the page is told less: nothing of the cluster's address). */
+  onError?: (err: unknown) => void;
 }
 
 export interface RunningExplorer {
@@ -50,7 +59,11 @@ export async function startExplorer(client: EngineClient, options: ExploreOption
     }
     route(client, { ...options, scrolls, opening }, req)
       .then((answer) => send(res, answer))
-      .catch((err: Error) => send(res, { status: err instanceof UserError || err instanceof UsageError || err instanceof URIError ? 400 : 500, json: { error: err.message } }));
+      .catch((err: unknown) => {
+        const answer = failureAnswer(err, client.url, parametersOf(req.url));
+        if ((answer.status ?? 500) >= 500) options.onError?.(err);
+        send(res, answer);
+      });
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -81,29 +94,47 @@ export function hostName(header: string | undefined): string | undefined {
   return match ? (match[1] ?? match[2]).toLowerCase().replace(/\.$/, '') : undefined;
 }
 
-function number(params: URLSearchParams, name: string, fallback: number): number {
-  const value = params.get(name);
-  return value === null || value === '' ? fallback : Number(value);
-}
-
 async function route(client: EngineClient, options: ExploreOptions & { scrolls: MemberScrolls; opening: PQueue }, req: http.IncomingMessage): Promise<Answer> {
   if (req.method !== 'GET') return { status: 405, json: { error: 'the explorer only reads: GET' } };
   const url = new URL(req.url ?? '/', 'http://explore');
   const p = url.pathname;
-  const q = url.searchParams;
-  const page = { size: number(q, 'size', 25), after: q.get('after') ?? undefined };
+  // Each API's parameters: known, given once, checked (params.ts), before the cluster is asked anything.
+  const params = (...allowed: string[]) => queryParams(url.searchParams, allowed);
   let m: RegExpExecArray | null;
   if (p === '/') return { body: PAGE, type: 'text/html; charset=utf-8' };
-  if (p === '/api/info') return { json: { index: options.index, fields: options.fields, report: options.reportDir !== undefined } };
-  if (p === '/api/clusters') return { json: await listClusters(client, options, { ...page, q: q.get('q') ?? undefined }) };
-  if ((m = /^\/api\/clusters\/([^/]+)\/members$/.exec(p))) {
-    const clusterId = decodeURIComponent(m[1]);
-    return { json: await options.opening.add(() => clusterMembers(client, options, clusterId, { ...page, scrolls: options.scrolls })) };
+  if (p === '/api/info') {
+    params();
+    return { json: { index: options.index, fields: options.fields, report: options.reportDir !== undefined } };
   }
-  if ((m = /^\/api\/documents\/([^/]+)$/.exec(p))) return { json: await documentText(client, options, decodeURIComponent(m[1])) };
-  if ((m = /^\/api\/documents\/([^/]+)\/similar$/.exec(p))) return { json: await similarTo(client, options, decodeURIComponent(m[1])) };
-  if (p === '/api/pair') return { json: await pair(client, options, q.get('a'), q.get('b'), q.get('view')) };
-  if (p === '/api/report') return report(options.reportDir);
+  if (p === '/api/clusters') {
+    const q = params('size', 'after', 'q');
+    const asked = { size: pageSize(q.get('size')), after: listPosition(q.get('after')), q: searchText(q.get('q')) };
+    return { json: await listClusters(client, options, asked) };
+  }
+  if ((m = /^\/api\/clusters\/([^/]+)\/members$/.exec(p))) {
+    const clusterId = idInPath('cluster id', m[1]);
+    const q = params('size', 'after');
+    const asked = { size: pageSize(q.get('size')), after: membersPosition(q.get('after')), scrolls: options.scrolls };
+    return { json: await options.opening.add(() => clusterMembers(client, options, clusterId, asked)) };
+  }
+  if ((m = /^\/api\/documents\/([^/]+)$/.exec(p))) {
+    const id = idInPath('id', m[1]);
+    params();
+    return { json: await documentText(client, options, id) };
+  }
+  if ((m = /^\/api\/documents\/([^/]+)\/similar$/.exec(p))) {
+    const id = idInPath('id', m[1]);
+    params();
+    return { json: await similarTo(client, options, id) };
+  }
+  if (p === '/api/pair') {
+    const q = params('a', 'b', 'view');
+    return { json: await pair(client, options, idParam('a', q.get('a')), idParam('b', q.get('b')), viewParam(q.get('view'))) };
+  }
+  if (p === '/api/report') {
+    params();
+    return report(options.reportDir);
+  }
   if ((m = PLOT.exec(p)) && options.reportDir) {
     const body = await readFile(path.join(options.reportDir, `${m[1]}.${m[2]}`)).catch(() => undefined);
     return body ? { body, type: m[2] === 'svg' ? 'image/svg+xml' : 'image/png' } : { status: 404, json: { error: 'no such plot: run near-dup evaluate' } };
@@ -115,10 +146,13 @@ async function route(client: EngineClient, options: ExploreOptions & { scrolls: 
  * Two documents side by side, compared word by word: by default as their signatures saw them (each after
  * the normalizer of its stored params), or as stored (`view=raw`).
  */
-async function pair(client: EngineClient, options: ExploreSource, a: string | null, b: string | null, viewName: string | null) {
-  if (!a || !b) throw new UserError('give two documents: /api/pair?a=ID&b=ID');
-  const view = textView(viewName);
-  const [left, right] = await Promise.all([documentText(client, options, a), documentText(client, options, b)]);
+async function pair(client: EngineClient, options: ExploreSource, a: string, b: string, view: TextView) {
+  // A side that names no document is said by its parameter.
+  const side = (name: 'a' | 'b', id: string) =>
+    documentText(client, options, id).catch((err: unknown) => {
+      throw err instanceof ParamError && err.parameter === 'id' ? new ParamError(name, `${name}: ${err.message}`, err.status) : err;
+    });
+  const [left, right] = await Promise.all([side('a', a), side('b', b)]);
   const sides = [left, right].map((doc) => ({ id: doc.id, ...comparedText(doc.text, doc.nearDup.params, view) }));
   // A side that could not be normalized is compared as stored on both sides: a normalized text against a
   // raw one would differ everywhere.
@@ -142,6 +176,84 @@ async function report(dir: string | undefined): Promise<Answer> {
   if (text === undefined) return { status: 404, json: { error: `no ${REPORT_FILE} in ${dir}: run near-dup evaluate --out ${dir}` } };
   const parsed = JSON.parse(text) as Record<string, unknown>;
   return { json: { ...parsed, plots: ['similarity-histogram', 'precision-recall', 's-curve', 'estimated-vs-exact'] } };
+}
+
+/** `view`: normalized (the default) or raw. */
+function viewParam(value: string | undefined): TextView {
+  try {
+    return textView(value ?? null);
+  } catch {
+    throw new ParamError('view', `view must be ${TEXT_VIEWS.join(' or ')}, got ${shown(value ?? '')}`);
+  }
+}
+
+/**
+ * The answer to a failure, without the cluster's address: a parameter's own 4xx; a request the engine
+ * refused as malformed, 400 (the parameters made it); the cluster failing, refusing the explorer or not
+ * answering, 502 (503 overloaded, 504 timed out); anything else 500. Nothing of the engine's message is
+ * passed on but its error type and reason, with any address taken out.
+ */
+export function failureAnswer(err: unknown, clusterUrl: string, parameters: string[] = []): Answer {
+  if (err instanceof ParamError) return { status: err.status, json: { error: err.message, parameter: err.parameter } };
+  const cause = engineCause(err);
+  if (cause instanceof EngineResponseError) {
+    const what = `${cause.statusCode}${cause.type ? ` ${cause.type}` : ''}${cause.reason ? `: ${withoutAddress(cause.reason, clusterUrl)}` : ''}`;
+    if (cause.statusCode === 429) return { status: 503, json: { error: `the cluster is overloaded (${what}); try again in a moment` } };
+    if (cause.statusCode === 401 || cause.statusCode === 403) return { status: 502, json: { error: `the cluster refused the explorer's request (${what}): the credentials explore was started with lack a privilege` } };
+    if (cause.type === 'index_not_found_exception') return { status: 502, json: { error: `the index is not on the cluster (${what}): start explore again with an index that exists` } };
+    if (cause.statusCode >= 400 && cause.statusCode < 500 && cause.statusCode !== 404 && cause.statusCode !== 408) {
+      const named = parameters.length ? parameters.join(', ') : 'the parameters';
+      return { status: 400, json: { error: `the cluster refused the request made from ${named} (${what}); check ${parameters.length > 1 ? 'them' : 'it'}`, ...(parameters.length ? { parameter: parameters.join(',') } : {}) } };
+    }
+    return { status: 502, json: { error: `the cluster failed to answer (${what}); see the cluster's health and logs` } };
+  }
+  if (cause !== undefined) {
+    // No answer from the cluster: a network failure.
+    const code = errorCode(cause);
+    const timeout = (cause as Error).name === 'TimeoutError' || code === 'ETIMEDOUT';
+    return { status: timeout ? 504 : 502, json: { error: `the cluster did not answer${code ? ` (${code})` : ''}: check that it is running and reachable from where explore runs` } };
+  }
+  if (err instanceof UserError || err instanceof UsageError) return { status: 400, json: { error: withoutAddress(err.message, clusterUrl) } };
+  return { status: 500, json: { error: `the explorer failed unexpectedly (${withoutAddress(err instanceof Error ? err.message : String(err), clusterUrl)}); the terminal where explore runs has the details` } };
+}
+
+/** The engine's error or the network's failure behind an error (a UserError keeps it as its cause); undefined for any other. */
+function engineCause(err: unknown): unknown {
+  for (let e: unknown = err, depth = 0; e && depth < 8; e = (e as { cause?: unknown }).cause, depth++) {
+    if (e instanceof EngineResponseError || e instanceof EngineConnectionError) return e;
+    const name = (e as Error).name;
+    if (name === 'ConnectionError' || name === 'TimeoutError') return e;
+  }
+  return undefined;
+}
+
+/** The parameters a request gave (its query's names, and the id in its path), to name them in an answer. */
+function parametersOf(requestUrl: string | undefined): string[] {
+  const url = new URL(requestUrl ?? '/', 'http://explore');
+  const inPath = /^\/api\/clusters\/[^/]+\/members$/.test(url.pathname) ? ['cluster id'] : /^\/api\/documents\/[^/]+/.test(url.pathname) ? ['id'] : [];
+  return [...new Set([...inPath, ...url.searchParams.keys()])];
+}
+
+/**
+ * Text with the cluster's address taken out: its URL, its host (with or without the port), and any IP
+ * address with a port (an engine's reason may name a node's transport address).
+ */
+export function withoutAddress(text: string, clusterUrl: string): string {
+  let out = text;
+  const names = new Set<string>([clusterUrl, clusterUrl.replace(/\/+$/, '')]);
+  try {
+    const u = new URL(clusterUrl);
+    for (const name of [u.origin, u.host, u.hostname, u.hostname.replace(/^\[|\]$/g, '')]) if (name) names.add(name);
+  } catch {
+    // not a URL: its text alone is taken out
+  }
+  for (const name of [...names].sort((x, y) => y.length - x.length)) {
+    const escapedName = name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+    out = out.replace(new RegExp(`(?<![A-Za-z0-9_-])${escapedName}(?::\\d+)?(?![A-Za-z0-9_-])`, 'g'), 'the cluster');
+  }
+  return out
+    .replace(/\b(?:\d{1,3}\.){3}\d{1,3}:\d{1,5}\b/g, 'an address')
+    .replace(/\[[0-9A-Fa-f:.]+\]:\d{1,5}\b/g, 'an address');
 }
 
 function send(res: http.ServerResponse, answer: Answer): void {

@@ -1,9 +1,10 @@
 // The checkpoint of a long job: enough to resume it after a crash or Ctrl-C. Annotate does not need a
 // scan position: every document it writes carries `annotated_at` and `params`, so resuming is a query
 // for the documents this run has not written yet, in a new point in time.
-import { mkdir, open, readFile, rename } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { UserError } from '../errors.js';
+import { replaceFile, STATE_FOLDER } from './file-writes.js';
 
 export interface Checkpoint {
   job: string;
@@ -20,7 +21,7 @@ export interface Checkpoint {
 
 export function defaultCheckpointPath(job: string, index: string, slice?: { id: number; max: number }): string {
   const safe = index.replace(/[^A-Za-z0-9._-]/g, '_');
-  return path.join('.near-dup', `${job}-${safe}${slice ? `-slice${slice.id}of${slice.max}` : ''}.json`);
+  return path.join(STATE_FOLDER, `${job}-${safe}${slice ? `-slice${slice.id}of${slice.max}` : ''}.json`);
 }
 
 export async function readCheckpoint(file: string): Promise<Checkpoint | undefined> {
@@ -67,17 +68,13 @@ export async function writeJsonFile(file: string, value: unknown): Promise<void>
   await writeDurably(file, JSON.stringify(value, null, 2) + '\n');
 }
 
+/**
+ * A state file written whole: to a fresh temporary file beside it (random name, O_EXCL, mode 0600), synced,
+ * renamed over it (a symbolic link there is replaced, never followed), the folder synced; a failure leaves
+ * no temporary file. The .near-dup folder must be a real folder of this user (file-writes.ts).
+ */
 export async function writeDurably(file: string, text: string): Promise<void> {
-  await mkdir(path.dirname(file), { recursive: true });
-  const tmp = `${file}.${process.pid}.tmp`;
-  const handle = await open(tmp, 'w');
-  try {
-    await handle.writeFile(text);
-    await handle.sync();
-  } finally {
-    await handle.close();
-  }
-  await rename(tmp, file);
+  await replaceFile(file, text, { mode: 0o600 });
 }
 
 /** Which identity fields differ between a checkpoint and the job being started. */

@@ -1,6 +1,8 @@
-// The ids and reasons of documents that failed, one JSON line each, opened on the first failure.
+// The ids and reasons of documents that failed, one JSON line each, opened on the first failure. Appended
+// to, never through a symbolic link to a file (file-writes.ts).
 import { createWriteStream, mkdirSync, type WriteStream } from 'node:fs';
 import path from 'node:path';
+import { openForAppend } from './file-writes.js';
 
 export class ErrorsFile {
   private stream?: WriteStream;
@@ -16,7 +18,7 @@ export class ErrorsFile {
   add(record: { id?: unknown; reason: string; status?: number; [key: string]: unknown }): void {
     if (!this.stream) {
       mkdirSync(path.dirname(path.resolve(this.file)), { recursive: true });
-      this.stream = createWriteStream(this.file, { flags: 'a' });
+      this.stream = createWriteStream(this.file, { fd: openForAppend(this.file, { what: 'the errors file' }) });
     }
     this.count++;
     this.stream.write(JSON.stringify({ time: new Date().toISOString(), ...record }) + '\n');

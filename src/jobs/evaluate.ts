@@ -1,6 +1,6 @@
 // near-dup evaluate: how well an index's signatures find its near-duplicates, measured on its own texts (or
 // on the user's labelled pairs), written as DIR/report.json and plots, with a recommendation.
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import type { EngineClient } from '../engine/client.js';
 import { UserError } from '../errors.js';
@@ -8,6 +8,7 @@ import { resolveSignerSettings, signerOptionsFromParams } from '../signature.js'
 import { type GatheredPairs, gatherPairs, type PairSource } from './evaluate/pairs.js';
 import { type PlotName, plotSpecs, renderSvg, svgToPng } from './evaluate/plots.js';
 import { type QualityReport, qualityReport } from './evaluate/quality.js';
+import { replaceFile } from './file-writes.js';
 
 export interface EvaluateOptions extends PairSource {
   out: string;
@@ -41,7 +42,8 @@ export async function evaluateIndex(client: EngineClient, options: EvaluateOptio
   await mkdir(options.out, { recursive: true });
   const reportFile = path.join(options.out, REPORT_FILE);
   const { labels: _labels, ...asked } = options;
-  await writeFile(reportFile, JSON.stringify({ index: options.index, params: gathered.params, generatedAt: new Date().toISOString(), options: asked, skipped: gathered.skipped, ...report }, null, 2));
+  // Each file replaced through a fresh temporary one: a symbolic link in the folder is replaced, not followed (file-writes.ts).
+  await replaceFile(reportFile, JSON.stringify({ index: options.index, params: gathered.params, generatedAt: new Date().toISOString(), options: asked, skipped: gathered.skipped, ...report }, null, 2));
   const files = [reportFile, ...(await writePlots(report, options.out))];
   return { index: options.index, params: gathered.params, out: options.out, report, skipped: gathered.skipped, files };
 }
@@ -50,8 +52,8 @@ async function writePlots(report: QualityReport, out: string): Promise<string[]>
   const files: string[] = [];
   for (const [name, spec] of Object.entries(plotSpecs(report)) as Array<[PlotName, Parameters<typeof renderSvg>[0]]>) {
     const svg = await renderSvg(spec);
-    await writeFile(path.join(out, `${name}.svg`), svg);
-    await writeFile(path.join(out, `${name}.png`), svgToPng(svg));
+    await replaceFile(path.join(out, `${name}.svg`), svg);
+    await replaceFile(path.join(out, `${name}.png`), svgToPng(svg));
     files.push(path.join(out, `${name}.svg`), path.join(out, `${name}.png`));
   }
   return files;

@@ -11,6 +11,7 @@ import { olderLayoutNote } from '../../jobs/params-held.js';
 import { type ConnectionArgs, connectFromArgs, withConnectionOptions } from '../connection-options.js';
 import { createProgressPrinter } from '../progress.js';
 import { type BulkArgs, bulkOptionsFrom, type SignerArgs, signerOptionsFrom, withBulkOptions, withSignerOptions } from '../signer-options.js';
+import { escaped, escapeTerminal, jsonLine } from '../terminal-text.js';
 
 interface AnnotateArgs extends ConnectionArgs, SignerArgs, BulkArgs {
   index: string;
@@ -86,8 +87,8 @@ export function printSummary(summary: AnnotateSummary, verb: string): void {
     (summary.closedIndices.length > 0
       ? `; not read: the closed ${summary.closedIndices.length > 1 ? 'indices' : 'index'} ${summary.closedIndices.join(', ')} (open ${summary.closedIndices.length > 1 ? 'them' : 'it'} and run again to sign ${summary.closedIndices.length > 1 ? 'their' : 'its'} documents)`
       : '');
-  process.stderr.write(human + '\n');
-  process.stdout.write(JSON.stringify(summary) + '\n');
+  process.stderr.write(escapeTerminal(human) + '\n');
+  process.stdout.write(jsonLine(summary));
 }
 
 export const annotateCommand: CommandModule<object, AnnotateArgs> = {
@@ -152,7 +153,7 @@ export const annotateCommand: CommandModule<object, AnnotateArgs> = {
     if (argv.follow && argv.dryRun) throw new UsageError('--follow writes as it goes; drop --dry-run (or --follow)');
     const client = await connectFromArgs(argv);
     const layout = await olderLayoutNote(client, argv.index, argv.prefix, argv.field.join(' --field '));
-    if (layout) process.stderr.write(`near-dup: ${layout}\n`);
+    if (layout) process.stderr.write(escaped`near-dup: ${layout}\n`);
     const onSigint = () => {
       if (controller.signal.aborted) process.exit(130);
       process.stderr.write('\nstopping: finishing the requests in flight and writing the checkpoint (Ctrl-C again to quit now)\n');
@@ -177,7 +178,7 @@ export const annotateCommand: CommandModule<object, AnnotateArgs> = {
 /** annotate --follow: a status line between passes (JSON lines when not on a terminal), the totals on stdout at the end. */
 async function follow(client: EngineClient, options: FollowOptions): Promise<void> {
   const tty = process.stderr.isTTY === true;
-  const say = (record: Record<string, unknown>, human: string) => process.stderr.write(tty ? `\r${human.padEnd(100)}` : `${JSON.stringify({ job: 'annotate-follow', ...record })}\n`);
+  const say = (record: Record<string, unknown>, human: string) => process.stderr.write(tty ? `\r${escapeTerminal(human).padEnd(100)}` : jsonLine({ job: 'annotate-follow', ...record }));
   const totals = await followIndex(client, {
     ...options,
     onPass: ({ pass, whole, summary, totals }) =>
@@ -187,11 +188,11 @@ async function follow(client: EngineClient, options: FollowOptions): Promise<voi
           `${totals.annotated} annotated in all`,
       ),
     onWait: ({ nextInMs, totals }) =>
-      tty && process.stderr.write(`\rfollowing ${options.index}: ${totals.annotated} annotated in ${totals.passes} passes; next pass in ${(nextInMs / 1000).toFixed(0)} s`.padEnd(100)),
-    onNote: (line) => process.stderr.write(`${tty ? '\n' : ''}near-dup: ${line}\n`),
-    onPassError: (error, pass) => process.stderr.write(`${tty ? '\n' : ''}near-dup: pass ${pass} failed (${error.message}); trying again at the next pass\n`),
+      tty && process.stderr.write(escaped`\rfollowing ${options.index}: ${totals.annotated} annotated in ${totals.passes} passes; next pass in ${(nextInMs / 1000).toFixed(0)} s`.padEnd(100)),
+    onNote: (line) => process.stderr.write(`${tty ? '\n' : ''}${escaped`near-dup: ${line}\n`}`),
+    onPassError: (error, pass) => process.stderr.write(`${tty ? '\n' : ''}${escaped`near-dup: pass ${pass} failed (${error.message}); trying again at the next pass\n`}`),
   });
   if (tty) process.stderr.write('\n');
-  process.stderr.write(`stopped following ${options.index} after ${totals.passes} passes: ${totals.annotated} annotated, ${totals.failed} failed\n`);
-  process.stdout.write(JSON.stringify({ index: options.index, follow: true, ...totals }) + '\n');
+  process.stderr.write(escaped`stopped following ${options.index} after ${totals.passes} passes: ${totals.annotated} annotated, ${totals.failed} failed\n`);
+  process.stdout.write(jsonLine({ index: options.index, follow: true, ...totals }));
 }

@@ -8,6 +8,7 @@ import { UsageError } from '../../errors.js';
 import { defaultStatePath, readDedupState } from '../../jobs/dedup/state.js';
 import { CONNECTION_ENV } from '../connection-options.js';
 import { aboutText } from './dashboards-about.js';
+import { escaped, jsonLine } from '../terminal-text.js';
 
 interface DashboardsArgs {
   url: string;
@@ -58,7 +59,7 @@ export const dashboardsCommand: CommandModule<object, DashboardsArgs> = {
     const format = argv.format === 'auto' ? undefined : (argv.format as SavedObjectFormat);
     if (argv.print) {
       if (!format) throw new UsageError('--print needs --format opensearch-dashboards or --format kibana (nothing is asked of a server)');
-      process.stdout.write(inFormat(objects, format, format === 'opensearch-dashboards' ? nearDupFieldSpecs(argv.prefix) : undefined).map((o) => JSON.stringify(o)).join('\n') + '\n');
+      process.stdout.write(inFormat(objects, format, format === 'opensearch-dashboards' ? nearDupFieldSpecs(argv.prefix) : undefined).map((o) => jsonLine(o)).join(''));
       return;
     }
     const env = process.env;
@@ -73,8 +74,8 @@ export const dashboardsCommand: CommandModule<object, DashboardsArgs> = {
       space: argv.space,
       format,
     });
-    if (!usable) process.stderr.write(`near-dup dashboards: no dedup run of ${argv.index} recorded at ${statePath}${mismatch ? ` (${mismatch})` : ''}: the dashboard's "how to read" panel cannot state the threshold; give --dedup-state\n`);
-    for (const warning of result.warnings) process.stderr.write(`near-dup dashboards: ${warning}\n`);
-    process.stdout.write(`imported ${result.imported} saved objects into ${result.product} ${result.version ?? ''} (--format ${result.format}); every panel's references resolve; open ${result.dashboardUrl}\n`);
+    if (!usable) process.stderr.write(escaped`near-dup dashboards: no dedup run of ${argv.index} recorded at ${statePath}${mismatch ? ` (${mismatch})` : ''}: the dashboard's "how to read" panel cannot state the threshold; give --dedup-state\n`);
+    for (const warning of result.warnings) process.stderr.write(escaped`near-dup dashboards: ${warning}\n`);
+    process.stdout.write(escaped`imported ${result.imported} saved objects into ${result.product} ${result.version ?? ''} (--format ${result.format}); every panel's references resolve; open ${result.dashboardUrl}\n`);
   },
 };

@@ -1,19 +1,20 @@
 // near-dup dedup: near-duplicate clusters of a whole index, written back for exploration.
-import { writeFileSync } from 'node:fs';
 import v8 from 'node:v8';
 import type { CommandModule } from 'yargs';
 import { DEFAULT_PREFIX } from '../../annotation.js';
 import { prefixPath } from '../../engine/mapping.js';
-import { UsageError } from '../../errors.js';
+import { UsageError, UserError } from '../../errors.js';
 import { type CanonicalRule, type ClusterMethod, checkDedupOptions, type DedupOptions, type DedupStage, dedupIndex } from '../../jobs/dedup.js';
 import { retriesNote } from './annotate.js';
 import { olderLayoutNote } from '../../jobs/params-held.js';
 import { type ConnectionArgs, connectFromArgs, withConnectionOptions } from '../connection-options.js';
+import { writeOutputFile } from '../../jobs/file-writes.js';
 import { createProgressPrinter } from '../progress.js';
+import { escaped, escapeTerminal, jsonLine, terminalValue } from '../terminal-text.js';
 
 interface DedupArgs extends ConnectionArgs {
   resume: boolean;
-  bucketsPerPartition: number;
+  spillDir?: string;
   pageSize: number;
   index: string;
   prefix: string;
@@ -42,7 +43,7 @@ interface DedupArgs extends ConnectionArgs {
 const HEAP_GROWING_PERCENT = 30;
 
 /** The progress line's unit for each stage of the job. */
-const UNITS: Record<DedupStage, string> = { signatures: 'signatures', bands: 'bands', buckets: 'partitions', 'new documents': 'docs', containment: 'lookups' };
+const UNITS: Record<DedupStage, string> = { signatures: 'signatures', bands: 'bands', 'new documents': 'docs', containment: 'lookups' };
 
 export function parseCanonical(value: string): CanonicalRule {
   if (value === 'oldest' || value === 'newest' || value === 'longest') return value;
@@ -83,16 +84,16 @@ export const dedupCommand: CommandModule<object, DedupArgs> = {
       .option('max-cached-signatures', {
         type: 'number',
         default: 1_000_000,
-        describe: 'signatures held in memory (under 1 KB each): an index up to this size is read once and bucketed in memory; a larger one is bucketed by the engine, partition by partition, signatures read again when needed',
+        describe: 'signatures held in memory (about 0.6 KB each); past this many documents they are spilled to local disk (about 0.75 KB each, removed at the end) and read back a bucket group at a time',
       })
+      .option('spill-dir', { type: 'string', describe: 'where signatures are spilled past --max-cached-signatures (default: the system temporary folder; needs about 0.75 KB a document)' })
       .option('full', { type: 'boolean', default: false, describe: 'redo the whole index (by default a re-run only revisits what was annotated since the last run)' })
       .option('max-family-lookups', {
         type: 'number',
         describe: 'documents a re-run may look up to read the families it touches whole (default: a tenth of the index, 100 to 10,000); past that it runs in full',
       })
-      .option('resume', { type: 'boolean', default: false, describe: 'continue a full run that was killed or stopped, from its last finished partition (or band, in memory)' })
-      .option('buckets-per-partition', { type: 'number', default: 10_000, describe: 'band keys held by 2+ documents per partition (smaller: less memory, more reads)' })
-      .option('page-size', { type: 'number', default: 5000, describe: 'documents per page of the scans that read a partition' })
+      .option('resume', { type: 'boolean', default: false, describe: 'continue a full run that was killed or stopped, from its last finished band' })
+      .option('page-size', { type: 'number', default: 5000, describe: 'documents per page of the scans that read cluster fields (the signatures are read at most 1,000 a page)' })
       .example('near-dup dedup --index news --canonical oldest --date-field published', 'cluster and keep the first published')
       .example('near-dup dedup --index news --format text --pairs pairs.jsonl', 'list duplicates')
       .example('near-dup dedup --index crawl --clusters components', 'whole families of near-duplicates, chains included') as never,
@@ -114,7 +115,7 @@ export const dedupCommand: CommandModule<object, DedupArgs> = {
       dryRun: argv.dryRun,
       full: argv.full,
       resume: argv.resume,
-      bucketsPerPartition: argv.bucketsPerPartition,
+      spillDir: argv.spillDir,
       pageSize: argv.pageSize,
       maxCachedSignatures: argv.maxCachedSignatures,
       maxFamilyLookups: argv.maxFamilyLookups,
@@ -124,32 +125,35 @@ export const dedupCommand: CommandModule<object, DedupArgs> = {
     checkDedupOptions(options); // before connecting: a usage error is said first
     const client = await connectFromArgs(argv);
     const layout = await olderLayoutNote(client, argv.index, argv.prefix);
-    if (layout) process.stderr.write(`near-dup: ${layout}\n`);
+    if (layout) process.stderr.write(escaped`near-dup: ${layout}\n`);
     v8.setFlagsFromString(`--heap-growing-percent=${HEAP_GROWING_PERCENT}`);
     try {
       const summary = await dedupIndex(client, options);
       progress.done();
-      for (const note of summary.notes) process.stderr.write(`near-dup: ${note}\n`);
+      for (const note of summary.notes) process.stderr.write(escaped`near-dup: ${note}\n`);
       const { matches, ...rest } = summary;
       process.stderr.write(
-        `${summary.mode === 'incremental' ? `incremental run (${summary.newDocuments} documents annotated since the last run): ` : ''}${summary.clusters} clusters holding ${summary.duplicates} duplicates among ${summary.documents} documents` +
-          `${summary.clusterMethod === 'centres' ? `, cut from ${summary.families} families${summary.canonicalSimilarity.min === null ? '' : ` (every duplicate's similarity to its canonical at least ${summary.canonicalSimilarity.min.toFixed(3)})`} ` : ' (whole families) '}` +
-          `(${summary.verifiedPairs} of ${summary.candidatePairs} candidate pairs verified; largest cluster ${summary.largestCluster}) ` +
-          `in ${summary.seconds.toFixed(1)} s${summary.dryRun ? ' (dry run: nothing written)' : `; ${summary.written} documents updated, ${summary.cleared} cleared`}` +
-          `${summary.containment ? `; ${summary.containment.contained} documents at least ${summary.containment.minContainment} inside a larger one (${summary.containment.lookups} looked up in ${summary.containment.seconds.toFixed(1)} s)` : ''}` +
-          `${summary.resumedPartitions ? `; resumed after ${summary.resumedPartitions} partitions` : ''}${retriesNote(summary)}` +
-          `${summary.damaged ? `; ${summary.damaged} documents with a damaged stored signature left out${summary.errorsFile ? ` (listed in ${summary.errorsFile})` : ''}` : ''}` +
-          `${!summary.dryRun && !summary.complete ? `; INCOMPLETE: ${summary.failed} writes failed${summary.errorsFile ? ` (listed in ${summary.errorsFile})` : ''}; run dedup again` : ''}\n`,
+        escapeTerminal(
+          `${summary.mode === 'incremental' ? `incremental run (${summary.newDocuments} documents annotated since the last run): ` : ''}${summary.clusters} clusters holding ${summary.duplicates} duplicates among ${summary.documents} documents` +
+            `${summary.clusterMethod === 'centres' ? `, cut from ${summary.families} families${summary.canonicalSimilarity.min === null ? '' : ` (every duplicate's similarity to its canonical at least ${summary.canonicalSimilarity.min.toFixed(3)})`} ` : ' (whole families) '}` +
+            `(${summary.verifiedPairs} of ${summary.candidatePairs} candidate pairs verified; largest cluster ${summary.largestCluster}) ` +
+            `in ${summary.seconds.toFixed(1)} s${summary.dryRun ? ' (dry run: nothing written)' : `; ${summary.written} documents updated, ${summary.cleared} cleared`}` +
+            `${summary.containment ? `; ${summary.containment.contained} documents at least ${summary.containment.minContainment} inside a larger one (${summary.containment.lookups} looked up in ${summary.containment.seconds.toFixed(1)} s)` : ''}` +
+            `${summary.resumedPartitions ? `; resumed after ${summary.resumedPartitions} partitions` : ''}${retriesNote(summary)}` +
+            `${summary.damaged ? `; ${summary.damaged} documents with a damaged stored signature left out${summary.errorsFile ? ` (listed in ${summary.errorsFile})` : ''}` : ''}` +
+            `${!summary.dryRun && !summary.complete ? `; INCOMPLETE: ${summary.failed} writes failed${summary.errorsFile ? ` (listed in ${summary.errorsFile})` : ''}; run dedup again` : ''}`,
+        ) + '\n',
       );
       if (argv.format === 'text') {
+        // Ids escaped (terminal-text.ts), in the file as on the terminal: one line per document whatever its id holds.
         const lines = [...(matches ?? new Map<string, Array<{ id: string; jaccard: number }>>()).entries()]
           .sort(([a], [b]) => (a < b ? -1 : 1))
-          .map(([id, list]) => `${id}  # max ${list[0].jaccard.toFixed(3)} matches ${list.map((m) => m.id).join(', ')}`);
+          .map(([id, list]) => `${terminalValue(id)}  # max ${list[0].jaccard.toFixed(3)} matches ${list.map((m) => terminalValue(m.id)).join(', ')}`);
         const text = lines.join('\n') + (lines.length ? '\n' : '');
-        if (argv.output) writeFileSync(argv.output, text);
+        if (argv.output) await writeOutput(argv.output, text);
         else process.stdout.write(text);
       } else {
-        process.stdout.write(JSON.stringify(rest) + '\n');
+        process.stdout.write(jsonLine(rest));
       }
       if (summary.failed > 0 || (!summary.dryRun && !summary.complete)) process.exitCode = 1;
     } finally {
@@ -157,3 +161,13 @@ export const dedupCommand: CommandModule<object, DedupArgs> = {
     }
   },
 };
+
+/** --output: replaced whole through a temporary file (a symbolic link there is replaced, not followed: file-writes.ts). */
+async function writeOutput(file: string, text: string): Promise<void> {
+  try {
+    await writeOutputFile(file, text);
+  } catch (err) {
+    const e = err as NodeJS.ErrnoException;
+    throw new UserError(`cannot write --output ${file}: ${e.code === 'ENOENT' ? 'no such folder' : e.code === 'EISDIR' ? 'it is a folder' : e.code === 'EACCES' ? 'permission denied' : e.message}`);
+  }
+}

@@ -8,6 +8,7 @@ import type { PairLabel } from '../../jobs/evaluate/pairs.js';
 import { PARTIAL_COPY, type QualityReport } from '../../jobs/evaluate/quality.js';
 import { olderLayoutNote } from '../../jobs/params-held.js';
 import { type ConnectionArgs, connectFromArgs, withConnectionOptions } from '../connection-options.js';
+import { escaped, escapedLines, jsonLine } from '../terminal-text.js';
 
 interface EvaluateArgs extends ConnectionArgs {
   index: string;
@@ -87,7 +88,7 @@ export const evaluateCommand: CommandModule<object, EvaluateArgs> = {
     const labels = argv.pairs ? readLabels(argv.pairs) : undefined;
     const client = await connectFromArgs(argv);
     const layout = await olderLayoutNote(client, argv.index, argv.prefix, argv.field.join(' --field '));
-    if (layout) process.stderr.write(`near-dup: ${layout}\n`);
+    if (layout) process.stderr.write(escaped`near-dup: ${layout}\n`);
     try {
       const summary = await evaluateIndex(client, {
         index: argv.index,
@@ -105,8 +106,8 @@ export const evaluateCommand: CommandModule<object, EvaluateArgs> = {
       const lines = summaryLines(summary.report, summary.index);
       if (summary.skipped.length > 0) lines.push(`${summary.skipped.length} documents left out (${summary.skipped[0].id}: ${summary.skipped[0].reason}${summary.skipped.length > 1 ? ', ...' : ''})`);
       lines.push(`report and plots in ${summary.out}`);
-      process.stderr.write(lines.join('\n') + '\n');
-      process.stdout.write(JSON.stringify({ index: summary.index, params: summary.params, files: summary.files, recommendation: summary.report.recommendation }) + '\n');
+      process.stderr.write(escapedLines(lines));
+      process.stdout.write(jsonLine({ index: summary.index, params: summary.params, files: summary.files, recommendation: summary.report.recommendation }));
     } finally {
       await client.close();
     }

@@ -6,6 +6,7 @@ import { UserError } from '../../errors.js';
 import { olderLayoutNote } from '../../jobs/params-held.js';
 import { type ConnectionArgs, connectFromArgs, withConnectionOptions } from '../connection-options.js';
 import { isLoopbackHost, parseListen } from './proxy.js';
+import { escaped, escapeTerminal } from '../terminal-text.js';
 
 interface ExploreArgs extends ConnectionArgs {
   index: string;
@@ -38,16 +39,18 @@ export const exploreCommand: CommandModule<object, ExploreArgs> = {
   handler: async (argv) => {
     const listen = parseListen(argv.listen);
     const warning = wideListenWarning(listen.host);
-    if (warning) process.stderr.write(warning);
+    if (warning) process.stderr.write(escapeTerminal(warning.trimEnd()) + '\n');
     const client = await connectFromArgs(argv);
     const layout = await olderLayoutNote(client, argv.index, argv.prefix, argv.field.join(' --field '));
-    if (layout) process.stderr.write(`near-dup explore: ${layout}\n`);
+    if (layout) process.stderr.write(escaped`near-dup explore: ${layout}\n`);
     try {
-      const explorer = await startExplorer(client, { index: argv.index, fields: argv.field, prefix: argv.prefix, reportDir: argv.report, allowHosts: argv.allowHost, ...listen }).catch((err: NodeJS.ErrnoException) => {
+      // The page is told a failure without the cluster's address; the operator, here, is told all of it.
+      const onError = (err: unknown) => process.stderr.write(escaped`near-dup explore: a request failed: ${err instanceof Error ? err.message : String(err)}\n`);
+      const explorer = await startExplorer(client, { index: argv.index, fields: argv.field, prefix: argv.prefix, reportDir: argv.report, allowHosts: argv.allowHost, onError, ...listen }).catch((err: NodeJS.ErrnoException) => {
         if (err.code === 'EADDRINUSE') throw new UserError(`--listen ${argv.listen}: the port is in use; choose another`);
         throw err;
       });
-      process.stderr.write(`near-dup explore: ${argv.index} on ${client.url} at ${explorer.url} (Ctrl-C to stop)\n`);
+      process.stderr.write(escaped`near-dup explore: ${argv.index} on ${client.url} at ${explorer.url} (Ctrl-C to stop)\n`);
       await new Promise<void>((resolve) => {
         process.once('SIGINT', () => resolve());
         process.once('SIGTERM', () => resolve());

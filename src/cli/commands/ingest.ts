@@ -8,6 +8,7 @@ import { checkIngestOptions, type IngestOptions, ingestStream } from '../../jobs
 import { retriesNote } from './annotate.js';
 import { type ConnectionArgs, connectFromArgs, withConnectionOptions } from '../connection-options.js';
 import { createProgressPrinter } from '../progress.js';
+import { escaped, jsonLine } from '../terminal-text.js';
 import { type BulkArgs, bulkOptionsFrom, type SignerArgs, signerOptionsFrom, withBulkOptions, withSignerOptions } from '../signer-options.js';
 
 interface IngestArgs extends ConnectionArgs, SignerArgs, BulkArgs {
@@ -66,12 +67,12 @@ export const ingestCommand: CommandModule<object, IngestArgs> = {
       const summary = await ingestStream(client, input, options);
       progress.done();
       process.stderr.write(
-        `indexed ${summary.indexed} of ${summary.seen} documents in ${summary.seconds.toFixed(1)} s (${summary.empty} empty, ` +
+        escaped`indexed ${summary.indexed} of ${summary.seen} documents in ${summary.seconds.toFixed(1)} s (${summary.empty} empty, ` +
           `${summary.failed} failed, ${summary.cut} cut at --max-chars, ${summary.blank} blank lines skipped)` +
-          `${summary.errorsFile ? `; failures listed in ${summary.errorsFile}` : ''}${retriesNote(summary)}` +
+          escaped`${summary.errorsFile ? `; failures listed in ${summary.errorsFile}` : ''}${retriesNote(summary)}` +
           `${summary.resent ? `; ${summary.resent} documents sent again after a lost answer, none doubled` : ''}\n`,
       );
-      process.stdout.write(JSON.stringify(summary) + '\n');
+      process.stdout.write(jsonLine(summary));
       if (summary.failed > 0) process.exitCode = 1;
     } finally {
       await client.close();

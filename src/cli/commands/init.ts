@@ -4,6 +4,7 @@ import { UsageError } from '../../errors.js';
 import { DEFAULT_PREFIX, DEFAULT_TEMPLATE_NAME, DEFAULT_TEMPLATE_PRIORITY, prefixPath } from '../../engine/mapping.js';
 import { initIndex, initTemplates } from '../../engine/init.js';
 import { type ConnectionArgs, connectFromArgs, withConnectionOptions } from '../connection-options.js';
+import { escaped } from '../terminal-text.js';
 
 interface InitArgs extends ConnectionArgs {
   index?: string;
@@ -54,12 +55,12 @@ export const initCommand: CommandModule<object, InitArgs> = {
             : result.action === 'updated'
               ? `added ${result.added.length} ${argv.prefix} fields to index "${result.index}"${indices}`
               : `index "${result.index}"${indices} already has the ${argv.prefix} fields; nothing to change`;
-        process.stdout.write(`${line} (${where})\n`);
+        process.stdout.write(escaped`${line} (${where})\n`);
         for (const t of result.streamTemplates) {
           process.stdout.write(
             t.action === 'added'
-              ? `data stream "${t.stream}": its template "${t.template}" is now composed of the near-dup fields, so the backing indices of later rollovers have them\n`
-              : `data stream "${t.stream}": its template "${t.template}" already gives new backing indices the near-dup fields\n`,
+              ? escaped`data stream "${t.stream}": its template "${t.template}" is now composed of the near-dup fields, so the backing indices of later rollovers have them\n`
+              : escaped`data stream "${t.stream}": its template "${t.template}" already gives new backing indices the near-dup fields\n`,
           );
         }
       }
@@ -71,13 +72,13 @@ export const initCommand: CommandModule<object, InitArgs> = {
           priority: argv.templatePriority,
         });
         process.stdout.write(
-          `installed component template "${result.componentTemplate}" and index template "${result.indexTemplate}" ` +
-            `for new indices matching ${result.indexPatterns.join(', ')} (${where})\n`,
+          escaped`installed component template "${result.componentTemplate}" and index template "${result.indexTemplate}" ` +
+            escaped`for new indices matching ${result.indexPatterns.join(', ')} (${where})\n`,
         );
         for (const o of result.outranked) {
           process.stderr.write(
-            `but new indices matching "${o.pattern}" take their mapping from the index template "${o.name}" (priority ${o.priority}, above ${argv.templatePriority}), not from "${result.indexTemplate}": ` +
-              `add the component template "${result.componentTemplate}" to its composed_of (for a data stream: near-dup init --index STREAM does), or give --template-priority above ${o.priority}\n`,
+            escaped`but new indices matching "${o.pattern}" take their mapping from the index template "${o.name}" (priority ${o.priority}, above ${argv.templatePriority}), not from "${result.indexTemplate}": ` +
+              escaped`add the component template "${result.componentTemplate}" to its composed_of (for a data stream: near-dup init --index STREAM does), or give --template-priority above ${o.priority}\n`,
           );
         }
         if (result.outranked.length > 0) process.exitCode = 1;

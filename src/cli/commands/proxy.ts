@@ -11,6 +11,7 @@ import { indexMatcher } from '../../proxy/index-pattern.js';
 import { type ProxyOptions, STATS_PATH, startProxy } from '../../proxy/server.js';
 import { CONNECTION_ENV, connectionArgsFrom } from '../connection-options.js';
 import { type SignerArgs, signerOptionsFrom, withSignerOptions } from '../signer-options.js';
+import { escaped, jsonLine } from '../terminal-text.js';
 
 interface ProxyArgs extends SignerArgs {
   url?: string;
@@ -123,7 +124,7 @@ export const proxyCommand: CommandModule<object, ProxyArgs> = {
       })
       .example('near-dup proxy --url http://localhost:9200 --index "news-*" --field body', 'then point the clients at http://127.0.0.1:9290') as never,
   handler: async (argv) => {
-    const warn = (line: string) => process.stderr.write(`near-dup proxy: ${line}\n`);
+    const warn = (line: string) => process.stderr.write(escaped`near-dup proxy: ${line}\n`);
     const options = await proxyOptionsFrom(argv, warn);
     if (!isLoopbackHost(options.host) && !options.tls) warn(`listening beyond loopback (${options.host}) over plain HTTP: the clients' credentials and documents cross the network unencrypted; serve HTTPS with --cert and --key (README, Safety)`);
     const proxy = await startProxy(options).catch((err: NodeJS.ErrnoException) => {
@@ -137,6 +138,6 @@ export const proxyCommand: CommandModule<object, ProxyArgs> = {
       process.once('SIGTERM', stop);
     });
     await proxy.close();
-    process.stdout.write(JSON.stringify(proxy.stats.snapshot()) + '\n');
+    process.stdout.write(jsonLine(proxy.stats.snapshot()));
   },
 };

@@ -7,6 +7,7 @@ import { signStream } from '../../signing/sign-stream.js';
 import { createSigner, signatureToJson } from '../../signature.js';
 import { readAllStdin, decodeText, warnNotUtf8 } from '../input.js';
 import { type SignerArgs, signerOptionsFrom, withSignerOptions } from '../signer-options.js';
+import { jsonLine } from '../terminal-text.js';
 
 interface SignArgs extends SignerArgs {
   file?: string;
@@ -68,7 +69,7 @@ export const signCommand: CommandModule<object, SignArgs> = {
     warnNotUtf8(argv.file, replaced);
     const sign = createSigner(options);
     const sig = sign(text);
-    process.stdout.write(JSON.stringify({ ...signatureToJson(sig), params: sign.settings.params }) + '\n');
+    process.stdout.write(jsonLine({ ...signatureToJson(sig), params: sign.settings.params }));
   },
 };
 

@@ -10,6 +10,7 @@ import { olderLayoutNote } from '../../jobs/params-held.js';
 import { type ConnectionArgs, connectFromArgs, withConnectionOptions } from '../connection-options.js';
 import { decodeText } from '../input.js';
 import { type SignerArgs, signerOptionsFrom, withSignerOptions } from '../signer-options.js';
+import { escaped, jsonLine, terminalValue } from '../terminal-text.js';
 
 interface SimilarArgs extends ConnectionArgs, SignerArgs {
   index: string;
@@ -85,16 +86,16 @@ export const similarCommand: CommandModule<object, SimilarArgs> = {
     checkSimilarOptions(options); // before connecting: a usage error is said first
     const client = await connectFromArgs(argv);
     const layout = await olderLayoutNote(client, argv.index, argv.prefix);
-    if (layout) process.stderr.write(`near-dup: ${layout}\n`);
+    if (layout) process.stderr.write(escaped`near-dup: ${layout}\n`);
     try {
       const result = await findSimilar(client, options);
-      for (const warning of result.warnings ?? []) process.stderr.write(`warning: ${warning}\n`);
+      for (const warning of result.warnings ?? []) process.stderr.write(escaped`warning: ${warning}\n`);
       if (argv.format === 'table') printTable(result);
-      else process.stdout.write(JSON.stringify(result) + '\n');
+      else process.stdout.write(jsonLine(result));
       if (result.damaged > 0) {
         const first = result.damagedDocuments?.[0];
         process.stderr.write(
-          `warning: ${result.damaged} candidates left out, their stored signature damaged (first: "${first?.id}" in ${first?.index}: ${first?.reason}); ` +
+          escaped`warning: ${result.damaged} candidates left out, their stored signature damaged (first: "${first?.id}" in ${first?.index}: ${first?.reason}); ` +
             `near-dup annotate --force --query '{"ids":{"values":[...]}}' signs them again\n`,
         );
       }
@@ -104,9 +105,10 @@ export const similarCommand: CommandModule<object, SimilarArgs> = {
   },
 };
 
-/** The hits as a table on stdout (containment columns when measured), the counts on stderr. */
+/** The hits as a table on stdout (containment columns when measured), the counts on stderr; ids escaped for the terminal. */
 function printTable(result: SimilarResult): void {
-  const width = Math.max(2, ...result.hits.map((h) => h.id.length));
+  const ids = result.hits.map((h) => terminalValue(h.id));
+  const width = Math.max(2, ...ids.map((id) => id.length));
   const contained = result.hits.some((h) => h.containment !== undefined);
   const columns: Array<[string, (h: SimilarHit) => string]> = [
     ...(contained
@@ -119,7 +121,7 @@ function printTable(result: SimilarResult): void {
     ['hamming', (h) => String(h.hamming)],
   ];
   const row = (id: string, cells: string[]) => [id.padEnd(width), ...cells.map((c, i) => c.padStart(columns[i][0].length))].join('  ');
-  const lines = [row('id', columns.map(([name]) => name)), ...result.hits.map((h) => row(h.id, columns.map(([, cell]) => cell(h))))];
+  const lines = [row('id', columns.map(([name]) => name)), ...result.hits.map((h, i) => row(ids[i], columns.map(([, cell]) => cell(h))))];
   process.stdout.write(lines.join('\n') + '\n');
   process.stderr.write(`${result.hits.length} hits from ${result.candidates} candidates${result.excludedParams ? ` (${result.excludedParams} signed with other parameters, not compared)` : ''} in ${result.tookMs.toFixed(0)} ms\n`);
 

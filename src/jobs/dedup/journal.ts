@@ -7,10 +7,11 @@
 // of the pairs file so far. A pairs file cut short, edited, or of another run is said in one line, never
 // replayed into a partial write-back.
 import { createHash, type Hash } from 'node:crypto';
-import { appendFileSync, fsyncSync, openSync, closeSync } from 'node:fs';
-import { readFile, rm, truncate } from 'node:fs/promises';
+import { appendFileSync, fsyncSync, closeSync } from 'node:fs';
+import { readFile, rm } from 'node:fs/promises';
 import { UserError } from '../../errors.js';
 import { readCheckpoint, writeCheckpoint } from '../checkpoint.js';
+import { openForAppend, truncateFile } from '../file-writes.js';
 import type { VerifiedPair } from './pair-verifier.js';
 
 /** Pairs waiting in memory before they are appended to the file (about 4 MB of text). */
@@ -96,7 +97,7 @@ export class DedupJournal {
     const hash = createHash('sha256').update(prefix);
     const expected = saved.checksums?.pairs;
     if (expected === undefined || hash.copy().digest('hex') !== expected) throw damaged(file, `${pairsFile} does not match the checksum its checkpoint recorded (edited, or of another run)`);
-    if (bytes > 0) await truncate(pairsFile, bytes);
+    if (bytes > 0) await truncateFile(pairsFile, bytes);
     const pairs = parsePairs(prefix.toString('utf8'), file);
     const counters = { buckets: saved.counts.buckets ?? 0, candidatePairs: saved.counts.candidatePairs ?? 0, verifiedPairs: saved.counts.verifiedPairs ?? 0 };
     const journal = new DedupJournal(file, savedIdentity, saved.startedAt, bytes, saved.counts.partitionsDone ?? 0, counters, hash);
@@ -133,7 +134,8 @@ export class DedupJournal {
     const text = this.buffered.join('');
     this.buffered = [];
     this.bufferedChars = 0;
-    const fd = openSync(DedupJournal.pairsFile(this.file), 'a');
+    // Never through a symbolic link planted at the pairs file's name (file-writes.ts); only its owner reads it.
+    const fd = openForAppend(DedupJournal.pairsFile(this.file), { mode: 0o600, what: "the dedup journal's pairs" });
     try {
       appendFileSync(fd, text);
       fsyncSync(fd);
