@@ -1,9 +1,9 @@
 // near-dup dedup: every near-duplicate cluster of an index, found by the engine and verified here.
-//  1. LSH buckets with two or more documents: when every signature fits --max-cached-signatures, made here
-//     from one scan of the index, band by band (dedup/memory-pass.ts); otherwise a terms aggregation over
-//     the band keys with min_doc_count 2, split into partitions so memory stays bounded whatever the index
-//     size (dedup/full-pass.ts); or, on a re-run, only the neighbourhood of what was annotated since the
-//     last run (dedup/incremental-pass.ts). Exact duplicates (equal content_hash) share every bucket.
+//  1. LSH buckets with two or more documents, made here from one scan of the index, band by band: the
+//     signatures held in memory up to --max-cached-signatures documents, spilled to local disk past that, so
+//     memory stays bounded whatever the index size (dedup/full-pass.ts); or, on a re-run, only the
+//     neighbourhood of what was annotated since the last run (dedup/incremental-pass.ts). Exact duplicates
+//     (equal content_hash) share every bucket.
 //  2. Every pair inside a bucket is verified with the stored MinHash (estimated Jaccard; dedup/pair-verifier.ts),
 //     the signatures read through a bounded cache (dedup/signature-store.ts).
 //  3. Verified pairs are joined into families (union-find), and each family is cut into clusters whose
@@ -37,24 +37,21 @@ import { continues, type DedupState, defaultStatePath, readDedupState, writeDedu
 import { type CanonicalRule, type ClusterMethod, CLUSTER_METHODS, type Cut, cutFamilies, type DedupCluster } from './dedup/cluster-cut.js';
 import { writeBack, type WriteBackResult } from './dedup/write-back.js';
 import { ErrorsFile } from './errors-file.js';
+import { openForWriting } from './file-writes.js';
 import { paramsHeld } from './params-held.js';
 
 export type { CanonicalRule, ClusterMethod, DedupCluster };
 
-/** What the progress callback is told about: signatures read and bands done (in memory) or partitions (buckets) of the full pass, new documents of an incremental one, containment lookups. */
-export type DedupStage = 'signatures' | 'bands' | 'buckets' | 'new documents' | 'containment';
+/** What the progress callback is told about: signatures read and bands done of the full pass, new documents of an incremental one, containment lookups. */
+export type DedupStage = 'signatures' | 'bands' | 'new documents' | 'containment';
 
 /** Documents of one band key verified at once, by default; a key held by more is a large key. */
 export const DEFAULT_BUCKET_CHUNK = 1000;
-/** Multi-document band keys per partition, by default. */
-export const DEFAULT_BUCKETS_PER_PARTITION = 10_000;
-/** Band keys per query that reads the documents of a partition, by default. */
-export const DEFAULT_KEYS_PER_QUERY = 10_000;
 /** Documents an incremental run looks up at most to read the families it touches whole; past that it runs in full. */
 export const MAX_INCREMENTAL_LOOKUPS = 10_000;
 /** Documents per scan page, by default. */
 export const DEFAULT_PAGE_SIZE = 5000;
-/** Signatures held in memory, by default (under 1 KB each): up to this many documents, dedup reads the index once and buckets it in memory. */
+/** Signatures held in memory, by default (about 0.6 KB each): past this many documents they are spilled to local disk. */
 export const DEFAULT_CACHED_SIGNATURES = 1_000_000;
 
 export interface DedupOptions {
@@ -74,8 +71,13 @@ export interface DedupOptions {
   params?: string;
   /** Write every verified pair as a JSON line here. */
   pairsFile?: string;
-  /** Signatures held in memory (default 1,000,000, under 1 KB each): an index up to this size is read once and bucketed in memory. */
+  /**
+   * Signatures held in memory (default 1,000,000, about 0.6 KB each): past this many documents in scope they
+   * are spilled to local disk (about 0.75 KB each, removed at the end) and read back a bucket group at a time.
+   */
   maxCachedSignatures?: number;
+  /** Where signatures are spilled (default: the system's temporary folder). */
+  spillDir?: string;
   /**
    * Also find partial copies: documents holding at least this share of their tokens inside a larger
    * document get contained_in and max_containment (signatures need a containment sample).
@@ -84,10 +86,6 @@ export interface DedupOptions {
   /** Keep each document's best matches (at most 10) for --format text. */
   collectMatches?: boolean;
   dryRun?: boolean;
-  /** Multi-document band keys per partition (default 10,000): larger partitions read fewer documents twice. */
-  bucketsPerPartition?: number;
-  /** Band keys per query that reads the documents of a partition (default 10,000). */
-  keysPerQuery?: number;
   /**
    * Documents of one band key verified at once (default 1,000). A key held by more is read on its own and
    * verified a chunk at a time, each chunk with representatives of the clusters found so far in that key.
@@ -96,9 +94,9 @@ export interface DedupOptions {
   errorsFile?: string;
   /** Where the last run is remembered, for incremental re-runs (default .near-dup/dedup-INDEX.json). */
   stateFile?: string;
-  /** Continue a full run that was killed or stopped, from its last finished partition or band (see dedup/journal.ts). */
+  /** Continue a full run that was killed or stopped, from its last finished band (see dedup/journal.ts). */
   resume?: boolean;
-  /** Documents per page of the scans that read a partition's members and the stale cluster fields (default 5,000). */
+  /** Documents per page of the scans that read the stale cluster fields (default 5,000; the signatures' scan reads at most 1,000 a page). */
   pageSize?: number;
   /** Redo the whole index even when an earlier run's state allows an incremental one. */
   full?: boolean;
@@ -192,7 +190,7 @@ interface DedupRun {
   canonical: CanonicalRule;
   sortField: string;
   cacheSize: number;
-  /** Whether every signature fits the cache: then the index is read once and bucketed in memory. */
+  /** Whether every signature fits the cache: then they are held in memory, else spilled to disk. */
   everythingCached: boolean;
   stateFile: string;
   runStartedAt: string;
@@ -278,7 +276,7 @@ async function prepareRun(client: EngineClient, options: DedupOptions): Promise<
   const documents = await client.count(options.index, scope);
   const canonical = options.canonical ?? 'oldest';
   const sortField = canonical === 'longest' ? f('token_count') : typeof canonical === 'object' ? canonical.field : (options.dateField ?? f('annotated_at'));
-  // When the whole index fits the cache, it is read once and bucketed in memory.
+  // When the whole index fits the cache, its signatures are held in memory; else spilled to disk.
   const cacheSize = options.maxCachedSignatures ?? DEFAULT_CACHED_SIGNATURES;
   const everythingCached = documents <= cacheSize;
   const stateFile = options.stateFile ?? defaultStatePath(options.index);
@@ -335,7 +333,7 @@ function pairPieces(client: EngineClient, options: DedupOptions, run: DedupRun, 
     documents: numbers,
     keepClusterIds,
   });
-  const pairsOut = options.pairsFile ? createWriteStream(options.pairsFile) : undefined;
+  const pairsOut = options.pairsFile ? createWriteStream(options.pairsFile, { fd: openForWriting(options.pairsFile, { what: '--pairs' }) }) : undefined;
   const pieces: PairPieces = {
     numbers,
     store,
@@ -374,11 +372,10 @@ function fullPassSettings(options: DedupOptions, run: DedupRun, numbers: DocNumb
     params: run.params,
     minSimilarity: run.minSimilarity,
     scope: run.scope,
-    bucketsPerPartition: options.bucketsPerPartition ?? DEFAULT_BUCKETS_PER_PARTITION,
     bucketChunk: run.bucketChunk,
-    keysPerQuery: options.keysPerQuery ?? DEFAULT_KEYS_PER_QUERY,
     pageSize: run.pageSize,
     everythingCached: run.everythingCached,
+    spillDir: options.spillDir,
     storedFields: run.fields,
     documents: run.documents,
     numbers,
@@ -531,9 +528,7 @@ export function checkDedupOptions(options: DedupOptions): void {
   }
   requireWholeNumbers([
     ['max-cached-signatures', options.maxCachedSignatures, 1],
-    ['buckets-per-partition', options.bucketsPerPartition, 1],
     ['page-size', options.pageSize, 1],
-    ['keys-per-query', options.keysPerQuery, 1],
     ['bucket-chunk', options.bucketChunk, 4],
     ['max-family-lookups', options.maxFamilyLookups, 0],
   ]);

@@ -182,7 +182,7 @@ if (!cluster) {
       const clean = await dedupIndex(client, { index: name, full: true, dryRun: true, stateFile: path.join(tmp, `clean-${name}.json`) });
       const cwd = mkdtempSync(path.join(tmp, 'dedup-kill-'));
       const runFile = path.join(cwd, '.near-dup', `dedup-${name}.run.json`);
-      const args = ['dedup', '--url', cluster.url, '--index', name, '--full', '--buckets-per-partition', '3', '--page-size', '10'];
+      const args = ['dedup', '--url', cluster.url, '--index', name, '--full', '--page-size', '10', '--max-cached-signatures', '10'];
       const first = runCli(args, { cwd });
       let done = 0;
       for (let i = 0; i < 3000 && done < 2; i++) {

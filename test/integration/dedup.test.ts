@@ -1,5 +1,5 @@
 // dedup against real engines, on a sample of the PEP revisions corpus, checked against brute force.
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { beforeAll, expect, it } from 'vitest';
@@ -100,28 +100,19 @@ for (const { name, docs } of testCorpora(30, 30)) {
       expect(tight.top).toEqual(roomy.top);
     });
 
-    it('finds the same clusters when the band keys are spread over many small partitions (split where too full)', async () => {
-      const roomy = await dedupIndex(ctx.client, { index, minSimilarity: THRESHOLD, dryRun: true, full: true });
-      const pairsFile = path.join(tmp, `${name}-pairs-split-${ctx.engine.flavour}-${ctx.engine.version}.jsonl`);
-      // A cache of half the index: the engine finds the buckets, partition by partition.
-      const partitioned = { maxCachedSignatures: Math.floor(docs.length / 2) };
-      const split = await dedupIndex(ctx.client, { index, minSimilarity: THRESHOLD, dryRun: true, full: true, bucketsPerPartition: 3, pairsFile, ...partitioned });
-      expect(split.clusters).toBe(roomy.clusters);
-      expect(split.duplicates).toBe(roomy.duplicates);
-      expect(split.top).toEqual(roomy.top);
-      const reported = readFileSync(pairsFile, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
-      expect(new Set(reported.map((p) => `${p.a}|${p.b}`)).size).toBe(reported.length); // no partition read twice
-      // A partition's documents read by several queries of a few keys each, with a cache that holds nearly
-      // every signature or few of them: the same clusters, and no pair reported twice.
-      for (const maxCachedSignatures of [Math.floor(docs.length / 2), 10]) {
-        const file = path.join(tmp, `${name}-pairs-chunks-${ctx.engine.flavour}-${ctx.engine.version}-${maxCachedSignatures}.jsonl`);
-        const chunked = await dedupIndex(ctx.client, { index, minSimilarity: THRESHOLD, dryRun: true, full: true, keysPerQuery: 7, maxCachedSignatures, pairsFile: file });
-        expect(chunked.clusters).toBe(roomy.clusters);
-        expect(chunked.top).toEqual(roomy.top);
-        const lines = readFileSync(file, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
-        expect(new Set(lines.map((p) => `${p.a}|${p.b}`)).size).toBe(lines.length);
-        expect(chunked.verifiedPairs).toBe(lines.length);
-      }
+    it('finds the same clusters, pairs and similarities with the signatures spilled to disk as held in memory', async () => {
+      const pairsOf = (file: string) => readFileSync(file, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+      const roomyFile = path.join(tmp, `${name}-pairs-roomy-${ctx.engine.flavour}-${ctx.engine.version}.jsonl`);
+      const roomy = await dedupIndex(ctx.client, { index, minSimilarity: THRESHOLD, dryRun: true, full: true, pairsFile: roomyFile });
+      const spillDir = mkdtempSync(path.join(tmp, 'spill-'));
+      const spilledFile = path.join(tmp, `${name}-pairs-spilled-${ctx.engine.flavour}-${ctx.engine.version}.jsonl`);
+      // A cache of half the index: the signatures go to disk, in a folder of the spill's own, removed at the end.
+      const spilled = await dedupIndex(ctx.client, { index, minSimilarity: THRESHOLD, dryRun: true, full: true, pairsFile: spilledFile, maxCachedSignatures: Math.floor(docs.length / 2), spillDir });
+      expect(spilled.top).toEqual(roomy.top);
+      expect([spilled.clusters, spilled.duplicates, spilled.verifiedPairs, spilled.candidatePairs]).toEqual([roomy.clusters, roomy.duplicates, roomy.verifiedPairs, roomy.candidatePairs]);
+      expect(spilled.canonicalSimilarity).toEqual(roomy.canonicalSimilarity);
+      expect(pairsOf(spilledFile)).toEqual(pairsOf(roomyFile));
+      expect(readdirSync(spillDir)).toEqual([]);
     });
 
     it('--clusters components writes clusters equal to the connected components of the verified pairs, with the oldest as canonical', async () => {

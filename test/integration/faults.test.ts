@@ -182,7 +182,7 @@ forEachEngine('jobs on a faulty network', (ctx) => {
     const summary = await dedupIndex(faulty, {
       index,
       full: true,
-      keysPerQuery: 5,
+      maxCachedSignatures: 10,
       pageSize: 10,
       bulk: { maxOperations: 10 },
       stateFile: path.join(tmp, `dd-${index}.json`),
@@ -218,10 +218,10 @@ forEachEngine('jobs on a faulty network', (ctx) => {
     return summary;
   }
 
-  it('dedup killed (SIGKILL) midway resumes from its last finished partition with --resume, and ends with the clusters of a clean run', async () => {
+  it('dedup killed (SIGKILL) midway (signatures spilled to disk) resumes from its last finished band with --resume, and ends with the clusters of a clean run', async () => {
     const run = await dedupToKill('faults-dedup-kill');
-    // A cache smaller than the index: the buckets are found by the engine, partition by partition.
-    const args = ['dedup', '--url', ctx.engine.url, '--index', run.index, '--full', '--buckets-per-partition', '3', '--page-size', '10', '--max-cached-signatures', '10'];
+    // A cache smaller than the index: the signatures are spilled to disk, and read again by the resumed run.
+    const args = ['dedup', '--url', ctx.engine.url, '--index', run.index, '--full', '--page-size', '10', '--max-cached-signatures', '10'];
     const first = runCli(args, { cwd: run.cwd });
     let done = 0;
     for (let i = 0; i < 2000 && done < 3; i++) {

@@ -1,4 +1,4 @@
-// The parts of dedup, each on its own and without an engine: the pair verifier, the partition planner,
+// The parts of dedup, each on its own and without an engine: the pair verifier,
 // the signature store, the canonical rule, the run journal and the state between runs.
 import { appendFileSync, copyFileSync, mkdtempSync, readFileSync, statSync, truncateSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -11,7 +11,6 @@ import { StoredProblem } from '../../src/stored/read.js';
 import { DedupJournal } from '../../src/jobs/dedup/journal.js';
 import { UnionFind } from '../../src/jobs/dedup/union-find.js';
 import { PAIRWISE_BUCKET, PairVerifier, type VerifiedPair } from '../../src/jobs/dedup/pair-verifier.js';
-import { eachPartition, type KeysOfPartition, planPartitions } from '../../src/jobs/dedup/partitions.js';
 import { decodeSignature, keyHash, SignatureStore, type StoredSignature } from '../../src/jobs/dedup/signature-store.js';
 import { continues, readDedupState, writeDedupState } from '../../src/jobs/dedup/state.js';
 import { cutFamily, pickCanonical } from '../../src/jobs/dedup/cluster-cut.js';
@@ -67,35 +66,6 @@ describe('PairVerifier', () => {
     const verifier = new PairVerifier(0.5);
     verifier.verifyBucket(['new', 'p', 'q'], signatures, { anchor: 'new' });
     expect(verifier.candidatePairs).toBe(2);
-  });
-});
-
-describe('partition planner', () => {
-  /** Keys spread over partitions by a hash modulo the count, as the engine does; null past `max` keys. */
-  const engine = (keys: string[], max: number): { keysOf: KeysOfPartition; asked: number[] } => {
-    const asked: number[] = [];
-    const keysOf: KeysOfPartition = async (partition, count) => {
-      asked.push(count);
-      const mine = keys.filter((k) => (keyHash(k) >>> 0) % count === partition).map((key) => ({ key, doc_count: 2 }));
-      return mine.length > max ? null : mine;
-    };
-    return { keysOf, asked };
-  };
-
-  it('visits every key exactly once, splitting a partition that overflows where it stands', async () => {
-    const keys = Array.from({ length: 500 }, (_, i) => `${i % 7}:key${i}`);
-    const { keysOf } = engine(keys, 40);
-    const { partitions, first } = await planPartitions(keysOf, keys.length, 40);
-    const seen: string[] = [];
-    for (let p = 0; p < partitions; p++) await eachPartition(keysOf, p, partitions, 2, (ks) => void seen.push(...ks.map((k) => k.key)), p === 0 ? first : undefined);
-    expect(seen.sort()).toEqual([...keys].sort());
-  });
-
-  it('uses fewer partitions when the first guess leaves them nearly empty', async () => {
-    const keys = Array.from({ length: 100 }, (_, i) => `0:k${i}`);
-    const { keysOf } = engine(keys, 1000);
-    const { partitions } = await planPartitions(keysOf, 200_000, 1000);
-    expect(partitions).toBe(1);
   });
 });
 

@@ -123,30 +123,3 @@ export class SignaturePool {
     this.simhashes = enlarged(this.simhashes, capacity * 2);
   }
 }
-
-/**
- * The documents of one band sorted by their key's hash, as runs of equal hashes: `order` holds document
- * numbers, and a run is [start, end). A sort of numbers (hash and document number in one float) when the
- * pool is small enough for both to fit 53 bits, else a sort with a comparison.
- */
-export function bandRuns(pool: SignaturePool, band: number, numericSortUpTo = 2 ** 21): { order: Uint32Array; runs: Array<[number, number]> } {
-  const n = pool.size;
-  const order = new Uint32Array(n);
-  if (n <= Math.min(numericSortUpTo, 2 ** 21)) {
-    const keyed = new Float64Array(n);
-    for (let i = 0; i < n; i++) keyed[i] = (pool.bandHash(i, band) >>> 0) * 2 ** 21 + i;
-    keyed.sort();
-    for (let k = 0; k < n; k++) order[k] = keyed[k] % 2 ** 21;
-  } else {
-    for (let i = 0; i < n; i++) order[i] = i;
-    order.sort((a, b) => (pool.bandHash(a, band) >>> 0) - (pool.bandHash(b, band) >>> 0) || a - b);
-  }
-  const runs: Array<[number, number]> = [];
-  let start = 0;
-  for (let k = 1; k <= n; k++) {
-    if (k < n && pool.bandHash(order[k], band) === pool.bandHash(order[start], band)) continue;
-    if (k - start >= 2) runs.push([start, k]);
-    start = k;
-  }
-  return { order, runs };
-}

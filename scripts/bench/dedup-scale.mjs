@@ -1,0 +1,175 @@
+// dedup's find and cluster stages at any size, without an engine: signatures with a realistic structure of
+// near-duplicates are generated here (most documents unique; families of 2 to 50 members at Jaccard 0.5 to
+// 0.95 to their family's first; a few very large families of boilerplate that share one band's rows) and fed
+// to the code dedup runs after its scan: the signatures kept in memory (SignaturePool, the pass dedup ran up to
+// now) or spilled to local disk (SignatureSpill), each band sorted into buckets and verified, the families cut
+// into clusters. Each way runs in a process of its own (peak RSS is that process's), one after the other, and
+// the table prints each stage's seconds, peak RSS, the pairs and clusters, and whether both ways give the
+// same clusters (a digest of every cluster's canonical, members and similarities).
+//
+//   npm run build && node scripts/bench/dedup-scale.mjs --docs 1000000 [--ways memory,disk] [--seed 1]
+//       [--group-members 100000] [--spill-dir DIR]
+import { execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import os from 'node:os';
+import { fileURLToPath } from 'node:url';
+
+const argv = process.argv.slice(2);
+const option = (name, fallback) => {
+  const i = argv.indexOf(`--${name}`);
+  return i >= 0 ? argv[i + 1] : fallback;
+};
+const NUM_PERM = 128;
+const BUCKET_CHUNK = 1000;
+const MIN_SIMILARITY = 0.5;
+
+if (argv.includes('--child')) await child();
+else parent();
+
+function parent() {
+  const docs = Number(option('docs', 1_000_000));
+  const ways = option('ways', 'memory,disk').split(',');
+  const results = [];
+  for (const way of ways) {
+    const out = execFileSync(process.execPath, ['--max-old-space-size=16000', fileURLToPath(import.meta.url), '--child', ...argv, '--way', way], {
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'inherit'],
+      maxBuffer: 64 * 1024 * 1024,
+    });
+    results.push(JSON.parse(out.trim().split('\n').pop()));
+  }
+  console.log(`\ndedup stages, ${docs.toLocaleString('en')} signatures (${NUM_PERM} values), ${os.cpus()[0].model}, ${os.cpus().length} cores, Node ${process.version}`);
+  console.log('way     generate+scan  bands   cluster   total    peak RSS   pairs       families (largest)  clusters  duplicates  digest');
+  for (const r of results) {
+    console.log(
+      `${r.way.padEnd(8)}${fmt(r.seconds.scan, 13)}${fmt(r.seconds.bands, 8)}${fmt(r.seconds.cluster, 10)}${fmt(r.seconds.total, 9)}${`${r.peakMb} MB`.padStart(11)}   ${String(r.verifiedPairs).padEnd(12)}${`${r.families} (${r.largestFamily})`.padEnd(20)}${String(r.clusters).padEnd(10)}${String(r.duplicates).padEnd(12)}${r.digest.slice(0, 12)}`,
+    );
+  }
+  if (results.length > 1) {
+    const same = results.every((r) => r.digest === results[0].digest && r.verifiedPairs === results[0].verifiedPairs);
+    const [a, b] = results;
+    console.log(`same clusters, pairs and similarities: ${same ? 'yes' : 'NO'}; ${b.way}/${a.way} time (bands + cluster): ${((b.seconds.bands + b.seconds.cluster) / (a.seconds.bands + a.seconds.cluster)).toFixed(2)}x`);
+    if (!same) process.exitCode = 1;
+  }
+}
+
+function fmt(seconds, width) {
+  return `${seconds.toFixed(1)} s`.padStart(width);
+}
+
+async function child() {
+  const { optimalBandsRows } = await import('../../dist/sketch/lsh.js');
+  const { DocNumbers } = await import('../../dist/jobs/dedup/doc-numbers.js');
+  const { PairVerifier } = await import('../../dist/jobs/dedup/pair-verifier.js');
+  const { SignaturePool } = await import('../../dist/jobs/dedup/signature-pool.js');
+  const { SignatureSpill } = await import('../../dist/jobs/dedup/signature-spill.js');
+  const { poolTable } = await import('../../dist/jobs/dedup/signature-table.js');
+  const { verifyBandOf } = await import('../../dist/jobs/dedup/band-pass.js');
+  const { cutFamilies } = await import('../../dist/jobs/dedup/cluster-cut.js');
+
+  const docs = Number(option('docs', 1_000_000));
+  const way = option('way');
+  const seed = Number(option('seed', 1));
+  const groupMembers = Number(option('group-members', 100_000));
+  const lsh = optimalBandsRows({ numPerm: NUM_PERM, threshold: MIN_SIMILARITY });
+  const numbers = new DocNumbers();
+  const seconds = {};
+  let began = performance.now();
+  const lap = (name) => {
+    const now = performance.now();
+    seconds[name] = (now - began) / 1000;
+    began = now;
+    process.stderr.write(`${way}: ${name} ${seconds[name].toFixed(1)} s, RSS ${Math.round(process.memoryUsage().rss / 2 ** 20)} MB\n`);
+  };
+  const started = began;
+
+  const table = way === 'memory' ? new SignaturePool(docs, numbers) : new SignatureSpill(option('spill-dir', os.tmpdir()), numbers);
+  for (const doc of signatures(docs, lsh, seed)) {
+    if (way === 'memory') table.add(doc.id, doc.signature);
+    else table.addSignature(doc.id, doc.signature);
+  }
+  const source = way === 'memory' ? poolTable(table) : table;
+  lap('scan');
+
+  const verifier = new PairVerifier(MIN_SIMILARITY, { documents: numbers });
+  for (let band = 0; band < lsh.b; band++) await verifyBandOf(source, verifier, band, { bucketChunk: BUCKET_CHUNK, groupMembers });
+  lap('bands');
+
+  // Canonical by the oldest: the order of generation stands for the date.
+  const facts = { get: (id) => ({ tokens: 100, sortKey: numbers.find(id) }) };
+  const find = way === 'memory' ? async (ids) => new Map(ids.map((id) => [id, table.find(id)]).filter(([, s]) => s)) : (ids) => table.find(ids);
+  const cut = await cutFamilies(verifier.clusters.groups(), { method: 'centres', rule: 'oldest', minSimilarity: MIN_SIMILARITY, facts, signatures: find, documents: numbers });
+  lap('cluster');
+  seconds.total = (performance.now() - started) / 1000;
+  if (way !== 'memory') table.close();
+
+  const digest = createHash('sha256');
+  for (const c of cut.clusters) digest.update(`${c.canonical}|${c.members.join(',')}|${c.members.map((m) => c.similarity.get(m)).join(',')}\n`);
+  console.log(
+    JSON.stringify({
+      way,
+      docs,
+      seconds,
+      peakMb: Math.round(process.resourceUsage().maxRSS / 1024),
+      verifiedPairs: verifier.verifiedPairs,
+      candidatePairs: verifier.candidatePairs,
+      families: cut.families,
+      largestFamily: cut.largestFamily,
+      clusters: cut.clusters.length,
+      duplicates: cut.clusters.reduce((n, c) => n + c.members.length - 1, 0),
+      digest: digest.digest('hex'),
+    }),
+  );
+}
+
+/**
+ * The documents, in the order a scan would meet them: each one unique (70%), or the next member of one of
+ * the families open at the time (families of 2 to 50, each member at a Jaccard to the first drawn from 0.5
+ * to 0.95: each MinHash value equal to the first's with that probability, as MinHash collides), or a page of
+ * boilerplate (1%, three templates: the first band's rows shared, the rest its own).
+ */
+function* signatures(count, { b, r }, seed) {
+  let state = seed >>> 0 || 1;
+  const random = () => {
+    // xorshift32
+    state ^= state << 13;
+    state ^= state >>> 17;
+    state ^= state << 5;
+    return (state >>> 0) / 2 ** 32;
+  };
+  const randomValue = () => (random() * 2 ** 32) >>> 0;
+  const open = [];
+  const templates = Array.from({ length: 3 }, () => Uint32Array.from({ length: r }, randomValue));
+  for (let i = 0; i < count; i++) {
+    const values = new Uint32Array(NUM_PERM);
+    const draw = random();
+    if (draw < 0.01) {
+      for (let k = 0; k < NUM_PERM; k++) values[k] = randomValue();
+      values.set(templates[Math.floor(random() * templates.length)]);
+    } else if (draw < 0.71 || (open.length === 0 && draw < 0.86)) {
+      for (let k = 0; k < NUM_PERM; k++) values[k] = randomValue();
+    } else if (draw < 0.86 || open.length === 0) {
+      for (let k = 0; k < NUM_PERM; k++) values[k] = randomValue();
+      const size = 2 + Math.floor(48 * random() ** 3); // mostly small families
+      if (open.length < 5000) open.push({ first: values, left: size - 1 });
+    } else {
+      const at = Math.floor(random() * open.length);
+      const family = open[at];
+      const jaccard = 0.5 + 0.45 * random();
+      for (let k = 0; k < NUM_PERM; k++) values[k] = random() < jaccard ? family.first[k] : randomValue();
+      if (--family.left === 0) open.splice(at, 1);
+    }
+    yield { id: `doc-${i.toString(36)}`, signature: { values, bands: bandHashes(values, b, r), simhash: { hi: values[0], lo: values[1] } } };
+  }
+}
+
+/** A 32-bit hash of each band's rows (what the hash of a band key stands for). */
+function bandHashes(values, b, r) {
+  const bands = new Int32Array(b);
+  for (let band = 0; band < b; band++) {
+    let h = 0x811c9dc5 ^ band;
+    for (let k = band * r; k < (band + 1) * r; k++) h = Math.imul(h ^ values[k], 0x01000193);
+    bands[band] = h;
+  }
+  return bands;
+}

@@ -1,0 +1,106 @@
+// The bucket and verify stages of one band: the band's key hashes sorted into buckets (band-sort.ts), its
+// large keys marked (so later bands know which pairs they may not have decided), then its buckets verified
+// in order, a group at a time: the signatures of a group's members are loaded together (from memory, or in
+// slot order from the disk), so memory holds one group whatever the size of the index. The buckets, their
+// members' order and so the pairs are the same wherever the signatures are kept.
+import { bandBuckets } from './band-sort.js';
+import { LargeKeyJoin } from './large-key.js';
+import type { BucketMembers, PairVerifier } from './pair-verifier.js';
+import type { StoredSignature } from './signature-store.js';
+import type { SignatureTable } from './signature-table.js';
+
+/** Members whose signatures are loaded together, by default (about 0.6 KB each). */
+export const DEFAULT_GROUP_MEMBERS = 100_000;
+
+export interface BandPassSettings {
+  /** Documents of one band key verified at once; a key held by more is a large key, verified a chunk at a time. */
+  bucketChunk: number;
+  /** A band a resumed run had finished: its large keys are marked, its buckets not verified again. */
+  markOnly?: boolean;
+  /** Members whose signatures are loaded together. */
+  groupMembers?: number;
+}
+
+export async function verifyBandOf(table: SignatureTable, verifier: PairVerifier, band: number, settings: BandPassSettings): Promise<void> {
+  const column = await table.bandColumn(band);
+  const { order, runs } = bandBuckets(column, table.size);
+  const { bucketChunk } = settings;
+  // (As the signatures hold them: signed 32-bit.)
+  for (const [start, end] of runs) if (end - start > bucketChunk) verifier.markLargeKey(band, column[order[start]] | 0);
+  if (settings.markOnly) return;
+  const numberOf = numbering(table, verifier);
+  const groupMembers = settings.groupMembers ?? DEFAULT_GROUP_MEMBERS;
+  for (let r = 0; r < runs.length; ) {
+    // The runs of one group: at least one, then as many as fit.
+    let members = 0;
+    let last = r;
+    while (last < runs.length && (last === r || members + runs[last][1] - runs[last][0] <= groupMembers)) {
+      members += runs[last][1] - runs[last][0];
+      last++;
+    }
+    const signatureOf = await table.load(slotsOf(order, runs, r, last));
+    for (let k = r; k < last; k++) {
+      const [start, end] = runs[k];
+      if (end - start > bucketChunk) await verifyLargeKey(table, verifier, band, bucketChunk, order.subarray(start, end), signatureOf);
+      else verifier.verifyMembersOf(bucketOf(table, order, start, end, numberOf, signatureOf), band);
+    }
+    r = last;
+  }
+}
+
+/** The verifier's number of a slot: the table's own when it shares the numbering, else looked up by id. */
+function numbering(table: SignatureTable, verifier: PairVerifier): (slot: number) => number {
+  const documents = verifier.clusters.documents;
+  if (table.numbering === documents) return (slot) => table.numberAt(slot);
+  return (slot) => documents.numberOf(table.idOf(slot));
+}
+
+/** The slots of runs [from, to), ascending, each once. */
+function slotsOf(order: Uint32Array, runs: Array<[number, number]>, from: number, to: number): Uint32Array {
+  let count = 0;
+  for (let k = from; k < to; k++) count += runs[k][1] - runs[k][0];
+  const slots = new Uint32Array(count);
+  let at = 0;
+  for (let k = from; k < to; k++) {
+    slots.set(order.subarray(runs[k][0], runs[k][1]), at);
+    at += runs[k][1] - runs[k][0];
+  }
+  slots.sort();
+  let unique = 0;
+  for (let i = 0; i < slots.length; i++) if (i === 0 || slots[i] !== slots[i - 1]) slots[unique++] = slots[i];
+  return slots.subarray(0, unique);
+}
+
+async function verifyLargeKey(
+  table: SignatureTable,
+  verifier: PairVerifier,
+  band: number,
+  bucketChunk: number,
+  members: Uint32Array,
+  signatureOf: (slot: number) => StoredSignature,
+): Promise<void> {
+  const join = new LargeKeyJoin(verifier, band, bucketChunk);
+  for (const slot of members) await join.add(table.idOf(slot), signatureOf(slot));
+  await join.finish();
+}
+
+/** The documents at order[start, end), with their numbers and signatures, as the verifier takes them. */
+function bucketOf(
+  table: SignatureTable,
+  order: Uint32Array,
+  start: number,
+  end: number,
+  numberOf: (slot: number) => number,
+  signatureOf: (slot: number) => StoredSignature,
+): BucketMembers {
+  const ids: string[] = [];
+  const numbers = new Int32Array(end - start);
+  const signatures: StoredSignature[] = [];
+  for (let k = start; k < end; k++) {
+    const slot = order[k];
+    ids.push(table.idOf(slot));
+    numbers[k - start] = numberOf(slot);
+    signatures.push(signatureOf(slot));
+  }
+  return { ids, numbers, signatures };
+}

@@ -1,0 +1,266 @@
+// The signatures of the whole-index pass spilled to local disk, for an index whose signatures do not fit the
+// memory dedup is given. Written once as the scan reads them, in scan order, into a fresh folder of its own
+// (mkdtemp; every file created there with O_EXCL, so nothing planted is followed), removed when the run ends:
+//  - records.bin: each document's full signature at slot * recordBytes (MinHash values, SimHash halves, the
+//    hash of each band key), read back a bucket group at a time, in slot order, close slots in one read;
+//  - band-<b>.bin: the hash of each document's key in band b, by slot (4 bytes a document), read whole to
+//    sort that band into buckets.
+// Memory holds the write buffers, the ids (for now) and each document's slot by number. A run killed before
+// it could remove its folder leaves it behind: the next spill in the same place removes the folders of
+// processes that are gone.
+import { closeSync, lstatSync, mkdtempSync, openSync, readdirSync, readSync, rmSync, writeSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { minhashValuesScratch } from '../../sketch/lean-minhash.js';
+import type { Hash64 } from '../../sketch/simhash.js';
+import { type DocNumbers, withRoomFor } from './doc-numbers.js';
+import { keyHash, type SignatureFields, type StoredSignature } from './signature-store.js';
+import type { SignatureTable } from './signature-table.js';
+
+const RECORD_BUFFER_BYTES = 4 * 1024 * 1024;
+const BAND_BUFFER_VALUES = 16 * 1024;
+/** Slots at most this far apart are read in one request (the bytes between them read and dropped). */
+const MAX_GAP_SLOTS = 4;
+const MAX_READ_BYTES = 1024 * 1024;
+
+export class SignatureSpill implements SignatureTable {
+  readonly folder: string;
+  private readonly ids: string[] = [];
+  private width = 0;
+  bandCount = 0;
+  /** Documents whose signature had another shape than the first one's (other params): left out. */
+  leftOut = 0;
+  private recordFile = -1;
+  private bandFiles: number[] = [];
+  private recordBuffer = Buffer.alloc(0);
+  private recordUsed = 0;
+  private bandBuffers: Uint32Array[] = [];
+  private bandUsed = 0;
+  private finished = false;
+  /** Each document's slot + 1 by its number (0: not here), and each slot's number, when given the numbering. */
+  private slots = new Int32Array(0);
+  private numbers = new Int32Array(0);
+
+  /** `parent`: where the spill's own folder is made (default: the system's temporary folder). */
+  constructor(
+    parent: string = os.tmpdir(),
+    private readonly documents?: DocNumbers,
+  ) {
+    removeStaleSpills(parent);
+    this.folder = mkdtempSync(path.join(parent, `${SPILL_PREFIX}${process.pid}-`));
+  }
+
+  get size(): number {
+    return this.ids.length;
+  }
+
+  /** Bytes of disk a document takes. */
+  get bytesPerDocument(): number {
+    return this.recordBytes + 4 * this.bandCount;
+  }
+
+  private get recordBytes(): number {
+    return 4 * (this.width + 2 + this.bandCount);
+  }
+
+  idOf(slot: number): string {
+    return this.ids[slot];
+  }
+
+  get numbering(): DocNumbers | undefined {
+    return this.documents;
+  }
+
+  numberAt(slot: number): number {
+    return this.numbers[slot];
+  }
+
+  /** A document from its stored fields (the MinHash decoded, the band keys hashed), appended. */
+  addFields(id: string, fields: SignatureFields): void {
+    this.add(id, minhashValuesScratch(fields.minhash), fields.bands.length, (k) => keyHash(fields.bands[k]), fields.simhash);
+  }
+
+  /** A document from its decoded signature, appended. */
+  addSignature(id: string, signature: { values: Uint32Array; bands: Int32Array; simhash: Hash64 }): void {
+    this.add(id, signature.values, signature.bands.length, (k) => signature.bands[k], signature.simhash);
+  }
+
+  private add(id: string, values: Uint32Array, bandCount: number, bandHash: (k: number) => number, simhash: Hash64): void {
+    if (this.finished) throw new Error('the signature spill is finished: nothing more can be added');
+    if (this.size === 0) this.open(values.length, bandCount);
+    if (values.length !== this.width || bandCount !== this.bandCount) {
+      this.leftOut++;
+      return;
+    }
+    if (this.recordUsed + this.recordBytes > this.recordBuffer.length) this.flushRecords();
+    const record = new Uint32Array(this.recordBuffer.buffer, this.recordBuffer.byteOffset + this.recordUsed, this.recordBytes / 4);
+    record.set(values);
+    record[this.width] = simhash.hi;
+    record[this.width + 1] = simhash.lo;
+    for (let k = 0; k < bandCount; k++) {
+      const hash = bandHash(k);
+      record[this.width + 2 + k] = hash;
+      this.bandBuffers[k][this.bandUsed] = hash;
+    }
+    this.recordUsed += this.recordBytes;
+    if (++this.bandUsed === BAND_BUFFER_VALUES) this.flushBands();
+    this.number(id);
+  }
+
+  private number(id: string): void {
+    const slot = this.ids.length;
+    this.ids.push(id);
+    if (!this.documents) return;
+    const n = this.documents.numberOf(id);
+    this.slots = withRoomFor(this.slots, n);
+    this.slots[n] = slot + 1;
+    this.numbers = withRoomFor(this.numbers, slot);
+    this.numbers[slot] = n;
+  }
+
+  private open(width: number, bandCount: number): void {
+    this.width = width;
+    this.bandCount = bandCount;
+    this.recordBuffer = Buffer.alloc(Math.max(1, Math.floor(RECORD_BUFFER_BYTES / this.recordBytes)) * this.recordBytes);
+    this.recordFile = openSync(path.join(this.folder, 'records.bin'), 'wx+', 0o600);
+    for (let k = 0; k < bandCount; k++) {
+      this.bandFiles.push(openSync(path.join(this.folder, `band-${k}.bin`), 'wx+', 0o600));
+      this.bandBuffers.push(new Uint32Array(BAND_BUFFER_VALUES));
+    }
+  }
+
+  private flushRecords(): void {
+    writeAll(this.recordFile, this.recordBuffer.subarray(0, this.recordUsed));
+    this.recordUsed = 0;
+  }
+
+  private flushBands(): void {
+    for (let k = 0; k < this.bandCount; k++) writeAll(this.bandFiles[k], new Uint8Array(this.bandBuffers[k].buffer, 0, 4 * this.bandUsed));
+    this.bandUsed = 0;
+  }
+
+  /** Everything added is on disk (in the page cache at least): the table can be read. */
+  finish(): void {
+    if (this.finished) return;
+    if (this.size > 0) {
+      this.flushRecords();
+      this.flushBands();
+    }
+    this.recordBuffer = Buffer.alloc(0);
+    this.bandBuffers = [];
+    this.finished = true;
+  }
+
+  async bandColumn(band: number): Promise<Uint32Array> {
+    this.finish();
+    const column = new Uint32Array(this.size);
+    readAll(this.bandFiles[band], new Uint8Array(column.buffer), 0);
+    return column;
+  }
+
+  async load(slots: Uint32Array): Promise<(slot: number) => StoredSignature> {
+    this.finish();
+    const bytes = this.recordBytes;
+    const held = new Uint8Array(slots.length * bytes);
+    let scratch = new Uint8Array(0);
+    for (let i = 0; i < slots.length; ) {
+      let j = i + 1;
+      while (j < slots.length && slots[j] - slots[j - 1] <= MAX_GAP_SLOTS && (slots[j] - slots[i] + 1) * bytes <= MAX_READ_BYTES) j++;
+      const span = slots[j - 1] - slots[i] + 1;
+      if (span === j - i) readAll(this.recordFile, held.subarray(i * bytes, j * bytes), slots[i] * bytes);
+      else {
+        if (scratch.length < span * bytes) scratch = new Uint8Array(MAX_READ_BYTES + bytes);
+        readAll(this.recordFile, scratch.subarray(0, span * bytes), slots[i] * bytes);
+        for (let k = i; k < j; k++) held.set(scratch.subarray((slots[k] - slots[i]) * bytes, (slots[k] - slots[i] + 1) * bytes), k * bytes);
+      }
+      i = j;
+    }
+    return (slot) => this.signatureAt(held, indexOf(slots, slot));
+  }
+
+  /** The signatures of these ids (those in the spill), for cutting the families into clusters. */
+  async find(ids: readonly string[]): Promise<Map<string, StoredSignature>> {
+    const wanted = new Map<number, string>();
+    for (const id of ids) {
+      const n = this.documents?.find(id);
+      const slot = n === undefined || n >= this.slots.length ? 0 : this.slots[n];
+      if (slot > 0) wanted.set(slot - 1, id);
+    }
+    const slots = Uint32Array.from(wanted.keys()).sort();
+    const signatureOf = await this.load(slots);
+    const found = new Map<string, StoredSignature>();
+    for (const slot of slots) found.set(wanted.get(slot) as string, signatureOf(slot));
+    return found;
+  }
+
+  private signatureAt(held: Uint8Array, i: number): StoredSignature {
+    if (i < 0) throw new Error('a signature was asked for that was not loaded');
+    const record = new Uint32Array(held.buffer, held.byteOffset + i * this.recordBytes, this.recordBytes / 4);
+    return {
+      values: record.subarray(0, this.width),
+      simhash: { hi: record[this.width], lo: record[this.width + 1] },
+      bands: new Int32Array(record.buffer, record.byteOffset + 4 * (this.width + 2), this.bandCount),
+    };
+  }
+
+  /** Closes the files and removes the folder. */
+  close(): void {
+    for (const fd of [this.recordFile, ...this.bandFiles]) if (fd >= 0) closeSync(fd);
+    this.recordFile = -1;
+    this.bandFiles = [];
+    rmSync(this.folder, { recursive: true, force: true });
+  }
+}
+
+const SPILL_PREFIX = 'near-dup-spill-';
+
+/** The spill folders in `parent` of processes that no longer run (killed runs): removed, when they are folders of this user. */
+function removeStaleSpills(parent: string): void {
+  let names: string[];
+  try {
+    names = readdirSync(parent);
+  } catch {
+    return; // made by mkdtemp below, or said there
+  }
+  for (const name of names) {
+    const pid = Number(new RegExp(`^${SPILL_PREFIX}(\\d+)-`).exec(name)?.[1]);
+    if (!pid || pid === process.pid || isRunning(pid)) continue;
+    const at = path.join(parent, name);
+    const stat = lstatSync(at, { throwIfNoEntry: false });
+    if (stat?.isDirectory() && stat.uid === process.getuid?.()) rmSync(at, { recursive: true, force: true });
+  }
+}
+
+function isRunning(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** Where `slot` is in the ascending `slots` (-1: not there). */
+function indexOf(slots: Uint32Array, slot: number): number {
+  let lo = 0;
+  let hi = slots.length - 1;
+  while (lo <= hi) {
+    const mid = (lo + hi) >>> 1;
+    if (slots[mid] < slot) lo = mid + 1;
+    else if (slots[mid] > slot) hi = mid - 1;
+    else return mid;
+  }
+  return -1;
+}
+
+function writeAll(fd: number, bytes: Uint8Array): void {
+  for (let at = 0; at < bytes.length; ) at += writeSync(fd, bytes, at, bytes.length - at);
+}
+
+function readAll(fd: number, into: Uint8Array, position: number): void {
+  for (let at = 0; at < into.length; ) {
+    const read = readSync(fd, into, at, into.length - at, position + at);
+    if (read === 0) throw new Error(`the signature spill ended early (${position + at} bytes): its folder was changed while dedup ran`);
+    at += read;
+  }
+}

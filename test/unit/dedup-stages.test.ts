@@ -1,0 +1,229 @@
+// The bucket and verify stages of the whole-index pass, without an engine: the radix sort of a band against
+// the comparison sort it replaces, and the pairs, counts and clusters of the band pass with the signatures in
+// memory and spilled to disk, against the pass in memory that dedup ran before.
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import fc from 'fast-check';
+import { afterAll, describe, expect, it } from 'vitest';
+import { verifyBandOf } from '../../src/jobs/dedup/band-pass.js';
+import { bandBuckets } from '../../src/jobs/dedup/band-sort.js';
+import { DocNumbers } from '../../src/jobs/dedup/doc-numbers.js';
+import { LargeKeyJoin } from '../../src/jobs/dedup/large-key.js';
+import { PairVerifier, type VerifiedPair } from '../../src/jobs/dedup/pair-verifier.js';
+import { SignaturePool } from '../../src/jobs/dedup/signature-pool.js';
+import type { StoredSignature } from '../../src/jobs/dedup/signature-store.js';
+import { SignatureSpill } from '../../src/jobs/dedup/signature-spill.js';
+import { poolTable } from '../../src/jobs/dedup/signature-table.js';
+import type { Hash64 } from '../../src/sketch/simhash.js';
+
+const WIDTH = 64;
+const BANDS = 8;
+const ROWS = WIDTH / BANDS;
+const scratch = mkdtempSync(path.join(os.tmpdir(), 'nd-stages-'));
+afterAll(() => rmSync(scratch, { recursive: true, force: true }));
+
+type Doc = { id: string; signature: { values: Uint32Array; bands: Int32Array; simhash: Hash64 } };
+
+/** Families of near-copies, a large family of boilerplate (one key shared by many) and unrelated documents, shuffled. */
+function corpus(families: number, copies: number, loners: number, boilerplate: number, seed = 11): Doc[] {
+  let state = seed;
+  const random = () => (state = (Math.imul(state, 1103515245) + 12345) >>> 0) / 2 ** 32;
+  const randomValues = () => Uint32Array.from({ length: WIDTH }, () => (random() * 2 ** 32) >>> 0);
+  const make = (id: string, values: Uint32Array): Doc => {
+    const bands = Int32Array.from({ length: BANDS }, (_, b) => values.slice(b * ROWS, (b + 1) * ROWS).reduce((h, v) => Math.imul(h ^ v, 0x01000193), 0x811c9dc5 + b));
+    return { id, signature: { values, bands, simhash: { hi: values[0], lo: values[1] } } };
+  };
+  const docs: Doc[] = [];
+  for (let f = 0; f < families; f++) {
+    const base = randomValues();
+    for (let c = 0; c < copies; c++) {
+      const values = base.slice();
+      const changed = c < 3 ? 0 : Math.floor(random() * WIDTH * 0.6);
+      for (let k = 0; k < changed; k++) values[Math.floor(random() * WIDTH)] = (random() * 2 ** 32) >>> 0;
+      docs.push(make(`f${f}-c${c}`, values));
+    }
+  }
+  // Boilerplate: the first band's rows shared by all, the rest their own or a neighbour's.
+  const shared = randomValues();
+  for (let i = 0; i < boilerplate; i++) {
+    const values = randomValues();
+    values.set(shared.subarray(0, ROWS));
+    if (i % 3 === 1) values.set(docs[docs.length - 1].signature.values.subarray(ROWS, 4 * ROWS), ROWS);
+    docs.push(make(`b${i}`, values));
+  }
+  for (let l = 0; l < loners; l++) docs.push(make(`loner-${l}`, randomValues()));
+  for (let i = docs.length - 1; i > 0; i--) {
+    const j = Math.floor(random() * (i + 1));
+    [docs[i], docs[j]] = [docs[j], docs[i]];
+  }
+  return docs;
+}
+
+interface Outcome {
+  pairs: VerifiedPair[];
+  counts: number[];
+  clusters: string[];
+  best: number[];
+}
+
+function outcomeOf(verifier: PairVerifier, pairs: VerifiedPair[], docs: Doc[]): Outcome {
+  return {
+    pairs,
+    counts: [verifier.buckets, verifier.candidatePairs, verifier.verifiedPairs],
+    clusters: verifier.clusters.groups().map((g) => g.sort().join(',')).sort(),
+    best: docs.map((d) => verifier.bestMatch(d.id)),
+  };
+}
+
+async function memoryPass(docs: Doc[], bucketChunk: number): Promise<Outcome> {
+  const numbers = new DocNumbers();
+  const pool = new SignaturePool(docs.length, numbers);
+  for (const d of docs) pool.add(d.id, d.signature);
+  const pairs: VerifiedPair[] = [];
+  const verifier = new PairVerifier(0.5, { documents: numbers, onVerified: (p) => pairs.push(p) });
+  for (let band = 0; band < pool.bandCount; band++) await verifyBand(pool, verifier, band, bucketChunk);
+  return outcomeOf(verifier, pairs, docs);
+}
+
+async function stagedPass(docs: Doc[], bucketChunk: number, where: 'memory' | 'disk', groupMembers: number): Promise<Outcome> {
+  const numbers = new DocNumbers();
+  const pairs: VerifiedPair[] = [];
+  const verifier = new PairVerifier(0.5, { documents: numbers, onVerified: (p) => pairs.push(p) });
+  if (where === 'memory') {
+    const pool = new SignaturePool(docs.length, numbers);
+    for (const d of docs) pool.add(d.id, d.signature);
+    for (let band = 0; band < BANDS; band++) await verifyBandOf(poolTable(pool), verifier, band, { bucketChunk, groupMembers });
+  } else {
+    const spill = new SignatureSpill(scratch, numbers);
+    try {
+      for (const d of docs) spill.addSignature(d.id, d.signature);
+      for (let band = 0; band < BANDS; band++) await verifyBandOf(spill, verifier, band, { bucketChunk, groupMembers });
+    } finally {
+      spill.close();
+    }
+  }
+  return outcomeOf(verifier, pairs, docs);
+}
+
+/** The pass in memory as dedup ran it before the stages (the reference): a comparison sort of the band, then every bucket in order. */
+function bandRuns(pool: SignaturePool, band: number): { order: Uint32Array; runs: Array<[number, number]> } {
+  const order = Uint32Array.from({ length: pool.size }, (_, i) => i);
+  order.sort((a, b) => (pool.bandHash(a, band) >>> 0) - (pool.bandHash(b, band) >>> 0) || a - b);
+  const runs: Array<[number, number]> = [];
+  let start = 0;
+  for (let k = 1; k <= pool.size; k++) {
+    if (k < pool.size && pool.bandHash(order[k], band) === pool.bandHash(order[start], band)) continue;
+    if (k - start >= 2) runs.push([start, k]);
+    start = k;
+  }
+  return { order, runs };
+}
+
+async function verifyBand(pool: SignaturePool, verifier: PairVerifier, band: number, bucketChunk: number): Promise<void> {
+  const { order, runs } = bandRuns(pool, band);
+  for (const [start, end] of runs) if (end - start > bucketChunk) verifier.markLargeKey(band, pool.bandHash(order[start], band));
+  for (const [start, end] of runs) {
+    if (end - start > bucketChunk) {
+      const join = new LargeKeyJoin(verifier, band, bucketChunk);
+      for (let k = start; k < end; k++) await join.add(pool.ids[order[k]], pool.signature(order[k]));
+      await join.finish();
+      continue;
+    }
+    const slots = [...order.subarray(start, end)];
+    const signatures: StoredSignature[] = slots.map((i) => pool.signature(i));
+    verifier.verifyMembersOf({ ids: slots.map((i) => pool.ids[i]), numbers: Int32Array.from(slots, (i) => pool.numberAt(i)), signatures }, band);
+  }
+}
+
+describe('bandBuckets (radix sort of a band)', () => {
+  it('gives the order and runs of the comparison sort, for any hashes (signed, equal, extreme)', () => {
+    fc.assert(
+      fc.property(fc.array(fc.oneof(fc.integer({ min: -3, max: 3 }), fc.integer({ min: -(2 ** 31), max: 2 ** 31 - 1 })), { maxLength: 300 }), (hashes) => {
+        const pool = new SignaturePool(hashes.length);
+        for (const [i, h] of hashes.entries()) pool.add(`d${i}`, { values: new Uint32Array(1), bands: Int32Array.of(h), simhash: { hi: 0, lo: 0 } });
+        const expected = bandRuns(pool, 0);
+        const got = bandBuckets(Int32Array.from(hashes));
+        expect([...got.order]).toEqual([...expected.order]);
+        expect(got.runs).toEqual(expected.runs);
+      }),
+    );
+  });
+
+  it('sorts more documents than the numeric sort of the old pass held (2^21) the same way', () => {
+    const n = 2 ** 21 + 5000;
+    const hashes = new Int32Array(n);
+    let state = 3;
+    for (let i = 0; i < n; i++) hashes[i] = (state = (Math.imul(state, 1103515245) + 12345) | 0) >> 12; // many repeats
+    const { order, runs } = bandBuckets(hashes);
+    let unordered = 0;
+    for (let k = 1; k < n; k++) {
+      const a = hashes[order[k - 1]] >>> 0, b = hashes[order[k]] >>> 0;
+      if (!(a < b || (a === b && order[k - 1] < order[k]))) unordered++;
+    }
+    expect(unordered).toBe(0);
+    expect(new Set(order).size).toBe(n);
+    expect(runs.reduce((s, [a, b]) => s + b - a, 0)).toBeGreaterThan(n / 2);
+    let split = 0;
+    for (const [a, b] of runs) for (let k = a + 1; k < b; k++) if (hashes[order[k]] !== hashes[order[a]]) split++;
+    expect(split).toBe(0);
+  });
+});
+
+describe('the band pass, signatures in memory or spilled to disk', () => {
+  const docs = corpus(60, 12, 600, 400);
+
+  it('finds the pairs, counts, best matches and clusters of the pass in memory, in the same order (small groups, large keys chunked)', async () => {
+    const expected = await memoryPass(docs, 50);
+    expect(expected.pairs.length).toBeGreaterThan(300);
+    expect(expected.clusters.length).toBeGreaterThan(30);
+    for (const [where, group] of [['memory', 1], ['memory', 100_000], ['disk', 7], ['disk', 100_000]] as const) {
+      const got = await stagedPass(docs, 50, where, group);
+      expect(got.pairs).toEqual(expected.pairs);
+      expect(got.counts).toEqual(expected.counts);
+      expect(got.best).toEqual(expected.best);
+      expect(got.clusters).toEqual(expected.clusters);
+    }
+  });
+
+  it('the spill: its own folder (a planted file is not followed), signatures read back exactly, the folder gone when closed', async () => {
+    const victim = path.join(scratch, 'victim.txt');
+    writeFileSync(victim, 'keep me');
+    const spill = new SignatureSpill(scratch, new DocNumbers());
+    try {
+      expect(path.dirname(spill.folder)).toBe(scratch);
+      for (const d of docs.slice(0, 500)) spill.addSignature(d.id, d.signature);
+      spill.addSignature('other-shape', { values: new Uint32Array(3), bands: new Int32Array(BANDS), simhash: { hi: 0, lo: 0 } });
+      expect([spill.size, spill.leftOut]).toEqual([500, 1]);
+      const slots = Uint32Array.of(0, 1, 2, 9, 200, 203, 499);
+      const signatureOf = await spill.load(slots);
+      for (const slot of slots) {
+        const s = signatureOf(slot);
+        expect([...s.values]).toEqual([...docs[slot].signature.values]);
+        expect([...s.bands]).toEqual([...docs[slot].signature.bands]);
+        expect(s.simhash).toEqual(docs[slot].signature.simhash);
+      }
+      const found = await spill.find([docs[3].id, 'nobody', docs[42].id]);
+      expect([...found.keys()].sort()).toEqual([docs[42].id, docs[3].id].sort());
+      expect(readdirSync(spill.folder).sort()).toEqual(['band-0.bin', 'band-1.bin', 'band-2.bin', 'band-3.bin', 'band-4.bin', 'band-5.bin', 'band-6.bin', 'band-7.bin', 'records.bin']);
+    } finally {
+      spill.close();
+    }
+    expect(existsSync(spill.folder)).toBe(false);
+    // A second spill in the same parent gets a folder of its own, whatever is planted beside it.
+    symlinkSync(victim, path.join(scratch, 'near-dup-spill-planted'));
+    // A killed run's folder (its process gone) is removed; a link named like one, and a live run's folder, are not.
+    const dead = path.join(scratch, 'near-dup-spill-2147483000-abcdef');
+    const live = path.join(scratch, `near-dup-spill-${process.ppid}-abcdef`);
+    const linked = path.join(scratch, 'near-dup-spill-2147483001-abcdef');
+    for (const folder of [dead, live]) mkdirSync(folder);
+    writeFileSync(path.join(dead, 'records.bin'), 'x');
+    symlinkSync(scratch, linked);
+    const second = new SignatureSpill(scratch);
+    second.addSignature('x', docs[0].signature);
+    await second.bandColumn(0);
+    second.close();
+    expect(readFileSync(victim, 'utf8')).toBe('keep me');
+    expect([existsSync(dead), existsSync(live), existsSync(linked)]).toEqual([false, true, true]);
+  });
+});
