@@ -3,16 +3,22 @@
 // sent one after the other so the engine applies the items in the client's order. The client gets the
 // engine's answer as it is when it went in one part and nothing was refused; otherwise the parts' answers
 // joined, with each refused document answered in its place.
+//
+// Each item's index is decided as the engine decides it (targets.ts): its own `_index`, else the index of
+// the path, else the last `index` of the query string. A name with date math is resolved once for the
+// request and sent on resolved (in the action line, the path or the query string), so the engine writes
+// where the proxy decided.
 import type http from 'node:http';
 import { performance } from 'node:perf_hooks';
 import type { Readable } from 'node:stream';
 import { ClientGoneError, onClientGone, passableHeaders, pipeAnswer, readBody } from '../engine/forward.js';
 import type { SignedSource, SourceKind } from '../signing/sign-sources.js';
 import type { KeyLists } from '../stored/write.js';
-import { type BulkItem, bulkItems, type RawBytes } from './bulk-items.js';
+import { type BulkItem, bulkItems, type RawBytes, withIndex } from './bulk-items.js';
 import { applyFilterPath, type BulkAnswer, mergeBulkAnswers, notAppliedAnswer, REFUSAL_TYPE, type RefusedItem } from './bulk-response.js';
 import { forwardedBody, type ProxyContext, ProxyRefusal } from './context.js';
-import { rawPath } from './raw-path.js';
+import { lastParam, type QueryParam, queryString, rawPath, withFirstSegment } from './raw-path.js';
+import type { Target } from './targets.js';
 import { type PartAnswer, UpstreamParts } from './upstream-parts.js';
 
 const GROUP_ITEMS = 200;
@@ -24,17 +30,28 @@ interface SignedGroup {
   entries: Entry[];
   /** The outcome per entry, for the items that were signed. */
   outcomes: Map<Entry, SignedSource>;
+  /** Where each item goes (deletes aside: they write no document). */
+  targets: Map<Entry, Target>;
 }
 
-export async function handleBulk(ctx: ProxyContext, req: http.IncomingMessage, body: Readable, res: http.ServerResponse, defaultIndex: string | undefined): Promise<void> {
+/** What a bulk request shares: its client's headers, and one time for the date math of all its items (the engines take one too). */
+interface BulkRequest {
+  headers: readonly string[];
+  now: number;
+}
+
+/**
+ * `pathIndex`: the index of the path (/{index}/_bulk); `params`: the query string as the engines read it.
+ */
+export async function handleBulk(ctx: ProxyContext, req: http.IncomingMessage, body: Readable, res: http.ServerResponse, pathIndex: string | undefined, params: QueryParam[]): Promise<void> {
   const started = performance.now();
   ctx.stats.requests.bulk++;
-  const url = new URL(req.url ?? '/', 'http://proxy');
-  const filterPath = url.searchParams.get('filter_path');
-  url.searchParams.delete('filter_path'); // the proxy may have to read every item of the answer
-  const query = url.searchParams.size > 0 ? `?${url.searchParams}` : '';
+  const request: BulkRequest = { headers: req.rawHeaders, now: Date.now() };
+  // The proxy may have to read every item of the answer: filter_path is applied by the proxy, not the engine.
+  const filterPath = lastParam(params, 'filter_path') ?? null;
+  const { defaultIndex, pathAndQuery } = await forwardedTarget(ctx, req.url ?? '/', pathIndex, params, request);
   const headers = passableHeaders(req.rawHeaders, ['content-length', 'content-encoding', 'accept-encoding']);
-  const parts = new UpstreamParts(ctx.upstream, req.method ?? 'POST', rawPath(req.url ?? '/') + query, headers, ctx.maxUpstreamBytes, ctx.inFlight);
+  const parts = new UpstreamParts(ctx.upstream, req.method ?? 'POST', pathAndQuery, headers, ctx.maxUpstreamBytes, ctx.inFlight);
   const refused: RefusedItem[] = [];
   onClientGone(res, () => {
     parts.abort();
@@ -42,17 +59,20 @@ export async function handleBulk(ctx: ProxyContext, req: http.IncomingMessage, b
   });
 
   try {
-    for await (const group of signedGroups(ctx, bulkItems(body, defaultIndex, ctx.maxLineBytes), req.rawHeaders)) {
+    for await (const group of signedGroups(ctx, bulkItems(body, defaultIndex, ctx.maxLineBytes), request)) {
       for (const entry of group.entries) {
         if (entry.kind === 'raw') {
           if (entry.unreadable) unreadableAction(ctx, entry.unreadable.line);
           await parts.write([entry.bytes]);
           continue;
         }
-        const source = forwardedSource(ctx, entry, group.outcomes.get(entry), refused);
+        const target = group.targets.get(entry);
+        const source = forwardedSource(ctx, entry, group.outcomes.get(entry), target, refused);
         if (source === null) continue;
-        const { verb, index, id } = entry;
-        await parts.write(source === undefined ? [entry.actionLine, NEWLINE] : [entry.actionLine, NEWLINE, source, NEWLINE], { verb, index, id });
+        const { verb, id } = entry;
+        const index = target && target.kind !== 'undecided' ? target.index : entry.index;
+        const action = actionLine(entry, target);
+        await parts.write(source === undefined ? [action, NEWLINE] : [action, NEWLINE, source, NEWLINE], { verb, index, id });
       }
     }
     await answer(res, await parts.finish(refused.length === 0), refused, filterPath);
@@ -63,6 +83,38 @@ export async function handleBulk(ctx: ProxyContext, req: http.IncomingMessage, b
     throw Object.assign(err as Error, { appliedItems: parts.answeredItems });
   }
   ctx.stats.addLatency(performance.now() - started - parts.waitedMs);
+}
+
+/**
+ * The request's default index, and the path and query the parts go to: without filter_path, and with a
+ * default index that has date math resolved in its place (when the proxy can resolve it; when it cannot,
+ * the items that take it are undecided, each).
+ */
+async function forwardedTarget(ctx: ProxyContext, target: string, pathIndex: string | undefined, params: QueryParam[], request: BulkRequest): Promise<{ defaultIndex: string | undefined; pathAndQuery: string }> {
+  const queryIndex = lastParam(params, 'index');
+  const given = pathIndex ?? queryIndex;
+  let path = rawPath(target);
+  const drop = ['filter_path'];
+  const add: string[] = [];
+  let defaultIndex = given;
+  if (given !== undefined) {
+    const decided = await ctx.targets.decide(given, request.headers, request.now);
+    if (decided.kind !== 'undecided' && decided.rewritten) {
+      defaultIndex = decided.index;
+      if (pathIndex !== undefined) path = withFirstSegment(path, decided.index);
+      else {
+        drop.push('index');
+        add.push(`index=${encodeURIComponent(decided.index)}`);
+      }
+    }
+  }
+  return { defaultIndex, pathAndQuery: path + queryString(params, drop, add) };
+}
+
+/** The action line to send: as it came, or with the index its date math resolved to. */
+function actionLine(item: BulkItem, target: Target | undefined): Uint8Array {
+  if (!target || target.kind === 'undecided' || !target.rewritten || !item.ownIndex || !item.indexSpan) return item.actionLine;
+  return withIndex(item.actionLine, item.indexSpan, target.index);
 }
 
 const NEWLINE = new Uint8Array([0x0a]);
@@ -76,32 +128,50 @@ function unreadableAction(ctx: ProxyContext, line: number): void {
   throw new ProxyRefusal(400, REFUSAL_TYPE, `near-dup cannot read the bulk action on line ${line} (a JSON object naming index, create, update or delete, with _index a name); it refused the request from there on rather than let unsigned documents through. Fix that line, or run the proxy with --on-error pass`);
 }
 
-/** The source line to forward (undefined: the item has none; null: refused, not forwarded); counts the item. */
-function forwardedSource(ctx: ProxyContext, item: BulkItem, outcome: SignedSource | undefined, refused: RefusedItem[]): Uint8Array | undefined | null {
+/**
+ * The source line to forward (undefined: the item has none; null: refused, not forwarded); counts the item.
+ * An item whose index is undecided goes on only when it would not have been signed anyway (a script, an
+ * update that leaves the text alone); otherwise it is refused (reject) or sent on unsigned (pass).
+ */
+function forwardedSource(ctx: ProxyContext, item: BulkItem, outcome: SignedSource | undefined, target: Target | undefined, refused: RefusedItem[]): Uint8Array | undefined | null {
   const counts = ctx.stats.documents;
+  if (target?.kind === 'undecided') {
+    if (!outcome || (outcome.outcome === 'untouched' && outcome.source === undefined)) {
+      counts.untouched++;
+      return item.sourceLine;
+    }
+    if (ctx.onError === 'pass') {
+      counts.passed++;
+      return item.sourceLine;
+    }
+    counts.rejected++;
+    refused.push({ position: item.position, verb: item.verb, index: item.index, id: item.id, reason: target.reason });
+    return null;
+  }
   if (!outcome) {
-    if (item.index === undefined || !ctx.matches(item.index)) counts.other_indices++;
-    else counts.untouched++;
+    if (target ? target.kind === 'signed' : item.index !== undefined && ctx.matches(item.index)) counts.untouched++;
+    else counts.other_indices++;
     return item.sourceLine;
   }
   const forwarded = forwardedBody(ctx, outcome, item.sourceLine as Uint8Array); // signed items all have a source
-  if (forwarded === null) refused.push({ position: item.position, verb: item.verb, index: item.index, id: item.id, reason: (outcome as { reason: string }).reason });
+  if (forwarded === null) refused.push({ position: item.position, verb: item.verb, index: target?.kind === 'signed' ? target.index : item.index, id: item.id, reason: (outcome as { reason: string }).reason });
   return forwarded;
 }
 
-function sourceKind(ctx: ProxyContext, entry: Entry): SourceKind | undefined {
-  if (entry.kind !== 'item' || !entry.sourceLine || entry.index === undefined || !ctx.matches(entry.index)) return undefined;
+/** How an item's source is signed (undefined: it is not): those for signed indices, and those whose index is undecided (to know whether they would be). */
+function sourceKind(entry: BulkItem, target: Target | undefined): SourceKind | undefined {
+  if (!entry.sourceLine || !target || target.kind === 'other') return undefined;
   return entry.verb === 'update' ? 'update' : entry.verb === 'delete' ? undefined : 'index';
 }
 
 /** Groups of entries, each signed on a thread, given back in order with a few groups in flight. */
-async function* signedGroups(ctx: ProxyContext, entries: AsyncIterable<Entry>, clientHeaders: readonly string[]): AsyncGenerator<SignedGroup> {
+async function* signedGroups(ctx: ProxyContext, entries: AsyncIterable<Entry>, request: BulkRequest): AsyncGenerator<SignedGroup> {
   const inFlight: Promise<SignedGroup>[] = [];
   const limit = ctx.pool.threads * 2;
   let group: Entry[] = [];
   let bytes = 0;
   const launch = () => {
-    const signing = signGroup(ctx, group, clientHeaders);
+    const signing = signGroup(ctx, group, request);
     signing.catch(() => {}); // awaited in order below
     inFlight.push(signing);
     group = [];
@@ -118,24 +188,39 @@ async function* signedGroups(ctx: ProxyContext, entries: AsyncIterable<Entry>, c
 }
 
 /**
- * Signs a group's items. Each target index gets the fields first (once in a while, see IndexFieldsGuard): how
- * it maps them decides how the signature is written, so the items are signed in one batch per way.
+ * Decides where a group's items go, then signs them. Each signed index gets the fields first (once in a
+ * while, see IndexFieldsGuard): how it maps them decides how the signature is written, so the items are
+ * signed in one batch per way. Items whose index is undecided are signed as if it were signed, with
+ * lists, only to learn whether they would be.
  */
-async function signGroup(ctx: ProxyContext, entries: Entry[], clientHeaders: readonly string[]): Promise<SignedGroup> {
+async function signGroup(ctx: ProxyContext, entries: Entry[], request: BulkRequest): Promise<SignedGroup> {
+  const targets = new Map<Entry, Target>();
+  const decided = new Map<string, Promise<Target>>();
   const byKeyLists = new Map<KeyLists, ToSign[]>();
   for (const entry of entries) {
-    const kind = sourceKind(ctx, entry);
-    if (!kind) continue;
-    const item = entry as BulkItem;
-    const keyLists = await ctx.fields.ensure(item.index as string, clientHeaders);
-    byKeyLists.set(keyLists, [...(byKeyLists.get(keyLists) ?? []), { entry: item, kind }]);
+    if (entry.kind !== 'item' || entry.verb === 'delete' || entry.index === undefined) continue;
+    const name = entry.index;
+    let target = decided.get(name);
+    if (!target) {
+      target = ctx.targets.decide(name, request.headers, request.now);
+      decided.set(name, target);
+    }
+    targets.set(entry, await target);
+  }
+  for (const entry of entries) {
+    if (entry.kind !== 'item') continue;
+    const target = targets.get(entry);
+    const kind = sourceKind(entry, target);
+    if (!kind || !target) continue;
+    const keyLists = target.kind === 'signed' ? await ctx.fields.ensure(target.index, request.headers) : 'lists';
+    byKeyLists.set(keyLists, [...(byKeyLists.get(keyLists) ?? []), { entry, kind }]);
   }
   const outcomes = new Map<Entry, SignedSource>();
   for (const [keyLists, toSign] of byKeyLists) {
     const signed = await signBatch(ctx, toSign, keyLists);
     for (let i = 0; i < toSign.length; i++) outcomes.set(toSign[i].entry, signed[i]);
   }
-  return { entries, outcomes };
+  return { entries, outcomes, targets };
 }
 
 type ToSign = { entry: BulkItem; kind: SourceKind };

@@ -10,6 +10,7 @@ import type { SignedSource, SignSourcesOptions } from '../signing/sign-sources.j
 import type { IndexFieldsGuard } from './index-fields.js';
 import type { IndexMatcher } from './index-pattern.js';
 import type { ProxyStats } from './stats.js';
+import type { WriteTargets } from './targets.js';
 
 export type OnError = 'reject' | 'pass';
 
@@ -17,6 +18,8 @@ export interface ProxyContext {
   upstream: Upstream;
   pool: SignPool;
   matches: IndexMatcher;
+  /** Where each write goes, and whether it is signed. */
+  targets: WriteTargets;
   signer: SignerOptions;
   sources: SignSourcesOptions;
   onError: OnError;

@@ -18,9 +18,10 @@ import { type OnError, type ProxyContext, ProxyRefusal, sendError, sendJson } fr
 import { handleDocument } from './document.js';
 import { IndexFieldsGuard } from './index-fields.js';
 import { indexMatcher } from './index-pattern.js';
-import { decodeSegment, rawPath } from './raw-path.js';
+import { decodeSegment, queryParams, rawPath, withFirstSegment } from './raw-path.js';
 import { bodyFormat, DEFAULT_MAX_BODY_BYTES, declaredTooLarge, decodedBody } from './request-body.js';
 import { ProxyStats } from './stats.js';
+import { type Target, WriteTargets } from './targets.js';
 
 export interface ProxyOptions {
   /** The cluster, without credentials (each client's own go through). */
@@ -73,10 +74,12 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
     fallback: DEFAULT_CONCURRENT_WRITES,
   });
   const writes = new PQueue({ concurrency: plan.limit });
+  const matches = indexMatcher(options.index);
   const ctx: ProxyContext = {
     upstream,
     pool,
-    matches: indexMatcher(options.index),
+    matches,
+    targets: new WriteTargets(upstream, matches, options.warn),
     signer: options.signer,
     sources: { fields: options.fields, prefix: options.prefix, maxChars: options.maxChars },
     onError: options.onError,
@@ -122,10 +125,13 @@ type Route = { kind: 'stats' } | { kind: 'bulk'; index?: string } | { kind: 'doc
 
 /**
  * What a request is, from its method and its path as sent (not normalized: `.` and `..` are names to the
- * engines), each segment percent-decoded as the engines decode it.
+ * engines), each segment percent-decoded as the engines decode it. A path the engines cannot decode (a
+ * `%` without two hex digits) is refused by them: it passes.
  */
 export function routeOf(method: string, pathname: string): Route {
-  const segments = pathname.split('/').filter(Boolean).map(decodeSegment);
+  const decoded = pathname.split('/').filter(Boolean).map((segment) => decodeSegment(segment));
+  if (decoded.some((segment) => segment === undefined)) return { kind: 'pass' };
+  const segments = decoded as string[];
   const write = method === 'PUT' || method === 'POST';
   if (method === 'GET' && pathname === STATS_PATH) return { kind: 'stats' };
   if (!write) return { kind: 'pass' };
@@ -149,30 +155,47 @@ function typedRoute(method: string, [index, type, id, action, ...rest]: string[]
 }
 
 async function handle(ctx: ProxyContext, req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
-  const url = new URL(req.url ?? '/', 'http://proxy');
-  const route = routeOf(req.method ?? 'GET', rawPath(req.url ?? '/'));
+  const target = req.url ?? '/';
+  const route = routeOf(req.method ?? 'GET', rawPath(target));
   if (route.kind === 'stats') {
-    sendJson(res, 200, { ...ctx.stats.snapshot(), indices_without_fields: ctx.fields.failures, upstream_sockets: ctx.upstream.sockets(), upstream_writes: ctx.inFlight.describe() });
+    sendJson(res, 200, {
+      ...ctx.stats.snapshot(),
+      indices_without_fields: ctx.fields.failures,
+      target_lookups: { made: ctx.targets.lookups, failed: ctx.targets.failedLookups },
+      upstream_sockets: ctx.upstream.sockets(),
+      upstream_writes: ctx.inFlight.describe(),
+    });
     return;
   }
   if (route.kind === 'pass') return passThrough(ctx, req, res);
-  // A bulk may write anywhere, whatever its path says: its items name their indices.
-  const targeted = route.kind === 'bulk' || ctx.matches(route.index);
-  if (route.kind === 'document' && !targeted) {
-    ctx.stats.documents.other_indices++;
-    return passThrough(ctx, req, res);
+  // The engines refuse a query string they cannot decode, before reading the body.
+  const params = queryParams(target);
+  if (params === undefined) return passThrough(ctx, req, res);
+  let document: Target | undefined;
+  if (route.kind === 'document') {
+    document = await ctx.targets.decide(route.index, req.rawHeaders);
+    if (document.kind === 'other') {
+      ctx.stats.documents.other_indices++;
+      return passThrough(ctx, req, res, document.rewritten ? withFirstSegment(target, document.index) : target);
+    }
+    if (document.kind === 'undecided' && ctx.onError === 'pass') {
+      ctx.stats.documents.passed++;
+      return passThrough(ctx, req, res);
+    }
   }
   const format = bodyFormat(req);
-  if (!format.readable) return unreadable(ctx, req, res, route.kind, targeted, format.why);
+  // A bulk may write anywhere, whatever its path says: its items name their indices.
+  if (!format.readable) return unreadable(ctx, req, res, route.kind, true, format.why);
   const declared = declaredTooLarge(req, ctx.maxBodyBytes);
   if (declared) throw Object.assign(declared, { appliedItems: 0 });
   // A few writes at a time are read and signed; the others wait unread (their clients held back by TCP).
   return ctx.writes.add(async () => {
     if (res.destroyed) return;
     const body = decodedBody(req, ctx.maxBodyBytes);
-    // The engines also take a bulk's default index from the query string (?index=).
-    if (route.kind === 'bulk') return handleBulk(ctx, req, body, res, route.index ?? url.searchParams.get('index') ?? undefined);
-    return handleDocument(ctx, req, body, res, route.index, route.source);
+    if (route.kind === 'bulk') return handleBulk(ctx, req, body, res, route.index, params);
+    const decided = document as Target;
+    const forwardTarget = decided.kind === 'signed' && decided.rewritten ? withFirstSegment(target, decided.index) : target;
+    return handleDocument(ctx, req, body, res, decided, route.source, forwardTarget);
   });
 }
 
@@ -200,9 +223,10 @@ function refuse(req: http.IncomingMessage, res: http.ServerResponse, status: num
   res.once('finish', () => req.destroy());
 }
 
-async function passThrough(ctx: ProxyContext, req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+/** Sends a request on as it came (to `target`, the same path but for a resolved index name). */
+async function passThrough(ctx: ProxyContext, req: http.IncomingMessage, res: http.ServerResponse, target = req.url ?? '/'): Promise<void> {
   ctx.stats.requests.passed_through++;
-  const { request, response } = ctx.upstream.send(req.method ?? 'GET', req.url ?? '/', req.rawHeaders, req);
+  const { request, response } = ctx.upstream.send(req.method ?? 'GET', target, req.rawHeaders, req);
   onClientGone(res, () => request.destroy());
   pipeAnswer(await response, res);
 }

@@ -2,11 +2,17 @@
 // when the one before it has been answered, so the engine sees the items in order. Writes wait for the
 // socket (back-pressure): memory holds the part in flight, never the whole body.
 //
-// A part the engine refuses as a whole for what is in it (400: one id too long, say; 413: too large) is
-// sent again in halves, and so on, until only the items it refuses fail, each answered with the engine's
-// error in its place: one bad document never costs the others. A part refused for load (429, 5xx) stops
-// the sending instead; its items and those after it are kept (verb, index, id) so the client can be told
-// which items were not applied, and its bulk helper sends them again.
+// A part the engine refuses as a whole for one of its items is sent again in halves, and so on, until only
+// the items it refuses fail, each answered with the engine's error in its place: one bad document never
+// costs the others. Which refusals those are is read from the engine's answer (itemRefusal): a 413 (the
+// part too large: its halves are smaller), a 400 whose error is the validation of the items (an id over
+// 512 bytes, an item without an index). Any other refusal is the request's own (an unknown query
+// parameter, an action line the engine cannot parse, a body not ending with a newline) and goes back as
+// the engine gave it; and when two halves of a split are refused alike before anything was applied, the
+// refusal is taken as the request's too and splitting stops there. A part refused for load (429, 5xx), or
+// as the request's, stops the sending; its items and those after it are kept (verb, index, id) so the
+// client can be told which items were not applied (the parts before it were), and its bulk helper sends
+// them again.
 import type http from 'node:http';
 import { performance } from 'node:perf_hooks';
 import { PassThrough } from 'node:stream';
@@ -42,8 +48,39 @@ interface OpenPart {
   hasRaw: boolean;
 }
 
-/** Refusals of a whole request for what is in it, which splitting can narrow down to the guilty items. */
-const SPLITTABLE = new Set([400, 413]);
+/**
+ * A refusal of a whole part for what one of its items holds, which splitting narrows down to that item: a
+ * 413 (too large), or a 400 for the validation of the items (action_request_validation_exception: "id
+ * [...] is too long", "index is missing"). Any other refusal is of the request itself.
+ */
+export function itemRefusal(status: number, text: string): boolean {
+  if (status === 413) return true;
+  if (status !== 400) return false;
+  try {
+    const error = (JSON.parse(text) as { error?: { type?: unknown } }).error;
+    return typeof error === 'object' && error !== null && error.type === 'action_request_validation_exception';
+  } catch {
+    return false;
+  }
+}
+
+/** Two refusals alike: the same status, error type and reason. */
+function refusalKey(status: number, text: string): string {
+  try {
+    const error = (JSON.parse(text) as { error?: { type?: unknown; reason?: unknown } }).error;
+    if (typeof error === 'object' && error !== null) return JSON.stringify([status, error.type, error.reason]);
+  } catch {
+    // not JSON: the text itself
+  }
+  return JSON.stringify([status, text]);
+}
+
+/** Splitting found the refusal to be the request's: nothing of the part was applied. */
+class WholeRefusal extends Error {
+  constructor() {
+    super('refused as a whole');
+  }
+}
 const JSON_HEADERS = ['content-type', 'application/json; charset=UTF-8'];
 
 export class UpstreamParts {
@@ -118,14 +155,26 @@ export class UpstreamParts {
     if (answer.status === 429) this.limit?.busy();
     else if (answer.status < 300) this.limit?.answered(performance.now() - waitStart, part.bytes);
     const items = part.written.map((w) => w.item);
-    if (SPLITTABLE.has(answer.status) && part.written.length > 1 && !part.hasRaw) {
-      await readBody(answer.body); // the refusal: its items are settled below
-      const joined = await this.settle(part.written);
-      this.answers.push({ status: 200, rawHeaders: JSON_HEADERS, body: bodyOf(JSON.stringify(joined)), items: [] });
-      this.answeredItems += items.length;
-    } else if (!last) {
+    // A refusal is read to tell whose it is (its body is small).
+    let refusal: Buffer | undefined;
+    if ((answer.status === 400 || answer.status === 413) && part.written.length > 1 && !part.hasRaw) {
+      refusal = await readBody(answer.body);
+      if (itemRefusal(answer.status, refusal.toString('utf8'))) {
+        const joined = await this.settle(part.written, { applied: false }).catch((err: unknown) => {
+          if (err instanceof WholeRefusal) return undefined;
+          throw err;
+        });
+        if (joined) {
+          this.answers.push({ status: 200, rawHeaders: JSON_HEADERS, body: bodyOf(JSON.stringify(joined)), items: [] });
+          this.answeredItems += items.length;
+          this.waitedMs += performance.now() - waitStart;
+          return;
+        }
+      }
+    }
+    if (!last || refusal) {
       // Read now, so the next part can go: the bulk answer is small next to the body.
-      const read: PartAnswer = { ...answer, body: bodyOf(await readBody(answer.body)), items: answer.status >= 300 ? items : [] };
+      const read: PartAnswer = { ...answer, body: bodyOf(refusal ?? (await readBody(answer.body))), items: answer.status >= 300 ? items : [] };
       this.answers.push(read);
       if (answer.status >= 300) this.refusedPart = read;
       else this.answeredItems += items.length;
@@ -133,14 +182,26 @@ export class UpstreamParts {
     this.waitedMs += performance.now() - waitStart;
   }
 
-  /** Sends `written` in halves until each request is applied or holds one item the engine refuses; their items, in order. */
-  private async settle(written: Written[]): Promise<BulkAnswer> {
+  /**
+   * Sends `written` in halves until each request is applied or holds one item the engine refuses; their
+   * items, in order. Throws WholeRefusal when two halves are refused alike with nothing of the part
+   * applied yet (`run.applied`): the refusal is the request's, not an item's.
+   */
+  private async settle(written: Written[], run: { applied: boolean }): Promise<BulkAnswer> {
     const half = Math.ceil(written.length / 2);
     const answers: BulkAnswer[] = [];
-    for (const group of [written.slice(0, half), written.slice(half)]) {
+    let firstRefusal: string | undefined;
+    for (const [i, group] of [written.slice(0, half), written.slice(half)].entries()) {
       const { status, text } = await this.sendWhole(group);
-      if (status < 300) answers.push(JSON.parse(text) as BulkAnswer);
-      else if (SPLITTABLE.has(status) && group.length > 1) answers.push(await this.settle(group));
+      if (status < 300) {
+        run.applied = true;
+        answers.push(JSON.parse(text) as BulkAnswer);
+        continue;
+      }
+      const key = refusalKey(status, text);
+      if (i === 0) firstRefusal = key;
+      else if (status === 400 && !run.applied && key === firstRefusal) throw new WholeRefusal();
+      if (group.length > 1 && itemRefusal(status, text)) answers.push(await this.settle(group, run));
       else answers.push(notAppliedAnswer(status, text, group.map((w) => w.item)));
     }
     return {

@@ -240,7 +240,7 @@ forEachEngine('proxy at the edges', (ctx) => {
     const { unsigned } = await stored(ctx, index);
     expect(unsigned).toEqual([]);
     const before = (await stats(proxy)).requests.refused;
-    const bad = ndjson([{ index: { _index: index, _id: 'r1' } }, { text: docs[0].text }, '{"index":{"_index":42}}', { text: docs[1].text }, { index: { _index: index, _id: 'r3' } }, { text: docs[2].text }]);
+    const bad = ndjson([{ index: { _index: index, _id: 'r1' } }, { text: docs[0].text }, `{"index":{"_index":["${index}"]}}`, { text: docs[1].text }, { index: { _index: index, _id: 'r3' } }, { text: docs[2].text }]);
     const refused = await send(proxy.url, 'POST', '/_bulk', { 'content-type': 'application/x-ndjson' }, bad);
     expect([refused.status, refused.json.error.reason]).toEqual([400, expect.stringContaining('line 3')]);
     expect((await stats(proxy)).requests.refused).toBe(before + 1);

@@ -4,7 +4,7 @@ import { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { createSigner } from '../../src/signature.js';
 import { signSources, spliceMembers, withoutPrefixKeys } from '../../src/signing/sign-sources.js';
-import { bulkItems, leadingObject } from '../../src/proxy/bulk-items.js';
+import { bulkItems, readAction } from '../../src/proxy/bulk-items.js';
 import { resolveDateMath } from '../../src/proxy/date-math.js';
 import { isJsonMediaType } from '../../src/proxy/request-body.js';
 import { LineTooLongError, lineBatches } from '../../src/signing/line-batches.js';
@@ -54,17 +54,18 @@ describe('bulk bodies', () => {
     ]);
   });
 
-  it('action lines read as the engines read them: comments, anything after the object; an _index that is not a name is unreadable', async () => {
+  it('action lines read as the engines read them: comments, anything after the object; an _index that is not a string is read as its text', async () => {
     const body = '/* c */ {"index":{"_index":"a"}} {"junk":1}\n{"t":"x"}\n{"index":{"_index":"b","_id":"{}"}} // note\n{"t":"y"}\n{"index":{"_index":42}}\n{"t":"z"}\n';
     const entries = await read(body);
-    expect(entries.slice(0, 2)).toEqual([
+    expect(entries.slice(0, 3)).toEqual([
       { p: 0, verb: 'index', index: 'a', id: undefined, source: '{"t":"x"}' },
       { p: 1, verb: 'index', index: 'b', id: '{}', source: '{"t":"y"}' },
+      { p: 2, verb: 'index', index: '42', id: undefined, source: '{"t":"z"}' },
     ]);
-    expect(entries[2]).toEqual({ raw: '{"index":{"_index":42}}\n' });
-    expect(leadingObject('{"a":"x\\"}"} tail')).toEqual({ a: 'x"}' });
-    expect(leadingObject('{"a":1')).toBeUndefined();
-    expect(leadingObject('/* never closed {"a":1}')).toBeUndefined();
+    const action = (line: string) => readAction(Buffer.from(line), 'dflt');
+    expect(action('{"index":{"_index":"x\\"}"}} tail')).toMatchObject({ index: 'x"}' });
+    expect(action('{"index":{"_index":"a"')).toBeUndefined();
+    expect(action('/* never closed {"index":{}}')).toBeUndefined();
   });
 
   it('the first unreadable line is marked with its number, for the refusal to name', async () => {
@@ -238,11 +239,11 @@ describe('routes', () => {
     }
   });
 
-  it('paths read as the engines read them: not normalized, percent-decoded as UTF-8 (U+FFFD for what is not), a stray % kept', () => {
+  it('paths read as the engines read them: not normalized, percent-decoded as UTF-8 (U+FFFD for what is not), %% a %, a stray % refused by them', () => {
     expect(routeOf('PUT', rawPath('/news/_doc/..'))).toEqual({ kind: 'document', index: 'news', source: 'index' });
     expect(routeOf('PUT', rawPath('/news/_doc/%FF?refresh=true'))).toEqual({ kind: 'document', index: 'news', source: 'index' });
     expect(routeOf('POST', rawPath('/new%73%FF/_bulk'))).toEqual({ kind: 'bulk', index: 'news\uFFFD' });
-    expect(['a%', '%2e%2E', 'caf%C3%A9', '%e2%80%a8', '%zz'].map(decodeSegment)).toEqual(['a%', '..', 'café', '\u2028', '%zz']);
+    expect(['a%', '%2e%2E', 'caf%C3%A9', '%e2%80%a8', '%zz', 'a%%b'].map((s) => decodeSegment(s))).toEqual([undefined, '..', 'café', '\u2028', undefined, 'a%b']);
     expect(rawPath('http://evil/news/_doc/1?x=1')).toBe('/news/_doc/1');
     expect(indexMatcher('news-*')('news-a\nb')).toBe(true);
   });
