@@ -227,3 +227,34 @@ describe('the band pass, signatures in memory or spilled to disk', () => {
     expect([existsSync(dead), existsSync(live), existsSync(linked)]).toEqual([false, true, true]);
   });
 });
+
+describe('DocNumbers (ids kept in typed chunks)', () => {
+  it('numbers ids as a Map would, finds them again and gives them back exactly (any text, repeats, long ones)', () => {
+    fc.assert(
+      fc.property(fc.array(fc.oneof(fc.string({ unit: 'binary', maxLength: 30 }), fc.constantFrom('', 'a', 'a', '__proto__', 'x'.repeat(5000))), { maxLength: 400 }), (ids) => {
+        const numbers = new DocNumbers();
+        const expected = new Map<string, number>();
+        for (const id of ids) {
+          if (!expected.has(id)) expected.set(id, expected.size);
+          expect(numbers.numberOf(id)).toBe(expected.get(id));
+        }
+        expect(numbers.size).toBe(expected.size);
+        for (const [id, n] of expected) {
+          expect(numbers.find(id)).toBe(n);
+          expect(numbers.idOf(n)).toBe(id);
+        }
+        expect(numbers.find('never-added-\u0000')).toBeUndefined();
+      }),
+    );
+  });
+
+  it('holds more ids than one chunk and one table size, in order', () => {
+    const numbers = new DocNumbers();
+    const n = 300_000;
+    for (let i = 0; i < n; i++) numbers.numberOf(`document-${i}-${'é'.repeat(i % 13)}`);
+    let wrong = 0;
+    for (let i = 0; i < n; i += 7) if (numbers.find(`document-${i}-${'é'.repeat(i % 13)}`) !== i || numbers.idOf(i) !== `document-${i}-${'é'.repeat(i % 13)}`) wrong++;
+    expect(wrong).toBe(0);
+    expect(numbers.size).toBe(n);
+  });
+});

@@ -5,7 +5,7 @@
 //    hash of each band key), read back a bucket group at a time, in slot order, close slots in one read;
 //  - band-<b>.bin: the hash of each document's key in band b, by slot (4 bytes a document), read whole to
 //    sort that band into buckets.
-// Memory holds the write buffers, the ids (for now) and each document's slot by number. A run killed before
+// Memory holds the write buffers and each document's slot by number (its id is kept by the numbering). A run killed before
 // it could remove its folder leaves it behind: the next spill in the same place removes the folders of
 // processes that are gone.
 import { closeSync, lstatSync, mkdtempSync, openSync, readdirSync, readSync, rmSync, writeSync } from 'node:fs';
@@ -25,7 +25,9 @@ const MAX_READ_BYTES = 1024 * 1024;
 
 export class SignatureSpill implements SignatureTable {
   readonly folder: string;
+  /** Each slot's id, when the spill has no numbering to find it in. */
   private readonly ids: string[] = [];
+  private count = 0;
   private width = 0;
   bandCount = 0;
   /** Documents whose signature had another shape than the first one's (other params): left out. */
@@ -51,7 +53,7 @@ export class SignatureSpill implements SignatureTable {
   }
 
   get size(): number {
-    return this.ids.length;
+    return this.count;
   }
 
   /** Bytes of disk a document takes. */
@@ -64,7 +66,7 @@ export class SignatureSpill implements SignatureTable {
   }
 
   idOf(slot: number): string {
-    return this.ids[slot];
+    return this.documents ? this.documents.idOf(this.numbers[slot]) : this.ids[slot];
   }
 
   get numbering(): DocNumbers | undefined {
@@ -108,9 +110,11 @@ export class SignatureSpill implements SignatureTable {
   }
 
   private number(id: string): void {
-    const slot = this.ids.length;
-    this.ids.push(id);
-    if (!this.documents) return;
+    const slot = this.count++;
+    if (!this.documents) {
+      this.ids.push(id);
+      return;
+    }
     const n = this.documents.numberOf(id);
     this.slots = withRoomFor(this.slots, n);
     this.slots[n] = slot + 1;
