@@ -5,7 +5,7 @@
 // so numbers beyond 2^53, key order and spacing reach the engine as the client wrote them. A source that
 // already has the prefix object (a document read back and indexed again) is parsed and written anew.
 import { DocumentTextError, extractText, mergeUnderPrefix, nearDupFields, refusePrototypeKeys, underPrefix, valueAt } from '../annotation.js';
-import { setOwn } from '../own-keys.js';
+import { ownValue, setOwn } from '../own-keys.js';
 import type { Signer } from '../signature.js';
 import type { KeyLists } from '../stored/write.js';
 
@@ -24,7 +24,8 @@ type Outcome =
   | { outcome: 'signed'; source: string; cut: number }
   | { outcome: 'cleared'; source: string }
   | { outcome: 'untouched'; source?: string }
-  | { outcome: 'failed'; reason: string };
+  /** `source`: the document without the near-dup fields a client put there, to pass on unsigned (--on-error pass); none when it had none. */
+  | { outcome: 'failed'; reason: string; source?: string };
 
 export type SignedSource =
   /** Signed: the new source line as UTF-8 (without its newline). */
@@ -33,7 +34,7 @@ export type SignedSource =
   | { outcome: 'cleared'; source: Uint8Array }
   /** Nothing to sign (an update that leaves the text alone, a script): forward the bytes as they are, or `source` when keys near-dup owns were dropped. */
   | { outcome: 'untouched'; source?: Uint8Array }
-  | { outcome: 'failed'; reason: string };
+  | { outcome: 'failed'; reason: string; source?: Uint8Array };
 
 const decoder = new TextDecoder('utf-8', { fatal: true });
 
@@ -67,9 +68,39 @@ function signEach(signer: Signer, kinds: readonly SourceKind[], bytes: Uint8Arra
       const sign = (doc: Record<string, unknown>) => signedFields(signer, doc, options, now);
       return kind === 'index' ? signDocument(text, sign, options.prefix) : signUpdate(text, sign, options);
     } catch (err) {
-      return { outcome: 'failed', reason: err instanceof DocumentTextError ? err.message : `could not sign: ${(err as Error).message}` };
+      const reason = err instanceof DocumentTextError ? err.message : `could not sign: ${(err as Error).message}`;
+      return { outcome: 'failed', reason, source: withoutClientFields(raw, kind, options.prefix) };
     }
   });
+}
+
+/**
+ * A document that cannot be signed, without the near-dup fields its client put there (a forged signature, a
+ * key naming a prototype), for --on-error pass, which sends it on unsigned: near-dup's fields are only ever
+ * near-dup's. Undefined when it holds none, or cannot be read (the engine then says why).
+ */
+function withoutClientFields(raw: Uint8Array, kind: SourceKind, prefix: string): string | undefined {
+  let body: Record<string, unknown>;
+  try {
+    body = parseObject(decodeStrict(raw), 'the document');
+  } catch {
+    return undefined;
+  }
+  const path = prefix.split('.');
+  if (kind === 'index') {
+    const { value, removed } = withoutPrefixKeys(body, path, true);
+    return removed ? JSON.stringify(value) : undefined;
+  }
+  let removed = false;
+  for (const part of ['doc', 'upsert'] as const) {
+    const member = ownValue(body, part);
+    if (member === null || typeof member !== 'object' || Array.isArray(member)) continue;
+    const own = withoutPrefixKeys(member as Record<string, unknown>, path, true);
+    if (!own.removed) continue;
+    body[part] = own.value;
+    removed = true;
+  }
+  return removed ? JSON.stringify(body) : undefined;
 }
 
 function decodeStrict(raw: Uint8Array): string {

@@ -240,3 +240,31 @@ forEachEngine('prototype keys through the proxy', (ctx) => {
     expect(ownValue(source!, '__proto__')).toEqual({ text: b });
   });
 });
+
+forEachEngine('near-dup fields a client puts in a document the proxy passes unsigned (--on-error pass)', (ctx) => {
+  const index = ctx.index('proto-pass');
+  let proxy: ProxyProcess;
+
+  beforeAll(async () => {
+    proxy = await startProxyProcess(['--url', ctx.engine.url, '--index', index, '--field', 'text', '--threads', '1', '--on-error', 'pass']);
+  });
+  afterAll(async () => {
+    proxy?.run.child.kill('SIGTERM');
+    await proxy?.run.done;
+  });
+
+  it('are dropped: a forged signature on a document without text, a key naming a prototype under the prefix; the rest is stored', async () => {
+    const bodies = [
+      '{"title":"no text here","near_dup":{"bands":["0_forged"],"params":"forged","minhash":"AAAA"},"near_dup.simhash":"0000000000000000"}',
+      '{"text":"a text of its own","near_dup":{"__proto__":{"params":"forged"}},"kept":true}',
+    ];
+    for (const [i, body] of bodies.entries()) {
+      const put = await call(proxy.url, 'PUT', `/${index}/_doc/p${i}?refresh=true`, body);
+      expect(put.status, JSON.stringify(put.json)).toBe(201);
+      const source = await sourceOf(ctx, index, `p${i}`);
+      expect(source, body).toBeDefined();
+      expect(Object.keys(source!).filter((k) => k.startsWith('near_dup')), body).toEqual([]);
+    }
+    expect((await sourceOf(ctx, index, 'p1'))?.kept).toBe(true);
+  });
+});

@@ -177,8 +177,26 @@ describe('signing', () => {
     ];
     for (const [kind, body, key] of cases) {
       const outcome = sign(kind, body);
-      expect(outcome, body).toEqual({ outcome: 'failed', reason: expect.stringContaining(`the key "${key}" names an object's prototype, under the near-dup fields ("near_dup")`) });
+      expect(outcome.outcome, body).toBe('failed');
+      expect((outcome as { reason: string }).reason, body).toContain(`the key "${key}" names an object's prototype, under the near-dup fields ("near_dup")`);
+      // What --on-error pass sends on: the document without the prefix's keys.
+      expect(JSON.stringify(outcome.json), body).not.toContain('near_dup');
     }
+  });
+
+  it('the proxy: a document it cannot sign carries, for --on-error pass, its source without the near-dup fields its client put there', () => {
+    const forged = sign('index', '{"title":"no text","near_dup":{"bands":["forged"],"minhash":"AAAA"},"near_dup.simhash":"0000000000000000"}');
+    expect(forged.outcome).toBe('failed');
+    expect(forged.json).toEqual({ title: 'no text' });
+    const poisoned = sign('index', '{"text":"a text","near_dup":{"__proto__":{"params":"x"}}}');
+    expect(poisoned.outcome).toBe('failed');
+    expect(Object.keys(poisoned.json)).toEqual(['text']);
+    const update = sign('update', '{"doc":{"near_dup":{"__proto__":{"bands":["x"]}},"other":1},"upsert":{"near_dup.bands":["y"],"k":2}}');
+    expect(update.outcome).toBe('failed');
+    expect(update.json).toEqual({ doc: { other: 1 }, upsert: { k: 2 } });
+    // Nothing of near-dup's there: nothing rewritten, the original bytes go on.
+    const plain = sign('index', '{"title":"no text"}');
+    expect([plain.outcome, 'source' in plain ? plain.source : undefined]).toEqual(['failed', undefined]);
   });
 
   it('annotate: a scanned document is signed from its own text; one with text only behind such a key fails alone', () => {
