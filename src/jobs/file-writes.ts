@@ -8,10 +8,11 @@
 //   by the new file, never followed; a crash leaves the old file or the new one, never half of one; a
 //   failure removes the temporary file. State files are made 0600 (only their owner reads them).
 // - Files appended to or streamed (the errors file, the dedup journal's pairs, dedup --pairs): opened with
-//   O_NOFOLLOW, so a link there is refused with a message, except a link to a terminal, pipe or device
-//   (--errors-file /dev/stderr), which cannot be a file that would be damaged.
-// - A user-named output that is a terminal, pipe or device (dedup --output /dev/stdout, a process
-//   substitution) is written into, as the user asked.
+//   O_NOFOLLOW, so a link there is refused with a message, except a link to a terminal, pipe, socket or
+//   other character device (--errors-file /dev/stderr), which cannot be a file that would be damaged. A
+//   link to a block device (a disk: its file system would be overwritten) is refused like one to a file.
+// - A user-named output that is a terminal, pipe or character device (dedup --output /dev/stdout, a process
+//   substitution) is written into, as the user asked; a block device is refused.
 // - near-dup's own state folder (.near-dup) must be a real folder of the user running near-dup: one that is
 //   a symbolic link, or another user's, is refused. Folders in a path the user typed are the user's choice.
 import { randomBytes } from 'node:crypto';
@@ -64,11 +65,14 @@ export async function replaceFile(file: string, data: string | Uint8Array, optio
  */
 export async function writeOutputFile(file: string, data: string | Uint8Array): Promise<void> {
   const existing = await stat(file).catch(() => undefined);
+  if (existing?.isBlockDevice()) throw blockDevice(file, 'the output');
   if (existing && !existing.isFile() && !existing.isDirectory()) {
-    // Opened without O_CREAT or O_TRUNC: checked again once open, so a regular file swapped in meanwhile is never truncated.
+    // Opened without O_CREAT or O_TRUNC: checked again once open, so a regular file (or a disk) swapped in meanwhile is never written.
     const handle = await open(file, constants.O_WRONLY);
     try {
-      if (!(await handle.stat()).isFile()) {
+      const opened = await handle.stat();
+      if (opened.isBlockDevice()) throw blockDevice(file, 'the output');
+      if (isStream(opened)) {
         await handle.writeFile(data);
         return;
       }
@@ -79,9 +83,18 @@ export async function writeOutputFile(file: string, data: string | Uint8Array): 
   await replaceFile(file, data);
 }
 
+/** What a link may lead to, or an output may be written into in place: a terminal or other character device, a pipe, a socket. Never a file or a disk. */
+function isStream(found: { isCharacterDevice(): boolean; isFIFO(): boolean; isSocket(): boolean }): boolean {
+  return found.isCharacterDevice() || found.isFIFO() || found.isSocket();
+}
+
+function blockDevice(file: string, what: string): UserError {
+  return new UserError(`${what} (${file}) is a block device (a disk, or a link to one); near-dup writes files, terminals and pipes, never a disk: give a file's path`);
+}
+
 /**
  * A file descriptor to append to `file`, created with `mode` when new. A symbolic link there is refused
- * (it may point at any file of the user), unless it leads to a terminal, pipe or device.
+ * (it may point at any file of the user), unless it leads to a terminal, pipe or character device (never a disk).
  */
 export function openForAppend(file: string, options: { mode?: number; what?: string } = {}): number {
   return openNoFollow(file, constants.O_APPEND, 'append', options);
@@ -104,8 +117,10 @@ function openNoFollow(file: string, how: number, verb: string, options: { mode?:
   }
   // The link is followed only to what cannot be a damaged file: neither created nor emptied before that is known.
   const fd = openSync(file, constants.O_WRONLY | (how & constants.O_APPEND));
-  if (fstatSync(fd).isFile()) {
+  const found = fstatSync(fd);
+  if (!isStream(found)) {
     closeSync(fd);
+    if (found.isBlockDevice()) throw blockDevice(file, options.what ?? file);
     throw new UserError(`${options.what ?? file} (${file}) is a symbolic link to a file; near-dup does not ${verb} through links it did not make: give the file's own path, or remove the link`);
   }
   return fd;

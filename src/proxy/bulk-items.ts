@@ -48,6 +48,8 @@ export interface Action {
 
 /** An action line longer than this is not read (a real one is a few hundred bytes): no client makes the proxy walk megabytes. */
 const MAX_ACTION_BYTES = 64 * 1024;
+/** Objects and arrays nested deeper than this are refused, as the engines' JSON reader refuses them (Jackson's maxNestingDepth): a line of 64 KB of `[` must not overflow the proxy's stack. */
+const MAX_NESTING = 1000;
 const UTF8 = new TextDecoder('utf-8', { fatal: true });
 
 /**
@@ -107,6 +109,8 @@ interface Scalar {
 /** Just enough of a strict JSON reader, with comments, for action lines; SyntaxError where Jackson would stop. */
 class JsonReader {
   private at = 0;
+  /** Objects and arrays open at `at`. */
+  private depth = 0;
   constructor(
     private readonly text: string,
     private readonly base: number,
@@ -137,8 +141,10 @@ class JsonReader {
   /** The members of an object, each key given to `each`, which reads its value. */
   members(each: (key: string) => void): void {
     this.expect('{');
+    this.enter();
     if (this.peek('}')) {
       this.at++;
+      this.depth--;
       return;
     }
     for (;;) {
@@ -147,6 +153,11 @@ class JsonReader {
       this.at++;
     }
     this.expect('}');
+    this.depth--;
+  }
+
+  private enter(): void {
+    if (++this.depth > MAX_NESTING) throw new SyntaxError(`nested deeper than ${MAX_NESTING}`);
   }
 
   /** A value: a scalar's text (undefined for an object or an array, read and left aside). */
@@ -160,8 +171,10 @@ class JsonReader {
     }
     if (c === '[') {
       this.at++;
+      this.enter();
       if (this.peek(']')) {
         this.at++;
+        this.depth--;
         return undefined;
       }
       for (;;) {
@@ -169,6 +182,7 @@ class JsonReader {
         if (this.peek(',')) this.at++;
         else {
           this.expect(']');
+          this.depth--;
           return undefined;
         }
       }

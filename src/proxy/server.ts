@@ -137,8 +137,10 @@ export function routeOf(method: string, pathname: string): Route {
   if (!write) return { kind: 'pass' };
   const [first, second, third] = segments;
   if (segments.length === 1 && first === '_bulk') return { kind: 'bulk' };
-  if (first === undefined || first.startsWith('_')) return { kind: 'pass' };
+  // /{index}/_bulk whatever its first segment: the engines take `/_doc/_bulk` or `/_all/_bulk` as a bulk
+  // whose default index is no name, and write every item that names its own index.
   if (segments.length === 2 && second === '_bulk') return { kind: 'bulk', index: first };
+  if (first === undefined || first.startsWith('_')) return { kind: 'pass' };
   if (second === '_doc' && (segments.length === 3 || (segments.length === 2 && method === 'POST'))) return { kind: 'document', index: first, source: 'index' };
   if (segments.length === 3 && second === '_create') return { kind: 'document', index: first, source: 'index' };
   if (segments.length === 3 && second === '_update' && method === 'POST' && third !== undefined) return { kind: 'document', index: first, source: 'update' };

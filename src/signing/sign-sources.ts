@@ -188,7 +188,9 @@ export function spliceMembers(objectText: string, members: Record<string, unknow
  * apply the same way), and one without text is refused like a document without text. Keys of `doc` at or
  * under the prefix are dropped: near-dup writes those fields; one there that names an object's prototype
  * refuses the update, as it refuses such a document. Scripts are not run here, so a scripted update is
- * forwarded as it is.
+ * forwarded as it is, and the upsert of a scripted upsert (the source the script starts from, not the
+ * document it makes) is not signed: its near-dup keys are dropped, and annotate signs the result. The
+ * engines read "true" as true in these flags.
  */
 function signUpdate(text: string, sign: (doc: Record<string, unknown>) => Fields, options: SignSourcesOptions): Outcome {
   const body = parseObject(text, 'the update body');
@@ -197,7 +199,8 @@ function signUpdate(text: string, sign: (doc: Record<string, unknown>) => Fields
   const fromDoc = signUpdateDoc(body, sign, options);
   let cut = fromDoc.cut;
   let signed = fromDoc.signed;
-  if (body.doc_as_upsert === true && body.doc !== null && typeof body.doc === 'object') {
+  if (isTrue(body.scripted_upsert) && body.script !== undefined) return scriptedUpsert(body, rewritten, options.prefix);
+  if (isTrue(body.doc_as_upsert) && body.doc !== null && typeof body.doc === 'object') {
     // The doc becomes the document when there is none: sign it as one, sent on as an explicit upsert.
     body.upsert = body.doc;
     delete body.doc_as_upsert;
@@ -212,6 +215,22 @@ function signUpdate(text: string, sign: (doc: Record<string, unknown>) => Fields
   }
   if (fromDoc.cleared) return { outcome: 'cleared', source: JSON.stringify(body) };
   if (signed) return { outcome: 'signed', source: JSON.stringify(body), cut };
+  return rewritten ? { outcome: 'untouched', source: JSON.stringify(body) } : { outcome: 'untouched' };
+}
+
+/** A boolean flag of an update as the engines read it: true, or the string "true". */
+function isTrue(value: unknown): boolean {
+  return value === true || value === 'true';
+}
+
+/** A scripted upsert: the script makes the document, so nothing is signed; near-dup's keys in the upsert are dropped. */
+function scriptedUpsert(body: Record<string, unknown>, rewritten: boolean, prefix: string): Outcome {
+  const upsert = body.upsert;
+  if (upsert !== null && typeof upsert === 'object' && !Array.isArray(upsert)) {
+    const own = withoutPrefixKeys(upsert as Record<string, unknown>, prefix.split('.'), true);
+    body.upsert = own.value;
+    rewritten ||= own.removed;
+  }
   return rewritten ? { outcome: 'untouched', source: JSON.stringify(body) } : { outcome: 'untouched' };
 }
 

@@ -199,6 +199,19 @@ describe('signing', () => {
     expect([plain.outcome, 'source' in plain ? plain.source : undefined]).toEqual(['failed', undefined]);
   });
 
+  it('the proxy: a scripted upsert is not signed with its upsert (the script makes the document); "true" as a string is true', () => {
+    const scripted = sign('update', '{"script":{"source":"ctx._source.text = params.t","params":{"t":"B"}},"upsert":{"text":"A","near_dup":{"bands":["forged"]}},"scripted_upsert":true}');
+    expect(scripted.outcome).toBe('untouched');
+    expect(scripted.json.upsert).toEqual({ text: 'A' });
+    const plainScripted = sign('update', '{"script":{"source":"ctx._source.n++"},"upsert":{"text":"A"},"scripted_upsert":"true"}');
+    expect([plainScripted.outcome, 'source' in plainScripted ? plainScripted.source : undefined]).toEqual(['untouched', undefined]);
+    // doc_as_upsert given as the string "true": the doc may become the document, so without text it is refused.
+    expect(sign('update', '{"doc":{"other":1},"doc_as_upsert":"true"}').outcome).toBe('failed');
+    const asString = sign('update', `{"doc":{"text":${JSON.stringify(OWN)}},"doc_as_upsert":"true"}`);
+    expect(asString.outcome).toBe('signed');
+    expect(asString.json.upsert.near_dup).toBeDefined();
+  });
+
   it('annotate: a scanned document is signed from its own text; one with text only behind such a key fails alone', () => {
     const docs = [
       { id: 'own', source: JSON.parse(`{"text":${JSON.stringify(OWN)},"__proto__":{"text":${JSON.stringify(PLANTED)}}}`) },
