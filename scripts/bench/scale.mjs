@@ -1,5 +1,5 @@
 // bench:scale — annotate and dedup as the index grows: 100,000, 300,000 and 1,000,000 documents.
-//   npm run bench:scale [-- --docs 1000000 --sizes 100000,300000,1000000 --max-chars 2000 --dedup-timeout SECONDS --rounds N --no-dedup]
+//   npm run bench:scale [-- --docs 1000000 --sizes 100000,300000,1000000 --max-chars 2000 --dedup-timeout SECONDS --rounds N --no-dedup --spilled]
 // The index is the replicated corpus of the other benchmarks (replicated.mjs): at each size, its first N
 // documents, loaded afresh (near-dup fields mapped, no signatures) and force-merged before each of
 //   (b) the engine alone: the bulk partial updates annotate sends (same fields, bulk size, 2 in flight),
@@ -37,6 +37,9 @@ const index = 'near-dup-bench-scale';
 const work = mkdtempSync(path.join(os.tmpdir(), 'near-dup-bench-scale-'));
 
 const withDedup = !process.argv.includes('--no-dedup');
+// --spilled: after (c), (d) dedup --full --dry-run with every signature in memory and with room for a sixth
+// of them (the rest spilled to local disk), and whether they agree.
+const withSpilled = process.argv.includes('--spilled');
 /** (b) and (a) are measured this many times in turn at each size. */
 const rounds = numberArg('rounds', 1);
 
@@ -224,7 +227,32 @@ for (const size of sizes) {
   console.log(
     `  (c) dedup:        ${dedup.seconds.toFixed(1)} s (find ${t.findSeconds.toFixed(0)}, cluster ${t.clusterSeconds.toFixed(0)}, write ${t.writeSeconds.toFixed(0)}), RSS ${d.peakMemoryMb} MB, client CPU ${t.cpuSeconds.toFixed(0)} s, engine wait ${t.engineWaitSeconds.toFixed(0)} s, engine CPU ${dedup.engineCpu.toFixed(0)} s, heap peak ${dedup.engineHeapMb.toFixed(0)} MB; ${d.clusters} clusters, ${d.duplicates} duplicates, ${d.verifiedPairs} of ${d.candidatePairs} pairs passed`,
   );
+  if (withSpilled) await spilledDedup(size);
   rows.push({ size, engine, annotate, dedup, plainBytes, annotatedBytes });
+}
+
+/**
+ * (d): dedup --full --dry-run twice on the index (c) left, with every signature held in memory and with room
+ * for a sixth of them (the rest spilled to local disk), and whether they agree. (Both after (c): its write-back
+ * moved documents within the index, and the order a scan meets them decides which pairs of a large bucket
+ * are tried, though not the clusters.)
+ */
+async function spilledDedup(size) {
+  const cache = Math.max(1, Math.floor(size / 6));
+  const run = async (extra) => {
+    const out = await measured(() => nearDupOutput(['dedup', '--index', index, '--full', '--dry-run', ...extra], dedupTimeoutS));
+    return { seconds: out.seconds, summary: JSON.parse(out.out.trim().split('\n').pop()) };
+  };
+  const held = await run([]);
+  const spilled = await run(['--max-cached-signatures', String(cache)]);
+  const [h, d] = [held.summary, spilled.summary];
+  const same = ['clusters', 'duplicates', 'verifiedPairs', 'candidatePairs', 'families'].every((k) => d[k] === h[k]) && JSON.stringify(d.top) === JSON.stringify(h.top) && JSON.stringify(d.canonicalSimilarity) === JSON.stringify(h.canonicalSimilarity);
+  for (const [label, r] of [['held', held], [`spilled (--max-cached-signatures ${cache})`, spilled]]) {
+    const t = r.summary.timing;
+    console.log(`  (d) dedup --dry-run, ${label}: ${r.seconds.toFixed(1)} s (find ${t.findSeconds.toFixed(0)}, cluster ${t.clusterSeconds.toFixed(0)}), RSS ${r.summary.peakMemoryMb} MB; ${r.summary.clusters} clusters, ${r.summary.duplicates} duplicates, ${r.summary.verifiedPairs} of ${r.summary.candidatePairs} pairs`);
+  }
+  console.log(`  (d) spilled and held: ${same ? 'the same clusters, pairs and similarities' : 'NOT the same'}`);
+  if (!same) process.exitCode = 1;
 }
 
 const f0 = (n) => (Number.isNaN(n) ? 'n/a' : n.toFixed(0));
