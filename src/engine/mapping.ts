@@ -3,6 +3,7 @@
 // besides reading that JSON once.
 import { readFileSync } from 'node:fs';
 import { UsageError } from '../errors.js';
+import { ownValue } from '../own-keys.js';
 import { DEFAULT_PREFIX } from '../stored/layout.js';
 import type { KeyLists } from '../stored/write.js';
 
@@ -45,7 +46,7 @@ export function prefixPath(prefix: string): string[] {
 export function prefixedProperties(prefix: string = DEFAULT_PREFIX, fieldNames: readonly string[] = Object.keys(NEAR_DUP_FIELDS)): Record<string, unknown> {
   const fields: Record<string, FieldMapping> = {};
   for (const name of fieldNames) {
-    const mapping = NEAR_DUP_FIELDS[name];
+    const mapping = ownValue(NEAR_DUP_FIELDS, name) as FieldMapping | undefined;
     if (!mapping) throw new RangeError(`no near-dup field "${name}"`);
     fields[name] = { ...mapping };
   }
@@ -130,14 +131,16 @@ function typeOf(node: MappingNode): string {
 /**
  * Compares an index's mapping (the `mappings` object of GET /<index>/_mapping) with the near-dup fields
  * under `prefix`: which are missing, which are there, and which are mapped in a way that cannot be
- * changed in place (another type, not indexed, no doc values, the prefix itself not an object).
+ * changed in place (another type, not indexed, no doc values where near-dup needs them, the prefix itself
+ * not an object). Doc values near-dup does not need (older mappings of the band keys) are no conflict.
  */
 export function planMapping(mappings: unknown, prefix: string = DEFAULT_PREFIX): MappingPlan {
   const path = prefixPath(prefix);
   const allFields = Object.keys(NEAR_DUP_FIELDS);
   let properties: Record<string, MappingNode> | undefined = (mappings as MappingNode | undefined)?.properties;
   for (let i = 0; i < path.length; i++) {
-    const node: MappingNode | undefined = properties?.[path[i]];
+    // Own properties only: "constructor" of a mapping without that field is Object, not a field.
+    const node = properties === undefined ? undefined : (ownValue(properties, path[i]) as MappingNode | undefined);
     if (node === undefined) return { missing: allFields, present: [], conflicts: [], keyLists: 'joined' };
     const field = path.slice(0, i + 1).join('.');
     const type = typeOf(node);
@@ -149,7 +152,7 @@ export function planMapping(mappings: unknown, prefix: string = DEFAULT_PREFIX):
   }
   const plan: MappingPlan = { missing: [], present: [], conflicts: [], keyLists: 'joined' };
   for (const name of allFields) {
-    const node = properties?.[name];
+    const node = properties === undefined ? undefined : (ownValue(properties, name) as MappingNode | undefined);
     if (node === undefined) {
       plan.missing.push(name);
       continue;
@@ -174,6 +177,10 @@ function fieldConflict(name: string, node: MappingNode): { existing: string; wan
   }
   if (type !== wanted.type) return { existing: type, wanted: wanted.type };
   if (wanted.index !== false && wanted.type !== 'binary' && node.index === false) return { existing: `${type} with index: false`, wanted: wanted.type };
+  // Doc values are needed only where near-dup sorts, aggregates or reads them (params, content_hash, the
+  // cluster fields). Where it maps a field without them (the band keys: terms queries read the inverted
+  // index), an index mapped before with doc values works the same, at a few bytes more per document; the
+  // engines refuse to change doc_values in place, so that is left as it is, and said nowhere.
   if (wanted.doc_values !== false && wanted.type !== 'binary' && node.doc_values === false) return { existing: `${type} with doc_values: false`, wanted: wanted.type };
   return undefined;
 }

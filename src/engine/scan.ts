@@ -64,6 +64,11 @@ export interface ScanOptions {
   /** Whether the engine has point in time; use scroll when false. */
   pointInTime: 'opensearch' | 'elasticsearch' | false;
   recovery?: LostPageRecovery;
+  /**
+   * With 'skip-seen': the documents already handed out, when the caller keeps them anyway (dedup numbers
+   * every document it reads), so that the scan does not keep a second set of every id.
+   */
+  seen?: { has(id: string): boolean; add(id: string): void };
   /** Lost pages in a row before the scan gives up (default 5). */
   maxRestarts?: number;
   /** Told of each restart, with the reason. */
@@ -165,7 +170,7 @@ class LostPage extends Error {}
 /** Scroll scans, started again from a known position whenever a page is lost. */
 async function* scanWithRestarts(transport: SearchTransport, options: ScanOptions): AsyncGenerator<ScanHit[]> {
   const recovery = options.recovery ?? 'skip-seen';
-  const seen = recovery === 'skip-seen' ? new Set<string>() : undefined;
+  const seen = recovery === 'skip-seen' ? (options.seen ?? new Set<string>()) : undefined;
   const maxRestarts = options.maxRestarts ?? 5;
   let query = options.query;
   let restartsInARow = 0;

@@ -58,12 +58,12 @@ describe('building for a prefix', () => {
     expect(Object.keys((putMappingBody('sig').properties.sig as any).properties)).toEqual(allFields);
     const nested = putMappingBody('meta.near_dup').properties as any;
     expect(nested.meta.type).toBe('object');
-    expect(nested.meta.properties.near_dup.properties.bands).toEqual({ type: 'keyword' });
+    expect(nested.meta.properties.near_dup.properties.bands).toEqual({ type: 'keyword', doc_values: false });
   });
 
   it('can build a subset of the fields', () => {
     expect((putMappingBody('near_dup', ['bands', 'minhash']).properties.near_dup as any).properties).toEqual({
-      bands: { type: 'keyword' },
+      bands: { type: 'keyword', doc_values: false },
       minhash: { type: 'binary' },
     });
     expect(() => putMappingBody('near_dup', ['nope'])).toThrow(RangeError);

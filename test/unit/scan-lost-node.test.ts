@@ -50,3 +50,24 @@ it('another 500 on a scroll page is an error, not a lost page', async () => {
   };
   await expect(scan()).rejects.toThrow(/Phase failed/);
 });
+
+it('a restarted scroll skips by the set the caller keeps (dedup: the documents its table holds), keeping none of its own', async () => {
+  const held = new Set<string>();
+  let asked = 0;
+  const seen = {
+    has: (id: string) => {
+      asked++;
+      return held.has(id);
+    },
+    add: () => undefined,
+  };
+  const read: string[] = [];
+  for await (const page of scanIndex(scrolling(phaseFailed('search_phase_execution_exception')), { index: 'i', pointInTime: false, seen })) {
+    for (const h of page) {
+      read.push(h._id);
+      held.add(h._id); // the caller takes each document as it comes
+    }
+  }
+  expect(read.sort()).toEqual(docs.map((d) => d._id).sort());
+  expect(asked).toBeGreaterThan(docs.length); // the first page read again was skipped through it
+});

@@ -50,6 +50,11 @@ export class SignaturePool {
     return slot > 0 ? this.signature(slot - 1) : undefined;
   }
 
+  /** Whether the document was added (only known with a numbering). */
+  holds(id: string): boolean {
+    return this.find(id) !== undefined;
+  }
+
   get size(): number {
     return this.ids.length;
   }

@@ -23,6 +23,8 @@ export interface SignatureScan {
 export interface SignatureSink {
   readonly size: number;
   addFields(id: string, fields: SignatureFields): void;
+  /** Whether a document was added (what a restarted scroll skips by), when the sink can tell. */
+  holds?(id: string): boolean;
 }
 
 /**
@@ -33,7 +35,10 @@ export interface SignatureSink {
 const SCAN_PAGE = 1000;
 
 export async function readSignatures<T extends SignatureSink>(client: EngineClient, store: SignatureStore, read: SignatureScan, sink: T): Promise<T> {
-  const pages = scanIndex(client, { index: read.index, query: read.scope, sourceIncludes: read.fields, pageSize: Math.min(read.pageSize, SCAN_PAGE), pointInTime: client.pointInTime });
+  // A scroll that loses a page starts again, skipping what was read: known by the sink, not by a second set of
+  // every id (a document it left out, damaged, is read again and left out again).
+  const seen = sink.holds ? { has: (id: string) => sink.holds?.(id) === true, add: () => undefined } : undefined;
+  const pages = scanIndex(client, { index: read.index, query: read.scope, sourceIncludes: read.fields, pageSize: Math.min(read.pageSize, SCAN_PAGE), pointInTime: client.pointInTime, seen });
   for await (const page of readAhead(pages)) {
     for (const hit of page) {
       const document = { id: hit._id, location: locationOf(hit), source: hit._source ?? {} };

@@ -182,6 +182,12 @@ export class SignatureSpill implements SignatureTable {
     return (slot) => this.signatureAt(held, indexOf(slots, slot));
   }
 
+  /** Whether the document was added (only known with a numbering). */
+  holds(id: string): boolean {
+    const n = this.documents?.find(id);
+    return n !== undefined && n < this.slots.length && this.slots[n] > 0;
+  }
+
   /** The signatures of these ids (those in the spill), for cutting the families into clusters. */
   async find(ids: readonly string[]): Promise<Map<string, StoredSignature>> {
     const wanted = new Map<number, string>();
