@@ -239,6 +239,8 @@ for (const size of sizes) {
  */
 async function spilledDedup(size) {
   const cache = Math.max(1, Math.floor(size / 6));
+  // Merged first, so that background merges after (c)'s write-back do not reorder the documents between the two runs.
+  await forceMerge();
   const run = async (extra) => {
     const out = await measured(() => nearDupOutput(['dedup', '--index', index, '--full', '--dry-run', ...extra], dedupTimeoutS));
     return { seconds: out.seconds, summary: JSON.parse(out.out.trim().split('\n').pop()) };

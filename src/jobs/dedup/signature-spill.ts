@@ -42,6 +42,9 @@ export class SignatureSpill implements SignatureTable {
   /** Each document's slot + 1 by its number (0: not here), and each slot's number, when given the numbering. */
   private slots = new Int32Array(0);
   private numbers = new Int32Array(0);
+  /** The signatures of the last load, and where reads that skip a few slots land first. */
+  private held = new Uint8Array(0);
+  private readonly scratch = new Uint8Array(MAX_READ_BYTES + 64 * 1024);
 
   /** `parent`: where the spill's own folder is made (default: the system's temporary folder). */
   constructor(
@@ -165,15 +168,17 @@ export class SignatureSpill implements SignatureTable {
   async load(slots: Uint32Array): Promise<(slot: number) => StoredSignature> {
     this.finish();
     const bytes = this.recordBytes;
-    const held = new Uint8Array(slots.length * bytes);
-    let scratch = new Uint8Array(0);
+    // One buffer for every load, grown as needed: the signatures of a load are views of it, good until the
+    // next (a new buffer a group would make the garbage collector's work grow with the loads).
+    if (this.held.length < slots.length * bytes) this.held = new Uint8Array(Math.ceil(slots.length * 1.25) * bytes);
+    const held = this.held;
+    const scratch = this.scratch;
     for (let i = 0; i < slots.length; ) {
       let j = i + 1;
       while (j < slots.length && slots[j] - slots[j - 1] <= MAX_GAP_SLOTS && (slots[j] - slots[i] + 1) * bytes <= MAX_READ_BYTES) j++;
       const span = slots[j - 1] - slots[i] + 1;
       if (span === j - i) readAll(this.recordFile, held.subarray(i * bytes, j * bytes), slots[i] * bytes);
       else {
-        if (scratch.length < span * bytes) scratch = new Uint8Array(MAX_READ_BYTES + bytes);
         readAll(this.recordFile, scratch.subarray(0, span * bytes), slots[i] * bytes);
         for (let k = i; k < j; k++) held.set(scratch.subarray((slots[k] - slots[i]) * bytes, (slots[k] - slots[i] + 1) * bytes), k * bytes);
       }
