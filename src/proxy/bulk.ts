@@ -15,7 +15,7 @@ import { ClientGoneError, onClientGone, passableHeaders, pipeAnswer, readBody } 
 import type { SignedSource, SourceKind } from '../signing/sign-sources.js';
 import type { KeyLists } from '../stored/write.js';
 import { type BulkItem, bulkItems, type RawBytes, withIndex } from './bulk-items.js';
-import { applyFilterPath, type BulkAnswer, mergeBulkAnswers, notAppliedAnswer, REFUSAL_TYPE, type RefusedItem } from './bulk-response.js';
+import { type BulkAnswer, bulkAnswerText, notAppliedAnswer, REFUSAL_TYPE, type RefusedItem } from './bulk-response.js';
 import { forwardedBody, type ProxyContext, ProxyRefusal } from './context.js';
 import { lastParam, type QueryParam, queryString, rawPath, withFirstSegment } from './raw-path.js';
 import type { Target } from './targets.js';
@@ -257,9 +257,10 @@ async function answer(res: http.ServerResponse, answers: PartAnswer[], refused: 
     else if (part === first) return send(res, part.status, part.rawHeaders, text);
     else bodies.push(notAppliedAnswer(part.status, text, part.items));
   }
-  const merged = mergeBulkAnswers(bodies, refused);
-  const filtered = filterPath === null ? merged : (applyFilterPath(merged, filterPath) ?? {});
-  send(res, first?.status ?? 200, first?.rawHeaders ?? ['content-type', 'application/json; charset=UTF-8'], JSON.stringify(filtered));
+  // Joined, filtered and written a thousand items at a time, the event loop free for other clients between.
+  const text = await bulkAnswerText(bodies, refused, filterPath);
+  if (res.destroyed) return;
+  send(res, first?.status ?? 200, first?.rawHeaders ?? ['content-type', 'application/json; charset=UTF-8'], text);
 }
 
 function send(res: http.ServerResponse, status: number, rawHeaders: readonly string[], text: string): void {

@@ -34,6 +34,9 @@ export class LineTooLongError extends Error {
 export async function* lineBatches(input: Readable, batchBytes: number, maxLineBytes = Number.POSITIVE_INFINITY): AsyncGenerator<LineBatch> {
   let parts: Buffer[] = [];
   let size = 0;
+  // Where the last (unfinished) line of the held parts starts, in bytes from their start: kept as each
+  // part comes (one search of that part), so a long line held over many parts is never searched again.
+  let lineStart = 0;
   let firstLineNumber = 1;
   const batch = (bytes: Uint8Array): LineBatch => {
     const copy = new Uint8Array(bytes);
@@ -43,12 +46,13 @@ export async function* lineBatches(input: Readable, batchBytes: number, maxLineB
   };
   for await (const chunk of input) {
     const buffer: Buffer = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
+    const cut = buffer.lastIndexOf(NEWLINE);
+    if (cut !== -1) lineStart = size + cut + 1;
     parts.push(buffer);
     size += buffer.length;
     if (size < batchBytes && size <= maxLineBytes) continue;
-    const cut = buffer.lastIndexOf(NEWLINE);
     if (cut === -1) {
-      if (size - lastLineStart(parts) > maxLineBytes) throw new LineTooLongError(maxLineBytes, firstLineNumber + countNewlinesIn(parts));
+      if (size - lineStart > maxLineBytes) throw new LineTooLongError(maxLineBytes, firstLineNumber + countNewlinesIn(parts));
       continue; // the line goes on: wait for its end
     }
     const joined = Buffer.concat(parts, size);
@@ -56,22 +60,12 @@ export async function* lineBatches(input: Readable, batchBytes: number, maxLineB
     yield batch(joined.subarray(0, end));
     parts = [joined.subarray(end)];
     size = parts[0].length;
+    lineStart = 0;
   }
   if (size > 0) yield batch(Buffer.concat(parts, size));
 }
 
-/** Where the last (unfinished) line of the held parts starts, in bytes from their start. */
-function lastLineStart(parts: readonly Buffer[]): number {
-  let offset = 0;
-  let start = 0;
-  for (const part of parts) {
-    const at = part.lastIndexOf(NEWLINE);
-    if (at !== -1) start = offset + at + 1;
-    offset += part.length;
-  }
-  return start;
-}
-
+/** Newlines in the held parts: counted once, for the error that ends the reading. */
 function countNewlinesIn(parts: readonly Buffer[]): number {
   return parts.reduce((n, part) => n + countNewlines(part), 0);
 }

@@ -1,5 +1,12 @@
 // A set of uint32 values that is emptied in O(1) between documents: MinHash needs each distinct token
 // hash once, and a JS Set of numbers allocates and hashes far more than this open-addressing table.
+import { fmix32 } from './minhash.js';
+
+// The slot of a value is a mix of it with a key drawn when the process starts. Token hashes can be chosen by
+// whoever writes a document (a CRC-32 is easily forged; the low bits of a SHA-1 by trying): with a fixed
+// mapping, n chosen hashes could all land in one run of the table, and adding them would cost n^2. Which
+// slot a value takes changes nothing else: the values are listed in the order they came.
+const SLOT_KEY = globalThis.crypto.getRandomValues(new Uint32Array(1))[0];
 
 export class DistinctUint32 {
   private table = new Uint32Array(1 << 12);
@@ -30,7 +37,7 @@ export class DistinctUint32 {
 
   /** Adds v; `clear(expected)` must have allowed for it. */
   add(v: number): void {
-    let slot = Math.imul(v, 0x9e3779b1) >>> 0 & this.mask;
+    let slot = fmix32((v ^ SLOT_KEY) >>> 0) & this.mask;
     while (this.stamps[slot] === this.stamp) {
       if (this.table[slot] === v) return;
       slot = (slot + 1) & this.mask;

@@ -16,7 +16,7 @@ export function stripHtml(html: string): string {
   if (html.indexOf('<') === -1 && html.indexOf('&') === -1) return html; // (two searches beat one pattern)
   const parts: string[] = [];
   let skipDepth = 0;
-  const parser = new Parser(
+  const parser = new LinearParser(
     {
       onopentagname(name) {
         if (SKIPPED.has(name)) skipDepth++;
@@ -41,17 +41,22 @@ export function stripHtml(html: string): string {
  * Plain text holds `<` too: "if a<b then X". An HTML parser takes `<b then X` as a tag left open at the
  * end of input and drops it (a browser does the same), which here would drop the rest of a document and
  * make two different texts equal. So a `<` that opens no tag closed by `>` (there is no `>` after it, or
- * another `<` comes first) is text: written as `&lt;`. Comments are left whole. Linear in the length.
+ * another `<` comes first) is text: written as `&lt;`. Comments are left whole. Linear in the length: each
+ * of `<`, `>` and `-->` is searched for from where its last search ended, never again from every opener.
  */
 export function escapeUnclosedTags(html: string): string {
   const out: string[] = [];
   let last = 0;
   let close = html.indexOf('>');
+  // The first `-->` at or after the last place searched (-1: there is none, -2: not searched yet). A `-->`
+  // found stays the answer for every opener before it, and none found stays none: so each stretch of the
+  // text is searched once, and a run of `<!--` without an end costs one search, not one per opener.
+  let commentEnd = -2;
   for (let i = html.indexOf('<'); i >= 0; ) {
     if (html.startsWith('<!--', i)) {
-      const end = html.indexOf('-->', i + 4);
-      if (end >= 0) {
-        i = html.indexOf('<', end + 3);
+      if (commentEnd !== -1 && commentEnd < i + 4) commentEnd = html.indexOf('-->', i + 4);
+      if (commentEnd >= 0) {
+        i = html.indexOf('<', commentEnd + 3);
         continue;
       }
     }
@@ -111,4 +116,107 @@ function nextAt(cache: { buffer: string; at: number }, buffer: string, char: str
     cache.at = buffer.indexOf(char, from);
   }
   return cache.at;
+}
+
+/**
+ * The elements htmlparser2's Parser holds open (and its stack of foreign contexts), as it reads them: index 0
+ * the innermost, `unshift` to open, `shift` to close, `indexOf` and `includes` to look for one. As an array,
+ * each open and close moves every element (unshift and shift), and each close tag that matches nothing, each
+ * nested <form> and each SVG name looks through all of them: a document of n nested elements took time n^2.
+ * Here the elements are kept innermost last, with a count per name: open and close cost O(1), `includes`
+ * is a count, and `indexOf` looks only when the name is open, through the elements that the parser then
+ * closes anyway. `0` (the innermost) and `length` read as an array's; nothing else of an array is used.
+ */
+export class OpenElements<T> {
+  /** The innermost element, as the array's [0]: an own data property, so reading it is as fast. */
+  0: T | undefined = undefined;
+  private readonly items: T[] = [];
+  private readonly counts = new Map<T, number>();
+
+  /** From the stock array (innermost first). */
+  constructor(innermostFirst: readonly T[] = []) {
+    for (let i = innermostFirst.length - 1; i >= 0; i--) this.unshift(innermostFirst[i]);
+  }
+
+  get length(): number {
+    return this.items.length;
+  }
+
+  set length(n: number) {
+    while (this.items.length > n) this.shift();
+  }
+
+  unshift(item: T): number {
+    this.items.push(item);
+    this.counts.set(item, (this.counts.get(item) ?? 0) + 1);
+    this[0] = item;
+    return this.items.length;
+  }
+
+  shift(): T | undefined {
+    const item = this.items.pop();
+    if (item !== undefined) {
+      const n = this.counts.get(item)! - 1;
+      if (n === 0) this.counts.delete(item);
+      else this.counts.set(item, n);
+    }
+    this[0] = this.items[this.items.length - 1];
+    return item;
+  }
+
+  includes(item: T): boolean {
+    return this.counts.has(item);
+  }
+
+  /** How many elements are inside the innermost `item` (-1: none is open). */
+  indexOf(item: T): number {
+    if (!this.counts.has(item)) return -1;
+    const top = this.items.length - 1;
+    for (let i = top; ; i--) if (this.items[i] === item) return top - i;
+  }
+
+  /** As the stock array: innermost first. */
+  toArray(): T[] {
+    return this.items.slice().reverse();
+  }
+}
+
+interface ParserStacks {
+  stack: OpenElements<string> | string[];
+  foreignContext: OpenElements<number> | number[];
+}
+
+/** Open elements up to this many stay in the stock arrays, where each operation costs at most this much. */
+const SHALLOW = 64;
+
+/**
+ * htmlparser2's Parser, linear in its input: once more than SHALLOW elements (or foreign contexts) are open,
+ * they are moved into OpenElements. Most documents never get there, and keep the arrays, which are faster
+ * while they are short. Same callbacks with the same arguments (test/unit/text.test.ts holds it to the stock
+ * Parser).
+ */
+export class LinearParser extends Parser {
+  override onopentagname(start: number, endIndex: number): void {
+    super.onopentagname(start, endIndex);
+    const stacks = this as unknown as ParserStacks;
+    if (Array.isArray(stacks.stack) && stacks.stack.length > SHALLOW) stacks.stack = new OpenElements(stacks.stack);
+    if (Array.isArray(stacks.foreignContext) && stacks.foreignContext.length > SHALLOW) stacks.foreignContext = new OpenElements(stacks.foreignContext);
+  }
+
+  override onend(): void {
+    // The stock onend reads every open element by its index, once: it gets them as the array it expects.
+    this.stockArrays();
+    super.onend();
+  }
+
+  override reset(): void {
+    super.reset();
+    this.stockArrays();
+  }
+
+  private stockArrays(): void {
+    const stacks = this as unknown as ParserStacks;
+    if (stacks.stack instanceof OpenElements) stacks.stack = stacks.stack.toArray();
+    if (stacks.foreignContext instanceof OpenElements) stacks.foreignContext = stacks.foreignContext.toArray();
+  }
 }

@@ -51,5 +51,104 @@ const MAYBE_JUNK = /[\u0000-\u0008\u000b\u000e-\u001f\u007f-\u009f\ufeff\ud800-\
 
 /** Repairs what can be repaired and drops characters that carry no text. */
 export function repairUnicode(text: string): string {
-  return fixMojibake(MAYBE_JUNK.test(text) ? text.replace(JUNK, '') : text).normalize('NFC');
+  return normalizeBounded(fixMojibake(MAYBE_JUNK.test(text) ? text.replace(JUNK, '') : text), 'NFC');
+}
+
+// Normalization puts the combining marks that follow a character in their canonical order, and ICU (behind
+// String.prototype.normalize) does it by insertion: a run of n marks out of order costs n^2 (80,000 marks
+// took 5 s). Text has a handful in a row at most; Unicode's Stream-Safe Text Format (UAX #15) bounds a run at
+// 30. Marks here: \p{M}, and the two half-width sound marks that NFKC turns into marks.
+const MAX_MARK_RUN = 30;
+const ASTRAL_MARK = /^\p{M}$/u;
+
+/**
+ * text.normalize(form), in time linear in the text: a run of more than 30 marks is normalized in pieces of
+ * 30 (as if the grapheme joiner of the Stream-Safe Text Format stood between them, without the character).
+ * A text without such a run, which is every text but crafted ones, is normalized as it is.
+ */
+export function normalizeBounded(text: string, form: 'NFC' | 'NFKC'): string {
+  if (!hasLongMarkRun(text)) return text.normalize(form);
+  const table = markTable();
+  const out: string[] = [];
+  let from = 0;
+  let run = 0;
+  for (let i = 0; i < text.length; ) {
+    const mark = markAt(text, i, table);
+    if (mark === 0) {
+      run = 0;
+      i++;
+      continue;
+    }
+    if (run === MAX_MARK_RUN) {
+      out.push(text.slice(from, i).normalize(form));
+      from = i;
+      run = 0;
+    }
+    run++;
+    i += mark;
+  }
+  out.push(text.slice(from).normalize(form));
+  return out.join('');
+}
+
+let markUnits: Uint8Array | undefined;
+
+/** 1 for each UTF-16 unit that may be part of a mark: the marks of the BMP, and surrogates (an astral mark is two). */
+function markTable(): Uint8Array {
+  if (markUnits === undefined) {
+    const units = new Uint16Array(0x10000);
+    for (let c = 0; c < 0x10000; c++) units[c] = c >= 0xd800 && c < 0xe000 ? 0x20 : c;
+    const table = new Uint8Array(0x10000);
+    for (const run of Buffer.from(units.buffer).toString('utf16le').matchAll(/[\p{M}\uff9e\uff9f]+/gu)) table.fill(1, run.index, run.index + run[0].length);
+    markUnits = table.fill(1, 0xd800, 0xe000);
+  }
+  return markUnits;
+}
+
+/** The length in units of the mark at i (0: not a mark). */
+function markAt(text: string, i: number, table: Uint8Array): number {
+  const c = text.charCodeAt(i);
+  if (table[c] === 0) return 0;
+  if (c < 0xd800 || c >= 0xe000) return 1;
+  const cp = text.codePointAt(i)!;
+  return cp > 0xffff && ASTRAL_MARK.test(String.fromCodePoint(cp)) ? 2 : 0;
+}
+
+/**
+ * Whether the text has a run of more than 30 marks. Looking at every character would cost more than the
+ * normalization itself (a pattern for it, several times more); such a run holds one of every 31st unit, so
+ * only those are looked at (in a table), and the run around one that may be a mark is measured.
+ */
+function hasLongMarkRun(text: string): boolean {
+  const n = text.length;
+  if (n <= MAX_MARK_RUN) return false;
+  for (let i = MAX_MARK_RUN; i < n; ) {
+    const c = text.charCodeAt(i);
+    if (c < 0x300) {
+      i += MAX_MARK_RUN + 1; // no mark comes before U+0300
+      continue;
+    }
+    const table = markTable();
+    if (table[c] === 0) {
+      i += MAX_MARK_RUN + 1;
+      continue;
+    }
+    // Back to the last unit that cannot be part of a mark (the sample before was one), then forward through
+    // the run, counting marks in a row: each unit is read once.
+    let at = i;
+    while (at > 0 && table[text.charCodeAt(at - 1)] === 1) at--;
+    let run = 0;
+    while (at < n && table[text.charCodeAt(at)] === 1) {
+      const mark = markAt(text, at, table);
+      if (mark === 0) {
+        run = 0;
+        at++;
+      } else {
+        if (++run > MAX_MARK_RUN) return true;
+        at += mark;
+      }
+    }
+    i = at + MAX_MARK_RUN;
+  }
+  return false;
 }

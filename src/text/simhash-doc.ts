@@ -9,6 +9,8 @@
 // As a normalizer (simhash-doc, simhash-doc-html) the text becomes its tokens joined by single spaces: what
 // both sketches compare, what the explorer shows, and what white-space tokens split back exactly.
 
+import { normalizeBounded } from './repair.js';
+
 /**
  * What is removed: the characters Unicode calls default ignorable (zero-width space and joiners, soft
  * hyphen, bidirectional marks, variation selectors, BOM, Hangul fillers, tags...) and the control
@@ -22,8 +24,12 @@ const INVISIBLE = /[\p{Default_Ignorable_Code_Point}\x00-\x08\x0e-\x1b\x7f-\x84\
  */
 const NOT_PLAIN_ASCII = /[^\t\n\v\f\r\x20-\x7e]/;
 const ASCII_SEPARATORS = /[^a-z0-9]+/;
-/** A token: a run of letters, marks (accents, the vowel signs of Indic scripts) and decimal digits. */
-const TOKEN = /[\p{L}\p{M}\p{Nd}]+/gu;
+/**
+ * A token: a run of letters, marks (accents, the vowel signs of Indic scripts) and decimal digits. Matched
+ * TOKEN_PART code points at a time and the parts that touch joined: the pattern engine keeps a place to come
+ * back to for each character of an unbounded run, and runs out of stack on a run of some millions.
+ */
+const TOKEN_PART = /[\p{L}\p{M}\p{Nd}]{1,4096}/gu;
 const LETTER = /\p{L}/u;
 /** Shorter tokens (in code points) are left out. */
 export const SIMHASH_DOC_MIN_TOKEN = 3;
@@ -31,7 +37,7 @@ export const SIMHASH_DOC_MIN_TOKEN = 3;
 /** NFKC, without invisible characters, lowercased: the character steps of the rules. */
 function foldCharacters(text: string): string {
   if (!NOT_PLAIN_ASCII.test(text)) return text.toLowerCase();
-  return text.normalize('NFKC').replace(INVISIBLE, '').toLowerCase();
+  return normalizeBounded(text, 'NFKC').replace(INVISIBLE, '').toLowerCase();
 }
 
 /** The simhash-doc normalizer: the tokens joined by single spaces (simhashDocTokens of it are the same). */
@@ -47,10 +53,22 @@ export function simhashDocTokens(text: string): string[] {
     for (const token of folded.split(ASCII_SEPARATORS)) if (token.length >= SIMHASH_DOC_MIN_TOKEN && hasAsciiLetter(token)) out.push(token);
     return out;
   }
-  for (const [token] of folded.matchAll(TOKEN)) {
-    if (codePoints(token) >= SIMHASH_DOC_MIN_TOKEN && LETTER.test(token)) out.push(token);
+  let token = '';
+  let end = -1;
+  for (const part of folded.matchAll(TOKEN_PART)) {
+    if (part.index === end) token += part[0];
+    else {
+      if (token !== '') keepToken(token, out);
+      token = part[0];
+    }
+    end = part.index + part[0].length;
   }
+  if (token !== '') keepToken(token, out);
   return out;
+}
+
+function keepToken(token: string, out: string[]): void {
+  if (codePoints(token) >= SIMHASH_DOC_MIN_TOKEN && LETTER.test(token)) out.push(token);
 }
 
 /** Whether a lowercased ASCII token holds a letter (a-z: every code above the digits). */

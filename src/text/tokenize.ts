@@ -54,18 +54,116 @@ const sentenceSegmenter = new Intl.Segmenter(undefined, { granularity: 'sentence
 
 export function splitWords(text: string): string[] {
   const out: string[] = [];
-  for (const s of wordSegmenter.segment(text)) if (s.isWordLike) out.push(s.segment);
+  for (const piece of segmentPieces(wordSegmenter, text, wordCutBefore)) {
+    for (const s of wordSegmenter.segment(piece)) if (s.isWordLike) out.push(s.segment);
+  }
   return out;
 }
 
 export function splitSentences(text: string): string[] {
   const out: string[] = [];
-  for (const s of sentenceSegmenter.segment(text)) {
-    const sentence = s.segment.trim();
-    if (sentence) out.push(sentence);
+  for (const piece of segmentPieces(sentenceSegmenter, text, sentenceCutBefore)) {
+    for (const s of sentenceSegmenter.segment(piece)) {
+      const sentence = s.segment.trim();
+      if (sentence) out.push(sentence);
+    }
   }
   return out;
 }
+
+// Intl.Segmenter in the V8 of Node 20 does work in proportion to the whole text for every segment it gives
+// (crbug.com/326176949, fixed in later V8s), so a text of n characters takes time n^2: 84,000 characters of
+// prose took 0.6 s to cut into words, and a megabyte would take minutes. A long text is segmented in pieces
+// of about PIECE characters, each cut where no rule of the segmentation (Unicode's UAX #29, as ICU has it)
+// looks across, so that the segments are those of the whole text.
+const PIECE = 1024;
+/** How far a cut is looked for; past that, a window with context after it (CUT_WINDOW, CUT_CONTEXT). */
+const MAX_PIECE = 4096;
+const CUT_WINDOW = 2048, CUT_CONTEXT = 512;
+
+/**
+ * The text in pieces to segment one by one: a piece ends at the first place after `piece` characters where
+ * `cutBefore` says that the segmentation cannot depend on what is on the other side. A stretch of `maxPiece`
+ * characters without one (no real text; a crafted one may be) ends at the last boundary the segmenter finds in
+ * a window of the text that has CUT_CONTEXT characters after it: there, and only there, the segments may not
+ * be exactly those of the whole text.
+ */
+export function segmentPieces(segmenter: Intl.Segmenter, text: string, cutBefore: (text: string, i: number) => boolean, piece = PIECE, maxPiece = MAX_PIECE): string[] {
+  if (text.length <= 2 * piece) return [text];
+  const pieces: string[] = [];
+  let start = 0;
+  while (text.length - start > 2 * piece) {
+    const end = pieceEnd(segmenter, text, start, cutBefore, piece, maxPiece);
+    pieces.push(text.slice(start, end));
+    start = end;
+  }
+  if (start < text.length) pieces.push(text.slice(start));
+  return pieces;
+}
+
+function pieceEnd(segmenter: Intl.Segmenter, text: string, start: number, cutBefore: (text: string, i: number) => boolean, piece: number, maxPiece: number): number {
+  const limit = Math.min(text.length, start + maxPiece);
+  for (let i = start + piece; i < limit; i++) if (cutBefore(text, i)) return i;
+  // No safe place: the segmenter's own boundaries, in a window larger each time one segment fills it.
+  for (let window = Math.max(CUT_WINDOW, piece); ; window *= 2) {
+    if (start + window >= text.length) return text.length;
+    const keep = window - Math.min(CUT_CONTEXT, window / 4);
+    let end = 0;
+    for (const s of segmenter.segment(text.slice(start, start + window))) {
+      const e = s.index + s.segment.length;
+      if (e > keep) break;
+      end = e;
+    }
+    if (end > 0) return start + end;
+  }
+}
+
+// A letter or digit that starts a word or sentence on its own (not a mark or other extending character, which
+// the rules attach to what comes before it), at one index.
+const STARTS_ON_ITS_OWN = /(?!\p{Grapheme_Extend})[\p{L}\p{N}]/uy;
+const UPPER_OR_OTHER_LETTER = /(?!\p{Grapheme_Extend})[\p{Lu}\p{Lt}\p{Lo}]/uy;
+
+function startsAt(pattern: RegExp, text: string, i: number): boolean {
+  pattern.lastIndex = i;
+  return pattern.test(text);
+}
+
+/**
+ * Word boundaries (UAX #29 WB rules) that nothing on either side changes: after a white space or an
+ * ideographic or Khmer/Myanmar stop, before a letter or digit. White space joins no rule but its own run
+ * (WB3d) and the extending characters after it (WB4); those stops join none (their word-break class is Other).
+ */
+export function wordCutBefore(text: string, i: number): boolean {
+  const before = text.charCodeAt(i - 1);
+  return WORD_CUT_AFTER.has(before) && startsAt(STARTS_ON_ITS_OWN, text, i);
+}
+const WORD_CUT_AFTER = new Set([
+  0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x20, 0x85, 0x1680, 0x2000, 0x2001, 0x2002, 0x2003, 0x2004, 0x2005, 0x2006, 0x2008, 0x2009, 0x200a,
+  0x2028, 0x2029, 0x205f, 0x3000, 0x3001, 0x3002, 0xff01, 0xff1f, 0x17d4, 0x17d5, 0x104a, 0x104b,
+]);
+
+/**
+ * Sentence boundaries (UAX #29 SB rules) that nothing on either side changes: after a paragraph separator
+ * (SB4; no rule looks back across one), and after a sentence end (SB11) of a stop, closing punctuation and
+ * spaces, before an upper-case or caseless letter (which no rule joins to a sentence before it: SB8 needs a
+ * lower-case one). With no space after a stop, the ideographic stops only (after `.`, "U.S" is one sentence).
+ */
+export function sentenceCutBefore(text: string, i: number): boolean {
+  const before = text.charCodeAt(i - 1);
+  if (before === 0x0a || before === 0x85 || before === 0x2028 || before === 0x2029) return true;
+  if (before === 0x0d) return text.charCodeAt(i) !== 0x0a;
+  if (IDEOGRAPHIC_STOPS.has(before)) return startsAt(UPPER_OR_OTHER_LETTER, text, i);
+  if (before !== 0x20 && before !== 0x09) return false;
+  // Back over the spaces and closing punctuation (a few: a long run is no sentence end worth the search).
+  let j = i - 1;
+  const floor = Math.max(0, i - 16);
+  while (j > floor && (text.charCodeAt(j - 1) === 0x20 || text.charCodeAt(j - 1) === 0x09)) j--;
+  while (j > floor && CLOSING.has(text.charCodeAt(j - 1))) j--;
+  return j > 0 && SENTENCE_STOPS.has(text.charCodeAt(j - 1)) && startsAt(UPPER_OR_OTHER_LETTER, text, i);
+}
+const IDEOGRAPHIC_STOPS = new Set([0x3002, 0xff01, 0xff1f]);
+const SENTENCE_STOPS = new Set([0x2e, 0x21, 0x3f, 0x3002, 0xff01, 0xff1f]);
+const CLOSING = new Set([0x22, 0x27, 0x29, 0x5d, 0x7d, 0xbb, 0x2019, 0x201d, 0x300d, 0x300f, 0xff09]);
 
 /** Canonical tokenizer names, then the aliases that resolve to them. */
 export const TOKENIZER_NAMES: readonly string[] = [

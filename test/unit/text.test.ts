@@ -1,12 +1,13 @@
 import anyAscii from 'any-ascii';
 import fc from 'fast-check';
-import { Tokenizer } from 'htmlparser2';
+import { Parser, Tokenizer } from 'htmlparser2';
 import { describe, expect, it } from 'vitest';
 import { decodeLines } from '../../src/text/decode.js';
-import { stripHtml, TextSkippingTokenizer } from '../../src/text/html.js';
+import { escapeUnclosedTags, LinearParser, stripHtml, TextSkippingTokenizer } from '../../src/text/html.js';
 import { normalizer, normalizeText } from '../../src/text/normalize.js';
-import { fixMojibake, repairUnicode } from '../../src/text/repair.js';
-import { characterShingles, splitSentences, splitWhiteSpace, splitWords, tokenizer, wordShingles } from '../../src/text/tokenize.js';
+import { simhashDocTokens } from '../../src/text/simhash-doc.js';
+import { fixMojibake, normalizeBounded, repairUnicode } from '../../src/text/repair.js';
+import { characterShingles, segmentPieces, sentenceCutBefore, splitSentences, splitWhiteSpace, splitWords, tokenizer, wordCutBefore, wordShingles } from '../../src/text/tokenize.js';
 
 describe('normalizers', () => {
   it('norm transliterates, lowercases, drops punctuation and currency, joins lines', () => {
@@ -52,6 +53,89 @@ describe('normalizers', () => {
       { numRuns: 3000 },
     );
     expect(stripHtml('a &amp; b <p>c</p> d &lt e')).toBe('a & b  c  d < e');
+  });
+
+  it('the linear parser gives the stock Parser\'s callbacks, in order, on any nesting of elements', () => {
+    const events = (Kind: typeof Parser, html: string): unknown[][] => {
+      const seen: unknown[][] = [];
+      const record = (name: string) => (...args: unknown[]) => seen.push([name, ...args]);
+      const names = ['onopentagname', 'onopentag', 'onattribute', 'onclosetag', 'ontext', 'oncomment', 'oncdatastart', 'oncdataend', 'onprocessinginstruction', 'onend'];
+      const parser = new Kind(Object.fromEntries(names.map((n) => [n, record(n)])), { decodeEntities: true, lowerCaseTags: true, recognizeSelfClosing: true });
+      parser.write(html);
+      parser.end();
+      parser.parseComplete(html); // and again, after a reset
+      return seen;
+    };
+    const pieces = ['<div>', '</div>', '<p>', '</p>', '<b>', '</b>', '<br>', '</br>', '<br/>', '<hr>', '<li>', '<ul>', '</ul>', '<table>', '<tr>', '<td>', '</tr>',
+      '<form>', '</form>', '<select>', '<option>', '<input>', '<svg>', '</svg>', '<math>', '</math>', '<mi>', '</mi>', '<foreignObject>', '</foreignobject>',
+      '<clipPath>', '</clippath>', '<title>', '</title>', '<desc>', '<image>', '<img/>', '<script>', '</script>', '<style>', '<x/>', '</x>', '<div/>',
+      '<![CDATA[c]]>', '<!-- c -->', '<?pi?>', '<a href="u">', '</a>', 'text', ' ', '&amp;', '<', '>'];
+    // Deep documents too: past 64 open elements (or foreign contexts) the linear parser keeps them its own way.
+    const deep = ['', '<span>'.repeat(70), `<math>${'<mi>'.repeat(70)}`, `<svg>${'<g>'.repeat(70)}`, `${'<div>'.repeat(40)}<svg><foreignObject>${'<div>'.repeat(40)}`];
+    fc.assert(
+      fc.property(fc.constantFrom(...deep), fc.array(fc.constantFrom(...pieces), { maxLength: 60 }), (prefix, parts) => {
+        const html = prefix + parts.join('');
+        expect(events(LinearParser, html)).toEqual(events(Parser, html));
+      }),
+      { numRuns: 3000 },
+    );
+  });
+
+  it('unclosed tags are escaped as before, searching each stretch once', () => {
+    // The earlier search, from every opener: quadratic, but plainly right.
+    const reference = (html: string): string => {
+      const out: string[] = [];
+      let last = 0;
+      let close = html.indexOf('>');
+      for (let i = html.indexOf('<'); i >= 0; ) {
+        if (html.startsWith('<!--', i)) {
+          const end = html.indexOf('-->', i + 4);
+          if (end >= 0) {
+            i = html.indexOf('<', end + 3);
+            continue;
+          }
+        }
+        if (close !== -1 && close < i) close = html.indexOf('>', i);
+        const next = html.indexOf('<', i + 1);
+        if (close === -1 || (next !== -1 && next < close)) {
+          out.push(html.slice(last, i), '&lt;');
+          last = i + 1;
+        }
+        i = next;
+      }
+      return last === 0 ? html : out.join('') + html.slice(last);
+    };
+    fc.assert(
+      fc.property(fc.array(fc.constantFrom('<', '>', '<!--', '-->', '--', '-', '!', 'a', ' ', '<b>', '</b>'), { maxLength: 40 }), (parts) => {
+        const html = parts.join('');
+        expect(escapeUnclosedTags(html)).toBe(reference(html));
+      }),
+      { numRuns: 5000 },
+    );
+  });
+
+  it('a run of more than 30 combining marks is normalized 30 at a time; other text as String.normalize does', () => {
+    const marks = ['\u0301', '\u0316', '\u0308', '\u0327', '\u093c', '\u0bbe', '\uff9e', '\u{1d165}', '\u{e0100}'];
+    const pieces = [...marks, 'a', 'e', 'ﬁ', 'ｶ', '\u1100', '\u1161', '한', '🙂', ' ', 'Å'];
+    fc.assert(
+      fc.property(fc.array(fc.constantFrom(...pieces), { maxLength: 80 }), (parts) => {
+        const text = parts.join('');
+        const longRun = /[\p{M}\uff9e\uff9f]{31}/u.test(text);
+        for (const form of ['NFC', 'NFKC'] as const) {
+          if (!longRun) expect(normalizeBounded(text, form)).toBe(text.normalize(form));
+          else expect(normalizeBounded(text, form).normalize('NFD')).toHaveLength(text.normalize('NFD').length);
+        }
+      }),
+      { numRuns: 3000 },
+    );
+    const zalgo = 'Z' + '\u0301\u0316'.repeat(40) + 'end';
+    expect(normalizeBounded(zalgo, 'NFC')).toBe([zalgo.slice(0, 31), zalgo.slice(31, 61), zalgo.slice(61)].map((p) => p.normalize('NFC')).join(''));
+    expect(normalizeBounded('a' + '\u0301'.repeat(30) + 'b', 'NFC')).toBe(('a' + '\u0301'.repeat(30) + 'b').normalize('NFC'));
+  });
+
+  it('simhash-doc keeps a token of any length whole (matched in parts, the parts that touch joined)', () => {
+    const long = 'é'.repeat(10000) + '\u{1d400}'.repeat(5000);
+    expect(simhashDocTokens(`${long} ab été 東京都 ${long}x`)).toEqual([long.normalize('NFKC').toLowerCase(), 'été', '東京都', `${long.normalize('NFKC').toLowerCase()}x`]);
   });
 
   it('decodes a batch line by line: ASCII lines, others, invalid UTF-8 counted in its line only', () => {
@@ -107,6 +191,33 @@ describe('tokenizers', () => {
     expect(splitWords('Hello, world! It’s 2024.')).toEqual(['Hello', 'world', 'It’s', '2024']);
     expect(splitSentences('One here. Two there! Three?')).toEqual(['One here.', 'Two there!', 'Three?']);
     expect(splitWords('我喜欢吃苹果').length).toBeGreaterThan(1);
+  });
+
+  it('a long text is segmented in pieces, cut only where the segments are those of the whole text', () => {
+    const whole = (segmenter: Intl.Segmenter, text: string) => Array.from(segmenter.segment(text), (s) => [s.segment, s.isWordLike]);
+    const inPieces = (segmenter: Intl.Segmenter, text: string, cut: (text: string, i: number) => boolean) =>
+      // Pieces of 2 characters at least, a cut looked for as far as the text goes: every place the rule allows is used.
+      segmentPieces(segmenter, text, cut, 2, 1e9).flatMap((piece) => whole(segmenter, piece));
+    const words = new Intl.Segmenter(undefined, { granularity: 'word' });
+    const sentences = new Intl.Segmenter(undefined, { granularity: 'sentence' });
+    const pieces = ['a', 'Word', 'x1', '42', '3.5', ' ', '  ', '\t', '\n', '\r', '\r\n', '\u3000', '\u00a0', '\u202f', '.', ',', '!', '?', "'", '"', ')', '(',
+      ':', '-', '_', '\u0301', '\u200d', '\u200b', '\u00ad', '日本語', '我喜欢吃苹果', '。', '、', '！', '？', '「', '」', '，', '．', 'ｶﾞ', '\uff9e', 'カタカナ', 'ひらがな',
+      'ខ្មែរ', '។', 'မြန်မာ', '။', 'ລາວ', 'ไทย', '한국어', 'עברית', '״', 'العربية', '🙂', '👍🏽', '👨‍👩‍👧', '🇫🇷', '🇩🇪', 'U.S.', 'etc.', 'Mr.', 'É', 'é', 'Ω'];
+    fc.assert(
+      fc.property(fc.array(fc.constantFrom(...pieces), { maxLength: 40 }), (parts) => {
+        const text = parts.join('');
+        expect(inPieces(words, text, wordCutBefore)).toEqual(whole(words, text));
+        expect(inPieces(sentences, text, sentenceCutBefore)).toEqual(whole(sentences, text));
+      }),
+      { numRuns: 3000 },
+    );
+    // Past the longest stretch without a cut, the window's boundaries: the pieces are still the whole text.
+    const blob = 'x'.repeat(20000) + ' tail';
+    expect(segmentPieces(words, blob, wordCutBefore).join('')).toBe(blob);
+    expect(splitWords(blob)).toEqual(['x'.repeat(20000), 'tail']);
+    const prose = 'The quick brown fox jumps over the lazy dog. Then it rests!\n'.repeat(400);
+    expect(splitWords(prose)).toEqual(whole(words, prose).filter(([, w]) => w).map(([s]) => s));
+    expect(splitSentences(prose)).toEqual(whole(sentences, prose).map(([s]) => (s as string).trim()).filter(Boolean));
   });
 
   it('resolves every named tokenizer', () => {
