@@ -918,16 +918,23 @@ export function tokenHashesCrc32(src: usize, starts: usize, ends: usize, count: 
 /**
  * Keeps the first occurrence of each value of values[0, count) in place, in order; returns how many
  * remain. `table` has room for `slots` (a power of two, at least 2 * count) u32 values and as many
- * occupancy bytes after them.
+ * occupancy bytes after them. A value's place comes from a mix of it with `key` (random per process), so
+ * that no document can choose hashes that all land together and make the probing quadratic.
  */
-export function distinctInPlace(values: usize, count: i32, table: usize, slots: i32): i32 {
+export function distinctInPlace(values: usize, count: i32, table: usize, slots: i32, key: u32): i32 {
   const used = table + (<usize>slots << 2);
   memory.fill(used, 0, <usize>slots);
   const mask = <u32>(slots - 1);
   let size = 0;
   for (let i = 0; i < count; i++) {
     const v = load<u32>(values + (<usize>i << 2));
-    let slot = (v * 0x9e3779b1) & mask;
+    let x = v ^ key;
+    x ^= x >> 16;
+    x *= 0x85ebca6b;
+    x ^= x >> 13;
+    x *= 0xc2b2ae35;
+    x ^= x >> 16;
+    let slot = x & mask;
     let found = false;
     while (load<u8>(used + <usize>slot) != 0) {
       if (load<u32>(table + (<usize>slot << 2)) == v) {

@@ -2,6 +2,7 @@
 // `npm run build`) behind a small typed interface. They compute exactly what the JavaScript functions of
 // this folder compute (test/unit/wasm-kernels.test.ts holds them to it); the signer uses them when they
 // load, and the JavaScript otherwise. NEAR_DUP_WASM=0 turns them off.
+import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { Permutations } from './minhash.js';
@@ -29,7 +30,7 @@ interface KernelExports {
   tokenHashesSha1(src: number, starts: number, ends: number, count: number, out: number): void;
   tokenHashesMmh3(src: number, starts: number, ends: number, count: number, out: number): void;
   tokenHashesCrc32(src: number, starts: number, ends: number, count: number, out: number): void;
-  distinctInPlace(values: number, count: number, table: number, slots: number): number;
+  distinctInPlace(values: number, count: number, table: number, slots: number, key: number): number;
   minhashAffine32(values: number, a: number, b: number, perms: number, hashes: number, count: number): void;
   layoutAsciiWords(ptr: number, len: number, starts: number, ends: number): number;
   foldAscii(ptr: number, len: number, table: number): number;
@@ -49,6 +50,8 @@ const KERNEL_EXPORTS: readonly (keyof KernelExports)[] = [
 ];
 
 const encoder = new TextEncoder();
+/** Mixed into each hash's place in the table of distinct hashes: a process's own, unknown to any document. */
+const DISTINCT_KEY = randomBytes(4).readUInt32LE(0);
 // A 32-bit memory's limit (65,536 pages of 64 KiB), less one page so that addresses fit an i32 argument.
 const MAX_MEMORY = 2 ** 32 - 65536;
 
@@ -284,7 +287,7 @@ export class WasmKernels {
     let slots = 16;
     while (slots < count * 2) slots *= 2;
     const table = this.alloc(slots * 5);
-    const distinct = this.x.distinctInPlace(hashes, count, table, slots);
+    const distinct = this.x.distinctInPlace(hashes, count, table, slots, DISTINCT_KEY);
     onDistinct?.(this.u32.subarray(hashes >>> 2, (hashes >>> 2) + distinct), distinct);
     const { a, b, padded } = this.paddedPerms(perms);
     const ap = this.copyUint32(a, padded), bp = this.copyUint32(b, padded);

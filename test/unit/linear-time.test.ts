@@ -8,6 +8,8 @@ import { describe, expect, it } from 'vitest';
 import { applyFilterPath, bulkAnswerText, mergeBulkAnswers, type BulkAnswer, type RefusedItem } from '../../src/proxy/bulk-response.js';
 import { LineTooLongError, lineBatches } from '../../src/signing/line-batches.js';
 import { DistinctUint32 } from '../../src/sketch/distinct.js';
+import { minhashPermutations } from '../../src/sketch/minhash.js';
+import { createWasmKernels } from '../../src/sketch/wasm-kernels.js';
 import { stripHtml } from '../../src/text/html.js';
 import { normalizeText } from '../../src/text/normalize.js';
 import { repairUnicode } from '../../src/text/repair.js';
@@ -464,3 +466,32 @@ function applyFilterPathBefore(value: unknown, filterPath: string): unknown {
   const kept = includes.length > 0 ? keep(value, includes) : value;
   return excludes.length > 0 && kept !== undefined ? drop(kept, excludes) : kept;
 }
+
+describe('the wasm MinHash kernel', () => {
+  it('keeps the distinct token hashes of a document whose hashes were chosen to collide in linear time (was n^2)', () => {
+    const kernels = createWasmKernels();
+    expect(kernels, 'the wasm kernels load (npm run build)').toBeDefined();
+    const k = kernels!;
+    const perms = minhashPermutations(16);
+    // Hashes that share their low 16 bits: a multiplicative slot put them all in one run of the table.
+    const values = (n: number) => Uint32Array.from({ length: n }, (_, i) => ((i + 1) * 2 ** 16) >>> 0);
+    const sign = (hashes: Uint32Array) => {
+      k.reset();
+      k.minhashAffine32(new Uint32Array(16).fill(0xffffffff), perms, k.copyUint32(hashes, hashes.length), hashes.length);
+    };
+    const small = values(2048), big = values(2048 * FACTOR);
+    let lowest = Number.POSITIVE_INFINITY;
+    for (let attempt = 0; attempt < 3 && lowest >= MAX_GROWTH; attempt++) {
+      const smallMs = cpuMs(() => {
+        for (let r = 0; r < 8 * FACTOR; r++) sign(small);
+      }, 3);
+      const bigMs = cpuMs(() => {
+        for (let r = 0; r < 8; r++) sign(big);
+      }, 1);
+      // The same number of hashes signed each way: FACTOR times the time of the small ones' work per hash is
+      // about FACTOR when linear, FACTOR squared when quadratic.
+      lowest = Math.min(lowest, (bigMs / smallMs) * FACTOR);
+    }
+    expect(lowest).toBeLessThan(MAX_GROWTH);
+  });
+});
