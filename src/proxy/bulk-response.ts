@@ -65,6 +65,14 @@ export function mergeBulkAnswers(parts: readonly BulkAnswer[], refused: readonly
  * `itemsPerTurn` items, so a large answer costs the proxy's other requests a few milliseconds at a time.
  */
 export async function bulkAnswerText(parts: readonly BulkAnswer[], refused: readonly RefusedItem[], filterPath: string | null, itemsPerTurn = 1000): Promise<string> {
+  return (await bulkAnswerChunks(parts, refused, filterPath, itemsPerTurn)).join('');
+}
+
+/**
+ * bulkAnswerText as the pieces that make it up (about a turn's items each), to be written one after the
+ * other: a large answer is then never held twice, as one string and as its copy.
+ */
+export async function bulkAnswerChunks(parts: readonly BulkAnswer[], refused: readonly RefusedItem[], filterPath: string | null, itemsPerTurn = 1000): Promise<string[]> {
   const steps = answerTextSteps(parts, refused, filterPath, new Turns(itemsPerTurn));
   for (;;) {
     const step = steps.next();
@@ -95,7 +103,7 @@ function runToEnd<T>(steps: Generator<void, T>): T {
   }
 }
 
-function* answerTextSteps(parts: readonly BulkAnswer[], refused: readonly RefusedItem[], filterPath: string | null, turns: Turns): Generator<void, string> {
+function* answerTextSteps(parts: readonly BulkAnswer[], refused: readonly RefusedItem[], filterPath: string | null, turns: Turns): Generator<void, string[]> {
   const merged = yield* mergeSteps(parts, refused, turns);
   const filtered = filterPath === null ? merged : ((yield* filterSteps(merged, compileFilterPath(filterPath), turns)) ?? {});
   return yield* stringifySteps(filtered, turns);
@@ -125,25 +133,41 @@ function* mergeSteps(parts: readonly BulkAnswer[], refused: readonly RefusedItem
 }
 
 /** JSON.stringify of a value, an object's array values written element by element (with turns). */
-function* stringifySteps(value: unknown, turns: Turns): Generator<void, string> {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) return JSON.stringify(value);
-  const out: string[] = [];
+function* stringifySteps(value: unknown, turns: Turns): Generator<void, string[]> {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return [JSON.stringify(value)];
+  // Pieces joined a turn at a time: a few strings for the whole answer, not one per item.
+  const chunks: string[] = [];
+  let out: string[] = [];
+  const flush = () => {
+    chunks.push(out.join(''));
+    out = [];
+  };
+  let first = true;
   for (const key of Object.keys(value)) {
     const v = (value as Record<string, unknown>)[key];
-    const head = `${out.length === 0 ? '{' : ','}${JSON.stringify(key)}:`;
+    const head = `${first ? '{' : ','}${JSON.stringify(key)}:`;
     if (Array.isArray(v)) {
+      first = false;
       out.push(`${head}[`);
       for (let i = 0; i < v.length; i++) {
         out.push(`${i > 0 ? ',' : ''}${JSON.stringify(v[i]) ?? 'null'}`);
-        if (turns.done()) yield;
+        if (turns.done()) {
+          flush();
+          yield;
+        }
       }
       out.push(']');
     } else {
       const text = JSON.stringify(v);
-      if (text !== undefined) out.push(head + text); // undefined (and functions) are left out, as JSON.stringify does
+      if (text === undefined) continue; // undefined (and functions) are left out, as JSON.stringify does
+      first = false;
+      out.push(head + text);
     }
   }
-  return out.length === 0 ? '{}' : `${out.join('')}}`;
+  if (first) return ['{}'];
+  out.push('}');
+  flush();
+  return chunks;
 }
 
 // filter_path, as the engines read it: comma-separated paths, `*` within a name, `**` for any depth, a

@@ -15,7 +15,7 @@ import { ClientGoneError, onClientGone, passableHeaders, pipeAnswer, readBody } 
 import type { SignedSource, SourceKind } from '../signing/sign-sources.js';
 import type { KeyLists } from '../stored/write.js';
 import { type BulkItem, bulkItems, type RawBytes, withIndex } from './bulk-items.js';
-import { type BulkAnswer, bulkAnswerText, notAppliedAnswer, REFUSAL_TYPE, type RefusedItem } from './bulk-response.js';
+import { type BulkAnswer, bulkAnswerChunks, notAppliedAnswer, REFUSAL_TYPE, type RefusedItem } from './bulk-response.js';
 import { forwardedBody, type ProxyContext, ProxyRefusal } from './context.js';
 import { lastParam, type QueryParam, queryString, rawPath, withFirstSegment } from './raw-path.js';
 import type { Target } from './targets.js';
@@ -258,13 +258,16 @@ async function answer(res: http.ServerResponse, answers: PartAnswer[], refused: 
     else bodies.push(notAppliedAnswer(part.status, text, part.items));
   }
   // Joined, filtered and written a thousand items at a time, the event loop free for other clients between.
-  const text = await bulkAnswerText(bodies, refused, filterPath);
+  const chunks = await bulkAnswerChunks(bodies, refused, filterPath);
   if (res.destroyed) return;
-  send(res, first?.status ?? 200, first?.rawHeaders ?? ['content-type', 'application/json; charset=UTF-8'], text);
+  send(res, first?.status ?? 200, first?.rawHeaders ?? ['content-type', 'application/json; charset=UTF-8'], chunks);
 }
 
-function send(res: http.ServerResponse, status: number, rawHeaders: readonly string[], text: string): void {
-  const body = Buffer.from(text);
-  res.writeHead(status, [...passableHeaders(rawHeaders, ['content-length', 'content-encoding']), 'content-length', String(body.length)]);
-  res.end(body);
+/** Writes an answer of one text or of pieces, one after the other (never joined into one copy). */
+function send(res: http.ServerResponse, status: number, rawHeaders: readonly string[], text: string | readonly string[]): void {
+  const pieces = typeof text === 'string' ? [text] : text;
+  const length = pieces.reduce((sum, piece) => sum + Buffer.byteLength(piece), 0);
+  res.writeHead(status, [...passableHeaders(rawHeaders, ['content-length', 'content-encoding']), 'content-length', String(length)]);
+  for (const piece of pieces) res.write(piece);
+  res.end();
 }

@@ -273,6 +273,7 @@ forEachEngine('proxy: a 150 MB bulk body streams through', (ctx) => {
     await ctx.client.refresh(index);
     expect(await ctx.client.count(index)).toBe(documents);
     // Held whole, the body alone would add 150 MB (and its signed copy more); streamed, it adds about 60.
+    process.stderr.write(`[proxy memory] ${ctx.engine.flavour}: peak ${peak.toFixed(0)} MB, ${before.toFixed(0)} MB before the body\n`);
     expect(peak - before, `peak ${peak.toFixed(0)} MB, ${before.toFixed(0)} MB before the body`).toBeLessThan(100);
   }, 600_000);
 });
