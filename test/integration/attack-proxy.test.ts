@@ -3,32 +3,14 @@
 // and write every item that names its own index: with --on-error reject, such items must be signed like any
 // other. An action line nested deeper than the engines' JSON reader takes is an unreadable line (400 with
 // reject), not a failure of the proxy (500).
-import http from 'node:http';
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import { rawRequest } from '../support/raw-request.js';
 import { type RunningProxy, startProxy } from '../../src/proxy/server.js';
 import { forEachEngine } from './harness.js';
 
 const ND = { 'content-type': 'application/x-ndjson' };
 
-function send(base: string, method: string, path: string, headers: Record<string, string>, body?: string): Promise<{ status: number; json: any }> {
-  return new Promise((resolve, reject) => {
-    const { hostname, port } = new URL(base);
-    const req = http.request({ hostname, port, path, method, headers }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => {
-        const raw = Buffer.concat(chunks).toString('utf8');
-        try {
-          resolve({ status: res.statusCode ?? 0, json: JSON.parse(raw) });
-        } catch {
-          resolve({ status: res.statusCode ?? 0, json: raw });
-        }
-      });
-    });
-    req.on('error', reject);
-    req.end(body);
-  });
-}
+const send = rawRequest;
 
 forEachEngine('proxy under attack', (ctx) => {
   const signed = `nd-attack-${ctx.name('bulk').slice('nd-test-'.length)}`;

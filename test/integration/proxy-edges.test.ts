@@ -3,11 +3,11 @@
 // index names, action lines the engines read more leniently than JSON, one id the engine refuses among a
 // thousand. What must hold: every write that reaches a signed index is signed or refused (and counted),
 // nothing the client did leaves sockets or memory behind, and one bad document costs only itself.
-import http from 'node:http';
 import net from 'node:net';
 import { Readable } from 'node:stream';
 import zlib from 'node:zlib';
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import { rawRequest } from '../support/raw-request.js';
 import { type ProxyOptions, type RunningProxy, startProxy } from '../../src/proxy/server.js';
 import { fixtureSample } from '../support/corpus.js';
 import { startProxyProcess } from '../support/proxy-process.js';
@@ -15,34 +15,7 @@ import { type EngineContext, forEachEngine } from './harness.js';
 
 const docs = fixtureSample(6, { seed: 5 });
 
-interface Answer {
-  status: number;
-  json: any;
-}
-
-/** One request to the proxy; the body as given (bytes already encoded). */
-function send(base: string, method: string, path: string, headers: Record<string, string>, body?: Buffer | string): Promise<Answer> {
-  return new Promise((resolve, reject) => {
-    // The path as given (a URL string would be normalized: `..` taken as a step back).
-    const { hostname, port } = new URL(base);
-    const req = http.request({ hostname, port, path, method, headers }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => {
-        const text = Buffer.concat(chunks).toString('utf8');
-        let json: unknown = text;
-        try {
-          json = JSON.parse(text);
-        } catch {
-          // kept as text
-        }
-        resolve({ status: res.statusCode ?? 0, json });
-      });
-    });
-    req.on('error', reject);
-    req.end(body);
-  });
-}
+const send = rawRequest;
 
 /** Bulk lines of `count` distinct documents for `index`, ids `${idPrefix}0`, `${idPrefix}1`, ... */
 const distinctDocs = (count: number, index: string, idPrefix: string) =>

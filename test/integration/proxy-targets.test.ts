@@ -4,8 +4,8 @@
 // streams, templates that give a new index an alias. What must hold with --on-error reject: no unsigned
 // document reaches an index the proxy signs for, whatever the client sends; and a refusal of a whole
 // request (an unknown query parameter) comes back as the engine gave it, after one request upstream.
-import http from 'node:http';
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import { rawRequest } from '../support/raw-request.js';
 import { EngineResponseError } from '../../src/engine/errors.js';
 import { readDateMath } from '../../src/proxy/date-math.js';
 import { type ProxyOptions, type RunningProxy, startProxy } from '../../src/proxy/server.js';
@@ -18,33 +18,7 @@ const text = (i: number) => ({ text: `${docs[i % docs.length].text} ${i}` });
 const ndjson = (lines: unknown[]) => `${lines.map((l) => (typeof l === 'string' ? l : JSON.stringify(l))).join('\n')}\n`;
 const ND = { 'content-type': 'application/x-ndjson' };
 
-interface Answer {
-  status: number;
-  json: any;
-}
-
-/** One request to the proxy, its path as given (not normalized, not re-encoded). */
-function send(base: string, method: string, path: string, headers: Record<string, string>, body?: string): Promise<Answer> {
-  return new Promise((resolve, reject) => {
-    const { hostname, port } = new URL(base);
-    const req = http.request({ hostname, port, path, method, headers }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => {
-        const raw = Buffer.concat(chunks).toString('utf8');
-        let json: unknown = raw;
-        try {
-          json = JSON.parse(raw);
-        } catch {
-          // kept as text
-        }
-        resolve({ status: res.statusCode ?? 0, json });
-      });
-    });
-    req.on('error', reject);
-    req.end(body);
-  });
-}
+const send = rawRequest;
 
 /** The documents of the indices matching `pattern` (hidden ones too), by index and id; those without the near-dup fields. */
 async function stored(ctx: EngineContext, pattern: string): Promise<{ ids: string[]; unsigned: string[] }> {
