@@ -105,8 +105,11 @@ describe('SignaturePool', () => {
 });
 
 /** The band's buckets as the pass sorts them. */
-function bandRuns(pool: SignaturePool, band: number) {
-  return bandBuckets(Int32Array.from({ length: pool.size }, (_, i) => pool.bandHash(i, band)));
+function bandRuns(pool: SignaturePool, band: number): { order: Uint32Array; runs: Array<[number, number]> } {
+  const { order, runs } = bandBuckets(Int32Array.from({ length: pool.size }, (_, i) => pool.bandHash(i, band)));
+  const pairs: Array<[number, number]> = [];
+  for (let k = 0; k < runs.length; k += 2) pairs.push([runs[k], runs[k + 1]]);
+  return { order, runs: pairs };
 }
 
 function verifyBand(pool: SignaturePool, verifier: PairVerifier, band: number, bucketChunk: number, markOnly = false): Promise<void> {

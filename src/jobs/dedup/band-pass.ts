@@ -3,7 +3,7 @@
 // in order, a group at a time: the signatures of a group's members are loaded together (from memory, or in
 // slot order from the disk), so memory holds one group whatever the size of the index. The buckets, their
 // members' order and so the pairs are the same wherever the signatures are kept.
-import { bandBuckets } from './band-sort.js';
+import { bandBuckets, type BandBuckets } from './band-sort.js';
 import { LargeKeyJoin } from './large-key.js';
 import type { BucketMembers, PairVerifier } from './pair-verifier.js';
 import type { StoredSignature } from './signature-store.js';
@@ -22,30 +22,33 @@ export interface BandPassSettings {
 }
 
 export async function verifyBandOf(table: SignatureTable, verifier: PairVerifier, band: number, settings: BandPassSettings): Promise<void> {
-  const column = await table.bandColumn(band);
-  const { order, runs } = bandBuckets(column, table.size);
+  const { order, keys, runs } = await bucketsOf(table, band);
   const { bucketChunk } = settings;
+  const runCount = runs.length / 2;
   // (As the signatures hold them: signed 32-bit.)
-  for (const [start, end] of runs) if (end - start > bucketChunk) verifier.markLargeKey(band, column[order[start]] | 0);
+  for (let r = 0; r < runCount; r++) if (runs[2 * r + 1] - runs[2 * r] > bucketChunk) verifier.markLargeKey(band, keys[runs[2 * r]] | 0);
   if (settings.markOnly) return;
   const numberOf = numbering(table, verifier);
   const groupMembers = settings.groupMembers ?? DEFAULT_GROUP_MEMBERS;
-  for (let r = 0; r < runs.length; ) {
+  const sizeOf = (r: number) => runs[2 * r + 1] - runs[2 * r];
+  for (let r = 0; r < runCount; ) {
     // The runs of one group: at least one, then as many as fit.
     let members = 0;
     let last = r;
-    while (last < runs.length && (last === r || members + runs[last][1] - runs[last][0] <= groupMembers)) {
-      members += runs[last][1] - runs[last][0];
-      last++;
-    }
+    while (last < runCount && (last === r || members + sizeOf(last) <= groupMembers)) members += sizeOf(last++);
     const signatureOf = await table.load(slotsOf(order, runs, r, last));
     for (let k = r; k < last; k++) {
-      const [start, end] = runs[k];
+      const start = runs[2 * k], end = runs[2 * k + 1];
       if (end - start > bucketChunk) await verifyLargeKey(table, verifier, band, bucketChunk, order.subarray(start, end), signatureOf);
       else verifier.verifyMembersOf(bucketOf(table, order, start, end, numberOf, signatureOf), band);
     }
     r = last;
   }
+}
+
+/** The band's buckets; its column of key hashes is let go once they are sorted. */
+async function bucketsOf(table: SignatureTable, band: number): Promise<BandBuckets> {
+  return bandBuckets(await table.bandColumn(band), table.size);
 }
 
 /** The verifier's number of a slot: the table's own when it shares the numbering, else looked up by id. */
@@ -56,14 +59,14 @@ function numbering(table: SignatureTable, verifier: PairVerifier): (slot: number
 }
 
 /** The slots of runs [from, to), ascending, each once. */
-function slotsOf(order: Uint32Array, runs: Array<[number, number]>, from: number, to: number): Uint32Array {
+function slotsOf(order: Uint32Array, runs: Uint32Array, from: number, to: number): Uint32Array {
   let count = 0;
-  for (let k = from; k < to; k++) count += runs[k][1] - runs[k][0];
+  for (let k = from; k < to; k++) count += runs[2 * k + 1] - runs[2 * k];
   const slots = new Uint32Array(count);
   let at = 0;
   for (let k = from; k < to; k++) {
-    slots.set(order.subarray(runs[k][0], runs[k][1]), at);
-    at += runs[k][1] - runs[k][0];
+    slots.set(order.subarray(runs[2 * k], runs[2 * k + 1]), at);
+    at += runs[2 * k + 1] - runs[2 * k];
   }
   slots.sort();
   let unique = 0;

@@ -1,31 +1,61 @@
 // The LSH buckets of one band: the documents sorted by their key's 32-bit hash (ties in slot order), as runs
-// of equal hashes of two or more. A least-significant-digit radix sort (four passes of 8 bits, each stable):
-// linear in the documents, 16 bytes of scratch a document, and the same order whatever the size, where
-// a comparison sort of a hundred million keys would take minutes a band.
+// of equal hashes of two or more. A radix sort, linear in the documents, the same order whatever the size
+// (a comparison sort of a hundred million keys would take minutes a band): one pass on the top 8 bits
+// spreads the keys, with their slots, into 256 slices; each slice is then sorted on its low 24 bits by
+// stable passes of 8 bits through scratch the size of the largest slice. So a band of n documents takes
+// 8 bytes a document (its sorted keys and slots) and scratch of about n/256 for keys that spread, where
+// sorting it whole took 16 (and its column another 4).
 
-/** The documents of one band in bucket order, and its buckets: each run [start, end) of `order` shares a hash. */
+/** The documents of one band in bucket order, and its buckets. */
 export interface BandBuckets {
   /** Slots sorted by (hash as unsigned, slot). */
   order: Uint32Array;
-  /** Runs of two or more equal hashes, as pairs [start, end) into `order`. */
-  runs: Array<[number, number]>;
+  /** The hash of each place in `order` (sorted, unsigned). */
+  keys: Uint32Array;
+  /** The runs of two or more equal hashes: run r is order[runs[2r], runs[2r + 1]). */
+  runs: Uint32Array;
 }
 
 /** Sorts the slots 0..n-1 by `hashes[slot]` (read as unsigned 32-bit), then by slot, and finds the runs. */
 export function bandBuckets(hashes: Int32Array | Uint32Array, n = hashes.length): BandBuckets {
-  // The keys travel with their slots, so that every pass reads both in sequence: looking a key up by slot
-  // would be a cache miss per document per pass once the band is larger than the processor's caches.
-  let keys = Uint32Array.from(new Uint32Array(hashes.buffer, hashes.byteOffset, n));
-  let order = new Uint32Array(n);
-  for (let i = 0; i < n; i++) order[i] = i;
-  let spareKeys = new Uint32Array(n);
-  let spareOrder = new Uint32Array(n);
+  const column = new Uint32Array(hashes.buffer, hashes.byteOffset, n);
+  const keys = new Uint32Array(n);
+  const order = new Uint32Array(n);
+  const sliceStarts = spreadByTopByte(column, keys, order);
+  let largest = 0;
+  for (let d = 0; d < 256; d++) largest = Math.max(largest, sliceStarts[d + 1] - sliceStarts[d]);
+  const spare = { keys: new Uint32Array(largest), order: new Uint32Array(largest) };
+  for (let d = 0; d < 256; d++) sortLowBits(keys.subarray(sliceStarts[d], sliceStarts[d + 1]), order.subarray(sliceStarts[d], sliceStarts[d + 1]), spare);
+  return { order, keys, runs: runsOf(keys) };
+}
+
+/** Keys and their slots placed by their top 8 bits, in slot order within each (stable); where each slice starts. */
+function spreadByTopByte(column: Uint32Array, keys: Uint32Array, order: Uint32Array): Uint32Array {
+  const starts = new Uint32Array(257);
+  for (let k = 0; k < column.length; k++) starts[(column[k] >>> 24) + 1]++;
+  for (let d = 0; d < 256; d++) starts[d + 1] += starts[d];
+  const next = starts.slice(0, 256);
+  for (let k = 0; k < column.length; k++) {
+    const key = column[k];
+    const at = next[key >>> 24]++;
+    keys[at] = key;
+    order[at] = k;
+  }
+  return starts;
+}
+
+/** One slice sorted in place on bits 0..23 of its keys (stable passes of 8 bits, through `spare`). */
+function sortLowBits(keys: Uint32Array, order: Uint32Array, spare: { keys: Uint32Array; order: Uint32Array }): void {
+  const n = keys.length;
+  if (n < 2) return;
   const counts = new Uint32Array(256);
-  for (let shift = 0; shift < 32; shift += 8) {
+  let from = { keys, order };
+  let to = { keys: spare.keys.subarray(0, n), order: spare.order.subarray(0, n) };
+  for (let shift = 0; shift < 24; shift += 8) {
     counts.fill(0);
-    for (let k = 0; k < n; k++) counts[(keys[k] >>> shift) & 0xff]++;
-    // A digit every key shares leaves the order as it is: skip the pass (common in the high digits of few keys).
-    if (n === 0 || counts[(keys[0] >>> shift) & 0xff] === n) continue;
+    for (let k = 0; k < n; k++) counts[(from.keys[k] >>> shift) & 0xff]++;
+    // A digit every key shares leaves the order as it is: skip the pass (common in slices of one key).
+    if (counts[(from.keys[0] >>> shift) & 0xff] === n) continue;
     let sum = 0;
     for (let d = 0; d < 256; d++) {
       const c = counts[d];
@@ -33,26 +63,37 @@ export function bandBuckets(hashes: Int32Array | Uint32Array, n = hashes.length)
       sum += c;
     }
     for (let k = 0; k < n; k++) {
-      const key = keys[k];
+      const key = from.keys[k];
       const at = counts[(key >>> shift) & 0xff]++;
-      spareKeys[at] = key;
-      spareOrder[at] = order[k];
+      to.keys[at] = key;
+      to.order[at] = from.order[k];
     }
-    [keys, spareKeys] = [spareKeys, keys];
-    [order, spareOrder] = [spareOrder, order];
+    [from, to] = [to, from];
   }
-  return { order, runs: runsOf(keys) };
+  if (from.keys !== keys) {
+    keys.set(from.keys);
+    order.set(from.order);
+  }
 }
 
-/** The runs of two or more equal keys among the sorted keys. */
-function runsOf(sorted: Uint32Array): Array<[number, number]> {
-  const runs: Array<[number, number]> = [];
+/** The runs of two or more equal keys among the sorted keys, as [start, end) pairs. */
+function runsOf(sorted: Uint32Array): Uint32Array {
+  let runs = new Uint32Array(1024);
+  let count = 0;
   const n = sorted.length;
   let start = 0;
   for (let k = 1; k <= n; k++) {
     if (k < n && sorted[k] === sorted[start]) continue;
-    if (k - start >= 2) runs.push([start, k]);
+    if (k - start >= 2) {
+      if (count + 2 > runs.length) {
+        const larger = new Uint32Array(runs.length * 2);
+        larger.set(runs);
+        runs = larger;
+      }
+      runs[count++] = start;
+      runs[count++] = k;
+    }
     start = k;
   }
-  return runs;
+  return runs.slice(0, count);
 }
