@@ -60,6 +60,8 @@ function fmt(seconds, width) {
 async function child() {
   const { optimalBandsRows } = await import('../../dist/sketch/lsh.js');
   const { DocNumbers } = await import('../../dist/jobs/dedup/doc-numbers.js');
+  const { SpilledIds } = await import('../../dist/jobs/dedup/spilled-ids.js');
+  const { FactsTable } = await import('../../dist/jobs/dedup/facts.js');
   const { PairVerifier } = await import('../../dist/jobs/dedup/pair-verifier.js');
   const { SignaturePool } = await import('../../dist/jobs/dedup/signature-pool.js');
   const { SignatureSpill } = await import('../../dist/jobs/dedup/signature-spill.js');
@@ -72,7 +74,8 @@ async function child() {
   const seed = Number(option('seed', 1));
   const groupMembers = Number(option('group-members', 100_000));
   const lsh = optimalBandsRows({ numPerm: NUM_PERM, threshold: MIN_SIMILARITY });
-  const numbers = new DocNumbers();
+  // The ids: in memory beside the pool, on disk beside the spill (as dedup keeps them).
+  const numbers = way === 'memory' ? new DocNumbers() : new SpilledIds(option('spill-dir', os.tmpdir()));
   const seconds = {};
   let began = performance.now();
   const lap = (name) => {
@@ -84,24 +87,31 @@ async function child() {
   const started = began;
 
   const table = way === 'memory' ? new SignaturePool(docs, numbers) : new SignatureSpill(option('spill-dir', os.tmpdir()), numbers);
+  // Each document's facts as dedup keeps them (where it lives, the value the canonical rule sorts by):
+  // canonical by the oldest, the order of generation (the document's number) standing for the date.
+  const facts = new FactsTable(numbers, false, docs);
+  const location = { index: 'bench-index' };
   for (const doc of signatures(docs, lsh, seed)) {
     if (way === 'memory') table.add(doc.id, doc.signature);
     else table.addSignature(doc.id, doc.signature);
+    const n = numbers.size - 1;
+    facts.set(n, { tokens: 100, sortKey: n, location });
   }
   const source = way === 'memory' ? poolTable(table) : table;
   lap('scan');
 
-  const verifier = new PairVerifier(MIN_SIMILARITY, { documents: numbers });
+  const verifier = new PairVerifier(MIN_SIMILARITY, { documents: numbers, expected: docs });
   for (let band = 0; band < lsh.b; band++) await verifyBandOf(source, verifier, band, { bucketChunk: BUCKET_CHUNK, groupMembers });
   lap('bands');
 
-  // Canonical by the oldest: the order of generation stands for the date.
-  const facts = { get: (id) => ({ tokens: 100, sortKey: numbers.find(id) }) };
-  const find = way === 'memory' ? async (ids) => new Map(ids.map((id) => [id, table.find(id)]).filter(([, s]) => s)) : (ids) => table.find(ids);
-  const cut = await cutFamilies(verifier.clusters.groups(), { method: 'centres', rule: 'oldest', minSimilarity: MIN_SIMILARITY, facts, signatures: find, documents: numbers });
+  const find = way === 'memory' ? async (ids) => new Map(ids.map((id) => [id, table.find(id)]).filter(([, s]) => s)) : (ids, numbered) => table.find(ids, numbered);
+  const cut = await cutFamilies(verifier.clusters.families(), { method: 'centres', rule: 'oldest', minSimilarity: MIN_SIMILARITY, facts, signatures: find, documents: numbers });
   lap('cluster');
   seconds.total = (performance.now() - started) / 1000;
-  if (way !== 'memory') table.close();
+  if (way !== 'memory') {
+    table.close();
+    numbers.close();
+  }
 
   const digest = createHash('sha256');
   for (const c of cut.clusters) digest.update(`${c.canonical}|${c.members.join(',')}|${c.members.map((m) => c.similarity.get(m)).join(',')}\n`);

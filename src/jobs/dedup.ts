@@ -28,7 +28,8 @@ import type { RetrySnapshot } from '../engine/retry.js';
 import { checkBulkOptions, requireWholeNumbers, UsageError, UserError } from '../errors.js';
 import { sampleEvery } from '../signature.js';
 import { containmentPass, writeContainment } from './dedup/containment-pass.js';
-import { DocNumbers } from './dedup/doc-numbers.js';
+import { type DocIds, DocNumbers } from './dedup/doc-numbers.js';
+import { SpilledIds } from './dedup/spilled-ids.js';
 import { FullPass, type FullPassSettings } from './dedup/full-pass.js';
 import { type IncrementalSettings, incrementalPass } from './dedup/incremental-pass.js';
 import { PairVerifier, type VerifiedPair } from './dedup/pair-verifier.js';
@@ -205,11 +206,13 @@ interface DedupRun {
   pageSize: number;
   /** The stored fields a signature and its facts are read from. */
   fields: string[];
+  /** What this run spilled to disk (the ids of a full pass too large for memory): removed when it ends. */
+  spilled: Array<{ close(): void }>;
 }
 
 /** The pieces of one attempt at finding the pairs: a numbering, a store, a verifier, and the pairs file. */
 interface PairPieces {
-  numbers: DocNumbers;
+  numbers: DocIds;
   store: SignatureStore;
   pairsOut?: WriteStream;
   verifier: PairVerifier;
@@ -248,8 +251,9 @@ export async function dedupIndex(client: EngineClient, options: DedupOptions): P
   const retriesAtStart = client.retries.snapshot();
   checkDedupOptions(options);
   const progress: Progress = (stage, done, total) => options.onProgress?.({ stage, done, total, elapsedSeconds: (performance.now() - started) / 1000 });
+  let run: DedupRun | undefined;
   try {
-    const run = await prepareRun(client, options);
+    run = await prepareRun(client, options);
     const pairs = await findPairs(client, options, run, progress);
     const found = performance.now();
     const cut = await cutClusters(run, pairs.pieces);
@@ -262,6 +266,8 @@ export async function dedupIndex(client: EngineClient, options: DedupOptions): P
     return summarize(client, options, run, pairs, cut, { written, containment, errors }, { started, found, clustered, usage, retriesAtStart });
   } catch (err) {
     throw client.explain(err, options.index);
+  } finally {
+    for (const spill of run?.spilled.splice(0) ?? []) spill.close();
   }
 }
 
@@ -293,7 +299,7 @@ async function prepareRun(client: EngineClient, options: DedupOptions): Promise<
   const fields = storedFields(prefix, sortField);
   return {
     prefix, minSimilarity, params, excludedParams, scope, documents, canonical, sortField, cacheSize, everythingCached, stateFile, runStartedAt,
-    saved, uuids, clusterMethod, current, notes, bucketChunk, pageSize, fields,
+    saved, uuids, clusterMethod, current, notes, bucketChunk, pageSize, fields, spilled: [],
   };
 }
 
@@ -327,11 +333,15 @@ async function findPairs(client: EngineClient, options: DedupOptions, run: Dedup
 
 /** A new attempt's pieces; `keepClusterIds` for an incremental run, which reads the clusters its documents were in. */
 function pairPieces(client: EngineClient, options: DedupOptions, run: DedupRun, keepClusterIds: boolean): PairPieces {
-  // Every document met is numbered once, for the store's facts and the verifier's clusters alike.
-  const numbers = new DocNumbers();
+  // Every document met is numbered once, for the store's facts and the verifier's clusters alike; a full
+  // pass too large for memory keeps the ids on disk (an incremental one meets few documents).
+  const numbers = keepClusterIds || run.everythingCached ? new DocNumbers() : spilledIds(run, options.spillDir);
+  // A full pass numbers every document in scope: its columns are made that size at once.
+  const expected = keepClusterIds ? 0 : run.documents;
   const store = new SignatureStore(signatureReader(client, options.index, run.scope, run.fields), run.prefix, run.sortField, run.params, run.everythingCached ? Number.POSITIVE_INFINITY : run.cacheSize, {
     documents: numbers,
     keepClusterIds,
+    expected,
   });
   const pairsOut = options.pairsFile ? createWriteStream(options.pairsFile, { fd: openForWriting(options.pairsFile, { what: '--pairs' }) }) : undefined;
   const pieces: PairPieces = {
@@ -340,12 +350,25 @@ function pairPieces(client: EngineClient, options: DedupOptions, run: DedupRun, 
     pairsOut,
     verifier: new PairVerifier(run.minSimilarity, {
       documents: numbers,
+      expected,
       collectMatches: options.collectMatches,
       onVerified: (pair) => pieces.full?.journal?.add(pair),
       onRecorded: (pair) => pairsOut?.write(JSON.stringify(pair) + '\n'),
     }),
   };
   return pieces;
+}
+
+/** The documents in a verified pair whose facts were never read (met only through pairs a resumed run replayed). */
+function* withoutFacts(verifier: PairVerifier, store: SignatureStore): Generator<string> {
+  for (const n of verifier.involvedNumbers()) if (!store.facts.at(n)) yield verifier.clusters.documents.idOf(n);
+}
+
+/** A numbering with its ids on disk, removed when the run ends. */
+function spilledIds(run: DedupRun, spillDir: string | undefined): SpilledIds {
+  const ids = new SpilledIds(spillDir);
+  run.spilled.push(ids);
+  return ids;
 }
 
 /** What the incremental pass reads: the documents annotated since `since`, and their neighbourhood. */
@@ -364,7 +387,7 @@ function incrementalSettings(options: DedupOptions, run: DedupRun, since: string
 }
 
 /** What the full pass reads, and where it journals (not in a dry run: nothing to resume). */
-function fullPassSettings(options: DedupOptions, run: DedupRun, numbers: DocNumbers, progress: Progress): FullPassSettings {
+function fullPassSettings(options: DedupOptions, run: DedupRun, numbers: DocIds, progress: Progress): FullPassSettings {
   return {
     index: options.index,
     uuids: run.uuids,
@@ -389,8 +412,8 @@ function fullPassSettings(options: DedupOptions, run: DedupRun, numbers: DocNumb
 async function cutClusters(run: DedupRun, pieces: PairPieces): Promise<Cut> {
   const { numbers, store, verifier, full } = pieces;
   // Pairs replayed by --resume bring documents whose facts were never read in this process.
-  await store.loadFacts(verifier.involved());
-  const cut = await cutFamilies(verifier.clusters.groups(), {
+  await store.loadFacts(withoutFacts(verifier, store));
+  const cut = await cutFamilies(verifier.clusters.families(), {
     method: run.clusterMethod,
     rule: run.canonical,
     minSimilarity: run.minSimilarity,

@@ -10,7 +10,7 @@ import { FactsTable } from '../../src/jobs/dedup/facts.js';
 import { StoredProblem } from '../../src/stored/read.js';
 import { DedupJournal } from '../../src/jobs/dedup/journal.js';
 import { UnionFind } from '../../src/jobs/dedup/union-find.js';
-import { PAIRWISE_BUCKET, PairVerifier, type VerifiedPair } from '../../src/jobs/dedup/pair-verifier.js';
+import { type NumberedPair, PAIRWISE_BUCKET, PairVerifier, type VerifiedPair } from '../../src/jobs/dedup/pair-verifier.js';
 import { decodeSignature, keyHash, SignatureStore, type StoredSignature } from '../../src/jobs/dedup/signature-store.js';
 import { continues, readDedupState, writeDedupState } from '../../src/jobs/dedup/state.js';
 import { cutFamily, pickCanonical } from '../../src/jobs/dedup/cluster-cut.js';
@@ -232,13 +232,19 @@ describe('canonical rule', () => {
   });
 });
 
+/** A pair by the numbers of its ids (numbered now if new). */
+function numberedPair(documents: DocNumbers, { a, b, jaccard, hamming }: VerifiedPair): NumberedPair {
+  return { na: documents.numberOf(a), nb: documents.numberOf(b), jaccard, hamming };
+}
+
 describe('run journal (dedup --resume)', () => {
   const identity = { index: 'i', uuids: 'u1', params: 'p', prefix: 'near_dup', minSimilarity: 0.5, bucketsPerPartition: 10, bucketChunk: 1000, pass: 'partitions' as const };
 
   it('gives back the pairs of finished partitions, drops a tail written after the last checkpoint, and refuses other options', async () => {
     const file = path.join(tmp, 'run.json');
-    const journal = await DedupJournal.start(file, { ...identity, partitions: 7 });
-    journal.add({ a: 'a', b: 'b', jaccard: 0.9, hamming: 2 });
+    const documents = new DocNumbers();
+    const journal = (await DedupJournal.start(file, { ...identity, partitions: 7 })).namesBy(documents);
+    journal.add(numberedPair(documents, { a: 'b', b: 'a', jaccard: 0.9, hamming: 2 }));
     await journal.checkpoint(3, { buckets: 5, candidatePairs: 9, verifiedPairs: 1 });
     appendFileSync(`${file}.pairs.jsonl`, '{"a":"c","b":"d","jac'); // a write cut short by a kill
     const resumed = await DedupJournal.resume(file, identity);
@@ -254,8 +260,9 @@ describe('run journal (dedup --resume)', () => {
   it('refuses a pairs file cut short, edited or foreign, and a damaged checkpoint, in one line each, before anything is replayed', async () => {
     const made = async (name: string) => {
       const file = path.join(tmp, `${name}.json`);
-      const journal = await DedupJournal.start(file, { ...identity, partitions: 4 });
-      for (let i = 0; i < 50; i++) journal.add({ a: `a${i}`, b: `b${i}`, jaccard: 0.8, hamming: 3 });
+      const documents = new DocNumbers();
+      const journal = (await DedupJournal.start(file, { ...identity, partitions: 4 })).namesBy(documents);
+      for (let i = 0; i < 50; i++) journal.add(numberedPair(documents, { a: `a${i}`, b: `b${i}`, jaccard: 0.8, hamming: 3 }));
       await journal.checkpoint(2, { buckets: 5, candidatePairs: 60, verifiedPairs: 50 });
       return file;
     };
@@ -282,11 +289,12 @@ describe('run journal, many pairs between checkpoints', () => {
   it('writes them out as they come (memory stays small) and still drops, on resume, those after the last checkpoint', async () => {
     const identity = { index: 'i', uuids: 'u1', params: 'p', prefix: 'near_dup', minSimilarity: 0.5, bucketsPerPartition: 10, bucketChunk: 1000, pass: 'memory' as const };
     const file = path.join(tmp, 'run-many.json');
-    const journal = await DedupJournal.start(file, { ...identity, partitions: 26 });
+    const documents = new DocNumbers();
+    const journal = (await DedupJournal.start(file, { ...identity, partitions: 26 })).namesBy(documents);
     const pair = (i: number) => ({ a: `document-${i}`, b: `document-${i + 1}`, jaccard: 0.75, hamming: 4 });
-    journal.add(pair(0));
+    journal.add(numberedPair(documents, pair(0)));
     await journal.checkpoint(1, { buckets: 1, candidatePairs: 1, verifiedPairs: 1 });
-    for (let i = 1; i <= 100_000; i++) journal.add(pair(i)); // about 7 MB of lines, no checkpoint
+    for (let i = 1; i <= 100_000; i++) journal.add(numberedPair(documents, pair(i))); // about 7 MB of lines, no checkpoint
     expect(statSync(`${file}.pairs.jsonl`).size).toBeGreaterThan(4 * 1024 * 1024);
     const resumed = await DedupJournal.resume(file, identity);
     expect(resumed.pairs).toEqual([pair(0)]);

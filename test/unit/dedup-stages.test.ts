@@ -14,6 +14,7 @@ import { PairVerifier, type VerifiedPair } from '../../src/jobs/dedup/pair-verif
 import { SignaturePool } from '../../src/jobs/dedup/signature-pool.js';
 import type { StoredSignature } from '../../src/jobs/dedup/signature-store.js';
 import { SignatureSpill } from '../../src/jobs/dedup/signature-spill.js';
+import { SpilledIds } from '../../src/jobs/dedup/spilled-ids.js';
 import { poolTable } from '../../src/jobs/dedup/signature-table.js';
 import type { Hash64 } from '../../src/sketch/simhash.js';
 
@@ -81,7 +82,7 @@ async function memoryPass(docs: Doc[], bucketChunk: number): Promise<Outcome> {
   const pool = new SignaturePool(docs.length, numbers);
   for (const d of docs) pool.add(d.id, d.signature);
   const pairs: VerifiedPair[] = [];
-  const verifier = new PairVerifier(0.5, { documents: numbers, onVerified: (p) => pairs.push(p) });
+  const verifier: PairVerifier = new PairVerifier(0.5, { documents: numbers, onVerified: (p) => pairs.push(verifier.named(p)) });
   for (let band = 0; band < pool.bandCount; band++) await verifyBand(pool, verifier, band, bucketChunk);
   return outcomeOf(verifier, pairs, docs);
 }
@@ -89,7 +90,7 @@ async function memoryPass(docs: Doc[], bucketChunk: number): Promise<Outcome> {
 async function stagedPass(docs: Doc[], bucketChunk: number, where: 'memory' | 'disk', groupMembers: number): Promise<Outcome> {
   const numbers = new DocNumbers();
   const pairs: VerifiedPair[] = [];
-  const verifier = new PairVerifier(0.5, { documents: numbers, onVerified: (p) => pairs.push(p) });
+  const verifier: PairVerifier = new PairVerifier(0.5, { documents: numbers, onVerified: (p) => pairs.push(verifier.named(p)) });
   if (where === 'memory') {
     const pool = new SignaturePool(docs.length, numbers);
     for (const d of docs) pool.add(d.id, d.signature);
@@ -126,14 +127,26 @@ async function verifyBand(pool: SignaturePool, verifier: PairVerifier, band: num
   for (const [start, end] of runs) {
     if (end - start > bucketChunk) {
       const join = new LargeKeyJoin(verifier, band, bucketChunk);
-      for (let k = start; k < end; k++) await join.add(pool.ids[order[k]], pool.signature(order[k]));
-      await join.finish();
+      for (let k = start; k < end; k++) join.add(pool.numberAt(order[k]), pool.signature(order[k]));
+      join.finish();
       continue;
     }
     const slots = [...order.subarray(start, end)];
     const signatures: StoredSignature[] = slots.map((i) => pool.signature(i));
-    verifier.verifyMembersOf({ ids: slots.map((i) => pool.ids[i]), numbers: Int32Array.from(slots, (i) => pool.numberAt(i)), signatures }, band);
+    verifier.verifyMembersOf({ numbers: Int32Array.from(slots, (i) => pool.numberAt(i)), signatures }, band);
   }
+}
+
+const spilled: SpilledIds[] = [];
+afterAll(() => {
+  for (const ids of spilled) ids.close();
+});
+
+/** A numbering with its ids on disk, in the test's scratch folder. */
+function spilledIds(): SpilledIds {
+  const ids = new SpilledIds(scratch);
+  spilled.push(ids);
+  return ids;
 }
 
 /** Flat [start, end, start, end, ...] runs as pairs. */
@@ -199,7 +212,7 @@ describe('the band pass, signatures in memory or spilled to disk', () => {
     writeFileSync(victim, 'keep me');
     const spill = new SignatureSpill(scratch, new DocNumbers());
     try {
-      expect(path.dirname(spill.folder)).toBe(scratch);
+      expect(path.dirname(spill.path)).toBe(scratch);
       for (const d of docs.slice(0, 500)) spill.addSignature(d.id, d.signature);
       spill.addSignature('other-shape', { values: new Uint32Array(3), bands: new Int32Array(BANDS), simhash: { hi: 0, lo: 0 } });
       expect([spill.size, spill.leftOut]).toEqual([500, 1]);
@@ -213,11 +226,11 @@ describe('the band pass, signatures in memory or spilled to disk', () => {
       }
       const found = await spill.find([docs[3].id, 'nobody', docs[42].id]);
       expect([...found.keys()].sort()).toEqual([docs[42].id, docs[3].id].sort());
-      expect(readdirSync(spill.folder).sort()).toEqual(['band-0.bin', 'band-1.bin', 'band-2.bin', 'band-3.bin', 'band-4.bin', 'band-5.bin', 'band-6.bin', 'band-7.bin', 'records.bin']);
+      expect(readdirSync(spill.path).sort()).toEqual(['band-0.bin', 'band-1.bin', 'band-2.bin', 'band-3.bin', 'band-4.bin', 'band-5.bin', 'band-6.bin', 'band-7.bin', 'records.bin']);
     } finally {
       spill.close();
     }
-    expect(existsSync(spill.folder)).toBe(false);
+    expect(existsSync(spill.path)).toBe(false);
     // A second spill in the same parent gets a folder of its own, whatever is planted beside it.
     symlinkSync(victim, path.join(scratch, 'near-dup-spill-planted'));
     // A killed run's folder (its process gone) is removed; a link named like one, and a live run's folder, are not.
@@ -237,10 +250,10 @@ describe('the band pass, signatures in memory or spilled to disk', () => {
 });
 
 describe('DocNumbers (ids kept in typed chunks)', () => {
-  it('numbers ids as a Map would, finds them again and gives them back exactly (any text, repeats, long ones)', () => {
+  it.each(['memory', 'disk'])('numbers ids as a Map would, finds them again and gives them back exactly (any text, repeats, long ones): ids in %s', (where) => {
     fc.assert(
       fc.property(fc.array(fc.oneof(fc.string({ unit: 'binary', maxLength: 30 }), fc.constantFrom('', 'a', 'a', '__proto__', 'x'.repeat(5000))), { maxLength: 400 }), (ids) => {
-        const numbers = new DocNumbers();
+        const numbers = where === 'memory' ? new DocNumbers() : spilledIds();
         const expected = new Map<string, number>();
         for (const id of ids) {
           if (!expected.has(id)) expected.set(id, expected.size);
@@ -254,6 +267,23 @@ describe('DocNumbers (ids kept in typed chunks)', () => {
         expect(numbers.find('never-added-\u0000')).toBeUndefined();
       }),
     );
+  });
+
+  it('on disk: ids appended unlooked-up as a scan meets them, read back in any order, found by id once asked (the index built then, kept up to date)', () => {
+    const ids = spilledIds();
+    const idOf = (i: number) => `doc-${i}-${'ü'.repeat(i % 7)}${i % 1000 === 0 ? 'y'.repeat(6000) : ''}\ud800`.slice(0, i % 3 === 0 ? undefined : -1);
+    const n = 20_000;
+    for (let i = 0; i < n; i++) expect(ids.append(idOf(i))).toBe(i);
+    let wrong = 0;
+    for (let i = n - 1; i >= 0; i -= 3) if (ids.idOf(i) !== idOf(i)) wrong++;
+    expect(ids.idsOf([0, 1, 2, 1000, 19_999])).toEqual([0, 1, 2, 1000, 19_999].map(idOf));
+    for (let i = 0; i < n; i += 5) if (ids.find(idOf(i)) !== i) wrong++;
+    expect(wrong).toBe(0);
+    expect(ids.find('doc-20000')).toBeUndefined();
+    expect(ids.append(idOf(7))).toBe(7); // once indexed, an id met again keeps its number
+    expect(ids.numberOf('new one')).toBe(n);
+    expect([ids.find('new one'), ids.idOf(n), ids.size]).toEqual([n, 'new one', n + 1]);
+    expect(() => ids.idOf(n + 1)).toThrow(/no document number/);
   });
 
   it('holds more ids than one chunk and one table size, in order', () => {

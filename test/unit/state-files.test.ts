@@ -6,6 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, expect, it } from 'vitest';
 import { type Checkpoint, readCheckpoint, writeCheckpoint, writeJsonFile } from '../../src/jobs/checkpoint.js';
+import { DocNumbers } from '../../src/jobs/dedup/doc-numbers.js';
 import { DedupJournal, type DedupRunPlan } from '../../src/jobs/dedup/journal.js';
 import { writeDedupState } from '../../src/jobs/dedup/state.js';
 import { ErrorsFile } from '../../src/jobs/errors-file.js';
@@ -115,9 +116,10 @@ it('the errors file is not appended to through a link to a file; a link to a dev
 it("the dedup journal's pairs are not appended to, nor cut, through a link", async () => {
   const file = path.join(dir, '.near-dup', 'dedup-docs.run.json');
   const plan: DedupRunPlan = { index: 'docs', uuids: 'u', params: 'p', prefix: 'near_dup', minSimilarity: 0.5, bucketsPerPartition: 10, bucketChunk: 10, pass: 'memory', partitions: 2 };
-  const journal = await DedupJournal.start(file, plan);
+  const documents = new DocNumbers();
+  const journal = (await DedupJournal.start(file, plan)).namesBy(documents);
   symlinkSync(victim, `${file}.pairs.jsonl`);
-  journal.add({ a: 'x', b: 'y', jaccard: 0.9 } as never);
+  journal.add({ na: documents.numberOf('x'), nb: documents.numberOf('y'), jaccard: 0.9, hamming: 1 });
   await expect(journal.checkpoint(1, { buckets: 1, candidatePairs: 1, verifiedPairs: 1 })).rejects.toThrow(/symbolic link/);
 });
 

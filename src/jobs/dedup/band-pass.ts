@@ -39,8 +39,8 @@ export async function verifyBandOf(table: SignatureTable, verifier: PairVerifier
     const signatureOf = await table.load(slotsOf(order, runs, r, last));
     for (let k = r; k < last; k++) {
       const start = runs[2 * k], end = runs[2 * k + 1];
-      if (end - start > bucketChunk) await verifyLargeKey(table, verifier, band, bucketChunk, order.subarray(start, end), signatureOf);
-      else verifier.verifyMembersOf(bucketOf(table, order, start, end, numberOf, signatureOf), band);
+      if (end - start > bucketChunk) verifyLargeKey(verifier, band, bucketChunk, order.subarray(start, end), numberOf, signatureOf);
+      else verifier.verifyMembersOf(bucketOf(order, start, end, numberOf, signatureOf), band);
     }
     r = last;
   }
@@ -74,36 +74,27 @@ function slotsOf(order: Uint32Array, runs: Uint32Array, from: number, to: number
   return slots.subarray(0, unique);
 }
 
-async function verifyLargeKey(
-  table: SignatureTable,
+function verifyLargeKey(
   verifier: PairVerifier,
   band: number,
   bucketChunk: number,
   members: Uint32Array,
+  numberOf: (slot: number) => number,
   signatureOf: (slot: number) => StoredSignature,
-): Promise<void> {
+): void {
   const join = new LargeKeyJoin(verifier, band, bucketChunk);
-  for (const slot of members) await join.add(table.idOf(slot), signatureOf(slot));
-  await join.finish();
+  for (const slot of members) join.add(numberOf(slot), signatureOf(slot));
+  join.finish();
 }
 
 /** The documents at order[start, end), with their numbers and signatures, as the verifier takes them. */
-function bucketOf(
-  table: SignatureTable,
-  order: Uint32Array,
-  start: number,
-  end: number,
-  numberOf: (slot: number) => number,
-  signatureOf: (slot: number) => StoredSignature,
-): BucketMembers {
-  const ids: string[] = [];
+function bucketOf(order: Uint32Array, start: number, end: number, numberOf: (slot: number) => number, signatureOf: (slot: number) => StoredSignature): BucketMembers {
   const numbers = new Int32Array(end - start);
   const signatures: StoredSignature[] = [];
   for (let k = start; k < end; k++) {
     const slot = order[k];
-    ids.push(table.idOf(slot));
     numbers[k - start] = numberOf(slot);
     signatures.push(signatureOf(slot));
   }
-  return { ids, numbers, signatures };
+  return { numbers, signatures };
 }

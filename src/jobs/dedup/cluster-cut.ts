@@ -12,7 +12,7 @@
 // rule: the in-memory, partitioned, resumed and incremental passes cut a family alike.
 // `components` keeps whole families as clusters (single linkage), for those who want every chain together.
 // The alternatives were measured on real chains (scripts/bench/cluster-methods.mjs).
-import type { DocNumbers } from './doc-numbers.js';
+import type { DocIds } from './doc-numbers.js';
 import type { FactsLookup } from './facts.js';
 import type { StoredSignature } from './signature-store.js';
 
@@ -34,8 +34,8 @@ export interface DedupCluster {
   family: string;
 }
 
-/** Reads the signatures of these documents (those it has). */
-export type SignatureSource = (ids: string[]) => Promise<ReadonlyMap<string, StoredSignature>>;
+/** Reads the signatures of these documents (those it has), given by id and by number. */
+export type SignatureSource = (ids: string[], numbers: ArrayLike<number>) => Promise<ReadonlyMap<string, StoredSignature>>;
 
 export interface CutSettings {
   method: ClusterMethod;
@@ -44,7 +44,7 @@ export interface CutSettings {
   facts: FactsLookup;
   signatures: SignatureSource;
   /** The numbering of the documents, to answer `clustered` in a byte a document. */
-  documents: DocNumbers;
+  documents: DocIds;
 }
 
 export interface Cut {
@@ -59,16 +59,30 @@ export interface Cut {
 /** Members of families read together, so that their signatures come in a few requests. */
 const MEMBERS_PER_READ = 5000;
 
-/** Cuts every family (each an array of ids, two or more) into clusters. */
-export async function cutFamilies(families: Iterable<string[]>, settings: CutSettings): Promise<Cut> {
+/**
+ * Cuts every family (each the numbers of two or more documents, in `settings.documents`' numbering) into
+ * clusters, a batch of families at a time: the batch's ids read in ascending numbers, its signatures and
+ * facts found by number, so that nothing is looked up by id.
+ */
+export async function cutFamilies(families: Iterable<ArrayLike<number>>, settings: CutSettings): Promise<Cut> {
   const clusters: DedupCluster[] = [];
+  const flags = new Uint8Array(settings.documents.size);
   let count = 0;
   let largestFamily = 0;
-  let batch: string[][] = [];
+  let batch: Array<ArrayLike<number>> = [];
   let batchSize = 0;
   const cutBatch = async () => {
-    const signatures = await settings.signatures(batch.flat());
-    for (const family of batch) clusters.push(...cutFamily(family, signatures, settings));
+    const { ids, numberOf } = await namesOf(batch, settings.documents);
+    const numbers = batch.flatMap((family) => Array.from(family));
+    const signatures = await settings.signatures(numbers.map((n) => ids.get(n)!), numbers);
+    for (const family of batch) {
+      const members = Array.from(family, (n) => ids.get(n)!);
+      const facts = factsOf(family, members, settings.facts);
+      for (const cluster of cutFamily(members, signatures, { ...settings, facts })) {
+        clusters.push(cluster);
+        for (const id of cluster.members) flags[numberOf.get(id)!] = 1;
+      }
+    }
     batch = [];
     batchSize = 0;
   };
@@ -81,9 +95,6 @@ export async function cutFamilies(families: Iterable<string[]>, settings: CutSet
   }
   await cutBatch();
   clusters.sort((a, b) => b.members.length - a.members.length || (a.id < b.id ? -1 : 1));
-  // Every member was numbered when its pairs were verified.
-  const flags = new Uint8Array(settings.documents.size);
-  for (const cluster of clusters) for (const id of cluster.members) flags[settings.documents.find(id)!] = 1;
   return {
     clusters,
     families: count,
@@ -93,6 +104,27 @@ export async function cutFamilies(families: Iterable<string[]>, settings: CutSet
       return n !== undefined && flags[n] === 1;
     },
   };
+}
+
+/** The ids of the batch's documents (read in ascending numbers), and each id's number. */
+async function namesOf(batch: ReadonlyArray<ArrayLike<number>>, documents: DocIds): Promise<{ ids: Map<number, string>; numberOf: Map<string, number> }> {
+  const numbers = Int32Array.from(batch.flatMap((family) => Array.from(family))).sort();
+  const read = documents.idsOf(numbers);
+  const ids = new Map<number, string>();
+  const numberOf = new Map<string, number>();
+  numbers.forEach((n, i) => {
+    ids.set(n, read[i]);
+    numberOf.set(read[i], n);
+  });
+  return { ids, numberOf };
+}
+
+/** A family's facts by id, taken by number when the lookup has them so (no lookup of the id). */
+function factsOf(family: ArrayLike<number>, members: readonly string[], facts: FactsLookup): FactsLookup {
+  const at = facts.at?.bind(facts);
+  if (!at) return facts;
+  const byId = new Map(members.map((id, i) => [id, at(family[i])]));
+  return { get: (id) => byId.get(id) };
 }
 
 /** One family's clusters; members without a signature are left out. */

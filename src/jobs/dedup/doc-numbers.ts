@@ -1,8 +1,23 @@
 // Documents numbered in the order dedup meets them, so that what it keeps about each one (its facts, its
 // cluster, its best similarity) lives in typed arrays indexed by that number: a few bytes a document. One
-// numbering is shared by the signature store and the pair verifier, so every document's id is kept once.
+// numbering is shared by the signature store and the pair verifier, so every document's id is kept once:
+// here in memory, or on local disk for an index too large for that (dedup/spilled-ids.ts).
 
-export class DocNumbers {
+/** A numbering of documents: each id met gets the next number, and is found again by it. */
+export interface DocIds {
+  readonly size: number;
+  /** The document's number, given it now if it had none. */
+  numberOf(id: string): number;
+  /** The document's number, or undefined if it was never met. */
+  find(id: string): number | undefined;
+  idOf(n: number): string;
+  /** The ids of these numbers (ascending reads are the cheap ones). */
+  idsOf(numbers: ArrayLike<number>): string[];
+  /** A document met for the first time (a scan meets each once): numbered without looking it up, when the numbering can. */
+  append(id: string): number;
+}
+
+export class DocNumbers implements DocIds {
   // The ids are kept as UTF-16 code units in large typed chunks, found again through an open-addressing
   // table of numbers keyed by a hash of the id: about 2 bytes a character and 24 a document, none of it
   // objects the garbage collector walks (a Map of ten million strings took 1.2 GB and minutes of marking).
@@ -36,6 +51,14 @@ export class DocNumbers {
   find(id: string): number | undefined {
     const n = this.table[this.placeOf(id, hashOf(id))];
     return n > 0 ? n - 1 : undefined;
+  }
+
+  append(id: string): number {
+    return this.numberOf(id);
+  }
+
+  idsOf(numbers: ArrayLike<number>): string[] {
+    return Array.from(numbers, (n) => this.idOf(n));
   }
 
   idOf(n: number): string {
@@ -101,6 +124,11 @@ const CHUNK_UNITS = 1 << 22;
 function hashOf(id: string): number {
   let h = 0x811c9dc5;
   for (let i = 0; i < id.length; i++) h = Math.imul(h ^ id.charCodeAt(i), 0x01000193);
+  return mixed(h);
+}
+
+/** A 32-bit hash mixed so that its low bits depend on all of its bits. */
+export function mixed(h: number): number {
   h ^= h >>> 15;
   h = Math.imul(h, 0x2c1b3c6d);
   return (h ^ (h >>> 12)) >>> 0;

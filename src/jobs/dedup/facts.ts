@@ -2,7 +2,7 @@
 // sorts by, its cluster from an earlier run), kept in columns by document number: 12 bytes a document for
 // a date or number to sort by, instead of an object and a string in a map.
 import { type DocLocation, LocationTable } from '../../engine/doc-location.js';
-import { type DocNumbers, withRoomFor } from './doc-numbers.js';
+import { type DocIds, withRoomFor } from './doc-numbers.js';
 
 export interface Facts {
   tokens: number;
@@ -14,9 +14,10 @@ export interface Facts {
   location?: DocLocation;
 }
 
-/** The facts of a document by id (a FactsTable, or a map in tests). */
+/** The facts of a document by id (a FactsTable, or a map in tests), and by number when the lookup has a numbering. */
 export interface FactsLookup {
   get(id: string): Facts | undefined;
+  at?(n: number): Facts | undefined;
 }
 
 export class FactsTable implements FactsLookup {
@@ -29,19 +30,27 @@ export class FactsTable implements FactsLookup {
   private readonly clusterIds = new Map<number, string>();
   private readonly locations = new LocationTable();
 
-  /** `keepClusterIds`: whether the earlier clusters are kept (an incremental run needs them; a full one does not). */
+  /**
+   * `keepClusterIds`: whether the earlier clusters are kept (an incremental run needs them; a full one does
+   * not); `expected`: documents to make room for at once (the columns grow past it as needed).
+   */
   constructor(
-    private readonly documents: DocNumbers,
+    private readonly documents: DocIds,
     private readonly keepClusterIds = true,
-  ) {}
+    expected = 0,
+  ) {
+    this.tokens = new Int32Array(expected).fill(-1);
+    this.sortNumbers = new Float64Array(expected).fill(Number.NaN);
+  }
 
   has(id: string): boolean {
     const n = this.documents.find(id);
     return n !== undefined && n < this.tokens.length && this.tokens[n] >= 0;
   }
 
-  set(id: string, facts: Facts): void {
-    const n = this.documents.numberOf(id);
+  /** The facts of a document, by id or by its number. */
+  set(document: string | number, facts: Facts): void {
+    const n = typeof document === 'number' ? document : this.documents.numberOf(document);
     this.tokens = withRoomFor(this.tokens, n, -1);
     this.sortNumbers = withRoomFor(this.sortNumbers, n, Number.NaN);
     this.tokens[n] = facts.tokens;
@@ -56,7 +65,12 @@ export class FactsTable implements FactsLookup {
 
   get(id: string): Facts | undefined {
     const n = this.documents.find(id);
-    if (n === undefined || n >= this.tokens.length || this.tokens[n] < 0) return undefined;
+    return n === undefined ? undefined : this.at(n);
+  }
+
+  /** The facts of document number n. */
+  at(n: number): Facts | undefined {
+    if (n >= this.tokens.length || this.tokens[n] < 0) return undefined;
     const sortNumber = this.sortNumbers[n];
     return {
       tokens: this.tokens[n],

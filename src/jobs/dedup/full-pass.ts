@@ -10,7 +10,7 @@
 import os from 'node:os';
 import type { EngineClient } from '../../engine/client.js';
 import type { SignatureSource } from './cluster-cut.js';
-import type { DocNumbers } from './doc-numbers.js';
+import type { DocIds } from './doc-numbers.js';
 import { DedupJournal, type DedupRunIdentity } from './journal.js';
 import { verifyBandOf } from './band-pass.js';
 import { readSignatures } from './signature-scan.js';
@@ -42,7 +42,7 @@ export interface FullPassSettings {
   /** Documents in scope. */
   documents: number;
   /** The numbering shared with the store and the verifier (to find a signature by id). */
-  numbers?: DocNumbers;
+  numbers?: DocIds;
   /** Where the journal lives (--resume), or undefined for a dry run (nothing to resume). */
   journalFile?: string;
   resume: boolean;
@@ -51,7 +51,7 @@ export interface FullPassSettings {
 }
 
 /** The table the stages read, with a way to find signatures by id for the clusters' cut. */
-type ReadTable = SignatureTable & { find(ids: readonly string[]): Promise<ReadonlyMap<string, StoredSignature>>; close?(): void };
+type ReadTable = SignatureTable & { find(ids: readonly string[], numbers: ArrayLike<number>): Promise<ReadonlyMap<string, StoredSignature>>; close?(): void };
 
 export class FullPass {
   /** Bands taken over from the interrupted run that --resume continues. */
@@ -96,7 +96,7 @@ export class FullPass {
   }
 
   /** The signatures the clusters are cut with: from the table when it was read, else (a resumed run that had every band) through the store. */
-  readonly signatures: SignatureSource = async (ids) => (this.table ? this.table.find(ids) : this.store.load(ids));
+  readonly signatures: SignatureSource = async (ids, numbers) => (this.table ? this.table.find(ids, numbers) : this.store.load(ids));
 
   /** Stage 1: the scan, into memory or onto the disk. */
   private async readTable(): Promise<ReadTable> {
@@ -128,13 +128,15 @@ export class FullPass {
   private async resumeJournal(): Promise<{ journal: DedupJournal; partitions: number } | undefined> {
     if (!this.settings.resume || !this.settings.journalFile) return undefined;
     const { journal, pairs, partitions } = await DedupJournal.resume(this.settings.journalFile, this.identity());
+    journal.namesBy(this.verifier.clusters.documents);
     for (const pair of pairs) this.verifier.record(pair);
     Object.assign(this.verifier, journal.counters);
     return { journal, partitions };
   }
 
   private async startJournal(partitions: number): Promise<DedupJournal | undefined> {
-    return this.settings.journalFile ? DedupJournal.start(this.settings.journalFile, { ...this.identity(), partitions }) : undefined;
+    if (!this.settings.journalFile) return undefined;
+    return (await DedupJournal.start(this.settings.journalFile, { ...this.identity(), partitions })).namesBy(this.verifier.clusters.documents);
   }
 }
 

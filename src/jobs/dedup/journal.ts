@@ -12,10 +12,11 @@ import { readFile, rm } from 'node:fs/promises';
 import { UserError } from '../../errors.js';
 import { readCheckpoint, writeCheckpoint } from '../checkpoint.js';
 import { openForAppend, truncateFile } from '../file-writes.js';
-import type { VerifiedPair } from './pair-verifier.js';
+import type { DocIds } from './doc-numbers.js';
+import { namedPairs, type NumberedPair, type VerifiedPair } from './pair-verifier.js';
 
-/** Pairs waiting in memory before they are appended to the file (about 4 MB of text). */
-const FLUSH_CHARS = 4 * 1024 * 1024;
+/** Pairs waiting in memory (by number) before they are named and appended to the file (about 4 MB of text). */
+const FLUSH_PAIRS = 50_000;
 
 /** What must be equal for a run to continue another: the same signatures, bar and partition plan. */
 export interface DedupRunIdentity {
@@ -43,8 +44,9 @@ export interface DedupRunCounters {
 }
 
 export class DedupJournal {
-  private buffered: string[] = [];
-  private bufferedChars = 0;
+  private buffered: NumberedPair[] = [];
+  /** The numbering the pairs' documents are named by when written. */
+  private documents?: DocIds;
   /** Bytes of the pairs file written so far. */
   private bytes: number;
   /** SHA-256 of those bytes, kept as they are appended. */
@@ -104,12 +106,16 @@ export class DedupJournal {
     return { journal, pairs, partitions: savedIdentity.partitions };
   }
 
-  /** A verified pair; written to the file once a few MB of them are waiting (what a checkpoint has not covered is dropped on resume). */
-  add(pair: VerifiedPair): void {
-    const line = JSON.stringify(pair) + '\n';
-    this.buffered.push(line);
-    this.bufferedChars += line.length;
-    if (this.bufferedChars >= FLUSH_CHARS) this.flush();
+  /** The numbering the pairs added are in (their ids are read from it, a batch at a time, when written). */
+  namesBy(documents: DocIds): this {
+    this.documents = documents;
+    return this;
+  }
+
+  /** A verified pair; written to the file once enough of them are waiting (what a checkpoint has not covered is dropped on resume). */
+  add(pair: NumberedPair): void {
+    this.buffered.push(pair);
+    if (this.buffered.length >= FLUSH_PAIRS) this.flush();
   }
 
   /** Makes the pairs so far durable, then records that `partitionsDone` partitions are done. */
@@ -131,9 +137,11 @@ export class DedupJournal {
   /** Appends the pairs waiting, and makes them durable before a checkpoint can count them. */
   private flush(): void {
     if (this.buffered.length === 0) return;
-    const text = this.buffered.join('');
+    if (!this.documents) throw new Error('the dedup journal was given pairs without the numbering to name them by');
+    const text = namedPairs(this.buffered, this.documents)
+      .map((pair) => `${JSON.stringify(pair)}\n`)
+      .join('');
     this.buffered = [];
-    this.bufferedChars = 0;
     // Never through a symbolic link planted at the pairs file's name (file-writes.ts); only its owner reads it.
     const fd = openForAppend(DedupJournal.pairsFile(this.file), { mode: 0o600, what: "the dedup journal's pairs" });
     try {

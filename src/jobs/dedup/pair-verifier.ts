@@ -5,13 +5,21 @@
 import { minhashJaccard } from '../../sketch/minhash.js';
 import { hammingDistance } from '../../sketch/simhash.js';
 import { joinBucket } from './bucket-join.js';
-import { DocNumbers, withRoomFor } from './doc-numbers.js';
+import { type DocIds, DocNumbers, withRoomFor } from './doc-numbers.js';
 import type { StoredSignature } from './signature-store.js';
 import { UnionFind } from './union-find.js';
 
 export interface VerifiedPair {
   a: string;
   b: string;
+  jaccard: number;
+  hamming: number;
+}
+
+/** A verified pair by the numbers of its documents (their ids are read only when asked for). */
+export interface NumberedPair {
+  na: number;
+  nb: number;
   jaccard: number;
   hamming: number;
 }
@@ -23,17 +31,16 @@ const MAX_MATCHES = 10;
 
 export type Signatures = ReadonlyMap<string, StoredSignature>;
 
-/** The members of one bucket, side by side: their ids, their numbers in the verifier's numbering, their signatures. */
+/** The members of one bucket, side by side: their numbers in the verifier's numbering, their signatures. */
 export interface BucketMembers {
-  ids: readonly string[];
   numbers: ArrayLike<number>;
   signatures: readonly StoredSignature[];
 }
 
 export interface PairHooks {
-  /** A pair verified in this run (to journal it). */
-  onVerified?: (pair: VerifiedPair) => void;
-  /** Every pair recorded, verified now or replayed (to report it). */
+  /** A pair verified in this run (to journal it), by numbers. */
+  onVerified?: (pair: NumberedPair) => void;
+  /** Every pair recorded, verified now or replayed (to report it), by ids. */
   onRecorded?: (pair: VerifiedPair) => void;
 }
 
@@ -55,14 +62,18 @@ export class PairVerifier {
 
   private readonly hooks: PairHooks;
 
-  /** `documents`: the numbering shared with the signature store (one of its own if not given). */
+  /**
+   * `documents`: the numbering shared with the signature store (one of its own if not given); `expected`:
+   * how many documents it will number, so that its arrays are made that size once instead of grown.
+   */
   constructor(
     private readonly minSimilarity: number,
-    options: { collectMatches?: boolean; documents?: DocNumbers } & PairHooks = {},
+    options: { collectMatches?: boolean; documents?: DocIds; expected?: number } & PairHooks = {},
   ) {
     if (options.collectMatches) this.matches = new Map();
     this.hooks = { onVerified: options.onVerified, onRecorded: options.onRecorded };
-    this.clusters = new UnionFind(options.documents ?? new DocNumbers());
+    this.clusters = new UnionFind(options.documents ?? new DocNumbers(), options.expected);
+    this.best = new Float64Array(options.expected ?? 0);
   }
 
   /** A document's best verified similarity; 0 when it is in no verified pair. */
@@ -74,7 +85,12 @@ export class PairVerifier {
   /** The documents in at least one verified pair. */
   *involved(): Generator<string> {
     const documents = this.clusters.documents;
-    for (let n = 0; n < this.best.length && n < documents.size; n++) if (this.best[n] > 0) yield documents.idOf(n);
+    for (const n of this.involvedNumbers()) yield documents.idOf(n);
+  }
+
+  /** The numbers of the documents in at least one verified pair, ascending. */
+  *involvedNumbers(): Generator<number> {
+    for (let n = 0; n < this.best.length && n < this.clusters.documents.size; n++) if (this.best[n] > 0) yield n;
   }
 
   markLargeKey(band: number, hash: number): void {
@@ -91,7 +107,13 @@ export class PairVerifier {
   /** A verified pair (found now, or replayed from an interrupted run) joins its documents. */
   record(pair: VerifiedPair): void {
     const documents = this.clusters.documents;
-    this.recordNumbered(pair, documents.numberOf(pair.a), documents.numberOf(pair.b));
+    this.recordNumbered({ na: documents.numberOf(pair.a), nb: documents.numberOf(pair.b), jaccard: pair.jaccard, hamming: pair.hamming }, pair);
+  }
+
+  /** A pair by the ids of its documents, the smaller first. */
+  named(pair: NumberedPair): VerifiedPair {
+    const documents = this.clusters.documents;
+    return namedPair(pair, documents.idOf(pair.na), documents.idOf(pair.nb));
   }
 
   /**
@@ -118,13 +140,13 @@ export class PairVerifier {
     this.buckets++;
     if (!signatures.has(anchor)) return;
     const bucket = this.members([anchor, ...ids.filter((id) => id !== anchor)], signatures);
-    for (let k = 1; k < bucket.ids.length; k++) this.verifyMembers(bucket, 0, k);
+    for (let k = 1; k < bucket.numbers.length; k++) this.verifyMembers(bucket, 0, k);
   }
 
   /** verifyBucket for members already numbered in this verifier's numbering (the pass that holds every signature). */
   verifyMembersOf(bucket: BucketMembers, band?: number): void {
     this.buckets++;
-    if (bucket.ids.length <= PAIRWISE_BUCKET) this.verifyEveryPair(bucket, band);
+    if (bucket.numbers.length <= PAIRWISE_BUCKET) this.verifyEveryPair(bucket, band);
     else this.joinLargeBucket(bucket, band);
   }
 
@@ -132,7 +154,7 @@ export class PairVerifier {
   private members(ids: readonly string[], signatures: Signatures): BucketMembers {
     const present = ids.filter((id) => signatures.has(id));
     const documents = this.clusters.documents;
-    return { ids: present, numbers: present.map((id) => documents.numberOf(id)), signatures: present.map((id) => signatures.get(id)!) };
+    return { numbers: present.map((id) => documents.numberOf(id)), signatures: present.map((id) => signatures.get(id)!) };
   }
 
   /** Verifies members i and j of a bucket; a verified pair is recorded and reported. */
@@ -142,22 +164,22 @@ export class PairVerifier {
     const jaccard = minhashJaccard(a.values, b.values);
     if (jaccard < this.minSimilarity) return false;
     this.verifiedPairs++;
-    const x = bucket.ids[i], y = bucket.ids[j];
-    const pair = x < y ? { a: x, b: y, jaccard, hamming: hammingDistance(a.simhash, b.simhash) } : { a: y, b: x, jaccard, hamming: hammingDistance(b.simhash, a.simhash) };
+    const pair = { na: bucket.numbers[i], nb: bucket.numbers[j], jaccard, hamming: hammingDistance(a.simhash, b.simhash) };
     this.hooks.onVerified?.(pair);
-    const [first, second] = x < y ? [bucket.numbers[i], bucket.numbers[j]] : [bucket.numbers[j], bucket.numbers[i]];
-    this.recordNumbered(pair, first, second);
+    this.recordNumbered(pair);
     return true;
   }
 
-  /** Records a pair whose documents a and b have the numbers `na` and `nb`. */
-  private recordNumbered(pair: VerifiedPair, na: number, nb: number): void {
-    const { a, b, jaccard } = pair;
-    this.hooks.onRecorded?.(pair);
+  /** Records a pair (its ids read only when a report or the best matches need them). */
+  private recordNumbered(pair: NumberedPair, named?: VerifiedPair): void {
+    const { na, nb, jaccard } = pair;
+    if (this.hooks.onRecorded || this.matches) named ??= this.named(pair);
+    if (named) this.hooks.onRecorded?.(named);
     this.best = withRoomFor(this.best, Math.max(na, nb));
     this.best[na] = Math.max(this.best[na], jaccard);
     this.best[nb] = Math.max(this.best[nb], jaccard);
-    if (this.matches) {
+    if (this.matches && named) {
+      const { a, b } = named;
       for (const [id, other] of [[a, b], [b, a]]) {
         const list = this.matches.get(id) ?? [];
         list.push({ id: other, jaccard });
@@ -211,4 +233,38 @@ export class PairVerifier {
     while (d < length && (length - d - 1) / length >= this.minSimilarity) d++;
     return d;
   }
+}
+
+/** The pair with these ids for its numbers, the smaller id first. */
+export function namedPair(pair: NumberedPair, x: string, y: string): VerifiedPair {
+  const { jaccard, hamming } = pair;
+  return x < y ? { a: x, b: y, jaccard, hamming } : { a: y, b: x, jaccard, hamming };
+}
+
+/** Pairs by the ids of their documents, each id read once, in ascending numbers (the cheap order for ids on disk). */
+export function namedPairs(pairs: readonly NumberedPair[], documents: DocIds): VerifiedPair[] {
+  const numbers = new Int32Array(2 * pairs.length);
+  pairs.forEach((p, i) => {
+    numbers[2 * i] = p.na;
+    numbers[2 * i + 1] = p.nb;
+  });
+  numbers.sort();
+  let unique = 0;
+  for (let i = 0; i < numbers.length; i++) if (i === 0 || numbers[i] !== numbers[i - 1]) numbers[unique++] = numbers[i];
+  const sorted = numbers.subarray(0, unique);
+  const ids = documents.idsOf(sorted);
+  const idOf = (n: number) => ids[indexIn(sorted, n)];
+  return pairs.map((p) => namedPair(p, idOf(p.na), idOf(p.nb)));
+}
+
+/** Where n is in the ascending `sorted` (it is there). */
+function indexIn(sorted: Int32Array, n: number): number {
+  let lo = 0;
+  let hi = sorted.length - 1;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (sorted[mid] < n) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
 }

@@ -5,7 +5,7 @@
 // them, and a signature handed out is a view into the arrays.
 import { minhashValuesScratch } from '../../sketch/lean-minhash.js';
 import { parseSimhash } from '../../sketch/simhash-doc.js';
-import { type DocNumbers, enlarged, withRoomFor } from './doc-numbers.js';
+import { type DocIds, enlarged, withRoomFor } from './doc-numbers.js';
 import { keyHash, type SignatureFields, type StoredSignature } from './signature-store.js';
 
 export class SignaturePool {
@@ -30,11 +30,11 @@ export class SignaturePool {
    */
   constructor(
     private readonly expected: number,
-    private readonly documents?: DocNumbers,
+    private readonly documents?: DocIds,
   ) {}
 
   /** The numbering the pool was given, if any. */
-  get numbering(): DocNumbers | undefined {
+  get numbering(): DocIds | undefined {
     return this.documents;
   }
 
@@ -69,14 +69,15 @@ export class SignaturePool {
     }
   }
 
-  /** A document from its stored fields, decoded straight into the arrays (no signature object made). */
-  addFields(id: string, fields: SignatureFields): void {
+  /** A document from its stored fields, decoded straight into the arrays (no signature object made): its number (-1: left out). */
+  addFields(id: string, fields: SignatureFields): number {
     const i = this.slotFor(id, minhashValuesScratch(fields.minhash), fields.bands.length);
-    if (i === undefined) return;
+    if (i === undefined) return -1;
     for (let k = 0; k < fields.bands.length; k++) this.bands[i * this.bandCount + k] = keyHash(fields.bands[k]);
     const { hi, lo } = fields.simhash;
     this.simhashes[2 * i] = hi;
     this.simhashes[2 * i + 1] = lo;
+    return this.documents ? this.numbers[i] : i;
   }
 
   /** The next document's number, its values copied in; undefined (left out) when its shape is not the first one's. */

@@ -22,7 +22,8 @@ export interface SignatureScan {
 /** Where the scan puts each signature. */
 export interface SignatureSink {
   readonly size: number;
-  addFields(id: string, fields: SignatureFields): void;
+  /** Adds a document: its number in the numbering the store keeps facts by (-1: left out). */
+  addFields(id: string, fields: SignatureFields): number;
   /** Whether a document was added (what a restarted scroll skips by), when the sink can tell. */
   holds?(id: string): boolean;
 }
@@ -44,8 +45,9 @@ export async function readSignatures<T extends SignatureSink>(client: EngineClie
       const document = { id: hit._id, location: locationOf(hit), source: hit._source ?? {} };
       const fields = store.checked(document);
       if (!fields) continue;
-      store.keepFacts(document);
-      sink.addFields(document.id, fields);
+      // Numbered by the sink as it is added, its facts kept by that number (no lookup of the id).
+      const n = sink.addFields(document.id, fields);
+      if (n >= 0) store.keepFacts(document, n);
     }
     read.onDocuments?.(sink.size, read.documents);
   }

@@ -5,17 +5,16 @@
 //    hash of each band key), read back a bucket group at a time, in slot order, close slots in one read;
 //  - band-<b>.bin: the hash of each document's key in band b, by slot (4 bytes a document), read whole to
 //    sort that band into buckets.
-// Memory holds the write buffers and each document's slot by number (its id is kept by the numbering). A run killed before
-// it could remove its folder leaves it behind: the next spill in the same place removes the folders of
-// processes that are gone.
-import { closeSync, lstatSync, mkdtempSync, openSync, readdirSync, readSync, rmSync, writeSync } from 'node:fs';
+// Memory holds the write buffers, and nothing a document: its id is kept by the numbering, and its slot is
+// its number while the two go together (the spill is the numbering's only writer during the scan, as when
+// the ids are spilled too); only once they part does each slot's number take 8 bytes a document.
 import os from 'node:os';
-import path from 'node:path';
 import { minhashValuesScratch } from '../../sketch/lean-minhash.js';
 import type { Hash64 } from '../../sketch/simhash.js';
-import { type DocNumbers, withRoomFor } from './doc-numbers.js';
+import { type DocIds, withRoomFor } from './doc-numbers.js';
 import { keyHash, type SignatureFields, type StoredSignature } from './signature-store.js';
 import type { SignatureTable } from './signature-table.js';
+import { readAll, SpillFolder, writeAll } from './spill-folder.js';
 
 const RECORD_BUFFER_BYTES = 4 * 1024 * 1024;
 const BAND_BUFFER_VALUES = 16 * 1024;
@@ -24,7 +23,7 @@ const MAX_GAP_SLOTS = 4;
 const MAX_READ_BYTES = 1024 * 1024;
 
 export class SignatureSpill implements SignatureTable {
-  readonly folder: string;
+  private readonly folder: SpillFolder;
   /** Each slot's id, when the spill has no numbering to find it in. */
   private readonly ids: string[] = [];
   private count = 0;
@@ -39,9 +38,9 @@ export class SignatureSpill implements SignatureTable {
   private bandBuffers: Uint32Array[] = [];
   private bandUsed = 0;
   private finished = false;
-  /** Each document's slot + 1 by its number (0: not here), and each slot's number, when given the numbering. */
-  private slots = new Int32Array(0);
-  private numbers = new Int32Array(0);
+  /** Each document's slot + 1 by its number (0: not here), and each slot's number, once they differ (else undefined). */
+  private slots?: Int32Array;
+  private numbers?: Int32Array;
   /** The signatures of the last load, and where reads that skip a few slots land first. */
   private held = new Uint8Array(0);
   private readonly scratch = new Uint8Array(MAX_READ_BYTES + 64 * 1024);
@@ -49,10 +48,14 @@ export class SignatureSpill implements SignatureTable {
   /** `parent`: where the spill's own folder is made (default: the system's temporary folder). */
   constructor(
     parent: string = os.tmpdir(),
-    private readonly documents?: DocNumbers,
+    private readonly documents?: DocIds,
   ) {
-    removeStaleSpills(parent);
-    this.folder = mkdtempSync(path.join(parent, `${SPILL_PREFIX}${process.pid}-`));
+    this.folder = new SpillFolder(parent);
+  }
+
+  /** The folder the spill is in. */
+  get path(): string {
+    return this.folder.path;
   }
 
   get size(): number {
@@ -69,33 +72,39 @@ export class SignatureSpill implements SignatureTable {
   }
 
   idOf(slot: number): string {
-    return this.documents ? this.documents.idOf(this.numbers[slot]) : this.ids[slot];
+    return this.documents ? this.documents.idOf(this.numberAt(slot)) : this.ids[slot];
   }
 
-  get numbering(): DocNumbers | undefined {
+  get numbering(): DocIds | undefined {
     return this.documents;
   }
 
   numberAt(slot: number): number {
-    return this.numbers[slot];
+    return this.numbers ? this.numbers[slot] : slot;
   }
 
-  /** A document from its stored fields (the MinHash decoded, the band keys hashed), appended. */
-  addFields(id: string, fields: SignatureFields): void {
-    this.add(id, minhashValuesScratch(fields.minhash), fields.bands.length, (k) => keyHash(fields.bands[k]), fields.simhash);
+  /** The slot of document number n, or -1 when it is not in the spill. */
+  private slotOf(n: number): number {
+    if (!this.slots) return n < this.count ? n : -1;
+    return n < this.slots.length ? this.slots[n] - 1 : -1;
   }
 
-  /** A document from its decoded signature, appended. */
-  addSignature(id: string, signature: { values: Uint32Array; bands: Int32Array; simhash: Hash64 }): void {
-    this.add(id, signature.values, signature.bands.length, (k) => signature.bands[k], signature.simhash);
+  /** A document from its stored fields (the MinHash decoded, the band keys hashed), appended: its number (-1: left out). */
+  addFields(id: string, fields: SignatureFields): number {
+    return this.add(id, minhashValuesScratch(fields.minhash), fields.bands.length, (k) => keyHash(fields.bands[k]), fields.simhash);
   }
 
-  private add(id: string, values: Uint32Array, bandCount: number, bandHash: (k: number) => number, simhash: Hash64): void {
+  /** A document from its decoded signature, appended: its number (-1: left out). */
+  addSignature(id: string, signature: { values: Uint32Array; bands: Int32Array; simhash: Hash64 }): number {
+    return this.add(id, signature.values, signature.bands.length, (k) => signature.bands[k], signature.simhash);
+  }
+
+  private add(id: string, values: Uint32Array, bandCount: number, bandHash: (k: number) => number, simhash: Hash64): number {
     if (this.finished) throw new Error('the signature spill is finished: nothing more can be added');
     if (this.size === 0) this.open(values.length, bandCount);
     if (values.length !== this.width || bandCount !== this.bandCount) {
       this.leftOut++;
-      return;
+      return -1;
     }
     if (this.recordUsed + this.recordBytes > this.recordBuffer.length) this.flushRecords();
     const record = new Uint32Array(this.recordBuffer.buffer, this.recordBuffer.byteOffset + this.recordUsed, this.recordBytes / 4);
@@ -109,29 +118,40 @@ export class SignatureSpill implements SignatureTable {
     }
     this.recordUsed += this.recordBytes;
     if (++this.bandUsed === BAND_BUFFER_VALUES) this.flushBands();
-    this.number(id);
+    return this.number(id);
   }
 
-  private number(id: string): void {
+  private number(id: string): number {
     const slot = this.count++;
     if (!this.documents) {
       this.ids.push(id);
-      return;
+      return slot;
     }
-    const n = this.documents.numberOf(id);
-    this.slots = withRoomFor(this.slots, n);
-    this.slots[n] = slot + 1;
-    this.numbers = withRoomFor(this.numbers, slot);
-    this.numbers[slot] = n;
+    const n = this.documents.append(id);
+    if (n !== slot && !this.slots) this.partNumbersFromSlots();
+    if (this.slots && this.numbers) {
+      this.slots = withRoomFor(this.slots, n);
+      this.slots[n] = slot + 1;
+      this.numbers = withRoomFor(this.numbers, slot);
+      this.numbers[slot] = n;
+    }
+    return n;
+  }
+
+  /** The slots so far were their numbers: from now on each is kept (a document numbered before the scan met it). */
+  private partNumbersFromSlots(): void {
+    const before = this.count - 1;
+    this.numbers = Int32Array.from({ length: Math.max(1024, before + 1) }, (_, slot) => slot);
+    this.slots = Int32Array.from({ length: Math.max(1024, before + 1) }, (_, n) => (n < before ? n + 1 : 0));
   }
 
   private open(width: number, bandCount: number): void {
     this.width = width;
     this.bandCount = bandCount;
     this.recordBuffer = Buffer.alloc(Math.max(1, Math.floor(RECORD_BUFFER_BYTES / this.recordBytes)) * this.recordBytes);
-    this.recordFile = openSync(path.join(this.folder, 'records.bin'), 'wx+', 0o600);
+    this.recordFile = this.folder.create('records.bin');
     for (let k = 0; k < bandCount; k++) {
-      this.bandFiles.push(openSync(path.join(this.folder, `band-${k}.bin`), 'wx+', 0o600));
+      this.bandFiles.push(this.folder.create(`band-${k}.bin`));
       this.bandBuffers.push(new Uint32Array(BAND_BUFFER_VALUES));
     }
   }
@@ -190,16 +210,18 @@ export class SignatureSpill implements SignatureTable {
   /** Whether the document was added (only known with a numbering). */
   holds(id: string): boolean {
     const n = this.documents?.find(id);
-    return n !== undefined && n < this.slots.length && this.slots[n] > 0;
+    return n !== undefined && this.slotOf(n) >= 0;
   }
 
-  /** The signatures of these ids (those in the spill), for cutting the families into clusters. */
-  async find(ids: readonly string[]): Promise<Map<string, StoredSignature>> {
+  /**
+   * The signatures of these ids (those in the spill), for cutting the families into clusters; found by
+   * their numbers when given (-1: none), else by looking each id up in the numbering.
+   */
+  async find(ids: readonly string[], numbers: ArrayLike<number> = ids.map((id) => this.documents?.find(id) ?? -1)): Promise<Map<string, StoredSignature>> {
     const wanted = new Map<number, string>();
-    for (const id of ids) {
-      const n = this.documents?.find(id);
-      const slot = n === undefined || n >= this.slots.length ? 0 : this.slots[n];
-      if (slot > 0) wanted.set(slot - 1, id);
+    for (let i = 0; i < ids.length; i++) {
+      const slot = numbers[i] < 0 ? -1 : this.slotOf(numbers[i]);
+      if (slot >= 0) wanted.set(slot, ids[i]);
     }
     const slots = Uint32Array.from(wanted.keys()).sort();
     const signatureOf = await this.load(slots);
@@ -220,38 +242,9 @@ export class SignatureSpill implements SignatureTable {
 
   /** Closes the files and removes the folder. */
   close(): void {
-    for (const fd of [this.recordFile, ...this.bandFiles]) if (fd >= 0) closeSync(fd);
     this.recordFile = -1;
     this.bandFiles = [];
-    rmSync(this.folder, { recursive: true, force: true });
-  }
-}
-
-const SPILL_PREFIX = 'near-dup-spill-';
-
-/** The spill folders in `parent` of processes that no longer run (killed runs): removed, when they are folders of this user. */
-function removeStaleSpills(parent: string): void {
-  let names: string[];
-  try {
-    names = readdirSync(parent);
-  } catch {
-    return; // made by mkdtemp below, or said there
-  }
-  for (const name of names) {
-    const pid = Number(new RegExp(`^${SPILL_PREFIX}(\\d+)-`).exec(name)?.[1]);
-    if (!pid || pid === process.pid || isRunning(pid)) continue;
-    const at = path.join(parent, name);
-    const stat = lstatSync(at, { throwIfNoEntry: false });
-    if (stat?.isDirectory() && stat.uid === process.getuid?.()) rmSync(at, { recursive: true, force: true });
-  }
-}
-
-function isRunning(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
+    this.folder.remove();
   }
 }
 
@@ -266,16 +259,4 @@ function indexOf(slots: Uint32Array, slot: number): number {
     else return mid;
   }
   return -1;
-}
-
-function writeAll(fd: number, bytes: Uint8Array): void {
-  for (let at = 0; at < bytes.length; ) at += writeSync(fd, bytes, at, bytes.length - at);
-}
-
-function readAll(fd: number, into: Uint8Array, position: number): void {
-  for (let at = 0; at < into.length; ) {
-    const read = readSync(fd, into, at, into.length - at, position + at);
-    if (read === 0) throw new Error(`the signature spill ended early (${position + at} bytes): its folder was changed while dedup ran`);
-    at += read;
-  }
 }

@@ -8,7 +8,7 @@ import { checkStored, StoredProblem, storedIn } from '../../stored/read.js';
 import { minhashValues } from '../../sketch/lean-minhash.js';
 import type { Hash64 } from '../../sketch/simhash.js';
 import { parseSimhash } from '../../sketch/simhash-doc.js';
-import { DocNumbers } from './doc-numbers.js';
+import { type DocIds, DocNumbers } from './doc-numbers.js';
 import { FactsTable } from './facts.js';
 import { RecentMap } from './recent-map.js';
 
@@ -95,10 +95,10 @@ export class SignatureStore {
     private readonly params: string,
     /** Signatures held at once; Infinity when the whole index fits (nothing is ever read twice). */
     capacity: number,
-    { documents = new DocNumbers(), keepClusterIds = true }: { documents?: DocNumbers; keepClusterIds?: boolean } = {},
+    { documents = new DocNumbers(), keepClusterIds = true, expected = 0 }: { documents?: DocIds; keepClusterIds?: boolean; expected?: number } = {},
   ) {
     this.cache = new RecentMap(capacity);
-    this.facts = new FactsTable(documents, keepClusterIds);
+    this.facts = new FactsTable(documents, keepClusterIds, expected);
   }
 
   /** The signatures of these documents: from the cache, the others read from the index (and cached). */
@@ -151,10 +151,10 @@ export class SignatureStore {
     return this.damaged.size + this.damagedUnnamed;
   }
 
-  /** Keeps the facts of a document that has a signature. */
-  keepFacts({ id, location, source }: StoredDocument): void {
+  /** Keeps the facts of a document that has a signature (`n`: its number, when the caller has it). */
+  keepFacts({ id, location, source }: StoredDocument, n?: number): void {
     const clusterId = valueAt(source, storedPath(this.prefix, 'cluster_id'));
-    this.facts.set(id, {
+    this.facts.set(n ?? id, {
       location,
       tokens: Number(valueAt(source, storedPath(this.prefix, 'token_count')) ?? 0),
       sortKey: valueAt(source, this.sortField),

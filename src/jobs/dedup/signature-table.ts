@@ -3,7 +3,7 @@
 // signatures of a bucket group's members (read together, in slot order). Held in memory (SignaturePool) or
 // spilled to local disk (SpilledSignatures) when they do not fit the memory dedup is given; the stages do
 // not know which.
-import type { DocNumbers } from './doc-numbers.js';
+import type { DocIds } from './doc-numbers.js';
 import type { SignaturePool } from './signature-pool.js';
 import type { StoredSignature } from './signature-store.js';
 
@@ -14,7 +14,7 @@ export interface SignatureTable {
   /** Each slot's id. */
   idOf(slot: number): string;
   /** The numbering the table's documents have, if any; a verifier that shares it takes them by number. */
-  readonly numbering?: DocNumbers;
+  readonly numbering?: DocIds;
   /** Each slot's number in that numbering. */
   numberAt(slot: number): number;
   /** The hash of every document's key in `band`, by slot. */

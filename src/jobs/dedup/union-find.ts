@@ -1,12 +1,18 @@
 // Disjoint sets over document ids, with path halving and union by size; the sets are kept by document
 // number (doc-numbers.ts), in two typed arrays.
-import { DocNumbers, withRoomFor } from './doc-numbers.js';
+import { type DocIds, DocNumbers, enlarged } from './doc-numbers.js';
 
 export class UnionFind {
   private parent = new Int32Array(0);
   private size = new Int32Array(0);
 
-  constructor(readonly documents = new DocNumbers()) {}
+  /** `expected`: documents to make room for at once (the arrays grow past it as needed). */
+  constructor(
+    readonly documents: DocIds = new DocNumbers(),
+    expected = 0,
+  ) {
+    if (expected > 0) this.makeRoomFor(expected);
+  }
 
   find(x: string): string {
     return this.documents.idOf(this.root(this.numbered(x)));
@@ -15,6 +21,11 @@ export class UnionFind {
   /** Members of x's set (1 for an id never joined). */
   sizeOf(x: string): number {
     return this.size[this.root(this.numbered(x))];
+  }
+
+  /** Members of the set of document n. */
+  sizeOfNumber(n: number): number {
+    return this.size[this.rootOf(n)];
   }
 
   /** Whether x is in a set of two or more (without numbering an id never met). */
@@ -43,17 +54,23 @@ export class UnionFind {
     this.size[ra] += this.size[rb];
   }
 
-  /** Every set of two or more members. */
+  /** Every set of two or more members, by id. */
   groups(): string[][] {
-    const byRoot = new Map<number, string[]>();
+    return this.families().map((family) => Array.from(family, (n) => this.documents.idOf(n)));
+  }
+
+  /** Every set of two or more members, by number (ascending), the sets in the order of their first member. */
+  families(): Int32Array[] {
+    const byRoot = new Map<number, { members: Int32Array; used: number }>();
     for (let n = 0; n < Math.min(this.documents.size, this.parent.length); n++) {
       const root = this.root(n);
-      if (this.size[root] < 2) continue;
-      let members = byRoot.get(root);
-      if (!members) byRoot.set(root, (members = []));
-      members.push(this.documents.idOf(n));
+      const size = this.size[root];
+      if (size < 2) continue;
+      let family = byRoot.get(root);
+      if (!family) byRoot.set(root, (family = { members: new Int32Array(size), used: 0 }));
+      family.members[family.used++] = n;
     }
-    return [...byRoot.values()];
+    return Array.from(byRoot.values(), (family) => family.members);
   }
 
   /** x's number, with a set of its own if it had none (documents numbered elsewhere join lazily). */
@@ -65,16 +82,16 @@ export class UnionFind {
 
   /** A set of its own for every document numbered up to n that has none yet. */
   private makeRoom(n: number): void {
-    if (n >= this.parent.length) {
-      const from = this.parent.length;
-      const last = Math.max(n, this.documents.size - 1);
-      this.parent = withRoomFor(this.parent, last);
-      this.size = withRoomFor(this.size, last);
-      for (let k = from; k < this.parent.length; k++) {
-        this.parent[k] = k;
-        this.size[k] = 1;
-      }
-    }
+    if (n >= this.parent.length) this.makeRoomFor(Math.max(n, this.documents.size - 1) * 1.5 + 1024);
+  }
+
+  /** Arrays of `length` (at least as long as now), each new document a set of its own. */
+  private makeRoomFor(length: number): void {
+    const from = this.parent.length;
+    if (length <= from) return;
+    this.parent = enlarged(this.parent, Math.ceil(length));
+    this.size = enlarged(this.size, Math.ceil(length), 1);
+    for (let k = from; k < this.parent.length; k++) this.parent[k] = k;
   }
 
   private root(n: number): number {
