@@ -72,8 +72,10 @@ for (const hit of similar.hits) console.log(`   ${hit.id.padEnd(36)} jaccard ${h
 console.log(`
 Next:
   npx near-dup similar --url ${client.url} --index ${index} --id BSD-3-Clause --format table
-  npx near-dup dedup --url ${client.url} --index ${index} --format text | head
-  npx near-dup dedup --url ${client.url} --index ${index} --clusters components --dry-run   (whole families)
+  npx near-dup dedup --url ${client.url} --index ${index} --canonical longest --full --dry-run --format text | head
+      (each document with its near-duplicates; --dry-run: the clusters above stay as they are)
+  npx near-dup dedup --url ${client.url} --index ${index} --canonical longest --full --dry-run --clusters components
+      (whole families, as step 4 compared; writes nothing)
   With Docker: docker compose up -d, then npx near-dup dashboards --url http://localhost:5601 --index ${index} --title-field name --dedup-state .near-dup/demo-dedup.json
   and open the printed link (OpenSearch Dashboards) to explore the clusters.`);
 await client.close();

@@ -25,17 +25,17 @@ export function withConnectionOptions<T>(yargs: Argv<T>) {
   return yargs
     .option('url', {
       type: 'string',
-      describe: `cluster URL, e.g. https://localhost:9200 [env ${CONNECTION_ENV.url}; default: a local engine on 9201, 9211 or 9200]`,
+      describe: `cluster URL [env ${CONNECTION_ENV.url}; default: a local engine on 9201, 9211 or 9200]`,
       group,
     })
-    .option('username', { type: 'string', describe: `user for basic authentication [env ${CONNECTION_ENV.username}]`, group })
-    .option('password', { type: 'string', describe: `password for basic authentication [env ${CONNECTION_ENV.password}]`, group })
+    .option('username', { type: 'string', describe: `user, for basic authentication [env ${CONNECTION_ENV.username}]`, group })
+    .option('password', { type: 'string', describe: `password, for basic authentication [env ${CONNECTION_ENV.password}]`, group })
     .option('api-key', { type: 'string', describe: `Elasticsearch API key, encoded or id:key [env ${CONNECTION_ENV.apiKey}]`, group })
     .option('bearer-token', { type: 'string', describe: `bearer token [env ${CONNECTION_ENV.bearerToken}]`, group })
-    .option('ca-file', { type: 'string', describe: `PEM file with the CA that signed the cluster's certificate [env ${CONNECTION_ENV.caFile}]`, group })
+    .option('ca-file', { type: 'string', describe: `PEM file of the CA of the cluster's certificate [env ${CONNECTION_ENV.caFile}]`, group })
     .option('insecure', {
       type: 'boolean',
-      describe: `skip TLS certificate verification (trusted networks only) [env ${CONNECTION_ENV.insecure}=true]`,
+      describe: `skip TLS certificate checks (trusted networks only) [env ${CONNECTION_ENV.insecure}=true]`,
       group,
     });
 }
@@ -77,5 +77,13 @@ export async function connectFromArgs(argv: ConnectionArgs, env: NodeJS.ProcessE
   const args = connectionArgsFrom(argv, env);
   const url = await chooseUrl(args.url, (found) => process.stderr.write(escaped`near-dup: no --url given; using ${redactUrl(found)}\n`));
   const options: ConnectionOptions = { ...args, url };
+  lastConnection = options;
   return connect(options);
+}
+
+let lastConnection: ConnectionOptions | undefined;
+
+/** The connection the command made (for a second look at the cluster after a failure: index-names.ts). */
+export function commandConnection(): ConnectionOptions | undefined {
+  return lastConnection;
 }

@@ -6,6 +6,7 @@ import { hideBin } from 'yargs/helpers';
 import { commandLoaders } from './commands/index.js';
 import { UsageError, UserError } from '../errors.js';
 import { escaped, escapedLines } from './terminal-text.js';
+import { endQuietlyOnClosedPipes } from './closed-pipe.js';
 
 /**
  * The version of the package this file was installed with, read beside dist/. Not left to yargs, which
@@ -28,6 +29,7 @@ async function main(argv: string[]): Promise<void> {
     .demandCommand(1, 'Name a command: see `near-dup --help`.')
     .recommendCommands()
     .help()
+    .option('help-all', { type: 'boolean', describe: 'Show help with every option, the advanced ones too' })
     .wrap(Math.min(110, process.stdout.columns ?? 110))
     .fail((msg, err) => {
       // A yargs validation message is a usage error (exit 2); anything thrown by a handler is passed on.
@@ -38,14 +40,38 @@ async function main(argv: string[]): Promise<void> {
   const named = argv.find((arg) => !arg.startsWith('-'));
   const names = named !== undefined && Object.hasOwn(commandLoaders, named) ? [named] : Object.keys(commandLoaders);
   for (const name of names) parser = parser.command((await commandLoaders[name]()) as never);
+  skipHelpCache(parser);
   await parser.parseAsync();
+}
+
+/**
+ * yargs renders the whole help text of a command each time it runs one, to keep for a failure message that
+ * shows help; this CLI's own fail handler never shows it (`--help` renders its own). The rendering measures
+ * every line's width (string-width's emoji pattern, wrap-ansi): 30 ms of CPU before `sign` reads a line.
+ * The cache is an internal of yargs (17 and 18): where it is missing, nothing changes.
+ */
+function skipHelpCache(parser: unknown): void {
+  const usage = (parser as { getInternalMethods?: () => { getUsageInstance?: () => { cacheHelpMessage?: unknown } } }).getInternalMethods?.().getUsageInstance?.();
+  if (usage && typeof usage.cacheHelpMessage === 'function') usage.cacheHelpMessage = () => undefined;
 }
 
 /** `--debug` (or NEAR_DUP_DEBUG=1) prints the stack trace of a failure; without it, a user sees one line. */
 const debug = process.argv.includes('--debug') || ['1', 'true'].includes(process.env.NEAR_DUP_DEBUG ?? '');
 
-main(hideBin(process.argv).filter((arg) => arg !== '--debug')).catch((err: unknown) => {
-  const message = err instanceof Error ? err.message : String(err);
+endQuietlyOnClosedPipes();
+
+// --help-all is --help with the advanced options shown (help.ts reads it from process.argv).
+main(
+  hideBin(process.argv)
+    .filter((arg) => arg !== '--debug')
+    .map((arg) => (arg === '--help-all' ? '--help' : arg)),
+).catch(async (err: unknown) => {
+  let message = err instanceof Error ? err.message : String(err);
+  if (err instanceof UserError && message.includes('does not exist')) {
+    // Loaded only here: the engine client is not for every start.
+    const [{ withSimilarIndexNames }, { commandConnection }] = await Promise.all([import('./index-names.js'), import('./connection-options.js')]);
+    message = await withSimilarIndexNames(message, commandConnection());
+  }
   // One line; an id or a value the message quotes is shown escaped (terminal-text.ts), never acted on by the terminal.
   const line = (text: string) => text.replace(/\s*\n\s*/g, ' ').trim();
   if (err instanceof UsageError) {

@@ -7,93 +7,99 @@ import { DEFAULT_CONTAINMENT_SAMPLE } from '../sketch/containment.js';
 import { DEFAULT_FALSE_NEGATIVE_WEIGHT, DEFAULT_KEY_ENCODING, DEFAULT_THRESHOLD, type KeyEncoding } from '../sketch/lsh.js';
 import { MINHASH_SCHEMES, type MinhashScheme } from '../sketch/minhash.js';
 import { DEFAULT_SIMHASH_BLOCKS } from '../sketch/simhash.js';
+import { advanced } from './help.js';
+
+// No yargs defaults here: an option left out stays undefined, so a command can tell the options a user gave
+// (similar refuses those that do not match the index) from the defaults, which resolveSignerSettings fills in.
 
 export function withSignerOptions<T>(yargs: Argv<T>) {
+  const group = 'Signature:';
   return yargs
     .option('preset', {
       type: 'string',
       choices: PRESET_NAMES as string[],
-      describe: 'a named signing scheme: simhash-doc (the interoperability draft\'s: its tokens, a SimHash of them in base32); gives the condenser parts not given',
-      group: 'Signature:',
+      describe: 'a named signing scheme (simhash-doc: the interoperability draft\'s tokens and base32 SimHash)',
+      group,
     })
     .option('condenser', {
       type: 'string',
-      // No default here: with --preset, the parts not given are the preset's.
-      describe: `tokenizer:normalizer:hash:permutations; an empty part takes the default (e.g. "3-grams:norm::256") [default: "${DEFAULT_CONDENSER}", or the preset's]`,
-      group: 'Signature:',
+      describe: `tokenizer:normalizer:hash:permutations, e.g. "3-grams:norm::256" [default: "${DEFAULT_CONDENSER}"]`,
+      group,
     })
-    .option('seed', { type: 'number', default: DEFAULT_SEED, describe: 'MinHash seed (as datasketch)', group: 'Signature:' })
-    .option('scheme', {
-      type: 'string',
-      choices: MINHASH_SCHEMES as string[],
-      default: DEFAULT_SCHEME,
-      describe: 'MinHash permutation scheme: affine32 (datasketch >= 2.0) or legacy (datasketch < 2.0)',
-      group: 'Signature:',
-    })
-    .option('threshold', {
-      type: 'number',
-      default: DEFAULT_THRESHOLD,
-      describe: 'Jaccard threshold the LSH bands are tuned for',
-      group: 'Signature:',
-    })
-    .option('false-negative-weight', {
-      type: 'number',
-      default: DEFAULT_FALSE_NEGATIVE_WEIGHT,
-      describe: 'weight of missed pairs against false candidates when choosing bands and rows',
-      group: 'Signature:',
-    })
-    .option('bands', { type: 'number', describe: 'explicit number of LSH bands (with --rows)', group: 'Signature:' })
-    .option('rows', { type: 'number', describe: 'explicit rows per band (with --bands)', group: 'Signature:' })
-    .option('simhash-blocks', {
-      type: 'number',
-      default: DEFAULT_SIMHASH_BLOCKS,
-      describe: 'SimHash blocks m: finds fingerprints up to m - 1 bits apart',
-      group: 'Signature:',
-    })
-    .option('containment-sample', {
-      type: 'number',
-      default: DEFAULT_CONTAINMENT_SAMPLE,
-      describe: 'keep 1 distinct token in N for containment lookups (similar --measure containment); 1 keeps all (exact), 0 none',
-      group: 'Signature:',
-    })
-    .option('key-encoding', {
-      type: 'number',
-      default: DEFAULT_KEY_ENCODING,
-      choices: [1, 2],
-      describe: 'band keys and sample terms: 2 compact (base64url), 1 as near-dup wrote them before 2026-11-25 (hex), to match an index of that layout',
-      group: 'Signature:',
-    });
+    .option('threshold', { type: 'number', describe: `Jaccard threshold the LSH bands are tuned for [default: ${DEFAULT_THRESHOLD}]`, group })
+    .option('seed', advanced({ type: 'number', describe: `MinHash seed, as datasketch's [default: ${DEFAULT_SEED}]`, group }))
+    .option(
+      'scheme',
+      advanced({
+        type: 'string',
+        choices: MINHASH_SCHEMES as string[],
+        describe: `MinHash permutations: affine32 (datasketch >= 2.0) or legacy (< 2.0) [default: ${DEFAULT_SCHEME}]`,
+        group,
+      }),
+    )
+    .option(
+      'false-negative-weight',
+      advanced({ type: 'number', describe: `weight of missed pairs against false candidates, for bands and rows [default: ${DEFAULT_FALSE_NEGATIVE_WEIGHT}]`, group }),
+    )
+    .option('bands', advanced({ type: 'number', describe: 'explicit number of LSH bands (with --rows)', group }))
+    .option('rows', advanced({ type: 'number', describe: 'explicit rows per band (with --bands)', group }))
+    .option('simhash-blocks', advanced({ type: 'number', describe: `SimHash blocks m: finds fingerprints up to m - 1 bits apart [default: ${DEFAULT_SIMHASH_BLOCKS}]`, group }))
+    .option(
+      'containment-sample',
+      advanced({ type: 'number', describe: `keep 1 distinct token in N for containment lookups; 1 all, 0 none [default: ${DEFAULT_CONTAINMENT_SAMPLE}]`, group }),
+    )
+    .option(
+      'key-encoding',
+      advanced({
+        type: 'number',
+        choices: [1, 2],
+        describe: `band keys and sample terms: 2 compact (base64url), 1 hex as before 2026-11-25 [default: ${DEFAULT_KEY_ENCODING}]`,
+        group,
+      }),
+    );
 }
 
 export interface SignerArgs {
   preset?: string;
   condenser?: string;
-  seed: number;
-  scheme: string;
-  threshold: number;
-  falseNegativeWeight: number;
+  seed?: number;
+  scheme?: string;
+  threshold?: number;
+  falseNegativeWeight?: number;
   bands?: number;
   rows?: number;
-  simhashBlocks: number;
-  containmentSample: number;
-  keyEncoding: number;
+  simhashBlocks?: number;
+  containmentSample?: number;
+  keyEncoding?: number;
+}
+
+/** The signature options given on the command line (as options), none when the defaults are to be used. */
+export function givenSignerOptions(argv: SignerArgs): string[] {
+  const names: Array<[keyof SignerArgs, string]> = [
+    ['preset', '--preset'], ['condenser', '--condenser'], ['seed', '--seed'], ['scheme', '--scheme'], ['threshold', '--threshold'],
+    ['falseNegativeWeight', '--false-negative-weight'], ['bands', '--bands'], ['rows', '--rows'], ['simhashBlocks', '--simhash-blocks'],
+    ['containmentSample', '--containment-sample'], ['keyEncoding', '--key-encoding'],
+  ];
+  return names.filter(([key]) => argv[key] !== undefined).map(([, option]) => option);
 }
 
 /** The signer options of the command line, checked: a wrong spec or value is a usage error. */
 export function signerOptionsFrom(argv: SignerArgs): SignerOptions {
-  const options: SignerOptions = {
-    ...(argv.preset === undefined ? {} : { preset: argv.preset }),
+  const given: SignerOptions = {
+    preset: argv.preset,
     condenser: argv.condenser,
     seed: argv.seed,
-    scheme: argv.scheme as MinhashScheme,
+    scheme: argv.scheme as MinhashScheme | undefined,
     threshold: argv.threshold,
     falseNegativeWeight: argv.falseNegativeWeight,
     bands: argv.bands,
     rows: argv.rows,
     simhashBlocks: argv.simhashBlocks,
     containmentSample: argv.containmentSample,
-    keyEncoding: argv.keyEncoding as KeyEncoding,
+    keyEncoding: argv.keyEncoding as KeyEncoding | undefined,
   };
+  // Only the options given: the others are resolveSignerSettings' defaults (or a preset's).
+  const options = Object.fromEntries(Object.entries(given).filter(([, value]) => value !== undefined)) as SignerOptions;
   try {
     resolveSignerSettings(options);
   } catch (err) {
@@ -105,13 +111,16 @@ export function signerOptionsFrom(argv: SignerArgs): SignerOptions {
 /** Bulk writing options shared by the commands that write (annotate, ingest). */
 export function withBulkOptions<T>(yargs: Argv<T>) {
   return yargs
-    .option('bulk-size', { type: 'number', default: 1000, describe: 'operations per bulk request', group: 'Writing:' })
-    .option('bulk-bytes', { type: 'number', default: 5 * 1024 * 1024, describe: 'bytes per bulk request', group: 'Writing:' })
-    .option('concurrency', {
-      type: 'number',
-      describe: 'bulk requests in flight, fixed (default: chosen from the data nodes, their write threads and the index\'s primary shards, lowered when the engine answers 429 or slows down)',
-      group: 'Writing:',
-    });
+    .option('bulk-size', advanced({ type: 'number', default: 1000, describe: 'operations per bulk request', group: 'Writing:' }))
+    .option('bulk-bytes', advanced({ type: 'number', default: 5 * 1024 * 1024, describe: 'bytes per bulk request', group: 'Writing:' }))
+    .option(
+      'concurrency',
+      advanced({
+        type: 'number',
+        describe: 'bulk requests in flight, fixed [default: from the data nodes and shards, lowered on 429s]',
+        group: 'Writing:',
+      }),
+    );
 }
 
 export interface BulkArgs {

@@ -39,7 +39,7 @@ import { type CanonicalRule, type ClusterMethod, CLUSTER_METHODS, type Cut, cutF
 import { writeBack, type WriteBackResult } from './dedup/write-back.js';
 import { ErrorsFile } from './errors-file.js';
 import { openForWriting } from './file-writes.js';
-import { paramsHeld } from './params-held.js';
+import { chooseParams, type ParamsDamage } from './params-held.js';
 
 export type { CanonicalRule, ClusterMethod, DedupCluster };
 
@@ -188,6 +188,8 @@ interface DedupRun {
   scope: Record<string, unknown>;
   /** Documents in scope. */
   documents: number;
+  /** Documents whose params value is not a parameter set: damaged, left out. */
+  damagedParams: ParamsDamage;
   canonical: CanonicalRule;
   sortField: string;
   cacheSize: number;
@@ -277,7 +279,7 @@ async function prepareRun(client: EngineClient, options: DedupOptions): Promise<
   const minSimilarity = options.minSimilarity ?? 0.5;
   const f = (name: StoredField) => storedPath(prefix, name);
   await checkTarget(client, options, prefix);
-  const { params, excludedParams } = await chooseParams(client, options.index, prefix, options.params);
+  const { params, excludedParams, damagedParams } = await chooseParams(client, options.index, prefix, options.params);
   const scope = { bool: { filter: [{ term: { [f('params')]: params } }, { range: { [f('token_count')]: { gt: 0 } } }] } };
   const documents = await client.count(options.index, scope);
   const canonical = options.canonical ?? 'oldest';
@@ -298,7 +300,7 @@ async function prepareRun(client: EngineClient, options: DedupOptions): Promise<
   const pageSize = options.pageSize ?? DEFAULT_PAGE_SIZE;
   const fields = storedFields(prefix, sortField);
   return {
-    prefix, minSimilarity, params, excludedParams, scope, documents, canonical, sortField, cacheSize, everythingCached, stateFile, runStartedAt,
+    prefix, minSimilarity, params, excludedParams, scope, documents, damagedParams, canonical, sortField, cacheSize, everythingCached, stateFile, runStartedAt,
     saved, uuids, clusterMethod, current, notes, bucketChunk, pageSize, fields, spilled: [],
   };
 }
@@ -432,6 +434,7 @@ async function writeClusters(client: EngineClient, options: DedupOptions, run: D
   for (const [id, reason] of store.damaged) {
     errors.add({ id, reason: `stored signature left out of dedup: ${reason}; near-dup annotate --force --query '{"ids":{"values":[...]}}' signs it again` });
   }
+  for (const d of run.damagedParams.documents) errors.add({ id: d.id, index: d.index, reason: `stored signature left out of dedup: ${d.reason}; near-dup annotate --force --query '{"ids":{"values":[...]}}' signs it again` });
   // The fields dedup writes may be newer than the index's mapping (canonical_similarity): added first, or a
   // strict mapping would refuse every update.
   if (!options.dryRun && cut.clusters.length > 0) await initIndex(client, options.index, run.prefix);
@@ -463,7 +466,7 @@ function summarize(client: EngineClient, options: DedupOptions, run: DedupRun, p
     mode: pairs.incremental ? 'incremental' : 'full',
     newDocuments: pairs.newDocuments,
     documents: run.documents,
-    damaged: store.damagedCount,
+    damaged: store.damagedCount + run.damagedParams.count,
     notes: run.notes,
     buckets: verifier.buckets,
     candidatePairs: verifier.candidatePairs,
@@ -559,17 +562,6 @@ export function checkDedupOptions(options: DedupOptions): void {
   if (options.clusters !== undefined && !CLUSTER_METHODS.includes(options.clusters)) {
     throw new UsageError(`--clusters must be ${CLUSTER_METHODS.join(' or ')} (centres: every duplicate near its canonical; components: whole families), got "${options.clusters}"`);
   }
-}
-
-/** Which signatures to compare: one params value, never a silent mix. */
-async function chooseParams(client: EngineClient, index: string, prefix: string, asked: string | undefined): Promise<{ params: string; excludedParams: number }> {
-  const held = await paramsHeld(client, index, prefix);
-  if (!asked && held.length > 1) {
-    const list = held.map((b) => `"${b.key}": ${b.doc_count} docs`).join('; ');
-    throw new UserError(`"${index}" holds signatures made with ${held.length} different parameter sets (${list}); choose one with --params, or annotate again with one set of options`);
-  }
-  const params = asked ?? held[0].key;
-  return { params, excludedParams: held.filter((b) => b.key !== params).reduce((n, b) => n + b.doc_count, 0) };
 }
 
 /** Reads stored signatures by id, within the scope, a request per call. */

@@ -8,7 +8,7 @@
 // every document reported indexed.
 import { randomBytes } from 'node:crypto';
 import type { Readable } from 'node:stream';
-import { DEFAULT_MAX_CHARS } from '../annotation.js';
+import { DEFAULT_MAX_CHARS, valueAt } from '../annotation.js';
 import type { EngineClient } from '../engine/client.js';
 import type { RetrySnapshot } from '../engine/retry.js';
 import { checkBulkOptions, requireWholeNumbers, UsageError } from '../errors.js';
@@ -65,6 +65,39 @@ export function checkIngestOptions(options: IngestOptions): void {
   checkBulkOptions(options.bulk);
 }
 
+/** Lines of the first batch looked at for --field: enough to tell a misspelt field from sparse ones. */
+const FIELD_CHECK_LINES = 1000;
+
+/**
+ * Refuses --field when not one of the first documents (JSON objects among the first lines) has any of the
+ * fields, naming the fields they have: a misspelt field, caught before the index is created. Lines that are
+ * not JSON objects are left to the signing, which reports each.
+ */
+export function checkFieldsPresent(bytes: Uint8Array, fields: readonly string[], index: string): void {
+  const seen = new Map<string, number>();
+  let documents = 0;
+  const lines = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8').split('\n', FIELD_CHECK_LINES);
+  for (const line of lines) {
+    if (line.trim() === '') continue;
+    let doc: unknown;
+    try {
+      doc = JSON.parse(line);
+    } catch {
+      continue;
+    }
+    if (typeof doc !== 'object' || doc === null || Array.isArray(doc)) continue;
+    documents++;
+    if (fields.some((f) => valueAt(doc, f) !== undefined)) return;
+    for (const key of Object.keys(doc)) seen.set(key, (seen.get(key) ?? 0) + 1);
+  }
+  if (documents === 0) return;
+  const theirs = [...seen.entries()].sort((a, b) => b[1] - a[1]).slice(0, 12).map(([k]) => JSON.stringify(k)).join(', ');
+  throw new UsageError(
+    `none of the first ${documents} documents has ${fields.length > 1 ? 'any of the fields' : 'the field'} ${fields.map((f) => `"${f}"`).join(', ')}; ` +
+      `their fields are ${theirs}: give one of those with --field (nothing was written to "${index}")`,
+  );
+}
+
 /** An id like the engines' own: 20 URL-safe characters, 120 random bits. */
 function newId(): string {
   return randomBytes(15).toString('base64url');
@@ -78,6 +111,11 @@ export async function ingestStream(client: EngineClient, input: Readable, option
   const started = performance.now();
   const retriesAtStart = client.retries.snapshot();
   const settings = resolveSignerSettings(options.signer);
+  // The first batch is read before the index is made: --field that none of its documents has is refused
+  // there, rather than an index created and every line failed.
+  const batches = lineBatches(input, 256 * 1024)[Symbol.asyncIterator]();
+  const first = await batches.next();
+  if (!first.done) checkFieldsPresent(first.value.bytes, options.fields, options.index);
   const { keyLists } = await initIndex(client, options.index, options.prefix);
   const counts = { seen: 0, indexed: 0, failed: 0, empty: 0, cut: 0, blank: 0 };
   const indexedIds: string[] = [];
@@ -147,7 +185,8 @@ export async function ingestStream(client: EngineClient, input: Readable, option
   };
 
   try {
-    for await (const { bytes, firstLineNumber } of lineBatches(input, 256 * 1024)) {
+    for (let next = first; !next.done; next = await batches.next()) {
+      const { bytes, firstLineNumber } = next.value;
       pending.push(pool.ingest({ options: options.signer, ingest, bytes, firstLineNumber }, [bytes.buffer as ArrayBuffer]));
       while (pending.length >= pool.threads * 2) await drainOne();
     }

@@ -13,6 +13,7 @@ import { simhashDistance } from '../sketch/simhash-doc.js';
 import { CONTAINMENT_DIRECTIONS, type ContainmentDirection, findContaining } from './containment-lookup.js';
 import { minhashDocValues, withoutDocValues } from './doc-values.js';
 import { paramsHeld } from './params-held.js';
+import { planMapping } from '../engine/mapping.js';
 
 export type SimilarMethod = 'minhash' | 'simhash' | 'both';
 /** What a hit is measured by: the Jaccard of the two token sets, or how much of one is inside the other. */
@@ -126,10 +127,12 @@ export async function findSimilar(client: EngineClient, options: SimilarOptions)
   checkSimilarOptions(options);
 
   try {
+    await checkLookupMapping(client, options.index, prefix);
     const query =
       options.id !== undefined
         ? await storedSignature(client, options.index, options.id, prefix, options.routing)
         : signText(options.text!, await signerForIndex(client, options.index, prefix, options.signer));
+    if (options.id !== undefined) checkSignerForStored(options.signer, query.params, options.id, options.index);
     const result: SimilarResult = { query: { id: options.id, params: query.params, tokens: query.tokens }, hits: [], candidates: 0, excludedParams: 0, damaged: 0, tookMs: 0 };
     if (method !== 'minhash' && query.blocks.length > 0 && maxDistance >= query.blocks.length) {
       const blocks = query.blocks.length;
@@ -210,6 +213,34 @@ interface Candidate {
   raw: RawStored | StoredProblem;
 }
 
+/** The stored fields a lookup queries or reads: mapped otherwise (band keys as text), it would find nothing, or fail opaquely. */
+const LOOKUP_FIELDS = new Set(['bands', 'simhash_blocks', 'params', 'sample']);
+
+/**
+ * Refuses a lookup on an index whose near-dup fields are mapped so that it cannot work, naming the field,
+ * its mapping and the way out: documents written through the library into an index `near-dup init` never
+ * prepared get the engine's dynamic mapping (band keys as analysed text), where a lookup would silently
+ * find nothing or fail with the engine's search_phase_execution_exception.
+ */
+async function checkLookupMapping(client: EngineClient, index: string, prefix: string): Promise<void> {
+  let mappings: Awaited<ReturnType<EngineClient['getMapping']>>;
+  try {
+    mappings = await client.getMapping(index);
+  } catch {
+    return; // the lookup itself says what is wrong with the index (missing, no rights to read its mapping)
+  }
+  for (const [name, { mappings: mapping }] of Object.entries(mappings)) {
+    const wrong = planMapping(mapping, prefix).conflicts.filter((c) => c.field === prefix || LOOKUP_FIELDS.has(c.field.slice(prefix.length + 1)));
+    if (wrong.length === 0) continue;
+    const fields = wrong.map((c) => `${c.field} is mapped as ${c.existing}, a lookup needs ${c.wanted}`).join('; ');
+    throw new UserError(
+      `cannot look up near-duplicates in "${name}": ${fields} (the engine's own mapping of documents written before near-dup init prepared the index). ` +
+        `A field's mapping cannot change in place: create a new index with near-dup init --index NEW_INDEX, reindex into it (POST _reindex), ` +
+        `then near-dup annotate --index NEW_INDEX --field FIELD --force`,
+    );
+  }
+}
+
 /** Candidates checked against the query's params and measured; those of other params counted, damaged ones named. */
 function verifyCandidates(candidates: readonly Candidate[], query: QuerySignature) {
   const measured: Array<{ candidate: Candidate; jaccard: number; hamming: number }> = [];
@@ -285,19 +316,43 @@ async function fetchCandidates(client: EngineClient, index: string, layout: Stor
 }
 
 /**
- * A text is signed the way the index was: with the signer options asked for when the index holds
- * signatures of those, otherwise with the one parameter set the index holds. An index with none, or
- * with several and not the one asked for, cannot match: that is said, not answered with nothing.
+ * A text is signed the way the index was. Signer options given (any field set) are used when the index
+ * holds signatures made with them, and refused when it does not: a text signed otherwise could match
+ * nothing, and ignoring options that were asked for would be a silent surprise. Without options, the one
+ * parameter set the index holds is used (or the defaults, when it holds those among several).
  */
 async function signerForIndex(client: EngineClient, index: string, prefix: string, asked?: SignerOptions): Promise<SignerOptions | undefined> {
   const held = (await paramsHeld(client, index, prefix)).map((b) => b.key);
-  const wanted = resolveSignerSettings(asked).params;
-  if (held.includes(wanted)) return asked;
+  const given = hasSignerOptions(asked);
+  const wanted = resolveSignerSettings(given ? asked : undefined).params;
+  if (held.includes(wanted)) return given ? asked : undefined;
+  const listed = held.map((p) => `"${p}"`).join(', ');
+  if (given) {
+    throw new UsageError(
+      `the signature options given sign the text with "${wanted}", but "${index}" holds signatures made with ${listed}, which it could never match; ` +
+        (held.length === 1 ? 'leave the signature options out (the text is then signed as the index was), or give the ones it was made with' : 'give the options one of them was made with'),
+    );
+  }
   const readable = held.map((p) => signerOptionsFromParams(p));
   if (held.length === 1 && readable[0]) return readable[0];
   throw new UserError(
-    `the text would be signed with "${wanted}", but "${index}" holds signatures made with ${held.map((p) => `"${p}"`).join(', ')}; ` +
-      'give the options they were made with (--preset, --condenser, --seed, --scheme, --bands/--rows or --threshold, --simhash-blocks)',
+    `"${index}" holds signatures made with ${listed}; ` +
+      'give the options the ones to look among were made with (--preset, --condenser, --seed, --scheme, --bands/--rows or --threshold, --simhash-blocks)',
+  );
+}
+
+/** Whether any signer option was given (an empty object, or one of undefined fields, asks for nothing). */
+function hasSignerOptions(options: SignerOptions | undefined): options is SignerOptions {
+  return options !== undefined && Object.values(options).some((v) => v !== undefined);
+}
+
+/** A lookup by a stored document uses its stored signature: signer options that would make another one are refused, not ignored. */
+function checkSignerForStored(asked: SignerOptions | undefined, stored: string, id: string, index: string): void {
+  if (!hasSignerOptions(asked)) return;
+  const wanted = resolveSignerSettings(asked).params;
+  if (wanted === stored) return;
+  throw new UsageError(
+    `a lookup by --id uses the signature stored with document "${id}" of "${index}" ("${stored}"); the signature options given would make "${wanted}", and are not used: leave them out`,
   );
 }
 

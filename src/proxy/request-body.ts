@@ -5,6 +5,8 @@ import type http from 'node:http';
 import { pipeline, type Readable } from 'node:stream';
 import zlib from 'node:zlib';
 import { BodyTooLargeError, byteLimit } from '../engine/forward.js';
+import { ProxyRefusal } from './context.js';
+import { REFUSAL_TYPE } from './bulk-response.js';
 
 /** The engines' own default limit on a request body (http.max_content_length: 100mb). */
 export const DEFAULT_MAX_BODY_BYTES = 100 * 1024 * 1024;
@@ -64,5 +66,21 @@ export function decodedBody(req: http.IncomingMessage, limit: number): Readable 
   const what = codings.length > 0 ? `the request body, decompressed,` : 'the request body';
   const limited = byteLimit(limit, what);
   if (codings.length === 0) return pipeline(req, limited, () => {});
-  return pipeline(req, DECODERS[codings[0]](), limited, () => {});
+  const decoder = DECODERS[codings[0]]();
+  // Bytes that are not what Content-Encoding says (a plain body sent as gzip, a cut or damaged stream) are
+  // the client's mistake: a 400 naming the coding, never the proxy's 500. Listened to before pipeline()
+  // listens, so the reader of the body fails with this error rather than zlib's own.
+  decoder.once('error', (err: Error) => limited.destroy(new BodyEncodingError(codings[0], err)));
+  return pipeline(req, decoder, limited, () => {});
+}
+
+/** A request body that does not decode as its Content-Encoding says. */
+export class BodyEncodingError extends ProxyRefusal {
+  constructor(coding: string, cause: Error) {
+    super(
+      400,
+      REFUSAL_TYPE,
+      `the request body is not what its Content-Encoding "${coding}" says: it does not decompress (${cause.message}); send it compressed with ${coding}, or without Content-Encoding`,
+    );
+  }
 }

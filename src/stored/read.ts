@@ -26,6 +26,19 @@ export interface ParamsShape {
 const PARAMS = /^([^;]+):(\d+);seed=(\d+);scheme=([a-z0-9]+);b=(\d+);r=(\d+);simhash=(w\d+|simhash-doc:)m(\d+)(?:;k=([12]))?(?:;sample=(\d+))?$/;
 const shapes = new Map<string, ParamsShape | undefined>();
 
+/**
+ * Whether a params value is a parameter set at all: a condenser ending in its number of permutations, then
+ * the seed, then the rest (near-dup's own, or another version's that this one may not read). Anything else
+ * (a number, words, an edit gone wrong) is damage, never "signed with other params". PARAMETER_SET_REGEXP
+ * is the same test as the engine's (anchored) regexp query runs it, to find such documents.
+ */
+const PARAMETER_SET = /^[^;]+:[0-9]+;seed=[0-9]+(;[\s\S]*)?$/;
+export const PARAMETER_SET_REGEXP = '[^;]+:[0-9]+;seed=[0-9]+(;.*)?';
+
+export function isParameterSet(value: unknown): value is string {
+  return typeof value === 'string' && PARAMETER_SET.test(value);
+}
+
 /** The shape a params value gives, or undefined for one this version cannot read. */
 export function paramsShape(params: string): ParamsShape | undefined {
   if (shapes.has(params)) return shapes.get(params);
@@ -73,6 +86,8 @@ export function storedInDocValues(fields: Record<string, unknown[]> | undefined,
 export function checkStored(raw: RawStored, need: readonly StoredField[], expectedParams?: string, optional: readonly StoredField[] = []): StoredProblem | undefined {
   const params = raw.params;
   if (typeof params !== 'string' || params === '') return new StoredProblem(params === undefined ? 'no params' : `params is ${describe(params)}, not a string`);
+  // Garbage is damage, counted and named as such, not a document "signed with other params".
+  if (!isParameterSet(params)) return new StoredProblem(`params ${describe(params)} is not a parameter set`);
   if (expectedParams !== undefined && params !== expectedParams) return new StoredProblem(`signed with other params ("${params}")`, true);
   const shape = paramsShape(params);
   if (!shape) return new StoredProblem(`params "${params.slice(0, 120)}" are not ones this version of near-dup reads`);

@@ -30,7 +30,8 @@ describe('reading a stored signature back', () => {
       [{ token_count: -1 }, /token_count is number -1/],
       [{ token_count: 1.5 }, /token_count is number 1.5/],
       [{ params: 42 }, /params is number 42, not a string/],
-      [{ params: 'made by something else' }, /are not ones this version of near-dup reads/],
+      [{ params: 'made by something else' }, /params "made by something else" is not a parameter set/],
+      [{ params: 'white-space:norm:sha1:128;seed=1;scheme=affine32;b=16;r=8;simhash=w4m8;k=9' }, /are not ones this version of near-dup reads/],
       [{ sample: ['zz'] }, /sample is .*4 base64url characters/],
       [{ content_hash: {} }, /content_hash is an object/],
     ];

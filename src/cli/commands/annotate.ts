@@ -12,6 +12,7 @@ import { type ConnectionArgs, connectFromArgs, withConnectionOptions } from '../
 import { createProgressPrinter } from '../progress.js';
 import { type BulkArgs, bulkOptionsFrom, type SignerArgs, signerOptionsFrom, withBulkOptions, withSignerOptions } from '../signer-options.js';
 import { escaped, escapeTerminal, jsonLine } from '../terminal-text.js';
+import { advanced, examples } from '../help.js';
 
 interface AnnotateArgs extends ConnectionArgs, SignerArgs, BulkArgs {
   index: string;
@@ -98,28 +99,32 @@ export const annotateCommand: CommandModule<object, AnnotateArgs> = {
     withBulkOptions(withSignerOptions(withConnectionOptions(yargs)))
       .option('index', { alias: 'i', type: 'string', demandOption: true, describe: 'index or alias to annotate' })
       .option('field', { alias: 'f', type: 'string', array: true, demandOption: true, describe: 'text field(s) to sign; several are joined' })
-      .option('prefix', { type: 'string', default: DEFAULT_PREFIX, describe: 'object the near-dup fields go under' })
+      .option('prefix', advanced({ type: 'string', default: DEFAULT_PREFIX, describe: 'object the near-dup fields go under' }))
       .option('query', { alias: 'q', type: 'string', describe: 'only documents matching this query (JSON DSL)' })
-      .option('slices', { type: 'number', describe: 'split the work into N parts for N processes or machines' })
-      .option('slice', { type: 'number', describe: 'which part this process does, 0 to N-1' })
+      .option('slices', advanced({ type: 'number', describe: 'split the work into N parts for N processes or machines' }))
+      .option('slice', advanced({ type: 'number', describe: 'which part this process does, 0 to N-1' }))
       .option('resume', { type: 'boolean', default: false, describe: 'continue an interrupted run from its checkpoint' })
-      .option('checkpoint', { type: 'string', describe: 'checkpoint file [default: .near-dup/annotate-INDEX.json]' })
-      .option('errors-file', { type: 'string', describe: 'where failed ids and reasons go [default: near-dup-errors-INDEX.jsonl]' })
+      .option('checkpoint', advanced({ type: 'string', describe: 'checkpoint file [default: .near-dup/annotate-INDEX.json]' }))
+      .option('errors-file', advanced({ type: 'string', describe: 'where failed ids and reasons go [default: near-dup-errors-INDEX.jsonl]' }))
       .option('dry-run', { type: 'boolean', default: false, describe: 'report what would be written, write nothing' })
       .option('force', { type: 'boolean', default: false, describe: 'sign again even documents whose stored signature is current' })
-      .option('keep-version', {
+      .option('keep-version', advanced({
         type: 'boolean',
         default: false,
         describe: 'keep each document\'s _version as it was (for producers that index with version_type=external): the whole document is written back at its own version (version_type=external_gte) instead of a partial update',
-      })
-      .option('max-chars', { type: 'number', default: DEFAULT_MAX_CHARS, describe: 'cut longer texts (reported in the summary)' })
-      .option('threads', { type: 'number', describe: 'signing threads [default: every core]' })
-      .option('page-size', { type: 'number', default: 1000, describe: 'documents per search page' })
-      .option('follow', { type: 'boolean', default: false, describe: 'keep running: annotate what is new or changed every --interval, until Ctrl-C or SIGTERM' })
-      .option('interval', { type: 'string', default: '10s', describe: 'with --follow: time between passes (10s, 500ms, 2m)' })
-      .example('near-dup annotate --index news --field title --field body', 'annotate every document')
-      .example('near-dup annotate --index news --field body --slices 4 --slice 0', 'one of four parallel workers')
-      .example('near-dup annotate --index news --field body --follow --interval 30s', 'annotate new and changed documents as they come') as never,
+      }))
+      .option('max-chars', advanced({ type: 'number', default: DEFAULT_MAX_CHARS, describe: 'cut longer texts (reported in the summary)' }))
+      .option('threads', advanced({ type: 'number', describe: 'signing threads [default: every core]' }))
+      .option('page-size', advanced({ type: 'number', default: 1000, describe: 'documents per search page' }))
+      .option('follow', { type: 'boolean', default: false, describe: 'keep annotating what is new or changed every --interval, until Ctrl-C' })
+      .option('interval', advanced({ type: 'string', default: '10s', describe: 'with --follow: time between passes (10s, 500ms, 2m)' }))
+      .epilogue(
+        examples([
+          ['near-dup annotate --index news --field title --field body', 'annotate every document'],
+          ['near-dup annotate --index news --field body --slices 4 --slice 0', 'one of four parallel workers'],
+          ['near-dup annotate --index news --field body --follow --interval 30s', 'annotate new and changed documents as they come'],
+        ]),
+      ) as never,
   handler: async (argv) => {
     const signer = signerOptionsFrom(argv);
     prefixPath(argv.prefix);

@@ -9,6 +9,7 @@ import { defaultStatePath, readDedupState } from '../../jobs/dedup/state.js';
 import { CONNECTION_ENV } from '../connection-options.js';
 import { aboutText } from './dashboards-about.js';
 import { escaped, jsonLine } from '../terminal-text.js';
+import { advanced, examples } from '../help.js';
 
 interface DashboardsArgs {
   url: string;
@@ -32,14 +33,14 @@ export const dashboardsCommand: CommandModule<object, DashboardsArgs> = {
     yargs
       .option('url', { type: 'string', default: process.env.DASHBOARDS_URL ?? 'http://localhost:5601', describe: 'OpenSearch Dashboards or Kibana URL [env DASHBOARDS_URL]' })
       .option('index', { alias: 'i', type: 'string', demandOption: true, describe: 'index (or pattern) the dashboard shows' })
-      .option('prefix', { type: 'string', default: DEFAULT_PREFIX, describe: 'object the near-dup fields are under' })
+      .option('prefix', advanced({ type: 'string', default: DEFAULT_PREFIX, describe: 'object the near-dup fields are under' }))
       .option('username', { type: 'string', describe: `user [env ${CONNECTION_ENV.username}]` })
       .option('password', { type: 'string', describe: `password [env ${CONNECTION_ENV.password}]` })
-      .option('api-key', { type: 'string', describe: `Kibana API key [env ${CONNECTION_ENV.apiKey}]` })
-      .option('bearer-token', { type: 'string', describe: `bearer token [env ${CONNECTION_ENV.bearerToken}]` })
-      .option('space', { type: 'string', describe: 'Kibana space path, e.g. /s/research' })
+      .option('api-key', advanced({ type: 'string', describe: `Kibana API key [env ${CONNECTION_ENV.apiKey}]` }))
+      .option('bearer-token', advanced({ type: 'string', describe: `bearer token [env ${CONNECTION_ENV.bearerToken}]` }))
+      .option('space', advanced({ type: 'string', describe: 'Kibana space path, e.g. /s/research' }))
       .option('title-field', { type: 'string', describe: "a field of your documents shown beside each document's id in the clusters and partial-copies tables (a title, or the text)" })
-      .option('dedup-state', { type: 'string', describe: 'the state file of the dedup run to describe (threshold, parameters) [default: .near-dup/dedup-INDEX.json]' })
+      .option('dedup-state', advanced({ type: 'string', describe: 'the state file of the dedup run to describe (threshold, parameters) [default: .near-dup/dedup-INDEX.json]' }))
       .option('print', { type: 'boolean', default: false, describe: 'print the saved objects as NDJSON instead of importing them (with --format)' })
       .option('format', {
         type: 'string',
@@ -47,7 +48,11 @@ export const dashboardsCommand: CommandModule<object, DashboardsArgs> = {
         default: 'auto',
         describe: 'saved-object format: opensearch-dashboards (OpenSearch Dashboards, Kibana 7.10 to 8.8), kibana (Kibana 8.9+/9.x), or auto (from the product and version at --url)',
       })
-      .example('near-dup dashboards --url http://localhost:5601 --index news --title-field headline', 'import, check, then open the printed link') as never,
+      .epilogue(
+        examples([
+          ['near-dup dashboards --url http://localhost:5601 --index news --title-field headline', 'import, check, then open the printed link'],
+        ]),
+      ) as never,
   handler: async (argv) => {
     prefixPath(argv.prefix);
     if (argv.titleField !== undefined && argv.titleField.trim() === '') throw new UsageError('--title-field is empty: name a field of your documents, e.g. --title-field title');

@@ -11,6 +11,8 @@ import { type ConnectionArgs, connectFromArgs, withConnectionOptions } from '../
 import { writeOutputFile } from '../../jobs/file-writes.js';
 import { createProgressPrinter } from '../progress.js';
 import { escaped, escapeTerminal, jsonLine, terminalValue } from '../terminal-text.js';
+import type { EngineClient } from '../../engine/client.js';
+import { advanced, examples } from '../help.js';
 
 interface DedupArgs extends ConnectionArgs {
   resume: boolean;
@@ -58,45 +60,48 @@ export const dedupCommand: CommandModule<object, DedupArgs> = {
   builder: (yargs) =>
     withConnectionOptions(yargs)
       .option('index', { alias: 'i', type: 'string', demandOption: true, describe: 'annotated index' })
-      .option('prefix', { type: 'string', default: DEFAULT_PREFIX, describe: 'object the near-dup fields are under' })
+      .option('prefix', advanced({ type: 'string', default: DEFAULT_PREFIX, describe: 'object the near-dup fields are under' }))
       .option('min-similarity', { type: 'number', default: 0.5, describe: 'estimated Jaccard a verified pair must reach' })
       .option('canonical', {
         type: 'string',
         default: 'oldest',
-        describe: 'which document of a cluster is kept: oldest | newest (by --date-field) | longest | FIELD (lowest value) | -FIELD (highest)',
+        describe: 'the document kept: oldest | newest (--date-field) | longest | FIELD (lowest) | -FIELD (highest)',
       })
       .option('clusters', {
         choices: ['centres', 'components'],
         default: 'centres',
-        describe:
-          'centres: every duplicate is within --min-similarity of its canonical (a chain of edits is cut into clusters); components: every chain of verified pairs is one cluster (whole families, for data cleaning)',
+        describe: 'centres: each duplicate within --min-similarity of its canonical; components: whole families',
       })
-      .option('date-field', { type: 'string', describe: 'date field for oldest/newest [default: <prefix>.annotated_at]' })
+      .option('date-field', advanced({ type: 'string', describe: 'date field for oldest/newest [default: <prefix>.annotated_at]' }))
       .option('containment', {
         type: 'number',
-        describe: 'also mark partial copies: documents with at least this share of their tokens inside a larger one get contained_in and max_containment (e.g. 0.8)',
+        describe: 'also mark partial copies: this share of their tokens inside a larger document (e.g. 0.8)',
       })
-      .option('params', { type: 'string', describe: 'cluster only signatures made with these params (when the index holds several)' })
-      .option('pairs', { type: 'string', describe: 'write every verified pair with its similarity to this JSON-lines file' })
-      .option('format', { choices: ['json', 'text'], default: 'json', describe: 'json: a summary; text: one line per document "ID  # max 0.912 matches ID2, ID3"' })
+      .option('params', advanced({ type: 'string', describe: 'cluster only signatures made with these params (when the index holds several)' }))
+      .option('pairs', advanced({ type: 'string', describe: 'write every verified pair with its similarity to this JSON-lines file' }))
+      .option('format', { choices: ['json', 'text'], default: 'json', describe: 'json: a summary; text: a line per document "ID  # max 0.912 matches ID2, ID3"' })
       .option('output', { alias: 'o', type: 'string', describe: 'write the --format text lines to this file instead of stdout' })
       .option('dry-run', { type: 'boolean', default: false, describe: 'find and report clusters, write nothing back' })
-      .option('max-cached-signatures', {
+      .option('max-cached-signatures', advanced({
         type: 'number',
         default: 1_000_000,
         describe: 'signatures held in memory (about 0.6 KB each); past this many documents they are spilled to local disk (about 0.75 KB each, removed at the end) and read back a bucket group at a time',
-      })
-      .option('spill-dir', { type: 'string', describe: 'where signatures are spilled past --max-cached-signatures (default: the system temporary folder; needs about 0.75 KB a document)' })
-      .option('full', { type: 'boolean', default: false, describe: 'redo the whole index (by default a re-run only revisits what was annotated since the last run)' })
-      .option('max-family-lookups', {
+      }))
+      .option('spill-dir', advanced({ type: 'string', describe: 'where signatures are spilled past --max-cached-signatures (default: the system temporary folder; needs about 0.75 KB a document)' }))
+      .option('full', { type: 'boolean', default: false, describe: 'redo the whole index (a re-run revisits only what was annotated since the last run)' })
+      .option('max-family-lookups', advanced({
         type: 'number',
         describe: 'documents a re-run may look up to read the families it touches whole (default: a tenth of the index, 100 to 10,000); past that it runs in full',
-      })
-      .option('resume', { type: 'boolean', default: false, describe: 'continue a full run that was killed or stopped, from its last finished band' })
-      .option('page-size', { type: 'number', default: 5000, describe: 'documents per page of the scans that read cluster fields (the signatures are read at most 1,000 a page)' })
-      .example('near-dup dedup --index news --canonical oldest --date-field published', 'cluster and keep the first published')
-      .example('near-dup dedup --index news --format text --pairs pairs.jsonl', 'list duplicates')
-      .example('near-dup dedup --index crawl --clusters components', 'whole families of near-duplicates, chains included') as never,
+      }))
+      .option('resume', advanced({ type: 'boolean', default: false, describe: 'continue a full run that was killed or stopped, from its last finished band' }))
+      .option('page-size', advanced({ type: 'number', default: 5000, describe: 'documents per page of the scans that read cluster fields (the signatures are read at most 1,000 a page)' }))
+      .epilogue(
+        examples([
+          ['near-dup dedup --index news --canonical oldest --date-field published', 'cluster and keep the first published'],
+          ['near-dup dedup --index news --format text --pairs pairs.jsonl', 'list duplicates'],
+          ['near-dup dedup --index crawl --clusters components', 'whole families of near-duplicates, chains included'],
+        ]),
+      ) as never,
   handler: async (argv) => {
     prefixPath(argv.prefix);
     const canonical = parseCanonical(argv.canonical);
@@ -132,15 +137,20 @@ export const dedupCommand: CommandModule<object, DedupArgs> = {
       progress.done();
       for (const note of summary.notes) process.stderr.write(escaped`near-dup: ${note}\n`);
       const { matches, ...rest } = summary;
+      const held = summary.mode === 'incremental' ? await clustersHeld(client, argv.index, argv.prefix) : undefined;
+      const nothingNew = summary.mode === 'incremental' && (summary.newDocuments ?? 0) === 0;
+      const damage = `${summary.damaged ? `; ${summary.damaged} documents with a damaged stored signature left out${summary.errorsFile ? ` (listed in ${summary.errorsFile})` : ''}` : ''}`;
       process.stderr.write(
         escapeTerminal(
-          `${summary.mode === 'incremental' ? `incremental run (${summary.newDocuments} documents annotated since the last run): ` : ''}${summary.clusters} clusters holding ${summary.duplicates} duplicates among ${summary.documents} documents` +
+          nothingNew
+            ? `${incrementalNote(0, held, summary.documents)}${damage}`
+            : `${summary.mode === 'incremental' ? incrementalNote(summary.newDocuments ?? 0, held, summary.documents) : ''}${summary.clusters} clusters holding ${summary.duplicates} duplicates among ${summary.documents} documents` +
             `${summary.clusterMethod === 'centres' ? `, cut from ${summary.families} families${summary.canonicalSimilarity.min === null ? '' : ` (every duplicate's similarity to its canonical at least ${summary.canonicalSimilarity.min.toFixed(3)})`} ` : ' (whole families) '}` +
             `(${summary.verifiedPairs} of ${summary.candidatePairs} candidate pairs verified; largest cluster ${summary.largestCluster}) ` +
             `in ${summary.seconds.toFixed(1)} s${summary.dryRun ? ' (dry run: nothing written)' : `; ${summary.written} documents updated, ${summary.cleared} cleared`}` +
             `${summary.containment ? `; ${summary.containment.contained} documents at least ${summary.containment.minContainment} inside a larger one (${summary.containment.lookups} looked up in ${summary.containment.seconds.toFixed(1)} s)` : ''}` +
             `${summary.resumedPartitions ? `; resumed after ${summary.resumedPartitions} partitions` : ''}${retriesNote(summary)}` +
-            `${summary.damaged ? `; ${summary.damaged} documents with a damaged stored signature left out${summary.errorsFile ? ` (listed in ${summary.errorsFile})` : ''}` : ''}` +
+            damage +
             `${!summary.dryRun && !summary.complete ? `; INCOMPLETE: ${summary.failed} writes failed${summary.errorsFile ? ` (listed in ${summary.errorsFile})` : ''}; run dedup again` : ''}`,
         ) + '\n',
       );
@@ -161,6 +171,32 @@ export const dedupCommand: CommandModule<object, DedupArgs> = {
     }
   },
 };
+
+/** What the index holds from earlier runs: clusters (their canonicals) and duplicates; undefined when it cannot be counted. */
+async function clustersHeld(client: EngineClient, index: string, prefix: string): Promise<{ clusters: number; duplicates: number } | undefined> {
+  const field = (name: string) => `${prefix}.${name}`;
+  try {
+    const [clusters, duplicates] = await Promise.all([
+      client.count(index, { term: { [field('is_canonical')]: true } }),
+      client.count(index, { bool: { filter: [{ exists: { field: field('cluster_id') } }, { term: { [field('is_canonical')]: false } }] } }),
+    ]);
+    return { clusters, duplicates };
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The start of an incremental run's summary: its counts are those of the documents new since the last run,
+ * not of the index; said so, with what the index already holds and how to recompute it all.
+ */
+export function incrementalNote(newDocuments: number, held: { clusters: number; duplicates: number } | undefined, documents: number): string {
+  const holds = held
+    ? `the index already holds ${held.clusters} clusters with ${held.duplicates} duplicates among its ${documents} signed documents, from earlier runs`
+    : 'the clusters of earlier runs stay as they are';
+  if (newDocuments === 0) return `incremental run: nothing annotated since the last run, nothing to do: ${holds}; near-dup dedup --full recomputes them all`;
+  return `incremental run over the ${newDocuments} documents annotated since the last run (${holds}; --full recomputes them all): `;
+}
 
 /** --output: replaced whole through a temporary file (a symbolic link there is replaced, not followed: file-writes.ts). */
 async function writeOutput(file: string, text: string): Promise<void> {

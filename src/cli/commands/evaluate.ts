@@ -8,7 +8,9 @@ import type { PairLabel } from '../../jobs/evaluate/pairs.js';
 import { PARTIAL_COPY, type QualityReport } from '../../jobs/evaluate/quality.js';
 import { olderLayoutNote } from '../../jobs/params-held.js';
 import { type ConnectionArgs, connectFromArgs, withConnectionOptions } from '../connection-options.js';
+import { createProgressPrinter } from '../progress.js';
 import { escaped, escapedLines, jsonLine } from '../terminal-text.js';
+import { advanced, examples } from '../help.js';
 
 interface EvaluateArgs extends ConnectionArgs {
   index: string;
@@ -75,11 +77,15 @@ export const evaluateCommand: CommandModule<object, EvaluateArgs> = {
       .option('sample', { type: 'number', default: 200, describe: 'documents drawn at random (without --pairs)' })
       .option('pairs', { type: 'string', describe: 'labelled pairs: JSON lines {"a": ID, "b": ID, "duplicate": true|false}' })
       .option('threshold', { type: 'number', default: 0.5, describe: 'the similarity you use now (marked on the plots)' })
-      .option('seed', { type: 'number', default: 1, describe: 'seed of the random sample' })
-      .option('neighbours', { type: 'number', default: 20, describe: 'neighbours asked per sampled document, of LSH and of more_like_this each' })
-      .option('prefix', { type: 'string', default: DEFAULT_PREFIX, describe: 'object the near-dup fields are under' })
-      .option('max-chars', { type: 'number', default: DEFAULT_MAX_CHARS, describe: 'cut longer texts, as annotate did' })
-      .example('near-dup evaluate --index news --field body --out quality/', 'sample 200 documents, write report.json and plots') as never,
+      .option('seed', advanced({ type: 'number', default: 1, describe: 'seed of the random sample' }))
+      .option('neighbours', advanced({ type: 'number', default: 20, describe: 'neighbours asked per sampled document, of LSH and of more_like_this each' }))
+      .option('prefix', advanced({ type: 'string', default: DEFAULT_PREFIX, describe: 'object the near-dup fields are under' }))
+      .option('max-chars', advanced({ type: 'number', default: DEFAULT_MAX_CHARS, describe: 'cut longer texts, as annotate did' }))
+      .epilogue(
+        examples([
+          ['near-dup evaluate --index news --field body --out quality/', 'sample 200 documents, write report.json and plots'],
+        ]),
+      ) as never,
   handler: async (argv) => {
     for (const [name, value, min] of [['sample', argv.sample, 2], ['neighbours', argv.neighbours, 1]] as const) {
       if (!(Number.isInteger(value) && value >= min)) throw new UsageError(`--${name} must be a whole number of at least ${min}, got ${value}`);
@@ -89,6 +95,7 @@ export const evaluateCommand: CommandModule<object, EvaluateArgs> = {
     const client = await connectFromArgs(argv);
     const layout = await olderLayoutNote(client, argv.index, argv.prefix, argv.field.join(' --field '));
     if (layout) process.stderr.write(escaped`near-dup: ${layout}\n`);
+    const progress = createProgressPrinter('evaluate');
     try {
       const summary = await evaluateIndex(client, {
         index: argv.index,
@@ -102,7 +109,9 @@ export const evaluateCommand: CommandModule<object, EvaluateArgs> = {
         labels,
         out: argv.out,
         currentThreshold: argv.threshold,
+        onProgress: (p) => progress.update({ seen: p.done, total: p.total, elapsedSeconds: p.elapsedSeconds, unit: p.stage === 'neighbours' ? 'sampled' : 'docs' }),
       });
+      progress.done();
       const lines = summaryLines(summary.report, summary.index);
       if (summary.skipped.length > 0) lines.push(`${summary.skipped.length} documents left out (${summary.skipped[0].id}: ${summary.skipped[0].reason}${summary.skipped.length > 1 ? ', ...' : ''})`);
       lines.push(`report and plots in ${summary.out}`);

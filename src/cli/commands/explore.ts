@@ -1,5 +1,6 @@
 // near-dup explore: a page for reviewers, served on loopback; runs until Ctrl-C or SIGTERM.
 import type { CommandModule } from 'yargs';
+import type { EngineClient } from '../../engine/client.js';
 import { DEFAULT_PREFIX } from '../../annotation.js';
 import { startExplorer } from '../../explore/server.js';
 import { UserError } from '../../errors.js';
@@ -7,6 +8,7 @@ import { olderLayoutNote } from '../../jobs/params-held.js';
 import { type ConnectionArgs, connectFromArgs, withConnectionOptions } from '../connection-options.js';
 import { isLoopbackHost, parseListen } from './proxy.js';
 import { escaped, escapeTerminal } from '../terminal-text.js';
+import { advanced, examples } from '../help.js';
 
 interface ExploreArgs extends ConnectionArgs {
   index: string;
@@ -24,6 +26,18 @@ export function wideListenWarning(host: string): string | undefined {
   return `near-dup explore: listening on ${wildcard ? 'every network interface' : host}: anyone who can reach this port reads the index with the credentials it was started with, without logging in. Keep it on loopback and reach it by an SSH tunnel, or put a reverse proxy with TLS and authentication in front (README, Safety)${wildcard ? '; give the names it is opened by with --allow-host' : ''}\n`;
 }
 
+/** A line when no document of the index has any of the --field fields (the page would show no text); undefined otherwise or when it cannot be asked. */
+async function fieldsNoDocumentHas(client: EngineClient, index: string, fields: string[]): Promise<string | undefined> {
+  try {
+    const count = await client.count(index, { bool: { should: fields.map((field) => ({ exists: { field } })), minimum_should_match: 1 } });
+    if (count > 0) return undefined;
+  } catch {
+    return undefined;
+  }
+  const named = fields.map((f) => `"${f}"`).join(', ');
+  return `no document of "${index}" has ${fields.length > 1 ? 'any of the fields' : 'the field'} ${named}: the page will show no text; give the text field(s) the index was annotated from with --field`;
+}
+
 export const exploreCommand: CommandModule<object, ExploreArgs> = {
   command: 'explore',
   describe: 'Serve a page to review duplicate clusters: members, pairs side by side with differences marked, similar documents',
@@ -33,9 +47,13 @@ export const exploreCommand: CommandModule<object, ExploreArgs> = {
       .option('field', { alias: 'f', type: 'string', array: true, demandOption: true, describe: 'the text field(s) to show' })
       .option('listen', { type: 'string', default: '127.0.0.1:9280', describe: 'host:port of the page (loopback by default: see the README before opening it wider)' })
       .option('report', { type: 'string', describe: 'folder written by near-dup evaluate --out, to show its plots' })
-      .option('prefix', { type: 'string', default: DEFAULT_PREFIX, describe: 'object the near-dup fields are under' })
-      .option('allow-host', { type: 'string', array: true, describe: 'a host name the page is opened by, beyond the listen host and loopback (requests naming any other Host are refused)' })
-      .example('near-dup explore --index news --field body --report quality/', 'then open http://127.0.0.1:9280') as never,
+      .option('prefix', advanced({ type: 'string', default: DEFAULT_PREFIX, describe: 'object the near-dup fields are under' }))
+      .option('allow-host', advanced({ type: 'string', array: true, describe: 'a host name the page is opened by, beyond the listen host and loopback (requests naming any other Host are refused)' }))
+      .epilogue(
+        examples([
+          ['near-dup explore --index news --field body --report quality/', 'then open http://127.0.0.1:9280'],
+        ]),
+      ) as never,
   handler: async (argv) => {
     const listen = parseListen(argv.listen);
     const warning = wideListenWarning(listen.host);
@@ -43,6 +61,8 @@ export const exploreCommand: CommandModule<object, ExploreArgs> = {
     const client = await connectFromArgs(argv);
     const layout = await olderLayoutNote(client, argv.index, argv.prefix, argv.field.join(' --field '));
     if (layout) process.stderr.write(escaped`near-dup explore: ${layout}\n`);
+    const missing = await fieldsNoDocumentHas(client, argv.index, argv.field);
+    if (missing) process.stderr.write(escaped`near-dup explore: ${missing}\n`);
     try {
       // The page is told a failure without the cluster's address; the operator, here, is told all of it.
       const onError = (err: unknown) => process.stderr.write(escaped`near-dup explore: a request failed: ${err instanceof Error ? err.message : String(err)}\n`);

@@ -10,6 +10,7 @@ import { type ConnectionArgs, connectFromArgs, withConnectionOptions } from '../
 import { createProgressPrinter } from '../progress.js';
 import { escaped, jsonLine } from '../terminal-text.js';
 import { type BulkArgs, bulkOptionsFrom, type SignerArgs, signerOptionsFrom, withBulkOptions, withSignerOptions } from '../signer-options.js';
+import { advanced, examples } from '../help.js';
 
 interface IngestArgs extends ConnectionArgs, SignerArgs, BulkArgs {
   index: string;
@@ -31,11 +32,15 @@ export const ingestCommand: CommandModule<object, IngestArgs> = {
       .option('field', { alias: 'f', type: 'string', array: true, demandOption: true, describe: 'text field(s) to sign' })
       .option('file', { type: 'string', describe: 'read NDJSON from this file instead of standard input' })
       .option('id-field', { type: 'string', describe: 'use this field as the document _id' })
-      .option('prefix', { type: 'string', default: DEFAULT_PREFIX, describe: 'object the near-dup fields go under' })
-      .option('errors-file', { type: 'string', describe: 'where failed lines go [default: near-dup-errors-INDEX.jsonl]' })
-      .option('max-chars', { type: 'number', default: DEFAULT_MAX_CHARS, describe: 'cut longer texts (reported)' })
-      .option('threads', { type: 'number', describe: 'signing threads [default: every core]' })
-      .example('near-dup ingest --index news --field body --id-field id < news.ndjson', 'index and annotate') as never,
+      .option('prefix', advanced({ type: 'string', default: DEFAULT_PREFIX, describe: 'object the near-dup fields go under' }))
+      .option('errors-file', advanced({ type: 'string', describe: 'where failed lines go [default: near-dup-errors-INDEX.jsonl]' }))
+      .option('max-chars', advanced({ type: 'number', default: DEFAULT_MAX_CHARS, describe: 'cut longer texts (reported)' }))
+      .option('threads', advanced({ type: 'number', describe: 'signing threads [default: every core]' }))
+      .epilogue(
+        examples([
+          ['near-dup ingest --index news --field body --id-field id < news.ndjson', 'index and annotate'],
+        ]),
+      ) as never,
   handler: async (argv) => {
     const signer = signerOptionsFrom(argv);
     prefixPath(argv.prefix);

@@ -5,6 +5,7 @@ import { DEFAULT_PREFIX, DEFAULT_TEMPLATE_NAME, DEFAULT_TEMPLATE_PRIORITY, prefi
 import { initIndex, initTemplates } from '../../engine/init.js';
 import { type ConnectionArgs, connectFromArgs, withConnectionOptions } from '../connection-options.js';
 import { escaped } from '../terminal-text.js';
+import { advanced, examples } from '../help.js';
 
 interface InitArgs extends ConnectionArgs {
   index?: string;
@@ -20,20 +21,24 @@ export const initCommand: CommandModule<object, InitArgs> = {
   builder: (yargs) =>
     withConnectionOptions(yargs)
       .option('index', { alias: 'i', type: 'string', describe: 'index (or alias) to add the fields to; created if it does not exist' })
-      .option('prefix', { type: 'string', default: DEFAULT_PREFIX, describe: 'object the fields go under (dots for deeper levels)' })
+      .option('prefix', advanced({ type: 'string', default: DEFAULT_PREFIX, describe: 'object the fields go under (dots for deeper levels)' }))
       .option('template', {
         type: 'string',
         array: true,
         describe: 'index pattern(s): install an index template so that new matching indices get the fields',
       })
-      .option('template-name', {
+      .option('template-name', advanced({
         type: 'string',
         default: DEFAULT_TEMPLATE_NAME,
         describe: 'name of the index template; the component template is <name>-fields',
-      })
-      .option('template-priority', { type: 'number', default: DEFAULT_TEMPLATE_PRIORITY, describe: 'priority of the index template' })
-      .example('near-dup init --index docs', 'map near_dup.* in the index docs')
-      .example('near-dup init --template "crawl-*"', 'new indices crawl-* get the fields') as never,
+      }))
+      .option('template-priority', advanced({ type: 'number', default: DEFAULT_TEMPLATE_PRIORITY, describe: 'priority of the index template' }))
+      .epilogue(
+        examples([
+          ['near-dup init --index docs', 'map near_dup.* in the index docs'],
+          ['near-dup init --template "crawl-*"', 'new indices crawl-* get the fields'],
+        ]),
+      ) as never,
   handler: async (argv) => {
     const patterns = (argv.template ?? []).flatMap((p) => p.split(',')).map((p) => p.trim()).filter(Boolean);
     if (!argv.index && patterns.length === 0) throw new UsageError('give --index NAME (an index to map) or --template PATTERN (new indices), or both');

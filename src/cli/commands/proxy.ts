@@ -12,6 +12,7 @@ import { type ProxyOptions, STATS_PATH, startProxy } from '../../proxy/server.js
 import { CONNECTION_ENV, connectionArgsFrom } from '../connection-options.js';
 import { type SignerArgs, signerOptionsFrom, withSignerOptions } from '../signer-options.js';
 import { escaped, jsonLine } from '../terminal-text.js';
+import { advanced, examples } from '../help.js';
 
 interface ProxyArgs extends SignerArgs {
   url?: string;
@@ -104,25 +105,29 @@ export const proxyCommand: CommandModule<object, ProxyArgs> = {
     withSignerOptions(yargs)
       .option('url', { type: 'string', describe: `the cluster [env ${CONNECTION_ENV.url}; default: a local engine on 9201, 9211 or 9200]` })
       .option('listen', { type: 'string', default: '127.0.0.1:9290', describe: 'host:port clients connect to' })
-      .option('index', { alias: 'i', type: 'string', demandOption: true, describe: 'indices whose documents are signed: names and * patterns, comma-separated, -pattern to leave out' })
+      .option('index', { alias: 'i', type: 'string', demandOption: true, describe: 'indices whose documents are signed: names, * patterns, -pattern to leave out, comma-separated' })
       .option('field', { alias: 'f', type: 'string', array: true, demandOption: true, describe: 'text field(s) to sign; several are joined' })
-      .option('prefix', { type: 'string', default: DEFAULT_PREFIX, describe: 'object the near-dup fields go under' })
-      .option('on-error', { type: 'string', choices: ['reject', 'pass'], default: 'pass', describe: 'a document that cannot be signed (no text in the fields): indexed unsigned and counted as passed (pass; annotate signs it once it has text), or answered as a failed item (reject)' })
+      .option('prefix', advanced({ type: 'string', default: DEFAULT_PREFIX, describe: 'object the near-dup fields go under' }))
+      .option('on-error', { type: 'string', choices: ['reject', 'pass'], default: 'pass', describe: 'a document without text to sign: indexed unsigned and counted (pass), or a failed item (reject)' })
       .option('cert', { type: 'string', describe: 'PEM certificate, to serve HTTPS (with --key)' })
       .option('key', { type: 'string', describe: 'PEM private key of --cert' })
       .option('ca-file', { type: 'string', describe: `PEM file with the CA of the cluster's certificate [env ${CONNECTION_ENV.caFile}]` })
       .option('insecure', { type: 'boolean', describe: `skip verifying the cluster's certificate [env ${CONNECTION_ENV.insecure}=true]` })
-      .option('max-chars', { type: 'number', default: DEFAULT_MAX_CHARS, describe: 'cut longer texts before signing' })
-      .option('threads', { type: 'number', describe: 'signing threads [default: every core]' })
-      .option('max-upstream-mb', { type: 'number', default: 16, describe: 'a bulk body goes to the cluster in parts of about this size, in order' })
-      .option('max-body-mb', { type: 'number', default: 100, describe: "largest request body, decompressed (the engines' http.max_content_length); larger ones are answered 413" })
-      .option('max-line-mb', { type: 'number', describe: 'longest line of a bulk body [default: --max-body-mb]' })
-      .option('max-concurrent-writes', {
+      .option('max-chars', advanced({ type: 'number', default: DEFAULT_MAX_CHARS, describe: 'cut longer texts before signing' }))
+      .option('threads', advanced({ type: 'number', describe: 'signing threads [default: every core]' }))
+      .option('max-upstream-mb', advanced({ type: 'number', default: 16, describe: 'a bulk body goes to the cluster in parts of about this size, in order' }))
+      .option('max-body-mb', advanced({ type: 'number', default: 100, describe: "largest request body, decompressed (the engines' http.max_content_length); larger ones are answered 413" }))
+      .option('max-line-mb', advanced({ type: 'number', describe: 'longest line of a bulk body [default: --max-body-mb]' }))
+      .option('max-concurrent-writes', advanced({
         type: 'number',
         describe:
           'bulk and document requests read, signed and sent upstream at once, fixed; more wait their turn, unread (memory holds at most this many bodies). Default: chosen from the cluster (data nodes, write threads; at most 16, 16 when the cluster does not say), lowered when it answers 429 or slows down',
-      })
-      .example('near-dup proxy --url http://localhost:9200 --index "news-*" --field body', 'then point the clients at http://127.0.0.1:9290') as never,
+      }))
+      .epilogue(
+        examples([
+          ['near-dup proxy --url http://localhost:9200 --index "news-*" --field body', 'then point the clients at http://127.0.0.1:9290'],
+        ]),
+      ) as never,
   handler: async (argv) => {
     const warn = (line: string) => process.stderr.write(escaped`near-dup proxy: ${line}\n`);
     const options = await proxyOptionsFrom(argv, warn);

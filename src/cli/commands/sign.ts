@@ -8,6 +8,7 @@ import { createSigner, signatureToJson } from '../../signature.js';
 import { readAllStdin, decodeText, warnNotUtf8 } from '../input.js';
 import { type SignerArgs, signerOptionsFrom, withSignerOptions } from '../signer-options.js';
 import { jsonLine } from '../terminal-text.js';
+import { examples } from '../help.js';
 
 interface SignArgs extends SignerArgs {
   file?: string;
@@ -31,8 +32,12 @@ export const signCommand: CommandModule<object, SignArgs> = {
       .option('threads', { type: 'number', describe: 'worker threads for --jsonl (default: every core)' })
       .option('text-field', { type: 'string', default: 'text', describe: 'with --jsonl: the field that holds the text' })
       .option('id-field', { type: 'string', default: 'id', describe: 'with --jsonl: the field that holds the id' })
-      .example('near-dup sign --file page.html', 'signature of one file')
-      .example('near-dup sign --jsonl < docs.jsonl > signatures.jsonl', 'batch mode') as never,
+      .epilogue(
+        examples([
+          ['near-dup sign --file page.html', 'signature of one file'],
+          ['near-dup sign --jsonl < docs.jsonl > signatures.jsonl', 'batch mode'],
+        ]),
+      ) as never,
   handler: async (argv) => {
     const options = signerOptionsFrom(argv);
     if (argv.threads !== undefined && !(Number.isInteger(argv.threads) && argv.threads >= 1)) {

@@ -9,8 +9,9 @@ import { checkSimilarOptions, findSimilar, SIMILAR_MEASURES, type SimilarHit, ty
 import { olderLayoutNote } from '../../jobs/params-held.js';
 import { type ConnectionArgs, connectFromArgs, withConnectionOptions } from '../connection-options.js';
 import { decodeText } from '../input.js';
-import { type SignerArgs, signerOptionsFrom, withSignerOptions } from '../signer-options.js';
+import { givenSignerOptions, type SignerArgs, signerOptionsFrom, withSignerOptions } from '../signer-options.js';
 import { escaped, jsonLine, terminalValue } from '../terminal-text.js';
+import { advanced, examples } from '../help.js';
 
 interface SimilarArgs extends ConnectionArgs, SignerArgs {
   index: string;
@@ -35,32 +36,37 @@ export const similarCommand: CommandModule<object, SimilarArgs> = {
     withSignerOptions(withConnectionOptions(yargs))
       .option('index', { alias: 'i', type: 'string', demandOption: true, describe: 'annotated index' })
       .option('id', { type: 'string', describe: 'look up this document' })
-      .option('routing', { type: 'string', describe: 'with --id: the custom routing the document was indexed with (without it, every shard is asked)' })
+      .option('routing', advanced({ type: 'string', describe: 'with --id: the custom routing the document was indexed with (without it, every shard is asked)' }))
       .option('text', { type: 'string', describe: 'look up this text' })
       .option('file', { type: 'string', describe: 'look up the text of this file' })
-      .option('prefix', { type: 'string', default: DEFAULT_PREFIX, describe: 'object the near-dup fields are under' })
+      .option('prefix', advanced({ type: 'string', default: DEFAULT_PREFIX, describe: 'object the near-dup fields are under' }))
       .option('measure', {
         choices: SIMILAR_MEASURES as string[],
         default: 'jaccard',
         describe: 'jaccard: near-duplicates; containment: documents that hold the query, or that it holds (partial copies)',
       })
-      .option('direction', {
+      .option('direction', advanced({
         choices: ['inside', 'holds', 'both'],
         default: 'inside',
         describe: 'with --measure containment: hits that hold the query (inside), that the query holds (holds, costlier), or either',
-      })
+      }))
       .option('min-similarity', { type: 'number', describe: 'estimated Jaccard a hit must reach (default 0.5), or containment either way with --measure containment (default 0.8)' })
       .option('method', { choices: ['minhash', 'simhash', 'both'], default: 'both', describe: 'candidates and verification by MinHash bands, SimHash blocks, or either' })
-      .option('max-distance', { type: 'number', default: 3, describe: 'most differing SimHash bits' })
+      .option('max-distance', advanced({ type: 'number', default: 3, describe: 'most differing SimHash bits' }))
       .option('limit', { type: 'number', default: 10, describe: 'most hits to print' })
       .option('format', { choices: ['json', 'table'], default: 'json' })
-      .example('near-dup similar --index news --id 42 --format table', 'documents like document 42')
-      .example('near-dup similar --index news --file quote.txt --measure containment', 'documents that hold the text of quote.txt') as never,
+      .epilogue(
+        examples([
+          ['near-dup similar --index news --id 42 --format table', 'documents like document 42'],
+          ['near-dup similar --index news --file quote.txt --measure containment', 'documents that hold the text of quote.txt'],
+        ]),
+      ) as never,
   handler: async (argv) => {
     const given = [argv.id, argv.text, argv.file].filter((v) => v !== undefined).length;
     if (given !== 1) throw new UsageError('give exactly one of --id, --text or --file');
     prefixPath(argv.prefix);
-    const signer = signerOptionsFrom(argv);
+    // Only the signature options given: without them the text is signed as the index was.
+    const signer = givenSignerOptions(argv).length > 0 ? signerOptionsFrom(argv) : undefined;
     let text = argv.text;
     if (argv.file !== undefined) {
       try {

@@ -34,6 +34,16 @@ export interface PairSource {
   randomPartners: number;
   maxChars: number;
   labels?: PairLabel[];
+  /** Called as the work goes: sampled documents whose neighbours were asked for, then documents read. */
+  onProgress?: (progress: EvaluateProgress) => void;
+}
+
+/** Where an evaluation is: its stage, and how much of it is done. */
+export interface EvaluateProgress {
+  stage: 'neighbours' | 'documents';
+  done: number;
+  total: number;
+  elapsedSeconds: number;
 }
 
 interface Doc {
@@ -56,14 +66,17 @@ const MSEARCH_BATCH = 50;
 const READ_BATCH = 500;
 
 export async function gatherPairs(client: EngineClient, source: PairSource): Promise<GatheredPairs> {
+  const started = performance.now();
+  const report = (stage: EvaluateProgress['stage'], done: number, total: number) =>
+    source.onProgress?.({ stage, done, total, elapsedSeconds: (performance.now() - started) / 1000 });
   const held = await paramsHeld(client, source.index, source.prefix);
   const params = held[0].key; // the most common parameters; pairs are made within them
   const options = signerOptionsFromParams(params);
   if (!options) throw new UserError(`"${source.index}" holds signatures made with "${params}", which this version cannot read; annotate it again`);
   const tokenizer = createSigner({ ...options, containmentSample: 1 }); // a sample of every token: the exact set
   const reader = new DocReader(client, source, tokenizer, params);
-  const wanted = source.labels ? labelledPairs(source.labels) : await samplePairs(client, source, params);
-  await reader.load([...new Set(wanted.flatMap((w) => [w.a, w.b]))]);
+  const wanted = source.labels ? labelledPairs(source.labels) : await samplePairs(client, source, params, report);
+  await reader.load([...new Set(wanted.flatMap((w) => [w.a, w.b]))], report);
   const pairs: EvaluatedPair[] = [];
   for (const w of wanted) {
     const a = reader.docs.get(w.a);
@@ -79,7 +92,9 @@ function labelledPairs(labels: PairLabel[]): WantedPair[] {
   return labels.map((l) => ({ a: l.a, b: l.b, source: 'labels', duplicate: l.duplicate }));
 }
 
-async function samplePairs(client: EngineClient, source: PairSource, params: string): Promise<WantedPair[]> {
+type Report = (stage: EvaluateProgress['stage'], done: number, total: number) => void;
+
+async function samplePairs(client: EngineClient, source: PairSource, params: string, report: Report): Promise<WantedPair[]> {
   const signed = { term: { [storedPath(source.prefix, 'params')]: params } };
   const drawn = await client.search(source.index, {
     size: source.sample,
@@ -110,6 +125,7 @@ async function samplePairs(client: EngineClient, source: PairSource, params: str
       for (const n of answers[2 * j].hits.hits) add(hit._id, n._id, 'lsh');
       for (const n of answers[2 * j + 1].hits.hits) add(hit._id, n._id, 'mlt');
     });
+    report('neighbours', Math.min(i + MSEARCH_BATCH, sampled.length), sampled.length);
   }
   // The background: each sampled document with a few others of the sample, chosen by a seeded walk.
   let state = source.seed >>> 0 || 1;
@@ -136,7 +152,7 @@ class DocReader {
     private readonly params: string,
   ) {}
 
-  async load(ids: string[]): Promise<void> {
+  async load(ids: string[], report: Report = () => undefined): Promise<void> {
     const prefix = this.source.prefix;
     for (let i = 0; i < ids.length; i += READ_BATCH) {
       const batch = ids.slice(i, i + READ_BATCH);
@@ -148,6 +164,7 @@ class DocReader {
       for (const hit of found.hits.hits) this.read(hit._id, hit._source);
       const answered = new Set(found.hits.hits.map((h) => h._id));
       for (const id of batch) if (!answered.has(id)) this.skipped.push({ id, reason: 'not in the index' });
+      report('documents', Math.min(i + READ_BATCH, ids.length), ids.length);
     }
   }
 
