@@ -108,13 +108,11 @@ async function child() {
   const cut = await cutFamilies(verifier.clusters.families(), { method: 'centres', rule: 'oldest', minSimilarity: MIN_SIMILARITY, facts, signatures: find, documents: numbers });
   lap('cluster');
   seconds.total = (performance.now() - started) / 1000;
-  if (way !== 'memory') {
-    table.close();
-    numbers.close();
-  }
+  if (way !== 'memory') table.close();
 
   const digest = createHash('sha256');
   for (const c of cut.clusters) digest.update(`${c.canonical}|${c.members.join(',')}|${c.members.map((m) => c.similarity.get(m)).join(',')}\n`);
+  if (way !== 'memory') numbers.close(); // (the clusters read their ids from it, above)
   console.log(
     JSON.stringify({
       way,
@@ -126,7 +124,7 @@ async function child() {
       families: cut.families,
       largestFamily: cut.largestFamily,
       clusters: cut.clusters.length,
-      duplicates: cut.clusters.reduce((n, c) => n + c.members.length - 1, 0),
+      duplicates: cut.clusters.memberCount - cut.clusters.length,
       digest: digest.digest('hex'),
     }),
   );

@@ -25,7 +25,8 @@ export function actionMeta(id: string, location: DocLocation, extra: Record<stri
 export class LocationTable {
   private readonly names: string[] = [];
   private readonly numbers = new Map<string, number>();
-  private indexOf = new Int32Array(0);
+  /** Each document's index, as its place among the names + 1 (0: none): 2 bytes a document while there are fewer than 65,535 names. */
+  private indexOf: Uint16Array | Int32Array = new Uint16Array(0);
   private readonly routings = new Map<number, string>();
 
   set(n: number, location: DocLocation): void {
@@ -35,18 +36,20 @@ export class LocationTable {
       this.names.push(location.index);
       this.numbers.set(location.index, k);
     }
-    if (n >= this.indexOf.length) {
-      const larger = new Int32Array(Math.max(1024, Math.ceil((n + 1) * 1.5))).fill(-1);
+    if (n >= this.indexOf.length || (k + 1 > 0xffff && this.indexOf instanceof Uint16Array)) {
+      const wide = k + 1 > 0xffff || this.indexOf instanceof Int32Array;
+      const length = Math.max(1024, n < this.indexOf.length ? this.indexOf.length : Math.ceil((n + 1) * 1.5));
+      const larger = wide ? new Int32Array(length) : new Uint16Array(length);
       larger.set(this.indexOf);
       this.indexOf = larger;
     }
-    this.indexOf[n] = k;
+    this.indexOf[n] = k + 1;
     if (location.routing === undefined) this.routings.delete(n);
     else this.routings.set(n, location.routing);
   }
 
   get(n: number): DocLocation | undefined {
-    const k = n < this.indexOf.length ? this.indexOf[n] : -1;
+    const k = (n < this.indexOf.length ? this.indexOf[n] : 0) - 1;
     if (k < 0) return undefined;
     const routing = this.routings.get(n);
     return routing === undefined ? { index: this.names[k] } : { index: this.names[k], routing };

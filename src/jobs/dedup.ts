@@ -36,6 +36,7 @@ import { PairVerifier, type VerifiedPair } from './dedup/pair-verifier.js';
 import { type SignatureReader, SignatureStore, storedFields } from './dedup/signature-store.js';
 import { continues, type DedupState, defaultStatePath, readDedupState, writeDedupState } from './dedup/state.js';
 import { type CanonicalRule, type ClusterMethod, CLUSTER_METHODS, type Cut, cutFamilies, type DedupCluster } from './dedup/cluster-cut.js';
+import type { ClusterList } from './dedup/cluster-list.js';
 import { writeBack, type WriteBackResult } from './dedup/write-back.js';
 import { ErrorsFile } from './errors-file.js';
 import { openForWriting } from './file-writes.js';
@@ -475,9 +476,9 @@ function summarize(client: EngineClient, options: DedupOptions, run: DedupRun, p
     families: cut.families,
     largestFamily: cut.largestFamily,
     clusters: clusters.length,
-    duplicates: clusters.reduce((n, c) => n + c.members.length - 1, 0),
+    duplicates: clusters.memberCount - clusters.length,
     canonicalSimilarity: spread(clusters, run.minSimilarity),
-    largestCluster: clusters[0]?.members.length ?? 0,
+    largestCluster: clusters.length > 0 ? clusters.sizeAt(0) : 0,
     ...written,
     complete: written.complete && (containment?.complete ?? true),
     failed: written.failed + (containment?.failed ?? 0),
@@ -501,8 +502,8 @@ function summarize(client: EngineClient, options: DedupOptions, run: DedupRun, p
 }
 
 /** The largest clusters (they come largest first), at most 20, each with its first 10 members, for printing. */
-function topClusters(clusters: readonly DedupCluster[]): DedupSummary['top'] {
-  return clusters.slice(0, 20).map((c) => ({
+function topClusters(clusters: ClusterList): DedupSummary['top'] {
+  return Array.from({ length: Math.min(20, clusters.length) }, (_, i) => clusters.at(i)).map((c) => ({
     cluster_id: c.id,
     size: c.members.length,
     canonical: c.canonical,
@@ -520,9 +521,10 @@ function least(values: Iterable<number>): number {
 }
 
 /** The least and the median similarity of the duplicates to their canonicals, and how many are below the bar. */
-function spread(clusters: readonly DedupCluster[], bar: number): DedupSummary['canonicalSimilarity'] {
-  const values = clusters.flatMap((c) => [...c.similarity].filter(([id]) => id !== c.canonical).map(([, s]) => s)).sort((a, b) => a - b);
-  const belowMinSimilarity = values.filter((s) => s < bar).length;
+function spread(clusters: ClusterList, bar: number): DedupSummary['canonicalSimilarity'] {
+  const values = Float64Array.from(clusters.duplicateSimilarities()).sort();
+  let belowMinSimilarity = 0;
+  for (const s of values) if (s < bar) belowMinSimilarity++;
   return values.length === 0 ? { min: null, median: null, belowMinSimilarity } : { min: values[0], median: values[Math.floor(values.length / 2)], belowMinSimilarity };
 }
 

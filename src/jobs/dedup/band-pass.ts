@@ -3,7 +3,7 @@
 // in order, a group at a time: the signatures of a group's members are loaded together (from memory, or in
 // slot order from the disk), so memory holds one group whatever the size of the index. The buckets, their
 // members' order and so the pairs are the same wherever the signatures are kept.
-import { bandBuckets, type BandBuckets } from './band-sort.js';
+import { bandBuckets, type BandScratch } from './band-sort.js';
 import { LargeKeyJoin } from './large-key.js';
 import type { BucketMembers, PairVerifier } from './pair-verifier.js';
 import type { StoredSignature } from './signature-store.js';
@@ -19,10 +19,12 @@ export interface BandPassSettings {
   markOnly?: boolean;
   /** Members whose signatures are loaded together. */
   groupMembers?: number;
+  /** Arrays the band's sort reuses (the same object for every band of a pass: 8 bytes a document, made once). */
+  scratch?: BandScratch;
 }
 
 export async function verifyBandOf(table: SignatureTable, verifier: PairVerifier, band: number, settings: BandPassSettings): Promise<void> {
-  const { order, keys, runs } = await bucketsOf(table, band);
+  const { order, keys, runs } = bandBuckets((visit) => table.readBand(band, visit), table.size, settings.scratch);
   const { bucketChunk } = settings;
   const runCount = runs.length / 2;
   // (As the signatures hold them: signed 32-bit.)
@@ -46,10 +48,6 @@ export async function verifyBandOf(table: SignatureTable, verifier: PairVerifier
   }
 }
 
-/** The band's buckets; its column of key hashes is let go once they are sorted. */
-async function bucketsOf(table: SignatureTable, band: number): Promise<BandBuckets> {
-  return bandBuckets(await table.bandColumn(band), table.size);
-}
 
 /** The verifier's number of a slot: the table's own when it shares the numbering, else looked up by id. */
 function numbering(table: SignatureTable, verifier: PairVerifier): (slot: number) => number {

@@ -2,9 +2,10 @@
 // of equal hashes of two or more. A radix sort, linear in the documents, the same order whatever the size
 // (a comparison sort of a hundred million keys would take minutes a band): one pass on the top 8 bits
 // spreads the keys, with their slots, into 256 slices; each slice is then sorted on its low 24 bits by
-// stable passes of 8 bits through scratch the size of the largest slice. So a band of n documents takes
-// 8 bytes a document (its sorted keys and slots) and scratch of about n/256 for keys that spread, where
-// sorting it whole took 16 (and its column another 4).
+// stable passes of 8 bits through scratch the size of the largest slice. The band's hashes are read twice
+// in slot order, a chunk at a time (from the disk, or from memory), never held as a column. So a band of n
+// documents takes 8 bytes a document (its sorted keys and slots, reused band after band) and scratch of
+// about n/256 for keys that spread, where sorting it whole took 16 (and its column another 4).
 
 /** The documents of one band in bucket order, and its buckets. */
 export interface BandBuckets {
@@ -16,12 +17,22 @@ export interface BandBuckets {
   runs: Uint32Array;
 }
 
-/** Sorts the slots 0..n-1 by `hashes[slot]` (read as unsigned 32-bit), then by slot, and finds the runs. */
-export function bandBuckets(hashes: Int32Array | Uint32Array, n = hashes.length): BandBuckets {
-  const column = new Uint32Array(hashes.buffer, hashes.byteOffset, n);
-  const keys = new Uint32Array(n);
-  const order = new Uint32Array(n);
-  const sliceStarts = spreadByTopByte(column, keys, order);
+/** The hashes of a band's documents in slot order, handed to `visit` a chunk at a time (as many times as asked). */
+export type BandSource = (visit: (chunk: Uint32Array) => void) => void;
+
+/** Arrays a band's sort may reuse, band after band (grown when a band is larger). */
+export interface BandScratch {
+  keys: Uint32Array;
+  order: Uint32Array;
+}
+
+/** Sorts the slots 0..n-1 by their hash (read as unsigned 32-bit), then by slot, and finds the runs. */
+export function bandBuckets(hashes: Int32Array | Uint32Array | BandSource, n = typeof hashes === 'function' ? 0 : hashes.length, scratch?: BandScratch): BandBuckets {
+  const source: BandSource = typeof hashes === 'function' ? hashes : (visit) => visit(new Uint32Array(hashes.buffer, hashes.byteOffset, n));
+  if (scratch && scratch.keys.length < n) [scratch.keys, scratch.order] = [new Uint32Array(n), new Uint32Array(n)];
+  const keys = scratch ? scratch.keys.subarray(0, n) : new Uint32Array(n);
+  const order = scratch ? scratch.order.subarray(0, n) : new Uint32Array(n);
+  const sliceStarts = spreadByTopByte(source, keys, order);
   let largest = 0;
   for (let d = 0; d < 256; d++) largest = Math.max(largest, sliceStarts[d + 1] - sliceStarts[d]);
   const spare = { keys: new Uint32Array(largest), order: new Uint32Array(largest) };
@@ -30,17 +41,25 @@ export function bandBuckets(hashes: Int32Array | Uint32Array, n = hashes.length)
 }
 
 /** Keys and their slots placed by their top 8 bits, in slot order within each (stable); where each slice starts. */
-function spreadByTopByte(column: Uint32Array, keys: Uint32Array, order: Uint32Array): Uint32Array {
+function spreadByTopByte(source: BandSource, keys: Uint32Array, order: Uint32Array): Uint32Array {
   const starts = new Uint32Array(257);
-  for (let k = 0; k < column.length; k++) starts[(column[k] >>> 24) + 1]++;
+  let seen = 0;
+  source((chunk) => {
+    for (let k = 0; k < chunk.length; k++) starts[(chunk[k] >>> 24) + 1]++;
+    seen += chunk.length;
+  });
+  if (seen !== keys.length) throw new Error(`a band held ${seen} hashes where ${keys.length} documents were expected`);
   for (let d = 0; d < 256; d++) starts[d + 1] += starts[d];
   const next = starts.slice(0, 256);
-  for (let k = 0; k < column.length; k++) {
-    const key = column[k];
-    const at = next[key >>> 24]++;
-    keys[at] = key;
-    order[at] = k;
-  }
+  let slot = 0;
+  source((chunk) => {
+    for (let k = 0; k < chunk.length; k++, slot++) {
+      const key = chunk[k];
+      const at = next[key >>> 24]++;
+      keys[at] = key;
+      order[at] = slot;
+    }
+  });
   return starts;
 }
 

@@ -12,6 +12,7 @@
 // rule: the in-memory, partitioned, resumed and incremental passes cut a family alike.
 // `components` keeps whole families as clusters (single linkage), for those who want every chain together.
 // The alternatives were measured on real chains (scripts/bench/cluster-methods.mjs).
+import { ClusterList } from './cluster-list.js';
 import type { DocIds } from './doc-numbers.js';
 import type { FactsLookup } from './facts.js';
 import type { StoredSignature } from './signature-store.js';
@@ -48,8 +49,8 @@ export interface CutSettings {
 }
 
 export interface Cut {
-  /** Largest first, then by id. */
-  clusters: DedupCluster[];
+  /** Largest first, then by id (each made whole as it is handed out). */
+  clusters: ClusterList;
   families: number;
   largestFamily: number;
   /** Whether a document is a member of a cluster (a family member may be in none). */
@@ -65,7 +66,7 @@ const MEMBERS_PER_READ = 5000;
  * facts found by number, so that nothing is looked up by id.
  */
 export async function cutFamilies(families: Iterable<ArrayLike<number>>, settings: CutSettings): Promise<Cut> {
-  const clusters: DedupCluster[] = [];
+  const clusters = new ClusterList(settings.documents);
   const flags = new Uint8Array(settings.documents.size);
   let count = 0;
   let largestFamily = 0;
@@ -79,7 +80,7 @@ export async function cutFamilies(families: Iterable<ArrayLike<number>>, setting
       const members = Array.from(family, (n) => ids.get(n)!);
       const facts = factsOf(family, members, settings.facts);
       for (const cluster of cutFamily(members, signatures, { ...settings, facts })) {
-        clusters.push(cluster);
+        clusters.add(cluster, (id) => numberOf.get(id)!);
         for (const id of cluster.members) flags[numberOf.get(id)!] = 1;
       }
     }
@@ -94,7 +95,6 @@ export async function cutFamilies(families: Iterable<ArrayLike<number>>, setting
     if (batchSize >= MEMBERS_PER_READ) await cutBatch();
   }
   await cutBatch();
-  clusters.sort((a, b) => b.members.length - a.members.length || (a.id < b.id ? -1 : 1));
   return {
     clusters,
     families: count,

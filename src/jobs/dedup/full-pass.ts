@@ -80,8 +80,9 @@ export class FullPass {
     }
     const table = await this.readTable();
     this.journal = resumed?.journal ?? (await this.startJournal(table.bandCount));
+    const scratch = { keys: new Uint32Array(0), order: new Uint32Array(0) };
     for (let band = 0; band < table.bandCount; band++) {
-      await verifyBandOf(table, this.verifier, band, { bucketChunk, markOnly: band < startAt });
+      await verifyBandOf(table, this.verifier, band, { bucketChunk, markOnly: band < startAt, scratch });
       if (band < startAt) continue;
       const { buckets, candidatePairs, verifiedPairs } = this.verifier;
       await this.journal?.checkpoint(band + 1, { buckets, candidatePairs, verifiedPairs });

@@ -3,8 +3,8 @@
 // (mkdtemp; every file created there with O_EXCL, so nothing planted is followed), removed when the run ends:
 //  - records.bin: each document's full signature at slot * recordBytes (MinHash values, SimHash halves, the
 //    hash of each band key), read back a bucket group at a time, in slot order, close slots in one read;
-//  - band-<b>.bin: the hash of each document's key in band b, by slot (4 bytes a document), read whole to
-//    sort that band into buckets.
+//  - band-<b>.bin: the hash of each document's key in band b, by slot (4 bytes a document), read a chunk at
+//    a time (twice) to sort that band into buckets.
 // Memory holds the write buffers, and nothing a document: its id is kept by the numbering, and its slot is
 // its number while the two go together (the spill is the numbering's only writer during the scan, as when
 // the ids are spilled too); only once they part does each slot's number take 8 bytes a document.
@@ -13,7 +13,7 @@ import { minhashValuesScratch } from '../../sketch/lean-minhash.js';
 import type { Hash64 } from '../../sketch/simhash.js';
 import { type DocIds, withRoomFor } from './doc-numbers.js';
 import { keyHash, type SignatureFields, type StoredSignature } from './signature-store.js';
-import type { SignatureTable } from './signature-table.js';
+import { BAND_CHUNK, type SignatureTable } from './signature-table.js';
 import { readAll, SpillFolder, writeAll } from './spill-folder.js';
 
 const RECORD_BUFFER_BYTES = 4 * 1024 * 1024;
@@ -44,6 +44,8 @@ export class SignatureSpill implements SignatureTable {
   /** The signatures of the last load, and where reads that skip a few slots land first. */
   private held = new Uint8Array(0);
   private readonly scratch = new Uint8Array(MAX_READ_BYTES + 64 * 1024);
+  /** Where a band's hashes are read into, a chunk at a time. */
+  private readonly bandChunk = new Uint32Array(BAND_CHUNK);
 
   /** `parent`: where the spill's own folder is made (default: the system's temporary folder). */
   constructor(
@@ -178,11 +180,14 @@ export class SignatureSpill implements SignatureTable {
     this.finished = true;
   }
 
-  async bandColumn(band: number): Promise<Uint32Array> {
+  readBand(band: number, visit: (chunk: Uint32Array) => void): void {
     this.finish();
-    const column = new Uint32Array(this.size);
-    readAll(this.bandFiles[band], new Uint8Array(column.buffer), 0);
-    return column;
+    const chunk = this.bandChunk;
+    for (let start = 0; start < this.size; start += chunk.length) {
+      const length = Math.min(chunk.length, this.size - start);
+      readAll(this.bandFiles[band], new Uint8Array(chunk.buffer, 0, 4 * length), 4 * start);
+      visit(chunk.subarray(0, length));
+    }
   }
 
   async load(slots: Uint32Array): Promise<(slot: number) => StoredSignature> {

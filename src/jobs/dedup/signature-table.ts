@@ -17,13 +17,16 @@ export interface SignatureTable {
   readonly numbering?: DocIds;
   /** Each slot's number in that numbering. */
   numberAt(slot: number): number;
-  /** The hash of every document's key in `band`, by slot. */
-  bandColumn(band: number): Promise<Uint32Array>;
+  /** The hash of every document's key in `band`, in slot order, a chunk at a time. */
+  readBand(band: number, visit: (chunk: Uint32Array) => void): void;
   /** The signatures of these slots (ascending, no repeats), found by slot until the next load. */
   load(slots: Uint32Array): Promise<(slot: number) => StoredSignature>;
 }
 
-/** A pool in memory as a table: its columns copied out a band at a time, its signatures views into it. */
+/** Hashes handed out at a time when a band is read. */
+export const BAND_CHUNK = 1 << 16;
+
+/** A pool in memory as a table: a band's hashes copied out a chunk at a time, its signatures views into it. */
 export function poolTable(pool: SignaturePool): SignatureTable {
   return {
     size: pool.size,
@@ -31,10 +34,13 @@ export function poolTable(pool: SignaturePool): SignatureTable {
     idOf: (slot) => pool.ids[slot],
     numbering: pool.numbering,
     numberAt: (slot) => pool.numberAt(slot),
-    bandColumn: async (band) => {
-      const column = new Uint32Array(pool.size);
-      for (let i = 0; i < pool.size; i++) column[i] = pool.bandHash(i, band);
-      return column;
+    readBand: (band, visit) => {
+      const chunk = new Uint32Array(Math.min(pool.size, BAND_CHUNK));
+      for (let start = 0; start < pool.size; start += chunk.length) {
+        const length = Math.min(chunk.length, pool.size - start);
+        for (let i = 0; i < length; i++) chunk[i] = pool.bandHash(start + i, band);
+        visit(chunk.subarray(0, length));
+      }
     },
     load: async () => (slot) => pool.signature(slot),
   };

@@ -43,7 +43,7 @@ export interface WriteBackResult {
 
 export async function writeBack(
   client: EngineClient,
-  clusters: readonly DedupCluster[],
+  clusters: Iterable<DedupCluster>,
   membership: Membership,
   facts: FactsLookup,
   errors: ErrorsFile,
