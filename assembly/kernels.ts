@@ -9,14 +9,17 @@
 //     CRC-32 of tokens, for the mmh3 and crc32 condensers;
 //   - MinHash affine32 updates, four permutations per i32x4 operation, 16 kept in registers;
 //   - the word layout of ASCII text (16 bytes at a time when it is laid out already) and the ASCII
-//     folding pass of the normalizer.
+//     folding pass of the normalizer, typographic punctuation put in ASCII first.
 // Memory: [static scratch][token-hash memo][arena]. The JS side (src/sketch/wasm-kernels.ts) owns the
 // arena: it copies a document's bytes and ranges there and passes pointers.
 
 // ---- memory ----------------------------------------------------------------------------------------
 
-const MEMO_SLOTS: i32 = 1 << 16;
-const MEMO_MASK: i32 = MEMO_SLOTS - 1;
+// The token-hash memo: sets of two 32-byte entries (a 24-byte key, its length + 1, the value), a set one
+// 64-byte cache line, so that a look-up reads one line (a table of keys, lengths and values apart read
+// three, and a memo of 2 MB misses the caches on most of them); two ways halve the misses of one.
+const MEMO_SETS: i32 = 1 << 15;
+const MEMO_SET_MASK: i32 = MEMO_SETS - 1;
 const MEMO_KEY_BYTES: i32 = 24;
 
 // Four 64-byte message blocks, one per lane, and small per-lane tables.
@@ -49,9 +52,7 @@ const SHORT_ID: usize = memory.data(64, 16);
 const PACKED: usize = memory.data(16 * 8, 16);
 const COUNTS: usize = memory.data(16 * 64, 16);
 
-let memoKeys: usize = 0;
-let memoLens: usize = 0;
-let memoVals: usize = 0;
+let memo: usize = 0;
 let arena: usize = 0;
 
 function growTo(end: usize): bool {
@@ -64,13 +65,10 @@ function growTo(end: usize): bool {
 /** Sets up the memo; returns where the arena starts (16-byte aligned). */
 export function init(): usize {
   if (arena == 0) {
-    const base = (__heap_base + 15) & ~<usize>15;
-    memoKeys = base;
-    memoLens = memoKeys + <usize>(MEMO_SLOTS * MEMO_KEY_BYTES);
-    memoVals = memoLens + <usize>(MEMO_SLOTS * 4);
-    arena = memoVals + <usize>(MEMO_SLOTS * 4);
+    memo = (__heap_base + 63) & ~<usize>63;
+    arena = memo + (<usize>MEMO_SETS << 6);
     if (!growTo(arena)) unreachable();
-    memory.fill(memoLens, 0, <usize>(MEMO_SLOTS * 4)); // length + 1; 0 = empty
+    memory.fill(memo, 0, <usize>MEMO_SETS << 6); // an entry's length + 1 at 24: 0 = empty
   }
   return arena;
 }
@@ -794,7 +792,8 @@ export function sha1Ranges(src: usize, starts: usize, ends: usize, count: i32, o
   return n >= 8 ? w : w & ((<u64>1 << (<u64>n << 3)) - 1);
 }
 
-// Token hashes computed for pending lanes go to out[id] and, for short tokens, into the memo.
+// Token hashes computed for pending lanes go to out[id] and, for short tokens, into the memo: the first
+// way of their set, its entry moved to the second.
 function sha1FlushTokens(n: i32, out: usize): void {
   sha1Lanes(LANE_PTR, LANE_LEN, n);
   for (let j = 0; j < n; j++) {
@@ -802,23 +801,24 @@ function sha1FlushTokens(n: i32, out: usize): void {
     store<u32>(out + (<usize>load<i32>(LANE_ID + (<usize>j << 2)) << 2), value);
     const len = load<i32>(LANE_LEN + (<usize>j << 2));
     if (len <= MEMO_KEY_BYTES) {
-      const slot = <usize>load<i32>(LONG_ID + (<usize>j << 2)); // the memo slot, set when queued
+      const set = load<usize>(LONG_ID + (<usize>j << 2)); // the memo set, found when queued
       const ptr = load<usize>(LANE_PTR + (<usize>j << 2));
-      const key = memoKeys + slot * <usize>MEMO_KEY_BYTES;
-      store<u64>(key, wordPrefix(ptr, len));
-      store<u64>(key, wordPrefix(ptr + 8, len - 8), 8);
-      store<u64>(key, wordPrefix(ptr + 16, len - 16), 16);
-      store<i32>(memoLens + (slot << 2), len + 1);
-      store<u32>(memoVals + (slot << 2), value);
+      v128.store(set, v128.load(set), 32);
+      v128.store(set, v128.load(set, 16), 48);
+      store<u64>(set, wordPrefix(ptr, len));
+      store<u64>(set, wordPrefix(ptr + 8, len - 8), 8);
+      store<u64>(set, wordPrefix(ptr + 16, len - 16), 16);
+      store<i32>(set, len + 1, 24);
+      store<u32>(set, value, 28);
     }
   }
 }
 
 /**
  * datasketch's sha1_hash32 (the first 4 SHA-1 digest bytes read little-endian) of each range, at out.
- * Tokens of up to 24 bytes are memoized across calls (a direct-mapped table keyed by a multiplicative
- * hash of the bytes, which it stores zero-padded: a slot answers only for the very same bytes); the
- * others are hashed four at a time.
+ * Tokens of up to 24 bytes are memoized across calls (a two-way table, its set chosen by a multiplicative
+ * hash of the bytes, which it stores zero-padded: an entry answers only for the very same bytes; a hit in
+ * the second way moves it to the first); the others are hashed four at a time.
  */
 export function tokenHashesSha1(src: usize, starts: usize, ends: usize, count: i32, out: usize): void {
   let n = 0;
@@ -826,25 +826,31 @@ export function tokenHashesSha1(src: usize, starts: usize, ends: usize, count: i
     const s = load<i32>(starts + (<usize>i << 2));
     const len = load<i32>(ends + (<usize>i << 2)) - s;
     const ptr = src + <usize>s;
-    let slot = 0;
+    let set: usize = 0;
     if (len <= MEMO_KEY_BYTES) {
       const w0 = wordPrefix(ptr, len);
       const w1 = len > 8 ? wordPrefix(ptr + 8, len - 8) : 0;
       const w2 = len > 16 ? wordPrefix(ptr + 16, len - 16) : 0;
       const h = (w0 ^ (w1 * 0x9e3779b97f4a7c15) ^ (w2 * 0xc2b2ae3d27d4eb4f) ^ <u64>len) * 0xff51afd7ed558ccd;
-      slot = <i32>(h >> 48) & MEMO_MASK;
-      if (load<i32>(memoLens + (<usize>slot << 2)) == len + 1) {
-        const key = memoKeys + <usize>slot * <usize>MEMO_KEY_BYTES;
-        if (load<u64>(key) == w0 && load<u64>(key, 8) == w1 && load<u64>(key, 16) == w2) {
-          store<u32>(out + (<usize>i << 2), load<u32>(memoVals + (<usize>slot << 2)));
-          continue;
-        }
+      set = memo + (<usize>(<i32>(h >> 48) & MEMO_SET_MASK) << 6);
+      if (load<i32>(set, 24) == len + 1 && load<u64>(set) == w0 && load<u64>(set, 8) == w1 && load<u64>(set, 16) == w2) {
+        store<u32>(out + (<usize>i << 2), load<u32>(set, 28));
+        continue;
+      }
+      if (load<i32>(set, 56) == len + 1 && load<u64>(set, 32) == w0 && load<u64>(set, 40) == w1 && load<u64>(set, 48) == w2) {
+        store<u32>(out + (<usize>i << 2), load<u32>(set, 60));
+        const a = v128.load(set), b = v128.load(set, 16);
+        v128.store(set, v128.load(set, 32));
+        v128.store(set, v128.load(set, 48), 16);
+        v128.store(set, a, 32);
+        v128.store(set, b, 48);
+        continue;
       }
     }
     store<usize>(LANE_PTR + (<usize>n << 2), ptr);
     store<i32>(LANE_LEN + (<usize>n << 2), len);
     store<i32>(LANE_ID + (<usize>n << 2), i);
-    store<i32>(LONG_ID + (<usize>n << 2), slot);
+    store<usize>(LONG_ID + (<usize>n << 2), set);
     if (++n == 4) {
       sha1FlushTokens(4, out);
       n = 0;
@@ -1126,6 +1132,54 @@ export function foldAscii(ptr: usize, len: i32, table: usize): i32 {
   }
   foldBytes(ptr, i, len, table);
   return foldN;
+}
+
+/**
+ * Puts an ASCII stand-in byte in place of each non-ASCII character of the UTF-8 text [ptr, ptr + len)
+ * that `map` knows (192 bytes: U+0080-U+00BF, then U+2000-U+207F; 0 for a character it does not know),
+ * in place (the text only ever moves left). Returns the new length, or -1 (the text then holds garbage)
+ * at the first character the map does not know. The normalizer's table (src/text/normalize.ts
+ * punctuationStandIns) maps typographic punctuation to a byte that its fold drops or breaks at, as its
+ * Unicode path would: so a text whose only non-ASCII characters are quotes, dashes and the like is folded
+ * in one pass, as an ASCII text is.
+ */
+export function mapPunctuation(ptr: usize, len: i32, map: usize): i32 {
+  let i = 0, o = 0;
+  while (i < len) {
+    if (i + 16 <= len) {
+      const v = v128.load(ptr + <usize>i);
+      if (i8x16.bitmask(v) == 0) {
+        if (o != i) v128.store(ptr + <usize>o, v);
+        i += 16;
+        o += 16;
+        continue;
+      }
+    }
+    const c = <u32>load<u8>(ptr + <usize>i);
+    if (c < 0x80) {
+      store<u8>(ptr + <usize>(o++), <u8>c);
+      i++;
+      continue;
+    }
+    let index: i32;
+    if (c == 0xc2 && i + 1 < len) {
+      const b1 = <u32>load<u8>(ptr + <usize>(i + 1));
+      if (b1 < 0x80 || b1 > 0xbf) return -1;
+      index = <i32>(b1 - 0x80);
+      i += 2;
+    } else if (c == 0xe2 && i + 2 < len) {
+      const b1 = <u32>load<u8>(ptr + <usize>(i + 1)), b2 = <u32>load<u8>(ptr + <usize>(i + 2));
+      if ((b1 != 0x80 && b1 != 0x81) || b2 < 0x80 || b2 > 0xbf) return -1;
+      index = 64 + <i32>((b1 - 0x80) << 6) + <i32>(b2 - 0x80);
+      i += 3;
+    } else {
+      return -1;
+    }
+    const standIn = load<u8>(map + <usize>index);
+    if (standIn == 0) return -1;
+    store<u8>(ptr + <usize>(o++), standIn);
+  }
+  return o;
 }
 
 // The fold's state between blocks: bytes written, and whether a word break is owed before the next byte kept.

@@ -2,9 +2,9 @@
 // to the signature written into the index (MinHash, LSH band keys, SimHash and its block keys).
 import { hash } from 'node:crypto';
 import { PresetError, preset as presetNamed, PRESETS, presetCondenser, type SimhashScheme } from './presets.js';
-import { containmentSample, DEFAULT_CONTAINMENT_SAMPLE } from './sketch/containment.js';
-import { bandKeys, checkBandsRows, DEFAULT_FALSE_NEGATIVE_WEIGHT, DEFAULT_KEY_ENCODING, DEFAULT_THRESHOLD, type KeyEncoding, type LshParams, optimalBandsRows } from './sketch/lsh.js';
-import { emptyMinhash, MINHASH_SCHEMES, type MinhashScheme, minhashPermutations } from './sketch/minhash.js';
+import { DEFAULT_CONTAINMENT_SAMPLE, SampleRanks } from './sketch/containment.js';
+import { bandKeysOfDigests, checkBandsRows, DEFAULT_FALSE_NEGATIVE_WEIGHT, DEFAULT_KEY_ENCODING, DEFAULT_THRESHOLD, type KeyEncoding, type LshParams, optimalBandsRows } from './sketch/lsh.js';
+import { emptyMinhash, MAX_HASH, MINHASH_SCHEMES, type MinhashScheme, minhashPermutations } from './sketch/minhash.js';
 import { createSigningKernels, SIMHASH_WINDOW } from './sketch/signing-kernels.js';
 import { DEFAULT_SIMHASH_BLOCKS, type Hash64, simhashBlockKeys, simhashHex } from './sketch/simhash.js';
 import { simhashBase32, simhashDocOf } from './sketch/simhash-doc.js';
@@ -215,6 +215,8 @@ export interface Signer {
   normalize(text: string): string;
   /** The signature of text that is already normalized (skips the normalizer). */
   signNormalized(clean: string): Signature;
+  /** The signature as numbers, before its strings are made (valid until the signer's next call). */
+  signParts(text: string): SignatureParts;
 }
 
 const utf8 = new TextDecoder();
@@ -243,71 +245,120 @@ function tokenLayout(tokenizerName: string): (clean: string, words: TokenRanges,
   };
 }
 
+/**
+ * A signature before any of its strings are made: what `sign --jsonl` writes straight into its output as
+ * bytes (signing/signature-lines.ts), and what Signer turns into a Signature. Owned by the signer that
+ * filled it, and valid until its next call.
+ */
+export interface SignatureParts {
+  tokens: number;
+  /** Distinct tokens (0 for an empty signature). */
+  distinct: number;
+  /** The containment sample as ranks, in order (empty for an empty signature). */
+  sample: SampleRanks;
+  minhash: Uint32Array;
+  /** The band digests of the MinHash, (high, low) per band (lsh.ts bandDigests); empty for an empty signature. */
+  bandDigests: Uint32Array;
+  fingerprint: Hash64;
+  /** Words the SimHash was made of: 0 gives no block keys. */
+  words: number;
+  content_hash: string;
+}
+
+const NO_DIGESTS = new Uint32Array(0);
+
 export function createSigner(options: SignerOptions = {}): Signer {
   const settings = resolveSignerSettings(options);
-  const { spec, lsh, simhashBlocks } = settings;
+  const { spec, lsh, simhashBlocks, keyEncoding } = settings;
   // The simhash-doc normalizers give the tokens already, joined by single spaces.
   const docTokens = spec.normalizer === 'simhash-doc' || spec.normalizer === 'simhash-doc-html';
   const kernels = createSigningKernels({ hash: spec.hash, tokenizer: spec.tokenizer, scheme: settings.scheme, perms: minhashPermutations(spec.numPerm, settings.seed, settings.scheme) });
   const normalize = normalizer(spec.normalizer, kernels.foldAscii);
   const split = splitNormalizer(spec.normalizer, kernels.foldAscii);
   const layoutTokens = tokenLayout(spec.tokenizer);
-  const bandDigestsOf = (values: Uint32Array, params: LshParams) => kernels.bandDigests(values, params);
   const words = new TokenRanges();
   const tokenBuf = new TokenRanges();
+  // The MinHash of signParts, reused: a Signature gets one of its own.
+  const scratchMinhash = emptyMinhash(spec.numPerm);
 
+  const parts: SignatureParts = {
+    tokens: 0,
+    distinct: 0,
+    sample: new SampleRanks(),
+    minhash: scratchMinhash,
+    bandDigests: NO_DIGESTS,
+    fingerprint: { hi: 0, lo: 0 },
+    words: 0,
+    content_hash: '',
+  };
   // The distinct token hashes of the document being signed, seen by the kernels on the way.
-  let distinct = 0;
-  let sample: string[] = [];
   const onDistinct = (hashes: Uint32Array, count: number) => {
-    distinct = count;
-    sample = containmentSample(hashes, count, settings.containmentSample, settings.keyEncoding);
+    parts.distinct = count;
+    parts.sample.fill(hashes, count, settings.containmentSample);
+  };
+  const start = (minhash: Uint32Array): Uint32Array => {
+    parts.distinct = 0;
+    parts.sample.count = 0;
+    return minhash;
   };
 
-  const signature = (clean: string | Uint8Array, tokenCount: number, wordCount: number, minhash: Uint32Array, fingerprint: Hash64): Signature => {
+  const finish = (clean: string | Uint8Array, tokenCount: number, wordCount: number, minhash: Uint32Array, fingerprint: Hash64): SignatureParts => {
     const empty = tokenCount === 0;
-    const content_hash = contentHash(clean); // first: `clean` may be a view of the kernels' memory
+    parts.content_hash = contentHash(clean); // first: `clean` may be a view of the kernels' memory
     if (settings.simhash === 'simhash-doc') ({ fingerprint, wordCount } = simhashDocOf(typeof clean === 'string' ? clean : utf8.decode(clean), docTokens));
-    return {
-      condenser: settings.condenser,
-      tokens: tokenCount,
-      distinct_tokens: empty ? 0 : distinct,
-      sample: empty ? [] : sample,
-      minhash,
-      lsh,
-      bands: empty ? [] : bandKeys(minhash, lsh, settings.keyEncoding, bandDigestsOf),
-      simhash: settings.simhash === 'simhash-doc' ? simhashBase32(fingerprint) : simhashHex(fingerprint),
-      simhash_blocks: empty || wordCount === 0 ? [] : simhashBlockKeys(fingerprint, simhashBlocks),
-      content_hash,
-    };
+    parts.tokens = tokenCount;
+    parts.minhash = minhash;
+    parts.fingerprint = fingerprint;
+    parts.words = wordCount;
+    if (empty) {
+      parts.distinct = 0;
+      parts.sample.count = 0;
+    }
+    parts.bandDigests = empty ? NO_DIGESTS : kernels.bandDigests(minhash, lsh);
+    return parts;
   };
 
-  const signNormalized = (clean: string): Signature => {
-    const minhash = emptyMinhash(spec.numPerm);
-    distinct = 0;
-    sample = [];
+  const partsNormalized = (clean: string, minhash: Uint32Array): SignatureParts => {
+    start(minhash);
     const whole = kernels.signAsciiWords(clean, minhash, onDistinct);
-    if (whole) return signature(clean, whole.tokens, whole.tokens, minhash, whole.fingerprint);
+    if (whole) return finish(clean, whole.tokens, whole.tokens, minhash, whole.fingerprint);
     layoutWords(clean, words);
     const tokens = layoutTokens(clean, words, tokenBuf);
     const fingerprint = kernels.sign(words, tokens, minhash, onDistinct);
-    return signature(clean, tokens.count, words.count, minhash, fingerprint);
+    return finish(clean, tokens.count, words.count, minhash, fingerprint);
   };
   // The normalizer's last pass and the signing in one go where the kernels can (ASCII text): the folded
   // bytes are signed where they are, never made into a string.
-  const signFolded = (text: string): Signature => {
+  const partsFolded = (text: string, minhash: Uint32Array): SignatureParts => {
     const first = split!.first(text);
-    const minhash = emptyMinhash(spec.numPerm);
-    distinct = 0;
-    sample = [];
+    start(minhash);
     const whole = kernels.signFoldedAscii(first, split!.asciiTable, minhash, onDistinct);
-    if (whole) return signature(whole.clean, whole.tokens, whole.tokens, minhash, whole.fingerprint);
-    return signNormalized(split!.rest(first));
+    if (whole) return finish(whole.clean, whole.tokens, whole.tokens, minhash, whole.fingerprint);
+    return partsNormalized(split!.rest(first), minhash);
   };
-  const sign = (split && kernels.name === 'wasm' ? signFolded : (text: string): Signature => signNormalized(normalize(text))) as Signer;
+  const partsOf = split && kernels.name === 'wasm' ? partsFolded : (text: string, minhash: Uint32Array) => partsNormalized(normalize(text), minhash);
+
+  const toSignature = (p: SignatureParts): Signature => {
+    const empty = p.tokens === 0;
+    return {
+      condenser: settings.condenser,
+      tokens: p.tokens,
+      distinct_tokens: p.distinct,
+      sample: p.sample.terms(keyEncoding),
+      minhash: p.minhash,
+      lsh,
+      bands: bandKeysOfDigests(p.bandDigests, p.bandDigests.length / 2, keyEncoding),
+      simhash: settings.simhash === 'simhash-doc' ? simhashBase32(p.fingerprint) : simhashHex(p.fingerprint),
+      simhash_blocks: empty || p.words === 0 ? [] : simhashBlockKeys(p.fingerprint, simhashBlocks),
+      content_hash: p.content_hash,
+    };
+  };
+
+  const sign = ((text: string): Signature => toSignature(partsOf(text, emptyMinhash(spec.numPerm)))) as Signer;
   sign.settings = settings;
   sign.normalize = normalize;
-  sign.signNormalized = signNormalized;
+  sign.signNormalized = (clean: string): Signature => toSignature(partsNormalized(clean, emptyMinhash(spec.numPerm)));
+  sign.signParts = (text: string): SignatureParts => partsOf(text, scratchMinhash.fill(MAX_HASH));
   return sign;
 }
 

@@ -37,10 +37,11 @@ export function signLines(signer: Signer, lines: string[], firstLineNumber: numb
     try {
       const record = parseDocumentLine(line);
       id = valueAt(record, fields.idField);
-      // The same reading of a document as annotate and ingest, without their cap on length.
-      const sig = signer(extractText(record, [fields.textField], Number.POSITIVE_INFINITY, '--text-field').text);
-      if (sig.tokens === 0) empty++;
-      out.signature(sig, signer.settings.params, id);
+      // The same reading of a document as annotate and ingest, without their cap on length. Written from
+      // the signature's numbers: no Signature object, no strings (signature-lines.ts).
+      const parts = signer.signParts(extractText(record, [fields.textField], Number.POSITIVE_INFINITY, '--text-field').text);
+      if (parts.tokens === 0) empty++;
+      out.parts(parts, signer.settings, id);
     } catch (err) {
       failed++;
       const reason = err instanceof Error ? err.message : String(err);

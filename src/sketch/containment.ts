@@ -44,23 +44,63 @@ export function sampleTerm(hash: number, encoding: KeyEncoding = 1): string {
  * a smaller consistent sample: the lowest ranks).
  */
 export function containmentSample(hashes: ArrayLike<number>, count: number, every: number, encoding: KeyEncoding = 1): string[] {
-  if (every <= 0 || count === 0) return [];
-  const cut = sampleCut(every);
-  // The rank is a bijection of the hash: the ranks alone are sorted (numerically, in a reused typed
-  // array), and each hash is read back from its rank.
-  if (ranks.length < count) ranks = new Uint32Array(Math.max(count, 2 * ranks.length));
-  let kept = 0;
-  for (let i = 0; i < count; i++) {
-    const rank = sampleRank(hashes[i]);
-    if (rank < cut) ranks[kept++] = rank;
-  }
-  const order = ranks.subarray(0, kept).sort();
-  const terms = new Array<string>(kept);
-  for (let k = 0; k < kept; k++) terms[k] = sampleTerm(hashOfRank(order[k]), encoding);
-  return terms;
+  scratch.fill(hashes, count, every);
+  return scratch.terms(encoding);
 }
 
-let ranks = new Uint32Array(4096);
+/**
+ * The ranks of a containment sample, in order (the sample's terms are those of their hashes, read back
+ * with hashOfRank): the sample as numbers, before any term is made. Reused from document to document.
+ * The rank is a bijection of the hash: the ranks alone are sorted, and each hash is read back from its rank.
+ */
+export class SampleRanks {
+  values = new Uint32Array(256);
+  count = 0;
+
+  /** The sample of 1 in `every` of the first `count` of `hashes` (distinct token hashes). */
+  fill(hashes: ArrayLike<number>, count: number, every: number): void {
+    this.count = 0;
+    if (every <= 0 || count === 0) return;
+    const cut = sampleCut(every);
+    if (this.values.length < count) this.values = new Uint32Array(Math.max(count, 2 * this.values.length));
+    const values = this.values;
+    let kept = 0;
+    for (let i = 0; i < count; i++) {
+      const rank = sampleRank(hashes[i]);
+      if (rank < cut) values[kept++] = rank;
+    }
+    sortUint32(values, kept);
+    this.count = kept;
+  }
+
+  terms(encoding: KeyEncoding = 1): string[] {
+    const terms = new Array<string>(this.count);
+    for (let k = 0; k < this.count; k++) terms[k] = sampleTerm(hashOfRank(this.values[k]), encoding);
+    return terms;
+  }
+}
+
+const scratch = new SampleRanks();
+
+/**
+ * Sorts values[0, n) ascending. A sample holds a few dozen ranks: insertion sort there, where a typed
+ * array's sort costs more in its call than in its work; the native sort above that.
+ */
+function sortUint32(values: Uint32Array, n: number): void {
+  if (n > 64) {
+    values.subarray(0, n).sort();
+    return;
+  }
+  for (let i = 1; i < n; i++) {
+    const v = values[i];
+    let j = i - 1;
+    while (j >= 0 && values[j] > v) {
+      values[j + 1] = values[j];
+      j--;
+    }
+    values[j + 1] = v;
+  }
+}
 
 /** The token hash of a rank: the inverse of sampleRank (murmur3's fmix32 undone step by step, then the salt). */
 export function hashOfRank(rank: number): number {

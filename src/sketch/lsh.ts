@@ -96,9 +96,22 @@ export function optimalBandsRows(options: LshOptions = {}): LshParams {
   return { ...best };
 }
 
-const optimalCache = new Map<string, LshParams>();
+/**
+ * The search's answers for the usual settings (false-negative weight 0.75, thresholds 0.5 to 0.9, 64, 128
+ * and 256 permutations), so that a process signing with them skips its hundreds of integrals (15-35 ms of
+ * start-up, a share of `sign --jsonl` on a few thousand short texts). test/unit/sign-speed.test.ts
+ * searches each of them again.
+ */
+export const KNOWN_OPTIMA: Readonly<Record<string, LshParams>> = {
+  '0.5/64/0.75': { b: 16, r: 4 }, '0.6/64/0.75': { b: 12, r: 5 }, '0.7/64/0.75': { b: 10, r: 6 }, '0.8/64/0.75': { b: 7, r: 9 }, '0.9/64/0.75': { b: 4, r: 16 },
+  '0.5/128/0.75': { b: 26, r: 4 }, '0.6/128/0.75': { b: 21, r: 6 }, '0.7/128/0.75': { b: 18, r: 7 }, '0.8/128/0.75': { b: 11, r: 11 }, '0.9/128/0.75': { b: 7, r: 18 },
+  '0.5/256/0.75': { b: 51, r: 5 }, '0.6/256/0.75': { b: 36, r: 7 }, '0.7/256/0.75': { b: 28, r: 9 }, '0.8/256/0.75': { b: 19, r: 13 }, '0.9/256/0.75': { b: 11, r: 23 },
+};
 
-function searchBandsRows(threshold: number, numPerm: number, fnWeight: number): LshParams {
+const optimalCache = new Map<string, LshParams>(Object.entries(KNOWN_OPTIMA));
+
+/** The search itself, never cached (for the test of KNOWN_OPTIMA). */
+export function searchBandsRows(threshold: number, numPerm: number, fnWeight: number): LshParams {
   const fpWeight = 1 - fnWeight;
   let minError = Infinity;
   let best: LshParams = { b: 0, r: 0 };
@@ -154,9 +167,13 @@ export const DEFAULT_KEY_ENCODING: KeyEncoding = 2;
  * (encoding 2). The band number in the key keeps bands apart. `digestsOf` may compute the digests faster.
  */
 export function bandKeys(values: Uint32Array, lsh: LshParams, encoding: KeyEncoding = 1, digestsOf: BandDigests = bandDigests): string[] {
-  const digests = digestsOf(values, lsh);
-  const keys: string[] = new Array(lsh.b);
-  for (let band = 0; band < lsh.b; band++) {
+  return bandKeysOfDigests(digestsOf(values, lsh), lsh.b, encoding);
+}
+
+/** The band keys of `b` bands from their digests (bandDigests). */
+export function bandKeysOfDigests(digests: Uint32Array, b: number, encoding: KeyEncoding = 1): string[] {
+  const keys: string[] = new Array(b);
+  for (let band = 0; band < b; band++) {
     const hi = digests[2 * band], lo = digests[2 * band + 1];
     keys[band] = `${band}:${encoding === 1 ? hex32(hi) + hex32(lo) : base64url48(hi, lo)}`;
   }

@@ -26,7 +26,8 @@ export interface SigningKernels {
   signAsciiWords(clean: string, minhash: Uint32Array, onDistinct?: DistinctSink): { tokens: number; fingerprint: Hash64 } | undefined;
   /**
    * signAsciiWords of the ASCII fold of `text` by `table` (the normalizer's last pass, see
-   * text/normalize.ts splitNormalizer), made where the folded bytes already are; `clean` is a view of
+   * text/normalize.ts splitNormalizer; punctuation stand-ins after its 128 actions, if any, are put in
+   * place of non-ASCII punctuation first), made where the folded bytes already are; `clean` is a view of
    * those bytes, valid until the next call. Undefined when it does not apply (then nothing is folded in).
    */
   signFoldedAscii(text: string, table: Uint8Array, minhash: Uint32Array, onDistinct?: DistinctSink): { tokens: number; fingerprint: Hash64; clean: Uint8Array } | undefined;

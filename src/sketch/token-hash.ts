@@ -1,6 +1,7 @@
 // Token hashes: a token's UTF-8 bytes to an unsigned 32-bit integer, the input of MinHash.
 import { crc32 } from 'node:zlib';
-import murmur from 'murmurhash3js-revisited';
+import { createRequire } from 'node:module';
+import type Murmur from 'murmurhash3js-revisited';
 import { byteSwap, sha1FirstWord } from './digests.js';
 import { encodeUtf8, utf8Scratch } from './utf8.js';
 
@@ -10,11 +11,16 @@ export const TOKEN_HASHES: readonly TokenHashName[] = ['sha1', 'mmh3', 'crc32'];
 /** A function from the bytes [start, end) of a buffer to an unsigned 32-bit hash. */
 export type ByteHash32 = (bytes: Uint8Array, start: number, end: number) => number;
 
+// The JavaScript MurmurHash3, loaded the first time it hashes: the WebAssembly kernels hash tokens
+// themselves, and a process that never needs it saves its loading (a few ms of every start).
+let murmur: typeof Murmur | undefined;
+const murmurLib = (): typeof Murmur => (murmur ??= createRequire(import.meta.url)('murmurhash3js-revisited') as typeof Murmur);
+
 const byteHashes: Record<TokenHashName, ByteHash32> = {
   // datasketch's sha1_hash32: the first 4 digest bytes read little-endian.
   sha1: (bytes, start, end) => byteSwap(sha1FirstWord(bytes, start, end)),
   // MurmurHash3 x86 32-bit, seed 0, as Python's mmh3.hash(b, 0, signed=False).
-  mmh3: (bytes, start, end) => murmur.x86.hash32(bytes.subarray(start, end), 0) >>> 0,
+  mmh3: (bytes, start, end) => murmurLib().x86.hash32(bytes.subarray(start, end), 0) >>> 0,
   // zlib's CRC-32, as Python's zlib.crc32.
   crc32: (bytes, start, end) => crc32(bytes.subarray(start, end)) >>> 0,
 };

@@ -34,6 +34,7 @@ interface KernelExports {
   minhashAffine32(values: number, a: number, b: number, perms: number, hashes: number, count: number): void;
   layoutAsciiWords(ptr: number, len: number, starts: number, ends: number): number;
   foldAscii(ptr: number, len: number, table: number): number;
+  mapPunctuation(ptr: number, len: number, map: number): number;
 }
 
 /** Words laid out in the arena: bytes at src, word i is [starts[i], ends[i]) (arena pointers). */
@@ -46,7 +47,7 @@ export interface ArenaWords {
 
 const KERNEL_EXPORTS: readonly (keyof KernelExports)[] = [
   'init', 'ensure', 'simhashShingles', 'md5Ranges', 'sha1Ranges', 'tokenHashesSha1', 'tokenHashesMmh3', 'tokenHashesCrc32',
-  'distinctInPlace', 'minhashAffine32', 'layoutAsciiWords', 'foldAscii',
+  'distinctInPlace', 'minhashAffine32', 'layoutAsciiWords', 'foldAscii', 'mapPunctuation',
 ];
 
 const encoder = new TextEncoder();
@@ -163,15 +164,30 @@ export class WasmKernels {
 
   /**
    * foldAscii (asciiOnly) of `text` into the arena: the folded bytes' pointer and length, undefined for a
-   * text that is not all ASCII (and then the arena holds garbage up to the next reset).
+   * text that is not all ASCII, less the punctuation the table knows (and then the arena holds garbage up
+   * to the next reset).
    */
   foldAsciiInArena(text: string, table: Uint8Array): { src: number; length: number } | undefined {
+    const ascii = this.asciiInArena(text, table);
+    return ascii && { src: ascii.src, length: this.x.foldAscii(ascii.src, ascii.length, ascii.table) };
+  }
+
+  /**
+   * The table (see foldAscii) and `text` as bytes in the arena: its UTF-8 when that is all ASCII; else,
+   * when the table goes on past its 128 actions with stand-ins for non-ASCII punctuation (the kernels'
+   * mapPunctuation), the UTF-8 with those in place of the characters; undefined for any other text.
+   */
+  private asciiInArena(text: string, table: Uint8Array): { src: number; length: number; table: number } | undefined {
     const len = text.length;
-    const tablePtr = this.copyBytes(table, 128);
-    const src = this.alloc(len);
-    const { read, written } = encoder.encodeInto(text, this.u8.subarray(src, src + len));
-    if (read !== len || written !== len) return undefined;
-    return { src, length: this.x.foldAscii(src, len, tablePtr) };
+    const tablePtr = this.copyBytes(table, table.length);
+    const room = table.length > 128 ? 3 * len : len; // UTF-8 takes at most 3 bytes a UTF-16 unit
+    const src = this.alloc(room);
+    const { read, written } = encoder.encodeInto(text, this.u8.subarray(src, src + room));
+    if (read !== len) return undefined;
+    if (written === len) return { src, length: len, table: tablePtr };
+    if (table.length <= 128) return undefined;
+    const length = this.x.mapPunctuation(src, written, tablePtr + 128);
+    return length < 0 ? undefined : { src, length, table: tablePtr };
   }
 
   /** A view of `length` bytes at ptr, valid until the next reset or growth of the memory. */
@@ -182,17 +198,21 @@ export class WasmKernels {
   /**
    * Applies a 128-entry byte action table (0 keep, 1 lowercase, 2 drop, 3 word break) to the text, as
    * src/text/normalize.ts foldAscii does. With `asciiOnly`, a text that is not all ASCII gives
-   * undefined; without, the text is taken as Latin-1 (its chars' low bytes), as foldAscii takes it.
+   * undefined (unless the table goes on with punctuation stand-ins, see asciiInArena, and they cover
+   * every non-ASCII character); without, the text is taken as Latin-1 (its chars' low bytes), as
+   * foldAscii takes it.
    */
   foldAscii(text: string, table: Uint8Array, asciiOnly: boolean): string | undefined {
     this.reset();
-    const len = text.length;
-    const tablePtr = this.copyBytes(table, 128);
-    const src = this.alloc(len);
+    let src: number, len: number, tablePtr: number;
     if (asciiOnly) {
-      const { read, written } = encoder.encodeInto(text, this.u8.subarray(src, src + len));
-      if (read !== len || written !== len) return undefined;
+      const ascii = this.asciiInArena(text, table);
+      if (!ascii) return undefined;
+      ({ src, length: len, table: tablePtr } = ascii);
     } else {
+      len = text.length;
+      tablePtr = this.copyBytes(table, 128);
+      src = this.alloc(len);
       Buffer.from(this.u8.buffer, src, len).write(text, 0, 'latin1');
     }
     const n = this.x.foldAscii(src, len, tablePtr);

@@ -78,13 +78,65 @@ function transliterate(run: string): string {
 /**
  * A faster fold of the same tables, given by the caller (the WebAssembly kernels, which this module does
  * not know): each byte of `text` is kept, lowercased, dropped or turned into a word break as `table`
- * says. With `asciiOnly`, undefined for a text that is not all ASCII.
+ * says. With `asciiOnly`, undefined for a text that is not all ASCII, or, where the table goes on past its
+ * 128 actions with stand-ins for non-ASCII punctuation (punctuationStandIns), for a text with a non-ASCII
+ * character that has none.
  */
 export type AsciiFolder = (text: string, table: Uint8Array, asciiOnly: boolean) => string | undefined;
 
+/**
+ * Stand-ins for non-ASCII punctuation, 192 bytes (U+0080-U+00BF, then U+2000-U+207F; 0 for a character that
+ * has none): for a character that normalizeText's Unicode path turns into nothing or into a word break,
+ * whatever stands beside it, an ASCII byte that the ASCII pass treats the same way. Derived from that path
+ * itself: the character is kept as it is by repairUnicode (no control character, unchanged by NFC between
+ * letters), is no currency symbol and no mark, and transliterates to punctuation and white space alone.
+ * Typographic quotes, dashes, ellipses and no-break spaces get one: a text whose only non-ASCII characters
+ * are such punctuation (much of what news sites publish) is then normalized by the kernels in one pass, as
+ * an ASCII text is (test/unit/sign-speed.test.ts holds the two paths to the same result).
+ */
+export function derivePunctuationStandIns(): Uint8Array {
+  const standIns = new Uint8Array(192);
+  for (let k = 0; k < standIns.length; k++) {
+    const c = String.fromCharCode(k < 64 ? 0x80 + k : 0x2000 + (k - 64));
+    if (CURRENCY.test(c) || /\p{M}/u.test(c) || repairUnicode(`a${c}a${c}`) !== `a${c}a${c}`) continue;
+    let action = DROP;
+    for (const ascii of anyAscii(c)) {
+      const a = ascii.charCodeAt(0) < 128 ? ASCII_ACTION[ascii.charCodeAt(0)] : KEEP;
+      if (a === BREAK) action = BREAK;
+      else if (a !== DROP) action = KEEP;
+      if (action === KEEP) break;
+    }
+    if (action !== KEEP) standIns[k] = action === BREAK ? 0x20 : 0x21; // a space breaks, "!" is dropped
+  }
+  return standIns;
+}
+
+/**
+ * derivePunctuationStandIns() written out, a character per code point ("." for none): deriving it took 4 ms
+ * of every start. test/unit/sign-speed.test.ts derives it again and compares.
+ */
+export const PUNCTUATION_STAND_INS =
+  '................................ !....!.!..!!!.!.!..!..!!..!...!' +
+  '..         !!!!!!!!!!!!!!!!!!!!!!!!!!!!!  !!!!! ..!!!!!!!!!!!!!!' +
+  '!!!!!!!!!!!.!!!!!!!!!!!!!!!!!!! !!!!!!!!!!!!!!!!..!!......!!!!!.';
+
+let asciiNormalizeTable: Uint8Array | undefined;
+/** ASCII_NORMALIZE followed by the punctuation stand-ins: the table the kernels' fold is given (AsciiFolder). */
+function asciiNormalizeWithPunctuation(): Uint8Array {
+  if (!asciiNormalizeTable) {
+    asciiNormalizeTable = new Uint8Array(128 + 192);
+    asciiNormalizeTable.set(ASCII_NORMALIZE);
+    for (let k = 0; k < 192; k++) {
+      const standIn = PUNCTUATION_STAND_INS.charCodeAt(k);
+      asciiNormalizeTable[128 + k] = standIn === 0x2e ? 0 : standIn;
+    }
+  }
+  return asciiNormalizeTable;
+}
+
 export function normalizeText(text: string, fast?: AsciiFolder): string {
   if (fast) {
-    const folded = fast(text, ASCII_NORMALIZE, true);
+    const folded = fast(text, asciiNormalizeWithPunctuation(), true);
     if (folded !== undefined) return folded;
   }
   const out = repairUnicode(text).replace(NON_ASCII_RUN_OR_DOLLAR, transliterate);
@@ -93,8 +145,9 @@ export function normalizeText(text: string, fast?: AsciiFolder): string {
 
 /**
  * norm and norm-html in two steps, normalizer(name)(text) = rest(first(text)): `first` is the
- * markup removal of norm-html (none for norm), and on an all-ASCII text `rest` is a single pass of
- * `asciiTable` (as AsciiFolder takes it), which a caller that holds the bytes anyway can make itself.
+ * markup removal of norm-html (none for norm), and on an all-ASCII text (or one whose only non-ASCII
+ * characters are punctuation with stand-ins) `rest` is a single pass of `asciiTable` (as AsciiFolder
+ * takes it), which a caller that holds the bytes anyway can make itself.
  */
 export interface SplitNormalizer {
   first: (text: string) => string;
@@ -104,7 +157,7 @@ export interface SplitNormalizer {
 
 export function splitNormalizer(name: NormalizerName, fast?: AsciiFolder): SplitNormalizer | undefined {
   if (name !== 'norm' && name !== 'norm-html') return undefined;
-  return { first: name === 'norm-html' ? stripHtml : (text) => text, asciiTable: ASCII_NORMALIZE, rest: (text) => normalizeText(text, fast) };
+  return { first: name === 'norm-html' ? stripHtml : (text) => text, asciiTable: asciiNormalizeWithPunctuation(), rest: (text) => normalizeText(text, fast) };
 }
 
 export function normalizer(name: NormalizerName, fast?: AsciiFolder): (text: string) => string {
