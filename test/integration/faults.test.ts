@@ -249,7 +249,7 @@ forEachEngine('jobs on a faulty network', (ctx) => {
     const journal = JSON.parse(readFileSync(run.runFile, 'utf8'));
     first.child.kill('SIGKILL');
     expect((await first.done).signal).toBe('SIGKILL');
-    expect(journal.identity.pass).toBe('memory');
+    expect(journal.identity.pass).toBe('bands');
     expect(journal.counts.partitionsDone).toBe(journal.identity.partitions); // every band done before the write
     const summary = await resumedLikeClean([...args, '--url', ctx.engine.url], run);
     expect(summary.resumedPartitions).toBe(journal.identity.partitions);

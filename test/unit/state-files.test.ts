@@ -115,7 +115,7 @@ it('the errors file is not appended to through a link to a file; a link to a dev
 
 it("the dedup journal's pairs are not appended to, nor cut, through a link", async () => {
   const file = path.join(dir, '.near-dup', 'dedup-docs.run.json');
-  const plan: DedupRunPlan = { index: 'docs', uuids: 'u', params: 'p', prefix: 'near_dup', minSimilarity: 0.5, bucketsPerPartition: 10, bucketChunk: 10, pass: 'memory', partitions: 2 };
+  const plan: DedupRunPlan = { index: 'docs', uuids: 'u', params: 'p', prefix: 'near_dup', minSimilarity: 0.5, bucketChunk: 10, pass: 'bands', partitions: 2 };
   const documents = new DocNumbers();
   const journal = (await DedupJournal.start(file, plan)).namesBy(documents);
   symlinkSync(victim, `${file}.pairs.jsonl`);

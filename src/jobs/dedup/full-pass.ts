@@ -122,7 +122,7 @@ export class FullPass {
 
   private identity(): DedupRunIdentity {
     const { index, params, prefix, minSimilarity, bucketChunk, uuids } = this.settings;
-    return { index, uuids: uuids.join(','), params, prefix, minSimilarity, bucketsPerPartition: 0, bucketChunk, pass: 'memory' };
+    return { index, uuids: uuids.join(','), params, prefix, minSimilarity, bucketChunk, pass: 'bands' };
   }
 
   /** With --resume, the killed run's journal, its pairs replayed; undefined for a new run. */

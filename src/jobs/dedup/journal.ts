@@ -1,5 +1,5 @@
 // What a full dedup run has done so far, so that a killed run can resume instead of starting over: the
-// verified pairs, appended a partition at a time, and how many partitions of the band keys are done. The
+// verified pairs, appended a band at a time, and how many bands are done (its "partitions"). The
 // pairs are what the clusters are made of, so replaying them rebuilds the union-find exactly as it was.
 //
 // A journal is read back before anything is written from it, and trusted only when whole: its identity
@@ -26,10 +26,9 @@ export interface DedupRunIdentity {
   params: string;
   prefix: string;
   minSimilarity: number;
-  bucketsPerPartition: number;
   bucketChunk: number;
-  /** Buckets found by the engine partition by partition, or here in memory band by band (a partition is then a band). */
-  pass: 'partitions' | 'memory';
+  /** The pass that wrote it, band by band (earlier versions' journals say 'partitions' or 'memory': not resumed). */
+  pass: 'bands';
 }
 
 /** The identity, and how many partitions the band keys were split into (a resumed run uses the same). */

@@ -23,11 +23,14 @@ export interface SignatureTable {
   load(slots: Uint32Array): Promise<(slot: number) => StoredSignature>;
 }
 
-/** Hashes handed out at a time when a band is read. */
+/** Hashes handed out at a time when a band is read from the disk. */
 export const BAND_CHUNK = 1 << 16;
 
-/** A pool in memory as a table: a band's hashes copied out a chunk at a time, its signatures views into it. */
+/** A pool in memory as a table: a band's hashes copied out into a column (4 bytes a document, kept for the next band), its signatures views into it. */
 export function poolTable(pool: SignaturePool): SignatureTable {
+  // The band last read, kept for its second reading (the sort reads a band twice; the pool's hashes of one
+  // band are strided through memory, slow to gather).
+  let last: { band: number; column: Uint32Array } | undefined;
   return {
     size: pool.size,
     bandCount: pool.bandCount,
@@ -35,12 +38,12 @@ export function poolTable(pool: SignaturePool): SignatureTable {
     numbering: pool.numbering,
     numberAt: (slot) => pool.numberAt(slot),
     readBand: (band, visit) => {
-      const chunk = new Uint32Array(Math.min(pool.size, BAND_CHUNK));
-      for (let start = 0; start < pool.size; start += chunk.length) {
-        const length = Math.min(chunk.length, pool.size - start);
-        for (let i = 0; i < length; i++) chunk[i] = pool.bandHash(start + i, band);
-        visit(chunk.subarray(0, length));
+      if (last?.band !== band) {
+        const column = last?.column.length === pool.size ? last.column : new Uint32Array(pool.size);
+        for (let i = 0; i < pool.size; i++) column[i] = pool.bandHash(i, band);
+        last = { band, column };
       }
+      visit(last.column);
     },
     load: async () => (slot) => pool.signature(slot),
   };
