@@ -49,7 +49,7 @@ export class LargeKeyJoin {
     }
     // Clusters before single documents (which may still match something later), each in the order met.
     const found = [...byCluster.values()];
-    const joined = (m: Member) => clusters.sizeOfNumber(m.n) > 1;
+    const joined = (m: Member) => clusters.joinedNumber(m.n);
     this.representatives = [...found.filter(joined), ...found.filter((m) => !joined(m))].slice(0, this.maxRepresentatives);
     this.chunk = [];
   }
