@@ -66,7 +66,7 @@ async function child() {
   const { SignaturePool } = await import('../../dist/jobs/dedup/signature-pool.js');
   const { SignatureSpill } = await import('../../dist/jobs/dedup/signature-spill.js');
   const { poolTable } = await import('../../dist/jobs/dedup/signature-table.js');
-  const { verifyBandOf } = await import('../../dist/jobs/dedup/band-pass.js');
+  const { verifyBands } = await import('../../dist/jobs/dedup/band-pass.js');
   const { cutFamilies } = await import('../../dist/jobs/dedup/cluster-cut.js');
 
   const docs = Number(option('docs', 1_000_000));
@@ -101,7 +101,7 @@ async function child() {
   lap('scan');
 
   const verifier = new PairVerifier(MIN_SIMILARITY, { documents: numbers, expected: docs });
-  for (let band = 0; band < lsh.b; band++) await verifyBandOf(source, verifier, band, { bucketChunk: BUCKET_CHUNK, groupMembers });
+  await verifyBands(source, verifier, { bucketChunk: BUCKET_CHUNK, groupMembers });
   lap('bands');
 
   const find = way === 'memory' ? async (ids) => new Map(ids.map((id) => [id, table.find(id)]).filter(([, s]) => s)) : (ids, numbered) => table.find(ids, numbered);

@@ -6,7 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
-import { verifyBandOf } from '../../src/jobs/dedup/band-pass.js';
+import { verifyBandOf, verifyBands } from '../../src/jobs/dedup/band-pass.js';
 import { bandBuckets } from '../../src/jobs/dedup/band-sort.js';
 import { DocNumbers } from '../../src/jobs/dedup/doc-numbers.js';
 import { LargeKeyJoin } from '../../src/jobs/dedup/large-key.js';
@@ -87,7 +87,7 @@ async function memoryPass(docs: Doc[], bucketChunk: number): Promise<Outcome> {
   return outcomeOf(verifier, pairs, docs);
 }
 
-async function stagedPass(docs: Doc[], bucketChunk: number, where: 'memory' | 'disk', groupMembers: number): Promise<Outcome> {
+async function stagedPass(docs: Doc[], bucketChunk: number, where: 'memory' | 'disk' | 'disk, sorted ahead', groupMembers: number): Promise<Outcome> {
   const numbers = new DocNumbers();
   const pairs: VerifiedPair[] = [];
   const verifier: PairVerifier = new PairVerifier(0.5, { documents: numbers, onVerified: (p) => pairs.push(verifier.named(p)) });
@@ -99,7 +99,8 @@ async function stagedPass(docs: Doc[], bucketChunk: number, where: 'memory' | 'd
     const spill = new SignatureSpill(scratch, numbers);
     try {
       for (const d of docs) spill.addSignature(d.id, d.signature);
-      for (let band = 0; band < BANDS; band++) await verifyBandOf(spill, verifier, band, { bucketChunk, groupMembers });
+      if (where === 'disk') for (let band = 0; band < BANDS; band++) await verifyBandOf(spill, verifier, band, { bucketChunk, groupMembers });
+      else await verifyBands(spill, verifier, { bucketChunk, groupMembers, sortAhead: true });
     } finally {
       spill.close();
     }
@@ -213,7 +214,7 @@ describe('the band pass, signatures in memory or spilled to disk', () => {
     const expected = await memoryPass(docs, 50);
     expect(expected.pairs.length).toBeGreaterThan(300);
     expect(expected.clusters.length).toBeGreaterThan(30);
-    for (const [where, group] of [['memory', 1], ['memory', 100_000], ['disk', 7], ['disk', 100_000]] as const) {
+    for (const [where, group] of [['memory', 1], ['memory', 100_000], ['disk', 7], ['disk', 100_000], ['disk, sorted ahead', 7], ['disk, sorted ahead', 100_000]] as const) {
       const got = await stagedPass(docs, 50, where, group);
       expect(got.pairs).toEqual(expected.pairs);
       expect(got.counts).toEqual(expected.counts);

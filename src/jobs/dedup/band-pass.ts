@@ -3,7 +3,9 @@
 // in order, a group at a time: the signatures of a group's members are loaded together (from memory, or in
 // slot order from the disk), so memory holds one group whatever the size of the index. The buckets, their
 // members' order and so the pairs are the same wherever the signatures are kept.
+import os from 'node:os';
 import { bandBuckets, type BandScratch } from './band-sort.js';
+import { BandSorter, type SortedBand } from './band-sorter.js';
 import { LargeKeyJoin } from './large-key.js';
 import type { BucketMembers, PairVerifier } from './pair-verifier.js';
 import type { StoredSignature } from './signature-store.js';
@@ -21,14 +23,15 @@ export interface BandPassSettings {
   groupMembers?: number;
   /** Arrays the band's sort reuses (the same object for every band of a pass: 8 bytes a document, made once). */
   scratch?: BandScratch;
+  /** The band already sorted (by a BandSorter, on another core). */
+  sorted?: SortedBand;
 }
 
 export async function verifyBandOf(table: SignatureTable, verifier: PairVerifier, band: number, settings: BandPassSettings): Promise<void> {
-  const { order, keys, runs } = bandBuckets((visit) => table.readBand(band, visit), table.size, settings.scratch);
   const { bucketChunk } = settings;
+  const { order, runs, largeKeys } = settings.sorted ?? sortHere(table, band, settings);
   const runCount = runs.length / 2;
-  // (As the signatures hold them: signed 32-bit.)
-  for (let r = 0; r < runCount; r++) if (runs[2 * r + 1] - runs[2 * r] > bucketChunk) verifier.markLargeKey(band, keys[runs[2 * r]] | 0);
+  for (const hash of largeKeys) verifier.markLargeKey(band, hash);
   if (settings.markOnly) return;
   const numberOf = numbering(table, verifier);
   const groupMembers = settings.groupMembers ?? DEFAULT_GROUP_MEMBERS;
@@ -48,6 +51,55 @@ export async function verifyBandOf(table: SignatureTable, verifier: PairVerifier
   }
 }
 
+
+export interface BandsSettings {
+  bucketChunk: number;
+  /** Bands a resumed run had finished (marked only). */
+  startAt?: number;
+  groupMembers?: number;
+  /** After each band verified (not those marked only). */
+  onBand?: (band: number) => Promise<void> | void;
+  /** Whether a table on disk has its bands sorted one ahead on another core (default: when the machine has two). */
+  sortAhead?: boolean;
+}
+
+/**
+ * Every band in turn. The bands of a table spilled to disk are sorted one ahead on another core when the
+ * machine has one (band-sorter.ts): each band then costs the longer of its sort and its verification.
+ */
+export async function verifyBands(table: SignatureTable, verifier: PairVerifier, settings: BandsSettings): Promise<void> {
+  const { bucketChunk, groupMembers, startAt = 0 } = settings;
+  const sorter = (settings.sortAhead ?? os.availableParallelism() > 1) ? sorterFor(table, bucketChunk) : undefined;
+  const scratch = { keys: new Uint32Array(0), order: new Uint32Array(0) };
+  let next = sorter?.sort(0);
+  try {
+    for (let band = 0; band < table.bandCount; band++) {
+      const sorted = await next;
+      next = band + 1 < table.bandCount ? sorter?.sort(band + 1) : undefined;
+      await verifyBandOf(table, verifier, band, { bucketChunk, groupMembers, markOnly: band < startAt, scratch, sorted });
+      if (band >= startAt) await settings.onBand?.(band);
+    }
+  } finally {
+    next?.catch(() => undefined); // (a sort asked for ahead of a failure)
+    await sorter?.close();
+  }
+}
+
+/** A sorter on another core, for a table spilled to disk. */
+function sorterFor(table: SignatureTable, bucketChunk: number): BandSorter | undefined {
+  if (!table.bandFile || table.size === 0) return undefined;
+  const fileOf = table.bandFile.bind(table);
+  return new BandSorter(table.size, bucketChunk, fileOf);
+}
+
+/** The band sorted into buckets on this thread. */
+function sortHere(table: SignatureTable, band: number, settings: BandPassSettings): SortedBand {
+  const { order, keys, runs } = bandBuckets((visit) => table.readBand(band, visit), table.size, settings.scratch);
+  // (As the signatures hold them: signed 32-bit.)
+  const largeKeys: number[] = [];
+  for (let r = 0; r < runs.length; r += 2) if (runs[r + 1] - runs[r] > settings.bucketChunk) largeKeys.push(keys[runs[r]] | 0);
+  return { order, runs, largeKeys: Int32Array.from(largeKeys) };
+}
 
 /** The verifier's number of a slot: the table's own when it shares the numbering, else looked up by id. */
 function numbering(table: SignatureTable, verifier: PairVerifier): (slot: number) => number {

@@ -12,7 +12,7 @@ import type { EngineClient } from '../../engine/client.js';
 import type { SignatureSource } from './cluster-cut.js';
 import type { DocIds } from './doc-numbers.js';
 import { DedupJournal, type DedupRunIdentity } from './journal.js';
-import { verifyBandOf } from './band-pass.js';
+import { verifyBands } from './band-pass.js';
 import { readSignatures } from './signature-scan.js';
 import type { PairVerifier } from './pair-verifier.js';
 import { SignaturePool } from './signature-pool.js';
@@ -80,14 +80,15 @@ export class FullPass {
     }
     const table = await this.readTable();
     this.journal = resumed?.journal ?? (await this.startJournal(table.bandCount));
-    const scratch = { keys: new Uint32Array(0), order: new Uint32Array(0) };
-    for (let band = 0; band < table.bandCount; band++) {
-      await verifyBandOf(table, this.verifier, band, { bucketChunk, markOnly: band < startAt, scratch });
-      if (band < startAt) continue;
-      const { buckets, candidatePairs, verifiedPairs } = this.verifier;
-      await this.journal?.checkpoint(band + 1, { buckets, candidatePairs, verifiedPairs });
-      this.settings.onProgress?.('bands', band + 1, table.bandCount);
-    }
+    await verifyBands(table, this.verifier, {
+      bucketChunk,
+      startAt,
+      onBand: async (band) => {
+        const { buckets, candidatePairs, verifiedPairs } = this.verifier;
+        await this.journal?.checkpoint(band + 1, { buckets, candidatePairs, verifiedPairs });
+        this.settings.onProgress?.('bands', band + 1, table.bandCount);
+      },
+    });
   }
 
   /** Lets the signatures go (and removes a spill from the disk), once the clusters are cut. */

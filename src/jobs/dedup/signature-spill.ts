@@ -9,6 +9,7 @@
 // its number while the two go together (the spill is the numbering's only writer during the scan, as when
 // the ids are spilled too); only once they part does each slot's number take 8 bytes a document.
 import os from 'node:os';
+import path from 'node:path';
 import { minhashValuesScratch } from '../../sketch/lean-minhash.js';
 import type { Hash64 } from '../../sketch/simhash.js';
 import { type DocIds, withRoomFor } from './doc-numbers.js';
@@ -178,6 +179,12 @@ export class SignatureSpill implements SignatureTable {
     this.recordBuffer = Buffer.alloc(0);
     this.bandBuffers = [];
     this.finished = true;
+  }
+
+  /** The file of a band's hashes (everything added is written to it first). */
+  bandFile(band: number): string {
+    this.finish();
+    return path.join(this.folder.path, `band-${band}.bin`);
   }
 
   readBand(band: number, visit: (chunk: Uint32Array) => void): void {

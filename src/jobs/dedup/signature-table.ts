@@ -19,6 +19,8 @@ export interface SignatureTable {
   numberAt(slot: number): number;
   /** The hash of every document's key in `band`, in slot order, a chunk at a time. */
   readBand(band: number, visit: (chunk: Uint32Array) => void): void;
+  /** The file that holds a band's hashes, when the table is on disk (another thread may read it there). */
+  bandFile?(band: number): string;
   /** The signatures of these slots (ascending, no repeats), found by slot until the next load. */
   load(slots: Uint32Array): Promise<(slot: number) => StoredSignature>;
 }

@@ -1,0 +1,49 @@
+// A band's sort on a core of its own (a piscina worker), while the caller verifies the band before it: the
+// band's hashes read from the spill's file of that band and sorted into buckets (band-sort.ts), the slots
+// in bucket order written into shared memory the caller gave (one of two it alternates between), the runs
+// and the hashes of the keys too large for one bucket chunk handed back. The worker keeps its array of
+// sorted keys from band to band (4 bytes a document).
+import { closeSync, openSync } from 'node:fs';
+import { bandBuckets } from './band-sort.js';
+import { readAll } from './spill-folder.js';
+
+export interface BandSortTask {
+  /** The spill's file of the band's hashes (4 bytes a document, in slot order). */
+  file: string;
+  documents: number;
+  /** Documents of one key verified at once: a key held by more is a large key. */
+  bucketChunk: number;
+  /** Where the slots in bucket order go (4 bytes a document, shared with the caller). */
+  order: SharedArrayBuffer;
+}
+
+export interface SortedRuns {
+  runs: Uint32Array;
+  /** The hashes (as the signatures hold them: signed 32-bit) of the keys held by more than bucketChunk documents. */
+  largeKeys: Int32Array;
+}
+
+const CHUNK = 1 << 16;
+let keys = new Uint32Array(0);
+const chunk = new Uint32Array(CHUNK);
+
+export default function sortBand(task: BandSortTask): SortedRuns {
+  const n = task.documents;
+  if (keys.length < n) keys = new Uint32Array(n);
+  const fd = openSync(task.file, 'r');
+  try {
+    const read = (visit: (chunk: Uint32Array) => void) => {
+      for (let start = 0; start < n; start += CHUNK) {
+        const length = Math.min(CHUNK, n - start);
+        readAll(fd, new Uint8Array(chunk.buffer, 0, 4 * length), 4 * start);
+        visit(chunk.subarray(0, length));
+      }
+    };
+    const sorted = bandBuckets(read, n, { keys, order: new Uint32Array(task.order, 0, n) });
+    const large: number[] = [];
+    for (let r = 0; r < sorted.runs.length; r += 2) if (sorted.runs[r + 1] - sorted.runs[r] > task.bucketChunk) large.push(sorted.keys[sorted.runs[r]] | 0);
+    return { runs: sorted.runs, largeKeys: Int32Array.from(large) };
+  } finally {
+    closeSync(fd);
+  }
+}
