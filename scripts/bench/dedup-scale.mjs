@@ -89,7 +89,7 @@ async function child() {
   const table = way === 'memory' ? new SignaturePool(docs, numbers) : new SignatureSpill(option('spill-dir', os.tmpdir()), numbers);
   // Each document's facts as dedup keeps them (where it lives, the value the canonical rule sorts by):
   // canonical by the oldest, the order of generation (the document's number) standing for the date.
-  const facts = new FactsTable(numbers, false, docs);
+  const facts = new FactsTable(numbers, { keepClusterIds: false, keepTokens: false, expected: docs });
   const location = { index: 'bench-index' };
   for (const doc of signatures(docs, lsh, seed)) {
     if (way === 'memory') table.add(doc.id, doc.signature);
@@ -100,7 +100,7 @@ async function child() {
   const source = way === 'memory' ? poolTable(table) : table;
   lap('scan');
 
-  const verifier = new PairVerifier(MIN_SIMILARITY, { documents: numbers, expected: docs });
+  const verifier = new PairVerifier(MIN_SIMILARITY, { documents: numbers, expected: docs, width: NUM_PERM });
   await verifyBands(source, verifier, { bucketChunk: BUCKET_CHUNK, groupMembers });
   lap('bands');
 

@@ -32,6 +32,7 @@ export interface SavedObjectsSettings {
 const FIELD_LABELS: Record<string, string> = {
   duplicate_of: 'duplicate of',
   canonical_similarity: 'similarity to canonical',
+  best_match: 'best match',
   cluster_size: 'documents in cluster',
   cluster_id: 'cluster',
   contained_in: 'inside',

@@ -26,8 +26,13 @@ export class LocationTable {
   private readonly names: string[] = [];
   private readonly numbers = new Map<string, number>();
   /** Each document's index, as its place among the names + 1 (0: none): 2 bytes a document while there are fewer than 65,535 names. */
-  private indexOf: Uint16Array | Int32Array = new Uint16Array(0);
+  private indexOf: Uint16Array | Int32Array;
   private readonly routings = new Map<number, string>();
+
+  /** `expected`: documents to make room for at once (it grows past that as needed). */
+  constructor(expected = 0) {
+    this.indexOf = new Uint16Array(expected);
+  }
 
   set(n: number, location: DocLocation): void {
     let k = this.numbers.get(location.index);

@@ -15,6 +15,7 @@
 //  4. With --containment S, every document at least S inside a larger one gets contained_in and
 //     max_containment (dedup/containment-pass.ts): partial copies, beside the Jaccard clusters.
 import { storedPath, type StoredField } from '../stored/layout.js';
+import { paramsShape } from '../stored/read.js';
 import { peakMemoryMb, UsageMeter } from './usage.js';
 import { createWriteStream, type WriteStream } from 'node:fs';
 import { DEFAULT_PREFIX } from '../annotation.js';
@@ -139,6 +140,11 @@ export interface DedupSummary {
   largestFamily: number;
   clusters: number;
   duplicates: number;
+  /**
+   * Documents with a near-duplicate that are in no cluster (each of their near-duplicates went to a
+   * canonical they are not near enough to): written as canonicals of their own, cluster_size 1.
+   */
+  alone: number;
   largestCluster: number;
   /**
    * Each duplicate's estimated Jaccard to its canonical: the least and the median (null without
@@ -344,6 +350,8 @@ function pairPieces(client: EngineClient, options: DedupOptions, run: DedupRun, 
   const store = new SignatureStore(signatureReader(client, options.index, run.scope, run.fields), run.prefix, run.sortField, run.params, run.everythingCached ? Number.POSITIVE_INFINITY : run.cacheSize, {
     documents: numbers,
     keepClusterIds,
+    // Only the longest rule sorts by the token count (its sort field is the token count too).
+    keepTokens: run.canonical === 'longest',
     expected,
   });
   const pairsOut = options.pairsFile ? createWriteStream(options.pairsFile, { fd: openForWriting(options.pairsFile, { what: '--pairs' }) }) : undefined;
@@ -354,6 +362,7 @@ function pairPieces(client: EngineClient, options: DedupOptions, run: DedupRun, 
     verifier: new PairVerifier(run.minSimilarity, {
       documents: numbers,
       expected,
+      width: paramsShape(run.params)?.numPerm,
       collectMatches: options.collectMatches,
       onVerified: (pair) => pieces.full?.journal?.add(pair),
       onRecorded: (pair) => pairsOut?.write(JSON.stringify(pair) + '\n'),
@@ -438,10 +447,16 @@ async function writeClusters(client: EngineClient, options: DedupOptions, run: D
   for (const d of run.damagedParams.documents) errors.add({ id: d.id, index: d.index, reason: `stored signature left out of dedup: ${d.reason}; near-dup annotate --force --query '{"ids":{"values":[...]}}' signs it again` });
   // The fields dedup writes may be newer than the index's mapping (canonical_similarity): added first, or a
   // strict mapping would refuse every update.
-  if (!options.dryRun && cut.clusters.length > 0) await initIndex(client, options.index, run.prefix);
+  if (!options.dryRun && (cut.clusters.length > 0 || cut.alone.length > 0)) await initIndex(client, options.index, run.prefix);
+  const membership = {
+    clustered: cut.clustered,
+    bestMatch: (id: string) => verifier.bestMatch(id),
+    bestPartner: (id: string) => verifier.bestPartner(id),
+    alone: verifier.clusters.documents.idsOf(cut.alone),
+  };
   return options.dryRun
     ? { written: 0, failed: 0, cleared: 0, complete: false }
-    : await writeBack(client, cut.clusters, { clustered: cut.clustered, bestMatch: (id) => verifier.bestMatch(id) }, store.facts, errors, {
+    : await writeBack(client, cut.clusters, membership, store.facts, errors, {
         index: options.index,
         prefix: run.prefix,
         pageSize: run.pageSize,
@@ -477,6 +492,7 @@ function summarize(client: EngineClient, options: DedupOptions, run: DedupRun, p
     largestFamily: cut.largestFamily,
     clusters: clusters.length,
     duplicates: clusters.memberCount - clusters.length,
+    alone: cut.alone.length,
     canonicalSimilarity: spread(clusters, run.minSimilarity),
     largestCluster: clusters.length > 0 ? clusters.sizeAt(0) : 0,
     ...written,

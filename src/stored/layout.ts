@@ -24,6 +24,7 @@ export const STORED_FIELDS = [
   'cluster_size',
   'max_similarity',
   'canonical_similarity',
+  'best_match',
   // Partial copies (dedup --containment).
   'contained_in',
   'max_containment',
@@ -32,7 +33,7 @@ export const STORED_FIELDS = [
 export type StoredField = (typeof STORED_FIELDS)[number];
 
 /** The fields dedup writes; cleared together when a document leaves its cluster. */
-export const CLUSTER_FIELDS = ['cluster_id', 'duplicate_of', 'is_canonical', 'cluster_size', 'max_similarity', 'canonical_similarity'] as const satisfies readonly StoredField[];
+export const CLUSTER_FIELDS = ['cluster_id', 'duplicate_of', 'is_canonical', 'cluster_size', 'max_similarity', 'canonical_similarity', 'best_match'] as const satisfies readonly StoredField[];
 
 /** The dotted path of a stored field under a prefix: `storedPath('near_dup', 'bands')` is `near_dup.bands`. */
 export function storedPath(prefix: string, name: StoredField): string {

@@ -143,6 +143,23 @@ forEachEngine('dedup of chains that drift', (ctx) => {
     expect(summary.canonicalSimilarity.min).toBeGreaterThanOrEqual(BAR);
   });
 
+  it('every version carries cluster fields and names its best match; one whose near-duplicates all went to other canonicals is a canonical of its own', async () => {
+    const summary = await run(shared, { full: true });
+    const stored = await sourcesById(ctx.client, shared);
+    let alone = 0;
+    for (const d of versions) {
+      const nd = stored.get(d.id)!.near_dup;
+      expect(typeof nd.cluster_id, d.id).toBe('string');
+      expect(nd.max_similarity, d.id).toBeGreaterThanOrEqual(BAR);
+      expect(estimate(d.id, nd.best_match), d.id).toBe(nd.max_similarity);
+      if (nd.cluster_size !== 1) continue;
+      alone++;
+      expect([nd.cluster_id, nd.is_canonical, nd.duplicate_of, nd.canonical_similarity], d.id).toEqual([d.id, true, null, null]);
+    }
+    expect(summary.alone).toBe(alone);
+    expect(summary.complete).toBe(true);
+  });
+
   it('--clusters components keeps every chain whole, its first version the canonical, the drift in canonical_similarity', async () => {
     const index = await chainsIndex('chains-components');
     const summary = await run(index, { clusters: 'components' });

@@ -2,7 +2,8 @@
 // near-duplicate of the one before, the first and the last far apart.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { type CanonicalRule, type ClusterMethod, centres, compareValues, cutFamily, pickCanonical } from '../../src/jobs/dedup/cluster-cut.js';
+import { type CanonicalRule, type ClusterMethod, centres, compareValues, cutFamilies, cutFamily, pickCanonical } from '../../src/jobs/dedup/cluster-cut.js';
+import { DocNumbers } from '../../src/jobs/dedup/doc-numbers.js';
 import type { Facts } from '../../src/jobs/dedup/facts.js';
 import { keyHash, type StoredSignature } from '../../src/jobs/dedup/signature-store.js';
 
@@ -187,5 +188,35 @@ describe('the canonical order over mixed sort values', () => {
     expect(pickCanonical(orders[0], facts, 'newest')).toBe('b');
     expect(pickCanonical(['a', 'd'], facts, 'oldest')).toBe('a');
     expect(pickCanonical(['a', 'd'], facts, 'newest')).toBe('a');
+  });
+});
+
+describe('a family member whose near-duplicates all went to other canonicals', () => {
+  it('is in no cluster, and the cut names it (dedup writes it as a canonical of its own)', async () => {
+    // C the oldest; Y 0.7 of C; X 0.76 of Y but 0.46 of C: Y goes to C, X finds no canonical within the bar,
+    // and C's cluster of two cannot spare Y.
+    const c = Uint32Array.from({ length: 100 }, (_, k) => k);
+    const y = c.map((v, k) => (k < 30 ? v + 1000 : v));
+    const x = y.map((v, k) => (k >= 30 && k < 54 ? v + 2000 : v));
+    expect([estimate(c, y), estimate(y, x), estimate(c, x)]).toEqual([0.7, 0.76, 0.46]);
+    const signatures = new Map<string, StoredSignature>([
+      ['c', { values: c, simhash: '0', bands: Int32Array.of(1, 2) }],
+      ['y', { values: y, simhash: '0', bands: Int32Array.of(1, 3) }],
+      ['x', { values: x, simhash: '0', bands: Int32Array.of(4, 3) }],
+    ]);
+    const documents = new DocNumbers();
+    const family = Int32Array.from(['c', 'y', 'x'], (id) => documents.numberOf(id));
+    const facts = datedFacts(['c', 'y', 'x']);
+    const result = await cutFamilies([family], {
+      method: 'centres',
+      rule: 'oldest',
+      minSimilarity: BAR,
+      facts,
+      signatures: async (ids) => new Map(ids.map((id) => [id, signatures.get(id)!])),
+      documents,
+    });
+    expect([...result.clusters].map((cluster) => [cluster.canonical, cluster.members])).toEqual([['c', ['c', 'y']]]);
+    expect(documents.idsOf(result.alone)).toEqual(['x']);
+    expect(['c', 'y', 'x', 'elsewhere'].map((id) => result.clustered(id))).toEqual([true, true, true, false]);
   });
 });

@@ -161,7 +161,7 @@ describe('SignatureStore', () => {
 describe('facts and clusters by document number', () => {
   it('keeps a date as its milliseconds, a number as it is, another value as it is, a missing one as missing', () => {
     const numbers = new DocNumbers();
-    const facts = new FactsTable(numbers, false);
+    const facts = new FactsTable(numbers, { keepClusterIds: false });
     facts.set('d', { tokens: 4, sortKey: '2021-05-01T00:00:00Z', clusterId: 'old' });
     facts.set('n', { tokens: 0, sortKey: 42 });
     facts.set('k', { tokens: 7, sortKey: 'zebra' });
@@ -236,6 +236,25 @@ describe('canonical rule', () => {
 function numberedPair(documents: DocNumbers, { a, b, jaccard, hamming }: VerifiedPair): NumberedPair {
   return { na: documents.numberOf(a), nb: documents.numberOf(b), jaccard, hamming };
 }
+
+describe('best matches kept as counts of equal values when the width is known', () => {
+  it('gives back the very similarities recorded, and the partner of each; a similarity not over the width keeps numbers', () => {
+    const pair = (a: string, b: string, jaccard: number) => ({ a, b, jaccard, hamming: 0 });
+    const counted = new PairVerifier(0.5, { width: 100 });
+    const plain = new PairVerifier(0.5);
+    for (const verifier of [counted, plain]) {
+      verifier.record(pair('a', 'b', 0.67));
+      verifier.record(pair('b', 'c', 0.93));
+      verifier.record(pair('a', 'c', 67 / 100)); // a tie: a keeps b, its first
+    }
+    for (const id of ['a', 'b', 'c', 'none']) {
+      expect([counted.bestMatch(id), counted.bestPartner(id)]).toEqual([plain.bestMatch(id), plain.bestPartner(id)]);
+    }
+    expect([counted.bestMatch('b'), counted.bestPartner('b'), counted.bestPartner('a')]).toEqual([0.93, 'c', 'b']);
+    counted.record(pair('d', 'e', 1 / 3)); // not k/100
+    expect([counted.bestMatch('d'), counted.bestMatch('b'), counted.bestMatch('a')]).toEqual([1 / 3, 0.93, 0.67]);
+  });
+});
 
 describe('run journal (dedup --resume)', () => {
   const identity = { index: 'i', uuids: 'u1', params: 'p', prefix: 'near_dup', minSimilarity: 0.5, bucketChunk: 1000, pass: 'bands' as const };

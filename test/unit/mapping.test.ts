@@ -40,6 +40,7 @@ describe('the JSON in mappings/', () => {
       cluster_size: 'integer',
       max_similarity: 'float',
       canonical_similarity: 'float',
+      best_match: 'keyword',
       contained_in: 'keyword',
       max_containment: 'float',
     });

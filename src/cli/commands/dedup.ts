@@ -148,8 +148,9 @@ export const dedupCommand: CommandModule<object, DedupArgs> = {
             `${summary.clusterMethod === 'centres' ? `, cut from ${summary.families} families${summary.canonicalSimilarity.min === null ? '' : ` (every duplicate's similarity to its canonical at least ${summary.canonicalSimilarity.min.toFixed(3)})`} ` : ' (whole families) '}` +
             `(${summary.verifiedPairs} of ${summary.candidatePairs} candidate pairs verified; largest cluster ${summary.largestCluster}) ` +
             `in ${summary.seconds.toFixed(1)} s${summary.dryRun ? ' (dry run: nothing written)' : `; ${summary.written} documents updated, ${summary.cleared} cleared`}` +
+            `${summary.alone ? `; ${summary.alone} documents whose near-duplicates all went to other canonicals are canonicals of their own (cluster_size 1)` : ''}` +
             `${summary.containment ? `; ${summary.containment.contained} documents at least ${summary.containment.minContainment} inside a larger one (${summary.containment.lookups} looked up in ${summary.containment.seconds.toFixed(1)} s)` : ''}` +
-            `${summary.resumedPartitions ? `; resumed after ${summary.resumedPartitions} partitions` : ''}${retriesNote(summary)}` +
+            `${summary.resumedPartitions ? `; resumed after ${summary.resumedPartitions} bands` : ''}${retriesNote(summary)}` +
             damage +
             `${!summary.dryRun && !summary.complete ? `; INCOMPLETE: ${summary.failed} writes failed${summary.errorsFile ? ` (listed in ${summary.errorsFile})` : ''}; run dedup again` : ''}`,
         ) + '\n',
@@ -177,7 +178,7 @@ async function clustersHeld(client: EngineClient, index: string, prefix: string)
   const field = (name: string) => `${prefix}.${name}`;
   try {
     const [clusters, duplicates] = await Promise.all([
-      client.count(index, { term: { [field('is_canonical')]: true } }),
+      client.count(index, { bool: { filter: [{ term: { [field('is_canonical')]: true } }, { range: { [field('cluster_size')]: { gte: 2 } } }] } }),
       client.count(index, { bool: { filter: [{ exists: { field: field('cluster_id') } }, { term: { [field('is_canonical')]: false } }] } }),
     ]);
     return { clusters, duplicates };

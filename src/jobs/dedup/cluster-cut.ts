@@ -53,8 +53,10 @@ export interface Cut {
   clusters: ClusterList;
   families: number;
   largestFamily: number;
-  /** Whether a document is a member of a cluster (a family member may be in none). */
+  /** Whether a document is written with cluster fields: a member of a cluster, or a family member alone. */
   clustered(id: string): boolean;
+  /** The numbers of the family members (each with a verified pair) that are in no cluster. */
+  alone: number[];
 }
 
 /** Members of families read together, so that their signatures come in a few requests. */
@@ -67,7 +69,9 @@ const MEMBERS_PER_READ = 5000;
  */
 export async function cutFamilies(families: Iterable<ArrayLike<number>>, settings: CutSettings): Promise<Cut> {
   const clusters = new ClusterList(settings.documents);
+  // 1: a member of a cluster; 2: a family member in none (written as a canonical of its own).
   const flags = new Uint8Array(settings.documents.size);
+  const alone: number[] = [];
   let count = 0;
   let largestFamily = 0;
   let batch: Array<ArrayLike<number>> = [];
@@ -82,6 +86,13 @@ export async function cutFamilies(families: Iterable<ArrayLike<number>>, setting
       for (const cluster of cutFamily(members, signatures, { ...settings, facts })) {
         clusters.add(cluster, (id) => numberOf.get(id)!);
         for (const id of cluster.members) flags[numberOf.get(id)!] = 1;
+      }
+      // (A member without a signature, gone or damaged since its pairs were verified, is left out.)
+      for (let k = 0; k < members.length; k++) {
+        if (flags[family[k]] === 0 && signatures.has(members[k])) {
+          flags[family[k]] = 2;
+          alone.push(family[k]);
+        }
       }
     }
     batch = [];
@@ -101,8 +112,9 @@ export async function cutFamilies(families: Iterable<ArrayLike<number>>, setting
     largestFamily,
     clustered: (id) => {
       const n = settings.documents.find(id);
-      return n !== undefined && flags[n] === 1;
+      return n !== undefined && flags[n] > 0;
     },
+    alone,
   };
 }
 

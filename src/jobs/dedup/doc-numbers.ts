@@ -142,12 +142,12 @@ function readString(chunk: Uint16Array, offset: number, length: number): string 
 }
 
 /** A typed array with room for index `n`: the same one, or a copy half as large again (new places hold `fill`). */
-export function withRoomFor<T extends Int32Array | Float64Array>(array: T, n: number, fill = 0): T {
+export function withRoomFor<T extends Int32Array | Float64Array | Uint16Array>(array: T, n: number, fill = 0): T {
   return n < array.length ? array : enlarged(array, Math.max(1024, Math.ceil((n + 1) * 1.5)), fill);
 }
 
 /** A copy of a typed array `length` long, the places past the old ones holding `fill`. */
-export function enlarged<T extends Int32Array | Uint32Array | Float64Array>(array: T, length: number, fill = 0): T {
+export function enlarged<T extends Int32Array | Uint32Array | Float64Array | Uint16Array>(array: T, length: number, fill = 0): T {
   const larger = new (array.constructor as new (length: number) => T)(length);
   larger.set(array);
   if (fill !== 0) larger.fill(fill, array.length);

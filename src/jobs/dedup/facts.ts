@@ -1,8 +1,9 @@
-// What the clusters need of every document dedup meets (its token count, the value the canonical rule
-// sorts by, its cluster from an earlier run), kept in columns by document number: 12 bytes a document for
-// a date or number to sort by, instead of an object and a string in a map.
+// What the clusters need of every document dedup meets (the value the canonical rule sorts by, its token
+// count when that rule is the longest, its cluster from an earlier run, where it lives), kept in columns by
+// document number: 9 bytes a document for a date or number to sort by (and 2 for its index), instead of an
+// object and a string in a map.
 import { type DocLocation, LocationTable } from '../../engine/doc-location.js';
-import { type DocIds, withRoomFor } from './doc-numbers.js';
+import { type DocIds, enlarged } from './doc-numbers.js';
 
 export interface Facts {
   tokens: number;
@@ -21,39 +22,46 @@ export interface FactsLookup {
 }
 
 export class FactsTable implements FactsLookup {
-  /** -1 for a document whose facts were never read. */
-  private tokens = new Int32Array(0);
+  /** 1 for a document whose facts were read. */
+  private present = new Uint8Array(0);
+  /** Token counts, when kept (the --canonical longest rule sorts by them); else every count reads 0. */
+  private tokens?: Int32Array;
   /** The sort value when it is a number or a date, else NaN. */
   private sortNumbers = new Float64Array(0);
   /** Sort values that are neither (a keyword, a boolean), by number. */
   private readonly sortOthers = new Map<number, unknown>();
   private readonly clusterIds = new Map<number, string>();
-  private readonly locations = new LocationTable();
+  private readonly locations: LocationTable;
+  private readonly keepClusterIds: boolean;
 
   /**
    * `keepClusterIds`: whether the earlier clusters are kept (an incremental run needs them; a full one does
-   * not); `expected`: documents to make room for at once (the columns grow past it as needed).
+   * not); `keepTokens`: whether token counts are kept (4 bytes a document; only the longest rule needs them,
+   * and it sorts by the token count as its sort value too); `expected`: documents to make room for at once
+   * (the columns grow past it as needed).
    */
   constructor(
     private readonly documents: DocIds,
-    private readonly keepClusterIds = true,
-    expected = 0,
+    { keepClusterIds = true, keepTokens = true, expected = 0 }: { keepClusterIds?: boolean; keepTokens?: boolean; expected?: number } = {},
   ) {
-    this.tokens = new Int32Array(expected).fill(-1);
+    this.keepClusterIds = keepClusterIds;
+    this.locations = new LocationTable(expected);
+    this.present = new Uint8Array(expected);
     this.sortNumbers = new Float64Array(expected).fill(Number.NaN);
+    if (keepTokens) this.tokens = new Int32Array(expected);
   }
 
   has(id: string): boolean {
     const n = this.documents.find(id);
-    return n !== undefined && n < this.tokens.length && this.tokens[n] >= 0;
+    return n !== undefined && n < this.present.length && this.present[n] === 1;
   }
 
   /** The facts of a document, by id or by its number. */
   set(document: string | number, facts: Facts): void {
     const n = typeof document === 'number' ? document : this.documents.numberOf(document);
-    this.tokens = withRoomFor(this.tokens, n, -1);
-    this.sortNumbers = withRoomFor(this.sortNumbers, n, Number.NaN);
-    this.tokens[n] = facts.tokens;
+    this.grow(n);
+    this.present[n] = 1;
+    if (this.tokens) this.tokens[n] = facts.tokens;
     const sortNumber = asNumber(facts.sortKey);
     this.sortNumbers[n] = sortNumber;
     if (Number.isNaN(sortNumber) && facts.sortKey !== undefined && facts.sortKey !== null) this.sortOthers.set(n, facts.sortKey);
@@ -70,14 +78,25 @@ export class FactsTable implements FactsLookup {
 
   /** The facts of document number n. */
   at(n: number): Facts | undefined {
-    if (n >= this.tokens.length || this.tokens[n] < 0) return undefined;
+    if (n >= this.present.length || this.present[n] !== 1) return undefined;
     const sortNumber = this.sortNumbers[n];
     return {
-      tokens: this.tokens[n],
+      tokens: this.tokens ? this.tokens[n] : 0,
       sortKey: Number.isNaN(sortNumber) ? this.sortOthers.get(n) : sortNumber,
       clusterId: this.clusterIds.get(n),
       location: this.locations.get(n),
     };
+  }
+
+  /** Columns with room for document n. */
+  private grow(n: number): void {
+    if (n < this.present.length) return;
+    const length = Math.max(1024, Math.ceil((n + 1) * 1.5));
+    const present = new Uint8Array(length);
+    present.set(this.present);
+    this.present = present;
+    this.sortNumbers = enlarged(this.sortNumbers, length, Number.NaN);
+    if (this.tokens) this.tokens = enlarged(this.tokens, length);
   }
 }
 

@@ -46,8 +46,15 @@ export interface PairHooks {
 
 export class PairVerifier {
   readonly clusters: UnionFind;
-  /** Each document's best verified similarity, by document number (0: in no verified pair). */
-  private best = new Float64Array(0);
+  /**
+   * Each document's best verified similarity, by document number (0: in no verified pair): as the count of
+   * equal values out of `width` when the signatures' width is known (2 bytes a document; the similarity is
+   * that count over the width, the very number the estimate is), else as the number itself.
+   */
+  private best: Float64Array | Uint16Array = new Float64Array(0);
+  private width?: number;
+  /** The number + 1 of the document it has that similarity with (0: none; the first verified on a tie). */
+  private partner = new Int32Array(0);
   /** Each document's best matches, when asked for (--format text). */
   readonly matches?: Map<string, Array<{ id: string; jaccard: number }>>;
   buckets = 0;
@@ -64,22 +71,38 @@ export class PairVerifier {
 
   /**
    * `documents`: the numbering shared with the signature store (one of its own if not given); `expected`:
-   * how many documents it will number, so that its arrays are made that size once instead of grown.
+   * how many documents it will number, so that its arrays are made that size once instead of grown;
+   * `width`: the signatures' number of MinHash values, when every one compared has it (at most 65,535).
    */
   constructor(
     private readonly minSimilarity: number,
-    options: { collectMatches?: boolean; documents?: DocIds; expected?: number } & PairHooks = {},
+    options: { collectMatches?: boolean; documents?: DocIds; expected?: number; width?: number } & PairHooks = {},
   ) {
+    if (options.width !== undefined && Number.isInteger(options.width) && options.width > 0 && options.width < 65_536) this.width = options.width;
     if (options.collectMatches) this.matches = new Map();
     this.hooks = { onVerified: options.onVerified, onRecorded: options.onRecorded };
     this.clusters = new UnionFind(options.documents ?? new DocNumbers(), options.expected);
-    this.best = new Float64Array(options.expected ?? 0);
+    this.best = this.width ? new Uint16Array(options.expected ?? 0) : new Float64Array(options.expected ?? 0);
+    this.partner = new Int32Array(options.expected ?? 0);
+  }
+
+  /** Document n's best verified similarity (0: none). */
+  private bestOf(n: number): number {
+    if (n >= this.best.length) return 0;
+    return this.width ? this.best[n] / this.width : this.best[n];
   }
 
   /** A document's best verified similarity; 0 when it is in no verified pair. */
   bestMatch(id: string): number {
     const n = this.clusters.documents.find(id);
-    return n !== undefined && n < this.best.length ? this.best[n] : 0;
+    return n === undefined ? 0 : this.bestOf(n);
+  }
+
+  /** The document a document has its best verified similarity with (the first verified on a tie), if any. */
+  bestPartner(id: string): string | undefined {
+    const n = this.clusters.documents.find(id);
+    const partner = n !== undefined && n < this.partner.length ? this.partner[n] : 0;
+    return partner > 0 ? this.clusters.documents.idOf(partner - 1) : undefined;
   }
 
   /** The documents in at least one verified pair. */
@@ -176,8 +199,12 @@ export class PairVerifier {
     if (this.hooks.onRecorded || this.matches) named ??= this.named(pair);
     if (named) this.hooks.onRecorded?.(named);
     this.best = withRoomFor(this.best, Math.max(na, nb));
-    this.best[na] = Math.max(this.best[na], jaccard);
-    this.best[nb] = Math.max(this.best[nb], jaccard);
+    this.partner = withRoomFor(this.partner, Math.max(na, nb));
+    // (A width that does not fit a pair's similarity, k/width for some k, keeps the similarities as numbers.)
+    if (this.width && Math.round(jaccard * this.width) / this.width !== jaccard) this.keepNumbers();
+    const value = this.best instanceof Uint16Array ? Math.round(jaccard * (this.width as number)) : jaccard;
+    if (value > this.best[na]) [this.best[na], this.partner[na]] = [value, nb + 1];
+    if (value > this.best[nb]) [this.best[nb], this.partner[nb]] = [value, na + 1];
     if (this.matches && named) {
       const { a, b } = named;
       for (const [id, other] of [[a, b], [b, a]]) {
@@ -188,6 +215,14 @@ export class PairVerifier {
       }
     }
     this.clusters.unionNumbers(na, nb);
+  }
+
+  /** The best similarities from now on as numbers (a pair's similarity was not a count over the width). */
+  private keepNumbers(): void {
+    if (!(this.best instanceof Uint16Array) || !this.width) return;
+    const width = this.width;
+    this.best = Float64Array.from(this.best, (count) => count / width);
+    this.width = undefined;
   }
 
   private decidedBefore(a: Int32Array, b: Int32Array, band: number | undefined): 'yes' | 'large' | 'no' {

@@ -95,10 +95,10 @@ export class SignatureStore {
     private readonly params: string,
     /** Signatures held at once; Infinity when the whole index fits (nothing is ever read twice). */
     capacity: number,
-    { documents = new DocNumbers(), keepClusterIds = true, expected = 0 }: { documents?: DocIds; keepClusterIds?: boolean; expected?: number } = {},
+    { documents = new DocNumbers(), keepClusterIds = true, keepTokens = true, expected = 0 }: { documents?: DocIds; keepClusterIds?: boolean; keepTokens?: boolean; expected?: number } = {},
   ) {
     this.cache = new RecentMap(capacity);
-    this.facts = new FactsTable(documents, keepClusterIds, expected);
+    this.facts = new FactsTable(documents, { keepClusterIds, keepTokens, expected });
   }
 
   /** The signatures of these documents: from the cache, the others read from the index (and cached). */

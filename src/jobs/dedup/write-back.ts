@@ -1,6 +1,8 @@
 // The clusters dedup found (dedup/cluster-cut.ts), written into the index: every member given cluster_id,
-// duplicate_of, is_canonical, cluster_size, max_similarity and canonical_similarity (partial updates),
-// documents that left a cluster cleared, and the result checked with the engine.
+// duplicate_of, is_canonical, cluster_size, max_similarity, canonical_similarity and best_match (partial
+// updates); every document that has a near-duplicate but is in no cluster (its near-duplicates all went to
+// canonicals it is not near enough to) written as the canonical of a cluster of its own, so that none is
+// left without a trace; documents that left a cluster cleared, and the result checked with the engine.
 import { CLUSTER_FIELDS, storedPath } from '../../stored/layout.js';
 import type { EngineClient } from '../../engine/client.js';
 import { type DocLocation, locationOf } from '../../engine/doc-location.js';
@@ -10,10 +12,14 @@ import type { DedupCluster } from './cluster-cut.js';
 import { fieldWriter } from './field-writer.js';
 import type { FactsLookup } from './facts.js';
 
-/** Who is in a cluster, and each document's best similarity in any verified pair. */
+/** Who is in a cluster, and each document's best similarity in any verified pair, and with which document. */
 export interface Membership {
+  /** Whether a document is written with cluster fields (a member of a cluster, or a canonical of its own). */
   clustered(id: string): boolean;
   bestMatch(id: string): number;
+  bestPartner(id: string): string | undefined;
+  /** The documents with a near-duplicate that are in no cluster: each written as a canonical of its own. */
+  alone?: Iterable<string>;
 }
 
 /** Every cluster field cleared (null), as a document that leaves its cluster gets them. */
@@ -64,8 +70,21 @@ export async function writeBack(
         cluster_size: cluster.members.length,
         max_similarity: membership.bestMatch(member),
         canonical_similarity: member === cluster.canonical ? null : cluster.similarity.get(member),
+        best_match: membership.bestPartner(member) ?? null,
       });
     }
+  }
+  for (const id of membership.alone ?? []) {
+    members++;
+    await writer.update(id, where(id), {
+      cluster_id: id,
+      duplicate_of: null,
+      is_canonical: true,
+      cluster_size: 1,
+      max_similarity: membership.bestMatch(id),
+      canonical_similarity: null,
+      best_match: membership.bestPartner(id) ?? null,
+    });
   }
   // Cluster fields left from an earlier run on documents that are in no cluster now.
   const clear = async (id: string, location: DocLocation) => {
