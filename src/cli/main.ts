@@ -60,6 +60,21 @@ const debug = process.argv.includes('--debug') || ['1', 'true'].includes(process
 
 endQuietlyOnClosedPipes();
 
+// A promise that fails before anything looks after it (a read-ahead page refused while the page before is
+// worked on) would make Node end the process with a stack trace, even when the job is about to handle it.
+// Kept instead; one still unhandled when the process ends is reported as one line, exit code 1.
+const unhandled = new Map<Promise<unknown>, unknown>();
+process.on('unhandledRejection', (reason, promise) => void unhandled.set(promise, reason));
+process.on('rejectionHandled', (promise) => void unhandled.delete(promise));
+process.on('exit', () => {
+  const [reason] = unhandled.values();
+  if (unhandled.size === 0 || process.exitCode) return;
+  const message = reason instanceof Error ? reason.message : String(reason);
+  process.stderr.write(escaped`near-dup: unexpected error: ${message.replace(/\s*\n\s*/g, ' ').trim()}${debug ? '' : ' (run again with --debug for the stack trace, and report it)'}\n`);
+  if (debug && reason instanceof Error && reason.stack) process.stderr.write(escapedLines(reason.stack.split('\n')));
+  process.exitCode = 1;
+});
+
 // --help-all is --help with the advanced options shown (help.ts reads it from process.argv).
 main(
   hideBin(process.argv)

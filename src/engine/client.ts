@@ -9,6 +9,7 @@ import { type EngineInfo, type Flavour, detectEngine } from './detect.js';
 import { describeConnectionError, EngineConnectionError, EngineResponseError, errorCode } from './errors.js';
 import { backoffDelay, RetryLog, retryCause, sleep } from './retry.js';
 import { actionMeta, type DocLocation } from './doc-location.js';
+import { privilegeRefusal } from './refusal.js';
 
 export type { EngineInfo, Flavour } from './detect.js';
 
@@ -211,6 +212,15 @@ export class EngineClient {
     return new EngineResponseError(response.statusCode, type, reason, method, path, this.url, response.body);
   }
 
+  /**
+   * An _mget answers 200 with an error per document when the user may not read them (no
+   * indices:data/read/mget[shard]): that is a refusal of the whole request, not documents that are missing.
+   */
+  #refusedDocs(path: string, docs: ReadonlyArray<unknown>): void {
+    const refused = docs.find((d) => privilegeRefusal((d as { error?: unknown }).error) !== undefined) as { error?: { type?: string; reason?: string } } | undefined;
+    if (refused) throw new EngineResponseError(403, refused.error?.type, refused.error?.reason, 'POST', path, this.url, refused);
+  }
+
   async indexExists(index: string): Promise<boolean> {
     const response = await this.#send('HEAD', `/${encodeIndex(index)}`);
     if (response.statusCode === 404) return false;
@@ -301,6 +311,7 @@ export class EngineClient {
     const response = await this.request<{ docs: Array<GetResponse<TSource>> }>('POST', '/_mget', {
       docs: docs.map(({ id, location }) => ({ ...actionMeta(id, location), _source: includes })),
     });
+    this.#refusedDocs('/_mget', response.docs);
     return response.docs.filter((d) => d.found);
   }
 
@@ -316,6 +327,7 @@ export class EngineClient {
   async existingIds(index: string, ids: string[]): Promise<Set<string>> {
     if (ids.length === 0) return new Set(); // the engines refuse an _mget of nothing
     const response = await this.request<{ docs: Array<{ _id: string; found?: boolean }> }>('POST', `/${encodeIndex(index)}/_mget`, { ids }, { _source: 'false' });
+    this.#refusedDocs(`/${encodeIndex(index)}/_mget`, response.docs);
     return new Set(response.docs.filter((d) => d.found).map((d) => d._id));
   }
 

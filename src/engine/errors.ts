@@ -1,6 +1,7 @@
 // What went wrong talking to a cluster, in a form both flavours share, and as one line a user can act on.
 import { UserError } from '../errors.js';
 import { describeBlock } from './index-state.js';
+import { type PrivilegeRefusal, privilegeRefusal, whatToGrant } from './refusal.js';
 import { redactCredentials, redactUrl } from './url.js';
 
 /** The cluster answered with an error status. `statusCode` as the official clients name it. */
@@ -18,6 +19,14 @@ export class EngineResponseError extends Error {
     readonly body: unknown,
   ) {
     super(`${method} ${path} on ${url}: ${statusCode}${type ? ` ${type}` : ''}${reason ? `: ${reason}` : ''}`);
+  }
+
+  /**
+   * The privilege the engine says the user lacks, wherever in its answer it said so (the top-level error,
+   * a root cause, a shard failure, a failed search's cause, a bulk item), or undefined.
+   */
+  get refusal(): PrivilegeRefusal | undefined {
+    return privilegeRefusal(this.body);
   }
 
   /** The index an index_not_found_exception names, if any. */
@@ -114,6 +123,7 @@ export function describeConnectionError(err: unknown, context: ErrorContext): Er
 /** Whether a failure (or the failure behind a one-line UserError) may pass if the request is made again later. */
 export function mayPass(err: unknown): boolean {
   for (let e: unknown = err; e; e = (e as { cause?: unknown }).cause) {
+    if (e instanceof EngineResponseError && e.refusal) return false;
     if (e instanceof EngineResponseError) return e.statusCode >= 500 || (e.statusCode === 429 && e.type !== 'cluster_block_exception') || e.statusCode === 408;
     if (e instanceof EngineConnectionError) return !TLS_CODES.has(e.code ?? '') && !NOT_TLS_CODES.has(e.code ?? '');
     const name = (e as Error).name;
@@ -171,6 +181,8 @@ function describeResponse(err: EngineResponseError, context: ErrorContext & { ur
       ? `${url} refused the credentials given (401 Unauthorized); check them, or ${AUTH_HINT}`
       : `${url} requires authentication (401 Unauthorized); ${AUTH_HINT}`;
   }
+  const refusal = err.refusal;
+  if (refusal) return describeRefusal(refusal, { url, method: err.method, path: err.path, index: err.index ?? context.index });
   if (err.statusCode === 403) {
     return `${url} denied ${err.method} ${err.path} (${what}); the user needs the privilege for it, or use other credentials`;
   }
@@ -192,6 +204,19 @@ function describeResponse(err: EngineResponseError, context: ErrorContext & { ur
   if (err.statusCode === 429) return `${url} is overloaded and rejected ${err.method} ${err.path} (${what}); retry later or lower the concurrency`;
   if (err.statusCode >= 500) return `${url} failed on ${err.method} ${err.path} (${what}); check the cluster's health and logs`;
   return `${url} rejected ${err.method} ${err.path} (${what})`;
+}
+
+/**
+ * A refusal for want of a privilege, as one line: the privilege missing (as the engine named it), what to
+ * grant, and the engine's own reason.
+ */
+export function describeRefusal(refusal: PrivilegeRefusal, where: { url: string; method: string; path: string; index?: string }): string {
+  const index = where.index && !/[*,]/.test(where.index) ? where.index : undefined;
+  const named = refusal.actions.length === 1 ? `the privilege ${refusal.actions[0]}` : `the privileges ${refusal.actions.join(', ')}`;
+  return (
+    `${where.url} denied ${where.method} ${where.path}: the user lacks ${named}; ${whatToGrant(refusal, index)}, or use other credentials ` +
+    `(403 security_exception: ${oneLine(redactCredentials(refusal.reason))})`
+  );
 }
 
 /** Error messages from OpenSSL and the clients can span lines; a UserError is one line. */

@@ -3,6 +3,7 @@
 // pattern matches but a search passes over without a word. Each gets a named answer, not "overloaded".
 import { UserError } from '../errors.js';
 import type { HttpMethod } from './client.js';
+import { type PrivilegeProbeAccess, requireWritePrivileges, type WriteProbe } from './privileges.js';
 
 interface Access {
   request<T = unknown>(method: HttpMethod, path: string, body?: unknown, query?: Record<string, string>): Promise<T>;
@@ -28,13 +29,20 @@ export function describeBlock(block: string, index: string): string {
   return `"${index}" is blocked (${block})`;
 }
 
-/** Refuses, before anything is written, an index behind `name` that has a write block. */
-export async function requireWritable(client: Access, name: string): Promise<void> {
-  const settings = await client.request<Record<string, { settings: Record<string, unknown> }>>('GET', `/${encodeName(name)}/_settings/index.blocks.*`, undefined, { flat_settings: 'true' });
+/**
+ * Refuses, before anything is written, an index behind `name` that has a write block, and (given a client
+ * that can send bulk requests, unless `probe` is false) a user who may not write there as the job will, or
+ * refresh it: asked in requests that change nothing (privileges.ts).
+ */
+export async function requireWritable(client: Access | PrivilegeProbeAccess, name: string, probe: WriteProbe | false = { action: 'update', refresh: true }): Promise<void> {
+  // With the uuid, every index behind the name answers (the blocks alone leave out an index that has none).
+  const settings = await client.request<Record<string, { settings: Record<string, unknown> }>>('GET', `/${encodeName(name)}/_settings/index.blocks.*,index.uuid`, undefined, { flat_settings: 'true' });
   for (const [index, { settings: s }] of Object.entries(settings ?? {})) {
     const block = BLOCKS.find((b) => s?.[b] === 'true' || s?.[b] === true);
     if (block) throw new UserError(describeBlock(block, index));
   }
+  const first = Object.keys(settings ?? {}).sort()[0];
+  if (probe && first !== undefined && 'bulkNdjson' in client) await requireWritePrivileges(client, first, name, probe);
 }
 
 /** The closed indices a name (a pattern, an alias) matches: searches pass over them. */

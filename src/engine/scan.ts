@@ -101,6 +101,9 @@ export async function* readAhead<T>(pages: AsyncIterator<T>): AsyncGenerator<T> 
         return;
       }
       next = pages.next();
+      // The next page may fail while the caller works on this one: marked as looked after, so that Node does
+      // not end the process over it (a stack trace) before this loop comes to it and throws it to the caller.
+      next.catch(() => undefined);
       // One turn of the event loop, so that the request for the next page is on its way before the caller
       // works on this one without yielding (the client sends it only after a few asynchronous steps).
       await new Promise((resolve) => setImmediate(resolve));

@@ -20,6 +20,9 @@ export function parseClusterUrl(raw: string): ParsedClusterUrl {
   try {
     url = new URL(withScheme);
   } catch {
+    // A password holding # ? / unencoded cuts the URL short (https://user:pa#ss@host reads as host "user",
+    // port "pa"): said as such, not as "https://host is not a URL" (the redacted text looks fine).
+    if (withScheme.slice(withScheme.indexOf('://') + 3).includes('@')) throw unreadableCredentials(text);
     throw new UsageError(`--url "${redactCredentials(text)}" is not a URL; give one like http://localhost:9200`);
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
@@ -30,16 +33,18 @@ export function parseClusterUrl(raw: string): ParsedClusterUrl {
   }
   // A password holding / ? # unencoded makes the URL parser take part of it for the host or the path.
   const afterScheme = withScheme.slice(withScheme.indexOf('://') + 3);
-  if (!url.username && afterScheme.includes('@')) {
-    throw new UsageError(
-      `--url "${redactCredentials(text)}" has an "@" that cannot be read as user:password@host (a password with / ? # must be percent-encoded); give the credentials with --username and --password (or SEARCH_USERNAME and SEARCH_PASSWORD) instead`,
-    );
-  }
+  if (!url.username && afterScheme.includes('@')) throw unreadableCredentials(text);
   const username = url.username ? decodeURIComponent(url.username) : undefined;
   const password = url.password ? decodeURIComponent(url.password) : undefined;
   url.username = '';
   url.password = '';
   return { url: url.toString().replace(/\/+$/, ''), username, password };
+}
+
+function unreadableCredentials(text: string): UsageError {
+  return new UsageError(
+    `--url "${redactCredentials(text)}" has an "@" that cannot be read as user:password@host (a password with / ? # must be percent-encoded, e.g. # as %23); give the credentials with --username and --password (or SEARCH_USERNAME and SEARCH_PASSWORD) instead`,
+  );
 }
 
 /** The URL with any user:password@ removed, for messages. Accepts text that is not a valid URL. */

@@ -27,6 +27,8 @@ import { ErrorsFile } from './errors-file.js';
 import { InFlightLimit } from '../engine/in-flight.js';
 import { planInFlight } from '../engine/in-flight-plan.js';
 import { initIndex } from '../engine/init.js';
+import { planMapping } from '../engine/mapping.js';
+import { requireScroll } from '../engine/privileges.js';
 import type { KeyLists } from '../stored/write.js';
 import { createSignPool, type SignPool } from '../signing/sign-pool.js';
 
@@ -121,12 +123,14 @@ const MAX_LISTED_MISSING = 10_000;
 
 export async function annotateIndex(client: EngineClient, options: AnnotateOptions): Promise<AnnotateSummary> {
   checkAnnotateOptions(options);
-  await checkTextFields(client, options.index, options.fields, options.prefix);
+  const mappings = await checkTextFields(client, options.index, options.fields, options.prefix);
   // A dry run changes no mapping: it shows the updates as an index of the older layout would take them.
   let keyLists: KeyLists = 'lists';
   if (!options.dryRun) {
-    await requireWritable(client, options.index).catch((err) => Promise.reject(client.describe(err, options.index)));
-    keyLists = (await initIndex(client, options.index, options.prefix)).keyLists;
+    const plans = Object.values(mappings).map((m) => planMapping(m.mappings, options.prefix));
+    // A near-dup field mapped in a way that cannot change: initIndex refuses it, naming it, before anything is written.
+    if (plans.some((p) => p.conflicts.length > 0)) await initIndex(client, options.index, options.prefix);
+    keyLists = plans.some((p) => p.keyLists === 'lists') ? 'lists' : 'joined';
   }
   const inFlight = new InFlightLimit(await planInFlight(client, options.index, options.bulk?.concurrency));
   const run = new AnnotateRun(client, options, await openCheckpoint(options), { keyLists, inFlight });
@@ -164,7 +168,7 @@ export function checkSlice({ id, max }: { id: number; max: number }): void {
  * field that no document can hold (the mapping has no such field and would have mapped it), or an index
  * whose `_source` does not keep whole documents (a partial update would cost fields their index).
  */
-async function checkTextFields(client: EngineClient, index: string, fields: readonly string[], prefix: string): Promise<void> {
+async function checkTextFields(client: EngineClient, index: string, fields: readonly string[], prefix: string): Promise<IndexMappings> {
   let mappings: IndexMappings;
   try {
     mappings = await client.getMapping(index);
@@ -172,7 +176,10 @@ async function checkTextFields(client: EngineClient, index: string, fields: read
     throw client.describe(err, index);
   }
   const absent = absentFields(mappings, fields);
-  if (absent.length === 0) return requireWholeSource(index, mappings, fields);
+  if (absent.length === 0) {
+    requireWholeSource(index, mappings, fields);
+    return mappings;
+  }
   const known = [...new Set(Object.values(mappings).flatMap((m) => textFields(m.mappings)))].filter((f) => !f.startsWith(`${prefix}.`)).sort();
   throw new UsageError(
     `no document of "${index}" can hold ${absent.map((f) => `"${f}"`).join(', ')}: the mapping has no such field; ` +
@@ -232,6 +239,8 @@ class AnnotateRun {
   private restarts = 0;
   private sweeps = 0;
   private interrupted = false;
+  /** Set once the checks before the first write passed: from then on the engine may have changed. */
+  private writing = false;
   /** Set once the check with the engine is done: a job that threw midway is not complete. */
   private finished = false;
   private processing: Promise<void> = Promise.resolve();
@@ -263,6 +272,9 @@ class AnnotateRun {
         this.unwritten.delete(op.id);
       },
       onFailure: (op, reason, status, resent) => this.onWriteFailure(op.id, op.context as DocLocation, reason, status, resent),
+      // Only a run that is about to write checks that it may, adds the fields to the mapping and replaces
+      // the checkpoint: a run refused (or with nothing to sign) leaves the index and the checkpoint as they were.
+      beforeFirstSend: () => this.prepareWrites(),
     });
   }
 
@@ -270,9 +282,22 @@ class AnnotateRun {
     return storedPath(this.options.prefix, name);
   }
 
-  async begin(): Promise<void> {
+  /** Before the first write: blocks and privileges (asked in requests that change nothing), the mapping, the checkpoint. */
+  private async prepareWrites(): Promise<void> {
+    const { index, prefix, keepVersion } = this.options;
+    await requireWritable(this.client, index, { action: keepVersion ? 'index' : 'update', refresh: true });
+    const { keyLists } = await initIndex(this.client, index, prefix);
+    if (keyLists !== this.setup.keyLists) {
+      throw new UserError(`the mapping of "${index}" changed while annotate was reading it (the near-dup fields take ${keyLists} key lists now); run the same command again`);
+    }
+    this.writing = true;
     await this.saveCheckpoint(false);
+  }
+
+  async begin(): Promise<void> {
     const { index, slice } = this.options;
+    // A scroll's pages after the first need a privilege of their own: asked before the first page is signed and written.
+    if (this.client.pointInTime !== 'elasticsearch' || slice) await requireScroll(this.client, index);
     this.total = await countMatching(this.client, { index, query: this.firstQuery(), slice });
     // The whole source is cheaper for the engine to hand out than a filtered one, where little is left out.
     if (this.sourceIncludes !== true && this.total > 0) this.sourceIncludes = await sourceToRead(this.client, index, this.firstQuery(), this.sourceIncludes);
@@ -325,7 +350,7 @@ class AnnotateRun {
       recovery: this.dryRun ? 'skip-seen' : async () => {
         await this.processing.catch(() => undefined);
         await this.writer.flush();
-        await this.client.refresh(this.options.index);
+        if (this.writing) await this.client.refresh(this.options.index);
         return restartQuery();
       },
       onRestart: () => this.restarts++,
@@ -342,6 +367,9 @@ class AnnotateRun {
         }
         this.processing = this.processHits(page.value, 'scan');
         next = pages.next();
+        // The next page may fail (a refused scroll) while this one is signed: marked as looked after, so
+        // that Node does not end the process with a stack trace before the loop comes to it and throws it.
+        next.catch(() => undefined);
         await this.processing;
       }
     } catch (err) {
@@ -452,7 +480,8 @@ class AnnotateRun {
     if (this.dryRun || this.interrupted) return;
     const { index, slice } = this.options;
     for (;;) {
-      await this.client.refresh(index);
+      // Only what this run wrote needs making visible: a run that wrote nothing asks no refresh (nor its privilege).
+      if (this.writing) await this.client.refresh(index);
       this.missing = await countMatching(this.client, { index, query: this.lackingQuery(), slice });
       if (this.missing === 0 || this.sweeps >= MAX_SWEEPS || this.interrupted) break;
       this.sweeps++;
@@ -499,8 +528,12 @@ class AnnotateRun {
     return this.finished && !this.interrupted && this.missing === 0;
   }
 
+  /**
+   * Replaces the checkpoint file: only once this run may have changed the index, or when it is complete; a
+   * run refused before writing leaves the checkpoint of the run before it (complete or resumable) as it was.
+   */
   private async saveCheckpoint(complete: boolean): Promise<void> {
-    if (this.dryRun) return;
+    if (this.dryRun || !(complete || this.writing)) return;
     const checkpoint = this.saved.checkpoint;
     checkpoint.updatedAt = new Date().toISOString();
     checkpoint.complete = complete;

@@ -6,6 +6,8 @@
 import PQueue from 'p-queue';
 import { performance } from 'node:perf_hooks';
 import type { BulkResponseBody, BulkResponseItem } from '../engine/client.js';
+import { EngineResponseError } from '../engine/errors.js';
+import { privilegeRefusal } from '../engine/refusal.js';
 import type { InFlightLimit } from '../engine/in-flight.js';
 import { backoffDelay, type RetryCause, type RetryLog, retryCause, sleep, statusOf } from '../engine/retry.js';
 
@@ -43,6 +45,12 @@ export interface BulkWriterOptions {
    * a 409 then usually means "already done", which the caller can check.
    */
   onFailure?: (op: BulkOperation, reason: string, status: number | undefined, resent: boolean) => void;
+  /**
+   * Called once, before the first request is sent (and not at all when nothing is written): the checks a
+   * job makes only when it is about to change something (blocks, privileges, its mapping, its checkpoint).
+   * If it throws, nothing is sent and every later add() and flush() throws the same.
+   */
+  beforeFirstSend?: () => Promise<void>;
   /** Called before each retry, for progress output. */
   onRetry?: (attempt: number, reason: string, delayMs: number) => void;
   /** Where retries are tallied by cause (the client's log, so a job reports them all in one place). */
@@ -93,6 +101,7 @@ export class BulkWriter {
   private batchLines: string[] = [];
   private batchBytes = 0;
   private fatal: unknown;
+  private firstSend: Promise<void> | undefined;
   readonly stats: BulkStats = { requests: 0, succeeded: 0, failed: 0, retries: 0, resent: 0 };
 
   constructor(private readonly options: BulkWriterOptions) {
@@ -123,8 +132,23 @@ export class BulkWriter {
     if (this.fatal) throw this.fatal;
   }
 
+  /** Whether a request was sent (or is on its way): whether the engine may have changed anything. */
+  get sentAny(): boolean {
+    return this.stats.requests > 0 || this.queue.size + this.queue.pending > 0;
+  }
+
   private async flushBatch(): Promise<void> {
     if (this.batch.length === 0) return;
+    if (this.options.beforeFirstSend) {
+      this.firstSend ??= this.options.beforeFirstSend();
+      try {
+        await this.firstSend;
+      } catch (err) {
+        this.fatal ??= err;
+        throw this.fatal;
+      }
+    }
+    if (this.fatal) throw this.fatal;
     const ops = this.batch;
     const body = this.batchLines.join('');
     this.batch = [];
@@ -199,6 +223,12 @@ export class BulkWriter {
         this.options.onSuccess?.(op, result);
       } else if (result.status === 429 && attempt < this.maxAttempts && !isBlock(result.error)) {
         retry.push(op);
+      } else if (result.status === 403 && privilegeRefusal(result.error)) {
+        // A missing privilege refuses every item alike: the job stops at the first, naming it, rather than
+        // failing a million documents one by one. The item is listed like any failure.
+        this.fail(op, reasonOf(result.error), result.status, resent);
+        const error = typeof result.error === 'object' ? result.error : undefined;
+        this.fatal ??= new EngineResponseError(403, error?.type, error?.reason, 'POST', '/_bulk', '', { error: result.error });
       } else {
         this.fail(op, reasonOf(result.error), result.status, resent);
       }

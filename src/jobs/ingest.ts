@@ -9,7 +9,9 @@
 import { randomBytes } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import { DEFAULT_MAX_CHARS, valueAt } from '../annotation.js';
-import type { EngineClient } from '../engine/client.js';
+import { type EngineClient, EngineResponseError } from '../engine/client.js';
+import { requireWritable } from '../engine/index-state.js';
+import { onlyRefusals } from '../engine/privileges.js';
 import type { RetrySnapshot } from '../engine/retry.js';
 import { checkBulkOptions, requireWholeNumbers, UsageError } from '../errors.js';
 import { resolveSignerSettings, type SignerOptions } from '../signature.js';
@@ -116,7 +118,27 @@ export async function ingestStream(client: EngineClient, input: Readable, option
   const batches = lineBatches(input, 256 * 1024)[Symbol.asyncIterator]();
   const first = await batches.next();
   if (!first.done) checkFieldsPresent(first.value.bytes, options.fields, options.index);
+  // Whether this user may write here, asked before anything is changed (of an index that exists: a new one
+  // is asked right after it is made, before any document goes in).
+  const mayWrite = async () => {
+    await requireWritable(client, options.index, { action: 'index', refresh: true });
+    // The check of what was indexed reads with _mget: refused there, every document would be written and then failed.
+    await onlyRefusals(async () => void (await client.existingIds(options.index, [`near-dup-privilege-check-${newId()}`])));
+  };
+  // A name that is not there yet (a data stream is made by its first document) is asked nothing: the first
+  // bulk request's refusal then stops the job.
+  const mayWriteIfThere = async () => {
+    try {
+      await mayWrite();
+      return true;
+    } catch (err) {
+      if (err instanceof EngineResponseError && err.type === 'index_not_found_exception') return false;
+      throw client.explain(err, options.index);
+    }
+  };
+  const checked = await mayWriteIfThere();
   const { keyLists } = await initIndex(client, options.index, options.prefix);
+  if (!checked) await mayWriteIfThere();
   const counts = { seen: 0, indexed: 0, failed: 0, empty: 0, cut: 0, blank: 0 };
   const indexedIds: string[] = [];
   const errors = ErrorsFile.forIndex(options.index, options.errorsFile);

@@ -53,6 +53,11 @@ export async function handleBulk(ctx: ProxyContext, req: http.IncomingMessage, b
   const headers = passableHeaders(req.rawHeaders, ['content-length', 'content-encoding', 'accept-encoding']);
   const parts = new UpstreamParts(ctx.upstream, req.method ?? 'POST', pathAndQuery, headers, ctx.maxUpstreamBytes, ctx.inFlight);
   const refused: RefusedItem[] = [];
+  // What each item sent upstream was counted as (signed, cleared), in the order the engine answers them:
+  // what the engine refused is then counted as refused, not as signed. Unless bytes went on unread (then
+  // the engine's items cannot be told apart).
+  const counted: Counted[] = [];
+  let aligned = true;
   onClientGone(res, () => {
     parts.abort();
     body.destroy(new ClientGoneError());
@@ -62,20 +67,26 @@ export async function handleBulk(ctx: ProxyContext, req: http.IncomingMessage, b
     for await (const group of signedGroups(ctx, bulkItems(body, defaultIndex, ctx.maxLineBytes), request)) {
       for (const entry of group.entries) {
         if (entry.kind === 'raw') {
-          if (entry.unreadable) unreadableAction(ctx, entry.unreadable.line);
+          if (entry.unreadable) {
+            unreadableAction(ctx, entry.unreadable.line);
+            aligned = false;
+          }
           await parts.write([entry.bytes]);
           continue;
         }
         const target = group.targets.get(entry);
-        const source = forwardedSource(ctx, entry, group.outcomes.get(entry), target, refused);
+        const outcome = group.outcomes.get(entry);
+        const source = forwardedSource(ctx, entry, outcome, target, refused);
         if (source === null) continue;
+        counted.push(target?.kind !== 'undecided' && (outcome?.outcome === 'signed' || outcome?.outcome === 'cleared') ? outcome.outcome : undefined);
         const { verb, id } = entry;
         const index = target && target.kind !== 'undecided' ? target.index : entry.index;
         const action = actionLine(entry, target);
         await parts.write(source === undefined ? [action, NEWLINE] : [action, NEWLINE, source, NEWLINE], { verb, index, id });
       }
     }
-    await answer(res, await parts.finish(refused.length === 0), refused, filterPath);
+    const statuses = await answer(res, await parts.finish(refused.length === 0), refused, filterPath);
+    if (aligned) countNotStored(ctx, counted, statuses);
   } catch (err) {
     parts.abort();
     body.destroy();
@@ -244,23 +255,82 @@ async function signBatch(ctx: ProxyContext, toSign: ToSign[], keyLists: KeyLists
  * parts before it were applied, so the client gets their items, and each item not applied answered with the
  * refusal's status and error (a 429 item is one the clients' bulk helpers send again, alone).
  */
-async function answer(res: http.ServerResponse, answers: PartAnswer[], refused: RefusedItem[], filterPath: string | null): Promise<void> {
+async function answer(res: http.ServerResponse, answers: PartAnswer[], refused: RefusedItem[], filterPath: string | null): Promise<ItemStatuses> {
   const first = answers[0];
   if (answers.length === 1 && refused.length === 0 && filterPath === null) {
+    const statuses = first.status >= 300 ? Promise.resolve<ItemStatuses>('none') : statusesOf(first.body);
     pipeAnswer(first, res);
-    return;
+    return statuses;
   }
   const bodies: BulkAnswer[] = [];
   for (const part of answers) {
     const text = (await readBody(part.body)).toString('utf8');
     if (part.status < 300) bodies.push(JSON.parse(text) as BulkAnswer);
-    else if (part === first) return send(res, part.status, part.rawHeaders, text);
-    else bodies.push(notAppliedAnswer(part.status, text, part.items));
+    else if (part === first) {
+      send(res, part.status, part.rawHeaders, text);
+      return 'none';
+    } else bodies.push(notAppliedAnswer(part.status, text, part.items));
   }
   // Joined, filtered and written a thousand items at a time, the event loop free for other clients between.
   const chunks = await bulkAnswerChunks(bodies, refused, filterPath);
-  if (res.destroyed) return;
-  send(res, first?.status ?? 200, first?.rawHeaders ?? ['content-type', 'application/json; charset=UTF-8'], chunks);
+  if (!res.destroyed) send(res, first?.status ?? 200, first?.rawHeaders ?? ['content-type', 'application/json; charset=UTF-8'], chunks);
+  return bodies.flatMap((b) => (b.items ?? []).map(itemStatus));
+}
+
+/** Items counted as signed or cleared when sent (undefined: counted as something else). */
+type Counted = 'signed' | 'cleared' | undefined;
+
+/** The engine's status per item, in order; 'all': every item stored ("errors": false); 'none': the request was refused as a whole. */
+type ItemStatuses = number[] | 'all' | 'none';
+
+function itemStatus(item: Record<string, unknown>): number {
+  const result = Object.values(item)[0] as { status?: unknown } | undefined;
+  return typeof result?.status === 'number' ? result.status : 0;
+}
+
+/**
+ * The item statuses of an answer that is piped to the client as it comes: read beside it, and parsed only
+ * when the engine says some item failed (its answer starts with "errors": true).
+ */
+function statusesOf(body: Readable): Promise<ItemStatuses> {
+  return new Promise((resolve) => {
+    const chunks: Buffer[] = [];
+    let head = '';
+    let keep = true;
+    body.on('data', (chunk: Buffer) => {
+      if (!keep) return;
+      chunks.push(chunk);
+      if (head.length < 256) {
+        head += chunk.toString('utf8', 0, Math.min(chunk.length, 256));
+        if (/"errors"\s*:\s*false/.test(head)) {
+          keep = false;
+          chunks.length = 0;
+          resolve('all');
+        }
+      }
+    });
+    body.once('end', () => {
+      if (!keep) return;
+      try {
+        const parsed = JSON.parse(Buffer.concat(chunks).toString('utf8')) as BulkAnswer;
+        resolve(parsed.errors === false ? 'all' : (parsed.items ?? []).map(itemStatus));
+      } catch {
+        resolve('all'); // not a bulk answer: nothing to correct
+      }
+    });
+    body.once('error', () => resolve('all'));
+  });
+}
+
+/** Items counted as signed (or cleared) that the engine did not store: counted as refused by it instead. */
+function countNotStored(ctx: ProxyContext, counted: readonly Counted[], statuses: ItemStatuses): void {
+  if (statuses === 'all') return;
+  counted.forEach((kind, i) => {
+    if (kind === undefined) return;
+    const status = statuses === 'none' ? 0 : statuses[i];
+    if (status === undefined || (status >= 200 && status < 300)) return;
+    ctx.stats.notStored(kind);
+  });
 }
 
 /** Writes an answer of one text or of pieces, one after the other (never joined into one copy). */

@@ -24,6 +24,7 @@ export async function handleDocument(ctx: ProxyContext, req: http.IncomingMessag
     throw Object.assign(err, { appliedItems: 0 }); // nothing was sent: the answer says so
   });
   let forwarded: Uint8Array | null;
+  let counted: 'signed' | 'cleared' | undefined;
   if (target.kind === 'undecided') {
     const outcome = await signOne(ctx, original, kind, 'lists');
     forwarded = outcome.outcome === 'untouched' && outcome.source === undefined ? original : null;
@@ -38,6 +39,7 @@ export async function handleDocument(ctx: ProxyContext, req: http.IncomingMessag
     const keyLists = await ctx.fields.ensure(target.index, req.rawHeaders);
     const outcome = await signOne(ctx, original, kind, keyLists);
     forwarded = forwardedBody(ctx, outcome, original);
+    if (outcome.outcome === 'signed' || outcome.outcome === 'cleared') counted = outcome.outcome;
     if (forwarded === null) {
       sendError(res, 400, REFUSAL_TYPE, `near-dup could not sign the document: ${(outcome as { reason: string }).reason}`);
       return;
@@ -48,7 +50,10 @@ export async function handleDocument(ctx: ProxyContext, req: http.IncomingMessag
   const { request, response } = ctx.upstream.send(req.method ?? 'PUT', forwardTarget, headers, forwarded);
   onClientGone(res, () => request.destroy());
   ctx.stats.addLatency(waitStart - started);
-  pipeAnswer(await response, res);
+  const answer = await response;
+  // Counted as signed when sent: the engine's refusal (a missing privilege, a conflict) takes it back.
+  if (counted && answer.status >= 300) ctx.stats.notStored(counted);
+  pipeAnswer(answer, res);
 }
 
 async function signOne(ctx: ProxyContext, bytes: Uint8Array, kind: SourceKind, keyLists: KeyLists): Promise<SignedSource> {

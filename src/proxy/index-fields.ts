@@ -39,7 +39,7 @@ export class IndexFieldsGuard {
       this.failures++;
       if (!this.warned.has(index)) {
         this.warned.add(index);
-        this.warn(`could not give index "${index}" the near-dup fields (${redactSecret(err.message, authorization)}); documents are signed anyway. Run near-dup init --index ${index}, or near-dup init --template --pattern '...' for new indices`);
+        this.warn(`could not give index "${index}" the near-dup fields (${redactSecret(err.message, authorization)}); documents are signed anyway. Run near-dup init --index ${index} as a user who may change its mapping, or near-dup init --template 'PATTERN' (the indices' pattern) so that new indices get them`);
       }
       return 'lists';
     });

@@ -20,11 +20,23 @@ export interface DocumentCounts {
 
 export class ProxyStats {
   readonly documents: DocumentCounts = { signed: 0, passed: 0, rejected: 0, cleared: 0, untouched: 0, other_indices: 0 };
+  /**
+   * Documents signed (or cleared) and sent on that the cluster did not store: it refused them (a missing
+   * privilege, a mapping conflict, a version conflict...). Counted here, not as signed or cleared: the
+   * counts above are of what the cluster stored.
+   */
+  readonly refusedByCluster = { documents: 0 };
   /** unread: writes passed on without being read (a body near-dup cannot read, with --on-error pass); refused: requests answered by the proxy itself (unreadable with --on-error reject, too large). */
   readonly requests = { bulk: 0, document: 0, passed_through: 0, unread: 0, refused: 0, failed: 0 };
   private readonly latencies: number[] = [];
   private latencyCount = 0;
   private latencySum = 0;
+
+  /** A document counted as signed or cleared when it was sent on, that the engine then refused. */
+  notStored(kind: 'signed' | 'cleared'): void {
+    this.documents[kind]--;
+    this.refusedByCluster.documents++;
+  }
 
   addLatency(ms: number): void {
     this.latencyCount++;
@@ -46,6 +58,7 @@ export class ProxyStats {
         p50: at(0.5),
         p99: at(0.99),
       },
+      refused_by_cluster: { ...this.refusedByCluster },
     };
   }
 }

@@ -241,8 +241,9 @@ forEachEngine('jobs on a faulty network', (ctx) => {
   it('dedup in memory killed (SIGKILL) while it writes the clusters: --resume replays the verified pairs instead of finding them again', async () => {
     const run = await dedupToKill('faults-dedup-memory-kill');
     const args = ['dedup', '--index', run.index, '--full', '--page-size', '10'];
-    // Through the test proxy, whose first bulk write (the clusters) is held back: the kill lands there.
-    proxy.decide = plan([{ kind: 'bulk', nth: 1, fault: { stallMs: 60_000 } }]);
+    // Through the test proxy, whose first bulk write of the clusters is held back: the kill lands there. (The
+    // first bulk request is dedup's check that it may write, engine/privileges.ts: it writes nothing.)
+    proxy.decide = plan([{ kind: 'bulk', nth: 2, fault: { stallMs: 60_000 } }]);
     const first = runCli([...args, '--url', proxyUrl], { cwd: run.cwd });
     for (let i = 0; i < 3000 && proxy.injected.stalled === 0; i++) await new Promise((r) => setTimeout(r, 10));
     expect(proxy.injected.stalled).toBe(1);
