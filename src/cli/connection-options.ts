@@ -21,6 +21,19 @@ export const CONNECTION_ENV = {
 
 const group = 'Connection:';
 
+/**
+ * Credentials and TLS trust, as every command that makes a request declares them (the cluster commands
+ * below, and `dashboards` for OpenSearch Dashboards or Kibana): one definition, one environment variable each.
+ */
+export const CREDENTIAL_OPTIONS = {
+  username: { type: 'string', describe: `user, for basic authentication [env ${CONNECTION_ENV.username}]` },
+  password: { type: 'string', describe: `password, for basic authentication [env ${CONNECTION_ENV.password}]` },
+  'api-key': { type: 'string', describe: `Elasticsearch API key, encoded or id:key [env ${CONNECTION_ENV.apiKey}]` },
+  'bearer-token': { type: 'string', describe: `bearer token [env ${CONNECTION_ENV.bearerToken}]` },
+  'ca-file': { type: 'string', describe: `PEM file of the CA of the cluster's certificate [env ${CONNECTION_ENV.caFile}]` },
+  insecure: { type: 'boolean', describe: `skip TLS certificate checks (trusted networks only) [env ${CONNECTION_ENV.insecure}=true]` },
+} as const;
+
 export function withConnectionOptions<T>(yargs: Argv<T>) {
   return yargs
     .option('url', {
@@ -28,16 +41,12 @@ export function withConnectionOptions<T>(yargs: Argv<T>) {
       describe: `cluster URL [env ${CONNECTION_ENV.url}; default: a local engine on 9201, 9211 or 9200]`,
       group,
     })
-    .option('username', { type: 'string', describe: `user, for basic authentication [env ${CONNECTION_ENV.username}]`, group })
-    .option('password', { type: 'string', describe: `password, for basic authentication [env ${CONNECTION_ENV.password}]`, group })
-    .option('api-key', { type: 'string', describe: `Elasticsearch API key, encoded or id:key [env ${CONNECTION_ENV.apiKey}]`, group })
-    .option('bearer-token', { type: 'string', describe: `bearer token [env ${CONNECTION_ENV.bearerToken}]`, group })
-    .option('ca-file', { type: 'string', describe: `PEM file of the CA of the cluster's certificate [env ${CONNECTION_ENV.caFile}]`, group })
-    .option('insecure', {
-      type: 'boolean',
-      describe: `skip TLS certificate checks (trusted networks only) [env ${CONNECTION_ENV.insecure}=true]`,
-      group,
-    });
+    .option('username', { ...CREDENTIAL_OPTIONS.username, group })
+    .option('password', { ...CREDENTIAL_OPTIONS.password, group })
+    .option('api-key', { ...CREDENTIAL_OPTIONS['api-key'], group })
+    .option('bearer-token', { ...CREDENTIAL_OPTIONS['bearer-token'], group })
+    .option('ca-file', { ...CREDENTIAL_OPTIONS['ca-file'], group })
+    .option('insecure', { ...CREDENTIAL_OPTIONS.insecure, group });
 }
 
 /** The connection options as the commands take them: each may be missing (then from the environment). */

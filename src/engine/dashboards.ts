@@ -4,11 +4,15 @@
 // format of the product and version that answers (saved-object-formats.ts), imported through its saved
 // objects API, and read back to check that every reference resolves there before the link is given.
 import { readFileSync } from 'node:fs';
-import { UserError } from '../errors.js';
+import http from 'node:http';
+import https from 'node:https';
+import { UsageError, UserError } from '../errors.js';
+import { authorizationHeader, type ConnectionOptions, type ResolvedConnection, resolveConnection } from './connection.js';
+import { errorCode } from './errors.js';
 import { NEAR_DUP_FIELDS } from './mapping.js';
 import { formatFor, inFormat, type SavedObjectFormat } from './saved-object-formats.js';
 import { panelReader, type ReadObject, unresolvedReferences } from './saved-object-references.js';
-import { redactUrl } from './url.js';
+import { redactCredentials } from './url.js';
 
 const TEMPLATE = new URL('../../mappings/saved-objects.ndjson', import.meta.url);
 
@@ -103,12 +107,11 @@ export function nearDupFieldSpecs(prefix: string): Record<string, unknown>[] {
   return [...meta, ...own].map((f) => ({ count: 0, scripted: false, ...f }));
 }
 
-export interface ImportOptions {
-  url: string;
-  username?: string;
-  password?: string;
-  apiKey?: string;
-  bearerToken?: string;
+/**
+ * Where OpenSearch Dashboards or Kibana is and how to reach it: the URL, credentials and TLS options of
+ * every other command (engine/connection.ts), read and checked the same way.
+ */
+export interface ImportOptions extends Pick<ConnectionOptions, 'url' | 'username' | 'password' | 'apiKey' | 'bearerToken' | 'caFile' | 'insecure' | 'requestTimeoutMs'> {
   /** Kibana space or OpenSearch Dashboards tenant-less path prefix, e.g. /s/marketing. */
   space?: string;
   /** The format to import in; by default the one of the product and version that answers. */
@@ -128,59 +131,139 @@ export interface ImportResult {
 
 type Product = ImportResult['product'];
 
-function productOf(response: Response): Product {
-  return response.headers.has('osd-name') ? 'OpenSearch Dashboards' : response.headers.has('kbn-name') ? 'Kibana' : 'unknown';
+/** An answer of Dashboards or Kibana: its status, headers and parsed JSON body (undefined when not JSON). */
+interface Answer {
+  status: number;
+  ok: boolean;
+  headers: http.IncomingHttpHeaders;
+  body: unknown;
 }
 
-function authHeaders(options: ImportOptions): Record<string, string> {
-  const headers: Record<string, string> = { 'osd-xsrf': 'true', 'kbn-xsrf': 'true' };
-  if (options.username !== undefined) headers.authorization = `Basic ${Buffer.from(`${options.username}:${options.password ?? ''}`).toString('base64')}`;
-  else if (options.apiKey) headers.authorization = `ApiKey ${options.apiKey}`;
-  else if (options.bearerToken) headers.authorization = `Bearer ${options.bearerToken}`;
-  return headers;
+/** The server at --url with its credentials and TLS trust, resolved as the engine clients resolve theirs. */
+interface Server {
+  connection: ResolvedConnection;
+  /** The URL and the space's path, without credentials. */
+  base: string;
+  /** Said in messages: the URL without credentials. */
+  where: string;
+  headers: Record<string, string>;
 }
 
-async function call(url: string, init: RequestInit, where: string): Promise<Response> {
-  try {
-    return await fetch(url, init);
-  } catch (err) {
-    throw new UserError(`cannot reach OpenSearch Dashboards or Kibana at ${where}: ${(err as Error).message}; check --url and that it is running (docker compose up -d)`);
+function productOf(answer: Answer): Product {
+  return answer.headers['osd-name'] !== undefined ? 'OpenSearch Dashboards' : answer.headers['kbn-name'] !== undefined ? 'Kibana' : 'unknown';
+}
+
+/**
+ * Resolves --url, the credentials and the CA with the engine clients' own code (an API key given as id:key
+ * is base64-encoded there, user:password@ in the URL becomes basic auth), for one server.
+ */
+export async function dashboardsServer(options: ImportOptions): Promise<Server> {
+  const connection = await resolveConnection(options);
+  if (connection.nodes.length > 1) {
+    throw new UsageError(`--url names ${connection.nodes.length} servers (${connection.url}); dashboards talks to one OpenSearch Dashboards or Kibana: give its one URL`);
   }
+  const headers: Record<string, string> = { 'osd-xsrf': 'true', 'kbn-xsrf': 'true', accept: 'application/json' };
+  const authorization = authorizationHeader(connection.auth);
+  if (authorization) headers.authorization = authorization;
+  return { connection, base: connection.url + (options.space ?? ''), where: connection.url, headers };
 }
 
-function refused(response: Response, where: string, what: string): UserError | undefined {
-  if (response.status === 401 || response.status === 403) {
-    return new UserError(`${where} refused ${what} (${response.status}); give --username/--password (or an API key) of a user allowed to manage saved objects`);
+/** One request with node:http(s), trusting the CA given (or none, with --insecure) as the engine requests do. */
+function request(server: Server, method: 'GET' | 'POST', path: string, body?: { bytes: Uint8Array; type: string }): Promise<Answer> {
+  const { connection } = server;
+  const target = new URL(server.base + path);
+  const tls = target.protocol === 'https:';
+  const send = tls ? https.request : http.request;
+  const headers = { ...server.headers, ...(body ? { 'content-type': body.type, 'content-length': String(body.bytes.byteLength) } : {}) };
+  return new Promise((resolve, reject) => {
+    const req = send(
+      target,
+      { method, headers, timeout: connection.requestTimeoutMs, ...(tls ? { ca: connection.ca, rejectUnauthorized: !connection.insecure } : {}) },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (chunk: Buffer) => chunks.push(chunk));
+        res.on('error', (err) => reject(unreachable(err, server)));
+        res.on('end', () => {
+          const status = res.statusCode ?? 0;
+          let parsed: unknown;
+          try {
+            parsed = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+          } catch {
+            // Not JSON: the callers say what they expected.
+          }
+          resolve({ status, ok: status >= 200 && status < 300, headers: res.headers, body: parsed });
+        });
+      },
+    );
+    req.on('timeout', () => req.destroy(Object.assign(new Error(`no answer within ${connection.requestTimeoutMs} ms`), { code: 'ETIMEDOUT' })));
+    req.on('error', (err) => reject(unreachable(err, server)));
+    req.end(body?.bytes);
+  });
+}
+
+/** A failure to reach the server, in one line that says what to do; never the credentials. */
+function unreachable(err: Error, server: Server): UserError {
+  const code = errorCode(err);
+  const message = redactCredentials(err.message).replace(/\s*\n\s*/g, ' ');
+  const at = `OpenSearch Dashboards or Kibana at ${server.where}`;
+  if (code && ['ERR_SSL_WRONG_VERSION_NUMBER', 'EPROTO', 'ERR_SSL_PACKET_LENGTH_TOO_LONG'].includes(code)) {
+    return new UserError(`TLS handshake with ${at} failed (${code}): the server does not speak HTTPS on that port; try an http:// URL`);
+  }
+  if (/CERT|SELF_SIGNED|UNABLE_TO_|ALTNAME|HOSTNAME_MISMATCH/.test(code ?? '') || /certificate/i.test(message)) {
+    return new UserError(
+      `TLS error talking to ${at}: ${message}${code ? ` (${code})` : ''}; give the CA certificate its certificate is signed by with --ca-file (SEARCH_CA_FILE), ` +
+        `or --insecure (SEARCH_INSECURE=true) to skip certificate checks on a network you trust`,
+    );
+  }
+  return new UserError(`cannot reach ${at}: ${message}${code ? ` (${code})` : ''}; check --url and that it is running (docker compose up -d)`);
+}
+
+/** The server's own message, if any, without anything that looks like a credential. */
+function serverMessage(body: unknown): string | undefined {
+  const message = (body as { message?: unknown } | undefined)?.message;
+  return typeof message === 'string' ? redactCredentials(message) : undefined;
+}
+
+function refused(answer: Answer, where: string, what: string): UserError | undefined {
+  if (answer.status === 401 || answer.status === 403) {
+    return new UserError(`${where} refused ${what} (${answer.status}); give --username/--password (or an API key) of a user allowed to manage saved objects`);
   }
   return undefined;
 }
 
 /** Which product answers at the URL (from the headers each puts on every answer), and its version (from its status). */
-async function detectProduct(base: string, headers: Record<string, string>, where: string): Promise<{ product: Product; version?: string }> {
-  const response = await call(`${base}/api/status`, { headers }, where);
-  const product = productOf(response);
-  const status = (await response.json().catch(() => ({}))) as { version?: { number?: string } };
-  if (product === 'unknown') throw new UserError(`${where} answers, but neither as OpenSearch Dashboards nor as Kibana; check --url, or give --format opensearch-dashboards or kibana`);
-  const denied = refused(response, where, 'its status');
+async function detectProduct(server: Server): Promise<{ product: Product; version?: string }> {
+  const answer = await request(server, 'GET', '/api/status');
+  const product = productOf(answer);
+  const status = (answer.body ?? {}) as { version?: { number?: string } };
+  if (product === 'unknown') throw new UserError(`${server.where} answers, but neither as OpenSearch Dashboards nor as Kibana; check --url, or give --format opensearch-dashboards or kibana`);
+  const denied = refused(answer, server.where, 'its status');
   if (denied) throw denied;
   return { product, version: status.version?.number };
 }
 
 /** The index's fields as the product lists them for an index pattern (what its own refresh would store). */
-async function listedFields(base: string, headers: Record<string, string>, index: string, where: string): Promise<{ fields?: Record<string, unknown>[]; why?: string }> {
+async function listedFields(server: Server, index: string): Promise<{ fields?: Record<string, unknown>[]; why?: string }> {
   const meta = ['_source', '_id', '_type', '_index', '_score'].map((f) => `&meta_fields=${f}`).join('');
-  const response = await call(`${base}/api/index_patterns/_fields_for_wildcard?pattern=${encodeURIComponent(index)}${meta}`, { headers }, where);
-  const body = (await response.json().catch(() => ({}))) as { fields?: Record<string, unknown>[]; message?: string };
-  if (!response.ok || !Array.isArray(body.fields)) return { why: `${body.message ?? `HTTP ${response.status}`}` };
+  const answer = await request(server, 'GET', `/api/index_patterns/_fields_for_wildcard?pattern=${encodeURIComponent(index)}${meta}`);
+  const body = (answer.body ?? {}) as { fields?: Record<string, unknown>[] };
+  if (!answer.ok || !Array.isArray(body.fields)) return { why: `${serverMessage(answer.body) ?? `HTTP ${answer.status}`}` };
   return { fields: body.fields.map((f) => ({ count: 0, scripted: false, ...f })) };
 }
 
+/** The NDJSON file the import API takes, as multipart/form-data (encoded by the platform's own FormData). */
+async function importFile(objects: object[]): Promise<{ bytes: Uint8Array; type: string }> {
+  const form = new FormData();
+  form.append('file', new Blob([objects.map((o) => JSON.stringify(o)).join('\n') + '\n'], { type: 'application/ndjson' }), 'near-dup.ndjson');
+  const encoded = new Response(form);
+  return { bytes: new Uint8Array(await encoded.arrayBuffer()), type: encoded.headers.get('content-type') ?? 'multipart/form-data' };
+}
+
 export async function importSavedObjects(objects: SavedObject[], options: ImportOptions & { index: string; prefix: string }): Promise<ImportResult> {
-  const base = options.url.replace(/\/+$/, '') + (options.space ?? '');
-  const headers = authHeaders(options);
-  const where = redactUrl(options.url);
+  const server = await dashboardsServer(options);
+  const { where } = server;
   const warnings: string[] = [];
-  const detected = await detectProduct(base, headers, where);
+  const detected = await detectProduct(server);
   let format = options.format;
   if (!format) {
     if (!detected.version) throw new UserError(`${detected.product} at ${where} did not say its version; give --format opensearch-dashboards (OpenSearch Dashboards, Kibana 7.10 to 8.8) or kibana (Kibana 8.9 and later)`);
@@ -189,31 +272,28 @@ export async function importSavedObjects(objects: SavedObject[], options: Import
   let fields: ImportResult['fields'] = 'none (read live)';
   let fieldSpecs: Record<string, unknown>[] | undefined;
   if (format === 'opensearch-dashboards') {
-    const listed = await listedFields(base, headers, options.index, where);
+    const listed = await listedFields(server, options.index);
     fieldSpecs = listed.fields ?? nearDupFieldSpecs(options.prefix);
     fields = listed.fields ? 'listed by the product' : 'near-dup fields only';
     if (!listed.fields) warnings.push(`${detected.product} did not list the fields of "${options.index}" (${listed.why}): the index pattern holds near-dup's fields only; refresh its field list once the index exists`);
   }
-  const formatted = inFormat(objects, format, fieldSpecs);
-  const form = new FormData();
-  form.append('file', new Blob([formatted.map((o) => JSON.stringify(o)).join('\n') + '\n'], { type: 'application/ndjson' }), 'near-dup.ndjson');
-  const response = await call(`${base}/api/saved_objects/_import?overwrite=true`, { method: 'POST', headers, body: form }, where);
-  const product = productOf(response);
-  const body = (await response.json().catch(() => ({}))) as { success?: boolean; successCount?: number; errors?: Array<{ id: string; error?: { type?: string } }>; message?: string };
-  const denied = refused(response, where, 'the import');
+  const answer = await request(server, 'POST', '/api/saved_objects/_import?overwrite=true', await importFile(inFormat(objects, format, fieldSpecs)));
+  const product = productOf(answer);
+  const body = (answer.body ?? {}) as { success?: boolean; successCount?: number; errors?: Array<{ id: string; error?: { type?: string } }> };
+  const denied = refused(answer, where, 'the import');
   if (denied) throw denied;
-  if (!response.ok || body.success === false) {
-    const details = body.errors?.map((e) => `${e.id}: ${e.error?.type ?? 'error'}`).join(', ') ?? body.message ?? `HTTP ${response.status}`;
+  if (!answer.ok || body.success === false) {
+    const details = body.errors?.map((e) => `${e.id}: ${e.error?.type ?? 'error'}`).join(', ') ?? serverMessage(answer.body) ?? `HTTP ${answer.status}`;
     throw new UserError(`${product} at ${where} did not import the saved objects (${details})`);
   }
-  await checkReadBack(base, headers, where, objects, { product: detected.product, version: detected.version, format });
+  await checkReadBack(server, objects, { product: detected.product, version: detected.version, format });
   const dashboard = objects.find((o) => o.type === 'dashboard');
   return {
     product,
     version: detected.version,
     format,
     imported: body.successCount ?? objects.length,
-    dashboardUrl: `${base}/app/dashboards#/view/${dashboard?.id ?? ''}`,
+    dashboardUrl: `${server.base}/app/dashboards#/view/${dashboard?.id ?? ''}`,
     fields,
     warnings,
   };
@@ -223,11 +303,13 @@ export async function importSavedObjects(objects: SavedObject[], options: Import
  * Reads the imported objects back and resolves every reference the way the product that holds them reads
  * it: an import can succeed with a dashboard that then fails to open.
  */
-async function checkReadBack(base: string, headers: Record<string, string>, where: string, objects: SavedObject[], target: { product: Product; version?: string; format: SavedObjectFormat }): Promise<void> {
-  const response = await call(`${base}/api/saved_objects/_bulk_get`, { method: 'POST', headers: { ...headers, 'content-type': 'application/json' }, body: JSON.stringify(objects.map((o) => ({ type: o.type, id: o.id }))) }, where);
-  const body = (await response.json().catch(() => ({}))) as { saved_objects?: ReadObject[]; message?: string };
-  if (!response.ok || !Array.isArray(body.saved_objects)) {
-    throw new UserError(`${target.product} at ${where} imported the saved objects but did not give them back to be checked (${body.message ?? `HTTP ${response.status}`}); open the dashboard and check its panels`);
+async function checkReadBack(server: Server, objects: SavedObject[], target: { product: Product; version?: string; format: SavedObjectFormat }): Promise<void> {
+  const { where } = server;
+  const asked = Buffer.from(JSON.stringify(objects.map((o) => ({ type: o.type, id: o.id }))));
+  const answer = await request(server, 'POST', '/api/saved_objects/_bulk_get', { bytes: asked, type: 'application/json' });
+  const body = (answer.body ?? {}) as { saved_objects?: ReadObject[] };
+  if (!answer.ok || !Array.isArray(body.saved_objects)) {
+    throw new UserError(`${target.product} at ${where} imported the saved objects but did not give them back to be checked (${serverMessage(answer.body) ?? `HTTP ${answer.status}`}); open the dashboard and check its panels`);
   }
   const problems = unresolvedReferences(body.saved_objects, panelReader(target.product, target.version));
   if (problems.length) {

@@ -1,12 +1,13 @@
 // near-dup dashboards: import the near-dup dashboard for an index into OpenSearch Dashboards or Kibana.
 import type { CommandModule } from 'yargs';
 import { DEFAULT_PREFIX } from '../../annotation.js';
-import { importSavedObjects, nearDupFieldSpecs, savedObjectsFor } from '../../engine/dashboards.js';
+import { type ImportOptions, importSavedObjects, nearDupFieldSpecs, savedObjectsFor } from '../../engine/dashboards.js';
 import { prefixPath } from '../../engine/mapping.js';
 import { inFormat, SAVED_OBJECT_FORMATS, type SavedObjectFormat } from '../../engine/saved-object-formats.js';
 import { UsageError } from '../../errors.js';
 import { defaultStatePath, readDedupState } from '../../jobs/dedup/state.js';
-import { CONNECTION_ENV } from '../connection-options.js';
+import { parseClusterUrl, redactUrl } from '../../engine/url.js';
+import { CONNECTION_ENV, connectionArgsFrom, CREDENTIAL_OPTIONS } from '../connection-options.js';
 import { aboutText } from './dashboards-about.js';
 import { escaped, jsonLine } from '../terminal-text.js';
 import { advanced, examples } from '../help.js';
@@ -19,6 +20,8 @@ interface DashboardsArgs {
   password?: string;
   apiKey?: string;
   bearerToken?: string;
+  caFile?: string;
+  insecure?: boolean;
   space?: string;
   print: boolean;
   format: string;
@@ -34,10 +37,13 @@ export const dashboardsCommand: CommandModule<object, DashboardsArgs> = {
       .option('url', { type: 'string', default: process.env.DASHBOARDS_URL ?? 'http://localhost:5601', describe: 'OpenSearch Dashboards or Kibana URL [env DASHBOARDS_URL]' })
       .option('index', { alias: 'i', type: 'string', demandOption: true, describe: 'index (or pattern) the dashboard shows' })
       .option('prefix', advanced({ type: 'string', default: DEFAULT_PREFIX, describe: 'object the near-dup fields are under' }))
-      .option('username', { type: 'string', describe: `user [env ${CONNECTION_ENV.username}]` })
-      .option('password', { type: 'string', describe: `password [env ${CONNECTION_ENV.password}]` })
-      .option('api-key', advanced({ type: 'string', describe: `Kibana API key [env ${CONNECTION_ENV.apiKey}]` }))
-      .option('bearer-token', advanced({ type: 'string', describe: `bearer token [env ${CONNECTION_ENV.bearerToken}]` }))
+      // The credentials and TLS options of every other command, read the same way (engine/connection.ts).
+      .option('username', CREDENTIAL_OPTIONS.username)
+      .option('password', CREDENTIAL_OPTIONS.password)
+      .option('api-key', advanced(CREDENTIAL_OPTIONS['api-key']))
+      .option('bearer-token', advanced(CREDENTIAL_OPTIONS['bearer-token']))
+      .option('ca-file', { ...CREDENTIAL_OPTIONS['ca-file'], describe: `PEM file of the CA of the Dashboards or Kibana certificate [env ${CONNECTION_ENV.caFile}]` })
+      .option('insecure', advanced(CREDENTIAL_OPTIONS.insecure))
       .option('space', advanced({ type: 'string', describe: 'Kibana space path, e.g. /s/research' }))
       .option('title-field', { type: 'string', describe: "a field of your documents shown beside each document's id in the clusters and partial-copies tables (a title, or the text)" })
       .option('dedup-state', advanced({ type: 'string', describe: 'the state file of the dedup run to describe (threshold, parameters) [default: .near-dup/dedup-INDEX.json]' }))
@@ -67,20 +73,31 @@ export const dashboardsCommand: CommandModule<object, DashboardsArgs> = {
       process.stdout.write(inFormat(objects, format, format === 'opensearch-dashboards' ? nearDupFieldSpecs(argv.prefix) : undefined).map((o) => jsonLine(o)).join(''));
       return;
     }
-    const env = process.env;
-    const result = await importSavedObjects(objects, {
-      url: argv.url,
-      index: argv.index,
-      prefix: argv.prefix,
-      username: argv.username ?? env[CONNECTION_ENV.username],
-      password: argv.password ?? env[CONNECTION_ENV.password],
-      apiKey: argv.apiKey ?? env[CONNECTION_ENV.apiKey],
-      bearerToken: argv.bearerToken ?? env[CONNECTION_ENV.bearerToken],
-      space: argv.space,
-      format,
-    });
+    const result = await importSavedObjects(objects, { ...dashboardsConnection(argv), index: argv.index, prefix: argv.prefix, space: argv.space, format });
     if (!usable) process.stderr.write(escaped`near-dup dashboards: no dedup run of ${argv.index} recorded at ${statePath}${mismatch ? ` (${mismatch})` : ''}: the dashboard's "how to read" panel cannot state the threshold; give --dedup-state\n`);
     for (const warning of result.warnings) process.stderr.write(escaped`near-dup dashboards: ${warning}\n`);
     process.stdout.write(escaped`imported ${result.imported} saved objects into ${result.product} ${result.version ?? ''} (--format ${result.format}); every panel's references resolve; open ${result.dashboardUrl}\n`);
   },
 };
+
+/**
+ * The URL, credentials and TLS options for Dashboards or Kibana: the options (or the SEARCH_* variables)
+ * every command takes, with --url its own. A TLS option given on the command line for an http:// URL is
+ * refused (it would do nothing); one from the environment, set for the cluster, is left out there.
+ */
+export function dashboardsConnection(argv: Pick<DashboardsArgs, 'url' | 'username' | 'password' | 'apiKey' | 'bearerToken' | 'caFile' | 'insecure'>, env: NodeJS.ProcessEnv = process.env): ImportOptions {
+  const args = connectionArgsFrom({ ...argv, url: undefined }, env);
+  const url = argv.url;
+  const https = url
+    .split(',')
+    .map((u) => u.trim())
+    .filter((u) => u !== '')
+    .every((u) => parseClusterUrl(u).url.startsWith('https:'));
+  if (!https) {
+    const given = [argv.caFile ? '--ca-file' : undefined, argv.insecure ? '--insecure' : undefined].filter((o) => o !== undefined);
+    if (given.length) throw new UsageError(`${given.join(' and ')} ${given.length > 1 ? 'apply' : 'applies'} to an https:// URL, and --url ${redactUrl(url)} is plain HTTP: give the https:// URL of OpenSearch Dashboards or Kibana, or leave ${given.join(' and ')} out`);
+    return { ...args, url, caFile: undefined, insecure: undefined };
+  }
+  if (args.insecure) process.stderr.write(escaped`near-dup dashboards: --insecure: the TLS certificate of ${redactUrl(url)} is not checked\n`);
+  return { ...args, url };
+}
