@@ -193,7 +193,7 @@ forEachEngine('jobs on a faulty network', (ctx) => {
     expect(summary.top).toEqual(clean.top);
     const stored = await sourcesById(ctx.client, index);
     const inClusters = [...stored.values()].filter((s) => s.near_dup?.cluster_id).length;
-    expect(inClusters).toBe(clean.duplicates + clean.clusters);
+    expect(inClusters).toBe(clean.duplicates + clean.clusters + clean.alone);
   });
 
   /** An annotated index, the clusters of a clean run, and a working folder with the path of dedup's run journal there. */
@@ -213,7 +213,7 @@ forEachEngine('jobs on a faulty network', (ctx) => {
     const summary = JSON.parse(resumed.stdout.trim().split('\n').pop()!);
     expect(summary).toMatchObject({ clusters: run.clean.clusters, duplicates: run.clean.duplicates, complete: true, failed: 0 });
     expect(summary.top).toEqual(run.clean.top);
-    expect(await ctx.client.count(run.index, { exists: { field: 'near_dup.cluster_id' } })).toBe(run.clean.duplicates + run.clean.clusters);
+    expect(await ctx.client.count(run.index, { exists: { field: 'near_dup.cluster_id' } })).toBe(run.clean.duplicates + run.clean.clusters + run.clean.alone);
     expect(existsSync(run.runFile)).toBe(false); // finished: nothing left to resume
     return summary;
   }

@@ -319,7 +319,7 @@ async function expectDedupWritesEveryCluster(client: EngineClient, name: string)
   expect(dedup.code, dedup.stderr).toBe(0);
   expect(dedup.json).toMatchObject({ failed: 0, complete: true });
   expect(dedup.json.clusters).toBeGreaterThan(0);
-  const members = dedup.json.clusters + dedup.json.duplicates;
+  const members = dedup.json.clusters + dedup.json.duplicates + dedup.json.alone;
   await client.refresh(name);
   expect(await client.count(name, { exists: { field: 'near_dup.cluster_id' } })).toBe(members);
 }

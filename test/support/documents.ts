@@ -56,7 +56,7 @@ export async function runCliJson(args: string[]) {
  */
 export function signatureFields(fields: Record<string, unknown> | undefined): Record<string, unknown> | undefined {
   if (!fields) return fields;
-  const { annotated_at: _t, cluster_id: _c, duplicate_of: _d, is_canonical: _i, cluster_size: _s, max_similarity: _m, canonical_similarity: _cs, ...rest } = fields;
+  const { annotated_at: _t, cluster_id: _c, duplicate_of: _d, is_canonical: _i, cluster_size: _s, max_similarity: _m, canonical_similarity: _cs, best_match: _b, ...rest } = fields;
   for (const name of ['simhash_blocks', 'sample']) if (name in rest) rest[name] = keyList(rest[name]) ?? rest[name];
   return rest;
 }

@@ -245,12 +245,16 @@ describe('best matches kept as counts of equal values when the width is known', 
     for (const verifier of [counted, plain]) {
       verifier.record(pair('a', 'b', 0.67));
       verifier.record(pair('b', 'c', 0.93));
-      verifier.record(pair('a', 'c', 67 / 100)); // a tie: a keeps b, its first
+      verifier.record(pair('a', 'c', 67 / 100)); // a tie: a keeps b, the smaller id
     }
     for (const id of ['a', 'b', 'c', 'none']) {
       expect([counted.bestMatch(id), counted.bestPartner(id)]).toEqual([plain.bestMatch(id), plain.bestPartner(id)]);
     }
     expect([counted.bestMatch('b'), counted.bestPartner('b'), counted.bestPartner('a')]).toEqual([0.93, 'c', 'b']);
+    // A tie goes to the smaller id whatever order the pairs come in (a cluster's shards meet them in another).
+    const reversed = new PairVerifier(0.5, { width: 100 });
+    for (const [x, y, j] of [['a', 'c', 0.67], ['b', 'c', 0.93], ['a', 'b', 0.67]] as const) reversed.record(pair(x, y, j));
+    expect(['a', 'b', 'c'].map((id) => reversed.bestPartner(id))).toEqual(['b', 'c', 'b']);
     counted.record(pair('d', 'e', 1 / 3)); // not k/100
     expect([counted.bestMatch('d'), counted.bestMatch('b'), counted.bestMatch('a')]).toEqual([1 / 3, 0.93, 0.67]);
   });

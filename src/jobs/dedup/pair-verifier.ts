@@ -53,7 +53,7 @@ export class PairVerifier {
    */
   private best: Float64Array | Uint16Array = new Float64Array(0);
   private width?: number;
-  /** The number + 1 of the document it has that similarity with (0: none; the first verified on a tie). */
+  /** The number + 1 of the document it has that similarity with (0: none; the smallest id on a tie). */
   private partner = new Int32Array(0);
   /** Each document's best matches, when asked for (--format text). */
   readonly matches?: Map<string, Array<{ id: string; jaccard: number }>>;
@@ -98,7 +98,7 @@ export class PairVerifier {
     return n === undefined ? 0 : this.bestOf(n);
   }
 
-  /** The document a document has its best verified similarity with (the first verified on a tie), if any. */
+  /** The document a document has its best verified similarity with (the smallest id on a tie), if any. */
   bestPartner(id: string): string | undefined {
     const n = this.clusters.documents.find(id);
     const partner = n !== undefined && n < this.partner.length ? this.partner[n] : 0;
@@ -203,8 +203,8 @@ export class PairVerifier {
     // (A width that does not fit a pair's similarity, k/width for some k, keeps the similarities as numbers.)
     if (this.width && Math.round(jaccard * this.width) / this.width !== jaccard) this.keepNumbers();
     const value = this.best instanceof Uint16Array ? Math.round(jaccard * (this.width as number)) : jaccard;
-    if (value > this.best[na]) [this.best[na], this.partner[na]] = [value, nb + 1];
-    if (value > this.best[nb]) [this.best[nb], this.partner[nb]] = [value, na + 1];
+    this.offer(na, nb, value);
+    this.offer(nb, na, value);
     if (this.matches && named) {
       const { a, b } = named;
       for (const [id, other] of [[a, b], [b, a]]) {
@@ -215,6 +215,21 @@ export class PairVerifier {
       }
     }
     this.clusters.unionNumbers(na, nb);
+  }
+
+  /**
+   * Document `other` at similarity `value` (as `best` holds it) becomes n's best match when it is nearer
+   * than the one before, or as near with a smaller id: the same whatever order the pairs come in (the ids
+   * are read only on a tie).
+   */
+  private offer(n: number, other: number, value: number): void {
+    const best = this.best[n];
+    const partner = this.partner[n] - 1;
+    const documents = this.clusters.documents;
+    if (value > best || (value === best && partner >= 0 && partner !== other && documents.idOf(other) < documents.idOf(partner))) {
+      this.best[n] = value;
+      this.partner[n] = other + 1;
+    }
   }
 
   /** The best similarities from now on as numbers (a pair's similarity was not a count over the width). */
