@@ -103,7 +103,7 @@ for (const { name, docs } of testCorpora(25, 25)) {
       const first = runCli(args);
       // Kill it hard once some, but not all, documents carry a signature.
       let annotated = 0;
-      for (let i = 0; i < 600 && annotated < 20; i++) {
+      for (let i = 0; i < 600 && annotated < 5; i++) {
         await new Promise((r) => setTimeout(r, 50));
         await ctx.client.refresh(index).catch(() => undefined);
         annotated = await ctx.client.count(index, { exists: { field: 'near_dup.params' } });
