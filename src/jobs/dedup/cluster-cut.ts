@@ -77,8 +77,8 @@ export async function cutFamilies(families: Iterable<ArrayLike<number>>, setting
   let batch: Array<ArrayLike<number>> = [];
   let batchSize = 0;
   const cutBatch = async () => {
-    const { ids, numberOf } = await namesOf(batch, settings.documents);
     const numbers = batch.flatMap((family) => Array.from(family));
+    const { ids, numberOf } = namesOf(numbers, settings.documents);
     const signatures = await settings.signatures(numbers.map((n) => ids.get(n)!), numbers);
     for (const family of batch) {
       const members = Array.from(family, (n) => ids.get(n)!);
@@ -119,12 +119,12 @@ export async function cutFamilies(families: Iterable<ArrayLike<number>>, setting
 }
 
 /** The ids of the batch's documents (read in ascending numbers), and each id's number. */
-async function namesOf(batch: ReadonlyArray<ArrayLike<number>>, documents: DocIds): Promise<{ ids: Map<number, string>; numberOf: Map<string, number> }> {
-  const numbers = Int32Array.from(batch.flatMap((family) => Array.from(family))).sort();
-  const read = documents.idsOf(numbers);
+function namesOf(members: readonly number[], documents: DocIds): { ids: Map<number, string>; numberOf: Map<string, number> } {
+  const ascending = Int32Array.from(members).sort();
+  const read = documents.idsOf(ascending);
   const ids = new Map<number, string>();
   const numberOf = new Map<string, number>();
-  numbers.forEach((n, i) => {
+  ascending.forEach((n, i) => {
     ids.set(n, read[i]);
     numberOf.set(read[i], n);
   });
