@@ -79,6 +79,26 @@ function asAdmin(ctx: SecuredContext, args: string[]): void {
   expect(result.code, `${args.join(' ')}: ${result.stderr}`).toBe(0);
 }
 
+/** The index made and annotated by the admin. */
+async function annotatedAsAdmin(ctx: SecuredContext, index: string): Promise<void> {
+  await bulkAsAdmin(ctx, index);
+  asAdmin(ctx, ['annotate', '--index', index, '--field', 'text']);
+}
+
+/** What a job that scans the index and writes partial updates needs (annotate --force, dedup --full). */
+const SCANS_AND_UPDATES = [
+  MAIN,
+  'indices:data/read/scroll',
+  'indices:data/write/bulk',
+  'indices:data/read/search',
+  'indices:admin/mappings/get',
+  'indices:monitor/settings/get',
+  'indices:admin/refresh',
+  'indices:admin/refresh[s]',
+  'indices:data/write/bulk[s]',
+  'indices:data/write/update',
+];
+
 const SCENARIOS: Scenario[] = [
   {
     name: 'init-new',
@@ -115,22 +135,8 @@ const SCENARIOS: Scenario[] = [
   {
     // A complete checkpoint is there: a refused run leaves it complete.
     name: 'annotate-force',
-    needs: [
-      MAIN,
-      'indices:data/read/scroll',
-      'indices:data/write/bulk',
-      'indices:data/read/search',
-      'indices:admin/mappings/get',
-      'indices:monitor/settings/get',
-      'indices:admin/refresh',
-      'indices:admin/refresh[s]',
-      'indices:data/write/bulk[s]',
-      'indices:data/write/update',
-    ],
-    prepare: async (ctx, index) => {
-      await bulkAsAdmin(ctx, index);
-      asAdmin(ctx, ['annotate', '--index', index, '--field', 'text']);
-    },
+    needs: SCANS_AND_UPDATES,
+    prepare: annotatedAsAdmin,
     args: (_ctx, index) => ['annotate', '--index', index, '--field', 'text', '--force'],
   },
   {
@@ -171,30 +177,15 @@ const SCENARIOS: Scenario[] = [
   {
     name: 'similar',
     needs: [MAIN, 'indices:data/read/search'],
-    prepare: async (ctx, index) => {
-      await bulkAsAdmin(ctx, index);
-      asAdmin(ctx, ['annotate', '--index', index, '--field', 'text']);
-    },
+    prepare: annotatedAsAdmin,
     args: (_ctx, index) => ['similar', '--index', index, '--id', docs[0].id],
   },
   {
     // A complete run is recorded (its state file): a refused run leaves it, and starts no journal.
     name: 'dedup-full',
-    needs: [
-      MAIN,
-      'indices:data/read/scroll',
-      'indices:data/write/bulk',
-      'indices:data/read/search',
-      'indices:admin/mappings/get',
-      'indices:monitor/settings/get',
-      'indices:admin/refresh',
-      'indices:admin/refresh[s]',
-      'indices:data/write/bulk[s]',
-      'indices:data/write/update',
-    ],
+    needs: SCANS_AND_UPDATES,
     prepare: async (ctx, index) => {
-      await bulkAsAdmin(ctx, index);
-      asAdmin(ctx, ['annotate', '--index', index, '--field', 'text']);
+      await annotatedAsAdmin(ctx, index);
       asAdmin(ctx, ['dedup', '--index', index, '--full']);
     },
     args: (_ctx, index) => ['dedup', '--index', index, '--full'],
@@ -202,10 +193,7 @@ const SCENARIOS: Scenario[] = [
   {
     name: 'evaluate',
     needs: [MAIN, 'indices:data/read/msearch', 'indices:data/read/mtv', 'indices:data/read/search'],
-    prepare: async (ctx, index) => {
-      await bulkAsAdmin(ctx, index);
-      asAdmin(ctx, ['annotate', '--index', index, '--field', 'text']);
-    },
+    prepare: annotatedAsAdmin,
     args: (ctx, index) => ['evaluate', '--index', index, '--field', 'text', '--out', path.join(ctx.dir, 'report'), '--sample', '8'],
   },
 ];

@@ -14,6 +14,7 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import type { TestProject } from 'vitest/node';
+import { runTeardown } from '../setup/teardown.js';
 import { connect } from '../../src/engine/client.js';
 import type { SecuredEngine } from './secured-types.js';
 
@@ -39,7 +40,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
   if (!engine) {
     // An explicit URL that does not work is a mistake to report, never a reason to skip.
     if (inCi || process.env.OPENSEARCH_SECURED_URL) {
-      await runAll(teardown);
+      await runTeardown(teardown, say);
       throw new Error(`${inCi ? 'CI=true and the' : 'The'} secured tests have no secured OpenSearch: ${missing}`);
     }
     const bar = '!'.repeat(100);
@@ -50,7 +51,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
   } else say(`opensearch ${engine.version} with security at ${engine.url} (${engine.source}); users ${Object.keys(engine.users).join(', ')}`);
   project.provide('secured', engine);
   project.provide('securedMissing', missing);
-  return () => runAll(teardown);
+  return () => runTeardown(teardown, say);
 }
 
 async function resolve(teardown: Array<() => Promise<void>>): Promise<SecuredEngine> {
@@ -94,15 +95,5 @@ async function resolve(teardown: Array<() => Promise<void>>): Promise<SecuredEng
     return { url: client.url, version: client.info.version, source, caFile: credentials.caFile, users: credentials.users, indexPattern: definitions.indexPattern };
   } finally {
     await client.close();
-  }
-}
-
-async function runAll(steps: Array<() => Promise<void>>): Promise<void> {
-  for (const step of steps.reverse()) {
-    try {
-      await step();
-    } catch (err) {
-      say(`teardown: ${(err as Error).message}`);
-    }
   }
 }

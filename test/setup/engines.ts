@@ -18,6 +18,7 @@
 // The newest major of each flavour runs the whole integration suite, the older ones the smoke subset
 // (engine-types.ts, assignSuites); NEAR_DUP_FULL_SUITE=all runs the whole suite on every engine.
 import type { TestProject } from 'vitest/node';
+import { runTeardown } from './teardown.js';
 import { connect } from '../../src/engine/client.js';
 import type { Flavour } from '../../src/engine/detect.js';
 import { connectionArgsFrom } from '../../src/cli/connection-options.js';
@@ -56,7 +57,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
   const missingText = resolution.missing.join('; ');
   if (resolution.missing.length > 0) {
     if (inCi) {
-      await runAll(resolution.teardown);
+      await runTeardown(resolution.teardown, say);
       throw new Error(`CI=true and the integration tests have no engine: ${missingText}`);
     }
     const bar = '!'.repeat(100);
@@ -73,14 +74,14 @@ export default async function setup(project: TestProject): Promise<() => Promise
   const cluster = await resolveCluster(resolution.teardown);
   if (!cluster.cluster) {
     if (inCi) {
-      await runAll(resolution.teardown);
+      await runTeardown(resolution.teardown, say);
       throw new Error(`CI=true and the cluster tests have no cluster: ${cluster.missing}`);
     }
     say(`CLUSTER TESTS SKIPPED: ${cluster.missing}`);
   } else say(`cluster: opensearch ${cluster.cluster.version}, ${cluster.cluster.nodes.length} nodes at ${cluster.cluster.url}`);
   project.provide('cluster', cluster.cluster);
   project.provide('clusterMissing', cluster.missing);
-  return () => runAll(resolution.teardown);
+  return () => runTeardown(resolution.teardown, say);
 }
 
 /**
@@ -121,15 +122,6 @@ async function resolveCluster(teardown: Resolution['teardown']): Promise<{ clust
   }
 }
 
-async function runAll(steps: Array<() => Promise<void>>): Promise<void> {
-  for (const step of steps.reverse()) {
-    try {
-      await step();
-    } catch (err) {
-      say(`teardown: ${(err as Error).message}`);
-    }
-  }
-}
 
 async function resolveEngines(): Promise<Resolution> {
   const explicit = explicitUrls();
