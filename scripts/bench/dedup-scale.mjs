@@ -2,16 +2,19 @@
 // near-duplicates are generated here (most documents unique; families of 2 to 50 members at Jaccard 0.5 to
 // 0.95 to their family's first; a few very large families of boilerplate that share one band's rows) and fed
 // to the code dedup runs after its scan: the signatures kept in memory (SignaturePool, the pass dedup ran up to
-// now) or spilled to local disk (SignatureSpill), each band sorted into buckets and verified, the families cut
-// into clusters. Each way runs in a process of its own (peak RSS is that process's), one after the other, and
-// the table prints each stage's seconds, peak RSS, the pairs and clusters, and whether both ways give the
-// same clusters (a digest of every cluster's canonical, members and similarities).
+// now), spilled to local disk (SignatureSpill), or spilled compact (16 bits of each value), each band sorted
+// into buckets and verified, the families cut into clusters. Each way runs in a process of its own (peak RSS
+// is that process's), one after the other, and the table prints each stage's seconds, peak RSS, the pairs and
+// clusters, and whether the ways give the same clusters (a digest of every cluster's canonical, members and
+// similarities); where they do not, how many documents' cluster or similarity differ from the first way's.
 //
-//   npm run build && node scripts/bench/dedup-scale.mjs --docs 1000000 [--ways memory,disk] [--seed 1]
-//       [--group-members 100000] [--spill-dir DIR]
+//   npm run build && node scripts/bench/dedup-scale.mjs --docs 1000000 [--ways memory,disk,compact] [--seed 1]
+//       [--group-members 100000] [--spill-dir DIR] [--differences]
 import { execFileSync } from 'node:child_process';
+import { closeSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import os from 'node:os';
+import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const argv = process.argv.slice(2);
@@ -49,8 +52,26 @@ function parent() {
     const same = results.every((r) => r.digest === results[0].digest && r.verifiedPairs === results[0].verifiedPairs);
     const [a, b] = results;
     console.log(`same clusters, pairs and similarities: ${same ? 'yes' : 'NO'}; ${b.way}/${a.way} time (bands + cluster): ${((b.seconds.bands + b.seconds.cluster) / (a.seconds.bands + a.seconds.cluster)).toFixed(2)}x`);
-    if (!same) process.exitCode = 1;
+    for (const r of results.slice(1)) if (r.digest !== a.digest && r.outcomeFile) console.log(differences(a, r));
+    if (!same && !results.some((r) => r.way === 'compact')) process.exitCode = 1;
   }
+  for (const r of results) if (r.outcomeFile) rmSync(r.outcomeFile, { force: true });
+}
+
+/** How the clusters of way `b` differ from those of way `a`, document by document. */
+function differences(a, b) {
+  const read = (file) => new Map(readFileSync(file, 'utf8').split('\n').filter(Boolean).map((line) => line.split('\t')).map(([m, c, s]) => [m, { c, s }]));
+  const [x, y] = [read(a.outcomeFile), read(b.outcomeFile)];
+  let cluster = 0, similarity = 0, higher = 0;
+  for (const id of new Set([...x.keys(), ...y.keys()])) {
+    const [p, q] = [x.get(id), y.get(id)];
+    if (p?.c !== q?.c) cluster++;
+    else if (p.s !== q.s) {
+      similarity++;
+      if (Number(q.s) > Number(p.s)) higher++;
+    }
+  }
+  return `${b.way} against ${a.way}: pairs ${b.verifiedPairs - a.verifiedPairs >= 0 ? '+' : ''}${b.verifiedPairs - a.verifiedPairs}; documents in another cluster (or none) ${cluster}; in the same cluster at another similarity ${similarity} (${higher} higher); of ${x.size} documents in clusters`;
 }
 
 function fmt(seconds, width) {
@@ -86,7 +107,7 @@ async function child() {
   };
   const started = began;
 
-  const table = way === 'memory' ? new SignaturePool(docs, numbers) : new SignatureSpill(option('spill-dir', os.tmpdir()), numbers);
+  const table = way === 'memory' ? new SignaturePool(docs, numbers) : new SignatureSpill(option('spill-dir', os.tmpdir()), numbers, way === 'compact' ? 16 : 32);
   // Each document's facts as dedup keeps them (where it lives, the value the canonical rule sorts by):
   // canonical by the oldest, the order of generation (the document's number) standing for the date.
   const facts = new FactsTable(numbers, { keepClusterIds: false, keepTokens: false, expected: docs });
@@ -111,7 +132,24 @@ async function child() {
   if (way !== 'memory') table.close();
 
   const digest = createHash('sha256');
-  for (const c of cut.clusters) digest.update(`${c.canonical}|${c.members.join(',')}|${c.members.map((m) => c.similarity.get(m)).join(',')}\n`);
+  // With --differences, each member's cluster and similarity go to a file, for the parent to compare the ways.
+  const outcomeFile = argv.includes('--differences') ? path.join(option('spill-dir', os.tmpdir()), `dedup-scale-${process.pid}-${way}.tsv`) : undefined;
+  const outcome = outcomeFile && openSync(outcomeFile, 'w');
+  let lines = [];
+  const flush = () => {
+    writeSync(outcome, lines.join(''));
+    lines = [];
+  };
+  for (const c of cut.clusters) {
+    digest.update(`${c.canonical}|${c.members.join(',')}|${c.members.map((m) => c.similarity.get(m)).join(',')}\n`);
+    if (!outcome) continue;
+    for (const m of c.members) lines.push(`${m}\t${c.canonical}\t${c.similarity.get(m)}\n`);
+    if (lines.length > 100_000) flush();
+  }
+  if (outcome) {
+    flush();
+    closeSync(outcome);
+  }
   if (way !== 'memory') numbers.close(); // (the clusters read their ids from it, above)
   console.log(
     JSON.stringify({
@@ -126,6 +164,7 @@ async function child() {
       clusters: cut.clusters.length,
       duplicates: cut.clusters.memberCount - cut.clusters.length,
       digest: digest.digest('hex'),
+      outcomeFile,
     }),
   );
 }

@@ -7,6 +7,7 @@ import path from 'node:path';
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
 import { verifyBandOf, verifyBands } from '../../src/jobs/dedup/band-pass.js';
+import { checkBuckets, LARGE } from '../../src/jobs/dedup/bucket-check.js';
 import { bandBuckets } from '../../src/jobs/dedup/band-sort.js';
 import { DocNumbers } from '../../src/jobs/dedup/doc-numbers.js';
 import { LargeKeyJoin } from '../../src/jobs/dedup/large-key.js';
@@ -16,7 +17,7 @@ import type { StoredSignature } from '../../src/jobs/dedup/signature-store.js';
 import { SignatureSpill } from '../../src/jobs/dedup/signature-spill.js';
 import { SpilledIds } from '../../src/jobs/dedup/spilled-ids.js';
 import { poolTable } from '../../src/jobs/dedup/signature-table.js';
-import type { Hash64 } from '../../src/sketch/simhash.js';
+import { type Hash64, hammingDistance } from '../../src/sketch/simhash.js';
 
 const WIDTH = 64;
 const BANDS = 8;
@@ -87,7 +88,7 @@ async function memoryPass(docs: Doc[], bucketChunk: number): Promise<Outcome> {
   return outcomeOf(verifier, pairs, docs);
 }
 
-async function stagedPass(docs: Doc[], bucketChunk: number, where: 'memory' | 'disk' | 'disk, sorted ahead', groupMembers: number): Promise<Outcome> {
+async function stagedPass(docs: Doc[], bucketChunk: number, where: 'memory' | 'disk' | 'disk, sorted ahead' | 'disk, checked apart' | 'disk, compact', groupMembers: number): Promise<Outcome> {
   const numbers = new DocNumbers();
   const pairs: VerifiedPair[] = [];
   const verifier: PairVerifier = new PairVerifier(0.5, { documents: numbers, onVerified: (p) => pairs.push(verifier.named(p)) });
@@ -96,11 +97,12 @@ async function stagedPass(docs: Doc[], bucketChunk: number, where: 'memory' | 'd
     for (const d of docs) pool.add(d.id, d.signature);
     for (let band = 0; band < BANDS; band++) await verifyBandOf(poolTable(pool), verifier, band, { bucketChunk, groupMembers });
   } else {
-    const spill = new SignatureSpill(scratch, numbers);
+    const spill = new SignatureSpill(scratch, numbers, where === 'disk, compact' ? 16 : 32);
     try {
       for (const d of docs) spill.addSignature(d.id, d.signature);
-      if (where === 'disk') for (let band = 0; band < BANDS; band++) await verifyBandOf(spill, verifier, band, { bucketChunk, groupMembers });
-      else await verifyBands(spill, verifier, { bucketChunk, groupMembers, sortAhead: true });
+      if (where === 'disk, sorted ahead') await verifyBands(spill, verifier, { bucketChunk, groupMembers, sortAhead: true, checkers: 0 });
+      else if (where === 'disk, checked apart') await verifyBands(spill, verifier, { bucketChunk, groupMembers, sortAhead: true, checkers: 2 });
+      else for (let band = 0; band < BANDS; band++) await verifyBandOf(spill, verifier, band, { bucketChunk, groupMembers });
     } finally {
       spill.close();
     }
@@ -214,13 +216,58 @@ describe('the band pass, signatures in memory or spilled to disk', () => {
     const expected = await memoryPass(docs, 50);
     expect(expected.pairs.length).toBeGreaterThan(300);
     expect(expected.clusters.length).toBeGreaterThan(30);
-    for (const [where, group] of [['memory', 1], ['memory', 100_000], ['disk', 7], ['disk', 100_000], ['disk, sorted ahead', 7], ['disk, sorted ahead', 100_000]] as const) {
+    for (const [where, group] of [['memory', 1], ['memory', 100_000], ['disk', 7], ['disk', 100_000], ['disk, sorted ahead', 7], ['disk, sorted ahead', 100_000], ['disk, checked apart', 7]] as const) {
       const got = await stagedPass(docs, 50, where, group);
       expect(got.pairs).toEqual(expected.pairs);
       expect(got.counts).toEqual(expected.counts);
       expect(got.best).toEqual(expected.best);
       expect(got.clusters).toEqual(expected.clusters);
     }
+  });
+
+  it('a compact spill (16 bits a value): the same pairs and clusters here; values equal in their low 16 bits count as equal, so a pair can only gain', async () => {
+    const expected = await memoryPass(docs, 50);
+    const got = await stagedPass(docs, 50, 'disk, compact', 7);
+    expect(got.pairs).toEqual(expected.pairs);
+    expect(got.clusters).toEqual(expected.clusters);
+    // Two documents whose values differ only above the low 16 bits in a third of the values: 1/3 apart whole, the same compact.
+    const base = docs[0].signature;
+    const twin = { ...base, values: base.values.map((v, k) => (k % 3 === 0 ? (v ^ 0x10000) >>> 0 : v)) };
+    const pair = [{ id: 'a', signature: base }, { id: 'b', signature: twin }];
+    const [whole, compact] = [await stagedPass(pair, 50, 'disk', 7), await stagedPass(pair, 50, 'disk, compact', 7)];
+    expect(whole.pairs.map((p) => p.jaccard)).toEqual([1 - Math.ceil(WIDTH / 3) / WIDTH]);
+    expect(compact.pairs.map((p) => p.jaccard)).toEqual([1]);
+    const spill = new SignatureSpill(scratch, undefined, 16);
+    try {
+      for (const d of docs.slice(0, 50)) spill.addSignature(d.id, d.signature);
+      expect(spill.bytesPerDocument).toBe(2 * WIDTH + 8 + 8 * BANDS); // against 4 * WIDTH + 8 + 8 * BANDS whole
+      const slots = Uint32Array.of(0, 3, 4, 49);
+      const signatureOf = await spill.load(slots);
+      for (const slot of slots) {
+        const s = signatureOf(slot);
+        expect([...s.values]).toEqual([...docs[slot].signature.values].map((v) => v & 0xffff));
+        expect([...s.bands]).toEqual([...docs[slot].signature.bands]);
+        expect(s.simhash).toEqual(docs[slot].signature.simhash);
+      }
+    } finally {
+      spill.close();
+    }
+  });
+
+  it('a bucket checked apart: a pair decided by an earlier band dropped, one met only in large keys kept whatever its similarity, a new one kept only above the bar', () => {
+    const sig = (values: number[], bands: number[]): StoredSignature => ({ values: Uint32Array.from(values), bands: Int32Array.from(bands), simhash: { hi: values[0], lo: 0 } });
+    const members = [sig([1, 2, 3, 4], [7, 8, 9]), sig([1, 2, 3, 5], [7, 8, 9]), sig([1, 6, 6, 6], [5, 8, 9]), sig([0, 0, 3, 4], [6, 1, 9])];
+    const large = new Map([[0, new Set([7])], [1, new Set<number>()]]);
+    const checked = checkBuckets({ band: 2, minSimilarity: 0.5, order: Uint32Array.of(0, 1, 2, 3), bounds: Uint32Array.of(0, 4) }, (slot) => members[slot], (band) => large.get(band));
+    // 0-1 share band 0's large key and band 1's small one: decided. 0-2, 1-2 share band 1 (small): decided.
+    // 0-3 and 1-3, 2-3: new; 0-3 equal in 2 of 4 (at the bar), 1-3 in 1, 2-3 in 0.
+    expect([...checked.pairs]).toEqual([0, 0, 3, 2, hammingDistance({ hi: 1, lo: 0 }, { hi: 0, lo: 0 })]);
+    expect(checked.rejected).toBe(2);
+    large.set(1, new Set([8]));
+    const again = checkBuckets({ band: 2, minSimilarity: 0.9, order: Uint32Array.of(0, 1, 2), bounds: Uint32Array.of(0, 2, 3) }, (slot) => members[slot], (band) => large.get(band));
+    // Now 0-1 share only large keys: kept below the bar (0.75), flagged; the bucket of one has no pair.
+    expect([...again.pairs]).toEqual([0, 0, 1, 3, LARGE]);
+    expect(again.rejected).toBe(0);
   });
 
   it('the spill: its own folder (a planted file is not followed), signatures read back exactly, the folder gone when closed', async () => {

@@ -4,6 +4,7 @@
 // only pairs not yet in one cluster (joinBucket); a pair that an earlier band already tried is skipped.
 import { minhashJaccard } from '../../sketch/minhash.js';
 import { hammingDistance } from '../../sketch/simhash.js';
+import { decidedBefore, LARGE, PAIR_INTS } from './bucket-check.js';
 import { joinBucket } from './bucket-join.js';
 import { type DocIds, DocNumbers, withRoomFor } from './doc-numbers.js';
 import type { StoredSignature } from './signature-store.js';
@@ -75,7 +76,7 @@ export class PairVerifier {
    * `width`: the signatures' number of MinHash values, when every one compared has it (at most 65,535).
    */
   constructor(
-    private readonly minSimilarity: number,
+    readonly minSimilarity: number,
     options: { collectMatches?: boolean; documents?: DocIds; expected?: number; width?: number } & PairHooks = {},
   ) {
     if (options.width !== undefined && Number.isInteger(options.width) && options.width > 0 && options.width < 65_536) this.width = options.width;
@@ -241,15 +242,38 @@ export class PairVerifier {
   }
 
   private decidedBefore(a: Int32Array, b: Int32Array, band: number | undefined): 'yes' | 'large' | 'no' {
-    if (band === undefined) return 'no';
-    let shared: 'large' | 'no' = 'no';
-    for (let j = 0; j < band && j < a.length && j < b.length; j++) {
-      if (a[j] !== b[j]) continue;
-      if (!this.largeKeys.get(j)?.has(a[j])) return 'yes';
-      shared = 'large';
-    }
-    return shared;
+    return decidedBefore(a, b, band, this.largeKeysOf);
   }
+
+  /** The large keys marked in a band. */
+  readonly largeKeysOf = (band: number): ReadonlySet<number> | undefined => this.largeKeys.get(band);
+
+  /**
+   * A small bucket checked on another thread (bucket-check.ts), replayed as verifyEveryPair would have
+   * verified it: its kept pairs from `from` to `to` (in PAIR_INTS), in order, a pair met before only in
+   * large keys tried only while its documents are in two clusters. `numbers`: the bucket's members;
+   * `width`: their signatures' number of values.
+   */
+  applyChecked(numbers: ArrayLike<number>, width: number, pairs: Int32Array, from: number, to: number): void {
+    this.buckets++;
+    for (let p = from; p < to; p += PAIR_INTS) {
+      const na = numbers[pairs[p + 1]], nb = numbers[pairs[p + 2]], flags = pairs[p + 4];
+      if (flags & LARGE && this.clusters.rootOf(na) === this.clusters.rootOf(nb)) continue;
+      this.candidatePairs++;
+      const jaccard = pairs[p + 3] / width;
+      if (jaccard < this.minSimilarity) continue;
+      this.verifiedPairs++;
+      const pair = { na, nb, jaccard, hamming: flags & (LARGE - 1) };
+      this.hooks.onVerified?.(pair);
+      this.recordNumbered(pair);
+    }
+  }
+
+  /** New pairs that another thread found below the bar (candidates that failed). */
+  countRejected(pairs: number): void {
+    this.candidatePairs += pairs;
+  }
+
 
   private verifyEveryPair(bucket: BucketMembers, band: number | undefined): void {
     const { numbers, signatures } = bucket;

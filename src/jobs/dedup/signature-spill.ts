@@ -1,8 +1,13 @@
 // The signatures of the whole-index pass spilled to local disk, for an index whose signatures do not fit the
 // memory dedup is given. Written once as the scan reads them, in scan order, into a fresh folder of its own
 // (mkdtemp; every file created there with O_EXCL, so nothing planted is followed), removed when the run ends:
-//  - records.bin: each document's full signature at slot * recordBytes (MinHash values, SimHash halves, the
+//  - records.bin: each document's signature at slot * recordBytes (MinHash values, SimHash halves, the
 //    hash of each band key), read back a bucket group at a time, in slot order, close slots in one read;
+//    the values whole (32 bits), or their low 16 bits when the spill is made compact (`valueBits` 16: 368
+//    bytes a document instead of 624 at 128 values and 26 bands). Two values equal in their low 16 bits
+//    and not above are then counted as equal: each of a pair's differing values does so with chance 2^-16,
+//    so a pair's estimated similarity gains 1/width with chance about (differing values) / 65,536 (0.1% of
+//    pairs at 128 values and a Jaccard of 0.5), never loses; the error measured is in BENCHMARKS.md;
 //  - band-<b>.bin: the hash of each document's key in band b, by slot (4 bytes a document), read a chunk at
 //    a time (twice) to sort that band into buckets.
 // Memory holds the write buffers, and nothing a document: its id is kept by the numbering, and its slot is
@@ -16,12 +21,12 @@ import { type DocIds, withRoomFor } from './doc-numbers.js';
 import { keyHash, type SignatureFields, type StoredSignature } from './signature-store.js';
 import { BAND_CHUNK, type SignatureTable } from './signature-table.js';
 import { readAll, SpillFolder, writeAll } from './spill-folder.js';
+import { type RecordLayout, RecordReader, recordBytes, type SpillValueBits, writeRecord } from './spill-records.js';
+
+export type { SpillValueBits } from './spill-records.js';
 
 const RECORD_BUFFER_BYTES = 4 * 1024 * 1024;
 const BAND_BUFFER_VALUES = 16 * 1024;
-/** Slots at most this far apart are read in one request (the bytes between them read and dropped). */
-const MAX_GAP_SLOTS = 4;
-const MAX_READ_BYTES = 1024 * 1024;
 
 export class SignatureSpill implements SignatureTable {
   private readonly folder: SpillFolder;
@@ -42,9 +47,9 @@ export class SignatureSpill implements SignatureTable {
   /** Each document's slot + 1 by its number (0: not here), and each slot's number, once they differ (else undefined). */
   private slots?: Int32Array;
   private numbers?: Int32Array;
-  /** The signatures of the last load, and where reads that skip a few slots land first. */
-  private held = new Uint8Array(0);
-  private readonly scratch = new Uint8Array(MAX_READ_BYTES + 64 * 1024);
+  private recordLayout: RecordLayout;
+  /** Reads the records back, once the spill is finished. */
+  private reader?: RecordReader;
   /** Where a band's hashes are read into, a chunk at a time. */
   private readonly bandChunk = new Uint32Array(BAND_CHUNK);
 
@@ -52,8 +57,10 @@ export class SignatureSpill implements SignatureTable {
   constructor(
     parent: string = os.tmpdir(),
     private readonly documents?: DocIds,
+    readonly valueBits: SpillValueBits = 32,
   ) {
     this.folder = new SpillFolder(parent);
+    this.recordLayout = { width: 0, bandCount: 0, valueBits };
   }
 
   /** The folder the spill is in. */
@@ -71,7 +78,18 @@ export class SignatureSpill implements SignatureTable {
   }
 
   private get recordBytes(): number {
-    return 4 * (this.width + 2 + this.bandCount);
+    return recordBytes(this.layout);
+  }
+
+  /** The layout of each document's record in records.bin (set by the first document). */
+  get layout(): RecordLayout {
+    return this.recordLayout;
+  }
+
+  /** The file of the records and their layout (everything added is written to it first), for a thread that reads them itself. */
+  records(): { file: string; layout: RecordLayout } {
+    this.finish();
+    return { file: path.join(this.folder.path, 'records.bin'), layout: this.layout };
   }
 
   idOf(slot: number): string {
@@ -110,15 +128,8 @@ export class SignatureSpill implements SignatureTable {
       return -1;
     }
     if (this.recordUsed + this.recordBytes > this.recordBuffer.length) this.flushRecords();
-    const record = new Uint32Array(this.recordBuffer.buffer, this.recordBuffer.byteOffset + this.recordUsed, this.recordBytes / 4);
-    record.set(values);
-    record[this.width] = simhash.hi;
-    record[this.width + 1] = simhash.lo;
-    for (let k = 0; k < bandCount; k++) {
-      const hash = bandHash(k);
-      record[this.width + 2 + k] = hash;
-      this.bandBuffers[k][this.bandUsed] = hash;
-    }
+    const bandUsed = this.bandUsed;
+    writeRecord(this.layout, this.recordBuffer, this.recordUsed, values, simhash, (k) => (this.bandBuffers[k][bandUsed] = bandHash(k)));
     this.recordUsed += this.recordBytes;
     if (++this.bandUsed === BAND_BUFFER_VALUES) this.flushBands();
     return this.number(id);
@@ -151,6 +162,7 @@ export class SignatureSpill implements SignatureTable {
   private open(width: number, bandCount: number): void {
     this.width = width;
     this.bandCount = bandCount;
+    this.recordLayout = { width, bandCount, valueBits: this.valueBits };
     this.recordBuffer = Buffer.alloc(Math.max(1, Math.floor(RECORD_BUFFER_BYTES / this.recordBytes)) * this.recordBytes);
     this.recordFile = this.folder.create('records.bin');
     for (let k = 0; k < bandCount; k++) {
@@ -199,24 +211,8 @@ export class SignatureSpill implements SignatureTable {
 
   async load(slots: Uint32Array): Promise<(slot: number) => StoredSignature> {
     this.finish();
-    const bytes = this.recordBytes;
-    // One buffer for every load, grown as needed: the signatures of a load are views of it, good until the
-    // next (a new buffer a group would make the garbage collector's work grow with the loads).
-    if (this.held.length < slots.length * bytes) this.held = new Uint8Array(Math.ceil(slots.length * 1.25) * bytes);
-    const held = this.held;
-    const scratch = this.scratch;
-    for (let i = 0; i < slots.length; ) {
-      let j = i + 1;
-      while (j < slots.length && slots[j] - slots[j - 1] <= MAX_GAP_SLOTS && (slots[j] - slots[i] + 1) * bytes <= MAX_READ_BYTES) j++;
-      const span = slots[j - 1] - slots[i] + 1;
-      if (span === j - i) readAll(this.recordFile, held.subarray(i * bytes, j * bytes), slots[i] * bytes);
-      else {
-        readAll(this.recordFile, scratch.subarray(0, span * bytes), slots[i] * bytes);
-        for (let k = i; k < j; k++) held.set(scratch.subarray((slots[k] - slots[i]) * bytes, (slots[k] - slots[i] + 1) * bytes), k * bytes);
-      }
-      i = j;
-    }
-    return (slot) => this.signatureAt(held, indexOf(slots, slot));
+    this.reader ??= new RecordReader(this.layout);
+    return this.reader.read(this.recordFile, slots);
   }
 
   /** Whether the document was added (only known with a numbering). */
@@ -242,33 +238,10 @@ export class SignatureSpill implements SignatureTable {
     return found;
   }
 
-  private signatureAt(held: Uint8Array, i: number): StoredSignature {
-    if (i < 0) throw new Error('a signature was asked for that was not loaded');
-    const record = new Uint32Array(held.buffer, held.byteOffset + i * this.recordBytes, this.recordBytes / 4);
-    return {
-      values: record.subarray(0, this.width),
-      simhash: { hi: record[this.width], lo: record[this.width + 1] },
-      bands: new Int32Array(record.buffer, record.byteOffset + 4 * (this.width + 2), this.bandCount),
-    };
-  }
-
   /** Closes the files and removes the folder. */
   close(): void {
     this.recordFile = -1;
     this.bandFiles = [];
     this.folder.remove();
   }
-}
-
-/** Where `slot` is in the ascending `slots` (-1: not there). */
-function indexOf(slots: Uint32Array, slot: number): number {
-  let lo = 0;
-  let hi = slots.length - 1;
-  while (lo <= hi) {
-    const mid = (lo + hi) >>> 1;
-    if (slots[mid] < slot) lo = mid + 1;
-    else if (slots[mid] > slot) hi = mid - 1;
-    else return mid;
-  }
-  return -1;
 }

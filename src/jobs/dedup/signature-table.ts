@@ -4,6 +4,7 @@
 // spilled to local disk (SpilledSignatures) when they do not fit the memory dedup is given; the stages do
 // not know which.
 import type { DocIds } from './doc-numbers.js';
+import type { RecordLayout } from './spill-records.js';
 import type { SignaturePool } from './signature-pool.js';
 import type { StoredSignature } from './signature-store.js';
 
@@ -21,6 +22,8 @@ export interface SignatureTable {
   readBand(band: number, visit: (chunk: Uint32Array) => void): void;
   /** The file that holds a band's hashes, when the table is on disk (another thread may read it there). */
   bandFile?(band: number): string;
+  /** The file that holds the signatures' records and their layout, when the table is on disk (likewise). */
+  records?(): { file: string; layout: RecordLayout };
   /** The signatures of these slots (ascending, no repeats), found by slot until the next load. */
   load(slots: Uint32Array): Promise<(slot: number) => StoredSignature>;
 }

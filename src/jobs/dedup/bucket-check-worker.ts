@@ -1,0 +1,41 @@
+// Small buckets of a spilled pass checked on a core of their own (a piscina worker): the members' records
+// read from the spill's records file through a descriptor of the worker's own, opened for the task and
+// closed after it (the run removes the folder; a descriptor kept open would keep its disk space), every
+// pair compared (bucket-check.ts), and the pairs the replay needs handed back with the count of those that
+// failed the bar.
+import { closeSync, openSync } from 'node:fs';
+import { type BucketsToCheck, type CheckedBuckets, checkBuckets } from './bucket-check.js';
+import { type RecordLayout, RecordReader } from './spill-records.js';
+
+export interface BucketCheckTask extends BucketsToCheck {
+  /** The spill's records file, and the layout of its records. */
+  file: string;
+  layout: RecordLayout;
+  /** The large keys of each band before `band` (signed 32-bit hashes). */
+  largeKeys: Int32Array[];
+}
+
+/** The reader of the last layout, its buffers kept from task to task. */
+let reader: { key: string; reader: RecordReader } | undefined;
+
+export default function checkTask(task: BucketCheckTask): CheckedBuckets {
+  const key = JSON.stringify(task.layout);
+  if (reader?.key !== key) reader = { key, reader: new RecordReader(task.layout) };
+  const large = task.largeKeys.map((hashes) => new Set(hashes));
+  const slots = uniqueSorted(task.order);
+  const fd = openSync(task.file, 'r');
+  try {
+    const signatureOf = reader.reader.read(fd, slots);
+    return checkBuckets(task, signatureOf, (band) => large[band]);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** The slots, ascending, each once. */
+function uniqueSorted(order: Uint32Array): Uint32Array {
+  const slots = Uint32Array.from(order).sort();
+  let unique = 0;
+  for (let i = 0; i < slots.length; i++) if (i === 0 || slots[i] !== slots[i - 1]) slots[unique++] = slots[i];
+  return slots.subarray(0, unique);
+}

@@ -1,0 +1,78 @@
+// Small buckets checked apart from the verifier's state, so that threads beside the one that owns the
+// clusters can do the comparing: every pair of a bucket of at most PAIRWISE_BUCKET members is tried as
+// PairVerifier.verifyEveryPair tries it (in the same order), and what it needs of the clusters is left to
+// the replay (PairVerifier.applyChecked). A pair is either
+//  - decided by an earlier band ('yes': a bucket of that band tried it): dropped;
+//  - met before only in large keys ('large'): kept whatever its similarity, since whether it is tried at
+//    all depends on whether the clusters have joined its documents by then;
+//  - new ('no'): kept when it reaches the bar, else only counted (a candidate that failed).
+import { hammingDistance } from '../../sketch/simhash.js';
+import type { StoredSignature } from './signature-store.js';
+
+/** Ints a kept pair takes in CheckedBuckets.pairs: bucket, i, j, equal values, flags (hamming distance | LARGE). */
+export const PAIR_INTS = 5;
+/** The flag of a pair met before only in large keys. */
+export const LARGE = 1 << 8;
+
+export interface CheckedBuckets {
+  /** The pairs kept, PAIR_INTS ints each, bucket by bucket in order, each bucket's in the order tried. */
+  pairs: Int32Array;
+  /** New pairs below the bar (candidates that failed). */
+  rejected: number;
+}
+
+/** The large keys of each band before the one checked, as sets of key hashes (signed 32-bit). */
+export type LargeKeysBefore = (band: number) => ReadonlySet<number> | undefined;
+
+/**
+ * Whether an earlier band decided two documents: 'yes' when they share a band key before `band` (that
+ * bucket tried them), 'large' when the only ones they share before it are large keys (which may not have),
+ * 'no' when they share none.
+ */
+export function decidedBefore(a: Int32Array, b: Int32Array, band: number | undefined, largeKeys: LargeKeysBefore): 'yes' | 'large' | 'no' {
+  if (band === undefined) return 'no';
+  let shared: 'large' | 'no' = 'no';
+  for (let j = 0; j < band && j < a.length && j < b.length; j++) {
+    if (a[j] !== b[j]) continue;
+    if (!largeKeys(j)?.has(a[j])) return 'yes';
+    shared = 'large';
+  }
+  return shared;
+}
+
+/** Equal values of two MinHash signatures of one length. */
+export function equalValues(a: ArrayLike<number>, b: ArrayLike<number>): number {
+  let equal = 0;
+  for (let i = 0; i < a.length; i++) if (a[i] === b[i]) equal++;
+  return equal;
+}
+
+export interface BucketsToCheck {
+  band: number;
+  minSimilarity: number;
+  /** The slots of the buckets, one after the other: bucket k is order[bounds[k], bounds[k + 1]). */
+  order: Uint32Array;
+  bounds: Uint32Array;
+}
+
+/** Checks every pair of each bucket (all of one width), keeping what the replay needs. */
+export function checkBuckets(buckets: BucketsToCheck, signatureOf: (slot: number) => StoredSignature, largeKeys: LargeKeysBefore): CheckedBuckets {
+  const { band, minSimilarity, order, bounds } = buckets;
+  const kept: number[] = [];
+  let rejected = 0;
+  for (let k = 0; k + 1 < bounds.length; k++) {
+    const members = Array.from(order.subarray(bounds[k], bounds[k + 1]), signatureOf);
+    for (let i = 0; i < members.length; i++) {
+      for (let j = i + 1; j < members.length; j++) {
+        const [a, b] = [members[i], members[j]];
+        const decided = decidedBefore(a.bands, b.bands, band, largeKeys);
+        if (decided === 'yes') continue;
+        const equal = equalValues(a.values, b.values);
+        const passes = equal / a.values.length >= minSimilarity;
+        if (decided === 'no' && !passes) rejected++;
+        else kept.push(k, i, j, equal, hammingDistance(a.simhash, b.simhash) | (decided === 'large' ? LARGE : 0));
+      }
+    }
+  }
+  return { pairs: Int32Array.from(kept), rejected };
+}
