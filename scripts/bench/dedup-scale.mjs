@@ -110,7 +110,8 @@ async function child() {
   const table = way === 'memory' ? new SignaturePool(docs, numbers) : new SignatureSpill(option('spill-dir', os.tmpdir()), numbers, way === 'compact' ? 16 : 32);
   // Each document's facts as dedup keeps them (where it lives, the value the canonical rule sorts by):
   // canonical by the oldest, the order of generation (the document's number) standing for the date.
-  const facts = new FactsTable(numbers, { keepClusterIds: false, keepTokens: false, expected: docs });
+  // (On disk beside the ids when they are spilled, as dedup keeps them.)
+  const facts = new FactsTable(numbers, { keepClusterIds: false, keepTokens: false, expected: docs, spill: way === 'memory' ? undefined : numbers.folder });
   const location = { index: 'bench-index' };
   for (const doc of signatures(docs, lsh, seed)) {
     if (way === 'memory') table.add(doc.id, doc.signature);

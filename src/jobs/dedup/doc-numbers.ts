@@ -147,7 +147,7 @@ export function withRoomFor<T extends Int32Array | Float64Array | Uint16Array>(a
 }
 
 /** A copy of a typed array `length` long, the places past the old ones holding `fill`. */
-export function enlarged<T extends Int32Array | Uint32Array | Float64Array | Uint16Array>(array: T, length: number, fill = 0): T {
+export function enlarged<T extends Int32Array | Uint32Array | Float64Array | Uint16Array | Uint8Array>(array: T, length: number, fill = 0): T {
   const larger = new (array.constructor as new (length: number) => T)(length);
   larger.set(array);
   if (fill !== 0) larger.fill(fill, array.length);

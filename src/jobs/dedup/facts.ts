@@ -1,9 +1,13 @@
 // What the clusters need of every document dedup meets (the value the canonical rule sorts by, its token
 // count when that rule is the longest, its cluster from an earlier run, where it lives), kept in columns by
-// document number: 9 bytes a document for a date or number to sort by (and 2 for its index), instead of an
-// object and a string in a map.
-import { type DocLocation, LocationTable } from '../../engine/doc-location.js';
-import { type DocIds, enlarged } from './doc-numbers.js';
+// document number (fact-columns.ts): 11 bytes a document in memory for a date or number to sort by and the
+// index it lives in, or none when the index is too large for memory and the columns go to disk beside the
+// spilled ids. The index names are interned (a data stream or an alias has a handful); routings, cluster
+// ids and sort values that are not numbers (keywords) are kept only for the documents that have them.
+import type { DocLocation } from '../../engine/doc-location.js';
+import type { DocIds } from './doc-numbers.js';
+import { type FactColumns, FileFactColumns, MemoryFactColumns } from './fact-columns.js';
+import type { SpillFolder } from './spill-folder.js';
 
 export interface Facts {
   tokens: number;
@@ -22,53 +26,43 @@ export interface FactsLookup {
 }
 
 export class FactsTable implements FactsLookup {
-  /** 1 for a document whose facts were read. */
-  private present = new Uint8Array(0);
-  /** Token counts, when kept (the --canonical longest rule sorts by them); else every count reads 0. */
-  private tokens?: Int32Array;
-  /** The sort value when it is a number or a date, else NaN. */
-  private sortNumbers = new Float64Array(0);
-  /** Sort values that are neither (a keyword, a boolean), by number. */
+  private readonly columns: FactColumns;
+  /** Sort values that are neither a number nor a date (a keyword, a boolean), by number. */
   private readonly sortOthers = new Map<number, unknown>();
   private readonly clusterIds = new Map<number, string>();
-  private readonly locations: LocationTable;
+  private readonly routings = new Map<number, string>();
+  /** The index names met, in order (a document's place is its index's position + 1). */
+  private readonly names: string[] = [];
+  private readonly places = new Map<string, number>();
   private readonly keepClusterIds: boolean;
 
   /**
    * `keepClusterIds`: whether the earlier clusters are kept (an incremental run needs them; a full one does
    * not); `keepTokens`: whether token counts are kept (4 bytes a document; only the longest rule needs them,
    * and it sorts by the token count as its sort value too); `expected`: documents to make room for at once
-   * (the columns grow past it as needed).
+   * (the columns grow past it as needed); `spill`: a folder to keep the columns in, on disk, instead.
    */
   constructor(
     private readonly documents: DocIds,
-    { keepClusterIds = true, keepTokens = true, expected = 0 }: { keepClusterIds?: boolean; keepTokens?: boolean; expected?: number } = {},
+    { keepClusterIds = true, keepTokens = true, expected = 0, spill }: { keepClusterIds?: boolean; keepTokens?: boolean; expected?: number; spill?: SpillFolder } = {},
   ) {
     this.keepClusterIds = keepClusterIds;
-    this.locations = new LocationTable(expected);
-    this.present = new Uint8Array(expected);
-    this.sortNumbers = new Float64Array(expected).fill(Number.NaN);
-    if (keepTokens) this.tokens = new Int32Array(expected);
+    this.columns = spill ? new FileFactColumns(spill) : new MemoryFactColumns(expected, keepTokens);
   }
 
   has(id: string): boolean {
     const n = this.documents.find(id);
-    return n !== undefined && n < this.present.length && this.present[n] === 1;
+    return n !== undefined && this.columns.get(n) !== undefined;
   }
 
   /** The facts of a document, by id or by its number. */
   set(document: string | number, facts: Facts): void {
     const n = typeof document === 'number' ? document : this.documents.numberOf(document);
-    this.grow(n);
-    this.present[n] = 1;
-    if (this.tokens) this.tokens[n] = facts.tokens;
     const sortNumber = asNumber(facts.sortKey);
-    this.sortNumbers[n] = sortNumber;
-    if (Number.isNaN(sortNumber) && facts.sortKey !== undefined && facts.sortKey !== null) this.sortOthers.set(n, facts.sortKey);
-    else this.sortOthers.delete(n);
-    if (this.keepClusterIds && facts.clusterId) this.clusterIds.set(n, facts.clusterId);
-    else this.clusterIds.delete(n);
-    if (facts.location) this.locations.set(n, facts.location);
+    this.columns.set(n, { sortNumber, tokens: facts.tokens, place: facts.location ? this.placeOf(facts.location.index) : 0 });
+    keep(this.sortOthers, n, Number.isNaN(sortNumber) && facts.sortKey !== null ? facts.sortKey : undefined);
+    keep(this.clusterIds, n, this.keepClusterIds ? facts.clusterId || undefined : undefined);
+    keep(this.routings, n, facts.location?.routing);
   }
 
   get(id: string): Facts | undefined {
@@ -78,26 +72,38 @@ export class FactsTable implements FactsLookup {
 
   /** The facts of document number n. */
   at(n: number): Facts | undefined {
-    if (n >= this.present.length || this.present[n] !== 1) return undefined;
-    const sortNumber = this.sortNumbers[n];
+    const row = this.columns.get(n);
+    if (!row) return undefined;
     return {
-      tokens: this.tokens ? this.tokens[n] : 0,
-      sortKey: Number.isNaN(sortNumber) ? this.sortOthers.get(n) : sortNumber,
+      tokens: row.tokens,
+      sortKey: Number.isNaN(row.sortNumber) ? this.sortOthers.get(n) : row.sortNumber,
       clusterId: this.clusterIds.get(n),
-      location: this.locations.get(n),
+      location: this.locationAt(n, row.place),
     };
   }
 
-  /** Columns with room for document n. */
-  private grow(n: number): void {
-    if (n < this.present.length) return;
-    const length = Math.max(1024, Math.ceil((n + 1) * 1.5));
-    const present = new Uint8Array(length);
-    present.set(this.present);
-    this.present = present;
-    this.sortNumbers = enlarged(this.sortNumbers, length, Number.NaN);
-    if (this.tokens) this.tokens = enlarged(this.tokens, length);
+  /** An index name's place (+ 1), given one the first time it is met. */
+  private placeOf(index: string): number {
+    let place = this.places.get(index);
+    if (place === undefined) {
+      this.names.push(index);
+      this.places.set(index, (place = this.names.length));
+    }
+    return place;
   }
+
+  private locationAt(n: number, place: number): DocLocation | undefined {
+    if (place === 0) return undefined;
+    const routing = this.routings.get(n);
+    const index = this.names[place - 1];
+    return routing === undefined ? { index } : { index, routing };
+  }
+}
+
+/** Keeps a value for n when there is one, else forgets n's. */
+function keep<T>(map: Map<number, T>, n: number, value: T | undefined): void {
+  if (value === undefined) map.delete(n);
+  else map.set(n, value);
 }
 
 /** A number as it is, a string that reads as a date as its milliseconds, anything else NaN. */

@@ -10,6 +10,7 @@ import type { Hash64 } from '../../sketch/simhash.js';
 import { parseSimhash } from '../../sketch/simhash-doc.js';
 import { type DocIds, DocNumbers } from './doc-numbers.js';
 import { FactsTable } from './facts.js';
+import { SpilledIds } from './spilled-ids.js';
 import { RecentMap } from './recent-map.js';
 
 /** What verification needs of a document: about 1 KB. */
@@ -98,7 +99,9 @@ export class SignatureStore {
     { documents = new DocNumbers(), keepClusterIds = true, keepTokens = true, expected = 0 }: { documents?: DocIds; keepClusterIds?: boolean; keepTokens?: boolean; expected?: number } = {},
   ) {
     this.cache = new RecentMap(capacity);
-    this.facts = new FactsTable(documents, { keepClusterIds, keepTokens, expected });
+    // Ids spilled to disk (an index too large for memory): the facts go with them, into their folder.
+    const spill = documents instanceof SpilledIds ? documents.folder : undefined;
+    this.facts = new FactsTable(documents, { keepClusterIds, keepTokens, expected, spill });
   }
 
   /** The signatures of these documents: from the cache, the others read from the index (and cached). */

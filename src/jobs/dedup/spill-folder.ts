@@ -33,8 +33,9 @@ export class SpillFolder {
   }
 }
 
-export function writeAll(fd: number, bytes: Uint8Array): void {
-  for (let at = 0; at < bytes.length; ) at += writeSync(fd, bytes, at, bytes.length - at);
+/** Writes every byte, where the file is at (appending), or from `position`. */
+export function writeAll(fd: number, bytes: Uint8Array, position?: number): void {
+  for (let at = 0; at < bytes.length; ) at += writeSync(fd, bytes, at, bytes.length - at, position === undefined ? null : position + at);
 }
 
 export function readAll(fd: number, into: Uint8Array, position: number): void {

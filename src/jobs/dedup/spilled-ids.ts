@@ -17,7 +17,8 @@ const ENDS_PER_BLOCK = 256;
 const ID_BLOCK_BYTES = 1 << 12;
 
 export class SpilledIds implements DocIds {
-  private readonly folder: SpillFolder;
+  /** Its folder (what goes with the ids, such as their facts, may be kept there too; removed with them). */
+  readonly folder: SpillFolder;
   private readonly idsFile: number;
   private readonly endsFile: number;
   private count = 0;
