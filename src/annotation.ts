@@ -1,11 +1,11 @@
 // A document's near-dup fields: what annotate, ingest and the library API write under the prefix.
-import { ownValue, prototypeKeyUnder, setOwn } from './own-keys.js';
+import { prototypeKeyUnder } from './own-keys.js';
 import { createSigner, type Signer, type SignerOptions } from './signature.js';
-import { DEFAULT_PREFIX } from './stored/layout.js';
+import { DEFAULT_PREFIX, mergeUnderPrefix } from './stored/layout.js';
 import { nearDupFields } from './stored/write.js';
 
-export { DEFAULT_PREFIX } from './stored/layout.js';
-export { type NearDupFields, nearDupFields, underPrefix } from './stored/write.js';
+export { DEFAULT_PREFIX, mergeUnderPrefix, underPrefix } from './stored/layout.js';
+export { type NearDupFields, nearDupFields } from './stored/write.js';
 /** Longer texts are cut to this many characters (and the cut is reported), so one document cannot exhaust memory. */
 export const DEFAULT_MAX_CHARS = 10_000_000;
 
@@ -113,28 +113,6 @@ export function createDocumentAnnotator(options: AnnotateDocumentOptions): <T ex
     const fields = nearDupFields(signer(text), signer.settings);
     return mergeUnderPrefix(doc, prefix, fields as unknown as Record<string, unknown>);
   };
-}
-
-/**
- * A copy of doc with `fields` set at the prefix path, keeping whatever else that object held. Keys are
- * copied as own properties (spread), and the objects on the path are read and set as own keys only.
- */
-export function mergeUnderPrefix<T extends Record<string, unknown>>(doc: T, prefix: string, fields: Record<string, unknown>): T {
-  const segments = prefix.split('.');
-  const out: Record<string, unknown> = { ...doc };
-  const objectAt = (target: Record<string, unknown>, key: string): Record<string, unknown> => {
-    const existing = ownValue(target, key);
-    return existing && typeof existing === 'object' && !Array.isArray(existing) ? (existing as Record<string, unknown>) : {};
-  };
-  let target = out;
-  for (const segment of segments.slice(0, -1)) {
-    const copy = { ...objectAt(target, segment) };
-    setOwn(target, segment, copy);
-    target = copy;
-  }
-  const last = segments[segments.length - 1];
-  setOwn(target, last, { ...objectAt(target, last), ...fields });
-  return out as T;
 }
 
 /**

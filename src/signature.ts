@@ -1,17 +1,19 @@
 // The condenser: a spec string "tokenizer:normalizer:hash:permutations" becomes one function from text
 // to the signature written into the index (MinHash, LSH band keys, SimHash and its block keys).
 import { hash } from 'node:crypto';
-import { PresetError, preset as presetNamed, PRESETS, presetCondenser, type SimhashScheme } from './presets.js';
+import { OWN_SIMHASH, PresetError, preset as presetNamed, presetCondenser, type SimhashScheme } from './presets.js';
 import { DEFAULT_CONTAINMENT_SAMPLE, SampleRanks } from './sketch/containment.js';
 import { bandKeysOfDigests, checkBandsRows, DEFAULT_FALSE_NEGATIVE_WEIGHT, DEFAULT_KEY_ENCODING, DEFAULT_THRESHOLD, type KeyEncoding, type LshParams, optimalBandsRows } from './sketch/lsh.js';
 import { emptyMinhash, MAX_HASH, MINHASH_SCHEMES, type MinhashScheme, minhashPermutations } from './sketch/minhash.js';
 import { createSigningKernels, SIMHASH_WINDOW } from './sketch/signing-kernels.js';
+import { formatParams, paramsOptions, parseParams, sampleEvery } from './stored/params.js';
 import { DEFAULT_SIMHASH_BLOCKS, type Hash64, simhashBlockKeys, simhashHex } from './sketch/simhash.js';
 import { simhashBase32, simhashDocOf } from './sketch/simhash-doc.js';
-import { TOKEN_HASHES, type TokenHashName } from './sketch/token-hash.js';
-import { DEFAULT_NORMALIZER, normalizer, NORMALIZERS, type NormalizerName, splitNormalizer } from './text/normalize.js';
-import { asciiCharacterShingles, layoutStrings, layoutWords, shingleRanges, TokenRanges } from './text/token-ranges.js';
-import { canonicalTokenizerName, DEFAULT_TOKENIZER, tokenizer, TOKENIZER_ALIASES, TOKENIZER_NAMES } from './text/tokenize.js';
+import { DEFAULT_TOKEN_HASH, TOKEN_HASH_REGISTRY, type TokenHashName } from './sketch/token-hash.js';
+import { DEFAULT_NORMALIZER, NORMALIZER_REGISTRY, type NormalizerName, normalizer, normalizerEntry, splitNormalizer } from './text/normalize.js';
+import { layoutWords, TokenRanges } from './text/token-ranges.js';
+import type { Named, Registry } from './text/registry.js';
+import { DEFAULT_TOKENIZER, TOKENIZERS, tokenLayout } from './text/tokenize.js';
 
 export const DEFAULT_CONDENSER = 'white-space:norm-html:sha1:128';
 export const DEFAULT_SEED = 1;
@@ -40,28 +42,21 @@ export function parseCondenserSpec(spec: string = DEFAULT_CONDENSER): CondenserS
     );
   }
   const [tok = '', norm = '', hash = '', perms = ''] = parts.map((p) => p.trim());
-  const tokenizerName = tok === '' ? DEFAULT_TOKENIZER : canonicalTokenizerName(tok);
-  if (!tokenizerName) {
-    const aliases = Object.entries(TOKENIZER_ALIASES).map(([a, c]) => `${a} (= ${c})`);
-    throw new CondenserSpecError(
-      `unknown tokenizer "${tok}" in condenser spec "${spec}"; valid tokenizers: ${[...TOKENIZER_NAMES, ...aliases].join(', ')}`,
-    );
-  }
-  const normalizerName = norm === '' ? DEFAULT_NORMALIZER : norm;
-  if (!NORMALIZERS.includes(normalizerName as NormalizerName)) {
-    throw new CondenserSpecError(`unknown normalizer "${norm}" in condenser spec "${spec}"; valid normalizers: ${NORMALIZERS.join(', ')}`);
-  }
-  const hashName = hash === '' ? 'sha1' : hash;
-  if (!TOKEN_HASHES.includes(hashName as TokenHashName)) {
-    throw new CondenserSpecError(`unknown hash "${hash}" in condenser spec "${spec}"; valid hashes: ${TOKEN_HASHES.join(', ')}`);
-  }
+  const part = <T extends Named>(registry: Registry<T>, given: string, fallback: string, what: string): T => {
+    const entry = registry.get(given === '' ? fallback : given);
+    if (!entry) throw new CondenserSpecError(`unknown ${what} "${given}" in condenser spec "${spec}"; ${registry.valid()}`);
+    return entry;
+  };
+  const tokenizerName = part(TOKENIZERS, tok, DEFAULT_TOKENIZER, 'tokenizer').name;
+  const normalizerName = part(NORMALIZER_REGISTRY, norm, DEFAULT_NORMALIZER, 'normalizer').name;
+  const hashName = part(TOKEN_HASH_REGISTRY, hash, DEFAULT_TOKEN_HASH, 'hash').name;
   const numPerm = perms === '' ? 128 : Number(perms);
   if (!/^\d*$/.test(perms) || !Number.isInteger(numPerm) || numPerm < 2 || numPerm > 4096) {
     throw new CondenserSpecError(
       `permutations "${perms}" in condenser spec "${spec}" must be a whole number from 2 to 4096 (128 is usual)`,
     );
   }
-  return { tokenizer: tokenizerName, normalizer: normalizerName as NormalizerName, hash: hashName as TokenHashName, numPerm };
+  return { tokenizer: tokenizerName, normalizer: normalizerName, hash: hashName, numPerm };
 }
 
 export function formatCondenserSpec(spec: CondenserSpec): string {
@@ -155,18 +150,13 @@ export function resolveSignerSettings(options: SignerOptions = {}): SignerSettin
   const keyEncoding = options.keyEncoding ?? DEFAULT_KEY_ENCODING;
   if (keyEncoding !== 1 && keyEncoding !== 2) throw new CondenserSpecError(`key encoding must be 1 or 2, got ${options.keyEncoding}`);
   const condenser = formatCondenserSpec(spec);
-  // Signatures without a containment sample, or with the first key encoding, keep the params of the
-  // versions before them, so they still match.
-  const keys = keyEncoding === 1 ? '' : `;k=${keyEncoding}`;
-  const sample = containmentSample === 0 ? '' : `;sample=${containmentSample}`;
-  const features = simhash === 'simhash-doc' ? 'simhash-doc:' : `w${SIMHASH_WINDOW}`;
-  const params = `${condenser};seed=${seed};scheme=${scheme};b=${lsh.b};r=${lsh.r};simhash=${features}m${simhashBlocks}${keys}${sample}`;
+  const params = formatParams({ condenser, numPerm: spec.numPerm, seed, scheme, bands: lsh.b, rows: lsh.r, simhash, blocks: simhashBlocks, keys: keyEncoding, sample: containmentSample });
   return { spec, condenser, seed, scheme, lsh, simhashBlocks, containmentSample, keyEncoding, preset: options.preset, simhash, params };
 }
 
 /** The SimHash scheme and the condenser spec that options ask for, a preset's parts filled in. */
 function presetChoices(options: SignerOptions): { simhash: SimhashScheme; condenser?: string } {
-  if (options.preset === undefined) return { simhash: 'w4', condenser: options.condenser };
+  if (options.preset === undefined) return { simhash: OWN_SIMHASH, condenser: options.condenser };
   try {
     return { simhash: presetNamed(options.preset).simhash, condenser: presetCondenser(options.preset, options.condenser) };
   } catch (err) {
@@ -174,32 +164,16 @@ function presetChoices(options: SignerOptions): { simhash: SimhashScheme; conden
   }
 }
 
-/** The containment sample rate of a params keyword (1 in N), or 0 when its signatures have no sample. */
-export function sampleEvery(params: string): number {
-  return Number(/;sample=(\d+)$/.exec(params)?.[1] ?? 0);
-}
+export { sampleEvery };
 
 /**
  * The signer options that produce a stored `params` keyword (the inverse of resolveSignerSettings), so
- * that a text can be signed the way an index was; undefined for a value this version cannot read.
+ * that a text can be signed the way an index was; undefined for a value this version cannot sign so.
  */
 export function signerOptionsFromParams(params: string): SignerOptions | undefined {
-  const m = /^([^;]+);seed=(\d+);scheme=([a-z0-9]+);b=(\d+);r=(\d+);simhash=(?:w(\d+)|([a-z-]+):)m(\d+)(?:;k=(\d+))?(?:;sample=(\d+))?$/.exec(params);
-  if (!m || (m[6] !== undefined && Number(m[6]) !== SIMHASH_WINDOW)) return undefined;
-  // A SimHash scheme other than near-dup's own is a preset's.
-  const preset = m[7] === undefined ? undefined : Object.keys(PRESETS).find((name) => PRESETS[name].simhash === m[7]);
-  if (m[7] !== undefined && preset === undefined) return undefined;
-  const options: SignerOptions = {
-    ...(preset === undefined ? {} : { preset }),
-    condenser: m[1],
-    seed: Number(m[2]),
-    scheme: m[3] as MinhashScheme,
-    bands: Number(m[4]),
-    rows: Number(m[5]),
-    simhashBlocks: Number(m[8]),
-    keyEncoding: Number(m[9] ?? 1) as KeyEncoding,
-    containmentSample: Number(m[10] ?? 0),
-  };
+  const parsed = parseParams(params);
+  const options = parsed && paramsOptions(parsed);
+  if (!options) return undefined;
   try {
     return resolveSignerSettings(options).params === params ? options : undefined;
   } catch {
@@ -224,25 +198,6 @@ const utf8 = new TextDecoder();
 /** SHA-1 (hex) of normalized text (or of its UTF-8 bytes): the content_hash of a signature. */
 export function contentHash(clean: string | Uint8Array): string {
   return hash('sha1', clean);
-}
-
-/** Turns normalized text into token byte ranges for one tokenizer; reuses its buffers between calls. */
-function tokenLayout(tokenizerName: string): (clean: string, words: TokenRanges, out: TokenRanges) => TokenRanges {
-  if (tokenizerName === 'white-space') return (_clean, words) => words;
-  const wordGram = /^white-space-([2-6])-grams$/.exec(tokenizerName);
-  if (wordGram) {
-    const n = Number(wordGram[1]);
-    return (_clean, words, out) => {
-      shingleRanges(words, n, out);
-      return out;
-    };
-  }
-  const charGram = /^([1-6])-grams$/.exec(tokenizerName);
-  const tokenize = tokenizer(tokenizerName);
-  return (clean, _words, out) => {
-    if (!charGram || !asciiCharacterShingles(clean, Number(charGram[1]), out)) layoutStrings(tokenize(clean), out);
-    return out;
-  };
 }
 
 /**
@@ -271,7 +226,7 @@ export function createSigner(options: SignerOptions = {}): Signer {
   const settings = resolveSignerSettings(options);
   const { spec, lsh, simhashBlocks, keyEncoding } = settings;
   // The simhash-doc normalizers give the tokens already, joined by single spaces.
-  const docTokens = spec.normalizer === 'simhash-doc' || spec.normalizer === 'simhash-doc-html';
+  const docTokens = normalizerEntry(spec.normalizer).simhashDocTokens === true;
   const kernels = createSigningKernels({ hash: spec.hash, tokenizer: spec.tokenizer, scheme: settings.scheme, perms: minhashPermutations(spec.numPerm, settings.seed, settings.scheme) });
   const normalize = normalizer(spec.normalizer, kernels.foldAscii);
   const split = splitNormalizer(spec.normalizer, kernels.foldAscii);

@@ -1,33 +1,19 @@
-// The near-dup fields of an index, under a configurable prefix: built from the JSON in mappings/ (the
-// file users can also send by hand), and checked against an index's existing mapping. Pure: no I/O
-// besides reading that JSON once.
-import { readFileSync } from 'node:fs';
+// The near-dup fields of an index, under a configurable prefix: the mapping bodies built from the table of
+// stored fields (stored/layout.ts; the JSON in mappings/, which users can also send by hand, is what these
+// builders give for the default prefix, as a test checks), and checked against an index's existing mapping.
+// Pure: no I/O.
 import { UsageError } from '../errors.js';
 import { ownValue } from '../own-keys.js';
-import { DEFAULT_PREFIX } from '../stored/layout.js';
+import { DEFAULT_PREFIX, type FieldMapping, KEY_LIST_FIELDS, STORED, STORED_FIELDS, type StoredField, StoredLayout } from '../stored/layout.js';
 import type { KeyLists } from '../stored/write.js';
 
-export { DEFAULT_PREFIX };
+export { DEFAULT_PREFIX, type FieldMapping };
 /** Name of the index template; the component template is `<name>-fields`. */
 export const DEFAULT_TEMPLATE_NAME = 'near-dup';
 export const DEFAULT_TEMPLATE_PRIORITY = 100;
 
-export interface FieldMapping {
-  type: string;
-  [parameter: string]: unknown;
-}
-
-/** mappings/ sits beside src/ and dist/ alike: two levels up from this file in either. */
-function readMappingJson(name: string): any {
-  return JSON.parse(readFileSync(new URL(`../../mappings/${name}`, import.meta.url), 'utf8'));
-}
-
-const putMappingJson = readMappingJson('put-mapping.json') as {
-  properties: Record<string, { type?: string; properties: Record<string, FieldMapping> }>;
-};
-
-/** The fields under the prefix, name -> mapping, exactly as mappings/put-mapping.json declares them. */
-export const NEAR_DUP_FIELDS: Readonly<Record<string, FieldMapping>> = Object.freeze(putMappingJson.properties[DEFAULT_PREFIX].properties);
+/** The fields under the prefix, name -> mapping (stored/layout.ts STORED). */
+export const NEAR_DUP_FIELDS: Readonly<Record<string, FieldMapping>> = Object.freeze(Object.fromEntries(STORED_FIELDS.map((name) => [name, STORED[name].mapping])));
 
 /** The segments of a prefix ("near_dup", or a dotted path such as "meta.near_dup"); throws UsageError. */
 export function prefixPath(prefix: string): string[] {
@@ -43,16 +29,9 @@ export function prefixPath(prefix: string): string[] {
 }
 
 /** The mapping `properties` that put the given fields (all by default) under the prefix. */
-export function prefixedProperties(prefix: string = DEFAULT_PREFIX, fieldNames: readonly string[] = Object.keys(NEAR_DUP_FIELDS)): Record<string, unknown> {
-  const fields: Record<string, FieldMapping> = {};
-  for (const name of fieldNames) {
-    const mapping = ownValue(NEAR_DUP_FIELDS, name) as FieldMapping | undefined;
-    if (!mapping) throw new RangeError(`no near-dup field "${name}"`);
-    fields[name] = { ...mapping };
-  }
-  let properties: Record<string, unknown> = fields;
-  for (const segment of [...prefixPath(prefix)].reverse()) properties = { [segment]: { type: 'object', properties } };
-  return properties;
+export function prefixedProperties(prefix: string = DEFAULT_PREFIX, fieldNames?: readonly string[]): Record<string, unknown> {
+  prefixPath(prefix);
+  return new StoredLayout(prefix).mappingProperties(fieldNames);
 }
 
 /** PUT /<index>/_mapping body (mappings/put-mapping.json for the default prefix). */
@@ -118,11 +97,8 @@ export interface MappingPlan {
 
 type MappingNode = { type?: unknown; properties?: Record<string, MappingNode>; enabled?: unknown; index?: unknown; doc_values?: unknown; analyzer?: unknown };
 
-/**
- * The key lists (SimHash blocks, containment sample) are text split on white space; indices mapped before
- * that have them as keyword, which reads the same terms when each is its own array element.
- */
-const KEY_LIST_FIELDS = ['simhash_blocks', 'sample'];
+// The key lists (stored/layout.ts KEY_LIST_FIELDS) are text split on white space; indices mapped before
+// that have them as keyword, which reads the same terms when each is its own array element.
 
 function typeOf(node: MappingNode): string {
   return typeof node.type === 'string' ? node.type : 'object';
@@ -136,7 +112,7 @@ function typeOf(node: MappingNode): string {
  */
 export function planMapping(mappings: unknown, prefix: string = DEFAULT_PREFIX): MappingPlan {
   const path = prefixPath(prefix);
-  const allFields = Object.keys(NEAR_DUP_FIELDS);
+  const allFields = [...STORED_FIELDS];
   let properties: Record<string, MappingNode> | undefined = (mappings as MappingNode | undefined)?.properties;
   for (let i = 0; i < path.length; i++) {
     // Own properties only: "constructor" of a mapping without that field is Object, not a field.
@@ -166,7 +142,7 @@ export function planMapping(mappings: unknown, prefix: string = DEFAULT_PREFIX):
 }
 
 /** Why an existing field cannot hold what near-dup writes there, or undefined when it can. */
-function fieldConflict(name: string, node: MappingNode): { existing: string; wanted: string } | undefined {
+function fieldConflict(name: StoredField, node: MappingNode): { existing: string; wanted: string } | undefined {
   const wanted = NEAR_DUP_FIELDS[name];
   const type = typeOf(node);
   if (KEY_LIST_FIELDS.includes(name)) {

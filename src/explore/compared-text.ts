@@ -4,6 +4,7 @@
 // ignored. A document whose params this version cannot read (or that has none) is shown as stored.
 import { UserError } from '../errors.js';
 import { createSigner, parseCondenserSpec, signerOptionsFromParams } from '../signature.js';
+import { parseParams } from '../stored/params.js';
 
 export type TextView = 'normalized' | 'raw';
 export const TEXT_VIEWS: readonly TextView[] = ['normalized', 'raw'];
@@ -39,7 +40,7 @@ export function comparedText(raw: string, params: unknown, view: TextView): Comp
   if (typeof params !== 'string' || params === '') return { text: raw, asStored: 'it has no near-dup signature (run near-dup annotate)' };
   const normalize = normalizerOf(params);
   if (!normalize) return { text: raw, asStored: `its signature's params "${params}" are not ones this version of near-dup reads` };
-  return { text: normalize(raw), normalizer: parseCondenserSpec(params.split(';')[0]).normalizer };
+  return { text: normalize(raw), normalizer: parseCondenserSpec(parseParams(params)?.condenser).normalizer };
 }
 
 /** The view a request names (`view=normalized|raw`, normalized when absent). */

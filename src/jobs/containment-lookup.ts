@@ -10,7 +10,7 @@
 // Each candidate is then checked here from the count, the stored sample size and distinct-token count,
 // and the stored MinHash (Jaccard) and SimHash, as the Jaccard lookups are.
 import { type StoredField, StoredLayout, storedPath } from '../stored/layout.js';
-import { checkStored, keyList, type RawStored, StoredProblem, storedIn, storedInDocValues } from '../stored/read.js';
+import { checkStored, keyList, type RawStored, type StoredSignature, StoredProblem, storedIn, storedInDocValues } from '../stored/read.js';
 import type { EngineClient, SearchResponse } from '../engine/client.js';
 import { EngineResponseError } from '../engine/errors.js';
 import { UserError } from '../errors.js';
@@ -25,13 +25,7 @@ import { minhashDocValues, withoutDocValues } from './doc-values.js';
 export const MIN_REVERSE_SAMPLE = 16;
 
 /** The query side: its signature, sample and distinct-token count. */
-export interface ContainmentQuery {
-  params: string;
-  values: Uint32Array;
-  simhash: string;
-  sample: string[];
-  distinct: number;
-}
+export type ContainmentQuery = Pick<StoredSignature, 'params' | 'values' | 'simhash' | 'sample' | 'distinct'>;
 
 export interface ContainmentHit {
   id: string;

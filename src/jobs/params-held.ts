@@ -3,7 +3,7 @@
 // parameter set at all (garbage written by hand or by another program) is damage: it costs its document,
 // counted and named, never a second parameter set that makes dedup refuse the whole index.
 import { storedPath } from '../stored/layout.js';
-import { isParameterSet, PARAMETER_SET_REGEXP, paramsShape } from '../stored/read.js';
+import { isParameterSet, PARAMETER_SET_REGEXP, paramsShape } from '../stored/params.js';
 import type { EngineClient } from '../engine/client.js';
 import { UserError } from '../errors.js';
 import { valueAt } from '../annotation.js';

@@ -1,7 +1,7 @@
 // "More like this" by signature: candidates from the engine (band keys, SimHash blocks), verified here
 // against the stored signatures, ranked. Only the signature fields are read, never the documents' text.
 import { DEFAULT_PREFIX, type StoredField, StoredLayout } from '../stored/layout.js';
-import { checkStored, type RawStored, readSignature, StoredProblem, storedIn, storedInDocValues } from '../stored/read.js';
+import { checkStored, type RawStored, readSignature, type StoredSignature, storedSignatureOf, StoredProblem, storedIn, storedInDocValues } from '../stored/read.js';
 import type { EngineClient } from '../engine/client.js';
 import { EngineResponseError } from '../engine/errors.js';
 import { requireWholeNumbers, UsageError, UserError } from '../errors.js';
@@ -84,17 +84,6 @@ export interface SimilarResult {
   /** Candidates signed with other parameters: never compared. */
   excludedParams: number;
   tookMs: number;
-}
-
-interface QuerySignature {
-  params: string;
-  values: Uint32Array;
-  bands: string[];
-  simhash: string;
-  blocks: string[];
-  tokens: number;
-  distinct: number;
-  sample: string[];
 }
 
 /** The lookup's options, checked here once for the CLI and the library alike. */
@@ -214,7 +203,7 @@ interface Candidate {
 }
 
 /** The stored fields a lookup queries or reads: mapped otherwise (band keys as text), it would find nothing, or fail opaquely. */
-const LOOKUP_FIELDS = new Set(['bands', 'simhash_blocks', 'params', 'sample']);
+const LOOKUP_FIELDS = new Set<string>(['bands', 'simhash_blocks', 'params', 'sample'] satisfies StoredField[]);
 
 /**
  * Refuses a lookup on an index whose near-dup fields are mapped so that it cannot work, naming the field,
@@ -242,7 +231,7 @@ async function checkLookupMapping(client: EngineClient, index: string, prefix: s
 }
 
 /** Candidates checked against the query's params and measured; those of other params counted, damaged ones named. */
-function verifyCandidates(candidates: readonly Candidate[], query: QuerySignature) {
+function verifyCandidates(candidates: readonly Candidate[], query: StoredSignature) {
   const measured: Array<{ candidate: Candidate; jaccard: number; hamming: number }> = [];
   const damaged: DamagedDocument[] = [];
   let otherParams = 0;
@@ -356,19 +345,9 @@ function checkSignerForStored(asked: SignerOptions | undefined, stored: string, 
   );
 }
 
-function signText(text: string, signer?: SignerOptions): QuerySignature {
+function signText(text: string, signer?: SignerOptions): StoredSignature {
   const sign = createSigner(signer);
-  const sig = sign(text);
-  return {
-    params: sign.settings.params,
-    values: sig.minhash,
-    bands: sig.bands,
-    simhash: sig.simhash,
-    blocks: sig.simhash_blocks,
-    tokens: sig.tokens,
-    distinct: sig.distinct_tokens,
-    sample: sig.sample,
-  };
+  return storedSignatureOf(sign(text), sign.settings.params);
 }
 
 /**
@@ -376,7 +355,7 @@ function signText(text: string, signer?: SignerOptions): QuerySignature {
  * an alias over several indices, a pattern and a data stream, and without the routing a document was
  * indexed with (it asks every shard; with `routing`, only that one).
  */
-async function storedSignature(client: EngineClient, index: string, id: string, prefix: string, routing?: string): Promise<QuerySignature> {
+async function storedSignature(client: EngineClient, index: string, id: string, prefix: string, routing?: string): Promise<StoredSignature> {
   const found = await client.search(index, { size: 2, query: { ids: { values: [id] } }, _source: { includes: [`${prefix}.*`] } }, routing === undefined ? undefined : { routing });
   const hits = found.hits.hits;
   if (hits.length === 0) throw new UserError(`no document "${id}" in "${index}" on ${client.url}${routing === undefined ? '' : ` with routing "${routing}"`}; check the id`);
@@ -390,7 +369,7 @@ async function storedSignature(client: EngineClient, index: string, id: string, 
     const fix = read.reason.startsWith('no near-dup signature') ? 'run near-dup annotate' : 'sign it again with near-dup annotate --force';
     throw new UserError(`document "${id}" of "${index}" has no usable near-dup signature under "${prefix}" (${read.reason}); ${fix} --index ${index} --field FIELD --query '{"ids":{"values":["${id}"]}}'`);
   }
-  return { params: read.params, values: read.values, bands: read.bands, simhash: read.simhash, blocks: read.blocks, tokens: read.tokens, distinct: read.distinct, sample: read.sample };
+  return read;
 }
 
 function readStoredQuery(source: unknown, layout: StoredLayout) {

@@ -2,7 +2,8 @@
 // worker threads, on batches of raw bytes. A line that is not valid UTF-8, not a JSON object, has no
 // usable text or holds a key naming a prototype under the prefix gives an error in its place; the others go on.
 import type { KeyLists } from '../stored/write.js';
-import { DocumentTextError, extractText, mergeUnderPrefix, nearDupFields, parseDocumentLine, refusePrototypeKeys, valueAt } from '../annotation.js';
+import { DocumentTextError, extractText, nearDupFields, parseDocumentLine, refusePrototypeKeys, valueAt } from '../annotation.js';
+import { mergeUnderPrefix } from '../stored/layout.js';
 import type { Signer } from '../signature.js';
 import { utf8Lines } from '../text/decode.js';
 

@@ -4,7 +4,8 @@
 // A source without the prefix object keeps its bytes: the fields are written in before its closing brace,
 // so numbers beyond 2^53, key order and spacing reach the engine as the client wrote them. A source that
 // already has the prefix object (a document read back and indexed again) is parsed and written anew.
-import { DocumentTextError, extractText, mergeUnderPrefix, nearDupFields, refusePrototypeKeys, underPrefix, valueAt } from '../annotation.js';
+import { DocumentTextError, extractText, nearDupFields, refusePrototypeKeys, valueAt } from '../annotation.js';
+import { mergeUnderPrefix, underPrefix } from '../stored/layout.js';
 import { ownValue, setOwn } from '../own-keys.js';
 import type { Signer } from '../signature.js';
 import type { KeyLists } from '../stored/write.js';

@@ -2,12 +2,13 @@
 // word 4-shingles. Two implementations give the same bits: the JavaScript one (the reference, and the
 // fallback) and the WebAssembly SIMD one (assembly/kernels.ts), used when it loads.
 import { shingleRanges, TokenRanges } from '../text/token-ranges.js';
+import { tokenizerEntry } from '../text/tokenize.js';
 import { md5First64 } from './digests.js';
 import { DistinctUint32 } from './distinct.js';
 import { bandDigests, type LshParams } from './lsh.js';
 import { type MinhashScheme, type Permutations, updateMinhash } from './minhash.js';
 import { type Hash64, SimhashAccumulator } from './simhash.js';
-import { byteHash, CachedByteHash, type TokenHashName } from './token-hash.js';
+import { CachedByteHash, type TokenHashName, tokenHashEntry } from './token-hash.js';
 import { type ArenaWords, createWasmKernels, type WasmKernels } from './wasm-kernels.js';
 
 /** SimHash features are word shingles of this many words. */
@@ -65,8 +66,9 @@ export class JsSigning implements SigningKernels {
   private readonly md5Out = new Uint32Array(2);
 
   constructor(protected readonly spec: KernelSpec) {
-    this.hash = byteHash(spec.hash);
-    this.cache = spec.hash === 'sha1' ? new CachedByteHash(this.hash) : undefined;
+    const { hash, memo } = tokenHashEntry(spec.hash);
+    this.hash = hash;
+    this.cache = memo ? new CachedByteHash(hash) : undefined;
   }
 
   signAsciiWords(_clean: string, _minhash: Uint32Array, _onDistinct?: DistinctSink): { tokens: number; fingerprint: Hash64 } | undefined {
@@ -117,26 +119,30 @@ export class JsSigning implements SigningKernels {
 export class WasmSigning extends JsSigning {
   override readonly name = 'wasm' as const;
   readonly foldAscii;
+  /** Whether the MinHash is made in WebAssembly too: affine32, and a token hash with a kernel. */
   private readonly wasmMinhash: boolean;
+  /** Whether the tokens are the words (tokenizer registry): then whole texts are signed in the module's memory. */
+  private readonly wordTokens: boolean;
 
   constructor(
     private readonly wasm: WasmKernels,
     spec: KernelSpec,
   ) {
     super(spec);
-    this.wasmMinhash = spec.scheme === 'affine32';
+    this.wasmMinhash = spec.scheme === 'affine32' && tokenHashEntry(spec.hash).kernel !== undefined;
+    this.wordTokens = tokenizerEntry(spec.tokenizer).words === true;
     this.foldAscii = (text: string, table: Uint8Array, asciiOnly: boolean) => wasm.foldAscii(text, table, asciiOnly);
   }
 
   override signAsciiWords(clean: string, minhash: Uint32Array, onDistinct?: DistinctSink): { tokens: number; fingerprint: Hash64 } | undefined {
-    if (!this.wasmMinhash || this.spec.tokenizer !== 'white-space') return undefined;
+    if (!this.wasmMinhash || !this.wordTokens) return undefined;
     this.wasm.reset();
     const laid = this.wasm.layoutAsciiWords(clean);
     return laid && this.signArenaWords(laid, minhash, onDistinct);
   }
 
   override signFoldedAscii(text: string, table: Uint8Array, minhash: Uint32Array, onDistinct?: DistinctSink): { tokens: number; fingerprint: Hash64; clean: Uint8Array } | undefined {
-    if (!this.wasmMinhash || this.spec.tokenizer !== 'white-space') return undefined;
+    if (!this.wasmMinhash || !this.wordTokens) return undefined;
     const { wasm } = this;
     wasm.reset();
     const folded = wasm.foldAsciiInArena(text, table);

@@ -1,12 +1,13 @@
-// Token hashes: a token's UTF-8 bytes to an unsigned 32-bit integer, the input of MinHash.
+// Token hashes: a token's UTF-8 bytes to an unsigned 32-bit integer, the input of MinHash. Each is one
+// entry of TOKEN_HASH_REGISTRY: its function, and the fast paths the signer takes where it has them.
 import { crc32 } from 'node:zlib';
 import { createRequire } from 'node:module';
 import type Murmur from 'murmurhash3js-revisited';
+import { Registry } from '../text/registry.js';
 import { byteSwap, sha1FirstWord } from './digests.js';
 import { encodeUtf8, utf8Scratch } from './utf8.js';
 
 export type TokenHashName = 'sha1' | 'mmh3' | 'crc32';
-export const TOKEN_HASHES: readonly TokenHashName[] = ['sha1', 'mmh3', 'crc32'];
 
 /** A function from the bytes [start, end) of a buffer to an unsigned 32-bit hash. */
 export type ByteHash32 = (bytes: Uint8Array, start: number, end: number) => number;
@@ -16,23 +17,48 @@ export type ByteHash32 = (bytes: Uint8Array, start: number, end: number) => numb
 let murmur: typeof Murmur | undefined;
 const murmurLib = (): typeof Murmur => (murmur ??= createRequire(import.meta.url)('murmurhash3js-revisited') as typeof Murmur);
 
-const byteHashes: Record<TokenHashName, ByteHash32> = {
+/** The WebAssembly kernels that hash many tokens in one call (assembly/kernels.ts, wasm-kernels.ts). */
+export type TokenHashKernel = 'tokenHashesSha1' | 'tokenHashesMmh3' | 'tokenHashesCrc32';
+
+/** One token hash. */
+export interface TokenHashEntry {
+  /** The name a condenser spec and the params keyword write. */
+  readonly name: TokenHashName;
+  readonly aliases?: readonly string[];
+  readonly hash: ByteHash32;
+  /** Worth a memo of recent tokens (CachedByteHash): it costs more than the memo's look-up. */
+  readonly memo?: boolean;
+  /** The fast path: its WebAssembly kernel, if it has one. */
+  readonly kernel?: TokenHashKernel;
+}
+
+/** The token hashes, by name. */
+export const TOKEN_HASH_REGISTRY = new Registry<TokenHashEntry>('hashes', [
   // datasketch's sha1_hash32: the first 4 digest bytes read little-endian.
-  sha1: (bytes, start, end) => byteSwap(sha1FirstWord(bytes, start, end)),
+  { name: 'sha1', hash: (bytes, start, end) => byteSwap(sha1FirstWord(bytes, start, end)), memo: true, kernel: 'tokenHashesSha1' },
   // MurmurHash3 x86 32-bit, seed 0, as Python's mmh3.hash(b, 0, signed=False).
-  mmh3: (bytes, start, end) => murmurLib().x86.hash32(bytes.subarray(start, end), 0) >>> 0,
+  { name: 'mmh3', hash: (bytes, start, end) => murmurLib().x86.hash32(bytes.subarray(start, end), 0) >>> 0, kernel: 'tokenHashesMmh3' },
   // zlib's CRC-32, as Python's zlib.crc32.
-  crc32: (bytes, start, end) => crc32(bytes.subarray(start, end)) >>> 0,
-};
+  { name: 'crc32', hash: (bytes, start, end) => crc32(bytes.subarray(start, end)) >>> 0, kernel: 'tokenHashesCrc32' },
+]);
+export const TOKEN_HASHES = TOKEN_HASH_REGISTRY.names as readonly TokenHashName[];
+export const DEFAULT_TOKEN_HASH: TokenHashName = 'sha1';
+
+/** The entry of a token hash name; RangeError for an unknown one. */
+export function tokenHashEntry(name: string): TokenHashEntry {
+  const entry = TOKEN_HASH_REGISTRY.get(name);
+  if (!entry) throw new RangeError(`unknown token hash "${name}"`);
+  return entry;
+}
 
 export function byteHash(name: TokenHashName): ByteHash32 {
-  return byteHashes[name];
+  return tokenHashEntry(name).hash;
 }
 
 /** Hashes one token (a string, taken as UTF-8) with the named hash. */
 export function tokenHash(name: TokenHashName, token: string): number {
   const len = encodeUtf8(token); // may grow the scratch buffer: read it after
-  return byteHashes[name](utf8Scratch(), 0, len);
+  return byteHash(name)(utf8Scratch(), 0, len);
 }
 
 const SLOT_BYTES = 24;

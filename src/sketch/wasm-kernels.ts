@@ -7,7 +7,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { Permutations } from './minhash.js';
 import type { Hash64 } from './simhash.js';
-import type { TokenHashName } from './token-hash.js';
+import { type TokenHashName, tokenHashEntry } from './token-hash.js';
 
 // The few WebAssembly JS API types used here (the project's lib settings declare none).
 interface WasmMemory {
@@ -269,13 +269,14 @@ export class WasmKernels {
   }
 
   /**
-   * The token hash of each range (src/sketch/token-hash.ts: sha1 is datasketch's sha1_hash32, mmh3 and
-   * crc32 as Python's), into a new arena array (returned as its pointer).
+   * The token hash of each range, by its hash's kernel (its entry in sketch/token-hash.ts: sha1 is datasketch's
+   * sha1_hash32, mmh3 and crc32 as Python's), into a new arena array (returned as its pointer).
    */
   tokenHashes(hash: TokenHashName, src: number, starts: number, ends: number, count: number): number {
+    const { kernel } = tokenHashEntry(hash);
+    if (!kernel) throw new RangeError(`the token hash "${hash}" has no WebAssembly kernel`);
     const out = this.alloc(count * 4);
-    const kernel = hash === 'sha1' ? this.x.tokenHashesSha1 : hash === 'mmh3' ? this.x.tokenHashesMmh3 : this.x.tokenHashesCrc32;
-    kernel(src, starts, ends, count, out);
+    this.x[kernel](src, starts, ends, count, out);
     return out;
   }
 

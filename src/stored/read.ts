@@ -6,49 +6,12 @@
 import { valueAt } from '../annotation.js';
 import { minhashValues, minhashValuesScratch } from '../sketch/lean-minhash.js';
 import { isSimhashBase32 } from '../sketch/simhash-doc.js';
-import type { StoredField, StoredLayout } from './layout.js';
+import type { Signature } from '../signature.js';
+import { type CheckName, signatureFields, STORED, type StoredField, type StoredLayout } from './layout.js';
+import { isParameterSet, type ParamsShape, paramsShape } from './params.js';
 
-/** What a params value says a signature must look like. */
-export interface ParamsShape {
-  numPerm: number;
-  bands: number;
-  rows: number;
-  /** SimHash blocks. */
-  blocks: number;
-  /** 1 token in `sample` kept for containment; 0 for none. */
-  sample: number;
-  /** How band keys and sample terms are written (1: hex, 2: compact base64url). */
-  keys: number;
-  /** How the SimHash is written: 16 hex digits (near-dup's own, `simhash=w4`), or base32 (`simhash=simhash-doc:`). */
-  simhash: 'hex' | 'base32';
-}
-
-const PARAMS = /^([^;]+):(\d+);seed=(\d+);scheme=([a-z0-9]+);b=(\d+);r=(\d+);simhash=(w\d+|simhash-doc:)m(\d+)(?:;k=([12]))?(?:;sample=(\d+))?$/;
-const shapes = new Map<string, ParamsShape | undefined>();
-
-/**
- * Whether a params value is a parameter set at all: a condenser ending in its number of permutations, then
- * the seed, then the rest (near-dup's own, or another version's that this one may not read). Anything else
- * (a number, words, an edit gone wrong) is damage, never "signed with other params". PARAMETER_SET_REGEXP
- * is the same test as the engine's (anchored) regexp query runs it, to find such documents.
- */
-const PARAMETER_SET = /^[^;]+:[0-9]+;seed=[0-9]+(;[\s\S]*)?$/;
-export const PARAMETER_SET_REGEXP = '[^;]+:[0-9]+;seed=[0-9]+(;.*)?';
-
-export function isParameterSet(value: unknown): value is string {
-  return typeof value === 'string' && PARAMETER_SET.test(value);
-}
-
-/** The shape a params value gives, or undefined for one this version cannot read. */
-export function paramsShape(params: string): ParamsShape | undefined {
-  if (shapes.has(params)) return shapes.get(params);
-  const m = PARAMS.exec(params);
-  const shape: ParamsShape | undefined = m
-    ? { numPerm: Number(m[2]), bands: Number(m[5]), rows: Number(m[6]), blocks: Number(m[8]), keys: Number(m[9] ?? 1), sample: Number(m[10] ?? 0), simhash: m[7] === 'simhash-doc:' ? 'base32' : 'hex' }
-    : undefined;
-  if (shapes.size < 1000) shapes.set(params, shape);
-  return shape;
-}
+// Read here, defined with the rest of the params keyword (params.ts).
+export { isParameterSet, PARAMETER_SET_REGEXP, type ParamsShape, paramsShape } from './params.js';
 
 /** A document's stored fields by name, as found (unchecked). */
 export type RawStored = Partial<Record<StoredField, unknown>>;
@@ -95,7 +58,8 @@ export function checkStored(raw: RawStored, need: readonly StoredField[], expect
   for (const name of [...need, ...optional]) {
     const value = raw[name];
     if (value === undefined) continue;
-    const problem = CHECKS[name]?.(value, shape);
+    const check = STORED[name].check;
+    const problem = check && CHECKS[check](value, shape);
     if (problem) return new StoredProblem(`${name} ${problem}`);
   }
   const tokens = raw.token_count as number | undefined;
@@ -135,7 +99,8 @@ const keyCount =
     return keys.length === 0 || keys.length === count(shape) ? undefined : `holds ${keys.length} ${what}, its params say ${count(shape)}`;
   };
 
-const CHECKS: Partial<Record<StoredField, Check>> = {
+/** Each check a stored field's entry (layout.ts) can name. */
+const CHECKS: Record<CheckName, Check> = {
   minhash: (v, shape) => {
     if (typeof v !== 'string' || !BASE64.test(v)) return `is ${describe(v)}, not base64`;
     let n: number;
@@ -150,20 +115,17 @@ const CHECKS: Partial<Record<StoredField, Check>> = {
     shape.simhash === 'base32'
       ? typeof v === 'string' && isSimhashBase32(v) ? undefined : `is ${describe(v)}, not 13 base32 characters (A-Z, 2-7, either case), as its params (simhash-doc) say`
       : typeof v === 'string' && HEX16.test(v) ? undefined : `is ${describe(v)}, not 16 hexadecimal digits`,
-  bands: keyCount((s) => s.bands, 'band keys', (v) => (strings(v) ? v : undefined)),
-  simhash_blocks: keyCount((s) => s.blocks, 'SimHash blocks', keyList),
-  content_hash: text,
-  token_count: wholeNumber,
-  distinct_tokens: wholeNumber,
-  sample_size: wholeNumber,
-  sample: (v, shape) => {
+  bandKeys: keyCount((s) => s.bands, 'band keys', (v) => (strings(v) ? v : undefined)),
+  blockKeys: keyCount((s) => s.blocks, 'SimHash blocks', keyList),
+  text,
+  wholeNumber,
+  sampleTerms: (v, shape) => {
     const { term, what } = SAMPLE_TERMS[shape.keys === 1 ? 1 : 2];
     const terms = keyList(v);
     return terms?.every((t) => term.test(t)) ? undefined : `is ${describe(v)}, not a list of ${what} each`;
   },
-  cluster_id: text,
-  contained_in: (v) => (strings(v) ? undefined : `is ${describe(v)}, not a list of strings`),
-  annotated_at: (v) => (typeof v === 'string' && !Number.isNaN(Date.parse(v)) ? undefined : `is ${describe(v)}, not a date`),
+  strings: (v) => (strings(v) ? undefined : `is ${describe(v)}, not a list of strings`),
+  date: (v) => (typeof v === 'string' && !Number.isNaN(Date.parse(v)) ? undefined : `is ${describe(v)}, not a date`),
 };
 
 /** A value as a message shows it: short, and its kind. */
@@ -175,16 +137,26 @@ function describe(value: unknown): string {
   return `${typeof value} ${String(value)}`;
 }
 
-/** The fields of a whole signature, as annotate writes them. */
-export const SIGNATURE_FIELDS: readonly StoredField[] = ['minhash', 'simhash', 'bands', 'simhash_blocks', 'token_count', 'content_hash', 'params', 'distinct_tokens', 'sample', 'sample_size'];
+/** The fields reading a signature back needs, and those it reads when they are there (layout.ts). */
+const NEEDED = signatureFields('needed');
+const WHEN_THERE = signatureFields('when-there');
 
-/** A whole stored signature, checked and decoded: what a lookup by a stored document needs. */
+/** The fields of a whole signature, as annotate writes them (its time stamp aside). */
+export const SIGNATURE_FIELDS: readonly StoredField[] = [...NEEDED, ...WHEN_THERE];
+
+/**
+ * A whole stored signature, checked and decoded: what a lookup by a stored document needs, and what a lookup
+ * by a text compares (storedSignatureOf).
+ */
 export interface StoredSignature {
   params: string;
+  /** The MinHash values (`minhash`, decoded). */
   values: Uint32Array;
   simhash: string;
   bands: string[];
+  /** The SimHash block keys (`simhash_blocks`, as a list). */
   blocks: string[];
+  /** `token_count`, `distinct_tokens` (0 when not stored), and the sample terms (none when not stored). */
   tokens: number;
   distinct: number;
   sample: string[];
@@ -193,7 +165,7 @@ export interface StoredSignature {
 
 /** The signature of a stored object (see storedIn), or why it cannot be used. */
 export function readSignature(raw: RawStored, expectedParams?: string): StoredSignature | StoredProblem {
-  const problem = checkStored(raw, ['minhash', 'simhash', 'bands', 'simhash_blocks', 'token_count', 'content_hash'], expectedParams, ['distinct_tokens', 'sample', 'sample_size']);
+  const problem = checkStored(raw, NEEDED, expectedParams, WHEN_THERE);
   if (problem) return problem;
   return {
     params: raw.params as string,
@@ -205,5 +177,20 @@ export function readSignature(raw: RawStored, expectedParams?: string): StoredSi
     distinct: (raw.distinct_tokens as number | undefined) ?? 0,
     sample: keyList(raw.sample) ?? [],
     contentHash: raw.content_hash as string,
+  };
+}
+
+/** A signature just made, as it would read back once stored with these params (what a lookup by text compares). */
+export function storedSignatureOf(sig: Signature, params: string): StoredSignature {
+  return {
+    params,
+    values: sig.minhash,
+    simhash: sig.simhash,
+    bands: sig.bands,
+    blocks: sig.simhash_blocks,
+    tokens: sig.tokens,
+    distinct: sig.distinct_tokens,
+    sample: sig.sample,
+    contentHash: sig.content_hash,
   };
 }

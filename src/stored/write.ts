@@ -1,27 +1,14 @@
 // Writing a stored signature: the fields annotate, ingest, the proxy and the library put under the prefix.
 import type { Signature, SignerSettings } from '../signature.js';
 import { serializeLeanMinhash } from '../sketch/lean-minhash.js';
-import { StoredLayout } from './layout.js';
+import type { SignatureValues } from './layout.js';
 
 /**
- * The signature fields as stored: band keys a keyword array, the MinHash a base64 datasketch LeanMinHash
- * buffer, the SimHash blocks and the containment sample either a list of terms or those terms in one string
- * separated by spaces (see KeyLists).
+ * The signature fields as stored (layout.ts declares each): band keys a keyword array, the MinHash a base64
+ * datasketch LeanMinHash buffer, the SimHash blocks and the containment sample either a list of terms or
+ * those terms in one string separated by spaces (see KeyLists).
  */
-export interface NearDupFields {
-  bands: string[];
-  simhash: string;
-  simhash_blocks: string[] | string;
-  minhash: string;
-  params: string;
-  content_hash: string;
-  token_count: number;
-  /** Distinct tokens, and the containment sample (sampled token hashes) with its size. */
-  distinct_tokens: number;
-  sample: string[] | string;
-  sample_size: number;
-  annotated_at: string;
-}
+export type NearDupFields = SignatureValues;
 
 /**
  * How the SimHash blocks and the containment sample are written. 'joined': the terms in one string, separated
@@ -47,9 +34,4 @@ export function nearDupFields(sig: Signature, settings: SignerSettings, now: Dat
     sample_size: sig.sample.length,
     annotated_at: now.toISOString(),
   };
-}
-
-/** Wraps `fields` in the objects of the prefix path: "a.b" -> {a: {b: fields}}. */
-export function underPrefix(prefix: string, fields: Record<string, unknown>): Record<string, unknown> {
-  return new StoredLayout(prefix).nest(fields);
 }

@@ -6,13 +6,14 @@
 //   simhash-doc       the tokens of the simhash-doc scheme joined by single spaces (text/simhash-doc.ts):
 //                     NFKC, lowercased, letters of every script kept, numbers and short words left out
 //   simhash-doc-html  markup removed first (the simhash-doc preset's)
+// Each is one entry of NORMALIZER_REGISTRY: its function, and the fast path the signer takes where it has one.
 import anyAscii from 'any-ascii';
 import { stripHtml } from './html.js';
+import { Registry } from './registry.js';
 import { repairUnicode } from './repair.js';
 import { simhashDocText } from './simhash-doc.js';
 
 export type NormalizerName = 'none' | 'norm' | 'norm-html' | 'simhash-doc' | 'simhash-doc-html';
-export const NORMALIZERS: readonly NormalizerName[] = ['none', 'norm', 'norm-html', 'simhash-doc', 'simhash-doc-html'];
 export const DEFAULT_NORMALIZER: NormalizerName = 'norm-html';
 
 // Currency symbols become word breaks and other non-ASCII text is transliterated: both are done run by
@@ -155,22 +156,49 @@ export interface SplitNormalizer {
   rest: (text: string) => string;
 }
 
+/** One normalizer. */
+export interface NormalizerEntry {
+  /** The name a condenser spec and the params keyword write. */
+  readonly name: NormalizerName;
+  readonly aliases?: readonly string[];
+  /** The normalizer, given the kernels' faster ASCII fold where there is one. */
+  readonly normalize: (fast?: AsciiFolder) => (text: string) => string;
+  /** The fast path: its two steps, when its last is the ASCII pass the kernels can make where they sign. */
+  readonly split?: (fast?: AsciiFolder) => SplitNormalizer;
+  /** It gives the simhash-doc scheme's tokens, joined by single spaces (the simhash-doc SimHash reads them as they are). */
+  readonly simhashDocTokens?: boolean;
+}
+
+/** norm, with markup removed first or not. */
+function asciiFolding(name: 'norm' | 'norm-html', first: (text: string) => string): NormalizerEntry {
+  return {
+    name,
+    normalize: (fast) => (text) => normalizeText(first(text), fast),
+    split: (fast) => ({ first, asciiTable: asciiNormalizeWithPunctuation(), rest: (text) => normalizeText(text, fast) }),
+  };
+}
+
+/** The normalizers, by name. */
+export const NORMALIZER_REGISTRY = new Registry<NormalizerEntry>('normalizers', [
+  { name: 'none', normalize: () => (text) => text },
+  asciiFolding('norm', (text) => text),
+  asciiFolding('norm-html', stripHtml),
+  { name: 'simhash-doc', normalize: () => simhashDocText, simhashDocTokens: true },
+  { name: 'simhash-doc-html', normalize: () => (text) => simhashDocText(stripHtml(text)), simhashDocTokens: true },
+]);
+export const NORMALIZERS = NORMALIZER_REGISTRY.names as readonly NormalizerName[];
+
+/** The entry of a normalizer name; RangeError for an unknown one. */
+export function normalizerEntry(name: string): NormalizerEntry {
+  const entry = NORMALIZER_REGISTRY.get(name);
+  if (!entry) throw new RangeError(`unknown normalizer "${name}"`);
+  return entry;
+}
+
 export function splitNormalizer(name: NormalizerName, fast?: AsciiFolder): SplitNormalizer | undefined {
-  if (name !== 'norm' && name !== 'norm-html') return undefined;
-  return { first: name === 'norm-html' ? stripHtml : (text) => text, asciiTable: asciiNormalizeWithPunctuation(), rest: (text) => normalizeText(text, fast) };
+  return normalizerEntry(name).split?.(fast);
 }
 
 export function normalizer(name: NormalizerName, fast?: AsciiFolder): (text: string) => string {
-  switch (name) {
-    case 'none':
-      return (text) => text;
-    case 'norm':
-      return (text) => normalizeText(text, fast);
-    case 'norm-html':
-      return (text) => normalizeText(stripHtml(text), fast);
-    case 'simhash-doc':
-      return simhashDocText;
-    case 'simhash-doc-html':
-      return (text) => simhashDocText(stripHtml(text));
-  }
+  return normalizerEntry(name).normalize(fast);
 }

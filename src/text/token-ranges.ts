@@ -2,7 +2,7 @@
 // document has thousands of tokens, so building a string and encoding it per token would cost more
 // than the hashing. Words are laid out joined by single spaces, which makes every word shingle (the
 // tokens of white-space-N-grams and the SimHash features) one contiguous range.
-import { splitWhiteSpace } from './tokenize.js';
+import { splitWhiteSpace } from './white-space.js';
 
 export class TokenRanges {
   /** The buffer this object owns and writes into. */

@@ -1,23 +1,19 @@
-// Tokenizers: normalized text to the list of tokens MinHash sees.
+// Tokenizers: normalized text to the list of tokens MinHash sees, one registry entry each (TOKENIZERS).
 //   white-space (ws)             runs of white space split words, exactly as Python's str.split()
 //   white-space-N-grams, N=2..6  word shingles: N consecutive words joined by one space
 //   N-grams, N=1..6              character shingles of N Unicode code points
 //   split-words (words)          Unicode word segmentation (ICU, language-aware, no model download)
 //   split-sents (sents)          Unicode sentence segmentation
 // A text with fewer words or characters than N (but some) yields one token, the whole of it, so that a
-// short document still has a signature.
+// short document still has a signature. An entry gives its tokens as strings (the reference) and, where it
+// can, straight as byte ranges (the signer's path); a test holds the two to the same tokens.
+import { Registry } from './registry.js';
+import { asciiCharacterShingles, layoutStrings, shingleRanges, type TokenRanges } from './token-ranges.js';
+import { splitWhiteSpace } from './white-space.js';
+
+export { splitWhiteSpace };
 
 export type Tokenizer = (text: string) => string[];
-
-// The characters Python's str.isspace() accepts, which str.split() splits on.
-const PY_WHITE_SPACE = /[\t\n\v\f\r\x1c-\x1f \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]+/;
-
-export function splitWhiteSpace(text: string): string[] {
-  const words = text.split(PY_WHITE_SPACE);
-  if (words.length > 0 && words[0] === '') words.shift();
-  if (words.length > 0 && words[words.length - 1] === '') words.pop();
-  return words;
-}
 
 export function wordShingles(words: readonly string[], n: number): string[] {
   if (words.length === 0) return [];
@@ -165,36 +161,91 @@ const IDEOGRAPHIC_STOPS = new Set([0x3002, 0xff01, 0xff1f]);
 const SENTENCE_STOPS = new Set([0x2e, 0x21, 0x3f, 0x3002, 0xff01, 0xff1f]);
 const CLOSING = new Set([0x22, 0x27, 0x29, 0x5d, 0x7d, 0xbb, 0x2019, 0x201d, 0x300d, 0x300f, 0xff09]);
 
-/** Canonical tokenizer names, then the aliases that resolve to them. */
-export const TOKENIZER_NAMES: readonly string[] = [
-  'white-space',
-  ...[2, 3, 4, 5, 6].map((n) => `white-space-${n}-grams`),
-  ...[1, 2, 3, 4, 5, 6].map((n) => `${n}-grams`),
-  'split-words',
-  'split-sents',
-];
-export const TOKENIZER_ALIASES: Readonly<Record<string, string>> = { ws: 'white-space', words: 'split-words', sents: 'split-sents' };
+/**
+ * Normalized text to its tokens as byte ranges: from its words, laid out already (`words`), or into `out`.
+ * Undefined when this fast path does not apply to this text (then the tokens' strings are laid out).
+ */
+export type TokenLayout = (clean: string, words: TokenRanges, out: TokenRanges) => TokenRanges | undefined;
+
+/** One tokenizer. */
+export interface TokenizerEntry {
+  /** The name a condenser spec and the params keyword write. */
+  readonly name: string;
+  readonly aliases?: readonly string[];
+  /** Normalized text to its tokens: the reference every fast path gives the same tokens as. */
+  readonly tokenize: Tokenizer;
+  /** The fast path: the tokens as byte ranges without making their strings. */
+  readonly layout?: TokenLayout;
+  /** The tokens are the words themselves: the kernels sign a text's words where they lay them out. */
+  readonly words?: boolean;
+}
+
+/** Word shingles of n words: white-space-N-grams. */
+export function wordGramTokenizer(n: number): TokenizerEntry {
+  return {
+    name: `white-space-${n}-grams`,
+    tokenize: (text) => wordShingles(splitWhiteSpace(text), n),
+    layout: (_clean, words, out) => {
+      shingleRanges(words, n, out);
+      return out;
+    },
+  };
+}
+
+/** Character shingles of n code points: N-grams (cut as bytes at once when the text is all ASCII). */
+export function characterGramTokenizer(n: number): TokenizerEntry {
+  return {
+    name: `${n}-grams`,
+    tokenize: (text) => characterShingles(text, n),
+    layout: (clean, _words, out) => (asciiCharacterShingles(clean, n, out) ? out : undefined),
+  };
+}
+
+/** The tokenizers, by name and alias; registerTokenizer adds one. */
+export const TOKENIZERS = new Registry<TokenizerEntry>('tokenizers', [
+  { name: 'white-space', aliases: ['ws'], tokenize: splitWhiteSpace, layout: (_clean, words) => words, words: true },
+  ...[2, 3, 4, 5, 6].map(wordGramTokenizer),
+  ...[1, 2, 3, 4, 5, 6].map(characterGramTokenizer),
+  { name: 'split-words', aliases: ['words'], tokenize: splitWords },
+  { name: 'split-sents', aliases: ['sents'], tokenize: splitSentences },
+]);
+
+/** Canonical tokenizer names (the registry's live list), then the aliases that resolve to them. */
+export const TOKENIZER_NAMES: readonly string[] = TOKENIZERS.names;
+export const TOKENIZER_ALIASES: Readonly<Record<string, string>> = TOKENIZERS.aliases;
 export const DEFAULT_TOKENIZER = 'white-space';
+
+/** Adds a tokenizer: its name can then be given in a condenser spec, and is read back from params. */
+export function registerTokenizer(entry: TokenizerEntry): TokenizerEntry {
+  return TOKENIZERS.add(entry);
+}
 
 /** The canonical name for a tokenizer name or alias, or undefined if there is none. */
 export function canonicalTokenizerName(name: string): string | undefined {
-  const canonical = TOKENIZER_ALIASES[name] ?? name;
-  return TOKENIZER_NAMES.includes(canonical) ? canonical : undefined;
+  return TOKENIZERS.get(name)?.name;
+}
+
+/** The entry of a tokenizer name (or alias); RangeError for an unknown one. */
+export function tokenizerEntry(name: string): TokenizerEntry {
+  const entry = TOKENIZERS.get(name);
+  if (!entry) throw new RangeError(`unknown tokenizer "${name}"`);
+  return entry;
 }
 
 export function tokenizer(canonicalName: string): Tokenizer {
-  if (canonicalName === 'white-space') return splitWhiteSpace;
-  if (canonicalName === 'split-words') return splitWords;
-  if (canonicalName === 'split-sents') return splitSentences;
-  let m = /^white-space-([2-6])-grams$/.exec(canonicalName);
-  if (m) {
-    const n = Number(m[1]);
-    return (text) => wordShingles(splitWhiteSpace(text), n);
-  }
-  m = /^([1-6])-grams$/.exec(canonicalName);
-  if (m) {
-    const n = Number(m[1]);
-    return (text) => characterShingles(text, n);
-  }
-  throw new RangeError(`unknown tokenizer "${canonicalName}"`);
+  return tokenizerEntry(canonicalName).tokenize;
+}
+
+/**
+ * A tokenizer's tokens as byte ranges, always: its fast path where it applies, else its strings laid out.
+ * The buffers of `out` are reused between calls.
+ */
+export function tokenLayout(name: string): (clean: string, words: TokenRanges, out: TokenRanges) => TokenRanges {
+  const { tokenize, layout } = tokenizerEntry(name);
+  return (clean, words, out) => {
+    const laid = layout?.(clean, words, out);
+    if (laid) return laid;
+    layoutStrings(tokenize(clean), out);
+    return out;
+  };
 }
