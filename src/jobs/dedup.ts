@@ -14,6 +14,10 @@
 //     whether every field landed.
 //  4. With --containment S, every document at least S inside a larger one gets contained_in and
 //     max_containment (dedup/containment-pass.ts): partial copies, beside the Jaccard clusters.
+// Step 1 and 2 may be split between processes that share only the engine (dedupShare, --share K/N): each
+// verifies the buckets of its share of the band-key hashes and writes their pairs to a pairs index
+// (dedup/share-pass.ts); the final step (--from-shares N) takes every share's pairs, checked, in their
+// place (dedup/shares-final.ts), then cuts and writes back as above.
 import { storedPath, type StoredField } from '../stored/layout.js';
 import { paramsShape } from '../stored/read.js';
 import { peakMemoryMb, UsageMeter } from './usage.js';
@@ -40,6 +44,10 @@ import { type CanonicalRule, type ClusterMethod, CLUSTER_METHODS, type Cut, cutF
 import type { ClusterList } from './dedup/cluster-list.js';
 import { writeBack, type WriteBackResult } from './dedup/write-back.js';
 import { ErrorsFile } from './errors-file.js';
+import { PairsIndex } from './dedup/pairs-index.js';
+import { SharePass } from './dedup/share-pass.js';
+import { type SharedPairs, sharedPairs } from './dedup/shares-final.js';
+import { checkPairsIndexName, checkShareCount, parseShare, runName, shareName, type ShareRunIdentity } from './dedup/share-plan.js';
 import { openForWriting } from './file-writes.js';
 import { chooseParams, type ParamsDamage } from './params-held.js';
 
@@ -109,7 +117,21 @@ export interface DedupOptions {
    */
   maxFamilyLookups?: number;
   bulk?: { maxBytes?: number; maxOperations?: number; concurrency?: number };
+  /**
+   * The find split between processes that share only the engine (see dedupShare): this run is the final
+   * step, clustering from the pairs of this many shares in `pairsIndex` (each checked first) and writing back.
+   */
+  fromShares?: number;
+  /** Where the shares of a split run write their pairs and progress (dedupShare), and the final step reads them. */
+  pairsIndex?: string;
   onProgress?: (p: { stage: DedupStage; done: number; total?: number; elapsedSeconds: number }) => void;
+}
+
+/** One share of a split dedup (dedupShare): which share, and where its pairs go. */
+export interface DedupShareOptions extends Omit<DedupOptions, 'fromShares' | 'pairsIndex'> {
+  /** "K/N": this process verifies the buckets whose band-key hash is in the K-th of N ranges. */
+  share: string;
+  pairsIndex: string;
 }
 
 export type DedupPair = VerifiedPair;
@@ -180,6 +202,8 @@ export interface DedupSummary {
   /** Per document, its best matches (for --format text), only when asked for. */
   matches?: Map<string, Array<{ id: string; jaccard: number }>>;
   errorsFile?: string;
+  /** The final step of a split run: the shares read, and their pairs. */
+  fromShares?: { shares: number; pairsIndex: string; run: string; pages: number; pairs: number; duplicates: number };
 }
 
 /** A progress report of one stage, timed from the start of the run. */
@@ -227,12 +251,16 @@ interface PairPieces {
   verifier: PairVerifier;
   /** The full pass, once made: the verifier journals every pair it verifies there. */
   full?: FullPass;
+  /** A share's pass, once made: it takes every pair verified, to write it to the pairs index. */
+  share?: SharePass;
 }
 
 /** The verified pairs, and how they were found. */
 interface PairsFound {
   pieces: PairPieces;
   incremental: boolean;
+  /** The shares the pairs came from (the final step of a split run). */
+  shared?: SharedPairs & { run: string };
   /** The documents whose cluster fields an incremental run decides. */
   decided?: Set<string>;
   newDocuments?: number;
@@ -296,7 +324,7 @@ async function prepareRun(client: EngineClient, options: DedupOptions): Promise<
   const everythingCached = documents <= cacheSize;
   const stateFile = options.stateFile ?? defaultStatePath(options.index);
   const runStartedAt = new Date().toISOString();
-  const read = options.full || options.resume ? {} : await readDedupState(stateFile);
+  const read = options.full || options.resume || options.fromShares !== undefined ? {} : await readDedupState(stateFile);
   const saved = read.state;
   const uuids = await client.indexUuids(options.index);
   const clusterMethod = options.clusters ?? 'centres';
@@ -327,29 +355,180 @@ async function checkTarget(client: EngineClient, options: DedupOptions, prefix: 
  * allows, else (or when the families touched are too large to read whole) over the whole index.
  */
 async function findPairs(client: EngineClient, options: DedupOptions, run: DedupRun, progress: Progress): Promise<PairsFound> {
+  if (options.fromShares !== undefined) return findSharedPairs(client, options, run, options.fromShares);
   if (continues(run.saved, run.current)) {
-    const pieces = pairPieces(client, options, run, true);
+    const pieces = pairPieces(client, options, run, 'incremental');
     const result = await incrementalPass(client, pieces.store, pieces.verifier, incrementalSettings(options, run, run.saved.lastRunAt, progress));
     if (!result.tooLarge) return { pieces, incremental: true, decided: result.decided, newDocuments: result.newDocuments };
     run.notes.push(`the families the ${result.newDocuments} new documents touch needed ${result.tooLarge.lookups} lookups or more; this run is a full one instead`);
     if (pieces.pairsOut) await closeStream(pieces.pairsOut);
   }
-  const pieces = pairPieces(client, options, run, false);
+  const pieces = pairPieces(client, options, run, 'full');
   pieces.full = new FullPass(client, pieces.store, pieces.verifier, fullPassSettings(options, run, pieces.numbers, progress));
   await pieces.full.run();
   return { pieces, incremental: false };
 }
 
-/** A new attempt's pieces; `keepClusterIds` for an incremental run, which reads the clusters its documents were in. */
-function pairPieces(client: EngineClient, options: DedupOptions, run: DedupRun, keepClusterIds: boolean): PairPieces {
+/**
+ * The final step of a split run: the pairs of every share, each checked, recorded as if verified here
+ * (dedup/shares-final.ts); refused, naming what to run, while a share is not complete.
+ */
+async function findSharedPairs(client: EngineClient, options: DedupOptions, run: DedupRun, count: number): Promise<PairsFound> {
+  const pairsIndex = await PairsIndex.existing(client, options.pairsIndex as string);
+  const identity = await shareIdentity(client, options.index, run, count);
+  const name = runName(identity);
+  const pieces = pairPieces(client, options, run, 'shared');
+  try {
+    const shared = await sharedPairs(pairsIndex, { identity, run: name, count }, pieces.store, pieces.verifier, ErrorsFile.forIndex(options.index, options.errorsFile));
+    // Every share is done writing: the pairs index is searchable again (Dashboards, Kibana, a curious user).
+    if (!options.dryRun) await pairsIndex.setRefresh(null);
+    return { pieces, incremental: false, shared: { ...shared, run: name } };
+  } catch (err) {
+    if (pieces.pairsOut) await closeStream(pieces.pairsOut);
+    throw err;
+  }
+}
+
+/** What the shares of a split run must agree on (dedup/share-plan.ts). */
+async function shareIdentity(client: EngineClient, index: string, run: DedupRun, shares: number): Promise<ShareRunIdentity> {
+  const { uuids, params, prefix, minSimilarity, bucketChunk, documents } = run;
+  return { index, uuids: uuids.join(','), params, prefix, minSimilarity, bucketChunk, shares, documents, lastAnnotatedAt: await lastAnnotated(client, index, run) };
+}
+
+/** The latest annotated_at in scope: a document signed again between two shares makes them shares of different runs. */
+async function lastAnnotated(client: EngineClient, index: string, run: DedupRun): Promise<string | null> {
+  const response = await client.search(index, { size: 0, query: run.scope, aggs: { last: { max: { field: storedPath(run.prefix, 'annotated_at') } } } });
+  const value = response.aggregations?.last?.value;
+  return typeof value === 'number' ? new Date(value).toISOString() : null;
+}
+
+/** What one share did (dedupShare). */
+export interface ShareSummary {
+  index: string;
+  /** "K/N". */
+  share: string;
+  pairsIndex: string;
+  /** The run's name: every document of this run in the pairs index starts with it. */
+  run: string;
+  params: string;
+  documents: number;
+  /** Documents left out for a damaged stored signature (named in the errors file). */
+  damaged: number;
+  bands: number;
+  /** Bands an earlier attempt of this share had done, taken over (their pairs checked and replayed). */
+  resumedBands: number;
+  /** Why an earlier attempt's work was not taken over (its marker or a page failed a check), if it was not. */
+  restarted?: string;
+  /** The share was complete before this run: checked with the engine, nothing done. */
+  alreadyComplete: boolean;
+  /** Of this share's buckets (and of the bands taken over). */
+  buckets: number;
+  candidatePairs: number;
+  verifiedPairs: number;
+  /** Pairs and page documents the pairs index holds for this share. */
+  pairs: number;
+  pages: number;
+  /** The marker says complete and the engine holds every page it lists (checked, not assumed). */
+  complete: true;
+  /** The final step, once every share is complete. */
+  next: string;
+  seconds: number;
+  peakMemoryMb: number;
+  retries: RetrySnapshot;
+  timing: { cpuSeconds: number; engineWaitSeconds: number };
+  errorsFile?: string;
+}
+
+/**
+ * One share of a find split between processes that share only the engine (dedup/share-pass.ts): every
+ * signature read through this process's own scan, the buckets whose band-key hash is in the share's range
+ * verified, their pairs written to `pairsIndex` with a marker of the share's progress. Run again, a share
+ * goes on from its last band written. Nothing of the index is written; the final step (dedupIndex with
+ * `fromShares`) clusters from every share's pairs and writes back.
+ */
+export async function dedupShare(client: EngineClient, options: DedupShareOptions): Promise<ShareSummary> {
+  const started = performance.now();
+  const usage = new UsageMeter(client);
+  const retriesAtStart = client.retries.snapshot();
+  checkShareOptions(options);
+  const share = parseShare(options.share);
+  const progress: Progress = (stage, done, total) => options.onProgress?.({ stage, done, total, elapsedSeconds: (performance.now() - started) / 1000 });
+  let run: DedupRun | undefined;
+  try {
+    // Dry, as far as the index goes: a share writes nothing there (the index may even be blocked for writes meanwhile).
+    run = await prepareRun(client, { ...options, dryRun: true, full: true });
+    const pairsIndex = await PairsIndex.open(client, options.pairsIndex);
+    const identity = await shareIdentity(client, options.index, run, share.count);
+    const name = runName(identity);
+    const pieces = pairPieces(client, { ...options, pairsFile: undefined, collectMatches: false }, run, 'full');
+    const damaged = () => pieces.store.damagedCount + (run as DedupRun).damagedParams.count;
+    pieces.share = new SharePass(client, pieces.store, pieces.verifier, {
+      ...shareReadSettings(options, run, pieces.numbers),
+      share,
+      identity,
+      run: name,
+      pairs: pairsIndex,
+      bucketChunk: run.bucketChunk,
+      minSimilarity: run.minSimilarity,
+      damaged,
+      onProgress: progress,
+    });
+    const outcome = await pieces.share.run();
+    const errors = ErrorsFile.forIndex(options.index, options.errorsFile);
+    nameDamaged(errors, run, pieces.store);
+    await errors.close();
+    const { progress: done } = outcome;
+    return {
+      index: options.index,
+      share: shareName(share),
+      pairsIndex: pairsIndex.name,
+      run: name,
+      params: run.params,
+      documents: run.documents,
+      damaged: outcome.alreadyComplete ? done.damaged : damaged(),
+      bands: done.bandCount,
+      resumedBands: outcome.resumedBands,
+      restarted: outcome.restarted,
+      alreadyComplete: outcome.alreadyComplete,
+      buckets: done.buckets,
+      candidatePairs: done.candidatePairs,
+      verifiedPairs: done.verifiedPairs,
+      pairs: done.pairs,
+      pages: done.pages.reduce((sum, n) => sum + n, 0),
+      complete: true,
+      next: `near-dup dedup --index ${options.index} --from-shares ${share.count} --pairs-index ${pairsIndex.name}`,
+      seconds: (performance.now() - started) / 1000,
+      peakMemoryMb: peakMemoryMb(),
+      retries: client.retries.since(retriesAtStart),
+      timing: usage.read(),
+      errorsFile: errors.count > 0 ? errors.file : undefined,
+    };
+  } catch (err) {
+    throw client.explain(err, options.index);
+  } finally {
+    for (const spill of run?.spilled.splice(0) ?? []) spill.close();
+  }
+}
+
+/** What a share's scan reads, and where it spills. */
+function shareReadSettings(options: DedupShareOptions, run: DedupRun, numbers: DocIds) {
+  const { scope, fields: storedFields, pageSize, documents, everythingCached, prefix } = run;
+  return { index: options.index, prefix, scope, storedFields, pageSize, documents, numbers, everythingCached, spillDir: options.spillDir };
+}
+
+/**
+ * A new attempt's pieces: for a full pass (or a share), every document in scope numbered; for an incremental
+ * run, which reads the clusters its documents were in, or the final step of a split run, only those met.
+ */
+function pairPieces(client: EngineClient, options: DedupOptions, run: DedupRun, kind: 'full' | 'incremental' | 'shared'): PairPieces {
   // Every document met is numbered once, for the store's facts and the verifier's clusters alike; a full
-  // pass too large for memory keeps the ids on disk (an incremental one meets few documents).
-  const numbers = keepClusterIds || run.everythingCached ? new DocNumbers() : spilledIds(run, options.spillDir);
+  // pass too large for memory keeps the ids on disk (the other runs meet few documents).
+  const numbers = kind !== 'full' || run.everythingCached ? new DocNumbers() : spilledIds(run, options.spillDir);
   // A full pass numbers every document in scope: its columns are made that size at once.
-  const expected = keepClusterIds ? 0 : run.documents;
+  const expected = kind === 'full' ? run.documents : 0;
   const store = new SignatureStore(signatureReader(client, options.index, run.scope, run.fields), run.prefix, run.sortField, run.params, run.everythingCached ? Number.POSITIVE_INFINITY : run.cacheSize, {
     documents: numbers,
-    keepClusterIds,
+    keepClusterIds: kind === 'incremental',
     // Only the longest rule sorts by the token count (its sort field is the token count too).
     keepTokens: run.canonical === 'longest',
     expected,
@@ -364,7 +543,10 @@ function pairPieces(client: EngineClient, options: DedupOptions, run: DedupRun, 
       expected,
       width: paramsShape(run.params)?.numPerm,
       collectMatches: options.collectMatches,
-      onVerified: (pair) => pieces.full?.journal?.add(pair),
+      onVerified: (pair) => {
+        pieces.full?.journal?.add(pair);
+        pieces.share?.collect(pair);
+      },
       onRecorded: (pair) => pairsOut?.write(JSON.stringify(pair) + '\n'),
     }),
   };
@@ -441,10 +623,7 @@ async function cutClusters(run: DedupRun, pieces: PairPieces): Promise<Cut> {
 /** Names the damaged signatures in the errors file, then writes the clusters back (nothing in a dry run). */
 async function writeClusters(client: EngineClient, options: DedupOptions, run: DedupRun, pairs: PairsFound, cut: Cut, errors: ErrorsFile): Promise<WriteBackResult> {
   const { store, verifier } = pairs.pieces;
-  for (const [id, reason] of store.damaged) {
-    errors.add({ id, reason: `stored signature left out of dedup: ${reason}; near-dup annotate --force --query '{"ids":{"values":[...]}}' signs it again` });
-  }
-  for (const d of run.damagedParams.documents) errors.add({ id: d.id, index: d.index, reason: `stored signature left out of dedup: ${d.reason}; near-dup annotate --force --query '{"ids":{"values":[...]}}' signs it again` });
+  nameDamaged(errors, run, store);
   // The fields dedup writes may be newer than the index's mapping (canonical_similarity): added first, or a
   // strict mapping would refuse every update.
   if (!options.dryRun && (cut.clusters.length > 0 || cut.alone.length > 0)) await initIndex(client, options.index, run.prefix);
@@ -463,6 +642,13 @@ async function writeClusters(client: EngineClient, options: DedupOptions, run: D
         bulk: options.bulk,
         decided: pairs.decided,
       });
+}
+
+/** Names the documents whose stored signature was left out, each with the way to sign it again. */
+function nameDamaged(errors: ErrorsFile, run: DedupRun, store: SignatureStore): void {
+  const fix = `near-dup annotate --force --query '{"ids":{"values":[...]}}' signs it again`;
+  for (const [id, reason] of store.damaged) errors.add({ id, reason: `stored signature left out of dedup: ${reason}; ${fix}` });
+  for (const d of run.damagedParams.documents) errors.add({ id: d.id, index: d.index, reason: `stored signature left out of dedup: ${d.reason}; ${fix}` });
 }
 
 /** A complete run: nothing is left to resume, and the next run may be an incremental one from this run's start. */
@@ -514,6 +700,14 @@ function summarize(client: EngineClient, options: DedupOptions, run: DedupRun, p
     top: topClusters(clusters),
     matches: verifier.matches,
     errorsFile: errors.count > 0 ? errors.file : undefined,
+    fromShares: pairs.shared && {
+      shares: pairs.shared.shares.length,
+      pairsIndex: options.pairsIndex as string,
+      run: pairs.shared.run,
+      pages: pairs.shared.pages,
+      pairs: pairs.shared.pairs,
+      duplicates: pairs.shared.duplicates,
+    },
   };
 }
 
@@ -579,6 +773,33 @@ export function checkDedupOptions(options: DedupOptions): void {
   checkBulkOptions(options.bulk);
   if (options.clusters !== undefined && !CLUSTER_METHODS.includes(options.clusters)) {
     throw new UsageError(`--clusters must be ${CLUSTER_METHODS.join(' or ')} (centres: every duplicate near its canonical; components: whole families), got "${options.clusters}"`);
+  }
+  if (options.fromShares !== undefined) {
+    checkShareCount(options.fromShares);
+    checkPairsIndexName(options.pairsIndex, options.index);
+    if (options.resume) throw new UsageError('--resume is not for --from-shares: the final step reads the shares\' pairs again whenever it runs, so run the same command again as it is');
+  } else if (options.pairsIndex !== undefined) {
+    throw new UsageError(`--pairs-index "${options.pairsIndex}" goes with --share K/N (a share writes its pairs there) or --from-shares N (the final step reads them)`);
+  }
+}
+
+/** A share's options: the job's own, the share, the pairs index, and none of what only the final step does. */
+export function checkShareOptions(options: DedupShareOptions): void {
+  if ((options as DedupOptions).fromShares !== undefined) throw new UsageError('--share and --from-shares go to different runs: each share with --share K/N, then the final step with --from-shares N');
+  checkDedupOptions({ ...options, share: undefined, pairsIndex: undefined } as DedupOptions);
+  parseShare(options.share);
+  checkPairsIndexName(options.pairsIndex, options.index);
+  const finalOnly: Array<[string, unknown]> = [
+    ['--dry-run', options.dryRun],
+    ['--resume', options.resume],
+    ['--containment', options.containment],
+    ['--pairs', options.pairsFile],
+    ['--format text', options.collectMatches],
+  ];
+  for (const [option, value] of finalOnly) {
+    if (value === undefined || value === false) continue;
+    const why = option === '--resume' ? 'a share goes on from its last band written by itself: run the same --share again' : 'give it to the final step (--from-shares N), which clusters and writes back; a share writes only its pairs to --pairs-index';
+    throw new UsageError(`${option} is not for --share: ${why}`);
   }
 }
 

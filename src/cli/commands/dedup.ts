@@ -4,7 +4,7 @@ import type { CommandModule } from 'yargs';
 import { DEFAULT_PREFIX } from '../../annotation.js';
 import { prefixPath } from '../../engine/mapping.js';
 import { UsageError, UserError } from '../../errors.js';
-import { type CanonicalRule, type ClusterMethod, checkDedupOptions, type DedupOptions, type DedupStage, dedupIndex } from '../../jobs/dedup.js';
+import { type CanonicalRule, type ClusterMethod, checkDedupOptions, checkShareOptions, type DedupOptions, type DedupShareOptions, type DedupStage, dedupIndex, dedupShare } from '../../jobs/dedup.js';
 import { retriesNote } from './annotate.js';
 import { olderLayoutNote } from '../../jobs/params-held.js';
 import { type ConnectionArgs, connectFromArgs, withConnectionOptions } from '../connection-options.js';
@@ -33,6 +33,9 @@ interface DedupArgs extends ConnectionArgs {
   full: boolean;
   maxCachedSignatures: number;
   maxFamilyLookups?: number;
+  share?: string;
+  fromShares?: number;
+  pairsIndex?: string;
 }
 
 /**
@@ -94,17 +97,28 @@ export const dedupCommand: CommandModule<object, DedupArgs> = {
         describe: 'documents a re-run may look up to read the families it touches whole (default: a tenth of the index, 100 to 10,000); past that it runs in full',
       }))
       .option('resume', advanced({ type: 'boolean', default: false, describe: 'continue a full run that was killed or stopped, from its last finished band' }))
+      .option('share', advanced({
+        type: 'string',
+        describe: 'K/N: find only share K of N of the buckets (by band-key hash) and write their pairs to --pairs-index; N processes, on any machines, split the work',
+      }))
+      .option('from-shares', advanced({
+        type: 'number',
+        describe: 'the final step of a split run: cluster from the pairs of N complete shares in --pairs-index and write back',
+      }))
+      .option('pairs-index', advanced({ type: 'string', describe: 'the index where shares write their pairs and progress (made by the first share)' }))
       .option('page-size', advanced({ type: 'number', default: 5000, describe: 'documents per page of the scans that read cluster fields (the signatures are read at most 1,000 a page)' }))
       .epilogue(
         examples([
           ['near-dup dedup --index news --canonical oldest --date-field published', 'cluster and keep the first published'],
           ['near-dup dedup --index news --format text --pairs pairs.jsonl', 'list duplicates'],
           ['near-dup dedup --index crawl --clusters components', 'whole families of near-duplicates, chains included'],
+          ['near-dup dedup --index crawl --share 2/3 --pairs-index crawl-pairs', 'one of 3 processes splitting the find; then --from-shares 3'],
         ]),
       ) as never,
   handler: async (argv) => {
     prefixPath(argv.prefix);
     const canonical = parseCanonical(argv.canonical);
+    if (argv.share !== undefined) return runShare(argv, canonical);
     const progress = createProgressPrinter('dedup');
     const options: DedupOptions = {
       index: argv.index,
@@ -124,6 +138,8 @@ export const dedupCommand: CommandModule<object, DedupArgs> = {
       pageSize: argv.pageSize,
       maxCachedSignatures: argv.maxCachedSignatures,
       maxFamilyLookups: argv.maxFamilyLookups,
+      fromShares: argv.fromShares,
+      pairsIndex: argv.pairsIndex,
       onProgress: (p) =>
         progress.update({ seen: p.done, total: p.total, elapsedSeconds: p.elapsedSeconds, unit: UNITS[p.stage] }),
     };
@@ -151,6 +167,7 @@ export const dedupCommand: CommandModule<object, DedupArgs> = {
             `${summary.alone ? `; ${summary.alone} documents whose near-duplicates all went to other canonicals are canonicals of their own (cluster_size 1)` : ''}` +
             `${summary.containment ? `; ${summary.containment.contained} documents at least ${summary.containment.minContainment} inside a larger one (${summary.containment.lookups} looked up in ${summary.containment.seconds.toFixed(1)} s)` : ''}` +
             `${summary.resumedPartitions ? `; resumed after ${summary.resumedPartitions} bands` : ''}${retriesNote(summary)}` +
+            `${summary.fromShares ? `; from the ${summary.fromShares.pairs} pairs of ${summary.fromShares.shares} shares in ${summary.fromShares.pairsIndex}${summary.fromShares.duplicates ? ` (${summary.fromShares.duplicates} found by two shares, kept once)` : ''}` : ''}` +
             damage +
             `${!summary.dryRun && !summary.complete ? `; INCOMPLETE: ${summary.failed} writes failed${summary.errorsFile ? ` (listed in ${summary.errorsFile})` : ''}; run dedup again` : ''}`,
         ) + '\n',
@@ -172,6 +189,50 @@ export const dedupCommand: CommandModule<object, DedupArgs> = {
     }
   },
 };
+
+/** One share of a split run (--share K/N): its pairs written to --pairs-index, a line saying what, the summary as JSON. */
+async function runShare(argv: DedupArgs, canonical: CanonicalRule): Promise<void> {
+  const progress = createProgressPrinter('dedup share');
+  const options: DedupShareOptions = {
+    index: argv.index,
+    prefix: argv.prefix,
+    minSimilarity: argv.minSimilarity,
+    containment: argv.containment,
+    canonical,
+    clusters: argv.clusters,
+    dateField: argv.dateField,
+    params: argv.params,
+    pairsFile: argv.pairs,
+    collectMatches: argv.format === 'text',
+    dryRun: argv.dryRun,
+    resume: argv.resume,
+    spillDir: argv.spillDir,
+    pageSize: argv.pageSize,
+    maxCachedSignatures: argv.maxCachedSignatures,
+    share: argv.share as string,
+    pairsIndex: argv.pairsIndex as string,
+    onProgress: (p) => progress.update({ seen: p.done, total: p.total, elapsedSeconds: p.elapsedSeconds, unit: UNITS[p.stage] }),
+  };
+  if (argv.fromShares !== undefined) throw new UsageError('--share and --from-shares go to different runs: each share with --share K/N, then the final step with --from-shares N');
+  checkShareOptions(options); // before connecting: a usage error is said first
+  const client = await connectFromArgs(argv);
+  v8.setFlagsFromString(`--heap-growing-percent=${HEAP_GROWING_PERCENT}`);
+  try {
+    const summary = await dedupShare(client, options);
+    progress.done();
+    const what = summary.alreadyComplete
+      ? `share ${summary.share} was complete already: ${summary.pairs} pairs in ${summary.pages} documents of ${summary.pairsIndex} (checked); nothing to do`
+      : `share ${summary.share}: ${summary.verifiedPairs} of ${summary.candidatePairs} candidate pairs verified in its ${summary.buckets} buckets of ${summary.bands} bands among ${summary.documents} documents, ` +
+        `${summary.pairs} pairs written to ${summary.pairsIndex} in ${summary.seconds.toFixed(1)} s` +
+        `${summary.resumedBands ? `; went on after the ${summary.resumedBands} bands an earlier attempt had done` : ''}` +
+        `${summary.restarted ? `; started over: ${summary.restarted}` : ''}${retriesNote(summary)}`;
+    const damage = summary.damaged ? `; ${summary.damaged} documents with a damaged stored signature left out${summary.errorsFile ? ` (listed in ${summary.errorsFile})` : ''}` : '';
+    process.stderr.write(escapeTerminal(`${what}${damage}. When every share is complete: ${summary.next}`) + '\n');
+    process.stdout.write(jsonLine(summary));
+  } finally {
+    await client.close();
+  }
+}
 
 /** What the index holds from earlier runs: clusters (their canonicals) and duplicates; undefined when it cannot be counted. */
 async function clustersHeld(client: EngineClient, index: string, prefix: string): Promise<{ clusters: number; duplicates: number } | undefined> {

@@ -7,18 +7,14 @@
 // then the clusters are cut from the verified pairs with the same table (cluster-cut.ts). Each finished band
 // is journaled with its verified pairs, so that --resume goes on from there. Memory holds the table's
 // columns of one band and a group's signatures when the table is on disk, whatever the size of the index.
-import os from 'node:os';
 import type { EngineClient } from '../../engine/client.js';
 import type { SignatureSource } from './cluster-cut.js';
 import type { DocIds } from './doc-numbers.js';
 import { DedupJournal, type DedupRunIdentity } from './journal.js';
 import { verifyBands } from './band-pass.js';
-import { readSignatures } from './signature-scan.js';
 import type { PairVerifier } from './pair-verifier.js';
-import { SignaturePool } from './signature-pool.js';
-import { SignatureSpill } from './signature-spill.js';
-import type { SignatureStore, StoredSignature } from './signature-store.js';
-import { poolTable, type SignatureTable } from './signature-table.js';
+import type { SignatureStore } from './signature-store.js';
+import { type ReadTable, readTable } from './table-read.js';
 
 export interface FullPassSettings {
   index: string;
@@ -49,9 +45,6 @@ export interface FullPassSettings {
   /** Signatures read, then bands done. */
   onProgress?: (stage: 'signatures' | 'bands', done: number, total: number) => void;
 }
-
-/** The table the stages read, with a way to find signatures by id for the clusters' cut. */
-type ReadTable = SignatureTable & { find(ids: readonly string[], numbers: ArrayLike<number>): Promise<ReadonlyMap<string, StoredSignature>>; close?(): void };
 
 export class FullPass {
   /** Bands taken over from the interrupted run that --resume continues. */
@@ -100,24 +93,11 @@ export class FullPass {
   /** The signatures the clusters are cut with: from the table when it was read, else (a resumed run that had every band) through the store. */
   readonly signatures: SignatureSource = async (ids, numbers) => (this.table ? this.table.find(ids, numbers) : this.store.load(ids));
 
-  /** Stage 1: the scan, into memory or onto the disk. */
+  /** Stage 1: the scan, into memory or onto the disk (table-read.ts). */
   private async readTable(): Promise<ReadTable> {
-    const { index, prefix, scope, storedFields: fields, pageSize, documents, numbers, everythingCached } = this.settings;
+    const { index, prefix, scope, storedFields, pageSize, documents, numbers, everythingCached, spillDir } = this.settings;
     const onDocuments = (done: number, total: number) => this.settings.onProgress?.('signatures', done, total);
-    const read = { index, prefix, scope, fields, pageSize, documents, onDocuments };
-    if (everythingCached) {
-      const pool = await readSignatures(this.client, this.store, read, new SignaturePool(documents, numbers));
-      this.table = { ...poolTable(pool), find: async (ids) => findIn(pool, ids) };
-    } else {
-      const spill = new SignatureSpill(this.settings.spillDir ?? os.tmpdir(), numbers);
-      this.table = spill;
-      try {
-        await readSignatures(this.client, this.store, read, spill);
-      } catch (err) {
-        this.dropSignatures();
-        throw err;
-      }
-    }
+    this.table = await readTable(this.client, this.store, { index, prefix, scope, storedFields, pageSize, documents, numbers, everythingCached, spillDir, onDocuments });
     return this.table;
   }
 
@@ -140,14 +120,4 @@ export class FullPass {
     if (!this.settings.journalFile) return undefined;
     return (await DedupJournal.start(this.settings.journalFile, { ...this.identity(), partitions })).namesBy(this.verifier.clusters.documents);
   }
-}
-
-/** The signatures of these ids that the pool holds. */
-function findIn(pool: SignaturePool, ids: readonly string[]): Map<string, StoredSignature> {
-  const found = new Map<string, StoredSignature>();
-  for (const id of ids) {
-    const signature = pool.find(id);
-    if (signature) found.set(id, signature);
-  }
-  return found;
 }

@@ -1,0 +1,209 @@
+// The documents a share writes to the pairs index, and how they are read back. Two kinds:
+//  - a page: up to PAIRS_PER_PAGE verified pairs of one band of one share, named by document ids, as four
+//    columns (a, b, jaccard, hamming), its id fixed by run, share, band and page (share-plan.ts pageId), so
+//    that a band done again writes the same documents again instead of adding to them;
+//  - a marker: one per share, its run's identity and how far the share got (bands done, pages per band,
+//    its counters, complete or not).
+// Whatever is read back from the pairs index is untrusted: anyone who can write there can damage or forge
+// a document. So every field is checked here before it is used, and a document that fails says why, in
+// words (a problem string), never by throwing. Pure: no I/O here.
+import type { VerifiedPair } from './pair-verifier.js';
+import { IDENTITY_KEYS, type SharePlan, type ShareRunIdentity } from './share-plan.js';
+
+/** Pairs per page document (about 200 KB of JSON with ids of 30 characters). */
+export const PAIRS_PER_PAGE = 2000;
+/** Bands a signature may have, at most (the params allow far fewer). */
+const MAX_BANDS = 1024;
+/** Pages a band of one share may have: a hundred million pairs. */
+const MAX_PAGES = 50_000;
+/** The engines refuse ids longer than 512 bytes. */
+const MAX_ID_BYTES = 512;
+
+/** How far a share got, as its marker says. */
+export interface ShareProgress {
+  bandCount: number;
+  bandsDone: number;
+  /** Pages written for each band done (0 for a band without pairs). */
+  pages: number[];
+  pairs: number;
+  buckets: number;
+  candidatePairs: number;
+  verifiedPairs: number;
+  /** Documents left out of the share's scan for a damaged signature. */
+  damaged: number;
+  complete: boolean;
+  startedAt: string;
+  updatedAt: string;
+  /** The machine it ran on, for the user who looks for a share that never finished. */
+  host: string;
+}
+
+/** The columns of one page. */
+export interface PageColumns {
+  a: string[];
+  b: string[];
+  jaccard: number[];
+  hamming: number[];
+}
+
+/** The marker document of a share. */
+export function markerDocument(run: string, share: SharePlan, identity: ShareRunIdentity, progress: ShareProgress): Record<string, unknown> {
+  return {
+    kind: 'share',
+    run,
+    index: identity.index,
+    share: share.number,
+    shares: share.count,
+    identity: { ...identity },
+    progress: {
+      band_count: progress.bandCount,
+      bands_done: progress.bandsDone,
+      pages: progress.pages,
+      pairs: progress.pairs,
+      buckets: progress.buckets,
+      candidate_pairs: progress.candidatePairs,
+      verified_pairs: progress.verifiedPairs,
+      damaged: progress.damaged,
+      complete: progress.complete,
+      started_at: progress.startedAt,
+      updated_at: progress.updatedAt,
+      host: progress.host,
+    },
+  };
+}
+
+/** A page document. */
+export function pageDocument(run: string, share: SharePlan, band: number, page: number, columns: PageColumns): Record<string, unknown> {
+  return { kind: 'pairs', run, share: share.number, shares: share.count, band, page, count: columns.a.length, pairs: columns };
+}
+
+/** Pairs sorted by their ids (a, then b): the same pages whatever order the pairs were verified in. */
+export function sortedPairs(pairs: VerifiedPair[]): VerifiedPair[] {
+  return pairs.sort((x, y) => (x.a < y.a ? -1 : x.a > y.a ? 1 : x.b < y.b ? -1 : x.b > y.b ? 1 : 0));
+}
+
+/** Pairs cut into the columns of pages of at most `perPage`. */
+export function pagesOf(pairs: readonly VerifiedPair[], perPage = PAIRS_PER_PAGE): PageColumns[] {
+  const pages: PageColumns[] = [];
+  for (let i = 0; i < pairs.length; i += perPage) {
+    const slice = pairs.slice(i, i + perPage);
+    pages.push({ a: slice.map((p) => p.a), b: slice.map((p) => p.b), jaccard: slice.map((p) => p.jaccard), hamming: slice.map((p) => p.hamming) });
+  }
+  return pages;
+}
+
+/** What a marker must be: the run and share it is named for, with this identity. */
+export interface MarkerExpected {
+  run: string;
+  share: SharePlan;
+  identity: ShareRunIdentity;
+}
+
+/** A marker's progress, or why it cannot be trusted. */
+export function readMarker(source: unknown, expected: MarkerExpected): ShareProgress | string {
+  if (!isObject(source)) return 'it is not a JSON object';
+  if (source.kind !== 'share' || source.run !== expected.run) return `it is not the marker of run ${expected.run} (kind ${show(source.kind)}, run ${show(source.run)})`;
+  if (source.share !== expected.share.number || source.shares !== expected.share.count) return `it names share ${show(source.share)}/${show(source.shares)}`;
+  const identity = source.identity;
+  if (!isObject(identity)) return 'its identity is missing';
+  const differ = IDENTITY_KEYS.filter((k) => identity[k] !== expected.identity[k]);
+  if (differ.length > 0) return `its identity differs in ${differ.join(', ')}`;
+  const p = source.progress;
+  if (!isObject(p)) return 'its progress is missing';
+  return progressOf(p);
+}
+
+function progressOf(p: Record<string, unknown>): ShareProgress | string {
+  const bandCount = p.band_count, bandsDone = p.bands_done, pages = p.pages;
+  if (!whole(bandCount, 1, MAX_BANDS)) return `its band count ${show(bandCount)} is not a whole number from 1 to ${MAX_BANDS}`;
+  if (!whole(bandsDone, 0, bandCount)) return `its bands done ${show(bandsDone)} is not a whole number from 0 to ${bandCount}`;
+  if (!Array.isArray(pages) || pages.length !== bandsDone || !pages.every((n) => whole(n, 0, MAX_PAGES))) return `its pages ${shortJson(pages)} are not a count for each of its ${bandsDone} bands done`;
+  const counters: Record<string, number> = {};
+  for (const name of ['pairs', 'buckets', 'candidate_pairs', 'verified_pairs', 'damaged']) {
+    const value = p[name];
+    if (!whole(value, 0, Number.MAX_SAFE_INTEGER)) return `its ${name} ${show(value)} is not a whole number`;
+    counters[name] = value;
+  }
+  const totalPages = pages.reduce((sum: number, n: number) => sum + n, 0);
+  if (counters.pairs > totalPages * PAIRS_PER_PAGE || counters.pairs < totalPages) return `its ${counters.pairs} pairs do not fit its ${totalPages} pages`;
+  if (typeof p.complete !== 'boolean') return 'it does not say whether the share is complete';
+  if (p.complete && bandsDone !== bandCount) return `it says complete with ${bandsDone} of ${bandCount} bands done`;
+  return {
+    bandCount,
+    bandsDone,
+    pages: pages as number[],
+    pairs: counters.pairs,
+    buckets: counters.buckets,
+    candidatePairs: counters.candidate_pairs,
+    verifiedPairs: counters.verified_pairs,
+    damaged: counters.damaged,
+    complete: p.complete,
+    startedAt: typeof p.started_at === 'string' ? p.started_at : '',
+    updatedAt: typeof p.updated_at === 'string' ? p.updated_at : '',
+    host: typeof p.host === 'string' ? p.host : '',
+  };
+}
+
+/** Where a page belongs: its run, share, band and place. */
+export interface PageExpected {
+  run: string;
+  share: SharePlan;
+  band: number;
+  page: number;
+  /** The bar every verified pair reached. */
+  minSimilarity: number;
+}
+
+/** A page's pairs, each checked to be a pair of two ids with a similarity at the bar or above; or why not. */
+export function readPage(source: unknown, expected: PageExpected): VerifiedPair[] | string {
+  if (!isObject(source)) return 'it is not a JSON object';
+  for (const [name, value] of [['kind', 'pairs'], ['run', expected.run], ['share', expected.share.number], ['shares', expected.share.count], ['band', expected.band], ['page', expected.page]] as const) {
+    if (source[name] !== value) return `its ${name} is ${show(source[name])}, not ${show(value)}`;
+  }
+  const columns = source.pairs;
+  if (!isObject(columns)) return 'it holds no pairs';
+  const { a, b, jaccard, hamming } = columns;
+  if (!Array.isArray(a) || !Array.isArray(b) || !Array.isArray(jaccard) || !Array.isArray(hamming)) return 'its pairs are not four columns (a, b, jaccard, hamming)';
+  if (a.length === 0 || a.length > PAIRS_PER_PAGE || b.length !== a.length || jaccard.length !== a.length || hamming.length !== a.length) {
+    return `its columns hold ${a.length}, ${b.length}, ${jaccard.length} and ${hamming.length} values (a page holds 1 to ${PAIRS_PER_PAGE} pairs, as many in each)`;
+  }
+  if (source.count !== a.length) return `its count ${show(source.count)} is not the ${a.length} pairs it holds`;
+  const pairs: VerifiedPair[] = [];
+  for (let i = 0; i < a.length; i++) {
+    const problem = pairProblem(a[i], b[i], jaccard[i], hamming[i], expected.minSimilarity);
+    if (problem) return `pair ${i + 1} ${problem}`;
+    pairs.push({ a: a[i], b: b[i], jaccard: jaccard[i], hamming: hamming[i] });
+  }
+  return pairs;
+}
+
+/** Why four values are not a verified pair, or undefined. */
+function pairProblem(a: unknown, b: unknown, jaccard: unknown, hamming: unknown, bar: number): string | undefined {
+  if (!isId(a) || !isId(b)) return `has an id that is not a document id (${shortJson(a)}, ${shortJson(b)})`;
+  if (!(a < b)) return `is not in order (${shortJson(a)} then ${shortJson(b)})`;
+  if (typeof jaccard !== 'number' || !(jaccard >= bar && jaccard <= 1)) return `has similarity ${show(jaccard)}, not from the bar ${bar} to 1`;
+  if (!whole(hamming, 0, 64)) return `has SimHash distance ${show(hamming)}, not a whole number from 0 to 64`;
+  return undefined;
+}
+
+function isId(value: unknown): value is string {
+  return typeof value === 'string' && value.length > 0 && Buffer.byteLength(value) <= MAX_ID_BYTES;
+}
+
+function whole(value: unknown, min: number, max: number): value is number {
+  return typeof value === 'number' && Number.isSafeInteger(value) && value >= min && value <= max;
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function show(value: unknown): string {
+  return shortJson(value);
+}
+
+/** A value as JSON, cut to 60 characters (a forged value may be long). */
+function shortJson(value: unknown): string {
+  const text = JSON.stringify(value) ?? String(value);
+  return text.length > 60 ? `${text.slice(0, 57)}...` : text;
+}

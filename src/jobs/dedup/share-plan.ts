@@ -1,0 +1,110 @@
+// How the find of dedup is split between processes that share nothing but the engine (`--share K/N`):
+// the 32-bit hashes of the band keys (signature-store.ts keyHash, the buckets' own keys) are cut into N
+// ranges of equal width, and share K verifies the buckets whose key hash falls in range K. Every bucket
+// belongs to exactly one share, so the shares' pairs together are the pairs of one process.
+//
+// The shares of one run must read the same signatures with the same settings: what must be equal is the
+// run's identity, and its digest names every document the shares write to the pairs index. Shares of
+// another run (other params, another bar, the index changed in between) have another name and never mix.
+// Pure: no I/O here.
+import { createHash } from 'node:crypto';
+import { UsageError } from '../../errors.js';
+
+/** Shares a run may be split into: more than a few thousand processes is a mistake, not a plan. */
+export const MAX_SHARES = 4096;
+
+/** This process's share of a run: share `number` (1-based, as the user writes it) of `count`. */
+export interface SharePlan {
+  number: number;
+  count: number;
+}
+
+/** `--share K/N`, checked: 1 <= K <= N <= MAX_SHARES. */
+export function parseShare(text: string): SharePlan {
+  const m = /^\s*(\d+)\s*\/\s*(\d+)\s*$/.exec(text);
+  const number = m ? Number(m[1]) : Number.NaN;
+  const count = m ? Number(m[2]) : Number.NaN;
+  if (!m || number < 1 || number > count || count > MAX_SHARES) {
+    throw new UsageError(`--share must be K/N, this process's share K of N (1 <= K <= N <= ${MAX_SHARES}), e.g. --share 2/3; got "${text}"`);
+  }
+  return { number, count };
+}
+
+/** `--from-shares N`, checked. */
+export function checkShareCount(count: number): void {
+  if (!Number.isInteger(count) || count < 1 || count > MAX_SHARES) {
+    throw new UsageError(`--from-shares must be the number of shares the find was split into (a whole number from 1 to ${MAX_SHARES}), got ${count}`);
+  }
+}
+
+/** `--pairs-index NAME`: a name the engines accept for a new index (no pattern, no alias list). */
+export function checkPairsIndexName(name: string | undefined, index: string): void {
+  if (name === undefined || name === '') throw new UsageError('--share and --from-shares need --pairs-index NAME: the index where the shares write their verified pairs');
+  if (!/^[a-z0-9][a-z0-9._-]*$/.test(name) || name.length > 200) {
+    throw new UsageError(`--pairs-index must be a plain index name (lowercase letters, digits, '.', '_', '-'; no pattern or comma), got "${name}"`);
+  }
+  if (name === index) throw new UsageError(`--pairs-index must name an index of its own, not the index deduplicated ("${index}")`);
+}
+
+/** The key hashes (unsigned) a share verifies: [lo, hi). */
+export interface KeyRange {
+  lo: number;
+  hi: number;
+}
+
+const SPACE = 2 ** 32;
+
+/** Share K of N: the K-th of N ranges of equal width (the last one ends at 2^32). */
+export function keyRange(share: SharePlan): KeyRange {
+  return { lo: Math.floor(((share.number - 1) * SPACE) / share.count), hi: Math.floor((share.number * SPACE) / share.count) };
+}
+
+/** Whether a key hash (signed or unsigned 32-bit) is in the range. */
+export function inRange(range: KeyRange, hash: number): boolean {
+  const h = hash >>> 0;
+  return h >= range.lo && h < range.hi;
+}
+
+/** What must be equal for shares to be shares of one run. */
+export interface ShareRunIdentity {
+  index: string;
+  /** The uuids of the concrete indices, joined: an index deleted and made again under the name is another. */
+  uuids: string;
+  params: string;
+  prefix: string;
+  minSimilarity: number;
+  bucketChunk: number;
+  shares: number;
+  /** Documents in scope when the share read them, and the latest annotated_at among them: the index unchanged. */
+  documents: number;
+  lastAnnotatedAt: string | null;
+}
+
+/** The keys of an identity, in the order they are hashed and compared. */
+export const IDENTITY_KEYS: ReadonlyArray<keyof ShareRunIdentity> = ['index', 'uuids', 'params', 'prefix', 'minSimilarity', 'bucketChunk', 'shares', 'documents', 'lastAnnotatedAt'];
+
+/** The run's name: 16 hex digits of the SHA-256 of its identity (the same in every process that computes it). */
+export function runName(identity: ShareRunIdentity): string {
+  const canonical = JSON.stringify(IDENTITY_KEYS.map((k) => [k, identity[k]]));
+  return createHash('sha256').update(canonical).digest('hex').slice(0, 16);
+}
+
+/** The keys in which two identities differ. */
+export function identityDifferences(a: ShareRunIdentity, b: Record<string, unknown>): string[] {
+  return IDENTITY_KEYS.filter((k) => a[k] !== b[k]);
+}
+
+/** The id of share K's progress marker in the pairs index. */
+export function markerId(run: string, share: SharePlan): string {
+  return `${run}-share-${share.number}-of-${share.count}`;
+}
+
+/** The id of one page of a share's pairs of one band: the same in every attempt, so that a redone band overwrites it. */
+export function pageId(run: string, share: SharePlan, band: number, page: number): string {
+  return `${markerId(run, share)}-band-${band}-page-${page}`;
+}
+
+/** "2/3". */
+export function shareName(share: SharePlan): string {
+  return `${share.number}/${share.count}`;
+}

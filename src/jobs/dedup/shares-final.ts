@@ -1,0 +1,60 @@
+// The find of the final step of a split dedup (dedup --from-shares N --pairs-index NAME): the shares'
+// pairs gathered (shares-gather.ts) and checked against the stored signatures (shares-check.ts), recorded
+// by the verifier as if this process had verified them. The cut and the write-back that follow are the
+// single process's (cluster-cut.ts, write-back.ts), so the clusters are cut alike.
+// If any page or pair failed its checks, nothing is written: the problems are named in the errors file,
+// the markers of the shares they came from are removed (so that running those shares again does their work
+// again instead of finding it complete), and the step refuses with the commands to run.
+// Input: the run, the pairs index, the store and verifier. Output: what was read, or a refusal.
+import { UserError } from '../../errors.js';
+import type { ErrorsFile } from '../errors-file.js';
+import type { PairsIndex } from './pairs-index.js';
+import type { PairVerifier } from './pair-verifier.js';
+import type { ShareProgress } from './pair-pages.js';
+import { checkAndRecord } from './shares-check.js';
+import { gatherPairs, type PairsProblem, type SharedRun } from './shares-gather.js';
+import { markerId } from './share-plan.js';
+import type { SignatureStore } from './signature-store.js';
+
+/** Problems named one by one in the errors file; past that, counted. */
+const MAX_NAMED = 10_000;
+
+export interface SharedPairs {
+  shares: ShareProgress[];
+  /** Page documents read. */
+  pages: number;
+  /** Distinct pairs read (each checked). */
+  pairs: number;
+  /** Pairs two shares both found, kept once. */
+  duplicates: number;
+}
+
+export async function sharedPairs(pairsIndex: PairsIndex, run: SharedRun, store: SignatureStore, verifier: PairVerifier, errors: ErrorsFile): Promise<SharedPairs> {
+  const gathered = await gatherPairs(pairsIndex, run, verifier.clusters.documents);
+  await checkAndRecord(gathered, store, verifier, run.identity.minSimilarity);
+  if (gathered.problems.length > 0) await refuse(pairsIndex, run, gathered.problems, errors);
+  // The counts of the shares together: every bucket is one share's, a pair two found counted once.
+  verifier.buckets = sum(gathered.shares, (s) => s.buckets);
+  verifier.candidatePairs = sum(gathered.shares, (s) => s.candidatePairs);
+  verifier.verifiedPairs = gathered.pairs.count;
+  return { shares: gathered.shares, pages: gathered.pages.length, pairs: gathered.pairs.count, duplicates: gathered.pairs.duplicates };
+}
+
+/** Names every problem, resets the shares they came from, and refuses. */
+async function refuse(pairsIndex: PairsIndex, run: SharedRun, problems: readonly PairsProblem[], errors: ErrorsFile): Promise<never> {
+  for (const p of problems.slice(0, MAX_NAMED)) errors.add({ id: p.page, index: pairsIndex.name, reason: `page of share ${p.share}/${run.count} ${p.reason}` });
+  await errors.close();
+  const shares = [...new Set(problems.map((p) => p.share))].sort((a, b) => a - b);
+  for (const number of shares) await pairsIndex.deleteMarker(markerId(run.run, { number, count: run.count }));
+  const pages = new Set(problems.map((p) => p.page)).size;
+  const names = shares.map((n) => `${n}/${run.count}`).join(', ');
+  throw new UserError(
+    `${problems.length} problems in ${pages} page documents of ${pairsIndex.name} (damaged or forged; each named in ${errors.file}, the first: ${problems[0].page} ${problems[0].reason}): ` +
+      `nothing was written to ${run.identity.index}. Share${shares.length > 1 ? 's' : ''} ${names} will do ${shares.length > 1 ? 'their' : 'its'} work again: run ` +
+      `${shares.map((n) => `near-dup dedup --index ${run.identity.index} --share ${n}/${run.count} --pairs-index ${pairsIndex.name}`).join(' and ')}, then this again`,
+  );
+}
+
+function sum<T>(items: readonly T[], of: (item: T) => number): number {
+  return items.reduce((total, item) => total + of(item), 0);
+}

@@ -1,0 +1,111 @@
+// The final step of a split dedup (dedup --from-shares N --pairs-index NAME), stage 1: the shares' pairs
+// gathered from the pairs index.
+//  1. Every share's marker read and checked against this run's identity: when a share is not complete
+//     (never started, stopped midway, of another run, damaged), the step refuses, naming each such share and
+//     the command that completes it, before it reads a page.
+//  2. Every page the markers list read by id and checked (pair-pages.ts); the pairs numbered and kept once
+//     (pair-list.ts).
+// Input: the run (identity, name, share count), the pairs index, the numbering. Output: the pairs, what the
+// shares counted, and every page or pair that failed a check, named.
+import { UserError } from '../../errors.js';
+import type { DocIds } from './doc-numbers.js';
+import { type ShareProgress, readMarker, readPage } from './pair-pages.js';
+import { PairList } from './pair-list.js';
+import type { PairsIndex } from './pairs-index.js';
+import { identityDifferences, markerId, pageId, type SharePlan, shareName, type ShareRunIdentity } from './share-plan.js';
+
+export interface SharedRun {
+  identity: ShareRunIdentity;
+  run: string;
+  count: number;
+}
+
+/** A page or pair that failed a check: the document it is in, and why. */
+export interface PairsProblem {
+  page: string;
+  share: number;
+  reason: string;
+}
+
+export interface Gathered {
+  pairs: PairList;
+  /** The pages read (their ids and shares), in the order the pairs' `page` places point into. */
+  pages: Array<{ id: string; share: number }>;
+  /** Each share's progress, in share order. */
+  shares: ShareProgress[];
+  problems: PairsProblem[];
+}
+
+/** Stage 1: every share complete (or a refusal naming those that are not), and their pairs. */
+export async function gatherPairs(pairsIndex: PairsIndex, run: SharedRun, numbers: DocIds): Promise<Gathered> {
+  const shares = await completeShares(pairsIndex, run);
+  const gathered: Gathered = { pairs: new PairList(), pages: [], shares, problems: [] };
+  for (let k = 0; k < shares.length; k++) await readShare(pairsIndex, run, { number: k + 1, count: run.count }, shares[k], numbers, gathered);
+  return gathered;
+}
+
+/** Every share's progress, when each is complete; else a refusal naming those that are not. */
+async function completeShares(pairsIndex: PairsIndex, run: SharedRun): Promise<ShareProgress[]> {
+  const found: ShareProgress[] = [];
+  const missing: string[] = [];
+  for (let number = 1; number <= run.count; number++) {
+    const share = { number, count: run.count };
+    const source = await pairsIndex.source(markerId(run.run, share));
+    const progress = source === undefined ? 'never started' : readMarker(source, { run: run.run, share, identity: run.identity });
+    if (typeof progress === 'string') missing.push(`${shareName(share)} (${source === undefined ? progress : `marker damaged: ${progress}`})`);
+    else if (!progress.complete) missing.push(`${shareName(share)} (${progress.bandsDone} of ${progress.bandCount} bands done, last on ${progress.host || 'an unnamed host'} at ${progress.updatedAt || 'an unknown time'})`);
+    else found.push(progress);
+  }
+  if (missing.length > 0) throw new UserError(await refusal(pairsIndex, run, missing));
+  return found;
+}
+
+/** The refusal's line: the shares to run, the command, and shares of this index made for another run, if any. */
+async function refusal(pairsIndex: PairsIndex, run: SharedRun, missing: string[]): Promise<string> {
+  const { index } = run.identity;
+  const others = await otherRuns(pairsIndex, run);
+  return (
+    `${missing.length} of ${run.count} shares are not complete in ${pairsIndex.name}: ${missing.join('; ')}. ` +
+    `Run each (near-dup dedup --index ${index} --share K/${run.count} --pairs-index ${pairsIndex.name}, the same --min-similarity, --params and --prefix), then this again; nothing was written` +
+    (others ? `. ${others}` : '')
+  );
+}
+
+/** What the markers of other runs of the index differ in, with their values and this run's (the options given, or the index changed), or ''. */
+async function otherRuns(pairsIndex: PairsIndex, run: SharedRun): Promise<string> {
+  const differing = new Map<string, Set<string>>();
+  for (const source of await pairsIndex.markersOf(run.identity.index)) {
+    const identity = (source as { run?: unknown; identity?: unknown } | undefined)?.identity;
+    if ((source as { run?: unknown }).run === run.run || typeof identity !== 'object' || identity === null) continue;
+    for (const key of identityDifferences(run.identity, identity as Record<string, unknown>)) {
+      const values = differing.get(key) ?? new Set<string>();
+      values.add(JSON.stringify((identity as Record<string, unknown>)[key]) ?? 'none');
+      differing.set(key, values);
+    }
+  }
+  if (differing.size === 0) return '';
+  const what = [...differing].map(([key, there]) => `${key} (${[...there].slice(0, 3).join(' or ')} there, ${JSON.stringify(run.identity[key as keyof ShareRunIdentity])} here)`);
+  const changed = ['documents', 'lastAnnotatedAt', 'uuids'].some((k) => differing.has(k));
+  return `${pairsIndex.name} holds shares of another run of ${run.identity.index}, which differ in ${what.join(', ')}: ${changed ? 'the index changed since they ran (run every share again)' : 'give the options they ran with, or run the shares with these'}`;
+}
+
+/** One share's pages, read in order, checked, their pairs added. */
+async function readShare(pairsIndex: PairsIndex, run: SharedRun, share: SharePlan, progress: ShareProgress, numbers: DocIds, into: Gathered): Promise<void> {
+  const places = progress.pages.flatMap((count, band) => Array.from({ length: count }, (_, page) => ({ band, page, id: pageId(run.run, share, band, page) })));
+  const where = new Map(places.map((p) => [p.id, p]));
+  for await (const { id, source } of pairsIndex.sources(places.map((p) => p.id))) {
+    const { band, page } = where.get(id) as { band: number; page: number };
+    const read = readPage(source, { run: run.run, share, band, page, minSimilarity: run.identity.minSimilarity });
+    if (typeof read === 'string') {
+      into.problems.push({ page: id, share: share.number, reason: source === undefined ? 'is missing' : read });
+      continue;
+    }
+    const at = into.pages.push({ id, share: share.number }) - 1;
+    for (const pair of read) {
+      const added = into.pairs.add(numbers.numberOf(pair.a), numbers.numberOf(pair.b), pair.jaccard, pair.hamming, at);
+      if (typeof added === 'object') {
+        into.problems.push({ page: id, share: share.number, reason: `says ${pair.a} and ${pair.b} are at ${pair.jaccard}, where ${into.pages[into.pairs.page[added.disagrees]].id} says ${into.pairs.jaccard[added.disagrees]}` });
+      }
+    }
+  }
+}

@@ -1,0 +1,65 @@
+// Stage 1 of a whole-index pass (the full pass, and each share of a split one): every signature in scope
+// read once, in one point-in-time scan (signature-scan.ts), into a table the bucket and verify stages read:
+// in memory when the documents are at most --max-cached-signatures (signature-pool.ts), else spilled to
+// local disk (signature-spill.ts). Input: the scan's settings; output: the table, which also finds
+// signatures by id (to cut clusters, or to check pairs read back) and is closed when the pass is done.
+import os from 'node:os';
+import type { EngineClient } from '../../engine/client.js';
+import type { DocIds } from './doc-numbers.js';
+import { readSignatures } from './signature-scan.js';
+import { SignaturePool } from './signature-pool.js';
+import { SignatureSpill } from './signature-spill.js';
+import type { SignatureStore, StoredSignature } from './signature-store.js';
+import { poolTable, type SignatureTable } from './signature-table.js';
+
+/** A table the stages read, that also finds signatures by id (by number when given), and lets them go. */
+export type ReadTable = SignatureTable & {
+  find(ids: readonly string[], numbers?: ArrayLike<number>): Promise<ReadonlyMap<string, StoredSignature>>;
+  close?(): void;
+};
+
+export interface TableRead {
+  index: string;
+  prefix: string;
+  /** The documents compared: this params value, at least one token. */
+  scope: Record<string, unknown>;
+  /** The stored fields a signature and its facts come from. */
+  storedFields: string[];
+  pageSize: number;
+  /** Documents in scope. */
+  documents: number;
+  /** The numbering shared with the store and the verifier. */
+  numbers?: DocIds;
+  /** Whether every signature is held in memory; else they are spilled to local disk under `spillDir`. */
+  everythingCached: boolean;
+  spillDir?: string;
+  onDocuments?: (done: number, total: number) => void;
+}
+
+/** Every signature in scope, read into memory or onto the disk (a spill that fails is removed). */
+export async function readTable(client: EngineClient, store: SignatureStore, settings: TableRead): Promise<ReadTable> {
+  const { index, prefix, scope, storedFields: fields, pageSize, documents, numbers, onDocuments } = settings;
+  const read = { index, prefix, scope, fields, pageSize, documents, onDocuments };
+  if (settings.everythingCached) {
+    const pool = await readSignatures(client, store, read, new SignaturePool(documents, numbers));
+    return { ...poolTable(pool), find: async (ids) => findIn(pool, ids) };
+  }
+  const spill = new SignatureSpill(settings.spillDir ?? os.tmpdir(), numbers);
+  try {
+    await readSignatures(client, store, read, spill);
+  } catch (err) {
+    spill.close();
+    throw err;
+  }
+  return spill;
+}
+
+/** The signatures of these ids that the pool holds. */
+function findIn(pool: SignaturePool, ids: readonly string[]): Map<string, StoredSignature> {
+  const found = new Map<string, StoredSignature>();
+  for (const id of ids) {
+    const signature = pool.find(id);
+    if (signature) found.set(id, signature);
+  }
+  return found;
+}
