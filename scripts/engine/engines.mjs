@@ -30,7 +30,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { adminPasswordOf, caFileOf, installSecurity, provision, securitySettings, writeCredentials } from './secured.mjs';
+import { adminPasswordOf, caFileOf, clientCertificateFiles, configureTlsForTests, installSecurity, provision, securitySettings, writeCredentials } from './secured.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 export const PROJECT_ROOT = path.resolve(here, '..', '..');
@@ -532,7 +532,7 @@ function distributionLaunch(flavour, artifacts, home, dirs) {
   const settings = [...nodeSettings(flavour), `http.port: ${spec.port}`, `path.data: ${dirs.data}`, `path.logs: ${dirs.logs}`];
   if (product === 'elasticsearch') settings.push(`node.name: near-dup-${flavour}`, 'xpack.security.enabled: false');
   // The demo configuration's settings (TLS on HTTP and transport, its certificates in the copied config).
-  if (spec.secured) settings.push(...securitySettings(artifacts.home));
+  if (spec.secured) settings.push(...securitySettings(artifacts.home), ...configureTlsForTests(dirs.config, artifacts.home));
   writeFileSync(path.join(dirs.config, `${product}.yml`), settings.join('\n') + '\n');
   // Logs the JVM writes itself (GC, fatal errors) go to the run's log folder: they are named relative to
   // the distribution's home, where the user that runs it may not write.
@@ -706,7 +706,7 @@ async function provisionSecured(flavour) {
   if (!password) throw new EngineError(`${flavour}: no admin password in ${home}: was it installed by scripts/engine? (node scripts/engine/cli.mjs resolve ${flavour})`);
   let credentials;
   try {
-    credentials = await provision({ url: engineUrl(flavour), caFile: caFileOf(home), admin: { username: 'admin', password } });
+    credentials = await provision({ url: engineUrl(flavour), caFile: caFileOf(home), admin: { username: 'admin', password }, clientCertificate: clientCertificateFiles(home) });
   } catch (err) {
     throw new EngineError(`${flavour}: creating the test users and roles failed: ${err.message}`);
   }

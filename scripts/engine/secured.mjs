@@ -100,6 +100,53 @@ export function securitySettings(home) {
   return match ? match[1].split('\n').filter((line) => line.trim() !== '' && !line.startsWith('#')) : [];
 }
 
+// ---------------------------------------------------------------- client certificates (mutual TLS)
+
+/** The user a client certificate of the tests authenticates as (its CN), mapped to the near_dup role. */
+export const CERT_USER = 'nd_cert';
+
+/**
+ * A CA of the tests' own and a client certificate it signed (CN=nd_cert), made once beside the distribution
+ * with openssl (the demo's root CA key is not shipped): { ca, cert, key } paths.
+ */
+export function clientCertificateFiles(home) {
+  const dir = path.join(home, 'near-dup-client');
+  const files = { ca: path.join(dir, 'ca.pem'), cert: path.join(dir, 'client.pem'), key: path.join(dir, 'client.key') };
+  if (existsSync(files.key) && existsSync(files.cert) && existsSync(files.ca)) return files;
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const ssl = (...args) => run('openssl', args, { cwd: dir }, `openssl ${args[0]}`);
+  const rsa = ['-newkey', 'rsa:2048', '-nodes'];
+  ssl('req', '-x509', ...rsa, '-keyout', 'ca.key', '-out', 'ca.pem', '-days', '3650', '-subj', '/CN=near-dup test client CA', '-addext', 'basicConstraints=critical,CA:TRUE', '-addext', 'keyUsage=critical,keyCertSign,cRLSign');
+  ssl('req', ...rsa, '-keyout', 'client.key', '-out', 'client.csr', '-subj', `/CN=${CERT_USER}/OU=near-dup tests`);
+  writeFileSync(path.join(dir, 'client.ext'), 'basicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature,keyEncipherment\nextendedKeyUsage=clientAuth\n');
+  ssl('x509', '-req', '-in', 'client.csr', '-CA', 'ca.pem', '-CAkey', 'ca.key', '-CAcreateserial', '-out', 'client.pem', '-days', '3650', '-extfile', 'client.ext');
+  chmodSync(files.key, 0o600);
+  return files;
+}
+
+/**
+ * The run's copy of the demo configuration made to test what near-dup's connection options do: the node
+ * presents its CA in its HTTPS chain (as Elasticsearch does, so that --ca-fingerprint finds it), trusts the
+ * tests' client CA, asks for a client certificate without requiring one, and authenticates by certificate
+ * (CN) before HTTP basic. Returns the opensearch.yml lines to add.
+ */
+export function configureTlsForTests(configDir, home) {
+  const client = clientCertificateFiles(home);
+  const rootCa = readFileSync(path.join(configDir, 'root-ca.pem'), 'utf8');
+  const nodeCert = path.join(configDir, 'esnode.pem');
+  const leaf = readFileSync(nodeCert, 'utf8');
+  if (!leaf.includes(rootCa.trim())) writeFileSync(nodeCert, `${leaf.trimEnd()}\n${rootCa}`);
+  writeFileSync(path.join(configDir, 'root-ca.pem'), `${rootCa.trimEnd()}\n${readFileSync(client.ca, 'utf8')}`);
+  const config = path.join(configDir, 'opensearch-security', 'config.yml');
+  const text = readFileSync(config, 'utf8');
+  const enabled = text.replace(/(clientcert_auth_domain:\s*\n(?:\s+.*\n)*?\s+http_enabled:\s*)false/, '$1true');
+  if (enabled === text && !/clientcert_auth_domain:\s*\n(?:\s+.*\n)*?\s+http_enabled:\s*true/.test(text)) {
+    throw new SecuredError(`no clientcert_auth_domain to enable in ${config}`);
+  }
+  writeFileSync(config, enabled);
+  return ['plugins.security.ssl.http.clientauth_mode: OPTIONAL'];
+}
+
 // ---------------------------------------------------------------- HTTPS
 
 /** One request over HTTPS, trusting `ca`, as `auth`; resolves to { status, body } or undefined when nothing answers. */
@@ -175,7 +222,7 @@ async function put(url, ca, admin, apiPath, body) {
  * role mapping, which gives every user full access to an index named like the user (bulk, scroll and mget
  * included) and so would hide missing privileges, is emptied.
  */
-export async function provision({ url, caFile, admin, definitions = securedDefinitions(), emptyOwnIndex = true }) {
+export async function provision({ url, caFile, admin, definitions = securedDefinitions(), emptyOwnIndex = true, clientCertificate }) {
   const ca = readFileSync(caFile);
   const who = await securedRequest(url, { path: '/_plugins/_security/authinfo', auth: admin, ca });
   if (!who) throw new SecuredError(`nothing answers over HTTPS at ${url} (trusting ${caFile})`);
@@ -204,7 +251,13 @@ export async function provision({ url, caFile, admin, definitions = securedDefin
       throw new SecuredError(`user "${user.username}" cannot log in at ${url} with its roles (${info?.status ?? 'no answer'}; missing ${missing.join(', ') || 'none'})`);
     }
   }
-  return { url, caFile, users };
+  // A client certificate authenticates as its CN, a user of no internal database: its role comes by mapping.
+  let certUser;
+  if (clientCertificate) {
+    await put(url, ca, admin, `rolesmapping/${encodeURIComponent(definitions.certUserRole ?? 'near_dup')}`, { users: [CERT_USER], backend_roles: [], hosts: [] });
+    certUser = { username: CERT_USER, role: definitions.certUserRole ?? 'near_dup', cert: clientCertificate.cert, key: clientCertificate.key };
+  }
+  return { url, caFile, users, certUser };
 }
 
 /** Writes the credentials where only their owner can read them. */

@@ -4,6 +4,7 @@ import type { Argv } from 'yargs';
 import { UsageError } from '../errors.js';
 import { type EngineClient, connect } from '../engine/client.js';
 import type { ConnectionOptions } from '../engine/connection.js';
+import { advanced } from './help.js';
 import { chooseUrl } from '../engine/locate.js';
 import { redactUrl } from '../engine/url.js';
 import { escaped } from './terminal-text.js';
@@ -17,6 +18,13 @@ export const CONNECTION_ENV = {
   bearerToken: 'SEARCH_BEARER_TOKEN',
   caFile: 'SEARCH_CA_FILE',
   insecure: 'SEARCH_INSECURE',
+  caFingerprint: 'SEARCH_CA_FINGERPRINT',
+  clientCert: 'SEARCH_CLIENT_CERT',
+  clientKey: 'SEARCH_CLIENT_KEY',
+  cloudId: 'SEARCH_CLOUD_ID',
+  awsService: 'SEARCH_AWS_SERVICE',
+  awsRegion: 'AWS_REGION',
+  awsProfile: 'AWS_PROFILE',
 } as const;
 
 const group = 'Connection:';
@@ -32,9 +40,18 @@ export const CREDENTIAL_OPTIONS = {
   'bearer-token': { type: 'string', describe: `bearer token [env ${CONNECTION_ENV.bearerToken}]` },
   'ca-file': { type: 'string', describe: `PEM file of the CA of the cluster's certificate [env ${CONNECTION_ENV.caFile}]` },
   insecure: { type: 'boolean', describe: `skip TLS certificate checks (trusted networks only) [env ${CONNECTION_ENV.insecure}=true]` },
+  'ca-fingerprint': advanced({ type: 'string' as const, describe: `SHA-256 fingerprint of the CA in the cluster's certificate chain, as Elasticsearch prints it at first start [env ${CONNECTION_ENV.caFingerprint}]` }),
+  'client-cert': advanced({ type: 'string' as const, describe: `PEM client certificate, for mutual TLS (with --client-key) [env ${CONNECTION_ENV.clientCert}]` }),
+  'client-key': advanced({ type: 'string' as const, describe: `PEM private key of --client-cert, unencrypted [env ${CONNECTION_ENV.clientKey}]` }),
+  'aws-service': advanced({ type: 'string' as const, describe: `sign requests with AWS SigV4 for es (Amazon OpenSearch Service) or aoss (Serverless); credentials from the AWS chain (environment, profile, role) [env ${CONNECTION_ENV.awsService}]` }),
+  'aws-region': advanced({ type: 'string' as const, describe: `AWS region for SigV4 (turns signing on) [env ${CONNECTION_ENV.awsRegion}; default: from the host name]` }),
+  'aws-profile': advanced({ type: 'string' as const, describe: `AWS profile for SigV4 credentials (turns signing on) [env ${CONNECTION_ENV.awsProfile}]` }),
 } as const;
 
-export function withConnectionOptions<T>(yargs: Argv<T>) {
+/** --cloud-id, in place of --url: the Elasticsearch (or, for dashboards, Kibana) URL of an Elastic Cloud deployment. */
+export const CLOUD_ID_OPTION = advanced({ type: 'string' as const, describe: `Elastic Cloud id of the deployment, in place of --url [env ${CONNECTION_ENV.cloudId}]` } as const);
+
+export function withConnectionOptions<T>(yargs: Argv<T>): Argv<T> {
   return yargs
     .option('url', {
       type: 'string',
@@ -46,11 +63,20 @@ export function withConnectionOptions<T>(yargs: Argv<T>) {
     .option('api-key', { ...CREDENTIAL_OPTIONS['api-key'], group })
     .option('bearer-token', { ...CREDENTIAL_OPTIONS['bearer-token'], group })
     .option('ca-file', { ...CREDENTIAL_OPTIONS['ca-file'], group })
-    .option('insecure', { ...CREDENTIAL_OPTIONS.insecure, group });
+    .option('insecure', { ...CREDENTIAL_OPTIONS.insecure, group })
+    .option('cloud-id', { ...CLOUD_ID_OPTION, group })
+    .option('ca-fingerprint', { ...CREDENTIAL_OPTIONS['ca-fingerprint'], group })
+    .option('client-cert', { ...CREDENTIAL_OPTIONS['client-cert'], group })
+    .option('client-key', { ...CREDENTIAL_OPTIONS['client-key'], group })
+    .option('aws-service', { ...CREDENTIAL_OPTIONS['aws-service'], group })
+    .option('aws-region', { ...CREDENTIAL_OPTIONS['aws-region'], group })
+    .option('aws-profile', { ...CREDENTIAL_OPTIONS['aws-profile'], group });
 }
 
 /** The connection options as the commands take them: each may be missing (then from the environment). */
-export type ConnectionArgs = Partial<Pick<ConnectionOptions, 'url' | 'username' | 'password' | 'apiKey' | 'bearerToken' | 'caFile' | 'insecure'>>;
+export type ConnectionArgs = Partial<
+  Pick<ConnectionOptions, 'url' | 'username' | 'password' | 'apiKey' | 'bearerToken' | 'caFile' | 'insecure' | 'caFingerprint' | 'clientCert' | 'clientKey' | 'cloudId' | 'aws'>
+> & { awsService?: string; awsRegion?: string; awsProfile?: string };
 
 /** Options from argv, each falling back to its environment variable; url stays undefined if neither has it. */
 export function connectionArgsFrom(argv: ConnectionArgs, env: NodeJS.ProcessEnv = process.env): ConnectionArgs {
@@ -67,7 +93,23 @@ export function connectionArgsFrom(argv: ConnectionArgs, env: NodeJS.ProcessEnv 
     bearerToken: pick(argv.bearerToken, CONNECTION_ENV.bearerToken),
     caFile: pick(argv.caFile, CONNECTION_ENV.caFile),
     insecure: argv.insecure ?? parseBooleanEnv(env[CONNECTION_ENV.insecure], CONNECTION_ENV.insecure),
+    caFingerprint: pick(argv.caFingerprint, CONNECTION_ENV.caFingerprint),
+    clientCert: pick(argv.clientCert, CONNECTION_ENV.clientCert),
+    clientKey: pick(argv.clientKey, CONNECTION_ENV.clientKey),
+    cloudId: pick(argv.cloudId, CONNECTION_ENV.cloudId),
+    aws: awsArgsFrom(argv, env),
   };
+}
+
+/**
+ * SigV4 is on when --aws-service, --aws-region or --aws-profile is given, or SEARCH_AWS_SERVICE is set:
+ * AWS_REGION or AWS_PROFILE alone (set on many machines for other tools) do not turn it on.
+ */
+function awsArgsFrom(argv: ConnectionArgs, env: NodeJS.ProcessEnv): ConnectionOptions['aws'] {
+  if (argv.aws) return argv.aws;
+  const service = argv.awsService || env[CONNECTION_ENV.awsService] || undefined;
+  if (service === undefined && !argv.awsRegion && !argv.awsProfile) return undefined;
+  return { service, region: argv.awsRegion || undefined, profile: argv.awsProfile || env[CONNECTION_ENV.awsProfile] || undefined };
 }
 
 export function parseBooleanEnv(value: string | undefined, name: string): boolean | undefined {
@@ -84,7 +126,7 @@ export function parseBooleanEnv(value: string | undefined, name: string): boolea
  */
 export async function connectFromArgs(argv: ConnectionArgs, env: NodeJS.ProcessEnv = process.env): Promise<EngineClient> {
   const args = connectionArgsFrom(argv, env);
-  const url = await chooseUrl(args.url, (found) => process.stderr.write(escaped`near-dup: no --url given; using ${redactUrl(found)}\n`));
+  const url = args.cloudId ? args.url : await chooseUrl(args.url, (found) => process.stderr.write(escaped`near-dup: no --url given; using ${redactUrl(found)}\n`));
   const options: ConnectionOptions = { ...args, url };
   lastConnection = options;
   return connect(options);

@@ -4,12 +4,13 @@
 // only as a transport: connection pool, retries, TLS, auth. Every call is a plain REST request, so
 // search, bulk and mapping bodies are the same JSON for both engines.
 import { UsageError, UserError } from '../errors.js';
-import { type ConnectionOptions, type ResolvedConnection, resolveConnection } from './connection.js';
+import { authorizationHeader, type ConnectionOptions, type ResolvedConnection, resolveConnection, tlsSettings } from './connection.js';
 import { type EngineInfo, type Flavour, detectEngine } from './detect.js';
 import { describeConnectionError, EngineConnectionError, EngineResponseError, errorCode } from './errors.js';
 import { backoffDelay, RetryLog, retryCause, sleep } from './retry.js';
 import { actionMeta, type DocLocation } from './doc-location.js';
 import { privilegeRefusal } from './refusal.js';
+import { requireServerlessOperation } from './serverless.js';
 
 export type { EngineInfo, Flavour } from './detect.js';
 
@@ -119,8 +120,8 @@ export type IndexMappings = Record<string, { mappings: Record<string, any> }>;
 export class EngineClient {
   /** What the cluster said it is. */
   readonly info: EngineInfo;
-  /** Point in time flavour for scans, or false where the engine has none (then scroll). */
-  readonly pointInTime: Flavour | false;
+  /** Point in time flavour for scans, or false where the engine has none (then scroll); 'serverless' has no scroll at all. */
+  readonly pointInTime: Flavour | 'serverless' | false;
   /** Every retry this client made, by cause, and the time spent waiting. */
   readonly retries = new RetryLog();
   /** Requests sent and the seconds spent waiting for their answers (summed: requests in flight together each count). */
@@ -132,7 +133,7 @@ export class EngineClient {
     this.info = info;
     this.#sender = sender;
     this.#connection = connection;
-    this.pointInTime = supportsPointInTime(info) ? info.flavour : false;
+    this.pointInTime = info.serverless ? 'serverless' : supportsPointInTime(info) ? info.flavour : false;
   }
 
   /** The cluster URL, without credentials. */
@@ -182,6 +183,7 @@ export class EngineClient {
    */
   async #send(method: HttpMethod, path: string, body?: unknown, query?: QueryParams, ndjson?: string, retry = true): Promise<RawResponse> {
     const clean = query ? (Object.fromEntries(Object.entries(query).filter(([, v]) => v !== undefined)) as QueryParams) : undefined;
+    if (this.info.serverless) requireServerlessOperation(method, path, clean);
     for (let attempt = 1; ; attempt++) {
       let failure: unknown;
       const sent = performance.now();
@@ -208,7 +210,7 @@ export class EngineClient {
   #error(method: string, path: string, response: RawResponse): EngineResponseError {
     const error = (response.body as { error?: { type?: string; reason?: string; root_cause?: Array<{ reason?: string }> } | string } | undefined)?.error;
     const type = typeof error === 'object' ? error?.type : undefined;
-    const reason = typeof error === 'object' ? (error?.reason ?? error?.root_cause?.[0]?.reason) : typeof error === 'string' ? error : undefined;
+    const reason = typeof error === 'object' ? (error?.reason ?? error?.root_cause?.[0]?.reason) : typeof error === 'string' ? error : awsMessage(response.body);
     return new EngineResponseError(response.statusCode, type, reason, method, path, this.url, response.body);
   }
 
@@ -258,8 +260,27 @@ export class EngineClient {
     await this.request('PUT', `/_index_template/${encodeURIComponent(name)}`, body);
   }
 
+  /**
+   * Makes what was written searchable. Serverless has no refresh to ask: it refreshes each index every
+   * index.refresh_interval, so this waits that long (and a second more) instead.
+   */
   async refresh(index: string): Promise<void> {
+    if (this.info.serverless) return sleep((await this.#refreshIntervalMs(index)) + 1000);
     await this.request('POST', `/${encodeIndex(index)}/_refresh`);
+  }
+
+  readonly #refreshIntervals = new Map<string, Promise<number>>();
+
+  /** An index's refresh interval (the longest behind a name), read once; 10 s when it says none. */
+  #refreshIntervalMs(index: string): Promise<number> {
+    let known = this.#refreshIntervals.get(index);
+    if (!known) {
+      known = this.request<Record<string, { settings?: { index?: { refresh_interval?: string } } }>>('GET', `/${encodeIndex(index)}/_settings/index.refresh_interval`)
+        .then((answer) => Math.max(0, ...Object.values(answer ?? {}).map((entry) => durationMs(entry.settings?.index?.refresh_interval))))
+        .catch(() => SERVERLESS_REFRESH_MS);
+      this.#refreshIntervals.set(index, known);
+    }
+    return known;
   }
 
   /**
@@ -372,6 +393,22 @@ function permanentRefusal(response: RawResponse): boolean {
   return (error?.type === 'circuit_breaking_exception' && error.durability === 'PERMANENT') || error?.type === 'cluster_block_exception';
 }
 
+/** Serverless's refresh interval when an index sets none (an assumption: AWS documents no default). */
+const SERVERLESS_REFRESH_MS = 10_000;
+
+/** "1s", "500ms", "1m" in milliseconds; the default for none, -1 (off) or what does not parse. */
+function durationMs(value: string | undefined): number {
+  const match = /^(\d+(?:\.\d+)?)(ms|s|m)$/.exec(value?.trim() ?? '');
+  if (!match) return SERVERLESS_REFRESH_MS;
+  return Math.min(60_000, Number(match[1]) * { ms: 1, s: 1000, m: 60_000 }[match[2] as 'ms' | 's' | 'm']);
+}
+
+/** AWS's own refusals (a signature, an IAM policy) say why in `message`, not in `error`. */
+export function awsMessage(body: unknown): string | undefined {
+  const message = (body as { message?: unknown; Message?: unknown } | undefined)?.message ?? (body as { Message?: unknown } | undefined)?.Message;
+  return typeof message === 'string' ? message : undefined;
+}
+
 /** Index names and patterns in a path: encoded, but `*` and `,` kept readable (the engines accept both). */
 function encodeIndex(index: string): string {
   return encodeURIComponent(index).replace(/%2C/gi, ',').replace(/%2A/gi, '*');
@@ -434,9 +471,9 @@ function clientModule(pkg: ClientPackage): Promise<any> {
 }
 
 async function createSender(info: EngineInfo, connection: ResolvedConnection): Promise<Sender> {
-  const pkg = clientPackageFor(info);
-  const tls = connection.nodes.some((node) => node.startsWith('https:')) ? { ca: connection.ca, rejectUnauthorized: !connection.insecure } : undefined;
-  const auth = connection.auth;
+  // Amazon's managed clusters (OpenSearch, and Elasticsearch up to 7.10 there) are signed by the OpenSearch
+  // client's own SigV4 signer, whichever flavour answers.
+  const pkg = connection.aws ? '@opensearch-project/opensearch' : clientPackageFor(info);
   // The clients' own retries are off: they would send a scroll page twice. EngineClient retries what is safe.
   // Several nodes: the client's pool sends each request to the next living one, and leaves out a node that
   // failed until it answers again; EngineClient's retries then land on another node.
@@ -445,39 +482,45 @@ async function createSender(info: EngineInfo, connection: ResolvedConnection): P
   // "constructor" with "prototype" in it, fields both engines store like any other. JSON.parse makes such a
   // key an own property, which sets no prototype; near-dup reads documents by own keys only (own-keys.ts).
   const common = { nodes: connection.nodes, requestTimeout: connection.requestTimeoutMs, maxRetries: 0, disablePrototypePoisoningProtection: true };
-  let client: any;
-  let meta = false;
-  if (pkg === '@opensearch-project/opensearch') {
-    const { Client } = await clientModule(pkg);
-    // The OpenSearch client only knows basic auth (and AWS SigV4); tokens go in the header.
-    client = new Client({
-      ...common,
-      ssl: tls,
-      auth: auth?.kind === 'basic' ? { username: auth.username, password: auth.password } : undefined,
-      headers:
-        auth?.kind === 'apiKey' ? { authorization: `ApiKey ${auth.apiKey}` } : auth?.kind === 'bearer' ? { authorization: `Bearer ${auth.token}` } : undefined,
-    });
-  } else {
-    const esAuth =
-      auth?.kind === 'basic'
-        ? { username: auth.username, password: auth.password }
-        : auth?.kind === 'apiKey'
-          ? { apiKey: auth.apiKey }
-          : auth?.kind === 'bearer'
-            ? { bearer: auth.token }
-            : undefined;
-    if (pkg === '@elastic/elasticsearch7') {
-      const mod = await clientModule(pkg);
-      const Client = mod.Client ?? mod.default?.Client;
-      client = new Client({ ...common, ssl: tls, auth: esAuth });
-    } else {
-      const mod = await clientModule(pkg);
-      const Client = mod.Client ?? mod.default?.Client;
-      client = new Client({ ...common, tls, auth: esAuth });
-      meta = true; // the 8 and 9 clients return the body alone unless asked for meta
-    }
+  const client = pkg === '@opensearch-project/opensearch' ? await openSearchClient(connection, common) : await elasticsearchClient(pkg, connection, common);
+  return clientSender(client, pkg !== '@opensearch-project/opensearch' && pkg !== '@elastic/elasticsearch7', info, connection.url);
+}
+
+/** TLS settings for the clients: only where a node is https (the clients refuse TLS options for http). */
+function clientTls(connection: ResolvedConnection) {
+  return connection.nodes.some((node) => node.startsWith('https:')) ? tlsSettings(connection) : undefined;
+}
+
+async function openSearchClient(connection: ResolvedConnection, common: Record<string, unknown>): Promise<any> {
+  const { Client } = await clientModule('@opensearch-project/opensearch');
+  const auth = connection.auth;
+  if (connection.aws) {
+    const { AwsSigv4Signer } = await import('@opensearch-project/opensearch/aws');
+    const { region, service, credentials } = connection.aws;
+    return new Client({ ...common, ssl: clientTls(connection), ...AwsSigv4Signer({ region, service, getCredentials: credentials }) });
   }
-  const url = connection.url;
+  // The OpenSearch client only knows basic auth (and AWS SigV4); tokens go in the header.
+  return new Client({
+    ...common,
+    ssl: clientTls(connection),
+    auth: auth?.kind === 'basic' ? { username: auth.username, password: auth.password } : undefined,
+    headers: auth && auth.kind !== 'basic' ? { authorization: authorizationHeader(auth) } : undefined,
+  });
+}
+
+async function elasticsearchClient(pkg: ClientPackage, connection: ResolvedConnection, common: Record<string, unknown>): Promise<any> {
+  const auth = connection.auth;
+  const esAuth =
+    auth?.kind === 'basic' ? { username: auth.username, password: auth.password } : auth?.kind === 'apiKey' ? { apiKey: auth.apiKey } : auth?.kind === 'bearer' ? { bearer: auth.token } : undefined;
+  const mod = await clientModule(pkg);
+  const Client = mod.Client ?? mod.default?.Client;
+  if (pkg === '@elastic/elasticsearch7') return new Client({ ...common, ssl: clientTls(connection), auth: esAuth });
+  // The 8 and 9 clients check the CA fingerprint of each new connection themselves, and take a cloud id as it is.
+  const where = connection.cloudId ? { nodes: undefined, cloud: { id: connection.cloudId } } : {};
+  return new Client({ ...common, ...where, tls: clientTls(connection), caFingerprint: connection.caFingerprint, auth: esAuth });
+}
+
+function clientSender(client: any, meta: boolean, info: EngineInfo, url: string): Sender {
   return {
     async send(method, path, body, query, ndjson) {
       const params: Record<string, unknown> = { method, path };

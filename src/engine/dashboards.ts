@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
 import { UsageError, UserError } from '../errors.js';
-import { authorizationHeader, type ConnectionOptions, type ResolvedConnection, resolveConnection } from './connection.js';
+import { type ConnectionOptions, type ResolvedConnection, requestHeaders, resolveConnection, tlsSettings } from './connection.js';
 import { errorCode } from './errors.js';
 import { NEAR_DUP_FIELDS } from './mapping.js';
 import { formatFor, inFormat, type SavedObjectFormat } from './saved-object-formats.js';
@@ -111,7 +111,8 @@ export function nearDupFieldSpecs(prefix: string): Record<string, unknown>[] {
  * Where OpenSearch Dashboards or Kibana is and how to reach it: the URL, credentials and TLS options of
  * every other command (engine/connection.ts), read and checked the same way.
  */
-export interface ImportOptions extends Pick<ConnectionOptions, 'url' | 'username' | 'password' | 'apiKey' | 'bearerToken' | 'caFile' | 'insecure' | 'requestTimeoutMs'> {
+export interface ImportOptions
+  extends Pick<ConnectionOptions, 'url' | 'username' | 'password' | 'apiKey' | 'bearerToken' | 'caFile' | 'caFingerprint' | 'clientCert' | 'clientKey' | 'aws' | 'insecure' | 'requestTimeoutMs' | 'warn'> {
   /** Kibana space or OpenSearch Dashboards tenant-less path prefix, e.g. /s/marketing. */
   space?: string;
   /** The format to import in; by default the one of the product and version that answers. */
@@ -154,8 +155,10 @@ function productOf(answer: Answer): Product {
 }
 
 /**
- * Resolves --url, the credentials and the CA with the engine clients' own code (an API key given as id:key
- * is base64-encoded there, user:password@ in the URL becomes basic auth), for one server.
+ * Resolves --url, the credentials and the TLS trust with the engine clients' own code (an API key given as
+ * id:key is base64-encoded there, user:password@ in the URL becomes basic auth, a CA fingerprint becomes the
+ * CA trusted, a client certificate is presented), for one server. Each request's Authorization (or SigV4
+ * signature) is made as it is sent.
  */
 export async function dashboardsServer(options: ImportOptions): Promise<Server> {
   const connection = await resolveConnection(options);
@@ -163,42 +166,40 @@ export async function dashboardsServer(options: ImportOptions): Promise<Server> 
     throw new UsageError(`--url names ${connection.nodes.length} servers (${connection.url}); dashboards talks to one OpenSearch Dashboards or Kibana: give its one URL`);
   }
   const headers: Record<string, string> = { 'osd-xsrf': 'true', 'kbn-xsrf': 'true', accept: 'application/json' };
-  const authorization = authorizationHeader(connection.auth);
-  if (authorization) headers.authorization = authorization;
   return { connection, base: connection.url + (options.space ?? ''), where: connection.url, headers };
 }
 
-/** One request with node:http(s), trusting the CA given (or none, with --insecure) as the engine requests do. */
-function request(server: Server, method: 'GET' | 'POST', path: string, body?: { bytes: Uint8Array; type: string }): Promise<Answer> {
+/** One request with node:http(s), with the connection's TLS settings and credentials (or signature), as the engine requests have them. */
+async function request(server: Server, method: 'GET' | 'POST', path: string, body?: { bytes: Uint8Array; type: string }): Promise<Answer> {
   const { connection } = server;
   const target = new URL(server.base + path);
   const tls = target.protocol === 'https:';
   const send = tls ? https.request : http.request;
-  const headers = { ...server.headers, ...(body ? { 'content-type': body.type, 'content-length': String(body.bytes.byteLength) } : {}) };
+  const signed = await requestHeaders(connection, { method, protocol: target.protocol, host: target.host, path: target.pathname, query: target.search.slice(1), body: body?.bytes });
+  const headers = { ...server.headers, ...(body ? { 'content-type': body.type, 'content-length': String(body.bytes.byteLength) } : {}), ...signed };
   return new Promise((resolve, reject) => {
-    const req = send(
-      target,
-      { method, headers, timeout: connection.requestTimeoutMs, ...(tls ? { ca: connection.ca, rejectUnauthorized: !connection.insecure } : {}) },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (chunk: Buffer) => chunks.push(chunk));
-        res.on('error', (err) => reject(unreachable(err, server)));
-        res.on('end', () => {
-          const status = res.statusCode ?? 0;
-          let parsed: unknown;
-          try {
-            parsed = JSON.parse(Buffer.concat(chunks).toString('utf8'));
-          } catch {
-            // Not JSON: the callers say what they expected.
-          }
-          resolve({ status, ok: status >= 200 && status < 300, headers: res.headers, body: parsed });
-        });
-      },
-    );
+    const req = send(target, { method, headers, timeout: connection.requestTimeoutMs, ...(tls ? tlsSettings(connection) : {}) }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (chunk: Buffer) => chunks.push(chunk));
+      res.on('error', (err) => reject(unreachable(err, server)));
+      res.on('end', () => {
+        const status = res.statusCode ?? 0;
+        resolve({ status, ok: status >= 200 && status < 300, headers: res.headers, body: jsonOrUndefined(Buffer.concat(chunks).toString('utf8')) });
+      });
+    });
     req.on('timeout', () => req.destroy(Object.assign(new Error(`no answer within ${connection.requestTimeoutMs} ms`), { code: 'ETIMEDOUT' })));
     req.on('error', (err) => reject(unreachable(err, server)));
     req.end(body?.bytes);
   });
+}
+
+/** Not JSON: the callers say what they expected. */
+function jsonOrUndefined(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
 }
 
 /** A failure to reach the server, in one line that says what to do; never the credentials. */

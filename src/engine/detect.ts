@@ -3,7 +3,7 @@
 import http from 'node:http';
 import https from 'node:https';
 import { UserError } from '../errors.js';
-import { authorizationHeader, type ResolvedConnection } from './connection.js';
+import { type ResolvedConnection, requestHeaders, tlsSettings } from './connection.js';
 import { EngineConnectionError, EngineResponseError } from './errors.js';
 import { joinUrl } from './url.js';
 
@@ -16,6 +16,8 @@ export interface EngineInfo {
   major: number;
   minor: number;
   clusterName?: string;
+  /** Amazon OpenSearch Serverless, which answers only part of the API (serverless.ts). */
+  serverless?: boolean;
   /** The cluster URL without credentials. */
   url: string;
 }
@@ -27,41 +29,22 @@ export interface RawAnswer {
 }
 
 /**
- * One GET with node:http(s), with the connection's credentials and TLS settings: used to identify the
- * cluster before a client is chosen, and to probe for local clusters.
+ * One GET with node:http(s), with the connection's credentials (or its SigV4 signature) and TLS settings:
+ * used to identify the cluster before a client is chosen, and to probe for local clusters.
  */
-export function httpGet(connection: ResolvedConnection, path: string, timeoutMs = 10_000): Promise<RawAnswer> {
+export async function httpGet(connection: ResolvedConnection, path: string, timeoutMs = 10_000): Promise<RawAnswer> {
   const target = new URL(joinUrl(connection.url, path));
-  const headers: Record<string, string> = { accept: 'application/json' };
-  const authorization = authorizationHeader(connection.auth);
-  if (authorization) headers.authorization = authorization;
+  const signed = await requestHeaders(connection, { method: 'GET', protocol: target.protocol, host: target.host, path: target.pathname, query: target.search.slice(1) });
+  const headers: Record<string, string> = { accept: 'application/json', ...signed };
   const tls = target.protocol === 'https:';
   const request = tls ? https.request : http.request;
   return new Promise((resolve, reject) => {
-    const req = request(
-      target,
-      {
-        method: 'GET',
-        headers,
-        timeout: timeoutMs,
-        ...(tls ? { ca: connection.ca, rejectUnauthorized: !connection.insecure } : {}),
-      },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (chunk: Buffer) => chunks.push(chunk));
-        res.on('error', (err) => reject(new EngineConnectionError(err.message, (err as NodeJS.ErrnoException).code, connection.url, { cause: err })));
-        res.on('end', () => {
-          const text = Buffer.concat(chunks).toString('utf8');
-          let body: unknown = text;
-          try {
-            body = text ? JSON.parse(text) : undefined;
-          } catch {
-            // Not JSON: keep the text, the caller decides.
-          }
-          resolve({ statusCode: res.statusCode ?? 0, headers: res.headers, body });
-        });
-      },
-    );
+    const req = request(target, { method: 'GET', headers, timeout: timeoutMs, ...(tls ? tlsSettings(connection) : {}) }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (chunk: Buffer) => chunks.push(chunk));
+      res.on('error', (err) => reject(new EngineConnectionError(err.message, (err as NodeJS.ErrnoException).code, connection.url, { cause: err })));
+      res.on('end', () => resolve({ statusCode: res.statusCode ?? 0, headers: res.headers, body: parsedBody(Buffer.concat(chunks).toString('utf8')) }));
+    });
     req.on('timeout', () => {
       req.destroy(new EngineConnectionError(`no answer within ${timeoutMs} ms`, 'ETIMEDOUT', connection.url, { timeout: true }));
     });
@@ -74,6 +57,15 @@ export function httpGet(connection: ResolvedConnection, path: string, timeoutMs 
     });
     req.end();
   });
+}
+
+/** JSON when it parses, else the text (the caller decides). */
+function parsedBody(text: string): unknown {
+  try {
+    return text ? JSON.parse(text) : undefined;
+  } catch {
+    return text;
+  }
 }
 
 /**
@@ -115,7 +107,8 @@ function versionParts(version: string): { version: string; major: number; minor:
 function responseError(answer: RawAnswer, path: string, url: string): EngineResponseError {
   const error = (answer.body as { error?: { type?: string; reason?: string } | string } | undefined)?.error;
   const type = typeof error === 'object' ? error?.type : undefined;
-  const reason = typeof error === 'object' ? error?.reason : typeof error === 'string' ? error : undefined;
+  const aws = (answer.body as { message?: unknown } | undefined)?.message;
+  const reason = typeof error === 'object' ? error?.reason : typeof error === 'string' ? error : typeof aws === 'string' ? aws : undefined;
   return new EngineResponseError(answer.statusCode, type, reason, 'GET', path, url, answer.body);
 }
 
@@ -124,6 +117,7 @@ function responseError(answer: RawAnswer, path: string, url: string): EngineResp
  * node's) / EngineResponseError, or UserError for a non-engine.
  */
 export async function detectEngine(connection: ResolvedConnection): Promise<EngineInfo> {
+  if (connection.aws?.service === 'aoss') return serverlessInfo(connection.url);
   const ask = async (node: string) => ({ ...(await detectNode({ ...connection, url: node, nodes: [node] })), url: connection.url });
   const last = connection.nodes[connection.nodes.length - 1];
   for (const node of connection.nodes.slice(0, -1)) {
@@ -134,6 +128,14 @@ export async function detectEngine(connection: ResolvedConnection): Promise<Engi
     }
   }
   return ask(last);
+}
+
+/**
+ * Amazon OpenSearch Serverless has no GET / (nor nodes info) to ask: a collection is OpenSearch 2.x, with point
+ * in time but without scroll (serverless.ts says what else it lacks).
+ */
+export function serverlessInfo(url: string): EngineInfo {
+  return { flavour: 'opensearch', version: '2 (Amazon OpenSearch Serverless)', major: 2, minor: 0, serverless: true, url };
 }
 
 async function detectNode(connection: ResolvedConnection): Promise<EngineInfo> {

@@ -1,9 +1,14 @@
 // Raw HTTP to one cluster for the signing proxy: requests go upstream as the client sent them (its
 // headers, its credentials), answers come back as streams. Only the Host header and the hop-by-hop
 // headers a proxy must not pass on are changed. The proxy's own JSON requests go by `upstreamJson`.
+// With AWS SigV4 (Amazon OpenSearch Service, Serverless) the proxy signs each request itself, over the
+// bytes it sends (a body it rewrote included): a body is then gathered whole before it goes, and the
+// client's own Authorization and x-amz-* headers are replaced by the proxy's signature.
 import http from 'node:http';
 import https from 'node:https';
-import { pipeline, type Readable, Transform } from 'node:stream';
+import { PassThrough, pipeline, type Readable, Transform, type Writable } from 'node:stream';
+import type { AwsSigning } from './aws-sigv4.js';
+import { requestHeaders } from './connection.js';
 import { EngineResponseError } from './errors.js';
 import { redactCredentials } from './url.js';
 
@@ -13,12 +18,19 @@ const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'pro
 export interface UpstreamOptions {
   /** The cluster's URL, without credentials; a path prefix is kept. */
   url: string;
-  /** PEM text of the CA that signed the cluster's certificate. */
+  /** PEM text of the CA(s) that signed the cluster's certificate (--ca-file, --ca-fingerprint). */
   ca?: string;
   insecure?: boolean;
+  /** Sign every request with the proxy's own AWS credentials. */
+  aws?: AwsSigning;
   /** Sockets kept open to the cluster (default 64). */
   maxSockets?: number;
+  /** With SigV4, the largest body gathered to be signed (default 100 MB, the engines' own limit). */
+  maxSignedBodyBytes?: number;
 }
+
+/** What the caller writes a body to (a ClientRequest, or with SigV4 the gathering of a body to sign). */
+export type UpstreamRequest = Writable;
 
 export interface UpstreamResponse {
   status: number;
@@ -98,9 +110,13 @@ export function onClientGone(res: http.ServerResponse, stop: () => void): void {
 export class Upstream {
   readonly url: URL;
   private readonly agent: http.Agent;
+  private readonly aws?: AwsSigning;
+  private readonly maxSignedBodyBytes: number;
 
   constructor(options: UpstreamOptions) {
     this.url = new URL(options.url);
+    this.aws = options.aws;
+    this.maxSignedBodyBytes = options.maxSignedBodyBytes ?? 100 * 1024 * 1024;
     const agentOptions = { keepAlive: true, maxSockets: options.maxSockets ?? 64 };
     this.agent =
       this.url.protocol === 'https:'
@@ -113,30 +129,65 @@ export class Upstream {
    * `body` is a stream or bytes; without one, the caller writes to `request` and ends it. The promise gives
    * the answer once its headers arrive.
    */
-  send(method: string, pathAndQuery: string, rawHeaders: readonly string[], body?: Readable | Uint8Array): { request: http.ClientRequest; response: Promise<UpstreamResponse> } {
+  send(method: string, pathAndQuery: string, rawHeaders: readonly string[], body?: Readable | Uint8Array): { request: UpstreamRequest; response: Promise<UpstreamResponse> } {
+    if (this.aws) return this.sendSigned(method, pathAndQuery, rawHeaders, body);
     const headers = passableHeaders(rawHeaders, ['host', 'expect', ...(body instanceof Uint8Array ? ['content-length'] : [])]);
+    const request = this.open(method, pathAndQuery, headers, body instanceof Uint8Array ? body : undefined);
+    const response = this.answerOf(request);
+    if (body instanceof Uint8Array) request.end(body);
+    else if (body) body.pipe(request);
+    return { request, response };
+  }
+
+  /** A request with Host (and Content-Length for bytes) set, to the cluster's path prefix. */
+  private open(method: string, pathAndQuery: string, headers: string[], bytes: Uint8Array | undefined): http.ClientRequest {
     headers.push('host', this.url.host);
-    if (body instanceof Uint8Array) headers.push('content-length', String(body.length));
-    const basePath = this.url.pathname.replace(/\/+$/, '');
+    if (bytes) headers.push('content-length', String(bytes.length));
     const transport = this.url.protocol === 'https:' ? https : http;
     const request = transport.request({
       protocol: this.url.protocol,
       hostname: this.url.hostname,
       port: this.url.port,
       method,
-      path: basePath + pathAndQuery,
+      path: this.basePath() + pathAndQuery,
       headers: headers as unknown as http.OutgoingHttpHeaders,
       agent: this.agent,
     });
+    request.on('error', () => {}); // a later error (writing to a closed socket) is the answer's to report
+    return request;
+  }
+
+  private basePath(): string {
+    return this.url.pathname.replace(/\/+$/, '');
+  }
+
+  private answerOf(request: http.ClientRequest): Promise<UpstreamResponse> {
     const response = new Promise<UpstreamResponse>((resolve, reject) => {
       request.once('response', (res) => resolve({ status: res.statusCode ?? 502, rawHeaders: passableHeaders(res.rawHeaders), body: res }));
       request.once('error', (err) => reject(new UpstreamError(`cannot reach ${redactCredentials(this.url.origin)}: ${describeSocketError(err)}`)));
     });
     response.catch(() => {}); // observed by the caller; never an unhandled rejection meanwhile
-    request.on('error', () => {}); // a later error (writing to a closed socket) is the answer's to report
-    if (body instanceof Uint8Array) request.end(body);
-    else if (body) body.pipe(request);
-    return { request, response };
+    return response;
+  }
+
+  /** SigV4: the body gathered (what the caller writes, a stream, or bytes), signed, then sent whole. */
+  private sendSigned(method: string, pathAndQuery: string, rawHeaders: readonly string[], body?: Readable | Uint8Array): { request: UpstreamRequest; response: Promise<UpstreamResponse> } {
+    const gathering = new PassThrough();
+    const bytes = body instanceof Uint8Array ? Promise.resolve(body) : readBody(gathering, this.maxSignedBodyBytes);
+    const response = bytes.then(async (whole) => {
+      const headers = passableHeaders(rawHeaders, ['host', 'expect', 'content-length', 'authorization']).filter((_, i, all) => !/^x-amz-/i.test(all[i - (i % 2)]));
+      const [path, query = ''] = (this.basePath() + pathAndQuery).split(/\?(.*)/s, 2);
+      const signature = await requestHeaders({ aws: this.aws }, { method, protocol: this.url.protocol, host: this.url.host, path, query, body: whole });
+      for (const [name, value] of Object.entries(signature)) headers.push(name, value);
+      const request = this.open(method, pathAndQuery, headers, whole);
+      const answer = this.answerOf(request);
+      request.end(whole);
+      return answer;
+    });
+    response.catch(() => {});
+    if (body instanceof Uint8Array) gathering.end();
+    else if (body) body.pipe(gathering);
+    return { request: gathering, response };
   }
 
   /** Sockets to the cluster: carrying a request now, and kept open idle for the next one. */

@@ -5,7 +5,9 @@
 // - sliced scroll with --slices, because a scroll slice is a function of the document _id, so separate
 //   processes (each with its own search context) split the index into the same disjoint parts; PIT slices
 //   partition Lucene doc ids and only agree when every slice shares one PIT id;
-// - scroll, too, where the engine has no point in time (OpenSearch < 2.4, Elasticsearch < 7.10).
+// - scroll, too, where the engine has no point in time (OpenSearch < 2.4, Elasticsearch < 7.10);
+// - on Amazon OpenSearch Serverless, which has no scroll: OpenSearch's point in time with search_after,
+//   sorted by _id and _index (no two documents share both), the one unique order it offers.
 //
 // A scroll page is the one request that cannot be sent twice: asked again, the engine hands out the next
 // page, and the lost one is gone. So a scroll page is never retried blindly; when its answer is lost (a
@@ -61,8 +63,8 @@ export interface ScanOptions {
   /** Ask for each document's _version. */
   version?: boolean;
   keepAlive?: string;
-  /** Whether the engine has point in time; use scroll when false. */
-  pointInTime: 'opensearch' | 'elasticsearch' | false;
+  /** Whether the engine has point in time; use scroll when false ('serverless': it has nothing else). */
+  pointInTime: 'opensearch' | 'elasticsearch' | 'serverless' | false;
   recovery?: LostPageRecovery;
   /**
    * With 'skip-seen': the documents already handed out, when the caller keeps them anyway (dedup numbers
@@ -82,6 +84,7 @@ export class ScanLostError extends Error {
 
 export async function* scanIndex(transport: SearchTransport, options: ScanOptions): AsyncGenerator<ScanHit[]> {
   if (options.pointInTime === 'elasticsearch' && !options.slice) yield* scanWithPointInTime(transport, options);
+  else if (options.pointInTime === 'serverless' && !options.slice) yield* scanWithOpenSearchPointInTime(transport, options);
   else yield* scanWithRestarts(transport, options);
 }
 
@@ -164,6 +167,31 @@ async function closePointInTime(transport: SearchTransport, pitId: string): Prom
     await transport.request('DELETE', '/_pit', { id: pitId });
   } catch {
     // It expires by itself after keep_alive; failing to close it early is not worth failing the job.
+  }
+}
+
+/**
+ * OpenSearch's point in time (its own API, not Elasticsearch's /_pit) with search_after, for Serverless.
+ * OpenSearch has no _shard_doc, so the order is _id then _index: sorting by _id loads its field data, which
+ * is why the other OpenSearch scans keep to scroll. Each page is a plain search: the client may retry it.
+ */
+async function* scanWithOpenSearchPointInTime(transport: SearchTransport, options: ScanOptions): AsyncGenerator<ScanHit[]> {
+  const keepAlive = options.keepAlive ?? '5m';
+  const index = encodeURIComponent(options.index).replace(/%2C/gi, ',').replace(/%2A/gi, '*');
+  const pitId = (await transport.request<{ pit_id: string }>('POST', `/${index}/_search/point_in_time`, undefined, { keep_alive: keepAlive })).pit_id;
+  try {
+    let searchAfter: unknown[] | undefined;
+    for (;;) {
+      const body: Record<string, unknown> = { ...searchBody(options), track_total_hits: false, pit: { id: pitId, keep_alive: keepAlive }, sort: [{ _id: 'asc' }, { _index: 'asc' }] };
+      if (searchAfter) body.search_after = searchAfter;
+      const hits = (await transport.request<{ hits: { hits: ScanHit[] } }>('POST', '/_search', body)).hits.hits;
+      if (hits.length === 0) return;
+      searchAfter = hits[hits.length - 1].sort;
+      yield hits;
+      if (hits.length < (options.pageSize ?? 1000)) return;
+    }
+  } finally {
+    await transport.request('DELETE', '/_search/point_in_time', { pit_id: [pitId] }).catch(() => undefined);
   }
 }
 

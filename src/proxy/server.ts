@@ -5,6 +5,7 @@ import http from 'node:http';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import PQueue from 'p-queue';
+import type { AwsSigning } from '../engine/aws-sigv4.js';
 import { InFlightLimit } from '../engine/in-flight.js';
 import { planInFlight } from '../engine/in-flight-plan.js';
 import { BodyTooLargeError, onClientGone, pipeAnswer, Upstream, UpstreamError, upstreamJson } from '../engine/forward.js';
@@ -24,8 +25,8 @@ import { ProxyStats } from './stats.js';
 import { type Target, WriteTargets } from './targets.js';
 
 export interface ProxyOptions {
-  /** The cluster, without credentials (each client's own go through). */
-  upstream: { url: string; ca?: string; insecure?: boolean };
+  /** The cluster, without credentials (each client's own go through; with AWS SigV4 the proxy signs). */
+  upstream: { url: string; ca?: string; insecure?: boolean; aws?: AwsSigning };
   host: string;
   port: number;
   /** Index names and patterns, comma-separated, as the engines read them. */

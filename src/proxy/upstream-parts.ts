@@ -13,10 +13,9 @@
 // as the request's, stops the sending; its items and those after it are kept (verb, index, id) so the
 // client can be told which items were not applied (the parts before it were), and its bulk helper sends
 // them again.
-import type http from 'node:http';
 import { performance } from 'node:perf_hooks';
 import { PassThrough } from 'node:stream';
-import { ClientGoneError, readBody, type Upstream, type UpstreamResponse } from '../engine/forward.js';
+import { ClientGoneError, readBody, type Upstream, type UpstreamRequest, type UpstreamResponse } from '../engine/forward.js';
 import { isBlank } from './bulk-items.js';
 import { type BulkAnswer, notAppliedAnswer } from './bulk-response.js';
 import type { InFlightLimit } from '../engine/in-flight.js';
@@ -40,7 +39,7 @@ interface Written {
 }
 
 interface OpenPart {
-  request: http.ClientRequest;
+  request: UpstreamRequest;
   response: Promise<UpstreamResponse>;
   bytes: number;
   written: Written[];
@@ -225,7 +224,7 @@ function bodyOf(bytes: Buffer | string): PassThrough {
 }
 
 
-function drained(request: http.ClientRequest): Promise<void> {
+function drained(request: UpstreamRequest): Promise<void> {
   return new Promise((resolve) => {
     const done = () => {
       request.off('drain', done);

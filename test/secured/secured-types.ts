@@ -21,6 +21,11 @@ export interface SecuredEngine {
   users: Record<string, SecuredUser>;
   /** The indices the test roles grant: test indices must match it. */
   indexPattern: string;
+  /**
+   * A client certificate (PEM file paths) the engine authenticates as user `username`, mapped to the near_dup
+   * role (scripts/engine's opensearch-secured only: mutual TLS, clientauth_mode OPTIONAL).
+   */
+  certUser?: { username: string; cert: string; key: string };
 }
 
 declare module 'vitest' {

@@ -26,6 +26,7 @@ interface Credentials {
   url: string;
   caFile: string;
   users: Record<string, { username: string; password: string; roles: string[] }>;
+  certUser?: { username: string; cert: string; key: string };
 }
 
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
@@ -73,7 +74,9 @@ async function resolve(teardown: Array<() => Promise<void>>): Promise<SecuredEng
     }
     const admin = { username: process.env.OPENSEARCH_SECURED_ADMIN_USERNAME ?? fromFile?.users.admin?.username ?? 'admin', password };
     // Someone else's cluster: its role mappings are left alone.
-    credentials = await secured.provision({ url: given.replace(/\/+$/, ''), caFile: path.resolve(caFile), admin, emptyOwnIndex: fromFile !== undefined });
+    // A client certificate scripts/engine made (and mapped) comes with its credentials file.
+    const clientCertificate = fromFile?.certUser ? { cert: fromFile.certUser.cert, key: fromFile.certUser.key } : undefined;
+    credentials = await secured.provision({ url: given.replace(/\/+$/, ''), caFile: path.resolve(caFile), admin, emptyOwnIndex: fromFile !== undefined, clientCertificate });
   } else {
     source = 'embedded';
     engines.resolveArtifacts(NAME);
@@ -92,7 +95,8 @@ async function resolve(teardown: Array<() => Promise<void>>): Promise<SecuredEng
   try {
     if (client.info.flavour !== 'opensearch') throw new Error(`${credentials.url} is ${client.info.flavour}, not OpenSearch`);
     const definitions = secured.securedDefinitions();
-    return { url: client.url, version: client.info.version, source, caFile: credentials.caFile, users: credentials.users, indexPattern: definitions.indexPattern };
+    const certUser = credentials.certUser ? { username: credentials.certUser.username, cert: credentials.certUser.cert, key: credentials.certUser.key } : undefined;
+    return { url: client.url, version: client.info.version, source, caFile: credentials.caFile, users: credentials.users, indexPattern: definitions.indexPattern, certUser };
   } finally {
     await client.close();
   }

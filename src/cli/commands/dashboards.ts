@@ -7,12 +7,13 @@ import { inFormat, SAVED_OBJECT_FORMATS, type SavedObjectFormat } from '../../en
 import { UsageError } from '../../errors.js';
 import { defaultStatePath, readDedupState } from '../../jobs/dedup/state.js';
 import { parseClusterUrl, redactUrl } from '../../engine/url.js';
-import { CONNECTION_ENV, connectionArgsFrom, CREDENTIAL_OPTIONS } from '../connection-options.js';
+import { decodeCloudId } from '../../engine/cloud-id.js';
+import { CLOUD_ID_OPTION, CONNECTION_ENV, type ConnectionArgs, connectionArgsFrom, CREDENTIAL_OPTIONS } from '../connection-options.js';
 import { aboutText } from './dashboards-about.js';
 import { escaped, jsonLine } from '../terminal-text.js';
 import { advanced, examples } from '../help.js';
 
-interface DashboardsArgs {
+interface DashboardsArgs extends ConnectionArgs {
   url: string;
   index: string;
   prefix: string;
@@ -44,6 +45,13 @@ export const dashboardsCommand: CommandModule<object, DashboardsArgs> = {
       .option('bearer-token', advanced(CREDENTIAL_OPTIONS['bearer-token']))
       .option('ca-file', { ...CREDENTIAL_OPTIONS['ca-file'], describe: `PEM file of the CA of the Dashboards or Kibana certificate [env ${CONNECTION_ENV.caFile}]` })
       .option('insecure', advanced(CREDENTIAL_OPTIONS.insecure))
+      .option('cloud-id', { ...CLOUD_ID_OPTION, describe: `Elastic Cloud id of the deployment, in place of --url: its Kibana [env ${CONNECTION_ENV.cloudId}]` })
+      .option('ca-fingerprint', CREDENTIAL_OPTIONS['ca-fingerprint'])
+      .option('client-cert', CREDENTIAL_OPTIONS['client-cert'])
+      .option('client-key', CREDENTIAL_OPTIONS['client-key'])
+      .option('aws-service', CREDENTIAL_OPTIONS['aws-service'])
+      .option('aws-region', CREDENTIAL_OPTIONS['aws-region'])
+      .option('aws-profile', CREDENTIAL_OPTIONS['aws-profile'])
       .option('space', advanced({ type: 'string', describe: 'Kibana space path, e.g. /s/research' }))
       .option('title-field', { type: 'string', describe: "a field of your documents shown beside each document's id in the clusters and partial-copies tables (a title, or the text)" })
       .option('dedup-state', advanced({ type: 'string', describe: 'the state file of the dedup run to describe (threshold, parameters) [default: .near-dup/dedup-INDEX.json]' }))
@@ -82,22 +90,31 @@ export const dashboardsCommand: CommandModule<object, DashboardsArgs> = {
 
 /**
  * The URL, credentials and TLS options for Dashboards or Kibana: the options (or the SEARCH_* variables)
- * every command takes, with --url its own. A TLS option given on the command line for an http:// URL is
- * refused (it would do nothing); one from the environment, set for the cluster, is left out there.
+ * every command takes, with --url its own (or the Kibana of --cloud-id). A TLS option given on the command
+ * line for an http:// URL is refused (it would do nothing); one from the environment, set for the cluster,
+ * is left out there.
  */
-export function dashboardsConnection(argv: Pick<DashboardsArgs, 'url' | 'username' | 'password' | 'apiKey' | 'bearerToken' | 'caFile' | 'insecure'>, env: NodeJS.ProcessEnv = process.env): ImportOptions {
-  const args = connectionArgsFrom({ ...argv, url: undefined }, env);
-  const url = argv.url;
+export function dashboardsConnection(argv: Omit<DashboardsArgs, 'index' | 'prefix' | 'print' | 'format'>, env: NodeJS.ProcessEnv = process.env): ImportOptions {
+  const { cloudId, url: _cluster, ...args } = connectionArgsFrom({ ...argv, url: undefined }, env);
+  const url = argv.cloudId ? kibanaOf(argv.cloudId) : argv.url;
+  const warn = (line: string) => process.stderr.write(escaped`near-dup dashboards: ${line}\n`);
   const https = url
     .split(',')
     .map((u) => u.trim())
     .filter((u) => u !== '')
     .every((u) => parseClusterUrl(u).url.startsWith('https:'));
   if (!https) {
-    const given = [argv.caFile ? '--ca-file' : undefined, argv.insecure ? '--insecure' : undefined].filter((o) => o !== undefined);
+    const tlsOptions = { caFile: '--ca-file', insecure: '--insecure', caFingerprint: '--ca-fingerprint', clientCert: '--client-cert', clientKey: '--client-key' } as const;
+    const given = Object.entries(tlsOptions).filter(([key]) => argv[key as keyof typeof tlsOptions]).map(([, option]) => option);
     if (given.length) throw new UsageError(`${given.join(' and ')} ${given.length > 1 ? 'apply' : 'applies'} to an https:// URL, and --url ${redactUrl(url)} is plain HTTP: give the https:// URL of OpenSearch Dashboards or Kibana, or leave ${given.join(' and ')} out`);
-    return { ...args, url, caFile: undefined, insecure: undefined };
+    return { ...args, url, caFile: undefined, insecure: undefined, caFingerprint: undefined, clientCert: undefined, clientKey: undefined, warn };
   }
-  if (args.insecure) process.stderr.write(escaped`near-dup dashboards: --insecure: the TLS certificate of ${redactUrl(url)} is not checked\n`);
-  return { ...args, url };
+  return { ...args, url, warn };
+}
+
+/** The Kibana URL of an Elastic Cloud id (cloudId unused otherwise: dashboards talks to Kibana, not the cluster). */
+function kibanaOf(cloudId: string): string {
+  const kibana = decodeCloudId(cloudId).kibana;
+  if (!kibana) throw new UsageError('--cloud-id names no Kibana for this deployment; give its Kibana URL with --url');
+  return kibana;
 }

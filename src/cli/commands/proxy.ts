@@ -9,7 +9,8 @@ import { parseClusterUrl, redactUrl } from '../../engine/url.js';
 import { UsageError, UserError } from '../../errors.js';
 import { indexMatcher } from '../../proxy/index-pattern.js';
 import { type ProxyOptions, STATS_PATH, startProxy } from '../../proxy/server.js';
-import { CONNECTION_ENV, connectionArgsFrom } from '../connection-options.js';
+import { resolveConnection } from '../../engine/connection.js';
+import { CLOUD_ID_OPTION, CONNECTION_ENV, connectionArgsFrom, CREDENTIAL_OPTIONS } from '../connection-options.js';
 import { type SignerArgs, signerOptionsFrom, withSignerOptions } from '../signer-options.js';
 import { escaped, jsonLine } from '../terminal-text.js';
 import { advanced, examples } from '../help.js';
@@ -24,6 +25,13 @@ interface ProxyArgs extends SignerArgs {
   cert?: string;
   key?: string;
   caFile?: string;
+  caFingerprint?: string;
+  clientCert?: string;
+  clientKey?: string;
+  cloudId?: string;
+  awsService?: string;
+  awsRegion?: string;
+  awsProfile?: string;
   insecure?: boolean;
   maxChars: number;
   threads?: number;
@@ -57,6 +65,34 @@ function readPem(path: string | undefined, option: string): string | undefined {
   }
 }
 
+/**
+ * The cluster, from the same options and environment variables as every command's connection (engine/
+ * connection.ts): URL or cloud id, CA file or fingerprint, --insecure, AWS SigV4. Credentials of its own are
+ * refused: the proxy passes each client's identity on. SigV4 is the exception, since a signature over a body
+ * the proxy rewrites can only be the proxy's: it is said at start.
+ */
+async function upstreamFrom(argv: ProxyArgs, warn: (line: string) => void): Promise<ProxyOptions['upstream']> {
+  // SEARCH_USERNAME and the like, set for the other commands, are not the proxy's: left out, as before.
+  const { clientCert, clientKey, username: _u, password: _p, apiKey: _k, bearerToken: _t, ...connection } = connectionArgsFrom(argv);
+  if (clientCert || clientKey) {
+    throw new UsageError(
+      `the proxy passes each client's own identity to the cluster, and a client certificate of its own (--client-cert, ${CONNECTION_ENV.clientCert}) would authenticate every client's request as that certificate's user: leave it out, and give the clients their credentials`,
+    );
+  }
+  const url = connection.cloudId ? undefined : await chooseUrl(connection.url, (found) => warn(`no --url given; using ${redactUrl(found)}`));
+  if (url !== undefined && parseClusterUrl(url).username !== undefined) {
+    throw new UsageError("--url must not carry credentials: the proxy passes each client's own credentials on; give them to the clients");
+  }
+  const resolved = await resolveConnection({ ...connection, url, warn });
+  if (resolved.nodes.length > 1) throw new UsageError(`--url names ${resolved.nodes.length} nodes; the proxy forwards to one URL (a load balancer, or one node)`);
+  if (resolved.aws) {
+    warn(
+      `signing every request with this process's AWS credentials (SigV4, ${resolved.aws.service}, ${resolved.aws.region}): each client acts with them, whatever credentials it sends; keep --listen on loopback, or serve only clients you trust`,
+    );
+  }
+  return { url: resolved.url, ca: resolved.ca, insecure: resolved.insecure, aws: resolved.aws };
+}
+
 export async function proxyOptionsFrom(argv: ProxyArgs, warn: (line: string) => void): Promise<ProxyOptions> {
   const signer = signerOptionsFrom(argv);
   prefixPath(argv.prefix);
@@ -67,20 +103,11 @@ export async function proxyOptionsFrom(argv: ProxyArgs, warn: (line: string) => 
     if (!(value > 0)) throw new UsageError(`${option} must be above 0, got ${value}`);
   }
   if (argv.maxConcurrentWrites !== undefined && !(Number.isInteger(argv.maxConcurrentWrites) && argv.maxConcurrentWrites >= 1)) throw new UsageError(`--max-concurrent-writes must be a whole number of at least 1, got ${argv.maxConcurrentWrites}`);
-  // The same options and environment variables as every command's connection; only the URL and TLS trust apply here.
-  const connection = connectionArgsFrom({ url: argv.url, caFile: argv.caFile, insecure: argv.insecure });
-  const parsed = parseClusterUrl(await chooseUrl(connection.url, (found) => warn(`no --url given; using ${redactUrl(found)}`)));
-  if (parsed.username !== undefined) {
-    throw new UsageError("--url must not carry credentials: the proxy passes each client's own credentials on; give them to the clients");
-  }
+  const upstream = await upstreamFrom(argv, warn);
   const cert = readPem(argv.cert, '--cert');
   const key = readPem(argv.key, '--key');
   return {
-    upstream: {
-      url: parsed.url,
-      ca: readPem(connection.caFile, '--ca-file'),
-      insecure: connection.insecure,
-    },
+    upstream,
     ...parseListen(argv.listen),
     index: argv.index,
     fields: argv.field,
@@ -111,8 +138,16 @@ export const proxyCommand: CommandModule<object, ProxyArgs> = {
       .option('on-error', { type: 'string', choices: ['reject', 'pass'], default: 'pass', describe: 'a document without text to sign: indexed unsigned and counted (pass), or a failed item (reject)' })
       .option('cert', { type: 'string', describe: 'PEM certificate, to serve HTTPS (with --key)' })
       .option('key', { type: 'string', describe: 'PEM private key of --cert' })
+      .option('cloud-id', CLOUD_ID_OPTION)
       .option('ca-file', { type: 'string', describe: `PEM file with the CA of the cluster's certificate [env ${CONNECTION_ENV.caFile}]` })
+      .option('ca-fingerprint', CREDENTIAL_OPTIONS['ca-fingerprint'])
       .option('insecure', { type: 'boolean', describe: `skip verifying the cluster's certificate [env ${CONNECTION_ENV.insecure}=true]` })
+      .option('aws-service', CREDENTIAL_OPTIONS['aws-service'])
+      .option('aws-region', CREDENTIAL_OPTIONS['aws-region'])
+      .option('aws-profile', CREDENTIAL_OPTIONS['aws-profile'])
+      // Declared to be refused with the reason (the clients' identities pass through), not as unknown options.
+      .option('client-cert', { ...CREDENTIAL_OPTIONS['client-cert'], hidden: true })
+      .option('client-key', { ...CREDENTIAL_OPTIONS['client-key'], hidden: true })
       .option('max-chars', advanced({ type: 'number', default: DEFAULT_MAX_CHARS, describe: 'cut longer texts before signing' }))
       .option('threads', advanced({ type: 'number', describe: 'signing threads [default: every core]' }))
       .option('max-upstream-mb', advanced({ type: 'number', default: 16, describe: 'a bulk body goes to the cluster in parts of about this size, in order' }))
