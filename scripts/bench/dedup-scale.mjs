@@ -107,7 +107,7 @@ async function child() {
   };
   const started = began;
 
-  const table = way === 'memory' ? new SignaturePool(docs, numbers) : new SignatureSpill(option('spill-dir', os.tmpdir()), numbers, way === 'compact' ? 16 : 32);
+  const table = way === 'memory' ? new SignaturePool(docs, numbers) : new SignatureSpill(option('spill-dir', os.tmpdir()), numbers, { valueBits: way === 'compact' ? 16 : 32 });
   // Each document's facts as dedup keeps them (where it lives, the value the canonical rule sorts by):
   // canonical by the oldest, the order of generation (the document's number) standing for the date.
   // (On disk beside the ids when they are spilled, as dedup keeps them.)

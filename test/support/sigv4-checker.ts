@@ -1,7 +1,8 @@
 // Starts test/support/sigv4_check.py (botocore checking every request's AWS SigV4 signature, then passing it
 // to a real cluster) for tests of near-dup's SigV4 signing, and finds the Python that has botocore:
-// NEAR_DUP_BOTOCORE_PYTHON (what .ci/run sets after installing it), else python3. Under CI=true a missing
-// botocore is a failure, not a skip.
+// NEAR_DUP_BOTOCORE_PYTHON (what .ci/run sets after installing it), else python3, else a virtual environment
+// of the tests' own under .engines/ with botocore installed from PyPI there (made once; the test command sets
+// up what it needs, as it does the engines). Under CI=true a missing botocore is a failure, not a skip.
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import path from 'node:path';
 
@@ -17,12 +18,33 @@ export function awsEnv(base: NodeJS.ProcessEnv, secret: string = TEST_AWS.secret
   return env;
 }
 
-/** The Python that imports botocore, or why there is none. */
+const VENV = path.resolve(__dirname, '../../.engines/botocore-venv');
+
+/** The Python that imports botocore (installing it into the tests' own virtual environment if need be), or why there is none. */
 export function botocorePython(): { python?: string; missing?: string } {
   const python = process.env.NEAR_DUP_BOTOCORE_PYTHON || 'python3';
+  const why = importsBotocore(python);
+  if (why === undefined) return { python };
+  if (process.env.NEAR_DUP_BOTOCORE_PYTHON) return { missing: `${python} cannot import botocore (${why}); pip install botocore there, or unset NEAR_DUP_BOTOCORE_PYTHON` };
+  const own = ownBotocore();
+  return typeof own === 'string' ? { python: own } : { missing: `${python} cannot import botocore (${why}), and installing it into ${VENV} failed (${own.failed}); pip install botocore, or set NEAR_DUP_BOTOCORE_PYTHON` };
+}
+
+/** Why `python` cannot import botocore, or undefined when it can. */
+function importsBotocore(python: string): string | undefined {
   const probe = spawnSync(python, ['-c', 'import botocore; print(botocore.__version__)'], { encoding: 'utf8' });
-  if (probe.status === 0) return { python };
-  return { missing: `${python} cannot import botocore (${(probe.stderr || probe.error?.message || '').trim().split('\n').pop()}); pip install botocore, or set NEAR_DUP_BOTOCORE_PYTHON` };
+  return probe.status === 0 ? undefined : (probe.stderr || probe.error?.message || '').trim().split('\n').pop();
+}
+
+/** The tests' own virtual environment's Python, with botocore installed from PyPI (made the first time). */
+function ownBotocore(): string | { failed: string } {
+  const python = path.join(VENV, 'bin', 'python');
+  if (importsBotocore(python) === undefined) return python;
+  for (const [command, args] of [['python3', ['-m', 'venv', VENV]], [path.join(VENV, 'bin', 'pip'), ['install', '--quiet', '--disable-pip-version-check', 'botocore']]] as const) {
+    const step = spawnSync(command, args, { encoding: 'utf8', stdio: ['ignore', 'ignore', 'pipe'] });
+    if (step.status !== 0) return { failed: `${path.basename(command)} ${args[0]}: ${(step.stderr || step.error?.message || '').trim().split('\n').pop()}` };
+  }
+  return importsBotocore(python) === undefined ? python : { failed: 'botocore installed but not importable' };
 }
 
 export interface CheckerStats {

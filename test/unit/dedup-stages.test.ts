@@ -14,7 +14,7 @@ import { LargeKeyJoin } from '../../src/jobs/dedup/large-key.js';
 import { PairVerifier, type VerifiedPair } from '../../src/jobs/dedup/pair-verifier.js';
 import { SignaturePool } from '../../src/jobs/dedup/signature-pool.js';
 import type { StoredSignature } from '../../src/jobs/dedup/signature-store.js';
-import { SignatureSpill } from '../../src/jobs/dedup/signature-spill.js';
+import { chooseValueBits, SignatureSpill, spillBytes } from '../../src/jobs/dedup/signature-spill.js';
 import { SpilledIds } from '../../src/jobs/dedup/spilled-ids.js';
 import { poolTable } from '../../src/jobs/dedup/signature-table.js';
 import { type Hash64, hammingDistance } from '../../src/sketch/simhash.js';
@@ -97,7 +97,7 @@ async function stagedPass(docs: Doc[], bucketChunk: number, where: 'memory' | 'd
     for (const d of docs) pool.add(d.id, d.signature);
     for (let band = 0; band < BANDS; band++) await verifyBandOf(poolTable(pool), verifier, band, { bucketChunk, groupMembers });
   } else {
-    const spill = new SignatureSpill(scratch, numbers, where === 'disk, compact' ? 16 : 32);
+    const spill = new SignatureSpill(scratch, numbers, { valueBits: where === 'disk, compact' ? 16 : 32 });
     try {
       for (const d of docs) spill.addSignature(d.id, d.signature);
       if (where === 'disk, sorted ahead') await verifyBands(spill, verifier, { bucketChunk, groupMembers, sortAhead: true, checkers: 0 });
@@ -237,7 +237,7 @@ describe('the band pass, signatures in memory or spilled to disk', () => {
     const [whole, compact] = [await stagedPass(pair, 50, 'disk', 7), await stagedPass(pair, 50, 'disk, compact', 7)];
     expect(whole.pairs.map((p) => p.jaccard)).toEqual([1 - Math.ceil(WIDTH / 3) / WIDTH]);
     expect(compact.pairs.map((p) => p.jaccard)).toEqual([1]);
-    const spill = new SignatureSpill(scratch, undefined, 16);
+    const spill = new SignatureSpill(scratch, undefined, { valueBits: 16 });
     try {
       for (const d of docs.slice(0, 50)) spill.addSignature(d.id, d.signature);
       expect(spill.bytesPerDocument).toBe(2 * WIDTH + 8 + 8 * BANDS); // against 4 * WIDTH + 8 + 8 * BANDS whole
@@ -268,6 +268,16 @@ describe('the band pass, signatures in memory or spilled to disk', () => {
     // Now 0-1 share only large keys: kept below the bar (0.75), flagged; the bucket of one has no pair.
     expect([...again.pairs]).toEqual([0, 0, 1, 3, LARGE]);
     expect(again.rejected).toBe(0);
+  });
+
+  it("an 'auto' spill keeps whole values when they fit the disk, 16 bits when only that fits, and refuses with both sizes and the way out when neither does", () => {
+    const at = { expected: 100_000_000, width: 128, bandCount: 26, where: '/spill' };
+    const gib = 1024 ** 3;
+    expect([spillBytes(1, 128, 26, 32), spillBytes(1, 128, 26, 16)]).toEqual([624 + 104 + 80, 368 + 104 + 80]);
+    expect(chooseValueBits({ ...at, free: 80 * gib })).toBe(32);
+    expect(chooseValueBits({ ...at, free: 60 * gib })).toBe(16);
+    expect(chooseValueBits({ ...at, expected: 0, free: 0 })).toBe(32);
+    expect(() => chooseValueBits({ ...at, free: 40 * gib })).toThrow(/100,000,000 signatures to \/spill: 51\.4 GB at least \(75\.3 GB with whole values\), and 40\.0 GB is free there; give --spill-dir on a disk with room/);
   });
 
   it('the spill: its own folder (a planted file is not followed), signatures read back exactly, the folder gone when closed', async () => {

@@ -13,10 +13,12 @@
 // Memory holds the write buffers, and nothing a document: its id is kept by the numbering, and its slot is
 // its number while the two go together (the spill is the numbering's only writer during the scan, as when
 // the ids are spilled too); only once they part does each slot's number take 8 bytes a document.
+import { statfsSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { minhashValuesScratch } from '../../sketch/lean-minhash.js';
 import type { Hash64 } from '../../sketch/simhash.js';
+import { UserError } from '../../errors.js';
 import { type DocIds, withRoomFor } from './doc-numbers.js';
 import { keyHash, type SignatureFields, type StoredSignature } from './signature-store.js';
 import { BAND_CHUNK, type SignatureTable } from './signature-table.js';
@@ -26,6 +28,10 @@ import { type RecordLayout, RecordReader, recordBytes, type SpillValueBits, writ
 export type { SpillValueBits } from './spill-records.js';
 
 const RECORD_BUFFER_BYTES = 4 * 1024 * 1024;
+/** Disk a document takes beside its signature's record and band hashes: its id (most are shorter) and its facts. */
+const OTHER_BYTES_PER_DOCUMENT = 80;
+/** Room left on the disk after the spill, at least. */
+const DISK_MARGIN_BYTES = 1024 ** 3;
 const BAND_BUFFER_VALUES = 16 * 1024;
 
 export class SignatureSpill implements SignatureTable {
@@ -53,14 +59,26 @@ export class SignatureSpill implements SignatureTable {
   /** Where a band's hashes are read into, a chunk at a time. */
   private readonly bandChunk = new Uint32Array(BAND_CHUNK);
 
-  /** `parent`: where the spill's own folder is made (default: the system's temporary folder). */
-  constructor(
-    parent: string = os.tmpdir(),
-    private readonly documents?: DocIds,
-    readonly valueBits: SpillValueBits = 32,
-  ) {
+  /** Bits kept of each MinHash value: 32, or 16 (compact); chosen by the first document when 'auto'. */
+  private bits: SpillValueBits | 'auto';
+  /** Documents expected, to tell up front whether the spill fits the disk (0: not known, not checked). */
+  private readonly expected: number;
+
+  /**
+   * `parent`: where the spill's own folder is made (default: the system's temporary folder); `valueBits`:
+   * 32, 16, or 'auto' (32 when the whole spill of `expected` documents fits the disk's free space, else 16
+   * when that fits; when neither does, the first document is refused with the sizes and the way out).
+   */
+  constructor(parent: string = os.tmpdir(), private readonly documents?: DocIds, { valueBits = 32, expected = 0 }: { valueBits?: SpillValueBits | 'auto'; expected?: number } = {}) {
     this.folder = new SpillFolder(parent);
-    this.recordLayout = { width: 0, bandCount: 0, valueBits };
+    this.bits = valueBits;
+    this.expected = expected;
+    this.recordLayout = { width: 0, bandCount: 0, valueBits: valueBits === 'auto' ? 32 : valueBits };
+  }
+
+  /** The bits kept of each value (known once the first document is in, when chosen then). */
+  get valueBits(): SpillValueBits {
+    return this.recordLayout.valueBits;
   }
 
   /** The folder the spill is in. */
@@ -162,7 +180,8 @@ export class SignatureSpill implements SignatureTable {
   private open(width: number, bandCount: number): void {
     this.width = width;
     this.bandCount = bandCount;
-    this.recordLayout = { width, bandCount, valueBits: this.valueBits };
+    const valueBits = this.bits === 'auto' ? chooseValueBits({ expected: this.expected, width, bandCount, free: freeBytes(this.folder.path), where: this.folder.path }) : this.bits;
+    this.recordLayout = { width, bandCount, valueBits };
     this.recordBuffer = Buffer.alloc(Math.max(1, Math.floor(RECORD_BUFFER_BYTES / this.recordBytes)) * this.recordBytes);
     this.recordFile = this.folder.create('records.bin');
     for (let k = 0; k < bandCount; k++) {
@@ -244,4 +263,31 @@ export class SignatureSpill implements SignatureTable {
     this.bandFiles = [];
     this.folder.remove();
   }
+}
+
+/** Bytes the spill of `expected` documents takes on disk, with their ids and facts, at these value bits. */
+export function spillBytes(expected: number, width: number, bandCount: number, valueBits: SpillValueBits): number {
+  return expected * (recordBytes({ width, bandCount, valueBits }) + 4 * bandCount + OTHER_BYTES_PER_DOCUMENT);
+}
+
+/**
+ * The value bits of an 'auto' spill: whole values when the spill fits the free space (with a margin), else
+ * 16 bits when that fits; else a UserError with both sizes and the way out.
+ */
+export function chooseValueBits({ expected, width, bandCount, free, where }: { expected: number; width: number; bandCount: number; free: number; where: string }): SpillValueBits {
+  const room = free - DISK_MARGIN_BYTES;
+  const whole = spillBytes(expected, width, bandCount, 32);
+  if (expected === 0 || whole <= room) return 32;
+  const compact = spillBytes(expected, width, bandCount, 16);
+  if (compact <= room) return 16;
+  const gb = (bytes: number) => `${(bytes / 1024 ** 3).toFixed(1)} GB`;
+  throw new UserError(
+    `dedup would spill ${expected.toLocaleString('en')} signatures to ${where}: ${gb(compact)} at least (${gb(whole)} with whole values), and ${gb(Math.max(0, free))} is free there; give --spill-dir on a disk with room, or raise --max-cached-signatures if memory allows`,
+  );
+}
+
+/** Bytes free for this user on the file system of `folder`. */
+function freeBytes(folder: string): number {
+  const stats = statfsSync(folder);
+  return stats.bavail * stats.bsize;
 }

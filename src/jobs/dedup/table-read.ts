@@ -44,7 +44,7 @@ export async function readTable(client: EngineClient, store: SignatureStore, set
     const pool = await readSignatures(client, store, read, new SignaturePool(documents, numbers));
     return { ...poolTable(pool), find: async (ids) => findIn(pool, ids) };
   }
-  const spill = new SignatureSpill(settings.spillDir ?? os.tmpdir(), numbers);
+  const spill = new SignatureSpill(settings.spillDir ?? os.tmpdir(), numbers, { valueBits: 'auto', expected: documents });
   try {
     await readSignatures(client, store, read, spill);
   } catch (err) {
