@@ -40,7 +40,7 @@ function importsBotocore(python: string): string | undefined {
 function ownBotocore(): string | { failed: string } {
   const python = path.join(VENV, 'bin', 'python');
   if (importsBotocore(python) === undefined) return python;
-  for (const [command, args] of [['python3', ['-m', 'venv', VENV]], [path.join(VENV, 'bin', 'pip'), ['install', '--quiet', '--disable-pip-version-check', 'botocore']]] as const) {
+  for (const [command, args] of [['python3', ['-m', 'venv', '--copies', VENV]], [path.join(VENV, 'bin', 'pip'), ['install', '--quiet', '--disable-pip-version-check', 'botocore']]] as const) {
     const step = spawnSync(command, args, { encoding: 'utf8', stdio: ['ignore', 'ignore', 'pipe'] });
     if (step.status !== 0) return { failed: `${path.basename(command)} ${args[0]}: ${(step.stderr || step.error?.message || '').trim().split('\n').pop()}` };
   }
