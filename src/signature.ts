@@ -1,6 +1,7 @@
 // The condenser: a spec string "tokenizer:normalizer:hash:permutations" becomes one function from text
 // to the signature written into the index (MinHash, LSH band keys, SimHash and its block keys).
 import { hash } from 'node:crypto';
+import { UsageError } from './errors.js';
 import { OWN_SIMHASH, PresetError, preset as presetNamed, presetCondenser, type SimhashScheme } from './presets.js';
 import { DEFAULT_CONTAINMENT_SAMPLE, SampleRanks } from './sketch/containment.js';
 import { bandKeysOfDigests, checkBandsRows, DEFAULT_FALSE_NEGATIVE_WEIGHT, DEFAULT_KEY_ENCODING, DEFAULT_THRESHOLD, type KeyEncoding, type LshParams, optimalBandsRows } from './sketch/lsh.js';
@@ -28,8 +29,8 @@ export interface CondenserSpec {
   numPerm: number;
 }
 
-/** A wrong spec, with a message that lists what is valid. */
-export class CondenserSpecError extends Error {
+/** A wrong spec or signer option, with a message that lists what is valid (a usage error: exit code 2 on the command line). */
+export class CondenserSpecError extends UsageError {
   override name = 'CondenserSpecError';
 }
 
@@ -128,7 +129,7 @@ export function resolveSignerSettings(options: SignerOptions = {}): SignerSettin
   let lsh: LshParams;
   if (options.bands !== undefined || options.rows !== undefined) {
     if (options.bands === undefined || options.rows === undefined) {
-      throw new CondenserSpecError('give both --bands and --rows, or neither (then they follow from --threshold)');
+      throw new CondenserSpecError((o) => `give both ${o('bands')} and ${o('rows')}, or neither (then they follow from ${o('threshold')})`);
     }
     lsh = { b: options.bands, r: options.rows };
     checkBandsRows(lsh, spec.numPerm);

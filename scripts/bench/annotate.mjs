@@ -14,7 +14,7 @@ import { fileURLToPath } from 'node:url';
 import PQueue from 'p-queue';
 import { nearDupFields } from '../../dist/annotation.js';
 import { connect } from '../../dist/engine/client.js';
-import { initIndex } from '../../dist/engine/init.js';
+import { initIndex } from '../../dist/indices/init.js';
 import { createSigner } from '../../dist/signature.js';
 import { benchUrl, loadIndex, numberArg, pinApart, replicatedDocs } from './replicated.mjs';
 

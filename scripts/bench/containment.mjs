@@ -16,7 +16,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createDocumentAnnotator } from '../../dist/annotation.js';
 import { connect } from '../../dist/engine/client.js';
-import { createIndexBody } from '../../dist/engine/mapping.js';
+import { createIndexBody } from '../../dist/indices/mapping.js';
 import { annotateIndex } from '../../dist/jobs/annotate.js';
 import { findSimilar } from '../../dist/jobs/similar.js';
 import { createSigner } from '../../dist/signature.js';

@@ -27,7 +27,7 @@ import { fileURLToPath } from 'node:url';
 import PQueue from 'p-queue';
 import { nearDupFields } from '../../dist/annotation.js';
 import { connect } from '../../dist/engine/client.js';
-import { createIndexBody } from '../../dist/engine/mapping.js';
+import { createIndexBody } from '../../dist/indices/mapping.js';
 import { createSigner } from '../../dist/signature.js';
 import { DEFAULT_CORPUS, licenseCorpus, loadCorpus, mb } from './corpus.mjs';
 import { benchUrl, numberArg, pinApart } from './replicated.mjs';

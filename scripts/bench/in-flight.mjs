@@ -11,7 +11,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { connect } from '../../dist/engine/client.js';
-import { initIndex } from '../../dist/engine/init.js';
+import { initIndex } from '../../dist/indices/init.js';
 import { licenseCorpus } from './corpus.mjs';
 import { loadIndex, numberArg } from './replicated.mjs';
 

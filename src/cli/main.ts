@@ -7,6 +7,7 @@ import { commandLoaders } from './commands/index.js';
 import { UsageError, UserError } from '../errors.js';
 import { escaped, escapedLines } from './terminal-text.js';
 import { endQuietlyOnClosedPipes } from './closed-pipe.js';
+import { cliMessage } from './option-flags.js';
 
 /**
  * The version of the package this file was installed with, read beside dist/. Not left to yargs, which
@@ -81,7 +82,8 @@ main(
     .filter((arg) => arg !== '--debug')
     .map((arg) => (arg === '--help-all' ? '--help' : arg)),
 ).catch(async (err: unknown) => {
-  let message = err instanceof Error ? err.message : String(err);
+  // The library names option keys; a user of the CLI typed flags (option-flags.ts).
+  let message = cliMessage(err);
   if (err instanceof UserError && message.includes('does not exist')) {
     // Loaded only here: the engine client is not for every start.
     const [{ withSimilarIndexNames }, { commandConnection }] = await Promise.all([import('./index-names.js'), import('./connection-options.js')]);

@@ -103,7 +103,7 @@ export function signerOptionsFrom(argv: SignerArgs): SignerOptions {
   try {
     resolveSignerSettings(options);
   } catch (err) {
-    throw new UsageError((err as Error).message);
+    throw err instanceof UsageError ? err : new UsageError((err as Error).message);
   }
   return options;
 }

@@ -13,14 +13,17 @@
 // into Kibana 8.9 to 9.x; a Kibana 8.0 to 8.8 refuses them as newer than itself (import the OpenSearch
 // Dashboards file there: Kibana migrates it).
 //
-// Which one to send is read from the version the product reports: OpenSearch Dashboards (any version) and
-// Kibana 7.10 to 8.8 take the OpenSearch Dashboards file (Kibana 8.x migrates it on import); Kibana 8.9 and
-// later the Kibana file. A Kibana 7.x reads panel references by their exact name, so the Kibana file's
+// Which one to send is read from the version the product reports, by the engine support table
+// (engine/support.json, `savedObjects` of each major): OpenSearch Dashboards (any version) and Kibana 7.10
+// to 8.8 take the OpenSearch Dashboards file (Kibana 8.x migrates it on import); Kibana 8.9 and later the
+// Kibana file. A Kibana 7.x reads panel references by their exact name, so the Kibana file's
 // "1:panel_1" references fail there; a Kibana before 7.10 refuses visualizations stamped 7.10.0.
 import { UserError } from '../errors.js';
-import type { SavedObject } from './dashboards.js';
+import type { Flavour } from '../engine/detect.js';
+import { atLeast, type FormatFrom, majorsOf, SUPPORT, type SavedObjectFormat } from '../engine/support.js';
+import type { SavedObject } from './saved-objects.js';
 
-export type SavedObjectFormat = 'opensearch-dashboards' | 'kibana';
+export type { SavedObjectFormat } from '../engine/support.js';
 export const SAVED_OBJECT_FORMATS: readonly SavedObjectFormat[] = ['opensearch-dashboards', 'kibana'];
 
 const OSD_MIGRATION_VERSION: Record<string, string> = { 'index-pattern': '7.6.0', search: '7.9.3', visualization: '7.10.0', dashboard: '7.9.3' };
@@ -29,11 +32,20 @@ const KIBANA_TYPE_MIGRATION_VERSION: Record<string, string> = { 'index-pattern':
 
 /** The format the product of this version imports as current (see above). */
 export function formatFor(product: 'OpenSearch Dashboards' | 'Kibana', version: string): SavedObjectFormat {
-  if (product === 'OpenSearch Dashboards') return 'opensearch-dashboards';
+  const formats = formatsOf(product);
+  // A product that takes one format whatever its version: its version is not read.
+  if (formats.every((f) => f.format === formats[0].format)) return formats[0].format;
   const [major, minor] = version.split('.').map(Number);
-  if (!Number.isInteger(major) || !Number.isInteger(minor)) throw new UserError(`Kibana reports version "${version}", which near-dup cannot read; give --format opensearch-dashboards (Kibana 7.10 to 8.8) or kibana (8.9 and later)`);
-  if (major < 7 || (major === 7 && minor < 10)) throw new UserError(`Kibana ${version} is older than 7.10, the oldest these saved objects import into (their visualizations are of 7.10); upgrade Kibana, or build the objects there by hand from --print`);
-  return major > 8 || (major === 8 && minor >= 9) ? 'kibana' : 'opensearch-dashboards';
+  if (!Number.isInteger(major) || !Number.isInteger(minor)) throw new UserError(`${product} reports version "${version}", which near-dup cannot read; give --format opensearch-dashboards (Kibana 7.10 to 8.8) or kibana (8.9 and later)`);
+  const format = formats.findLast((f) => atLeast({ major, minor }, f.from));
+  if (!format) throw new UserError(`${product} ${version} is older than ${formats[0].from}, the oldest these saved objects import into (their visualizations are of ${formats[0].from}); upgrade ${product}, or build the objects there by hand from --print`);
+  return format.format;
+}
+
+/** The saved-object formats of a Dashboards product, from its flavour's majors, oldest first. */
+function formatsOf(product: 'OpenSearch Dashboards' | 'Kibana'): FormatFrom[] {
+  const flavour = (Object.keys(SUPPORT.flavours) as Flavour[]).find((f) => SUPPORT.flavours[f].dashboards === product);
+  return flavour ? majorsOf(flavour).flatMap((m) => m.savedObjects) : [];
 }
 
 export type FormattedObject = SavedObject & Record<string, unknown>;

@@ -7,7 +7,7 @@
 // - exact (OpenSearch Dashboards, Kibana 7.x): the reference whose name is the panelRefName;
 // - by-panel-index (Kibana 8.x, 9.x): among the references named "<panelIndex>:<name>" (the prefix taken
 //   off), or among all references when none carries that panel's prefix, the one named panelRefName.
-import type { SavedObject } from './dashboards.js';
+import type { SavedObject } from './saved-objects.js';
 
 export type PanelReader = 'exact' | 'by-panel-index';
 

@@ -1,8 +1,9 @@
 // The one small interface the rest of near-dup uses to talk to a cluster. Underneath is the official
-// client for the detected flavour and major (@opensearch-project/opensearch for OpenSearch 1.x-3.x;
-// @elastic/elasticsearch 7, 8 or 9 to match Elasticsearch, since the 9 client refuses older servers), used
-// only as a transport: connection pool, retries, TLS, auth. Every call is a plain REST request, so
-// search, bulk and mapping bodies are the same JSON for both engines.
+// client for the detected flavour and major (which package, and how it is configured: support.json, e.g.
+// @opensearch-project/opensearch for OpenSearch; @elastic/elasticsearch 7, 8 or 9 to match Elasticsearch,
+// since the 9 client refuses older servers), used only as a transport: connection pool, retries, TLS,
+// auth. Every call is a plain REST request, so search, bulk and mapping bodies are the same JSON for both
+// engines.
 import { UsageError, UserError } from '../errors.js';
 import { authorizationHeader, type ConnectionOptions, type ResolvedConnection, resolveConnection, tlsSettings } from './connection.js';
 import { type EngineInfo, type Flavour, detectEngine } from './detect.js';
@@ -11,8 +12,10 @@ import { backoffDelay, RetryLog, retryCause, sleep } from './retry.js';
 import { actionMeta, type DocLocation } from './doc-location.js';
 import { privilegeRefusal } from './refusal.js';
 import { requireServerlessOperation } from './serverless.js';
+import { atLeast, type ClientPackage, clientSupport, majorSupport, supportedRange } from './support.js';
 
 export type { EngineInfo, Flavour } from './detect.js';
+export type { ClientPackage } from './support.js';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'DELETE' | 'HEAD';
 export type QueryParams = Record<string, string | number | boolean | undefined>;
@@ -414,24 +417,17 @@ function encodeIndex(index: string): string {
   return encodeURIComponent(index).replace(/%2C/gi, ',').replace(/%2A/gi, '*');
 }
 
+/** Whether the engine has a point in time for scans (support.json: `pointInTimeFrom`). */
 export function supportsPointInTime(info: Pick<EngineInfo, 'flavour' | 'major' | 'minor'>): boolean {
-  if (info.flavour === 'opensearch') return info.major > 2 || (info.major === 2 && info.minor >= 4);
-  return info.major > 7 || (info.major === 7 && info.minor >= 10);
+  const from = majorSupport(info.flavour, info.major)?.pointInTimeFrom;
+  return from != null && atLeast(info, from);
 }
 
-/** The official client packages near-dup speaks through. */
-export type ClientPackage = '@opensearch-project/opensearch' | '@elastic/elasticsearch' | '@elastic/elasticsearch8' | '@elastic/elasticsearch7';
-
-/** Which official client serves a cluster; the Elasticsearch client major must match the server's. */
+/** Which official client serves a cluster (support.json: `client`); the Elasticsearch client major must match the server's. */
 export function clientPackageFor(info: Pick<EngineInfo, 'flavour' | 'major' | 'version'>): ClientPackage {
-  if (info.flavour === 'opensearch') {
-    if (info.major >= 1) return '@opensearch-project/opensearch';
-  } else if (info.major >= 9) return '@elastic/elasticsearch';
-  else if (info.major === 8) return '@elastic/elasticsearch8';
-  else if (info.major === 7) return '@elastic/elasticsearch7';
-  throw new UserError(
-    `${info.flavour} ${info.version} is not supported; near-dup works with OpenSearch 1.x to 3.x and Elasticsearch 7.10 to 9.x`,
-  );
+  const support = majorSupport(info.flavour, info.major);
+  if (!support) throw new UserError(`${info.flavour} ${info.version} is not supported; near-dup works with ${supportedRange()}`);
+  return support.client;
 }
 
 /**
@@ -483,7 +479,7 @@ async function createSender(info: EngineInfo, connection: ResolvedConnection): P
   // key an own property, which sets no prototype; near-dup reads documents by own keys only (own-keys.ts).
   const common = { nodes: connection.nodes, requestTimeout: connection.requestTimeoutMs, maxRetries: 0, disablePrototypePoisoningProtection: true };
   const client = pkg === '@opensearch-project/opensearch' ? await openSearchClient(connection, common) : await elasticsearchClient(pkg, connection, common);
-  return clientSender(client, pkg !== '@opensearch-project/opensearch' && pkg !== '@elastic/elasticsearch7', info, connection.url);
+  return clientSender(client, clientSupport(pkg).meta, info, connection.url);
 }
 
 /** TLS settings for the clients: only where a node is https (the clients refuse TLS options for http). */
@@ -497,12 +493,12 @@ async function openSearchClient(connection: ResolvedConnection, common: Record<s
   if (connection.aws) {
     const { AwsSigv4Signer } = await import('@opensearch-project/opensearch/aws');
     const { region, service, credentials } = connection.aws;
-    return new Client({ ...common, ssl: clientTls(connection), ...AwsSigv4Signer({ region, service, getCredentials: credentials }) });
+    return new Client({ ...common, ...tlsOption('@opensearch-project/opensearch', connection), ...AwsSigv4Signer({ region, service, getCredentials: credentials }) });
   }
   // The OpenSearch client only knows basic auth (and AWS SigV4); tokens go in the header.
   return new Client({
     ...common,
-    ssl: clientTls(connection),
+    ...tlsOption('@opensearch-project/opensearch', connection),
     auth: auth?.kind === 'basic' ? { username: auth.username, password: auth.password } : undefined,
     headers: auth && auth.kind !== 'basic' ? { authorization: authorizationHeader(auth) } : undefined,
   });
@@ -514,10 +510,16 @@ async function elasticsearchClient(pkg: ClientPackage, connection: ResolvedConne
     auth?.kind === 'basic' ? { username: auth.username, password: auth.password } : auth?.kind === 'apiKey' ? { apiKey: auth.apiKey } : auth?.kind === 'bearer' ? { bearer: auth.token } : undefined;
   const mod = await clientModule(pkg);
   const Client = mod.Client ?? mod.default?.Client;
-  if (pkg === '@elastic/elasticsearch7') return new Client({ ...common, ssl: clientTls(connection), auth: esAuth });
-  // The 8 and 9 clients check the CA fingerprint of each new connection themselves, and take a cloud id as it is.
-  const where = connection.cloudId ? { nodes: undefined, cloud: { id: connection.cloudId } } : {};
-  return new Client({ ...common, ...where, tls: clientTls(connection), caFingerprint: connection.caFingerprint, auth: esAuth });
+  // A client that takes the cloud id and the CA fingerprint itself checks the fingerprint of each new connection.
+  const own = clientSupport(pkg).cloudAndFingerprint;
+  const where = own && connection.cloudId ? { nodes: undefined, cloud: { id: connection.cloudId } } : {};
+  const fingerprint = own ? { caFingerprint: connection.caFingerprint } : {};
+  return new Client({ ...common, ...where, ...tlsOption(pkg, connection), ...fingerprint, auth: esAuth });
+}
+
+/** The TLS settings under the option name the client package takes (`ssl` or `tls`). */
+function tlsOption(pkg: ClientPackage, connection: ResolvedConnection): Record<string, ReturnType<typeof clientTls>> {
+  return { [clientSupport(pkg).tlsOption]: clientTls(connection) };
 }
 
 function clientSender(client: any, meta: boolean, info: EngineInfo, url: string): Sender {

@@ -1,7 +1,7 @@
 // How to reach a cluster: URL, one kind of credentials, TLS trust. The same options for every command,
 // both flavours and every client major, and for every request near-dup makes: the official clients take
 // their settings from here (client.ts), and so do the requests made without a client (detect.ts,
-// dashboards.ts, the proxy's forward.ts), through tlsSettings and requestHeaders below.
+// dashboards/import.ts, proxy/forward.ts), through tlsSettings and requestHeaders below.
 import { type AwsOptions, type AwsSigning, awsSigning, signatureHeaders, type RequestToSign } from './aws-sigv4.js';
 import { decodeCloudId } from './cloud-id.js';
 import { caFromFingerprint, type ClientCertificate, normalizeFingerprint, readClientCertificate, readPemFile } from './tls-trust.js';

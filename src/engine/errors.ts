@@ -1,6 +1,5 @@
 // What went wrong talking to a cluster, in a form both flavours share, and as one line a user can act on.
 import { UserError } from '../errors.js';
-import { describeBlock } from './index-state.js';
 import { type PrivilegeRefusal, privilegeRefusal, whatToGrant } from './refusal.js';
 import { redactCredentials, redactUrl } from './url.js';
 
@@ -230,4 +229,18 @@ function hostOf(url: string): string {
   } catch {
     return url;
   }
+}
+
+/** The reason a block gives, as one line saying what it is and how it is lifted. */
+export function describeBlock(block: string, index: string): string {
+  if (/read_only_allow_delete|read-only-allow-delete|flood.stage|disk usage/i.test(block)) {
+    return (
+      `"${index}" is read-only because a node's disk passed the flood-stage watermark (index.blocks.read_only_allow_delete): it is a disk block, not load. ` +
+      `Free disk space on the data nodes (the engine lifts the block once usage falls below the high watermark), or lift it by hand: ` +
+      `PUT /${index}/_settings {"index.blocks.read_only_allow_delete": null}`
+    );
+  }
+  if (/read_only|read-only/i.test(block)) return `"${index}" is read-only (index.blocks.read_only); lift it with PUT /${index}/_settings {"index.blocks.read_only": false} to write the near-dup fields`;
+  if (/write/i.test(block)) return `"${index}" does not take writes (index.blocks.write); lift it with PUT /${index}/_settings {"index.blocks.write": false} to write the near-dup fields`;
+  return `"${index}" is blocked (${block})`;
 }

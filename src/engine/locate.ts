@@ -1,15 +1,23 @@
 // Which cluster a command talks to when no URL is given. An explicit --url (or SEARCH_URL) always wins;
 // without one, the local ports that docker-compose.yml and scripts/engine use are tried, then the usual
-// localhost:9200. The test harness (test/setup/engines.ts) uses the same ports.
+// localhost:9200. The ports are those of the engine support table (support.json), which scripts/engine and
+// the test harness (test/setup/engines.ts) read too.
 import { UserError } from '../errors.js';
 import type { ResolvedConnection } from './connection.js';
 import { type Flavour, httpGet } from './detect.js';
+import { majorsOf } from './support.js';
 
-/** Where `docker compose up` and `npm run engine:start` put each engine. */
+/** Where `docker compose up` and `npm run engine:start` put each flavour's main engine (the one named after it). */
 export const LOCAL_ENGINE_URLS: Readonly<Record<Flavour, string>> = Object.freeze({
-  opensearch: 'http://127.0.0.1:9201',
-  elasticsearch: 'http://127.0.0.1:9211',
+  opensearch: localEngineUrl('opensearch'),
+  elasticsearch: localEngineUrl('elasticsearch'),
 });
+
+function localEngineUrl(flavour: Flavour): string {
+  const main = majorsOf(flavour).find((m) => m.engine.name === flavour);
+  if (!main) throw new Error(`engine/support.json names no engine "${flavour}"`);
+  return `http://127.0.0.1:${main.engine.port}`;
+}
 
 /** Tried in this order when no URL is given. */
 export const LOCAL_URL_CANDIDATES: readonly string[] = [LOCAL_ENGINE_URLS.opensearch, LOCAL_ENGINE_URLS.elasticsearch, 'http://localhost:9200'];

@@ -2,7 +2,7 @@
 // mapped, certainly absent (no document can hold it), or unknown (a part of the mapping that does not
 // map new fields, where any field may sit unmapped in the source).
 import { ownValue } from '../own-keys.js';
-import type { IndexMappings } from './client.js';
+import type { IndexMappings } from '../engine/client.js';
 
 export type FieldPresence = 'mapped' | 'absent' | 'unknown';
 

@@ -2,8 +2,9 @@
 // flood-stage watermark makes indices read-only; an operator can block writes), and closed indices that a
 // pattern matches but a search passes over without a word. Each gets a named answer, not "overloaded".
 import { UserError } from '../errors.js';
-import type { HttpMethod } from './client.js';
-import { type PrivilegeProbeAccess, requireWritePrivileges, type WriteProbe } from './privileges.js';
+import type { HttpMethod } from '../engine/client.js';
+import { describeBlock } from '../engine/errors.js';
+import { type PrivilegeProbeAccess, requireWritePrivileges, type WriteProbe } from '../engine/privileges.js';
 
 interface Access {
   request<T = unknown>(method: HttpMethod, path: string, body?: unknown, query?: Record<string, string>): Promise<T>;
@@ -15,24 +16,10 @@ function encodeName(name: string): string {
   return encodeURIComponent(name).replace(/%2C/gi, ',').replace(/%2A/gi, '*');
 }
 
-/** The reason a block gives, as one line saying what it is and how it is lifted. */
-export function describeBlock(block: string, index: string): string {
-  if (/read_only_allow_delete|read-only-allow-delete|flood.stage|disk usage/i.test(block)) {
-    return (
-      `"${index}" is read-only because a node's disk passed the flood-stage watermark (index.blocks.read_only_allow_delete): it is a disk block, not load. ` +
-      `Free disk space on the data nodes (the engine lifts the block once usage falls below the high watermark), or lift it by hand: ` +
-      `PUT /${index}/_settings {"index.blocks.read_only_allow_delete": null}`
-    );
-  }
-  if (/read_only|read-only/i.test(block)) return `"${index}" is read-only (index.blocks.read_only); lift it with PUT /${index}/_settings {"index.blocks.read_only": false} to write the near-dup fields`;
-  if (/write/i.test(block)) return `"${index}" does not take writes (index.blocks.write); lift it with PUT /${index}/_settings {"index.blocks.write": false} to write the near-dup fields`;
-  return `"${index}" is blocked (${block})`;
-}
-
 /**
  * Refuses, before anything is written, an index behind `name` that has a write block, and (given a client
  * that can send bulk requests, unless `probe` is false) a user who may not write there as the job will, or
- * refresh it: asked in requests that change nothing (privileges.ts).
+ * refresh it: asked in requests that change nothing (engine/privileges.ts).
  */
 export async function requireWritable(client: Access | PrivilegeProbeAccess, name: string, probe: WriteProbe | false = { action: 'update', refresh: true }): Promise<void> {
   // With the uuid, every index behind the name answers (the blocks alone leave out an index that has none).

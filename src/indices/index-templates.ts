@@ -6,7 +6,7 @@
 // of. And a template near-dup installs for a pattern can lose to another one of higher priority: that is
 // found and said, rather than reported as done.
 import { UserError } from '../errors.js';
-import type { HttpMethod } from './client.js';
+import type { HttpMethod } from '../engine/client.js';
 import { wildcardMatch } from './source-filter.js';
 import { componentTemplateBody, componentTemplateName, DEFAULT_PREFIX, DEFAULT_TEMPLATE_NAME } from './mapping.js';
 

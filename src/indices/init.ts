@@ -5,7 +5,7 @@ import { UserError } from '../errors.js';
 import type { KeyLists } from '../stored/write.js';
 import { dataStreamsBehind } from './index-state.js';
 import { composeIntoStreamTemplates, governedByStreamTemplate, type StreamTemplateResult, type TemplateAccess, templatesWinningOver } from './index-templates.js';
-import { type EngineClient, EngineResponseError, type IndexMappings } from './client.js';
+import { type EngineClient, EngineResponseError, type IndexMappings } from '../engine/client.js';
 import {
   componentTemplateBody,
   componentTemplateName,

@@ -4,7 +4,7 @@
 // and silently stops being searchable; with `_source` disabled there is nothing to read or merge. So such
 // an index is refused before anything is written, naming what would be lost and the ways that lose nothing.
 import { UserError } from '../errors.js';
-import type { IndexMappings } from './client.js';
+import type { IndexMappings } from '../engine/client.js';
 
 interface SourceMapping {
   enabled?: boolean;

@@ -11,14 +11,14 @@ import { DEFAULT_MAX_CHARS, mergeUnderPrefix, underPrefix } from '../annotation.
 import type { EngineClient, IndexMappings } from '../engine/client.js';
 import type { RetrySnapshot } from '../engine/retry.js';
 import { countMatching, scanIndex, type ScanHit } from '../engine/scan.js';
-import { checkBulkOptions, requireWholeNumbers, UsageError, UserError } from '../errors.js';
-import { absentFields, textFields } from '../engine/fields.js';
+import { type BulkOptions, checkBulkOptions, requireWholeNumbers, UsageError, UserError } from '../errors.js';
+import { absentFields, textFields } from '../indices/fields.js';
 import { actionMeta, type DocLocation, locationOf } from '../engine/doc-location.js';
-import { requireWholeSource } from '../engine/source-filter.js';
+import { requireWholeSource } from '../indices/source-filter.js';
 import { sourceToRead } from './source-to-read.js';
 import { StoredLayout, storedPath, type StoredField } from '../stored/layout.js';
 import { SIGNATURE_FIELDS } from '../stored/read.js';
-import { closedIndicesBehind, requireWritable } from '../engine/index-state.js';
+import { closedIndicesBehind, requireWritable } from '../indices/index-state.js';
 import { resolveSignerSettings, type SignerOptions } from '../signature.js';
 import type { AnnotateInput, AnnotateResult } from '../signing/annotate-batch.js';
 import { BulkWriter } from './bulk-writer.js';
@@ -26,8 +26,8 @@ import { defaultCheckpointPath, identityDifferences, readCheckpoint, writeCheckp
 import { ErrorsFile } from './errors-file.js';
 import { InFlightLimit } from '../engine/in-flight.js';
 import { planInFlight } from '../engine/in-flight-plan.js';
-import { initIndex } from '../engine/init.js';
-import { planMapping } from '../engine/mapping.js';
+import { initIndex } from '../indices/init.js';
+import { planMapping } from '../indices/mapping.js';
 import { requireScroll } from '../engine/privileges.js';
 import type { KeyLists } from '../stored/write.js';
 import { createSignPool, type SignPool } from '../signing/sign-pool.js';
@@ -55,7 +55,7 @@ export interface AnnotateOptions {
   maxChars?: number;
   threads?: number;
   pageSize?: number;
-  bulk?: { maxBytes?: number; maxOperations?: number; concurrency?: number };
+  bulk?: BulkOptions;
   onProgress?: (progress: AnnotateProgress) => void;
   /** Set to stop early (Ctrl-C): work in flight is finished and the checkpoint written. */
   signal?: AbortSignal;
@@ -121,6 +121,24 @@ const MAX_EXCLUDED_IDS = 10_000;
 /** At most this many documents still missing at the end are listed one by one. */
 const MAX_LISTED_MISSING = 10_000;
 
+/**
+ * Signs every matching document of an index and writes its near-dup fields with bulk partial updates (what
+ * `near-dup annotate` does): nothing else of a document changes, a document changed meanwhile is read and
+ * signed again, and at the end the engine is asked which documents of the job still lack a signature.
+ *
+ * @param client near-dup's client, from `connect()`.
+ * @param options `index` (an index, alias, pattern or data stream); `fields` (at least one text field;
+ *   several are joined); `prefix` (DEFAULT_PREFIX); `signer` (createSigner's options); `query` (default:
+ *   every document); `slice` for one of several processes; `resume` with `checkpointFile` (default
+ *   .near-dup/annotate-INDEX.json); `errorsFile`; `dryRun`; `force` (sign documents already current);
+ *   `keepVersion`; `maxChars` (default DEFAULT_MAX_CHARS, 10,000,000); `threads` (default: every core); `pageSize` (default
+ *   1,000); `bulk` (BulkOptions); `onProgress`; `signal` to stop early.
+ * @returns the counts; `complete` is true when the engine reports no document of the job left unsigned.
+ * @throws {UsageError} an option out of range (before connecting), a field the mapping has no room for;
+ *   the message names the option key.
+ * @throws {UserError} an index that does not exist, is blocked or keeps only part of `_source`; a
+ *   checkpoint that is missing or for another job; an engine that refuses or cannot be reached.
+ */
 export async function annotateIndex(client: EngineClient, options: AnnotateOptions): Promise<AnnotateSummary> {
   checkAnnotateOptions(options);
   const mappings = await checkTextFields(client, options.index, options.fields, options.prefix);
@@ -150,8 +168,8 @@ export async function annotateIndex(client: EngineClient, options: AnnotateOptio
 
 /** The job's options, checked here once for the CLI and the library alike. */
 export function checkAnnotateOptions(options: AnnotateOptions): void {
-  if (options.fields.length === 0) throw new UsageError('name at least one text field with --field');
-  requireWholeNumbers([['page-size', options.pageSize, 1], ['max-chars', options.maxChars, 1], ['threads', options.threads, 1]]);
+  if (options.fields.length === 0) throw new UsageError((o) => `name at least one text field with ${o('fields')}`);
+  requireWholeNumbers([['pageSize', options.pageSize, 1], ['maxChars', options.maxChars, 1], ['threads', options.threads, 1]]);
   checkBulkOptions(options.bulk);
   if (options.slice) checkSlice(options.slice);
 }
@@ -159,7 +177,7 @@ export function checkAnnotateOptions(options: AnnotateOptions): void {
 /** Slice `id` of `max`: whole numbers, 0 <= id < max. */
 export function checkSlice({ id, max }: { id: number; max: number }): void {
   if (!(Number.isInteger(id) && Number.isInteger(max) && max >= 1 && id >= 0 && id < max)) {
-    throw new UsageError(`--slice must be a whole number from 0 to ${max - 1} for --slices ${max}, got ${id}`);
+    throw new UsageError((o) => `${o('slice.id')} must be a whole number from 0 to ${max - 1} for ${o('slice.max')} ${max}, got ${id}`);
   }
 }
 
@@ -182,8 +200,9 @@ async function checkTextFields(client: EngineClient, index: string, fields: read
   }
   const known = [...new Set(Object.values(mappings).flatMap((m) => textFields(m.mappings)))].filter((f) => !f.startsWith(`${prefix}.`)).sort();
   throw new UsageError(
-    `no document of "${index}" can hold ${absent.map((f) => `"${f}"`).join(', ')}: the mapping has no such field; ` +
-      `${known.length ? `its text fields are ${known.slice(0, 20).join(', ')}${known.length > 20 ? ', ...' : ''}` : 'it maps no text field'}; check --field`,
+    (o) =>
+      `no document of "${index}" can hold ${absent.map((f) => `"${f}"`).join(', ')}: the mapping has no such field; ` +
+      `${known.length ? `its text fields are ${known.slice(0, 20).join(', ')}${known.length > 20 ? ', ...' : ''}` : 'it maps no text field'}; check ${o('fields')}`,
   );
 }
 
@@ -199,10 +218,10 @@ async function openCheckpoint(options: AnnotateOptions): Promise<{ file: string;
   const identity = annotateIdentity(options);
   if (options.resume) {
     const checkpoint = await readCheckpoint(file);
-    if (!checkpoint) throw new UserError(`no checkpoint at ${file} to resume from; run without --resume to start`);
+    if (!checkpoint) throw new UserError((o) => `no checkpoint at ${file} to resume from; run without ${o('resume')} to start`);
     const differences = identityDifferences(checkpoint.identity, identity);
     if (differences.length > 0) {
-      throw new UserError(`the checkpoint ${file} is for a different job (${differences.join(', ')} differ); run with the same options, or without --resume to start over`);
+      throw new UserError((o) => `the checkpoint ${file} is for a different job (${differences.join(', ')} differ); run with the same options, or without ${o('resume')} to start over`);
     }
     return { file, checkpoint };
   }

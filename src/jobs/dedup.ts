@@ -25,12 +25,12 @@ import { createWriteStream, type WriteStream } from 'node:fs';
 import { DEFAULT_PREFIX } from '../annotation.js';
 import type { EngineClient } from '../engine/client.js';
 import { locationOf } from '../engine/doc-location.js';
-import { absentFields, mappedFields } from '../engine/fields.js';
-import { requireWholeSource } from '../engine/source-filter.js';
-import { requireWritable } from '../engine/index-state.js';
-import { initIndex } from '../engine/init.js';
+import { absentFields, mappedFields } from '../indices/fields.js';
+import { requireWholeSource } from '../indices/source-filter.js';
+import { requireWritable } from '../indices/index-state.js';
+import { initIndex } from '../indices/init.js';
 import type { RetrySnapshot } from '../engine/retry.js';
-import { checkBulkOptions, requireWholeNumbers, UsageError, UserError } from '../errors.js';
+import { type BulkOptions, checkBulkOptions, requireWholeNumbers, UsageError, UserError } from '../errors.js';
 import { sampleEvery } from '../signature.js';
 import { containmentPass, writeContainment } from './dedup/containment-pass.js';
 import { type DocIds, DocNumbers } from './dedup/doc-numbers.js';
@@ -40,7 +40,8 @@ import { type IncrementalSettings, incrementalPass } from './dedup/incremental-p
 import { PairVerifier, type VerifiedPair } from './dedup/pair-verifier.js';
 import { type SignatureReader, SignatureStore, storedFields } from './dedup/signature-store.js';
 import { continues, type DedupState, defaultStatePath, readDedupState, writeDedupState } from './dedup/state.js';
-import { type CanonicalRule, type ClusterMethod, CLUSTER_METHODS, type Cut, cutFamilies, type DedupCluster } from './dedup/cluster-cut.js';
+import { type CanonicalRule, type ClusterMethod, CLUSTER_METHODS, type Cut, cutFamilies } from './dedup/cluster-cut.js';
+import type { DedupCluster } from './dedup/cluster-list.js';
 import type { ClusterList } from './dedup/cluster-list.js';
 import { writeBack, type WriteBackResult } from './dedup/write-back.js';
 import { ErrorsFile } from './errors-file.js';
@@ -56,20 +57,40 @@ export type { CanonicalRule, ClusterMethod, DedupCluster };
 /** What the progress callback is told about: signatures read and bands done of the full pass, new documents of an incremental one, containment lookups. */
 export type DedupStage = 'signatures' | 'bands' | 'new documents' | 'containment';
 
-/** Documents of one band key verified at once, by default; a key held by more is a large key. */
-export const DEFAULT_BUCKET_CHUNK = 1000;
 /** Documents an incremental run looks up at most to read the families it touches whole; past that it runs in full. */
 export const MAX_INCREMENTAL_LOOKUPS = 10_000;
-/** Documents per scan page, by default. */
-export const DEFAULT_PAGE_SIZE = 5000;
-/** Signatures held in memory, by default (about 0.6 KB each): past this many documents they are spilled to local disk. */
-export const DEFAULT_CACHED_SIGNATURES = 1_000_000;
 
-export interface DedupOptions {
-  index: string;
+/** Every default of dedupIndex and dedupShare, in one place (the command line's defaults are these too). */
+export const DEDUP_DEFAULTS = {
+  prefix: DEFAULT_PREFIX,
+  /** The LSH threshold the signatures are made for, by default. */
+  minSimilarity: 0.5,
+  canonical: 'oldest',
+  clusters: 'centres',
+  /** About 0.6 KB each in memory: past this many documents the signatures are spilled to local disk. */
+  maxCachedSignatures: 1_000_000,
+  /** Documents of one band key verified at once; a key held by more is a large key. */
+  bucketChunk: 1000,
+  /** Documents per page of the scans that read cluster fields. */
+  pageSize: 5000,
+} as const satisfies Partial<DedupCompare & DedupLimits>;
+
+/** Documents of one band key verified at once, by default. */
+export const DEFAULT_BUCKET_CHUNK = DEDUP_DEFAULTS.bucketChunk;
+/** Documents per scan page, by default. */
+export const DEFAULT_PAGE_SIZE = DEDUP_DEFAULTS.pageSize;
+/** Signatures held in memory, by default. */
+export const DEFAULT_CACHED_SIGNATURES = DEDUP_DEFAULTS.maxCachedSignatures;
+
+/** What is compared, and how verified pairs become clusters. */
+export interface DedupCompare {
+  /** The object the near-dup fields are under (default `near_dup`). */
   prefix?: string;
-  /** Pairs below this estimated Jaccard are not near-duplicates (default 0.5, the LSH threshold). */
+  /** Only signatures with these params; default: the one params value in the index (refused if several). */
+  params?: string;
+  /** Pairs below this estimated Jaccard are not near-duplicates (default 0.5, the LSH threshold; above 0, at most 1). */
   minSimilarity?: number;
+  /** The document each cluster keeps: oldest (default), newest, longest, or the lowest (asc) or highest (desc) value of a field. */
   canonical?: CanonicalRule;
   /**
    * centres (default): each family of verified pairs is cut into clusters whose every duplicate is within
@@ -78,10 +99,15 @@ export interface DedupOptions {
   clusters?: ClusterMethod;
   /** Date field for oldest/newest (default: <prefix>.annotated_at). */
   dateField?: string;
-  /** Only signatures with these params; default: the one params value in the index (refused if several). */
-  params?: string;
-  /** Write every verified pair as a JSON line here. */
-  pairsFile?: string;
+  /**
+   * Also find partial copies: documents holding at least this share of their tokens inside a larger
+   * document get contained_in and max_containment (signatures need a containment sample). Above 0, at most 1.
+   */
+  containment?: number;
+}
+
+/** How much the run holds in memory, reads and writes at once, and how far an incremental run may look. */
+export interface DedupLimits {
   /**
    * Signatures held in memory (default 1,000,000, about 0.6 KB each): past this many documents in scope they
    * are spilled to local disk (about 0.75 KB each, removed at the end) and read back a bucket group at a time.
@@ -90,33 +116,63 @@ export interface DedupOptions {
   /** Where signatures are spilled (default: the system's temporary folder). */
   spillDir?: string;
   /**
-   * Also find partial copies: documents holding at least this share of their tokens inside a larger
-   * document get contained_in and max_containment (signatures need a containment sample).
-   */
-  containment?: number;
-  /** Keep each document's best matches (at most 10) for --format text. */
-  collectMatches?: boolean;
-  dryRun?: boolean;
-  /**
-   * Documents of one band key verified at once (default 1,000). A key held by more is read on its own and
-   * verified a chunk at a time, each chunk with representatives of the clusters found so far in that key.
+   * Documents of one band key verified at once (default 1,000, at least 4). A key held by more is read on its
+   * own and verified a chunk at a time, each chunk with representatives of the clusters found so far in that key.
    */
   bucketChunk?: number;
-  errorsFile?: string;
-  /** Where the last run is remembered, for incremental re-runs (default .near-dup/dedup-INDEX.json). */
-  stateFile?: string;
-  /** Continue a full run that was killed or stopped, from its last finished band (see dedup/journal.ts). */
-  resume?: boolean;
   /** Documents per page of the scans that read the stale cluster fields (default 5,000; the signatures' scan reads at most 1,000 a page). */
   pageSize?: number;
-  /** Redo the whole index even when an earlier run's state allows an incremental one. */
-  full?: boolean;
   /**
    * Documents an incremental run may look up to read the families it touches whole (default: a tenth of
    * the index, at least 100, at most 10,000); past that, the run is a full one.
    */
   maxFamilyLookups?: number;
-  bulk?: { maxBytes?: number; maxOperations?: number; concurrency?: number };
+  /** The write-back's bulk requests. */
+  bulk?: BulkOptions;
+}
+
+/** What the run remembers between runs, in files of its own. */
+export interface DedupStateFiles {
+  /** Where the last run is remembered, for incremental re-runs (default .near-dup/dedup-INDEX.json). */
+  stateFile?: string;
+  /** Continue a full run that was killed or stopped, from its last finished band (see dedup/journal.ts). */
+  resume?: boolean;
+  /** Redo the whole index even when an earlier run's state allows an incremental one. */
+  full?: boolean;
+}
+
+/** What the run writes besides the cluster fields, and whether it writes those at all. */
+export interface DedupOutput {
+  /** Find and report the clusters, write nothing to the index. */
+  dryRun?: boolean;
+  /** Write every verified pair as a JSON line here. */
+  pairsFile?: string;
+  /** Keep each document's best matches (at most 10) in the summary's `matches`. */
+  collectMatches?: boolean;
+  /** Where the documents left out or not written are listed (default near-dup-errors-INDEX.jsonl). */
+  errorsFile?: string;
+}
+
+/** A progress report: signatures read and bands done of the full pass, new documents of an incremental one, containment lookups. */
+export type DedupProgress = (p: { stage: DedupStage; done: number; total?: number; elapsedSeconds: number }) => void;
+
+/**
+ * The options of near-dup 0.x, every member at the top level: still accepted (code and types written for
+ * them keep working); a member given in its group wins over the same member at the top level.
+ */
+export interface FlatDedupOptions extends DedupCompare, DedupLimits, DedupStateFiles, DedupOutput {}
+
+/**
+ * The options of dedupIndex, grouped: what is compared, limits, state files, output. Every member but
+ * `index` may be left out (DEDUP_DEFAULTS). The flat members of FlatDedupOptions are taken too.
+ */
+export interface DedupOptions extends FlatDedupOptions {
+  /** The annotated index, alias, pattern or data stream. */
+  index: string;
+  compare?: DedupCompare;
+  limits?: DedupLimits;
+  state?: DedupStateFiles;
+  output?: DedupOutput;
   /**
    * The find split between processes that share only the engine (see dedupShare): this run is the final
    * step, clustering from the pairs of this many shares in `pairsIndex` (each checked first) and writing back.
@@ -124,14 +180,52 @@ export interface DedupOptions {
   fromShares?: number;
   /** Where the shares of a split run write their pairs and progress (dedupShare), and the final step reads them. */
   pairsIndex?: string;
-  onProgress?: (p: { stage: DedupStage; done: number; total?: number; elapsedSeconds: number }) => void;
+  onProgress?: DedupProgress;
 }
 
 /** One share of a split dedup (dedupShare): which share, and where its pairs go. */
-export interface DedupShareOptions extends Omit<DedupOptions, 'fromShares' | 'pairsIndex'> {
+export type DedupShareOptions = Omit<DedupOptions, 'fromShares' | 'pairsIndex'> & {
   /** "K/N": this process verifies the buckets whose band-key hash is in the K-th of N ranges. */
   share: string;
   pairsIndex: string;
+};
+
+/** The options with every default filled in: what the run works from (resolveDedupOptions). */
+export interface DedupSettings {
+  index: string;
+  compare: Required<Pick<DedupCompare, 'prefix' | 'minSimilarity' | 'canonical' | 'clusters'>> & Pick<DedupCompare, 'params' | 'dateField' | 'containment'>;
+  limits: Required<Pick<DedupLimits, 'maxCachedSignatures' | 'bucketChunk' | 'pageSize'>> & Pick<DedupLimits, 'spillDir' | 'maxFamilyLookups' | 'bulk'>;
+  state: { stateFile: string; resume: boolean; full: boolean };
+  output: { dryRun: boolean; pairsFile?: string; collectMatches: boolean; errorsFile?: string };
+  fromShares?: number;
+  pairsIndex?: string;
+  onProgress?: DedupProgress;
+}
+
+/** A group's members as given: the group's own, over the same members at the top level (the older, flat options). */
+function group<G extends object>(options: DedupOptions, name: 'compare' | 'limits' | 'state' | 'output', keys: ReadonlyArray<keyof G>): G {
+  const flat = options as unknown as Record<string, unknown>;
+  const grouped = (flat[name] ?? {}) as Record<string, unknown>;
+  return Object.fromEntries(keys.map((key) => [key, grouped[key as string] ?? flat[key as string]]).filter(([, value]) => value !== undefined)) as G;
+}
+
+/** The options, grouped or flat, with every default filled in: resolved once, at the start of a run. */
+export function resolveDedupOptions(options: DedupOptions): DedupSettings {
+  const compare = group<DedupCompare>(options, 'compare', ['prefix', 'params', 'minSimilarity', 'canonical', 'clusters', 'dateField', 'containment']);
+  const limits = group<DedupLimits>(options, 'limits', ['maxCachedSignatures', 'spillDir', 'bucketChunk', 'pageSize', 'maxFamilyLookups', 'bulk']);
+  const state = group<DedupStateFiles>(options, 'state', ['stateFile', 'resume', 'full']);
+  const output = group<DedupOutput>(options, 'output', ['dryRun', 'pairsFile', 'collectMatches', 'errorsFile']);
+  const { prefix, minSimilarity, canonical, clusters, maxCachedSignatures, bucketChunk, pageSize } = DEDUP_DEFAULTS;
+  return {
+    index: options.index,
+    compare: { prefix, minSimilarity, canonical, clusters, ...compare },
+    limits: { maxCachedSignatures, bucketChunk, pageSize, ...limits },
+    state: { stateFile: state.stateFile ?? defaultStatePath(options.index), resume: state.resume ?? false, full: state.full ?? false },
+    output: { ...output, dryRun: output.dryRun ?? false, collectMatches: output.collectMatches ?? false },
+    fromShares: options.fromShares,
+    pairsIndex: options.pairsIndex,
+    onProgress: options.onProgress,
+  };
 }
 
 export type DedupPair = VerifiedPair;
@@ -211,8 +305,8 @@ type Progress = (stage: DedupStage, done: number, total?: number) => void;
 
 /** What a run settles before it looks for pairs: the documents compared, how they are ordered, and the last run's state. */
 interface DedupRun {
-  prefix: string;
-  minSimilarity: number;
+  /** The options, resolved. */
+  job: DedupSettings;
   params: string;
   excludedParams: number;
   /** The documents compared: this params value, at least one token. */
@@ -221,22 +315,16 @@ interface DedupRun {
   documents: number;
   /** Documents whose params value is not a parameter set: damaged, left out. */
   damagedParams: ParamsDamage;
-  canonical: CanonicalRule;
   sortField: string;
-  cacheSize: number;
   /** Whether every signature fits the cache: then they are held in memory, else spilled to disk. */
   everythingCached: boolean;
-  stateFile: string;
   runStartedAt: string;
   /** The last complete run, when its state could be read and trusted. */
   saved?: DedupState;
   uuids: string[];
-  clusterMethod: ClusterMethod;
   /** This run's settings, as the state file keeps them. */
   current: Omit<DedupState, 'version' | 'lastRunAt'>;
   notes: string[];
-  bucketChunk: number;
-  pageSize: number;
   /** The stored fields a signature and its facts are read from. */
   fields: string[];
   /** What this run spilled to disk (the ids of a full pass too large for memory): removed when it ends. */
@@ -282,89 +370,93 @@ interface RunClock {
   retriesAtStart: RetrySnapshot;
 }
 
+/**
+ * Every near-duplicate cluster of an annotated index, found and verified, written back as cluster fields
+ * (what `near-dup dedup` does). A re-run after a complete one revisits only what was annotated since,
+ * unless `state.full`. Options: see DedupOptions (grouped) and DEDUP_DEFAULTS; the flat options of
+ * near-dup 0.x are accepted too.
+ *
+ * @param client near-dup's client, from `connect()`.
+ * @returns what was found and written; `complete` is true when the engine holds every field written.
+ * @throws {UsageError} an option out of range or two that conflict (before anything is read), a canonical
+ *   or date field the index does not map; the message names the option key.
+ * @throws {UserError} an index that does not exist, is blocked for writes or keeps only part of `_source`,
+ *   several parameter sets without `compare.params`, a state or pairs file that cannot be written, an
+ *   engine that refuses or cannot be reached (one line that says what to do).
+ */
 export async function dedupIndex(client: EngineClient, options: DedupOptions): Promise<DedupSummary> {
   const started = performance.now();
   const usage = new UsageMeter(client);
   const retriesAtStart = client.retries.snapshot();
-  checkDedupOptions(options);
-  const progress: Progress = (stage, done, total) => options.onProgress?.({ stage, done, total, elapsedSeconds: (performance.now() - started) / 1000 });
+  const job = resolveDedupOptions(options);
+  checkSettings(job);
+  const progress: Progress = (stage, done, total) => job.onProgress?.({ stage, done, total, elapsedSeconds: (performance.now() - started) / 1000 });
   let run: DedupRun | undefined;
   try {
-    run = await prepareRun(client, options);
-    const pairs = await findPairs(client, options, run, progress);
+    run = await prepareRun(client, job);
+    const pairs = await findPairs(client, job, run, progress);
     const found = performance.now();
     const cut = await cutClusters(run, pairs.pieces);
     const clustered = performance.now();
-    const errors = ErrorsFile.forIndex(options.index, options.errorsFile);
-    const written = await writeClusters(client, options, run, pairs, cut, errors);
-    const containment = options.containment === undefined ? undefined : await findContainment(client, options, { prefix: run.prefix, scope: run.scope, params: run.params, pageSize: run.pageSize, errors, progress });
+    const errors = ErrorsFile.forIndex(job.index, job.output.errorsFile);
+    const written = await writeClusters(client, job, run, pairs, cut, errors);
+    const containment = job.compare.containment === undefined ? undefined : await findContainment(client, job, { prefix: run.job.compare.prefix, scope: run.scope, params: run.params, pageSize: run.job.limits.pageSize, errors, progress });
     await errors.close();
     if (written.complete) await recordCompleteRun(run, pairs.pieces.full);
-    return summarize(client, options, run, pairs, cut, { written, containment, errors }, { started, found, clustered, usage, retriesAtStart });
+    return summarize(client, job, run, pairs, cut, { written, containment, errors }, { started, found, clustered, usage, retriesAtStart });
   } catch (err) {
-    throw client.explain(err, options.index);
+    throw client.explain(err, job.index);
   } finally {
     for (const spill of run?.spilled.splice(0) ?? []) spill.close();
   }
 }
 
 /** Checks the index, chooses the params, counts the documents in scope and reads the last run's state. */
-async function prepareRun(client: EngineClient, options: DedupOptions): Promise<DedupRun> {
-  const prefix = options.prefix ?? DEFAULT_PREFIX;
-  const minSimilarity = options.minSimilarity ?? 0.5;
+async function prepareRun(client: EngineClient, job: DedupSettings): Promise<DedupRun> {
+  const { prefix, minSimilarity, canonical, clusters } = job.compare;
   const f = (name: StoredField) => storedPath(prefix, name);
-  await checkTarget(client, options, prefix);
-  const { params, excludedParams, damagedParams } = await chooseParams(client, options.index, prefix, options.params);
+  await checkTarget(client, job);
+  const { params, excludedParams, damagedParams } = await chooseParams(client, job.index, prefix, job.compare.params);
   const scope = { bool: { filter: [{ term: { [f('params')]: params } }, { range: { [f('token_count')]: { gt: 0 } } }] } };
-  const documents = await client.count(options.index, scope);
-  const canonical = options.canonical ?? 'oldest';
-  const sortField = canonical === 'longest' ? f('token_count') : typeof canonical === 'object' ? canonical.field : (options.dateField ?? f('annotated_at'));
+  const documents = await client.count(job.index, scope);
+  const sortField = canonical === 'longest' ? f('token_count') : typeof canonical === 'object' ? canonical.field : (job.compare.dateField ?? f('annotated_at'));
   // When the whole index fits the cache, its signatures are held in memory; else spilled to disk.
-  const cacheSize = options.maxCachedSignatures ?? DEFAULT_CACHED_SIGNATURES;
-  const everythingCached = documents <= cacheSize;
-  const stateFile = options.stateFile ?? defaultStatePath(options.index);
+  const everythingCached = documents <= job.limits.maxCachedSignatures;
   const runStartedAt = new Date().toISOString();
-  const read = options.full || options.resume || options.fromShares !== undefined ? {} : await readDedupState(stateFile);
-  const saved = read.state;
-  const uuids = await client.indexUuids(options.index);
-  const clusterMethod = options.clusters ?? 'centres';
+  const read = job.state.full || job.state.resume || job.fromShares !== undefined ? {} : await readDedupState(job.state.stateFile);
+  const uuids = await client.indexUuids(job.index);
   const order = JSON.stringify({ canonical, sortField });
-  const current = { index: options.index, params, prefix, minSimilarity, uuids, clusters: clusterMethod, order };
+  const current = { index: job.index, params, prefix, minSimilarity, uuids, clusters, order };
   const notes = read.note ? [read.note] : [];
-  const bucketChunk = Math.max(4, options.bucketChunk ?? DEFAULT_BUCKET_CHUNK);
-  const pageSize = options.pageSize ?? DEFAULT_PAGE_SIZE;
   const fields = storedFields(prefix, sortField);
-  return {
-    prefix, minSimilarity, params, excludedParams, scope, documents, damagedParams, canonical, sortField, cacheSize, everythingCached, stateFile, runStartedAt,
-    saved, uuids, clusterMethod, current, notes, bucketChunk, pageSize, fields, spilled: [],
-  };
+  return { job, params, excludedParams, scope, documents, damagedParams, sortField, everythingCached, runStartedAt, saved: read.state, uuids, current, notes, fields, spilled: [] };
 }
 
 /** Refuses, before any work, an index the write-back would harm and a sort field that is a typo. */
-async function checkTarget(client: EngineClient, options: DedupOptions, prefix: string): Promise<void> {
+async function checkTarget(client: EngineClient, job: DedupSettings): Promise<void> {
   // The write-back is a partial update: an index whose _source leaves fields out would lose their index.
-  if (!options.dryRun) {
-    requireWholeSource(options.index, await client.getMapping(options.index), []);
-    await requireWritable(client, options.index);
+  if (!job.output.dryRun) {
+    requireWholeSource(job.index, await client.getMapping(job.index), []);
+    await requireWritable(client, job.index);
   }
-  await checkSortField(client, options.index, options.canonical, options.dateField, prefix);
+  await checkSortField(client, job.index, job.compare.canonical, job.compare.dateField, job.compare.prefix);
 }
 
 /**
  * Finds and verifies the pairs: only around what was annotated since the last complete run when its state
  * allows, else (or when the families touched are too large to read whole) over the whole index.
  */
-async function findPairs(client: EngineClient, options: DedupOptions, run: DedupRun, progress: Progress): Promise<PairsFound> {
-  if (options.fromShares !== undefined) return findSharedPairs(client, options, run, options.fromShares);
+async function findPairs(client: EngineClient, job: DedupSettings, run: DedupRun, progress: Progress): Promise<PairsFound> {
+  if (job.fromShares !== undefined) return findSharedPairs(client, job, run, job.fromShares);
   if (continues(run.saved, run.current)) {
-    const pieces = pairPieces(client, options, run, 'incremental');
-    const result = await incrementalPass(client, pieces.store, pieces.verifier, incrementalSettings(options, run, run.saved.lastRunAt, progress));
+    const pieces = pairPieces(client, job, run, 'incremental');
+    const result = await incrementalPass(client, pieces.store, pieces.verifier, incrementalSettings(job, run, run.saved.lastRunAt, progress));
     if (!result.tooLarge) return { pieces, incremental: true, decided: result.decided, newDocuments: result.newDocuments };
     run.notes.push(`the families the ${result.newDocuments} new documents touch needed ${result.tooLarge.lookups} lookups or more; this run is a full one instead`);
     if (pieces.pairsOut) await closeStream(pieces.pairsOut);
   }
-  const pieces = pairPieces(client, options, run, 'full');
-  pieces.full = new FullPass(client, pieces.store, pieces.verifier, fullPassSettings(options, run, pieces.numbers, progress));
+  const pieces = pairPieces(client, job, run, 'full');
+  pieces.full = new FullPass(client, pieces.store, pieces.verifier, fullPassSettings(job, run, pieces.numbers, progress));
   await pieces.full.run();
   return { pieces, incremental: false };
 }
@@ -373,15 +465,15 @@ async function findPairs(client: EngineClient, options: DedupOptions, run: Dedup
  * The final step of a split run: the pairs of every share, each checked, recorded as if verified here
  * (dedup/shares-final.ts); refused, naming what to run, while a share is not complete.
  */
-async function findSharedPairs(client: EngineClient, options: DedupOptions, run: DedupRun, count: number): Promise<PairsFound> {
-  const pairsIndex = await PairsIndex.existing(client, options.pairsIndex as string);
-  const identity = await shareIdentity(client, options.index, run, count);
+async function findSharedPairs(client: EngineClient, job: DedupSettings, run: DedupRun, count: number): Promise<PairsFound> {
+  const pairsIndex = await PairsIndex.existing(client, job.pairsIndex as string);
+  const identity = await shareIdentity(client, job.index, run, count);
   const name = runName(identity);
-  const pieces = pairPieces(client, options, run, 'shared');
+  const pieces = pairPieces(client, job, run, 'shared');
   try {
-    const shared = await sharedPairs(pairsIndex, { identity, run: name, count }, pieces.store, pieces.verifier, ErrorsFile.forIndex(options.index, options.errorsFile));
+    const shared = await sharedPairs(pairsIndex, { identity, run: name, count }, pieces.store, pieces.verifier, ErrorsFile.forIndex(job.index, job.output.errorsFile));
     // Every share is done writing: the pairs index is searchable again (Dashboards, Kibana, a curious user).
-    if (!options.dryRun) await pairsIndex.setRefresh(null);
+    if (!job.output.dryRun) await pairsIndex.setRefresh(null);
     return { pieces, incremental: false, shared: { ...shared, run: name } };
   } catch (err) {
     if (pieces.pairsOut) await closeStream(pieces.pairsOut);
@@ -391,13 +483,14 @@ async function findSharedPairs(client: EngineClient, options: DedupOptions, run:
 
 /** What the shares of a split run must agree on (dedup/share-plan.ts). */
 async function shareIdentity(client: EngineClient, index: string, run: DedupRun, shares: number): Promise<ShareRunIdentity> {
-  const { uuids, params, prefix, minSimilarity, bucketChunk, documents } = run;
-  return { index, uuids: uuids.join(','), params, prefix, minSimilarity, bucketChunk, shares, documents, lastAnnotatedAt: await lastAnnotated(client, index, run) };
+  const { uuids, params, documents } = run;
+  const { prefix, minSimilarity } = run.job.compare;
+  return { index, uuids: uuids.join(','), params, prefix, minSimilarity, bucketChunk: run.job.limits.bucketChunk, shares, documents, lastAnnotatedAt: await lastAnnotated(client, index, run) };
 }
 
 /** The latest annotated_at in scope: a document signed again between two shares makes them shares of different runs. */
 async function lastAnnotated(client: EngineClient, index: string, run: DedupRun): Promise<string | null> {
-  const response = await client.search(index, { size: 0, query: run.scope, aggs: { last: { max: { field: storedPath(run.prefix, 'annotated_at') } } } });
+  const response = await client.search(index, { size: 0, query: run.scope, aggs: { last: { max: { field: storedPath(run.job.compare.prefix, 'annotated_at') } } } });
   const value = response.aggregations?.last?.value;
   return typeof value === 'number' ? new Date(value).toISOString() : null;
 }
@@ -450,36 +543,36 @@ export async function dedupShare(client: EngineClient, options: DedupShareOption
   const started = performance.now();
   const usage = new UsageMeter(client);
   const retriesAtStart = client.retries.snapshot();
-  checkShareOptions(options);
+  const job = resolveShareOptions(options);
   const share = parseShare(options.share);
-  const progress: Progress = (stage, done, total) => options.onProgress?.({ stage, done, total, elapsedSeconds: (performance.now() - started) / 1000 });
+  const progress: Progress = (stage, done, total) => job.onProgress?.({ stage, done, total, elapsedSeconds: (performance.now() - started) / 1000 });
   let run: DedupRun | undefined;
   try {
     // Dry, as far as the index goes: a share writes nothing there (the index may even be blocked for writes meanwhile).
-    run = await prepareRun(client, { ...options, dryRun: true, full: true });
+    run = await prepareRun(client, { ...job, state: { ...job.state, full: true }, output: { ...job.output, dryRun: true } });
     const pairsIndex = await PairsIndex.open(client, options.pairsIndex);
-    const identity = await shareIdentity(client, options.index, run, share.count);
+    const identity = await shareIdentity(client, job.index, run, share.count);
     const name = runName(identity);
-    const pieces = pairPieces(client, { ...options, pairsFile: undefined, collectMatches: false }, run, 'full');
+    const pieces = pairPieces(client, { ...job, output: { ...job.output, pairsFile: undefined, collectMatches: false } }, run, 'full');
     const damaged = () => pieces.store.damagedCount + (run as DedupRun).damagedParams.count;
     pieces.share = new SharePass(client, pieces.store, pieces.verifier, {
-      ...shareReadSettings(options, run, pieces.numbers),
+      ...shareReadSettings(job, run, pieces.numbers),
       share,
       identity,
       run: name,
       pairs: pairsIndex,
-      bucketChunk: run.bucketChunk,
-      minSimilarity: run.minSimilarity,
+      bucketChunk: run.job.limits.bucketChunk,
+      minSimilarity: run.job.compare.minSimilarity,
       damaged,
       onProgress: progress,
     });
     const outcome = await pieces.share.run();
-    const errors = ErrorsFile.forIndex(options.index, options.errorsFile);
+    const errors = ErrorsFile.forIndex(job.index, job.output.errorsFile);
     nameDamaged(errors, run, pieces.store);
     await errors.close();
     const { progress: done } = outcome;
     return {
-      index: options.index,
+      index: job.index,
       share: shareName(share),
       pairsIndex: pairsIndex.name,
       run: name,
@@ -496,7 +589,7 @@ export async function dedupShare(client: EngineClient, options: DedupShareOption
       pairs: done.pairs,
       pages: done.pages.reduce((sum, n) => sum + n, 0),
       complete: true,
-      next: `near-dup dedup --index ${options.index} --from-shares ${share.count} --pairs-index ${pairsIndex.name}`,
+      next: `near-dup dedup --index ${job.index} --from-shares ${share.count} --pairs-index ${pairsIndex.name}`,
       seconds: (performance.now() - started) / 1000,
       peakMemoryMb: peakMemoryMb(),
       retries: client.retries.since(retriesAtStart),
@@ -504,45 +597,47 @@ export async function dedupShare(client: EngineClient, options: DedupShareOption
       errorsFile: errors.count > 0 ? errors.file : undefined,
     };
   } catch (err) {
-    throw client.explain(err, options.index);
+    throw client.explain(err, job.index);
   } finally {
     for (const spill of run?.spilled.splice(0) ?? []) spill.close();
   }
 }
 
 /** What a share's scan reads, and where it spills. */
-function shareReadSettings(options: DedupShareOptions, run: DedupRun, numbers: DocIds) {
-  const { scope, fields: storedFields, pageSize, documents, everythingCached, prefix } = run;
-  return { index: options.index, prefix, scope, storedFields, pageSize, documents, numbers, everythingCached, spillDir: options.spillDir };
+function shareReadSettings(job: DedupSettings, run: DedupRun, numbers: DocIds) {
+  const { scope, fields: storedFields, documents, everythingCached } = run;
+  const { prefix } = job.compare;
+  const { pageSize, spillDir } = job.limits;
+  return { index: job.index, prefix, scope, storedFields, pageSize, documents, numbers, everythingCached, spillDir };
 }
 
 /**
  * A new attempt's pieces: for a full pass (or a share), every document in scope numbered; for an incremental
  * run, which reads the clusters its documents were in, or the final step of a split run, only those met.
  */
-function pairPieces(client: EngineClient, options: DedupOptions, run: DedupRun, kind: 'full' | 'incremental' | 'shared'): PairPieces {
+function pairPieces(client: EngineClient, job: DedupSettings, run: DedupRun, kind: 'full' | 'incremental' | 'shared'): PairPieces {
   // Every document met is numbered once, for the store's facts and the verifier's clusters alike; a full
   // pass too large for memory keeps the ids on disk (the other runs meet few documents).
-  const numbers = kind !== 'full' || run.everythingCached ? new DocNumbers() : spilledIds(run, options.spillDir);
+  const numbers = kind !== 'full' || run.everythingCached ? new DocNumbers() : spilledIds(run, job.limits.spillDir);
   // A full pass numbers every document in scope: its columns are made that size at once.
   const expected = kind === 'full' ? run.documents : 0;
-  const store = new SignatureStore(signatureReader(client, options.index, run.scope, run.fields), run.prefix, run.sortField, run.params, run.everythingCached ? Number.POSITIVE_INFINITY : run.cacheSize, {
+  const store = new SignatureStore(signatureReader(client, job.index, run.scope, run.fields), run.job.compare.prefix, run.sortField, run.params, run.everythingCached ? Number.POSITIVE_INFINITY : run.job.limits.maxCachedSignatures, {
     documents: numbers,
     keepClusterIds: kind === 'incremental',
     // Only the longest rule sorts by the token count (its sort field is the token count too).
-    keepTokens: run.canonical === 'longest',
+    keepTokens: run.job.compare.canonical === 'longest',
     expected,
   });
-  const pairsOut = options.pairsFile ? createWriteStream(options.pairsFile, { fd: openForWriting(options.pairsFile, { what: '--pairs' }) }) : undefined;
+  const pairsOut = job.output.pairsFile ? createWriteStream(job.output.pairsFile, { fd: openForWriting(job.output.pairsFile, { what: '--pairs' }) }) : undefined;
   const pieces: PairPieces = {
     numbers,
     store,
     pairsOut,
-    verifier: new PairVerifier(run.minSimilarity, {
+    verifier: new PairVerifier(run.job.compare.minSimilarity, {
       documents: numbers,
       expected,
       width: paramsShape(run.params)?.numPerm,
-      collectMatches: options.collectMatches,
+      collectMatches: job.output.collectMatches,
       onVerified: (pair) => {
         pieces.full?.journal?.add(pair);
         pieces.share?.collect(pair);
@@ -566,38 +661,38 @@ function spilledIds(run: DedupRun, spillDir: string | undefined): SpilledIds {
 }
 
 /** What the incremental pass reads: the documents annotated since `since`, and their neighbourhood. */
-function incrementalSettings(options: DedupOptions, run: DedupRun, since: string, progress: Progress): IncrementalSettings {
+function incrementalSettings(job: DedupSettings, run: DedupRun, since: string, progress: Progress): IncrementalSettings {
   return {
-    index: options.index,
-    prefix: run.prefix,
+    index: job.index,
+    prefix: run.job.compare.prefix,
     scope: run.scope,
     since,
-    bucketChunk: run.bucketChunk,
-    pageSize: run.pageSize,
+    bucketChunk: run.job.limits.bucketChunk,
+    pageSize: run.job.limits.pageSize,
     // A family is cut as a whole, so it is read whole; past a tenth of the index a full run is cheaper.
-    wholeFamilies: run.clusterMethod === 'centres' ? { maxLookups: options.maxFamilyLookups ?? Math.min(MAX_INCREMENTAL_LOOKUPS, Math.max(100, Math.floor(run.documents / 10))) } : undefined,
+    wholeFamilies: run.job.compare.clusters === 'centres' ? { maxLookups: job.limits.maxFamilyLookups ?? Math.min(MAX_INCREMENTAL_LOOKUPS, Math.max(100, Math.floor(run.documents / 10))) } : undefined,
     onNewDocuments: (count) => progress('new documents', count),
   };
 }
 
 /** What the full pass reads, and where it journals (not in a dry run: nothing to resume). */
-function fullPassSettings(options: DedupOptions, run: DedupRun, numbers: DocIds, progress: Progress): FullPassSettings {
+function fullPassSettings(job: DedupSettings, run: DedupRun, numbers: DocIds, progress: Progress): FullPassSettings {
   return {
-    index: options.index,
+    index: job.index,
     uuids: run.uuids,
-    prefix: run.prefix,
+    prefix: run.job.compare.prefix,
     params: run.params,
-    minSimilarity: run.minSimilarity,
+    minSimilarity: run.job.compare.minSimilarity,
     scope: run.scope,
-    bucketChunk: run.bucketChunk,
-    pageSize: run.pageSize,
+    bucketChunk: run.job.limits.bucketChunk,
+    pageSize: run.job.limits.pageSize,
     everythingCached: run.everythingCached,
-    spillDir: options.spillDir,
+    spillDir: job.limits.spillDir,
     storedFields: run.fields,
     documents: run.documents,
     numbers,
-    journalFile: options.dryRun ? undefined : `${run.stateFile.replace(/\.json$/, '')}.run.json`,
-    resume: options.resume ?? false,
+    journalFile: job.output.dryRun ? undefined : `${run.job.state.stateFile.replace(/\.json$/, '')}.run.json`,
+    resume: job.state.resume,
     onProgress: progress,
   };
 }
@@ -608,9 +703,9 @@ async function cutClusters(run: DedupRun, pieces: PairPieces): Promise<Cut> {
   // Pairs replayed by --resume bring documents whose facts were never read in this process.
   await store.loadFacts(withoutFacts(verifier, store));
   const cut = await cutFamilies(verifier.clusters.families(), {
-    method: run.clusterMethod,
-    rule: run.canonical,
-    minSimilarity: run.minSimilarity,
+    method: run.job.compare.clusters,
+    rule: run.job.compare.canonical,
+    minSimilarity: run.job.compare.minSimilarity,
     facts: store.facts,
     signatures: full?.signatures ?? ((ids) => store.load(ids)),
     documents: numbers,
@@ -621,25 +716,25 @@ async function cutClusters(run: DedupRun, pieces: PairPieces): Promise<Cut> {
 }
 
 /** Names the damaged signatures in the errors file, then writes the clusters back (nothing in a dry run). */
-async function writeClusters(client: EngineClient, options: DedupOptions, run: DedupRun, pairs: PairsFound, cut: Cut, errors: ErrorsFile): Promise<WriteBackResult> {
+async function writeClusters(client: EngineClient, job: DedupSettings, run: DedupRun, pairs: PairsFound, cut: Cut, errors: ErrorsFile): Promise<WriteBackResult> {
   const { store, verifier } = pairs.pieces;
   nameDamaged(errors, run, store);
   // The fields dedup writes may be newer than the index's mapping (canonical_similarity): added first, or a
   // strict mapping would refuse every update.
-  if (!options.dryRun && (cut.clusters.length > 0 || cut.alone.length > 0)) await initIndex(client, options.index, run.prefix);
+  if (!job.output.dryRun && (cut.clusters.length > 0 || cut.alone.length > 0)) await initIndex(client, job.index, run.job.compare.prefix);
   const membership = {
     clustered: cut.clustered,
     bestMatch: (id: string) => verifier.bestMatch(id),
     bestPartner: (id: string) => verifier.bestPartner(id),
     alone: verifier.clusters.documents.idsOf(cut.alone),
   };
-  return options.dryRun
+  return job.output.dryRun
     ? { written: 0, failed: 0, cleared: 0, complete: false }
     : await writeBack(client, cut.clusters, membership, store.facts, errors, {
-        index: options.index,
-        prefix: run.prefix,
-        pageSize: run.pageSize,
-        bulk: options.bulk,
+        index: job.index,
+        prefix: run.job.compare.prefix,
+        pageSize: run.job.limits.pageSize,
+        bulk: job.limits.bulk,
         decided: pairs.decided,
       });
 }
@@ -654,16 +749,16 @@ function nameDamaged(errors: ErrorsFile, run: DedupRun, store: SignatureStore): 
 /** A complete run: nothing is left to resume, and the next run may be an incremental one from this run's start. */
 async function recordCompleteRun(run: DedupRun, full: FullPass | undefined): Promise<void> {
   await full?.journal?.finish();
-  await writeDedupState(run.stateFile, { version: 1, ...run.current, lastRunAt: run.runStartedAt });
+  await writeDedupState(run.job.state.stateFile, { version: 1, ...run.current, lastRunAt: run.runStartedAt });
 }
 
 /** What the run found, wrote and cost (the summary printed, and returned to a library caller). */
-function summarize(client: EngineClient, options: DedupOptions, run: DedupRun, pairs: PairsFound, cut: Cut, results: RunResults, clock: RunClock): DedupSummary {
+function summarize(client: EngineClient, job: DedupSettings, run: DedupRun, pairs: PairsFound, cut: Cut, results: RunResults, clock: RunClock): DedupSummary {
   const { store, verifier, full } = pairs.pieces;
   const { clusters } = cut;
   const { written, containment, errors } = results;
   return {
-    index: options.index,
+    index: job.index,
     params: run.params,
     mode: pairs.incremental ? 'incremental' : 'full',
     newDocuments: pairs.newDocuments,
@@ -673,13 +768,13 @@ function summarize(client: EngineClient, options: DedupOptions, run: DedupRun, p
     buckets: verifier.buckets,
     candidatePairs: verifier.candidatePairs,
     verifiedPairs: verifier.verifiedPairs,
-    clusterMethod: run.clusterMethod,
+    clusterMethod: run.job.compare.clusters,
     families: cut.families,
     largestFamily: cut.largestFamily,
     clusters: clusters.length,
     duplicates: clusters.memberCount - clusters.length,
     alone: cut.alone.length,
-    canonicalSimilarity: spread(clusters, run.minSimilarity),
+    canonicalSimilarity: spread(clusters, run.job.compare.minSimilarity),
     largestCluster: clusters.length > 0 ? clusters.sizeAt(0) : 0,
     ...written,
     complete: written.complete && (containment?.complete ?? true),
@@ -687,7 +782,7 @@ function summarize(client: EngineClient, options: DedupOptions, run: DedupRun, p
     containment,
     excludedParams: run.excludedParams,
     seconds: (performance.now() - clock.started) / 1000,
-    dryRun: options.dryRun ?? false,
+    dryRun: job.output.dryRun,
     resumedPartitions: full?.resumedPartitions ?? 0,
     retries: client.retries.since(clock.retriesAtStart),
     peakMemoryMb: peakMemoryMb(),
@@ -702,7 +797,7 @@ function summarize(client: EngineClient, options: DedupOptions, run: DedupRun, p
     errorsFile: errors.count > 0 ? errors.file : undefined,
     fromShares: pairs.shared && {
       shares: pairs.shared.shares.length,
-      pairsIndex: options.pairsIndex as string,
+      pairsIndex: job.pairsIndex as string,
       run: pairs.shared.run,
       pages: pairs.shared.pages,
       pairs: pairs.shared.pairs,
@@ -741,66 +836,89 @@ function spread(clusters: ClusterList, bar: number): DedupSummary['canonicalSimi
 /** The containment pass of dedup --containment, and its write-back unless this is a dry run. */
 async function findContainment(
   client: EngineClient,
-  options: DedupOptions,
+  job: DedupSettings,
   run: { prefix: string; scope: Record<string, unknown>; params: string; pageSize: number; errors: ErrorsFile; progress: (stage: DedupStage, done: number) => void },
 ): Promise<NonNullable<DedupSummary['containment']>> {
   const began = performance.now();
-  const minContainment = options.containment!;
+  const minContainment = job.compare.containment!;
   if (sampleEvery(run.params) === 0) {
     throw new UserError(
-      `--containment needs signatures with a containment sample, and those of "${options.index}" have none (params "${run.params}"); run near-dup annotate --index ${options.index} --field FIELD again first`,
+      (o) =>
+        `${o('containment')} needs signatures with a containment sample, and those of "${job.index}" have none (params "${run.params}"); ` +
+        `run near-dup annotate --index ${job.index} --field FIELD again first`,
     );
   }
-  const settings = { index: options.index, prefix: run.prefix, scope: run.scope, minContainment, pageSize: run.pageSize, onProgress: (done: number) => run.progress('containment', done) };
+  const settings = { index: job.index, prefix: run.prefix, scope: run.scope, minContainment, pageSize: run.pageSize, onProgress: (done: number) => run.progress('containment', done) };
   const found = await containmentPass(client, settings);
-  const written = options.dryRun ? { written: 0, failed: 0, cleared: 0, complete: false } : await writeContainment(client, found, run.errors, { ...settings, bulk: options.bulk });
+  const written = job.output.dryRun ? { written: 0, failed: 0, cleared: 0, complete: false } : await writeContainment(client, found, run.errors, { ...settings, bulk: job.limits.bulk });
   return { minContainment, contained: found.contained.size, lookups: found.lookups, tooShort: found.tooShort, ...written, seconds: (performance.now() - began) / 1000 };
 }
 
-/** The job's options, checked here once for the CLI and the library alike. */
+/** The job's options, grouped or flat, checked here once for the CLI and the library alike: a mistake is a UsageError naming the option key. */
 export function checkDedupOptions(options: DedupOptions): void {
-  const minSimilarity = options.minSimilarity ?? 0.5;
-  if (!(minSimilarity > 0 && minSimilarity <= 1)) throw new UsageError(`--min-similarity must be above 0 and at most 1, got ${minSimilarity}`);
-  if (options.containment !== undefined && !(options.containment > 0 && options.containment <= 1)) {
-    throw new UsageError(`--containment must be above 0 and at most 1 (the least share of a document inside a larger one, e.g. 0.8), got ${options.containment}`);
+  checkSettings(resolveDedupOptions(options));
+}
+
+/** The resolved options' ranges, then the split run's options. */
+function checkSettings(job: DedupSettings): void {
+  const { minSimilarity, containment, clusters } = job.compare;
+  if (!(minSimilarity > 0 && minSimilarity <= 1)) throw new UsageError((o) => `${o('minSimilarity')} must be above 0 and at most 1, got ${minSimilarity}`);
+  if (containment !== undefined && !(containment > 0 && containment <= 1)) {
+    throw new UsageError((o) => `${o('containment')} must be above 0 and at most 1 (the least share of a document inside a larger one, e.g. 0.8), got ${containment}`);
   }
-  requireWholeNumbers([
-    ['max-cached-signatures', options.maxCachedSignatures, 1],
-    ['page-size', options.pageSize, 1],
-    ['bucket-chunk', options.bucketChunk, 4],
-    ['max-family-lookups', options.maxFamilyLookups, 0],
-  ]);
-  checkBulkOptions(options.bulk);
-  if (options.clusters !== undefined && !CLUSTER_METHODS.includes(options.clusters)) {
-    throw new UsageError(`--clusters must be ${CLUSTER_METHODS.join(' or ')} (centres: every duplicate near its canonical; components: whole families), got "${options.clusters}"`);
+  const { maxCachedSignatures, pageSize, bucketChunk, maxFamilyLookups, bulk } = job.limits;
+  requireWholeNumbers([['maxCachedSignatures', maxCachedSignatures, 1], ['pageSize', pageSize, 1], ['bucketChunk', bucketChunk, 4], ['maxFamilyLookups', maxFamilyLookups, 0]]);
+  checkBulkOptions(bulk);
+  if (!CLUSTER_METHODS.includes(clusters)) {
+    throw new UsageError((o) => `${o('clusters')} must be ${CLUSTER_METHODS.join(' or ')} (centres: every duplicate near its canonical; components: whole families), got "${clusters}"`);
   }
-  if (options.fromShares !== undefined) {
-    checkShareCount(options.fromShares);
-    checkPairsIndexName(options.pairsIndex, options.index);
-    if (options.resume) throw new UsageError('--resume is not for --from-shares: the final step reads the shares\' pairs again whenever it runs, so run the same command again as it is');
-  } else if (options.pairsIndex !== undefined) {
-    throw new UsageError(`--pairs-index "${options.pairsIndex}" goes with --share K/N (a share writes its pairs there) or --from-shares N (the final step reads them)`);
+  checkSplitOptions(job);
+}
+
+/** fromShares goes with pairsIndex, and not with resume; pairsIndex alone goes nowhere. */
+function checkSplitOptions(job: DedupSettings): void {
+  if (job.fromShares !== undefined) {
+    checkShareCount(job.fromShares);
+    checkPairsIndexName(job.pairsIndex, job.index);
+    if (job.state.resume) {
+      throw new UsageError((o) => `${o('resume')} is not for ${o('fromShares')}: the final step reads the shares' pairs again whenever it runs, so run the same command again as it is`);
+    }
+  } else if (job.pairsIndex !== undefined) {
+    const name = job.pairsIndex;
+    throw new UsageError((o) => `${o('pairsIndex')} "${name}" goes with ${o('share')} K/N (a share writes its pairs there) or ${o('fromShares')} N (the final step reads them)`);
   }
 }
 
 /** A share's options: the job's own, the share, the pairs index, and none of what only the final step does. */
 export function checkShareOptions(options: DedupShareOptions): void {
-  if ((options as DedupOptions).fromShares !== undefined) throw new UsageError('--share and --from-shares go to different runs: each share with --share K/N, then the final step with --from-shares N');
-  checkDedupOptions({ ...options, share: undefined, pairsIndex: undefined } as DedupOptions);
+  resolveShareOptions(options);
+}
+
+/** A share's options, checked and resolved (dedupShare). */
+function resolveShareOptions(options: DedupShareOptions): DedupSettings {
+  if ((options as DedupOptions).fromShares !== undefined) {
+    throw new UsageError((o) => `${o('share')} and ${o('fromShares')} go to different runs: each share with ${o('share')} K/N, then the final step with ${o('fromShares')} N`);
+  }
+  const job = resolveDedupOptions({ ...options, pairsIndex: undefined });
+  checkSettings(job);
   parseShare(options.share);
   checkPairsIndexName(options.pairsIndex, options.index);
-  const finalOnly: Array<[string, unknown]> = [
-    ['--dry-run', options.dryRun],
-    ['--resume', options.resume],
-    ['--containment', options.containment],
-    ['--pairs', options.pairsFile],
-    ['--format text', options.collectMatches],
+  const finalOnly: Array<[key: string, value: unknown]> = [
+    ['dryRun', job.output.dryRun],
+    ['resume', job.state.resume],
+    ['containment', job.compare.containment],
+    ['pairsFile', job.output.pairsFile],
+    ['collectMatches', job.output.collectMatches],
   ];
-  for (const [option, value] of finalOnly) {
-    if (value === undefined || value === false) continue;
-    const why = option === '--resume' ? 'a share goes on from its last band written by itself: run the same --share again' : 'give it to the final step (--from-shares N), which clusters and writes back; a share writes only its pairs to --pairs-index';
-    throw new UsageError(`${option} is not for --share: ${why}`);
-  }
+  const given = finalOnly.find(([, value]) => value !== undefined && value !== false);
+  if (given) throw new UsageError((o) => `${o(given[0])} is not for ${o('share')}: ${notForShare(given[0], o)}`);
+  return { ...job, pairsIndex: options.pairsIndex };
+}
+
+/** Why an option of the final step is refused for a share, and where it goes instead. */
+function notForShare(key: string, o: (key: string) => string): string {
+  if (key === 'resume') return `a share goes on from its last band written by itself: run the same ${o('share')} again`;
+  return `give it to the final step (${o('fromShares')} N), which clusters and writes back; a share writes only its pairs to ${o('pairsIndex')}`;
 }
 
 /** Reads stored signatures by id, within the scope, a request per call. */
@@ -817,17 +935,17 @@ function closeStream(stream: WriteStream): Promise<void> {
 
 /** A canonical field or date field that the mapping does not have is a typo (`--canonical longst`), not a field. */
 async function checkSortField(client: EngineClient, index: string, canonical: CanonicalRule | undefined, dateField: string | undefined, prefix: string): Promise<void> {
-  const named = [typeof canonical === 'object' ? { option: '--canonical', field: canonical.field } : undefined, dateField ? { option: '--date-field', field: dateField } : undefined].filter(
-    (x): x is { option: string; field: string } => x !== undefined,
+  const named = [typeof canonical === 'object' ? { key: 'canonical', field: canonical.field } : undefined, dateField ? { key: 'dateField', field: dateField } : undefined].filter(
+    (x): x is { key: string; field: string } => x !== undefined,
   );
   if (named.length === 0) return;
   const mappings = await client.getMapping(index);
-  for (const { option, field } of named) {
+  for (const { key, field } of named) {
     if (absentFields(mappings, [field]).length === 0) continue;
     const known = [...new Set(Object.values(mappings).flatMap((m) => mappedFields(m.mappings)))].filter((f) => !f.startsWith(`${prefix}.`) && f !== prefix).sort();
-    const rules = option === '--canonical' ? 'oldest, newest, longest, a field (lowest first) or -field (highest first)' : 'a date field';
+    const rules = key === 'canonical' ? 'oldest, newest, longest, a field (lowest first) or -field (highest first)' : 'a date field';
     throw new UsageError(
-      `${option} "${field}" is not a field of "${index}"; give ${rules}. Its fields: ${known.slice(0, 20).join(', ')}${known.length > 20 ? ', ...' : ''}`,
+      (o) => `${o(key)} "${field}" is not a field of "${index}"; give ${rules}. Its fields: ${known.slice(0, 20).join(', ')}${known.length > 20 ? ', ...' : ''}`,
     );
   }
 }

@@ -54,7 +54,7 @@ export function parseInterval(text: string | number): number {
   const match = /^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)?\s*$/.exec(String(text));
   const unit = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 } as const;
   const ms = match ? Number(match[1]) * unit[(match[2] ?? 's') as keyof typeof unit] : Number.NaN;
-  if (!(ms >= 100)) throw new UsageError(`--interval "${text}" is not a duration of at least 100ms; give one like 10s, 500ms or 2m`);
+  if (!(ms >= 100)) throw new UsageError((o) => `${o('interval')} "${text}" is not a duration of at least 100ms; give one like 10s, 500ms or 2m`);
   return ms;
 }
 

@@ -10,17 +10,17 @@ import { randomBytes } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import { DEFAULT_MAX_CHARS, valueAt } from '../annotation.js';
 import { type EngineClient, EngineResponseError } from '../engine/client.js';
-import { requireWritable } from '../engine/index-state.js';
+import { requireWritable } from '../indices/index-state.js';
 import { onlyRefusals } from '../engine/privileges.js';
 import type { RetrySnapshot } from '../engine/retry.js';
-import { checkBulkOptions, requireWholeNumbers, UsageError } from '../errors.js';
+import { type BulkOptions, checkBulkOptions, requireWholeNumbers, UsageError } from '../errors.js';
 import { resolveSignerSettings, type SignerOptions } from '../signature.js';
 import { type BulkOperation, BulkWriter } from './bulk-writer.js';
 import { ErrorsFile } from './errors-file.js';
 import type { IngestResult } from '../signing/ingest-lines.js';
 import { InFlightLimit } from '../engine/in-flight.js';
 import { planInFlight } from '../engine/in-flight-plan.js';
-import { initIndex } from '../engine/init.js';
+import { initIndex } from '../indices/init.js';
 import { lineBatches } from '../signing/line-batches.js';
 import { createSignPool } from '../signing/sign-pool.js';
 
@@ -34,7 +34,7 @@ export interface IngestOptions {
   errorsFile?: string;
   maxChars?: number;
   threads?: number;
-  bulk?: { maxBytes?: number; maxOperations?: number; concurrency?: number };
+  bulk?: BulkOptions;
   onProgress?: (p: { seen: number; indexed: number; failed: number; elapsedSeconds: number }) => void;
 }
 
@@ -62,8 +62,8 @@ export interface IngestSummary {
 
 /** The job's options, checked here once for the CLI and the library alike. */
 export function checkIngestOptions(options: IngestOptions): void {
-  if (options.fields.length === 0) throw new UsageError('name at least one text field with --field');
-  requireWholeNumbers([['max-chars', options.maxChars, 1], ['threads', options.threads, 1]]);
+  if (options.fields.length === 0) throw new UsageError((o) => `name at least one text field with ${o('fields')}`);
+  requireWholeNumbers([['maxChars', options.maxChars, 1], ['threads', options.threads, 1]]);
   checkBulkOptions(options.bulk);
 }
 
@@ -95,8 +95,9 @@ export function checkFieldsPresent(bytes: Uint8Array, fields: readonly string[],
   if (documents === 0) return;
   const theirs = [...seen.entries()].sort((a, b) => b[1] - a[1]).slice(0, 12).map(([k]) => JSON.stringify(k)).join(', ');
   throw new UsageError(
-    `none of the first ${documents} documents has ${fields.length > 1 ? 'any of the fields' : 'the field'} ${fields.map((f) => `"${f}"`).join(', ')}; ` +
-      `their fields are ${theirs}: give one of those with --field (nothing was written to "${index}")`,
+    (o) =>
+      `none of the first ${documents} documents has ${fields.length > 1 ? 'any of the fields' : 'the field'} ${fields.map((f) => `"${f}"`).join(', ')}; ` +
+      `their fields are ${theirs}: give one of those with ${o('fields')} (nothing was written to "${index}")`,
   );
 }
 
@@ -108,6 +109,21 @@ function newId(): string {
 /** Ids asked of the engine at once when checking that every indexed document is there. */
 const CHECK_CHUNK = 1000;
 
+/**
+ * Indexes NDJSON documents from a stream, each signed on the way in (what `near-dup ingest` does): the index
+ * is created with the near-dup fields if it is missing, each line becomes a document with its `near_dup`
+ * object, and the engine is asked at the end whether every document written is there.
+ *
+ * @param client near-dup's client, from `connect()`.
+ * @param input a readable stream of JSON lines (a file, standard input, an HTTP body).
+ * @param options `index`; `fields` (at least one; several are joined); `prefix` (DEFAULT_PREFIX); `signer`
+ *   (createSigner's options); `idField` (default: a random id); `errorsFile` (default
+ *   near-dup-errors-INDEX.jsonl); `maxChars` (default DEFAULT_MAX_CHARS, 10,000,000: longer texts are cut); `threads` (default:
+ *   every core); `bulk` (BulkOptions); `onProgress`.
+ * @returns the counts; lines that could not be signed or written are counted as failed and listed in the errors file.
+ * @throws {UsageError} an option out of range, or `fields` that none of the first documents holds (before anything is written); the message names the option key.
+ * @throws {UserError} an engine that refuses or cannot be reached, an index that cannot take the fields.
+ */
 export async function ingestStream(client: EngineClient, input: Readable, options: IngestOptions): Promise<IngestSummary> {
   checkIngestOptions(options);
   const started = performance.now();

@@ -65,7 +65,7 @@ export async function chooseParams(
   const held = await paramsHeld(client, index, prefix);
   if (!asked && held.length > 1) {
     const list = held.map((b) => `"${b.key}": ${b.doc_count} docs`).join('; ');
-    throw new UserError(`"${index}" holds signatures made with ${held.length} different parameter sets (${list}); choose one with --params, or annotate again with one set of options`);
+    throw new UserError((o) => `"${index}" holds signatures made with ${held.length} different parameter sets (${list}); choose one with ${o('params')}, or annotate again with one set of options`);
   }
   const params = asked ?? held[0].key;
   const damaged = await damagedParams(client, index, prefix);

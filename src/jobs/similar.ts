@@ -10,17 +10,28 @@ import { minhashValues } from '../sketch/lean-minhash.js';
 import { minhashJaccard } from '../sketch/minhash.js';
 import { blocksToMatch } from '../sketch/simhash.js';
 import { simhashDistance } from '../sketch/simhash-doc.js';
-import { CONTAINMENT_DIRECTIONS, type ContainmentDirection, findContaining } from './containment-lookup.js';
+import { CONTAINMENT_DIRECTIONS, type ContainmentDirection, DEFAULT_DIRECTION, findContaining } from './containment-lookup.js';
 import { minhashDocValues, withoutDocValues } from './doc-values.js';
 import { paramsHeld } from './params-held.js';
-import { planMapping } from '../engine/mapping.js';
+import { planMapping } from '../indices/mapping.js';
 
 export type SimilarMethod = 'minhash' | 'simhash' | 'both';
 /** What a hit is measured by: the Jaccard of the two token sets, or how much of one is inside the other. */
 export type SimilarMeasure = 'jaccard' | 'containment';
 export const SIMILAR_MEASURES: readonly SimilarMeasure[] = ['jaccard', 'containment'];
-/** The default --min-similarity of each measure. */
+/** The default minSimilarity of each measure. */
 export const DEFAULT_MIN_SIMILARITY: Readonly<Record<SimilarMeasure, number>> = { jaccard: 0.5, containment: 0.8 };
+
+/** Every default of findSimilar, in one place (the command line's defaults are these too). */
+export const SIMILAR_DEFAULTS = {
+  prefix: DEFAULT_PREFIX,
+  measure: 'jaccard',
+  direction: DEFAULT_DIRECTION,
+  method: 'both',
+  maxDistance: 3,
+  limit: 10,
+  candidateLimit: 1000,
+} as const satisfies Partial<SimilarOptions>;
 
 export interface SimilarOptions {
   index: string;
@@ -86,34 +97,50 @@ export interface SimilarResult {
   tookMs: number;
 }
 
-/** The lookup's options, checked here once for the CLI and the library alike. */
-export function checkSimilarOptions(options: SimilarOptions): void {
-  if ((options.id === undefined) === (options.text === undefined)) throw new UsageError('give exactly one of --id, --text or --file to look up');
-  if (options.id !== undefined && options.id.trim() === '') throw new UsageError('--id is empty; give the id of a stored document');
-  if (options.routing !== undefined && options.id === undefined) throw new UsageError('--routing goes with --id: it says where a stored document is');
-  if (options.measure !== undefined && !SIMILAR_MEASURES.includes(options.measure)) {
-    throw new UsageError(`--measure must be one of ${SIMILAR_MEASURES.join(', ')}, got "${options.measure}"`);
-  }
-  if (options.direction !== undefined && !CONTAINMENT_DIRECTIONS.includes(options.direction)) {
-    throw new UsageError(`--direction must be one of ${CONTAINMENT_DIRECTIONS.join(', ')}, got "${options.direction}"`);
-  }
-  const minSimilarity = options.minSimilarity ?? 0.5;
-  if (!(minSimilarity >= 0 && minSimilarity <= 1)) throw new UsageError(`--min-similarity must be from 0 to 1, got ${minSimilarity}`);
-  if (options.measure === 'containment' && minSimilarity === 0) throw new UsageError('--min-similarity must be above 0 with --measure containment (every document holds 0% of the query)');
-  requireWholeNumbers([['max-distance', options.maxDistance, 0], ['limit', options.limit, 1], ['candidate-limit', options.candidateLimit, 1]]);
+/** The options given, without the members left undefined (so that spreading them keeps the defaults). */
+function definedOnly<T extends object>(options: T): Partial<T> {
+  return Object.fromEntries(Object.entries(options).filter(([, value]) => value !== undefined)) as Partial<T>;
 }
 
+/** The lookup's options, checked here once for the CLI and the library alike. */
+export function checkSimilarOptions(options: SimilarOptions): void {
+  if ((options.id === undefined) === (options.text === undefined)) throw new UsageError((o) => `give exactly one of ${o('id')} or ${o('text')} to look up`);
+  if (options.id !== undefined && options.id.trim() === '') throw new UsageError((o) => `${o('id')} is empty; give the id of a stored document`);
+  if (options.routing !== undefined && options.id === undefined) throw new UsageError((o) => `${o('routing')} goes with ${o('id')}: it says where a stored document is`);
+  if (options.measure !== undefined && !SIMILAR_MEASURES.includes(options.measure)) {
+    throw new UsageError((o) => `${o('measure')} must be one of ${SIMILAR_MEASURES.join(', ')}, got "${options.measure}"`);
+  }
+  if (options.direction !== undefined && !CONTAINMENT_DIRECTIONS.includes(options.direction)) {
+    throw new UsageError((o) => `${o('direction')} must be one of ${CONTAINMENT_DIRECTIONS.join(', ')}, got "${options.direction}"`);
+  }
+  const minSimilarity = options.minSimilarity ?? DEFAULT_MIN_SIMILARITY[options.measure ?? SIMILAR_DEFAULTS.measure];
+  if (!(minSimilarity >= 0 && minSimilarity <= 1)) throw new UsageError((o) => `${o('minSimilarity')} must be from 0 to 1, got ${minSimilarity}`);
+  if (options.measure === 'containment' && minSimilarity === 0) throw new UsageError((o) => `${o('minSimilarity')} must be above 0 with ${o('measure')} containment (every document holds 0% of the query)`);
+  requireWholeNumbers([['maxDistance', options.maxDistance, 0], ['limit', options.limit, 1], ['candidateLimit', options.candidateLimit, 1]]);
+}
+
+/**
+ * The near-duplicates of a stored document or of a text (what `near-dup similar` does): candidates found by
+ * the engine (band keys, SimHash blocks), verified here against their stored signatures, ranked. A text is
+ * signed the way the index was.
+ *
+ * @param client near-dup's client, from `connect()`.
+ * @param options `index`; exactly one of `id` (with `routing` if it was indexed with one) or `text`
+ *   (with `signer`, only to choose among several parameter sets); `measure` (jaccard, or containment with
+ *   `direction`); `minSimilarity` (DEFAULT_MIN_SIMILARITY: 0.5, or 0.8 for containment); `method`,
+ *   `maxDistance`, `limit`, `candidateLimit` (defaults in SIMILAR_DEFAULTS).
+ * @returns the hits, best first, and how many candidates were compared, left out or damaged.
+ * @throws {UsageError} options out of range or that conflict, signer options that do not match the
+ *   index's signatures; the message names the option key.
+ * @throws {UserError} no such document, a document without a usable signature, an index without
+ *   near-dup fields, an engine that refuses or cannot be reached.
+ */
 export async function findSimilar(client: EngineClient, options: SimilarOptions): Promise<SimilarResult> {
   const started = performance.now();
-  const prefix = options.prefix ?? DEFAULT_PREFIX;
-  const layout = new StoredLayout(prefix);
-  const method = options.method ?? 'both';
-  const measure = options.measure ?? 'jaccard';
-  const minSimilarity = options.minSimilarity ?? DEFAULT_MIN_SIMILARITY[measure];
-  const maxDistance = options.maxDistance ?? 3;
-  const limit = options.limit ?? 10;
-  const candidateLimit = options.candidateLimit ?? 1000;
   checkSimilarOptions(options);
+  const { prefix, method, measure, maxDistance, limit, candidateLimit } = { ...SIMILAR_DEFAULTS, ...definedOnly(options) };
+  const layout = new StoredLayout(prefix);
+  const minSimilarity = options.minSimilarity ?? DEFAULT_MIN_SIMILARITY[measure];
 
   try {
     await checkLookupMapping(client, options.index, prefix);
@@ -125,7 +152,7 @@ export async function findSimilar(client: EngineClient, options: SimilarOptions)
     const result: SimilarResult = { query: { id: options.id, params: query.params, tokens: query.tokens }, hits: [], candidates: 0, excludedParams: 0, damaged: 0, tookMs: 0 };
     if (method !== 'minhash' && query.blocks.length > 0 && maxDistance >= query.blocks.length) {
       const blocks = query.blocks.length;
-      throw new UsageError(`--max-distance must be a whole number from 0 to ${blocks - 1} (below the ${blocks} SimHash blocks), got ${maxDistance}`);
+      throw new UsageError((o) => `${o('maxDistance')} must be a whole number from 0 to ${blocks - 1} (below the ${blocks} SimHash blocks), got ${maxDistance}`);
     }
     if (query.tokens === 0) return { ...result, tookMs: performance.now() - started };
     if (measure === 'containment') {
@@ -325,9 +352,16 @@ async function signerForIndex(client: EngineClient, index: string, prefix: strin
   const readable = held.map((p) => signerOptionsFromParams(p));
   if (held.length === 1 && readable[0]) return readable[0];
   throw new UserError(
-    `"${index}" holds signatures made with ${listed}; ` +
-      'give the options the ones to look among were made with (--preset, --condenser, --seed, --scheme, --bands/--rows or --threshold, --simhash-blocks)',
+    (o) =>
+      `"${index}" holds signatures made with ${listed}; ` +
+      `give the options the ones to look among were made with (${signerKeys(o)})`,
   );
+}
+
+/** The signer options that choose a parameter set, as a message names them. */
+function signerKeys(o: (key: string) => string): string {
+  const [preset, condenser, seed, scheme, bands, rows, threshold, blocks] = ['preset', 'condenser', 'seed', 'scheme', 'bands', 'rows', 'threshold', 'simhashBlocks'].map((k) => o(`signer.${k}`));
+  return `${preset}, ${condenser}, ${seed}, ${scheme}, ${bands}/${rows} or ${threshold}, ${blocks}`;
 }
 
 /** Whether any signer option was given (an empty object, or one of undefined fields, asks for nothing). */
@@ -341,7 +375,7 @@ function checkSignerForStored(asked: SignerOptions | undefined, stored: string, 
   const wanted = resolveSignerSettings(asked).params;
   if (wanted === stored) return;
   throw new UsageError(
-    `a lookup by --id uses the signature stored with document "${id}" of "${index}" ("${stored}"); the signature options given would make "${wanted}", and are not used: leave them out`,
+    (o) => `a lookup by ${o('id')} uses the signature stored with document "${id}" of "${index}" ("${stored}"); the signature options given would make "${wanted}", and are not used: leave them out`,
   );
 }
 
@@ -362,7 +396,7 @@ async function storedSignature(client: EngineClient, index: string, id: string, 
   if (hits.length > 1) {
     // Two indices behind the name, or one index where the id was indexed with two routings.
     const places = hits.map((h) => (h._routing === undefined ? h._index : `${h._index} with routing "${h._routing}"`)).join(', ');
-    throw new UserError(`"${index}" holds more than one document "${id}" (${places}); name the one to look up with --index and --routing`);
+    throw new UserError((o) => `"${index}" holds more than one document "${id}" (${places}); name the one to look up with ${o('index')} and ${o('routing')}`);
   }
   const read = readStoredQuery(hits[0]._source, new StoredLayout(prefix));
   if (read instanceof StoredProblem) {

@@ -11,7 +11,7 @@
 import type http from 'node:http';
 import { performance } from 'node:perf_hooks';
 import type { Readable } from 'node:stream';
-import { ClientGoneError, onClientGone, passableHeaders, pipeAnswer, readBody } from '../engine/forward.js';
+import { ClientGoneError, onClientGone, passableHeaders, pipeAnswer, readBody } from './forward.js';
 import type { SignedSource, SourceKind } from '../signing/sign-sources.js';
 import type { KeyLists } from '../stored/write.js';
 import { type BulkItem, bulkItems, type RawBytes, withIndex } from './bulk-items.js';

@@ -3,7 +3,7 @@
 import type http from 'node:http';
 import type PQueue from 'p-queue';
 import type { InFlightLimit } from '../engine/in-flight.js';
-import type { Upstream } from '../engine/forward.js';
+import type { Upstream } from './forward.js';
 import type { SignerOptions } from '../signature.js';
 import type { SignPool } from '../signing/sign-pool.js';
 import type { SignedSource, SignSourcesOptions } from '../signing/sign-sources.js';

@@ -8,7 +8,7 @@
 import type http from 'node:http';
 import { performance } from 'node:perf_hooks';
 import type { Readable } from 'node:stream';
-import { ClientGoneError, onClientGone, passableHeaders, pipeAnswer, readBody } from '../engine/forward.js';
+import { ClientGoneError, onClientGone, passableHeaders, pipeAnswer, readBody } from './forward.js';
 import type { SignedSource, SourceKind } from '../signing/sign-sources.js';
 import type { KeyLists } from '../stored/write.js';
 import { REFUSAL_TYPE } from './bulk-response.js';

@@ -7,10 +7,10 @@
 import http from 'node:http';
 import https from 'node:https';
 import { PassThrough, pipeline, type Readable, Transform, type Writable } from 'node:stream';
-import type { AwsSigning } from './aws-sigv4.js';
-import { requestHeaders } from './connection.js';
-import { EngineResponseError } from './errors.js';
-import { redactCredentials } from './url.js';
+import type { AwsSigning } from '../engine/aws-sigv4.js';
+import { requestHeaders } from '../engine/connection.js';
+import { EngineResponseError } from '../engine/errors.js';
+import { redactCredentials } from '../engine/url.js';
 
 /** Headers that belong to one connection, not to the message (RFC 9110 7.6.1), and never cross a proxy. */
 const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'proxy-authenticate', 'proxy-authorization', 'te', 'trailer', 'transfer-encoding', 'upgrade']);

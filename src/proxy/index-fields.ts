@@ -6,8 +6,8 @@
 // stderr with the fix, and documents still go.
 import type { IndexMappings } from '../engine/client.js';
 import { redactSecret } from '../engine/url.js';
-import { headerValue, type Upstream, upstreamJson } from '../engine/forward.js';
-import { initIndex, type MappingAccess } from '../engine/init.js';
+import { headerValue, type Upstream, upstreamJson } from './forward.js';
+import { initIndex, type MappingAccess } from '../indices/init.js';
 import type { KeyLists } from '../stored/write.js';
 
 /** How long an index is taken to have the fields before it is checked again (it may be deleted and made anew). */

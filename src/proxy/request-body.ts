@@ -4,7 +4,7 @@
 import type http from 'node:http';
 import { pipeline, type Readable } from 'node:stream';
 import zlib from 'node:zlib';
-import { BodyTooLargeError, byteLimit } from '../engine/forward.js';
+import { BodyTooLargeError, byteLimit } from './forward.js';
 import { ProxyRefusal } from './context.js';
 import { REFUSAL_TYPE } from './bulk-response.js';
 

@@ -8,7 +8,7 @@ import PQueue from 'p-queue';
 import type { AwsSigning } from '../engine/aws-sigv4.js';
 import { InFlightLimit } from '../engine/in-flight.js';
 import { planInFlight } from '../engine/in-flight-plan.js';
-import { BodyTooLargeError, onClientGone, pipeAnswer, Upstream, UpstreamError, upstreamJson } from '../engine/forward.js';
+import { BodyTooLargeError, onClientGone, pipeAnswer, Upstream, UpstreamError, upstreamJson } from './forward.js';
 import { LineTooLongError } from '../signing/line-batches.js';
 import { createSignPool } from '../signing/sign-pool.js';
 import type { SourceKind } from '../signing/sign-sources.js';

@@ -27,7 +27,7 @@
 // what the cluster holds, and each client's write is still authorized by the engine with its own
 // credentials. An alias moved to another write index, or a rollover, is seen within those seconds.
 import { EngineResponseError } from '../engine/errors.js';
-import { headerValue, type Upstream, upstreamJson } from '../engine/forward.js';
+import { headerValue, type Upstream, upstreamJson } from './forward.js';
 import { redactSecret } from '../engine/url.js';
 import { isDateMathName, readDateMath } from './date-math.js';
 import type { CoveredIndex, IndexMatcher } from './index-pattern.js';

@@ -15,7 +15,7 @@
 // them again.
 import { performance } from 'node:perf_hooks';
 import { PassThrough } from 'node:stream';
-import { ClientGoneError, readBody, type Upstream, type UpstreamRequest, type UpstreamResponse } from '../engine/forward.js';
+import { ClientGoneError, readBody, type Upstream, type UpstreamRequest, type UpstreamResponse } from './forward.js';
 import { isBlank } from './bulk-items.js';
 import { type BulkAnswer, notAppliedAnswer } from './bulk-response.js';
 import type { InFlightLimit } from '../engine/in-flight.js';

@@ -1,6 +1,6 @@
 // The stored fields: one table of everything near-dup writes under the prefix, and the one place that puts
 // fields there. Each entry says who writes the field, whether reading a signature back needs it, its mapping
-// and what its value is checked against; the mapping bodies (engine/mapping.ts, and the JSON in mappings/ a
+// and what its value is checked against; the mapping bodies (indices/mapping.ts, and the JSON in mappings/ a
 // test holds equal to them), the writer's type (write.ts), the reader's checks and lists (read.ts) and
 // Dashboards' field list all come from it. Adding a stored field is an entry here, plus its use.
 import { ownValue, setOwn } from '../own-keys.js';

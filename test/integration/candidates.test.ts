@@ -3,7 +3,7 @@
 // minimum_should_match = m - k, whose candidates, verified by Hamming distance, are exactly the
 // fingerprints within k bits.
 import { beforeAll, describe, expect, it } from 'vitest';
-import { initIndex } from '../../src/engine/init.js';
+import { initIndex } from '../../src/indices/init.js';
 import { hammingDistance, simhashBlockKeys } from '../../src/sketch/simhash.js';
 import { forEachEngine } from './harness.js';
 

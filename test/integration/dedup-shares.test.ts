@@ -9,9 +9,10 @@ import path from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { EngineClient } from '../../src/engine/client.js';
-import { initIndex } from '../../src/engine/init.js';
+import { initIndex } from '../../src/indices/init.js';
 import { annotateIndex } from '../../src/jobs/annotate.js';
 import { type DedupOptions, dedupIndex, dedupShare, type ShareSummary } from '../../src/jobs/dedup.js';
+import { markerId } from '../../src/jobs/dedup/share-plan.js';
 import { serializeLeanMinhash } from '../../src/sketch/lean-minhash.js';
 import { fixtureSample, testCorpora } from '../support/corpus.js';
 import { indexDocuments, runCli } from '../support/documents.js';
@@ -192,7 +193,7 @@ forEachEngine('dedup split between processes', (ctx) => {
     await ctx.client.request('PUT', `/${pairsIndex}/_doc/${cut._id}`, damaged);
     const errorsFile = path.join(tmp, `errors-${index}.jsonl`);
     await expect(finalStep(index, 2, pairsIndex)).rejects.toThrow(
-      new RegExp(`2 problems in 2 page documents of ${pairsIndex} \\(damaged or forged; each named in .*\\): nothing was written to ${index}\\. Shares 1/2, 2/2 will do their work again`),
+      new RegExp(`2 problems in 2 documents of ${pairsIndex} \\(damaged or forged; each named in .*\\): nothing was written to ${index}\\. Shares 1/2, 2/2 will do their work again`),
     );
     expect(await withCluster(ctx.client, index)).toBe(0);
     const named = readFileSync(errorsFile, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
@@ -204,6 +205,32 @@ forEachEngine('dedup split between processes', (ctx) => {
     expect(redone.map((s) => [s.alreadyComplete, s.resumedBands])).toEqual([[false, 0], [false, 0]]);
     expect((await finalStep(index, 2, pairsIndex)).complete).toBe(true);
     expect((await snapshot(ctx.client, index)).clusters).toEqual(one.clusters);
+  });
+
+  it('a page with pairs taken out (its count made to match), or a marker listing pages the engine does not hold, is named and nothing is written', async () => {
+    const index = await annotated('shares-thinned', fixtureSample(25));
+    const pairsIndex = ctx.index('pairs-thinned');
+    await shares(index, 2, pairsIndex);
+    await ctx.client.refresh(pairsIndex);
+    const hits = (await ctx.client.search(pairsIndex, { size: 200, query: { match_all: {} }, sort: [{ band: 'asc' }] })).hits.hits;
+    const page = hits.find((h) => (h._source as any).kind === 'pairs' && (h._source as any).share === 1 && (h._source as any).count > 1) as (typeof hits)[number];
+    // Share 1: a page that still reads as a page, one pair fewer. Share 2: its marker lists a page more.
+    const thinned = structuredClone(page._source) as any;
+    for (const column of ['a', 'b', 'jaccard', 'hamming']) thinned.pairs[column].pop();
+    thinned.count -= 1;
+    await ctx.client.request('PUT', `/${pairsIndex}/_doc/${page._id}`, thinned);
+    const marker = markerId(thinned.run, { number: 2, count: 2 });
+    const listed = structuredClone((await ctx.client.get(pairsIndex, marker))?._source) as any;
+    listed.progress.pages[0] += 1;
+    listed.progress.pairs += 1;
+    await ctx.client.request('PUT', `/${pairsIndex}/_doc/${marker}`, listed);
+    await expect(finalStep(index, 2, pairsIndex)).rejects.toThrow(/2 problems in 2 documents .* Shares 1\/2, 2\/2 will do their work again/);
+    expect(await withCluster(ctx.client, index)).toBe(0);
+    const named = readFileSync(path.join(tmp, `errors-${index}.jsonl`), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    expect(named.map((e) => e.reason).sort()).toEqual([
+      expect.stringMatching(/^of share 1\/2: says its share wrote \d+ pairs, where its pages hold \d+$/),
+      expect.stringMatching(/^of share 2\/2: lists \d+ pages, where .* holds \d+ of this share \(none read\)$/),
+    ]);
   });
 
   describe('a share killed midway', () => {

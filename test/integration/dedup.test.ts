@@ -5,7 +5,7 @@ import path from 'node:path';
 import { beforeAll, expect, it } from 'vitest';
 import type { EngineClient } from '../../src/engine/client.js';
 import { annotateIndex } from '../../src/jobs/annotate.js';
-import { initIndex } from '../../src/engine/init.js';
+import { initIndex } from '../../src/indices/init.js';
 import { serializeLeanMinhash } from '../../src/sketch/lean-minhash.js';
 import { type ClusterMethod, dedupIndex, type DedupPair } from '../../src/jobs/dedup.js';
 import { UnionFind } from '../../src/jobs/dedup/union-find.js';

@@ -3,9 +3,9 @@
 import { expect, it, vi } from 'vitest';
 import yargs from 'yargs';
 import { initCommand } from '../../src/cli/commands/init.js';
-import { NEAR_DUP_FIELDS } from '../../src/engine/mapping.js';
+import { NEAR_DUP_FIELDS } from '../../src/indices/mapping.js';
 import { UsageError, UserError } from '../../src/errors.js';
-import { initIndex, initTemplates } from '../../src/engine/init.js';
+import { initIndex, initTemplates } from '../../src/indices/init.js';
 import { type EngineContext, forEachEngine } from './harness.js';
 
 const FIELD_NAMES = Object.keys(NEAR_DUP_FIELDS).sort();

@@ -2,7 +2,7 @@
 // index of the current mapping (text split on white space), a list in one mapped before (keyword), lists
 // for an alias over both. Every lookup finds the same documents either way, by the same terms.
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { initIndex } from '../../src/engine/init.js';
+import { initIndex } from '../../src/indices/init.js';
 import { annotateIndex } from '../../src/jobs/annotate.js';
 import { findSimilar } from '../../src/jobs/similar.js';
 import { type RunningProxy, startProxy } from '../../src/proxy/server.js';

@@ -2,7 +2,7 @@
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { beforeAll, expect, it, vi } from 'vitest';
-import { createIndexBody } from '../../src/engine/mapping.js';
+import { createIndexBody } from '../../src/indices/mapping.js';
 import { annotateIndex } from '../../src/jobs/annotate.js';
 import { findSimilar } from '../../src/jobs/similar.js';
 import { createSigner } from '../../src/signature.js';
@@ -166,7 +166,7 @@ for (const { name, docs } of testCorpora(20, 20)) {
       const empty = await findSimilar(ctx.client, { index, text: '' });
       expect(empty.hits).toEqual([]);
       expect(empty.query.tokens).toBe(0);
-      await expect(findSimilar(ctx.client, { index, id: docs[0].id, maxDistance: 8 })).rejects.toThrow(/--max-distance must be a whole number from 0 to 7/);
+      await expect(findSimilar(ctx.client, { index, id: docs[0].id, maxDistance: 8 })).rejects.toThrow(/^maxDistance must be a whole number from 0 to 7/);
     });
 
     it('never compares signatures made with other parameters: they are excluded and counted', async () => {

@@ -8,7 +8,7 @@ import path from 'node:path';
 import { beforeAll, expect, it } from 'vitest';
 import { annotateDocument } from '../../src/annotation.js';
 import { clusterMembers, MemberScrolls, similarTo } from '../../src/explore/queries.js';
-import { initIndex } from '../../src/engine/init.js';
+import { initIndex } from '../../src/indices/init.js';
 import { annotateIndex } from '../../src/jobs/annotate.js';
 import { findSimilar } from '../../src/jobs/similar.js';
 import { serializeLeanMinhash } from '../../src/sketch/lean-minhash.js';

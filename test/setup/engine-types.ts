@@ -1,5 +1,6 @@
 // What the engine harness hands to integration tests (vitest provide/inject).
 import type { Flavour } from '../../src/engine/detect.js';
+import { majorsOf } from '../../src/engine/support.js';
 
 export interface TestEngine {
   flavour: Flavour;
@@ -16,11 +17,13 @@ export interface TestEngine {
   suite: 'full' | 'smoke';
 }
 
-/** The name scripts/engine and CI give an engine of this flavour and version (opensearch3, elasticsearch7...). */
+/**
+ * The name scripts/engine and CI give an engine of this flavour and version (opensearch3, elasticsearch7...):
+ * the support table's (src/engine/support.json), or flavour and major for a major the table does not list.
+ */
 export function engineName(flavour: Flavour, version: string): string {
   const major = Number.parseInt(version, 10);
-  const plain = flavour === 'opensearch' ? 2 : 8;
-  return major === plain ? flavour : `${flavour}${major}`;
+  return majorsOf(flavour).find((m) => m.major === major)?.engine.name ?? `${flavour}${major}`;
 }
 
 /** Full suite on the newest major of each flavour (or everywhere), the smoke subset on the others. */

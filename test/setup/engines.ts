@@ -1,12 +1,16 @@
 // Vitest globalSetup for the integration tests: the one place that decides which real engines they run on.
 //
-// 1. Explicit URLs win: OPENSEARCH_URL, OPENSEARCH1_URL (an OpenSearch 1.x), OPENSEARCH3_URL (3.x),
-//    ELASTICSEARCH_URL, ELASTICSEARCH7_URL (an Elasticsearch 7.x), ELASTICSEARCH9_URL (9.x), or SEARCH_URL
-//    (flavour detected),
+// The engines are those of the engine support table (src/engine/support.json: one per supported major, named
+// as scripts/engine names them), so a new major there is a new engine here.
+//
+// 1. Explicit URLs win: <NAME>_URL for each engine name in upper case: OPENSEARCH_URL, OPENSEARCH1_URL (an
+//    OpenSearch 1.x), OPENSEARCH3_URL (3.x), ELASTICSEARCH_URL, ELASTICSEARCH7_URL (an Elasticsearch 7.x),
+//    ELASTICSEARCH9_URL (9.x); or SEARCH_URL (flavour detected),
 //    with credentials and TLS from SEARCH_USERNAME, SEARCH_PASSWORD, SEARCH_API_KEY, SEARCH_BEARER_TOKEN,
 //    SEARCH_CA_FILE, SEARCH_INSECURE. An explicit URL that does not answer fails the run.
-// 2. Otherwise, when a Docker daemon answers: OpenSearch 2.19, 1.3 and 3.8, Elasticsearch 9.5, 8.19 and
-//    7.17 containers (testcontainers).
+// 2. Otherwise, when a Docker daemon answers: a container of each (testcontainers), the flavour's image
+//    (support.json) at the version scripts/engine pins (OpenSearch 1.3, 2.19 and 3.8, Elasticsearch 7.17,
+//    8.19 and 9.5), or <NAME>_IMAGE.
 // 3. Otherwise: the embedded engines of scripts/engine (Java 17, Java 21 for OpenSearch 3 and Elasticsearch
 //    9, and Maven), the same six, reused when already running, started (and stopped again afterwards) when not.
 // NEAR_DUP_ENGINES=docker|embedded forces 2 or 3. Under CI=true a missing engine fails the run; elsewhere
@@ -21,27 +25,26 @@ import type { TestProject } from 'vitest/node';
 import { runTeardown } from './teardown.js';
 import { connect } from '../../src/engine/client.js';
 import type { Flavour } from '../../src/engine/detect.js';
+import { SUPPORT } from '../../src/engine/support.js';
 import { connectionArgsFrom } from '../../src/cli/connection-options.js';
 import { assignSuites, engineName, type TestCluster, type TestEngine } from './engine-types.js';
 
 /** An engine found, before the suites are assigned. */
 type Found = Omit<TestEngine, 'suite'>;
 
-/** The engines the tests run on, by the names scripts/engine gives them, and what each one is. */
-type EngineName = 'opensearch' | 'opensearch1' | 'opensearch3' | 'elasticsearch' | 'elasticsearch7' | 'elasticsearch9';
-const NAMES: EngineName[] = ['opensearch', 'opensearch1', 'opensearch3', 'elasticsearch', 'elasticsearch7', 'elasticsearch9'];
-/** Container images for the Docker path; the same versions as docker-compose.yml and scripts/engine. */
-const IMAGES: Record<EngineName, string> = {
-  opensearch: process.env.OPENSEARCH_IMAGE ?? 'opensearchproject/opensearch:2.19.1',
-  opensearch1: process.env.OPENSEARCH1_IMAGE ?? 'opensearchproject/opensearch:1.3.13',
-  opensearch3: process.env.OPENSEARCH3_IMAGE ?? 'opensearchproject/opensearch:3.8.0',
-  elasticsearch: process.env.ELASTICSEARCH_IMAGE ?? 'docker.elastic.co/elasticsearch/elasticsearch:8.19.21',
-  elasticsearch7: process.env.ELASTICSEARCH7_IMAGE ?? 'docker.elastic.co/elasticsearch/elasticsearch:7.17.29',
-  elasticsearch9: process.env.ELASTICSEARCH9_IMAGE ?? 'docker.elastic.co/elasticsearch/elasticsearch:9.5.3',
-};
+/** The engines the tests run on, by the names scripts/engine gives them: one per supported major. */
+const NAMES: string[] = SUPPORT.majors.map((m) => m.engine.name);
+const flavourOfEngine = (name: string): Flavour => SUPPORT.majors.find((m) => m.engine.name === name)!.flavour;
+/** `opensearch3` -> OPENSEARCH3: the prefix of its environment variables (OPENSEARCH3_URL, OPENSEARCH3_IMAGE). */
+const envPrefix = (name: string) => name.toUpperCase().replace(/-/g, '_');
+/** Container image for the Docker path: the flavour's image at the version scripts/engine pins (as docker-compose.yml). */
+function imageOf(name: string, engines: { ENGINES: Record<string, { release: string }> }): string {
+  return process.env[`${envPrefix(name)}_IMAGE`] ?? `${SUPPORT.flavours[flavourOfEngine(name)].image}:${engines.ENGINES[name].release}`;
+}
 /** OpenSearch first, then Elasticsearch, newest major first. */
+const FLAVOUR_ORDER = Object.keys(SUPPORT.flavours);
 const byEngineOrder = (a: Found, b: Found) =>
-  (a.flavour === b.flavour ? 0 : a.flavour === 'opensearch' ? -1 : 1) || Number.parseInt(b.version, 10) - Number.parseInt(a.version, 10);
+  FLAVOUR_ORDER.indexOf(a.flavour) - FLAVOUR_ORDER.indexOf(b.flavour) || Number.parseInt(b.version, 10) - Number.parseInt(a.version, 10);
 
 const inCi = ['true', '1'].includes((process.env.CI ?? '').toLowerCase());
 const say = (line: string) => process.stderr.write(`[engines] ${line}\n`);
@@ -135,12 +138,10 @@ async function resolveEngines(): Promise<Resolution> {
 function explicitUrls(): Array<{ url: string; flavour?: Flavour }> {
   const env = process.env;
   const urls: Array<{ url: string; flavour?: Flavour }> = [];
-  if (env.OPENSEARCH_URL) urls.push({ url: env.OPENSEARCH_URL, flavour: 'opensearch' });
-  if (env.OPENSEARCH1_URL) urls.push({ url: env.OPENSEARCH1_URL, flavour: 'opensearch' });
-  if (env.OPENSEARCH3_URL) urls.push({ url: env.OPENSEARCH3_URL, flavour: 'opensearch' });
-  if (env.ELASTICSEARCH_URL) urls.push({ url: env.ELASTICSEARCH_URL, flavour: 'elasticsearch' });
-  if (env.ELASTICSEARCH7_URL) urls.push({ url: env.ELASTICSEARCH7_URL, flavour: 'elasticsearch' });
-  if (env.ELASTICSEARCH9_URL) urls.push({ url: env.ELASTICSEARCH9_URL, flavour: 'elasticsearch' });
+  for (const name of NAMES) {
+    const url = env[`${envPrefix(name)}_URL`];
+    if (url) urls.push({ url, flavour: flavourOfEngine(name) });
+  }
   if (env.SEARCH_URL && !urls.some((u) => u.url === env.SEARCH_URL)) urls.push({ url: env.SEARCH_URL });
   return urls;
 }
@@ -183,20 +184,11 @@ async function dockerAnswers(): Promise<boolean> {
 
 async function fromContainers(): Promise<Resolution> {
   const { GenericContainer, Wait } = await import('testcontainers');
-  const environments: Record<EngineName, Record<string, string>> = {
+  // @ts-expect-error: plain JavaScript module without type declarations
+  const scripts = await import('../../scripts/engine/engines.mjs');
+  // Single node, security off, a bounded heap: each flavour's settings.
+  const environments: Record<Flavour, Record<string, string>> = {
     opensearch: {
-      'discovery.type': 'single-node',
-      DISABLE_SECURITY_PLUGIN: 'true',
-      DISABLE_INSTALL_DEMO_CONFIG: 'true',
-      OPENSEARCH_JAVA_OPTS: '-Xms512m -Xmx512m',
-    },
-    opensearch1: {
-      'discovery.type': 'single-node',
-      DISABLE_SECURITY_PLUGIN: 'true',
-      DISABLE_INSTALL_DEMO_CONFIG: 'true',
-      OPENSEARCH_JAVA_OPTS: '-Xms512m -Xmx512m',
-    },
-    opensearch3: {
       'discovery.type': 'single-node',
       DISABLE_SECURITY_PLUGIN: 'true',
       DISABLE_INSTALL_DEMO_CONFIG: 'true',
@@ -207,24 +199,15 @@ async function fromContainers(): Promise<Resolution> {
       'xpack.security.enabled': 'false',
       ES_JAVA_OPTS: '-Xms512m -Xmx512m',
     },
-    elasticsearch9: {
-      'discovery.type': 'single-node',
-      'xpack.security.enabled': 'false',
-      ES_JAVA_OPTS: '-Xms512m -Xmx512m',
-    },
-    elasticsearch7: {
-      'discovery.type': 'single-node',
-      'xpack.security.enabled': 'false',
-      ES_JAVA_OPTS: '-Xms512m -Xmx512m',
-    },
   };
   const resolution: Resolution = { engines: [], missing: [], teardown: [] };
   await Promise.all(
     NAMES.map(async (flavour) => {
       const began = Date.now();
+      const image = imageOf(flavour, scripts);
       try {
-        const container = await new GenericContainer(IMAGES[flavour])
-          .withEnvironment(environments[flavour])
+        const container = await new GenericContainer(image)
+          .withEnvironment(environments[flavourOfEngine(flavour)])
           .withExposedPorts(9200)
           .withWaitStrategy(Wait.forHttp('/_cluster/health?wait_for_status=yellow&timeout=1s', 9200).forStatusCode(200))
           .withStartupTimeout(300_000)
@@ -234,9 +217,9 @@ async function fromContainers(): Promise<Resolution> {
         });
         const url = `http://${container.getHost()}:${container.getMappedPort(9200)}`;
         resolution.engines.push(await identify(url, 'docker'));
-        say(`${flavour}: container ${IMAGES[flavour]} up in ${((Date.now() - began) / 1000).toFixed(1)} s`);
+        say(`${flavour}: container ${image} up in ${((Date.now() - began) / 1000).toFixed(1)} s`);
       } catch (err) {
-        resolution.missing.push(`${flavour} container ${IMAGES[flavour]} did not start: ${(err as Error).message}`);
+        resolution.missing.push(`${flavour} container ${image} did not start: ${(err as Error).message}`);
       }
     }),
   );
@@ -249,7 +232,7 @@ async function fromEmbedded(): Promise<Resolution> {
   const engines = await import('../../scripts/engine/engines.mjs');
   const resolution: Resolution = { engines: [], missing: [], teardown: [] };
   const keep = ['1', 'true'].includes((process.env.NEAR_DUP_KEEP_ENGINES ?? '').toLowerCase());
-  const ready: EngineName[] = [];
+  const ready: string[] = [];
   for (const flavour of NAMES) {
     try {
       engines.resolveArtifacts(flavour);

@@ -14,7 +14,8 @@ import yargs from 'yargs';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { dashboardsCommand } from '../../src/cli/commands/dashboards.js';
 import { CONNECTION_ENV } from '../../src/cli/connection-options.js';
-import { importSavedObjects, savedObjectsFor } from '../../src/engine/dashboards.js';
+import { importSavedObjects } from '../../src/dashboards/import.js';
+import { savedObjectsFor } from '../../src/dashboards/saved-objects.js';
 import { UsageError } from '../../src/errors.js';
 
 const hasOpenssl = spawnSync('openssl', ['version']).status === 0;

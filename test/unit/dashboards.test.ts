@@ -7,9 +7,10 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { aboutText } from '../../src/cli/commands/dashboards-about.js';
-import { importSavedObjects, nearDupFieldSpecs, type SavedObject, savedObjectsFor } from '../../src/engine/dashboards.js';
-import { formatFor, inFormat, SAVED_OBJECT_FORMATS, type SavedObjectFormat } from '../../src/engine/saved-object-formats.js';
-import { type PanelReader, panelReader, unresolvedReferences } from '../../src/engine/saved-object-references.js';
+import { importSavedObjects } from '../../src/dashboards/import.js';
+import { nearDupFieldSpecs, type SavedObject, savedObjectsFor } from '../../src/dashboards/saved-objects.js';
+import { formatFor, inFormat, SAVED_OBJECT_FORMATS, type SavedObjectFormat } from '../../src/dashboards/saved-object-formats.js';
+import { type PanelReader, panelReader, unresolvedReferences } from '../../src/dashboards/saved-object-references.js';
 import { resolveSignerSettings } from '../../src/signature.js';
 
 const objects = savedObjectsFor({ index: 'news-2024', prefix: 'meta.near_dup', titleField: 'headline', about: 'threshold **0.5**' });

@@ -9,7 +9,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { checkDedupOptions, checkShareOptions } from '../../src/jobs/dedup.js';
 import { verifyBands } from '../../src/jobs/dedup/band-pass.js';
 import { DocNumbers } from '../../src/jobs/dedup/doc-numbers.js';
-import { pairMismatch } from '../../src/jobs/dedup/pair-check.js';
+import { checkPair, compactJaccard } from '../../src/jobs/dedup/pair-check.js';
 import { PairList } from '../../src/jobs/dedup/pair-list.js';
 import { markerDocument, pageDocument, pagesOf, readMarker, readPage, type ShareProgress, sortedPairs } from '../../src/jobs/dedup/pair-pages.js';
 import { PairVerifier, type VerifiedPair } from '../../src/jobs/dedup/pair-verifier.js';
@@ -19,6 +19,7 @@ import {
   inRange,
   keyRange,
   markerId,
+  matchesIndexPattern,
   pageId,
   parseShare,
   runName,
@@ -29,6 +30,7 @@ import { SignaturePool } from '../../src/jobs/dedup/signature-pool.js';
 import { SignatureSpill } from '../../src/jobs/dedup/signature-spill.js';
 import type { StoredSignature } from '../../src/jobs/dedup/signature-store.js';
 import { poolTable, type SignatureTable } from '../../src/jobs/dedup/signature-table.js';
+import { minhashJaccard } from '../../src/sketch/minhash.js';
 import type { Hash64 } from '../../src/sketch/simhash.js';
 import { seededRandom } from '../support/corpus.js';
 
@@ -42,34 +44,41 @@ describe('share plan', () => {
   it('reads K/N and refuses anything else with the value and the form', () => {
     expect(parseShare('2/3')).toEqual({ number: 2, count: 3 });
     expect(parseShare(' 1 / 1 ')).toEqual({ number: 1, count: 1 });
-    for (const bad of ['0/3', '4/3', '3', '1/0', 'a/b', '1/5000', '-1/2', '1.5/3']) expect(() => parseShare(bad)).toThrow(new RegExp(`--share must be K/N.*got "${bad.replace(/[./]/g, '\\$&')}"`));
-    expect(() => checkShareCount(0)).toThrow(/--from-shares must be .*got 0/);
+    for (const bad of ['0/3', '4/3', '3', '1/0', 'a/b', '1/5000', '-1/2', '1.5/3']) expect(() => parseShare(bad)).toThrow(new RegExp(`^share must be K/N.*got "${bad.replace(/[./]/g, '\\$&')}"`));
+    expect(() => checkShareCount(0)).toThrow(/^fromShares must be .*got 0/);
     expect(() => checkShareCount(2.5)).toThrow(/got 2.5/);
-    expect(() => checkPairsIndexName(undefined, 'docs')).toThrow(/need --pairs-index NAME/);
-    expect(() => checkPairsIndexName('Pairs*', 'docs')).toThrow(/--pairs-index must be a plain index name.*"Pairs\*"/);
+    expect(() => checkPairsIndexName(undefined, 'docs')).toThrow(/need pairsIndex NAME/);
+    expect(() => checkPairsIndexName('Pairs*', 'docs')).toThrow(/^pairsIndex must be a plain index name.*"Pairs\*"/);
     expect(() => checkPairsIndexName('docs', 'docs')).toThrow(/an index of its own/);
     expect(() => checkPairsIndexName('docs-pairs', 'docs')).not.toThrow();
+    // A pairs index inside the pattern deduplicated would be read by the shares that start after it is made.
+    expect(() => checkPairsIndexName('docs-pairs', 'docs*')).toThrow(/^pairsIndex "docs-pairs" is matched by the index deduplicated \("docs\*"\)/);
+    expect(() => checkPairsIndexName('docs-pairs', 'logs,docs-*')).toThrow(/is matched by the index deduplicated/);
+    expect(() => checkPairsIndexName('docs-pairs', 'docs*,-docs-pairs')).not.toThrow();
+    expect(() => checkPairsIndexName('docs-pairs', 'doc.*')).not.toThrow();
+    expect(matchesIndexPattern('a.b', 'a.*')).toBe(true);
+    expect(matchesIndexPattern('a-b', 'a.*')).toBe(false);
   });
 
   it('refuses what is not for a share, and a pairs index without a split run, each in one line', () => {
     const base = { index: 'docs', share: '1/2', pairsIndex: 'docs-pairs' };
     expect(() => checkShareOptions(base)).not.toThrow();
     const cases: Array<[Record<string, unknown>, RegExp]> = [
-      [{ dryRun: true }, /--dry-run is not for --share: give it to the final step \(--from-shares N\)/],
-      [{ resume: true }, /--resume is not for --share: a share goes on from its last band written by itself/],
-      [{ containment: 0.8 }, /--containment is not for --share/],
-      [{ pairsFile: 'p.jsonl' }, /--pairs is not for --share/],
-      [{ collectMatches: true }, /--format text is not for --share/],
-      [{ share: '3/2' }, /--share must be K\/N/],
-      [{ pairsIndex: 'docs' }, /--pairs-index must name an index of its own/],
-      [{ minSimilarity: 2 }, /--min-similarity must be above 0 and at most 1, got 2/],
-      [{ fromShares: 2 }, /--share and --from-shares go to different runs/],
+      [{ dryRun: true }, /^dryRun is not for share: give it to the final step \(fromShares N\)/],
+      [{ resume: true }, /^resume is not for share: a share goes on from its last band written by itself/],
+      [{ containment: 0.8 }, /^containment is not for share/],
+      [{ pairsFile: 'p.jsonl' }, /^pairsFile is not for share/],
+      [{ collectMatches: true }, /^collectMatches is not for share/],
+      [{ share: '3/2' }, /^share must be K\/N/],
+      [{ pairsIndex: 'docs' }, /^pairsIndex must name an index of its own/],
+      [{ minSimilarity: 2 }, /^minSimilarity must be above 0 and at most 1, got 2/],
+      [{ fromShares: 2 }, /^share and fromShares go to different runs/],
     ];
     for (const [change, message] of cases) expect(() => checkShareOptions({ ...base, ...change } as never)).toThrow(message);
     expect(() => checkDedupOptions({ index: 'docs', fromShares: 3, pairsIndex: 'p' })).not.toThrow();
-    expect(() => checkDedupOptions({ index: 'docs', fromShares: 3 })).toThrow(/need --pairs-index NAME/);
-    expect(() => checkDedupOptions({ index: 'docs', fromShares: 3, pairsIndex: 'p', resume: true })).toThrow(/--resume is not for --from-shares/);
-    expect(() => checkDedupOptions({ index: 'docs', pairsIndex: 'p' })).toThrow(/--pairs-index "p" goes with --share K\/N .* or --from-shares N/);
+    expect(() => checkDedupOptions({ index: 'docs', fromShares: 3 })).toThrow(/need pairsIndex NAME/);
+    expect(() => checkDedupOptions({ index: 'docs', fromShares: 3, pairsIndex: 'p', resume: true })).toThrow(/^resume is not for fromShares/);
+    expect(() => checkDedupOptions({ index: 'docs', pairsIndex: 'p' })).toThrow(/^pairsIndex "p" goes with share K\/N .* or fromShares N/);
   });
 
   it('cuts the 32-bit hash space into N ranges that cover it once, whatever N', () => {
@@ -346,11 +355,30 @@ describe('the pairs the final step gathers', () => {
     const a: StoredSignature = { values, bands: Int32Array.of(1, 2), simhash: { hi: 0, lo: 0b1011 } };
     const b: StoredSignature = { values: near, bands: Int32Array.of(1, 3), simhash: { hi: 0, lo: 0 } };
     const pair = { a: 'a', b: 'b', jaccard: 0.75, hamming: 3 };
-    expect(pairMismatch(pair, a, b, 0.5)).toBeUndefined();
-    expect(pairMismatch({ ...pair, jaccard: 0.875 }, a, b, 0.5)).toMatch(/says similarity 0.875, their signatures give 0.75/);
-    expect(pairMismatch({ ...pair, hamming: 1 }, a, b, 0.5)).toMatch(/says SimHash distance 1, their signatures give 3/);
-    expect(pairMismatch(pair, a, b, 0.8)).toMatch(/below --min-similarity 0.8/);
-    expect(pairMismatch(pair, a, undefined, 0.5)).toMatch(/names "b", which has no signature in scope/);
-    expect(pairMismatch(pair, a, { ...b, bands: Int32Array.of(5, 6) }, 0.5)).toMatch(/share no band key/);
+    const problem = (p: VerifiedPair, x?: StoredSignature, y?: StoredSignature, bar = 0.5) => {
+      const checked = checkPair(p, x, y, bar);
+      return 'problem' in checked ? checked.problem : undefined;
+    };
+    expect(checkPair(pair, a, b, 0.5)).toEqual({ pair });
+    expect(problem({ ...pair, jaccard: 0.875 }, a, b)).toMatch(/says similarity 0.875, their signatures give 0.75/);
+    expect(problem({ ...pair, hamming: 1 }, a, b)).toMatch(/says SimHash distance 1, their signatures give 3/);
+    expect(problem(pair, a, b, 0.8)).toMatch(/below --min-similarity 0.8/);
+    expect(problem(pair, a, undefined)).toMatch(/names "b", which has no signature in scope/);
+    expect(problem(pair, a, { ...b, bands: Int32Array.of(5, 6) })).toMatch(/share no band key/);
+  });
+
+  it('takes the similarity a compact share gave (low 16 bits equal), keeping the whole values', () => {
+    // Two values of these differ only above their low 16 bits: a compact spill counts them equal.
+    const values = Uint32Array.from({ length: 8 }, (_, i) => i);
+    const near = values.map((v, i) => (i < 2 ? v + 100 : i < 4 ? v + 0x10000 : v));
+    const a: StoredSignature = { values, bands: Int32Array.of(1, 2), simhash: { hi: 0, lo: 0 } };
+    const b: StoredSignature = { values: near, bands: Int32Array.of(1, 3), simhash: { hi: 0, lo: 0 } };
+    expect([minhashJaccard(values, near), compactJaccard(values, near)]).toEqual([0.5, 0.75]);
+    const compact = { a: 'a', b: 'b', jaccard: 0.75, hamming: 0 };
+    expect(checkPair(compact, a, b, 0.5)).toEqual({ pair: { ...compact, jaccard: 0.5 } });
+    expect(checkPair(compact, a, b, 0.6)).toEqual({ belowBar: true });
+    // Any other similarity is still a problem.
+    expect(checkPair({ ...compact, jaccard: 0.625 }, a, b, 0.5)).toEqual({ problem: 'says similarity 0.625, their signatures give 0.5' });
+    expect(checkPair({ ...compact, jaccard: 0.5 }, a, b, 0.6)).toEqual({ problem: 'is below --min-similarity 0.6' });
   });
 });

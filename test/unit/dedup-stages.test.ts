@@ -277,7 +277,7 @@ describe('the band pass, signatures in memory or spilled to disk', () => {
     expect(chooseValueBits({ ...at, free: 80 * gib })).toBe(32);
     expect(chooseValueBits({ ...at, free: 60 * gib })).toBe(16);
     expect(chooseValueBits({ ...at, expected: 0, free: 0 })).toBe(32);
-    expect(() => chooseValueBits({ ...at, free: 40 * gib })).toThrow(/100,000,000 signatures to \/spill: 51\.4 GB at least \(75\.3 GB with whole values\), and 40\.0 GB is free there; give --spill-dir on a disk with room/);
+    expect(() => chooseValueBits({ ...at, free: 40 * gib })).toThrow(/100,000,000 signatures to \/spill: 51\.4 GB at least \(75\.3 GB with whole values\), and 40\.0 GB is free there; give limits.spillDir on a disk with room, or raise limits.maxCachedSignatures/);
   });
 
   it('the spill: its own folder (a planted file is not followed), signatures read back exactly, the folder gone when closed', async () => {

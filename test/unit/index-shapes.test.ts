@@ -2,7 +2,7 @@
 // go through arrays of objects.
 import { describe, expect, it } from 'vitest';
 import { extractText, valueAt } from '../../src/annotation.js';
-import { keptInSource, partialSources, requireWholeSource, wildcardMatch } from '../../src/engine/source-filter.js';
+import { keptInSource, partialSources, requireWholeSource, wildcardMatch } from '../../src/indices/source-filter.js';
 
 describe('_source filtering', () => {
   it('matches the engines: * is any run of characters, and a pattern naming an object covers its fields', () => {

@@ -1,5 +1,6 @@
-// Option checks live in one place, the job: the library and the CLI refuse the same mistakes with the
-// same words, and the CLI says so before it connects to anything.
+// Option checks live in one place, the job: the library and the CLI refuse the same mistakes, the library
+// naming the option key and the CLI the flag (cli/option-flags.ts), and the CLI says so before it connects
+// to anything.
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -14,15 +15,15 @@ const base = { index: 'docs', fields: ['text'], prefix: 'near_dup', signer: {} }
 
 describe('the jobs check their options', () => {
   it.each([
-    ['annotate --page-size 0', () => checkAnnotateOptions({ ...base, pageSize: 0 }), /--page-size must be a whole number of at least 1, got 0/],
-    ['annotate --bulk-bytes 10', () => checkAnnotateOptions({ ...base, bulk: { maxBytes: 10 } }), /--bulk-bytes must be a whole number of at least 1024, got 10/],
-    ['annotate --slice 2 of 2', () => checkAnnotateOptions({ ...base, slice: { id: 2, max: 2 } }), /--slice must be a whole number from 0 to 1/],
-    ['annotate with no field', () => checkAnnotateOptions({ ...base, fields: [] }), /--field/],
-    ['ingest --max-chars 0', () => checkIngestOptions({ ...base, maxChars: 0 }), /--max-chars must be/],
-    ['dedup --min-similarity 0', () => checkDedupOptions({ index: 'docs', minSimilarity: 0 }), /--min-similarity must be above 0/],
-    ['dedup --page-size 1.5', () => checkDedupOptions({ index: 'docs', pageSize: 1.5 }), /--page-size must be a whole number/],
-    ['similar --limit 0', () => checkSimilarOptions({ index: 'docs', id: 'a', limit: 0 }), /--limit must be a whole number of at least 1, got 0/],
-    ['similar --id and --text', () => checkSimilarOptions({ index: 'docs', id: 'a', text: 'b' }), /exactly one of --id, --text or --file/],
+    ['annotate --page-size 0', () => checkAnnotateOptions({ ...base, pageSize: 0 }), /^pageSize must be a whole number of at least 1, got 0/],
+    ['annotate --bulk-bytes 10', () => checkAnnotateOptions({ ...base, bulk: { maxBytes: 10 } }), /^bulk\.maxBytes must be a whole number of at least 1024, got 10/],
+    ['annotate --slice 2 of 2', () => checkAnnotateOptions({ ...base, slice: { id: 2, max: 2 } }), /^slice\.id must be a whole number from 0 to 1 for slice\.max 2/],
+    ['annotate with no field', () => checkAnnotateOptions({ ...base, fields: [] }), /with fields$/],
+    ['ingest --max-chars 0', () => checkIngestOptions({ ...base, maxChars: 0 }), /^maxChars must be/],
+    ['dedup --min-similarity 0', () => checkDedupOptions({ index: 'docs', minSimilarity: 0 }), /^minSimilarity must be above 0/],
+    ['dedup --page-size 1.5', () => checkDedupOptions({ index: 'docs', pageSize: 1.5 }), /^pageSize must be a whole number/],
+    ['similar --limit 0', () => checkSimilarOptions({ index: 'docs', id: 'a', limit: 0 }), /^limit must be a whole number of at least 1, got 0/],
+    ['similar --id and --text', () => checkSimilarOptions({ index: 'docs', id: 'a', text: 'b' }), /exactly one of id or text/],
   ])('%s is a usage error', (_name, check, message) => {
     expect(check).toThrow(UsageError);
     expect(check).toThrow(message);

@@ -4,8 +4,8 @@
 // as they are. The fields near-dup does sort, aggregate or read from doc values keep them.
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { nearDupFieldSpecs, savedObjectsFor } from '../../src/engine/dashboards.js';
-import { componentTemplateBody, createIndexBody, NEAR_DUP_FIELDS, planMapping, putMappingBody } from '../../src/engine/mapping.js';
+import { nearDupFieldSpecs, savedObjectsFor } from '../../src/dashboards/saved-objects.js';
+import { componentTemplateBody, createIndexBody, NEAR_DUP_FIELDS, planMapping, putMappingBody } from '../../src/indices/mapping.js';
 
 const json = (name: string) => JSON.parse(readFileSync(new URL(`../../mappings/${name}`, import.meta.url), 'utf8'));
 const current: Record<string, Record<string, unknown>> = json('put-mapping.json').properties.near_dup.properties;

@@ -9,7 +9,7 @@ import {
   planMapping,
   prefixPath,
   putMappingBody,
-} from '../../src/engine/mapping.js';
+} from '../../src/indices/mapping.js';
 import { UsageError } from '../../src/errors.js';
 
 const json = (name: string) => JSON.parse(readFileSync(new URL(`../../mappings/${name}`, import.meta.url), 'utf8'));

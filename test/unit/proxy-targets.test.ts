@@ -6,7 +6,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Upstream } from '../../src/engine/forward.js';
+import { Upstream } from '../../src/proxy/forward.js';
 import { readAction, withIndex } from '../../src/proxy/bulk-items.js';
 import { readDateMath, resolveDateMath } from '../../src/proxy/date-math.js';
 import { indexMatcher } from '../../src/proxy/index-pattern.js';

@@ -4,7 +4,7 @@
 // under a prefix one way, in documents and in mappings alike.
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { componentTemplateBody, indexTemplateBody, NEAR_DUP_FIELDS, putMappingBody } from '../../src/engine/mapping.js';
+import { componentTemplateBody, indexTemplateBody, NEAR_DUP_FIELDS, putMappingBody } from '../../src/indices/mapping.js';
 import { createSigner } from '../../src/signature.js';
 import { CLUSTER_FIELDS, mergeUnderPrefix, STORED, STORED_FIELDS, StoredLayout, signatureFields, underPrefix } from '../../src/stored/layout.js';
 import { readSignature, SIGNATURE_FIELDS, type StoredProblem, storedSignatureOf } from '../../src/stored/read.js';

@@ -1,7 +1,7 @@
 // near-dup annotate: add the near-dup fields to every document of an existing index.
 import type { CommandModule } from 'yargs';
 import { DEFAULT_MAX_CHARS, DEFAULT_PREFIX } from '../../annotation.js';
-import { prefixPath } from '../../engine/mapping.js';
+import { prefixPath } from '../../indices/mapping.js';
 import { UsageError } from '../../errors.js';
 import type { RetrySnapshot } from '../../engine/retry.js';
 import { type AnnotateOptions, type AnnotateSummary, annotateIndex, checkAnnotateOptions, checkSlice } from '../../jobs/annotate.js';
@@ -13,6 +13,7 @@ import { createProgressPrinter } from '../progress.js';
 import { type BulkArgs, bulkOptionsFrom, type SignerArgs, signerOptionsFrom, withBulkOptions, withSignerOptions } from '../signer-options.js';
 import { escaped, escapeTerminal, jsonLine } from '../terminal-text.js';
 import { advanced, examples } from '../help.js';
+import { cliMessage } from '../option-flags.js';
 
 interface AnnotateArgs extends ConnectionArgs, SignerArgs, BulkArgs {
   index: string;
@@ -195,7 +196,7 @@ async function follow(client: EngineClient, options: FollowOptions): Promise<voi
     onWait: ({ nextInMs, totals }) =>
       tty && process.stderr.write(escaped`\rfollowing ${options.index}: ${totals.annotated} annotated in ${totals.passes} passes; next pass in ${(nextInMs / 1000).toFixed(0)} s`.padEnd(100)),
     onNote: (line) => process.stderr.write(`${tty ? '\n' : ''}${escaped`near-dup: ${line}\n`}`),
-    onPassError: (error, pass) => process.stderr.write(`${tty ? '\n' : ''}${escaped`near-dup: pass ${pass} failed (${error.message}); trying again at the next pass\n`}`),
+    onPassError: (error, pass) => process.stderr.write(`${tty ? '\n' : ''}${escaped`near-dup: pass ${pass} failed (${cliMessage(error)}); trying again at the next pass\n`}`),
   });
   if (tty) process.stderr.write('\n');
   process.stderr.write(escaped`stopped following ${options.index} after ${totals.passes} passes: ${totals.annotated} annotated, ${totals.failed} failed\n`);

@@ -1,9 +1,10 @@
 // near-dup dashboards: import the near-dup dashboard for an index into OpenSearch Dashboards or Kibana.
 import type { CommandModule } from 'yargs';
 import { DEFAULT_PREFIX } from '../../annotation.js';
-import { type ImportOptions, importSavedObjects, nearDupFieldSpecs, savedObjectsFor } from '../../engine/dashboards.js';
-import { prefixPath } from '../../engine/mapping.js';
-import { inFormat, SAVED_OBJECT_FORMATS, type SavedObjectFormat } from '../../engine/saved-object-formats.js';
+import { type ImportOptions, importSavedObjects } from '../../dashboards/import.js';
+import { nearDupFieldSpecs, savedObjectsFor } from '../../dashboards/saved-objects.js';
+import { prefixPath } from '../../indices/mapping.js';
+import { inFormat, SAVED_OBJECT_FORMATS, type SavedObjectFormat } from '../../dashboards/saved-object-formats.js';
 import { UsageError } from '../../errors.js';
 import { defaultStatePath, readDedupState } from '../../jobs/dedup/state.js';
 import { parseClusterUrl, redactUrl } from '../../engine/url.js';

@@ -1,10 +1,21 @@
 // near-dup dedup: near-duplicate clusters of a whole index, written back for exploration.
 import v8 from 'node:v8';
 import type { CommandModule } from 'yargs';
-import { DEFAULT_PREFIX } from '../../annotation.js';
-import { prefixPath } from '../../engine/mapping.js';
+import { prefixPath } from '../../indices/mapping.js';
 import { UsageError, UserError } from '../../errors.js';
-import { type CanonicalRule, type ClusterMethod, checkDedupOptions, checkShareOptions, type DedupOptions, type DedupShareOptions, type DedupStage, dedupIndex, dedupShare } from '../../jobs/dedup.js';
+import {
+  type CanonicalRule,
+  type ClusterMethod,
+  checkDedupOptions,
+  checkShareOptions,
+  DEDUP_DEFAULTS,
+  type DedupCompare,
+  type DedupOptions,
+  type DedupShareOptions,
+  type DedupStage,
+  dedupIndex,
+  dedupShare,
+} from '../../jobs/dedup.js';
 import { retriesNote } from './annotate.js';
 import { olderLayoutNote } from '../../jobs/params-held.js';
 import { type ConnectionArgs, connectFromArgs, withConnectionOptions } from '../connection-options.js';
@@ -63,16 +74,16 @@ export const dedupCommand: CommandModule<object, DedupArgs> = {
   builder: (yargs) =>
     withConnectionOptions(yargs)
       .option('index', { alias: 'i', type: 'string', demandOption: true, describe: 'annotated index' })
-      .option('prefix', advanced({ type: 'string', default: DEFAULT_PREFIX, describe: 'object the near-dup fields are under' }))
-      .option('min-similarity', { type: 'number', default: 0.5, describe: 'estimated Jaccard a verified pair must reach' })
+      .option('prefix', advanced({ type: 'string', default: DEDUP_DEFAULTS.prefix, describe: 'object the near-dup fields are under' }))
+      .option('min-similarity', { type: 'number', default: DEDUP_DEFAULTS.minSimilarity, describe: 'estimated Jaccard a verified pair must reach' })
       .option('canonical', {
         type: 'string',
-        default: 'oldest',
+        default: DEDUP_DEFAULTS.canonical,
         describe: 'the document kept: oldest | newest (--date-field) | longest | FIELD (lowest) | -FIELD (highest)',
       })
       .option('clusters', {
         choices: ['centres', 'components'],
-        default: 'centres',
+        default: DEDUP_DEFAULTS.clusters,
         describe: 'centres: each duplicate within --min-similarity of its canonical; components: whole families',
       })
       .option('date-field', advanced({ type: 'string', describe: 'date field for oldest/newest [default: <prefix>.annotated_at]' }))
@@ -87,7 +98,7 @@ export const dedupCommand: CommandModule<object, DedupArgs> = {
       .option('dry-run', { type: 'boolean', default: false, describe: 'find and report clusters, write nothing back' })
       .option('max-cached-signatures', advanced({
         type: 'number',
-        default: 1_000_000,
+        default: DEDUP_DEFAULTS.maxCachedSignatures,
         describe: 'signatures held in memory (about 0.6 KB each); past this many documents they are spilled to local disk (about 0.75 KB each, removed at the end) and read back a bucket group at a time',
       }))
       .option('spill-dir', advanced({ type: 'string', describe: 'where signatures are spilled past --max-cached-signatures (default: the system temporary folder; needs about 0.75 KB a document)' }))
@@ -106,7 +117,7 @@ export const dedupCommand: CommandModule<object, DedupArgs> = {
         describe: 'the final step of a split run: cluster from the pairs of N complete shares in --pairs-index and write back',
       }))
       .option('pairs-index', advanced({ type: 'string', describe: 'the index where shares write their pairs and progress (made by the first share)' }))
-      .option('page-size', advanced({ type: 'number', default: 5000, describe: 'documents per page of the scans that read cluster fields (the signatures are read at most 1,000 a page)' }))
+      .option('page-size', advanced({ type: 'number', default: DEDUP_DEFAULTS.pageSize, describe: 'documents per page of the scans that read cluster fields (the signatures are read at most 1,000 a page)' }))
       .epilogue(
         examples([
           ['near-dup dedup --index news --canonical oldest --date-field published', 'cluster and keep the first published'],
@@ -122,22 +133,10 @@ export const dedupCommand: CommandModule<object, DedupArgs> = {
     const progress = createProgressPrinter('dedup');
     const options: DedupOptions = {
       index: argv.index,
-      prefix: argv.prefix,
-      minSimilarity: argv.minSimilarity,
-      containment: argv.containment,
-      canonical,
-      clusters: argv.clusters,
-      dateField: argv.dateField,
-      params: argv.params,
-      pairsFile: argv.pairs,
-      collectMatches: argv.format === 'text',
-      dryRun: argv.dryRun,
-      full: argv.full,
-      resume: argv.resume,
-      spillDir: argv.spillDir,
-      pageSize: argv.pageSize,
-      maxCachedSignatures: argv.maxCachedSignatures,
-      maxFamilyLookups: argv.maxFamilyLookups,
+      compare: compareOptions(argv, canonical),
+      limits: { spillDir: argv.spillDir, pageSize: argv.pageSize, maxCachedSignatures: argv.maxCachedSignatures, maxFamilyLookups: argv.maxFamilyLookups },
+      state: { full: argv.full, resume: argv.resume },
+      output: { pairsFile: argv.pairs, collectMatches: argv.format === 'text', dryRun: argv.dryRun },
       fromShares: argv.fromShares,
       pairsIndex: argv.pairsIndex,
       onProgress: (p) =>
@@ -190,31 +189,26 @@ export const dedupCommand: CommandModule<object, DedupArgs> = {
   },
 };
 
+/** What is compared, as the command line gives it (a share and the final step alike). */
+function compareOptions(argv: DedupArgs, canonical: CanonicalRule): DedupCompare {
+  const { prefix, minSimilarity, containment, clusters, dateField, params } = argv;
+  return { prefix, minSimilarity, containment, canonical, clusters, dateField, params };
+}
+
 /** One share of a split run (--share K/N): its pairs written to --pairs-index, a line saying what, the summary as JSON. */
 async function runShare(argv: DedupArgs, canonical: CanonicalRule): Promise<void> {
   const progress = createProgressPrinter('dedup share');
   const options: DedupShareOptions = {
     index: argv.index,
-    prefix: argv.prefix,
-    minSimilarity: argv.minSimilarity,
-    containment: argv.containment,
-    canonical,
-    clusters: argv.clusters,
-    dateField: argv.dateField,
-    params: argv.params,
-    pairsFile: argv.pairs,
-    collectMatches: argv.format === 'text',
-    dryRun: argv.dryRun,
-    resume: argv.resume,
-    spillDir: argv.spillDir,
-    pageSize: argv.pageSize,
-    maxCachedSignatures: argv.maxCachedSignatures,
+    compare: compareOptions(argv, canonical),
+    limits: { spillDir: argv.spillDir, pageSize: argv.pageSize, maxCachedSignatures: argv.maxCachedSignatures },
+    state: { resume: argv.resume },
+    output: { pairsFile: argv.pairs, collectMatches: argv.format === 'text', dryRun: argv.dryRun },
     share: argv.share as string,
     pairsIndex: argv.pairsIndex as string,
     onProgress: (p) => progress.update({ seen: p.done, total: p.total, elapsedSeconds: p.elapsedSeconds, unit: UNITS[p.stage] }),
   };
-  if (argv.fromShares !== undefined) throw new UsageError('--share and --from-shares go to different runs: each share with --share K/N, then the final step with --from-shares N');
-  checkShareOptions(options); // before connecting: a usage error is said first
+  checkShareOptions({ ...options, fromShares: argv.fromShares } as DedupShareOptions); // before connecting: a usage error is said first
   const client = await connectFromArgs(argv);
   v8.setFlagsFromString(`--heap-growing-percent=${HEAP_GROWING_PERCENT}`);
   try {

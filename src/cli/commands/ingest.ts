@@ -2,7 +2,7 @@
 import { createReadStream } from 'node:fs';
 import type { CommandModule } from 'yargs';
 import { DEFAULT_MAX_CHARS, DEFAULT_PREFIX } from '../../annotation.js';
-import { prefixPath } from '../../engine/mapping.js';
+import { prefixPath } from '../../indices/mapping.js';
 import { UserError } from '../../errors.js';
 import { checkIngestOptions, type IngestOptions, ingestStream } from '../../jobs/ingest.js';
 import { retriesNote } from './annotate.js';

@@ -1,8 +1,8 @@
 // near-dup init: map the near-dup fields in an index (creating it if needed) and/or install templates.
 import type { CommandModule } from 'yargs';
 import { UsageError } from '../../errors.js';
-import { DEFAULT_PREFIX, DEFAULT_TEMPLATE_NAME, DEFAULT_TEMPLATE_PRIORITY, prefixPath } from '../../engine/mapping.js';
-import { initIndex, initTemplates } from '../../engine/init.js';
+import { DEFAULT_PREFIX, DEFAULT_TEMPLATE_NAME, DEFAULT_TEMPLATE_PRIORITY, prefixPath } from '../../indices/mapping.js';
+import { initIndex, initTemplates } from '../../indices/init.js';
 import { type ConnectionArgs, connectFromArgs, withConnectionOptions } from '../connection-options.js';
 import { escaped } from '../terminal-text.js';
 import { advanced, examples } from '../help.js';

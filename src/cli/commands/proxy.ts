@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import type { CommandModule } from 'yargs';
 import { DEFAULT_MAX_CHARS, DEFAULT_PREFIX } from '../../annotation.js';
 import { chooseUrl } from '../../engine/locate.js';
-import { prefixPath } from '../../engine/mapping.js';
+import { prefixPath } from '../../indices/mapping.js';
 import { parseClusterUrl, redactUrl } from '../../engine/url.js';
 import { UsageError, UserError } from '../../errors.js';
 import { indexMatcher } from '../../proxy/index-pattern.js';

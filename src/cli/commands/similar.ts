@@ -1,11 +1,10 @@
 // near-dup similar: documents like a stored one, or like a text.
 import { readFile } from 'node:fs/promises';
 import type { CommandModule } from 'yargs';
-import { DEFAULT_PREFIX } from '../../annotation.js';
-import { prefixPath } from '../../engine/mapping.js';
+import { prefixPath } from '../../indices/mapping.js';
 import { UsageError, UserError } from '../../errors.js';
 import type { ContainmentDirection } from '../../jobs/containment-lookup.js';
-import { checkSimilarOptions, findSimilar, SIMILAR_MEASURES, type SimilarHit, type SimilarMeasure, type SimilarMethod, type SimilarOptions, type SimilarResult } from '../../jobs/similar.js';
+import { checkSimilarOptions, findSimilar, SIMILAR_DEFAULTS, SIMILAR_MEASURES, type SimilarHit, type SimilarMeasure, type SimilarMethod, type SimilarOptions, type SimilarResult } from '../../jobs/similar.js';
 import { olderLayoutNote } from '../../jobs/params-held.js';
 import { type ConnectionArgs, connectFromArgs, withConnectionOptions } from '../connection-options.js';
 import { decodeText } from '../input.js';
@@ -39,21 +38,21 @@ export const similarCommand: CommandModule<object, SimilarArgs> = {
       .option('routing', advanced({ type: 'string', describe: 'with --id: the custom routing the document was indexed with (without it, every shard is asked)' }))
       .option('text', { type: 'string', describe: 'look up this text' })
       .option('file', { type: 'string', describe: 'look up the text of this file' })
-      .option('prefix', advanced({ type: 'string', default: DEFAULT_PREFIX, describe: 'object the near-dup fields are under' }))
+      .option('prefix', advanced({ type: 'string', default: SIMILAR_DEFAULTS.prefix, describe: 'object the near-dup fields are under' }))
       .option('measure', {
         choices: SIMILAR_MEASURES as string[],
-        default: 'jaccard',
+        default: SIMILAR_DEFAULTS.measure,
         describe: 'jaccard: near-duplicates; containment: documents that hold the query, or that it holds (partial copies)',
       })
       .option('direction', advanced({
         choices: ['inside', 'holds', 'both'],
-        default: 'inside',
+        default: SIMILAR_DEFAULTS.direction,
         describe: 'with --measure containment: hits that hold the query (inside), that the query holds (holds, costlier), or either',
       }))
       .option('min-similarity', { type: 'number', describe: 'estimated Jaccard a hit must reach (default 0.5), or containment either way with --measure containment (default 0.8)' })
-      .option('method', { choices: ['minhash', 'simhash', 'both'], default: 'both', describe: 'candidates and verification by MinHash bands, SimHash blocks, or either' })
-      .option('max-distance', advanced({ type: 'number', default: 3, describe: 'most differing SimHash bits' }))
-      .option('limit', { type: 'number', default: 10, describe: 'most hits to print' })
+      .option('method', { choices: ['minhash', 'simhash', 'both'], default: SIMILAR_DEFAULTS.method, describe: 'candidates and verification by MinHash bands, SimHash blocks, or either' })
+      .option('max-distance', advanced({ type: 'number', default: SIMILAR_DEFAULTS.maxDistance, describe: 'most differing SimHash bits' }))
+      .option('limit', { type: 'number', default: SIMILAR_DEFAULTS.limit, describe: 'most hits to print' })
       .option('format', { choices: ['json', 'table'], default: 'json' })
       .epilogue(
         examples([

@@ -14,6 +14,7 @@
 // The alternatives were measured on real chains (scripts/bench/cluster-methods.mjs).
 import { ClusterList } from './cluster-list.js';
 import type { DocIds } from './doc-numbers.js';
+import type { DedupCluster } from './cluster-list.js';
 import type { FactsLookup } from './facts.js';
 import type { StoredSignature } from './signature-store.js';
 
@@ -23,17 +24,6 @@ export type CanonicalRule = 'oldest' | 'newest' | 'longest' | { field: string; o
 export type ClusterMethod = 'centres' | 'components';
 export const CLUSTER_METHODS: readonly ClusterMethod[] = ['centres', 'components'];
 
-export interface DedupCluster {
-  /** The canonical's id. */
-  id: string;
-  canonical: string;
-  /** Sorted by id. */
-  members: string[];
-  /** Each duplicate's estimated Jaccard to the canonical (the canonical's own is 1). */
-  similarity: Map<string, number>;
-  /** The family it was cut from, named by the family's first member in the --canonical order. */
-  family: string;
-}
 
 /** Reads the signatures of these documents (those it has), given by id and by number. */
 export type SignatureSource = (ids: string[], numbers: ArrayLike<number>) => Promise<ReadonlyMap<string, StoredSignature>>;

@@ -3,8 +3,20 @@
 // canonical and family by id; a cluster is made whole (its members' ids read from the numbering) only as it
 // is handed out. A hundred million documents with a third of them in clusters would otherwise hold thirty
 // million ids and a Map entry each, several gigabytes, from the cut to the end of the write-back.
-import type { DedupCluster } from './cluster-cut.js';
 import { type DocIds, enlarged } from './doc-numbers.js';
+
+/** A cluster as dedup writes it: its canonical, its members by id and each one's similarity to the canonical. */
+export interface DedupCluster {
+  /** The canonical's id. */
+  id: string;
+  canonical: string;
+  /** Sorted by id. */
+  members: string[];
+  /** Each duplicate's estimated Jaccard to the canonical (the canonical's own is 1). */
+  similarity: Map<string, number>;
+  /** The family it was cut from, named by the family's first member in the --canonical order. */
+  family: string;
+}
 
 export class ClusterList implements Iterable<DedupCluster> {
   private members = new Int32Array(1024);

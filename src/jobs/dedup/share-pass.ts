@@ -15,7 +15,7 @@ import os from 'node:os';
 import type { EngineClient } from '../../engine/client.js';
 import { verifyBands } from './band-pass.js';
 import type { DocIds } from './doc-numbers.js';
-import { pairMismatch } from './pair-check.js';
+import { checkPair } from './pair-check.js';
 import { markerDocument, pageDocument, pagesOf, readMarker, readPage, type ShareProgress, sortedPairs } from './pair-pages.js';
 import type { PairsIndex } from './pairs-index.js';
 import { namedPairs, type NumberedPair, type PairVerifier, type VerifiedPair } from './pair-verifier.js';
@@ -150,25 +150,27 @@ export class SharePass {
     for await (const { id, source, band, page } of this.pagesOf(earlier)) {
       const read = readPage(source, { run: this.settings.run, share: this.settings.share, band, page, minSimilarity: this.settings.minSimilarity });
       if (typeof read === 'string') return `its page ${id} ${source === undefined ? 'is missing' : `could not be trusted (${read})`}`;
-      const problem = await this.checkPairs(read, table);
-      if (problem) return `its page ${id}: a pair ${problem}`;
-      pairs.push(...read);
+      const checked = await this.checkPairs(read, table);
+      if (typeof checked === 'string') return `its page ${id}: a pair ${checked}`;
+      pairs.push(...checked);
     }
     for (const pair of pairs) this.verifier.record(pair);
     Object.assign(this.verifier, { buckets: earlier.buckets, candidatePairs: earlier.candidatePairs, verifiedPairs: earlier.verifiedPairs });
     return { ...earlier, pages: [...earlier.pages], updatedAt: new Date().toISOString() };
   }
 
-  /** Why one of these pairs is not what the signatures just read give, or undefined. */
-  private async checkPairs(pairs: readonly VerifiedPair[], table: ReadTable): Promise<string | undefined> {
+  /** These pairs as the signatures just read give them (those under the bar by whole values left out), or why one is not one of them. */
+  private async checkPairs(pairs: readonly VerifiedPair[], table: ReadTable): Promise<VerifiedPair[] | string> {
     const ids = [...new Set(pairs.flatMap((p) => [p.a, p.b]))];
     const numbers = ids.map((id) => this.documents.find(id) ?? -1);
     const signatures = await table.find(ids, numbers);
+    const checked: VerifiedPair[] = [];
     for (const pair of pairs) {
-      const problem = pairMismatch(pair, signatures.get(pair.a), signatures.get(pair.b), this.settings.minSimilarity);
-      if (problem) return problem;
+      const check = checkPair(pair, signatures.get(pair.a), signatures.get(pair.b), this.settings.minSimilarity);
+      if ('problem' in check) return check.problem;
+      if ('pair' in check) checked.push(check.pair);
     }
-    return undefined;
+    return checked;
   }
 
   /** The pages a marker lists, read by id, in order. */

@@ -25,7 +25,7 @@ export function parseShare(text: string): SharePlan {
   const number = m ? Number(m[1]) : Number.NaN;
   const count = m ? Number(m[2]) : Number.NaN;
   if (!m || number < 1 || number > count || count > MAX_SHARES) {
-    throw new UsageError(`--share must be K/N, this process's share K of N (1 <= K <= N <= ${MAX_SHARES}), e.g. --share 2/3; got "${text}"`);
+    throw new UsageError((o) => `${o('share')} must be K/N, this process's share K of N (1 <= K <= N <= ${MAX_SHARES}), e.g. ${o('share')} 2/3; got "${text}"`);
   }
   return { number, count };
 }
@@ -33,17 +33,32 @@ export function parseShare(text: string): SharePlan {
 /** `--from-shares N`, checked. */
 export function checkShareCount(count: number): void {
   if (!Number.isInteger(count) || count < 1 || count > MAX_SHARES) {
-    throw new UsageError(`--from-shares must be the number of shares the find was split into (a whole number from 1 to ${MAX_SHARES}), got ${count}`);
+    throw new UsageError((o) => `${o('fromShares')} must be the number of shares the find was split into (a whole number from 1 to ${MAX_SHARES}), got ${count}`);
   }
 }
 
 /** `--pairs-index NAME`: a name the engines accept for a new index (no pattern, no alias list). */
 export function checkPairsIndexName(name: string | undefined, index: string): void {
-  if (name === undefined || name === '') throw new UsageError('--share and --from-shares need --pairs-index NAME: the index where the shares write their verified pairs');
+  if (name === undefined || name === '') throw new UsageError((o) => `${o('share')} and ${o('fromShares')} need ${o('pairsIndex')} NAME: the index where the shares write their verified pairs`);
   if (!/^[a-z0-9][a-z0-9._-]*$/.test(name) || name.length > 200) {
-    throw new UsageError(`--pairs-index must be a plain index name (lowercase letters, digits, '.', '_', '-'; no pattern or comma), got "${name}"`);
+    throw new UsageError((o) => `${o('pairsIndex')} must be a plain index name (lowercase letters, digits, '.', '_', '-'; no pattern or comma), got "${name}"`);
   }
-  if (name === index) throw new UsageError(`--pairs-index must name an index of its own, not the index deduplicated ("${index}")`);
+  if (name === index) throw new UsageError((o) => `${o('pairsIndex')} must name an index of its own, not the index deduplicated ("${index}")`);
+  // Inside the pattern deduplicated, the pairs index would be one of its indices once the first share made
+  // it: the shares that started before and after would see other uuids, and so be of different runs.
+  if (matchesIndexPattern(name, index)) throw new UsageError((o) => `${o('pairsIndex')} "${name}" is matched by the index deduplicated ("${index}"): give it a name outside that pattern`);
+}
+
+/** Whether an index expression (names and * patterns, comma-separated, a leading - excluding) takes this index name. */
+export function matchesIndexPattern(name: string, expression: string): boolean {
+  let taken = false;
+  for (const [at, part] of expression.split(',').map((p, i) => [i, p.trim()] as const)) {
+    const exclude = at > 0 && part.startsWith('-');
+    const pattern = exclude ? part.slice(1) : part;
+    const regex = new RegExp(`^${pattern.split('*').map((piece) => piece.replace(/[.+?^${}()|[\]\\]/g, '\\$&')).join('.*')}$`);
+    if (regex.test(name)) taken = !exclude;
+  }
+  return taken;
 }
 
 /** The key hashes (unsigned) a share verifies: [lo, hi). */

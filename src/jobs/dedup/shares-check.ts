@@ -1,14 +1,16 @@
 // The final step of a split dedup, stage 2: every gathered pair checked against the two stored signatures
 // it names (pair-check.ts), read through the signature store a few thousand documents at a time (so that
 // the cut finds them in its cache after), and every pair that passes recorded by the verifier: families,
-// best similarities and partners, as one process's verifier records the pairs it verifies. A pair that
-// fails is named with its page; none of them joins anything.
+// best similarities and partners, as one process's verifier records the pairs it verifies, with the
+// similarity the stored signatures give. A pair that fails is named with its page; none of them joins
+// anything. A copy of a pair that another share gave with another similarity is checked the same way (and
+// then dropped: the first copy is the one recorded).
 // Input: the gathered pairs, the store, the verifier. Output: the problems, added to the gathered ones.
 import type { DocIds } from './doc-numbers.js';
-import { pairMismatch } from './pair-check.js';
-import { namedPair, type PairVerifier } from './pair-verifier.js';
+import { checkPair } from './pair-check.js';
+import { namedPair, type PairVerifier, type VerifiedPair } from './pair-verifier.js';
 import type { Gathered } from './shares-gather.js';
-import type { SignatureStore } from './signature-store.js';
+import type { SignatureStore, StoredSignature } from './signature-store.js';
 
 /** Pairs checked together: their documents' signatures read in one go (at most twice as many documents). */
 const PAIRS_PER_CHECK = 5000;
@@ -24,10 +26,22 @@ export async function checkAndRecord(gathered: Gathered, store: SignatureStore, 
     const signatures = await store.load(ids);
     for (let i = from; i < to; i++) {
       const pair = namedPair({ na: pairs.na[i], nb: pairs.nb[i], jaccard: pairs.jaccard[i], hamming: pairs.hamming[i] }, idOf.get(pairs.na[i]) as string, idOf.get(pairs.nb[i]) as string);
-      const problem = pairMismatch(pair, signatures.get(pair.a), signatures.get(pair.b), minSimilarity);
-      const { id, share } = gathered.pages[pairs.page[i]];
-      if (problem) gathered.problems.push({ page: id, share, reason: `pair ${JSON.stringify(pair.a)} ${JSON.stringify(pair.b)} ${problem}` });
-      else verifier.record(pair);
+      const checked = check(gathered, pairs.page[i], pair, signatures, minSimilarity);
+      if (checked) verifier.record(checked);
     }
   }
+  for (let from = 0; from < gathered.copies.length; from += PAIRS_PER_CHECK) {
+    const copies = gathered.copies.slice(from, from + PAIRS_PER_CHECK);
+    const signatures = await store.load([...new Set(copies.flatMap(({ pair }) => [pair.a, pair.b]))]);
+    for (const { pair, page } of copies) check(gathered, page, pair, signatures, minSimilarity);
+  }
+}
+
+/** One pair checked: as its signatures give it, or undefined (a problem named, or a compact share's pair under the bar counted). */
+function check(gathered: Gathered, page: number, pair: VerifiedPair, signatures: ReadonlyMap<string, StoredSignature>, minSimilarity: number): VerifiedPair | undefined {
+  const checked = checkPair(pair, signatures.get(pair.a), signatures.get(pair.b), minSimilarity);
+  if ('pair' in checked) return checked.pair;
+  if ('belowBar' in checked) gathered.belowBar++;
+  else gathered.problems.push({ page: gathered.pages[page].id, share: gathered.pages[page].share, reason: `pair ${JSON.stringify(pair.a)} ${JSON.stringify(pair.b)} ${checked.problem}` });
+  return undefined;
 }

@@ -42,14 +42,14 @@ export async function sharedPairs(pairsIndex: PairsIndex, run: SharedRun, store:
 
 /** Names every problem, resets the shares they came from, and refuses. */
 async function refuse(pairsIndex: PairsIndex, run: SharedRun, problems: readonly PairsProblem[], errors: ErrorsFile): Promise<never> {
-  for (const p of problems.slice(0, MAX_NAMED)) errors.add({ id: p.page, index: pairsIndex.name, reason: `page of share ${p.share}/${run.count} ${p.reason}` });
+  for (const p of problems.slice(0, MAX_NAMED)) errors.add({ id: p.page, index: pairsIndex.name, reason: `of share ${p.share}/${run.count}: ${p.reason}` });
   await errors.close();
   const shares = [...new Set(problems.map((p) => p.share))].sort((a, b) => a - b);
   for (const number of shares) await pairsIndex.deleteMarker(markerId(run.run, { number, count: run.count }));
   const pages = new Set(problems.map((p) => p.page)).size;
   const names = shares.map((n) => `${n}/${run.count}`).join(', ');
   throw new UserError(
-    `${problems.length} problems in ${pages} page documents of ${pairsIndex.name} (damaged or forged; each named in ${errors.file}, the first: ${problems[0].page} ${problems[0].reason}): ` +
+    `${problems.length} problems in ${pages} documents of ${pairsIndex.name} (damaged or forged; each named in ${errors.file}, the first: ${problems[0].page} ${problems[0].reason}): ` +
       `nothing was written to ${run.identity.index}. Share${shares.length > 1 ? 's' : ''} ${names} will do ${shares.length > 1 ? 'their' : 'its'} work again: run ` +
       `${shares.map((n) => `near-dup dedup --index ${run.identity.index} --share ${n}/${run.count} --pairs-index ${pairsIndex.name}`).join(' and ')}, then this again`,
   );

@@ -3,13 +3,17 @@
 //  1. Every share's marker read and checked against this run's identity: when a share is not complete
 //     (never started, stopped midway, of another run, damaged), the step refuses, naming each such share and
 //     the command that completes it, before it reads a page.
-//  2. Every page the markers list read by id and checked (pair-pages.ts); the pairs numbered and kept once
-//     (pair-list.ts).
+//  2. Each share's pages counted: the engine must hold exactly the pages its marker lists (else the share is
+//     named, and its pages are not read: a forged marker may list millions).
+//  3. Every page the markers list read by id and checked (pair-pages.ts): a band's pages full but its last,
+//     and as many pairs in them as the marker says; the pairs numbered and kept once (pair-list.ts), a copy
+//     that another share gave with another similarity kept aside to be checked too (shares-check.ts).
 // Input: the run (identity, name, share count), the pairs index, the numbering. Output: the pairs, what the
 // shares counted, and every page or pair that failed a check, named.
 import { UserError } from '../../errors.js';
 import type { DocIds } from './doc-numbers.js';
-import { type ShareProgress, readMarker, readPage } from './pair-pages.js';
+import { PAIRS_PER_PAGE, type ShareProgress, readMarker, readPage } from './pair-pages.js';
+import type { VerifiedPair } from './pair-verifier.js';
 import { PairList } from './pair-list.js';
 import type { PairsIndex } from './pairs-index.js';
 import { identityDifferences, markerId, pageId, type SharePlan, shareName, type ShareRunIdentity } from './share-plan.js';
@@ -34,12 +38,16 @@ export interface Gathered {
   /** Each share's progress, in share order. */
   shares: ShareProgress[];
   problems: PairsProblem[];
+  /** Copies of a pair given again with another similarity (by another share, maybe compact): checked, not recorded. */
+  copies: Array<{ pair: VerifiedPair; page: number }>;
+  /** Pairs a compact share took that the whole values put under the bar: left out (shares-check.ts). */
+  belowBar: number;
 }
 
 /** Stage 1: every share complete (or a refusal naming those that are not), and their pairs. */
 export async function gatherPairs(pairsIndex: PairsIndex, run: SharedRun, numbers: DocIds): Promise<Gathered> {
   const shares = await completeShares(pairsIndex, run);
-  const gathered: Gathered = { pairs: new PairList(), pages: [], shares, problems: [] };
+  const gathered: Gathered = { pairs: new PairList(), pages: [], shares, problems: [], copies: [], belowBar: 0 };
   for (let k = 0; k < shares.length; k++) await readShare(pairsIndex, run, { number: k + 1, count: run.count }, shares[k], numbers, gathered);
   return gathered;
 }
@@ -89,23 +97,32 @@ async function otherRuns(pairsIndex: PairsIndex, run: SharedRun): Promise<string
   return `${pairsIndex.name} holds shares of another run of ${run.identity.index}, which differ in ${what.join(', ')}: ${changed ? 'the index changed since they ran (run every share again)' : 'give the options they ran with, or run the shares with these'}`;
 }
 
-/** One share's pages, read in order, checked, their pairs added. */
+/** One share's pages, counted, then read in order, checked, their pairs added. */
 async function readShare(pairsIndex: PairsIndex, run: SharedRun, share: SharePlan, progress: ShareProgress, numbers: DocIds, into: Gathered): Promise<void> {
-  const places = progress.pages.flatMap((count, band) => Array.from({ length: count }, (_, page) => ({ band, page, id: pageId(run.run, share, band, page) })));
+  const places = progress.pages.flatMap((count, band) => Array.from({ length: count }, (_, page) => ({ band, page, last: page === count - 1, id: pageId(run.run, share, band, page) })));
+  const held = await pairsIndex.countPages(run.run, share.number);
+  if (held !== places.length) {
+    into.problems.push({ page: markerId(run.run, share), share: share.number, reason: `lists ${places.length} pages, where ${pairsIndex.name} holds ${held} of this share (none read)` });
+    return;
+  }
   const where = new Map(places.map((p) => [p.id, p]));
+  let pairs = 0;
   for await (const { id, source } of pairsIndex.sources(places.map((p) => p.id))) {
-    const { band, page } = where.get(id) as { band: number; page: number };
+    const { band, page, last } = where.get(id) as (typeof places)[number];
     const read = readPage(source, { run: run.run, share, band, page, minSimilarity: run.identity.minSimilarity });
-    if (typeof read === 'string') {
-      into.problems.push({ page: id, share: share.number, reason: source === undefined ? 'is missing' : read });
+    if (typeof read === 'string' || (!last && read.length !== PAIRS_PER_PAGE)) {
+      const reason = typeof read !== 'string' ? `holds ${read.length} pairs, where a page before a band's last holds ${PAIRS_PER_PAGE}` : source === undefined ? 'is missing' : read;
+      into.problems.push({ page: id, share: share.number, reason });
       continue;
     }
+    pairs += read.length;
     const at = into.pages.push({ id, share: share.number }) - 1;
     for (const pair of read) {
       const added = into.pairs.add(numbers.numberOf(pair.a), numbers.numberOf(pair.b), pair.jaccard, pair.hamming, at);
-      if (typeof added === 'object') {
-        into.problems.push({ page: id, share: share.number, reason: `says ${pair.a} and ${pair.b} are at ${pair.jaccard}, where ${into.pages[into.pairs.page[added.disagrees]].id} says ${into.pairs.jaccard[added.disagrees]}` });
-      }
+      if (typeof added === 'object') into.copies.push({ pair, page: at });
     }
+  }
+  if (pairs !== progress.pairs && !into.problems.some((p) => p.share === share.number)) {
+    into.problems.push({ page: markerId(run.run, share), share: share.number, reason: `says its share wrote ${progress.pairs} pairs, where its pages hold ${pairs}` });
   }
 }

@@ -282,7 +282,8 @@ export function chooseValueBits({ expected, width, bandCount, free, where }: { e
   if (compact <= room) return 16;
   const gb = (bytes: number) => `${(bytes / 1024 ** 3).toFixed(1)} GB`;
   throw new UserError(
-    `dedup would spill ${expected.toLocaleString('en')} signatures to ${where}: ${gb(compact)} at least (${gb(whole)} with whole values), and ${gb(Math.max(0, free))} is free there; give --spill-dir on a disk with room, or raise --max-cached-signatures if memory allows`,
+    (o) =>
+      `dedup would spill ${expected.toLocaleString('en')} signatures to ${where}: ${gb(compact)} at least (${gb(whole)} with whole values), and ${gb(Math.max(0, free))} is free there; give ${o('limits.spillDir')} on a disk with room, or raise ${o('limits.maxCachedSignatures')} if memory allows`,
   );
 }
 

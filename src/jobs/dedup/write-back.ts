@@ -8,7 +8,7 @@ import type { EngineClient } from '../../engine/client.js';
 import { type DocLocation, locationOf } from '../../engine/doc-location.js';
 import { scanIndex } from '../../engine/scan.js';
 import type { ErrorsFile } from '../errors-file.js';
-import type { DedupCluster } from './cluster-cut.js';
+import type { DedupCluster } from './cluster-list.js';
 import { fieldWriter } from './field-writer.js';
 import type { FactsLookup } from './facts.js';
 
