@@ -471,7 +471,7 @@ async function findSharedPairs(client: EngineClient, job: DedupSettings, run: De
   const name = runName(identity);
   const pieces = pairPieces(client, job, run, 'shared');
   try {
-    const shared = await sharedPairs(pairsIndex, { identity, run: name, count }, pieces.store, pieces.verifier, ErrorsFile.forIndex(job.index, job.output.errorsFile));
+    const shared = await sharedPairs(pairsIndex, { identity, run: name, count }, pieces.store, pieces.verifier, ErrorsFile.forIndex(job.index, job.output.errorsFile), job.output.dryRun);
     // Every share is done writing: the pairs index is searchable again (Dashboards, Kibana, a curious user).
     if (!job.output.dryRun) await pairsIndex.setRefresh(null);
     return { pieces, incremental: false, shared: { ...shared, run: name } };

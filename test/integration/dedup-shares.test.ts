@@ -192,12 +192,18 @@ forEachEngine('dedup split between processes', (ctx) => {
     damaged.pairs.b.pop();
     await ctx.client.request('PUT', `/${pairsIndex}/_doc/${cut._id}`, damaged);
     const errorsFile = path.join(tmp, `errors-${index}.jsonl`);
+    // A dry run names them too, and leaves the shares as they are (their markers kept).
+    const markers = async () => (await ctx.client.search(pairsIndex, { size: 10, query: { term: { kind: 'share' } } })).hits.hits.length;
+    const before = await markers();
+    await expect(finalStep(index, 2, pairsIndex, { dryRun: true })).rejects.toThrow(/2 problems in 2 documents .*the shares were left as they are \(a dry run\)\. Shares 1\/2, 2\/2 would do their work again once this runs without --dry-run/);
+    await ctx.client.refresh(pairsIndex);
+    expect([before, await markers()]).toEqual([2, 2]);
     await expect(finalStep(index, 2, pairsIndex)).rejects.toThrow(
       new RegExp(`2 problems in 2 documents of ${pairsIndex} \\(damaged or forged; each named in .*\\): nothing was written to ${index}\\. Shares 1/2, 2/2 will do their work again`),
     );
     expect(await withCluster(ctx.client, index)).toBe(0);
     const named = readFileSync(errorsFile, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
-    expect(named.map((e) => e.id).sort()).toEqual([edited._id, cut._id].sort());
+    expect(named.map((e) => e.id).sort()).toEqual([edited._id, edited._id, cut._id, cut._id].sort()); // (by the dry run, then the run)
     expect(named.find((e) => e.id === edited._id).reason).toMatch(/says similarity .*, their signatures give/);
     expect(named.find((e) => e.id === cut._id).reason).toMatch(/columns hold/);
     // Run again, each share starts over (its marker was removed), and the final step gives one process's clusters.

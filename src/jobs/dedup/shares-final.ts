@@ -29,10 +29,11 @@ export interface SharedPairs {
   duplicates: number;
 }
 
-export async function sharedPairs(pairsIndex: PairsIndex, run: SharedRun, store: SignatureStore, verifier: PairVerifier, errors: ErrorsFile): Promise<SharedPairs> {
+/** `dryRun`: a problem found is named, and the shares it came from are left as they are (not reset). */
+export async function sharedPairs(pairsIndex: PairsIndex, run: SharedRun, store: SignatureStore, verifier: PairVerifier, errors: ErrorsFile, dryRun = false): Promise<SharedPairs> {
   const gathered = await gatherPairs(pairsIndex, run, verifier.clusters.documents);
   await checkAndRecord(gathered, store, verifier, run.identity.minSimilarity);
-  if (gathered.problems.length > 0) await refuse(pairsIndex, run, gathered.problems, errors);
+  if (gathered.problems.length > 0) await refuse(pairsIndex, run, gathered.problems, errors, dryRun);
   // The counts of the shares together: every bucket is one share's, a pair two found counted once.
   verifier.buckets = sum(gathered.shares, (s) => s.buckets);
   verifier.candidatePairs = sum(gathered.shares, (s) => s.candidatePairs);
@@ -40,17 +41,18 @@ export async function sharedPairs(pairsIndex: PairsIndex, run: SharedRun, store:
   return { shares: gathered.shares, pages: gathered.pages.length, pairs: gathered.pairs.count, duplicates: gathered.pairs.duplicates };
 }
 
-/** Names every problem, resets the shares they came from, and refuses. */
-async function refuse(pairsIndex: PairsIndex, run: SharedRun, problems: readonly PairsProblem[], errors: ErrorsFile): Promise<never> {
+/** Names every problem, resets the shares they came from (not in a dry run), and refuses. */
+async function refuse(pairsIndex: PairsIndex, run: SharedRun, problems: readonly PairsProblem[], errors: ErrorsFile, dryRun: boolean): Promise<never> {
   for (const p of problems.slice(0, MAX_NAMED)) errors.add({ id: p.page, index: pairsIndex.name, reason: `of share ${p.share}/${run.count}: ${p.reason}` });
   await errors.close();
   const shares = [...new Set(problems.map((p) => p.share))].sort((a, b) => a - b);
-  for (const number of shares) await pairsIndex.deleteMarker(markerId(run.run, { number, count: run.count }));
+  if (!dryRun) for (const number of shares) await pairsIndex.deleteMarker(markerId(run.run, { number, count: run.count }));
   const pages = new Set(problems.map((p) => p.page)).size;
   const names = shares.map((n) => `${n}/${run.count}`).join(', ');
+  const what = dryRun ? 'would do' : 'will do';
   throw new UserError(
     `${problems.length} problems in ${pages} documents of ${pairsIndex.name} (damaged or forged; each named in ${errors.file}, the first: ${problems[0].page} ${problems[0].reason}): ` +
-      `nothing was written to ${run.identity.index}. Share${shares.length > 1 ? 's' : ''} ${names} will do ${shares.length > 1 ? 'their' : 'its'} work again: run ` +
+      `nothing was written to ${run.identity.index}${dryRun ? ', and the shares were left as they are (a dry run)' : ''}. Share${shares.length > 1 ? 's' : ''} ${names} ${what} ${shares.length > 1 ? 'their' : 'its'} work again${dryRun ? ' once this runs without --dry-run' : ''}: run ` +
       `${shares.map((n) => `near-dup dedup --index ${run.identity.index} --share ${n}/${run.count} --pairs-index ${pairsIndex.name}`).join(' and ')}, then this again`,
   );
 }
