@@ -39,6 +39,7 @@ export function valueAt(source: unknown, path: string): unknown {
   return undefined;
 }
 
+/** A document whose text cannot be signed (no such field, not text): one document's problem, reported and skipped, never the job's. */
 export class DocumentTextError extends Error {
   override name = 'DocumentTextError';
 }

@@ -115,6 +115,11 @@ export interface SignerSettings {
   params: string;
 }
 
+/**
+ * The signer's options with every default filled in and checked (condenser spec or preset, seed, scheme,
+ * LSH bands and rows from the threshold and weights, SimHash blocks, key encoding, containment sample).
+ * @throws {CondenserSpecError} an option that is not valid, naming it and what is.
+ */
 export function resolveSignerSettings(options: SignerOptions = {}): SignerSettings {
   const { simhash, condenser: asked } = presetChoices(options);
   const spec = parseCondenserSpec(asked);

@@ -13,6 +13,7 @@ export interface LeanMinhash {
   values: Uint32Array;
 }
 
+/** A MinHash in datasketch's LeanMinHash byte format (the layout above): the bytes of the stored `minhash` field. */
 export function serializeLeanMinhash({ seed, scheme, values }: LeanMinhash): Uint8Array {
   const header = scheme === 'legacy' ? 12 : 16;
   const buf = new Uint8Array(header + 4 * values.length);

@@ -95,6 +95,7 @@ export function computeSimhash(hashes: Iterable<bigint | Hash64>): Hash64 {
   return acc.result();
 }
 
+/** A 64-bit SimHash as 16 hex digits, most significant first (simhash-py's integer in hex): the stored `simhash` field. */
 export function simhashHex({ hi, lo }: Hash64): string {
   return hex32(hi) + hex32(lo);
 }

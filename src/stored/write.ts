@@ -19,6 +19,7 @@ export type NearDupFields = SignatureValues;
  */
 export type KeyLists = 'joined' | 'lists';
 
+/** The near-dup fields of a signed document, as written under the prefix (`now`: its annotated_at; `keyLists`: see KeyLists). */
 export function nearDupFields(sig: Signature, settings: SignerSettings, now: Date = new Date(), keyLists: KeyLists = 'lists'): NearDupFields {
   const list = keyLists === 'joined' ? (terms: string[]) => terms.join(' ') : (terms: string[]) => terms;
   return {
