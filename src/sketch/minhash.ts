@@ -134,7 +134,12 @@ export function minhashJaccard(a: ArrayLike<number>, b: ArrayLike<number>): numb
     throw new RangeError(`cannot compare MinHash signatures of ${a.length} and ${b.length} permutations`);
   }
   if (a.length === 0) return 0;
+  return equalValues(a, b) / a.length;
+}
+
+/** How many of two MinHash signatures' values are equal, place by place (the count the estimate divides by the length). */
+export function equalValues(a: ArrayLike<number>, b: ArrayLike<number>): number {
   let equal = 0;
   for (let i = 0; i < a.length; i++) if (a[i] === b[i]) equal++;
-  return equal / a.length;
+  return equal;
 }

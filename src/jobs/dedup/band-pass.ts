@@ -10,7 +10,7 @@ import { LargeKeyJoin } from './large-key.js';
 import { type CheckedBuckets, PAIR_INTS } from './bucket-check.js';
 import { BucketChecker, defaultCheckers } from './bucket-checker.js';
 import { type BucketMembers, PAIRWISE_BUCKET, type PairVerifier } from './pair-verifier.js';
-import type { RecordLayout } from './spill-records.js';
+import { ascendingOnce, type RecordLayout } from './spill-records.js';
 import type { StoredSignature } from './signature-store.js';
 import type { SignatureTable } from './signature-table.js';
 
@@ -227,10 +227,7 @@ function slotsOfRuns(order: Uint32Array, runs: Uint32Array, picked: readonly num
     slots.set(order.subarray(runs[2 * k], runs[2 * k + 1]), at);
     at += runs[2 * k + 1] - runs[2 * k];
   }
-  slots.sort();
-  let unique = 0;
-  for (let i = 0; i < slots.length; i++) if (i === 0 || slots[i] !== slots[i - 1]) slots[unique++] = slots[i];
-  return slots.subarray(0, unique);
+  return ascendingOnce(slots);
 }
 
 function verifyLargeKey(

@@ -5,7 +5,7 @@
 // failed the bar.
 import { closeSync, openSync } from 'node:fs';
 import { type BucketsToCheck, type CheckedBuckets, checkBuckets } from './bucket-check.js';
-import { type RecordLayout, RecordReader } from './spill-records.js';
+import { ascendingOnce, type RecordLayout, RecordReader } from './spill-records.js';
 
 export interface BucketCheckTask extends BucketsToCheck {
   /** The spill's records file, and the layout of its records. */
@@ -22,7 +22,7 @@ export default function checkTask(task: BucketCheckTask): CheckedBuckets {
   const key = JSON.stringify(task.layout);
   if (reader?.key !== key) reader = { key, reader: new RecordReader(task.layout) };
   const large = task.largeKeys.map((hashes) => new Set(hashes));
-  const slots = uniqueSorted(task.order);
+  const slots = ascendingOnce(Uint32Array.from(task.order));
   const fd = openSync(task.file, 'r');
   try {
     const signatureOf = reader.reader.read(fd, slots);
@@ -30,12 +30,4 @@ export default function checkTask(task: BucketCheckTask): CheckedBuckets {
   } finally {
     closeSync(fd);
   }
-}
-
-/** The slots, ascending, each once. */
-function uniqueSorted(order: Uint32Array): Uint32Array {
-  const slots = Uint32Array.from(order).sort();
-  let unique = 0;
-  for (let i = 0; i < slots.length; i++) if (i === 0 || slots[i] !== slots[i - 1]) slots[unique++] = slots[i];
-  return slots.subarray(0, unique);
 }

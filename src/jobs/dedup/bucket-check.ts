@@ -6,6 +6,7 @@
 //  - met before only in large keys ('large'): kept whatever its similarity, since whether it is tried at
 //    all depends on whether the clusters have joined its documents by then;
 //  - new ('no'): kept when it reaches the bar, else only counted (a candidate that failed).
+import { equalValues } from '../../sketch/minhash.js';
 import { hammingDistance } from '../../sketch/simhash.js';
 import type { StoredSignature } from './signature-store.js';
 
@@ -38,13 +39,6 @@ export function decidedBefore(a: Int32Array, b: Int32Array, band: number | undef
     shared = 'large';
   }
   return shared;
-}
-
-/** Equal values of two MinHash signatures of one length. */
-export function equalValues(a: ArrayLike<number>, b: ArrayLike<number>): number {
-  let equal = 0;
-  for (let i = 0; i < a.length; i++) if (a[i] === b[i]) equal++;
-  return equal;
 }
 
 export interface BucketsToCheck {

@@ -6,14 +6,13 @@
 // the number of differing MinHash values is a distance (Hamming), so two members whose distances to a
 // pivot differ by more than a passing pair may differ cannot pass. A few pivots, chosen far apart, prune
 // most pairs of unrelated documents that share a key by chance or by boilerplate.
+import { equalValues } from '../../sketch/minhash.js';
 
 /** Pivots per bucket: each costs one comparison per member, and prunes pairs the others do not. */
 const PIVOTS = 4;
 
 function hamming(a: ArrayLike<number>, b: ArrayLike<number>): number {
-  let d = 0;
-  for (let k = 0; k < a.length; k++) if (a[k] !== b[k]) d++;
-  return d;
+  return a.length - equalValues(a, b);
 }
 
 /**

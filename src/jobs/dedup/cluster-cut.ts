@@ -12,9 +12,9 @@
 // rule: the in-memory, partitioned, resumed and incremental passes cut a family alike.
 // `components` keeps whole families as clusters (single linkage), for those who want every chain together.
 // The alternatives were measured on real chains (scripts/bench/cluster-methods.mjs).
-import { ClusterList } from './cluster-list.js';
+import { equalValues } from '../../sketch/minhash.js';
+import { ClusterList, type DedupCluster } from './cluster-list.js';
 import type { DocIds } from './doc-numbers.js';
-import type { DedupCluster } from './cluster-list.js';
 import type { FactsLookup } from './facts.js';
 import type { StoredSignature } from './signature-store.js';
 
@@ -270,9 +270,7 @@ class BandIndex implements Candidates {
 
 /** The estimated Jaccard of two MinHash signatures of one length: the share of equal values. */
 function estimate(a: Uint32Array, b: Uint32Array): number {
-  let equal = 0;
-  for (let k = 0; k < a.length; k++) if (a[k] === b[k]) equal++;
-  return equal / a.length;
+  return equalValues(a, b) / a.length;
 }
 
 /** The --canonical order: the member the rule prefers first; a member without a value last in either order; ties to the smallest id. */

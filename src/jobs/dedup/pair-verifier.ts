@@ -187,11 +187,15 @@ export class PairVerifier {
     this.candidatePairs++;
     const jaccard = minhashJaccard(a.values, b.values);
     if (jaccard < this.minSimilarity) return false;
+    this.accept({ na: bucket.numbers[i], nb: bucket.numbers[j], jaccard, hamming: hammingDistance(a.simhash, b.simhash) });
+    return true;
+  }
+
+  /** A pair that reached the bar here: counted, reported to be journaled, recorded. */
+  private accept(pair: NumberedPair): void {
     this.verifiedPairs++;
-    const pair = { na: bucket.numbers[i], nb: bucket.numbers[j], jaccard, hamming: hammingDistance(a.simhash, b.simhash) };
     this.hooks.onVerified?.(pair);
     this.recordNumbered(pair);
-    return true;
   }
 
   /** Records a pair (its ids read only when a report or the best matches need them). */
@@ -261,11 +265,7 @@ export class PairVerifier {
       if (flags & LARGE && this.clusters.rootOf(na) === this.clusters.rootOf(nb)) continue;
       this.candidatePairs++;
       const jaccard = pairs[p + 3] / width;
-      if (jaccard < this.minSimilarity) continue;
-      this.verifiedPairs++;
-      const pair = { na, nb, jaccard, hamming: flags & (LARGE - 1) };
-      this.hooks.onVerified?.(pair);
-      this.recordNumbered(pair);
+      if (jaccard >= this.minSimilarity) this.accept({ na, nb, jaccard, hamming: flags & (LARGE - 1) });
     }
   }
 

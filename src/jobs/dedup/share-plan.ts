@@ -9,6 +9,7 @@
 // Pure: no I/O here.
 import { createHash } from 'node:crypto';
 import { UsageError } from '../../errors.js';
+import type { DedupRunIdentity } from './journal.js';
 
 /** Shares a run may be split into: more than a few thousand processes is a mistake, not a plan. */
 export const MAX_SHARES = 4096;
@@ -80,15 +81,8 @@ export function inRange(range: KeyRange, hash: number): boolean {
   return h >= range.lo && h < range.hi;
 }
 
-/** What must be equal for shares to be shares of one run. */
-export interface ShareRunIdentity {
-  index: string;
-  /** The uuids of the concrete indices, joined: an index deleted and made again under the name is another. */
-  uuids: string;
-  params: string;
-  prefix: string;
-  minSimilarity: number;
-  bucketChunk: number;
+/** What must be equal for shares to be shares of one run: what a resumed run must share with the run it continues, and more. */
+export interface ShareRunIdentity extends Omit<DedupRunIdentity, 'pass'> {
   shares: number;
   /** Documents in scope when the share read them, and the latest annotated_at among them: the index unchanged. */
   documents: number;

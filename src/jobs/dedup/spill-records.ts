@@ -115,6 +115,14 @@ export class RecordReader {
   }
 }
 
+/** The slots ascending, each once, as RecordReader.read takes them (sorted in place; a view of the start of `slots`). */
+export function ascendingOnce(slots: Uint32Array): Uint32Array {
+  slots.sort();
+  let unique = 0;
+  for (let i = 0; i < slots.length; i++) if (i === 0 || slots[i] !== slots[i - 1]) slots[unique++] = slots[i];
+  return slots.subarray(0, unique);
+}
+
 /** Where `slot` is in the ascending `slots` (-1: not there). */
 function indexOf(slots: Uint32Array, slot: number): number {
   let lo = 0;
