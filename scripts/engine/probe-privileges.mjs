@@ -213,6 +213,23 @@ const SCENARIOS = {
     },
     run: (s, user) => cli(user, ['dedup', '--index', s.index, '--full'], s.cwd),
   },
+  'dedup-share': {
+    prepare: async (s) => {
+      await freshIndex(s.index);
+      await call('DELETE', `/${s.index}-pairs`);
+      cli(helper(), ['annotate', '--index', s.index, '--field', 'body'], s.cwd);
+    },
+    run: (s, user) => cli(user, ['dedup', '--index', s.index, '--share', '1/1', '--pairs-index', `${s.index}-pairs`], s.cwd),
+  },
+  'dedup-from-shares': {
+    prepare: async (s) => {
+      await freshIndex(s.index);
+      await call('DELETE', `/${s.index}-pairs`);
+      cli(helper(), ['annotate', '--index', s.index, '--field', 'body'], s.cwd);
+      cli(helper(), ['dedup', '--index', s.index, '--share', '1/1', '--pairs-index', `${s.index}-pairs`], s.cwd);
+    },
+    run: (s, user) => cli(user, ['dedup', '--index', s.index, '--from-shares', '1', '--pairs-index', `${s.index}-pairs`], s.cwd),
+  },
   'dedup-incremental': {
     prepare: async (s) => {
       await freshIndex(s.index);

@@ -9,11 +9,10 @@ import path from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { EngineClient } from '../../src/engine/client.js';
-import { initIndex } from '../../src/indices/init.js';
+import { indexSignatures, largeKeyCorpus } from './hand-made.js';
 import { annotateIndex } from '../../src/jobs/annotate.js';
 import { type DedupOptions, dedupIndex, dedupShare, type ShareSummary } from '../../src/jobs/dedup.js';
 import { markerId } from '../../src/jobs/dedup/share-plan.js';
-import { serializeLeanMinhash } from '../../src/sketch/lean-minhash.js';
 import { fixtureSample, testCorpora } from '../support/corpus.js';
 import { indexDocuments, runCli } from '../support/documents.js';
 import { FaultProxy } from '../support/fault-proxy.js';
@@ -293,7 +292,7 @@ forEachEngine('dedup split between processes', (ctx) => {
     // when documents are written (a write-back), for one process as for shares, so both read the index
     // unchanged here (dry runs), and their pairs are compared.
     const index = ctx.index('shares-large-key');
-    await indexLargeKey(ctx.client, index);
+    await indexSignatures(ctx.client, index, largeKeyCorpus().docs, { dated: true });
     const pairsOf = (file: string) => readFileSync(file, 'utf8').trim().split('\n').sort();
     const oneFile = path.join(tmp, `${index}-one.jsonl`);
     const one = await dedupIndex(ctx.client, { ...common(index), bucketChunk: 16, full: true, dryRun: true, pairsFile: oneFile });
@@ -324,38 +323,3 @@ forEachEngine('dedup split between processes', (ctx) => {
     }
   });
 });
-
-/** The params of hand-made signatures of 128 values in 26 bands (every stored signature is checked against them). */
-const HAND_MADE_PARAMS = 'white-space:norm-html:sha1:128;seed=1;scheme=affine32;b=26;r=4;simhash=w4m8;sample=4';
-
-/**
- * 60 near-copies and 20 unrelated documents holding one band key, a family of 10 and a pair that also hold it
- * (the pair meets again in a key of band 3): hand-made signed documents, dated in the order given.
- */
-async function indexLargeKey(client: EngineClient, index: string): Promise<void> {
-  const base = Uint32Array.from({ length: 128 }, (_, p) => 7_000_000 + p);
-  const copies = Array.from({ length: 60 }, (_, i) => ({ id: `copy-${String(i).padStart(2, '0')}`, values: base.map((v, p) => ((p * 7 + i) % 10 === 0 ? 8_000_000 + i * 1000 + p : v)) }));
-  const unrelated = Array.from({ length: 20 }, (_, i) => ({ id: `other-${i}`, values: Uint32Array.from({ length: 128 }, (_, p) => 9_000_000 + i * 1000 + p) }));
-  const pairValues = Uint32Array.from({ length: 128 }, (_, p) => 5_000_000 + p);
-  const pair = ['pair-a', 'pair-b'].map((id, i) => ({ id, values: pairValues.map((v, p) => (p % 10 === i ? v + 1 : v)), bands: ['0_boilerplate', `1_${id}`, `2_${id}`, '3_pair', ...Array.from({ length: 22 }, (_, b) => `${b + 4}_${id}`)] }));
-  const family = Array.from({ length: 10 }, (_, i) => ({ id: `family-${i}`, values: base.map((v, p) => (p % 10 === i ? v : v + 100_000 + (p % 10 === (i + 1) % 10 ? i : 0))) }));
-  const docs: Array<{ id: string; values: Uint32Array; bands?: string[] }> = [pair[0], ...family, ...copies.flatMap((c, i) => (i % 3 === 0 && unrelated[i / 3] ? [c, unrelated[i / 3]] : [c])), pair[1]];
-  await initIndex(client, index, 'near_dup');
-  const lines = docs.flatMap(({ id, values, bands }, n) => [
-    { index: { _index: index, _id: id } },
-    {
-      title: id,
-      date: new Date(Date.UTC(2026, 0, 1, 0, 0, n)).toISOString(),
-      near_dup: {
-        bands: bands ?? ['0_boilerplate', ...Array.from({ length: 25 }, (_, b) => `${b + 1}_${id}`)],
-        minhash: Buffer.from(serializeLeanMinhash({ seed: 1, scheme: 'affine32', values })).toString('base64'),
-        simhash: '0000000000000000',
-        params: HAND_MADE_PARAMS,
-        content_hash: id,
-        token_count: 100,
-        annotated_at: new Date(Date.UTC(2026, 0, 1, 0, 0, n)).toISOString(),
-      },
-    },
-  ]);
-  for (let i = 0; i < lines.length; i += 400) expect((await client.bulk(lines.slice(i, i + 400), { refresh: 'true' })).errors).toBe(false);
-}

@@ -5,8 +5,7 @@ import path from 'node:path';
 import { beforeAll, expect, it } from 'vitest';
 import type { EngineClient } from '../../src/engine/client.js';
 import { annotateIndex } from '../../src/jobs/annotate.js';
-import { initIndex } from '../../src/indices/init.js';
-import { serializeLeanMinhash } from '../../src/sketch/lean-minhash.js';
+import { indexSignatures, largeKeyCorpus } from './hand-made.js';
 import { type ClusterMethod, dedupIndex, type DedupPair } from '../../src/jobs/dedup.js';
 import { UnionFind } from '../../src/jobs/dedup/union-find.js';
 import { createSigner } from '../../src/signature.js';
@@ -291,56 +290,12 @@ forEachEngine('dedup of a large bucket', (ctx) => {
   });
 });
 
-/** The params of signatures of 128 values in 26 bands, as the hand-made ones below are (every stored signature is checked against its params). */
-const HAND_MADE_PARAMS = 'white-space:norm-html:sha1:128;seed=1;scheme=affine32;b=26;r=4;simhash=w4m8;sample=4';
-
-/** Hand-made signed documents: the MinHash values given, one band key shared, the others their own. */
-async function indexSignatures(client: EngineClient, index: string, docs: Array<{ id: string; values: Uint32Array; shared: string; bands?: string[] }>) {
-  await initIndex(client, index, 'near_dup');
-  const lines = docs.flatMap(({ id, values, shared, bands }, n) => [
-    { index: { _index: index, _id: id } },
-    {
-      title: id,
-      near_dup: {
-        bands: bands ?? [shared, ...Array.from({ length: 25 }, (_, b) => `${b + 1}_${id}`)],
-        minhash: Buffer.from(serializeLeanMinhash({ seed: 1, scheme: 'affine32', values })).toString('base64'),
-        simhash: '0000000000000000',
-        params: HAND_MADE_PARAMS,
-        content_hash: id,
-        token_count: 100,
-        annotated_at: new Date(Date.UTC(2026, 0, 1, 0, 0, n)).toISOString(),
-      },
-    },
-  ]);
-  for (let i = 0; i < lines.length; i += 400) expect((await client.bulk(lines.slice(i, i + 400), { refresh: 'true' })).errors).toBe(false);
-}
-
 forEachEngine('dedup of a band key held by more documents than one bucket verifies', (ctx) => {
   const index = ctx.index('copies');
-  // 60 near-copies of one text (each differs from the original in about 13 of 128 values, from each other
-  // in at most 26) and 20 unrelated documents, all holding one key, as boilerplate would give.
-  const base = Uint32Array.from({ length: 128 }, (_, p) => 7_000_000 + p);
-  const copies = Array.from({ length: 60 }, (_, i) => ({
-    id: `copy-${String(i).padStart(2, '0')}`,
-    values: base.map((v, p) => ((p * 7 + i) % 10 === 0 ? 8_000_000 + i * 1000 + p : v)),
-  }));
-  const unrelated = Array.from({ length: 20 }, (_, i) => ({ id: `other-${i}`, values: Uint32Array.from({ length: 128 }, (_, p) => 9_000_000 + i * 1000 + p) }));
-  // And a pair of near-duplicates that holds the same key (first and last, so in different chunks) and
-  // shares one more key of a later band: there they must be verified, though the large key came first.
-  const pairValues = Uint32Array.from({ length: 128 }, (_, p) => 5_000_000 + p);
-  const pair = ['pair-a', 'pair-b'].map((id, i) => ({
-    id,
-    values: pairValues.map((v, p) => (p % 10 === i ? v + 1 : v)),
-    bands: ['0_boilerplate', '1_' + id, '2_' + id, '3_pair', ...Array.from({ length: 22 }, (_, b) => `${b + 4}_${id}`)],
-  }));
-  // A second, smaller family early on, so that small chunks carry the two families' representatives and
-  // not the first of the pair.
-  const family = Array.from({ length: 10 }, (_, i) => ({ id: `family-${i}`, values: base.map((v, p) => (p % 10 === i ? v : v + 100_000 + (p % 10 === (i + 1) % 10 ? i : 0))) }));
-  // Interleaved, so the copies are spread over every chunk.
-  const docs = [pair[0], ...family, ...copies.flatMap((c, i) => (i % 3 === 0 && unrelated[i / 3] ? [c, unrelated[i / 3]] : [c])), pair[1]];
+  const { copies, family, docs } = largeKeyCorpus();
 
   beforeAll(async () => {
-    await indexSignatures(ctx.client, index, docs.map((d) => ({ ...d, shared: '0_boilerplate' })));
+    await indexSignatures(ctx.client, index, docs);
   });
 
   it('verifies it a chunk at a time and still joins every copy, however many chunks there are, in memory or partition by partition', async () => {
