@@ -47,10 +47,35 @@ export { computeSimhash, hammingDistance, shingle, simhashBlockKeys, simhashHex,
 export { Base32Error } from './sketch/base32.js';
 export { LineTooLongError } from './signing/line-batches.js';
 export { connect, EngineClient } from './engine/client.js';
-export { EngineConnectionError, EngineResponseError } from './engine/errors.js';
-export { ScanLostError } from './engine/scan.js';
-export { annotateIndex, type AnnotateOptions, type AnnotateSummary } from './jobs/annotate.js';
-export { ingestStream, type IngestOptions, type IngestSummary } from './jobs/ingest.js';
+export { EngineConnectionError, EngineResponseError, ScanLostError } from './engine/errors.js';
+export {
+  annotateIndex,
+  resolveAnnotateOptions,
+  ANNOTATE_DEFAULTS,
+  type AnnotateCounts,
+  type AnnotateLimits,
+  type AnnotateOptions,
+  type AnnotateOutput,
+  type AnnotateProgress,
+  type AnnotateProgressListener,
+  type AnnotateRead,
+  type AnnotateSettings,
+  type AnnotateStateFiles,
+  type AnnotateSummary,
+  type FlatAnnotateOptions,
+} from './jobs/annotate.js';
+export {
+  ingestStream,
+  resolveIngestOptions,
+  INGEST_DEFAULTS,
+  type FlatIngestOptions,
+  type IngestLimits,
+  type IngestOptions,
+  type IngestOutput,
+  type IngestProgress,
+  type IngestSettings,
+  type IngestSummary,
+} from './jobs/ingest.js';
 export { initIndex } from './indices/init.js';
 export { findSimilar, DEFAULT_MIN_SIMILARITY, SIMILAR_DEFAULTS, type SimilarOptions, type SimilarResult, type SimilarHit } from './jobs/similar.js';
 export {

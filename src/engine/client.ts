@@ -7,7 +7,7 @@
 import { UsageError, UserError } from '../errors.js';
 import { authorizationHeader, type ConnectionOptions, type ResolvedConnection, resolveConnection, tlsSettings } from './connection.js';
 import { type EngineInfo, type Flavour, detectEngine } from './detect.js';
-import { describeConnectionError, EngineConnectionError, EngineResponseError, errorCode } from './errors.js';
+import { describeConnectionError, EngineConnectionError, EngineResponseError, errorCode, ScanLostError } from './errors.js';
 import { backoffDelay, RetryLog, retryCause, sleep } from './retry.js';
 import { actionMeta, type DocLocation } from './doc-location.js';
 import { privilegeRefusal } from './refusal.js';
@@ -164,9 +164,8 @@ export class EngineClient {
    */
   explain(err: unknown, index?: string): unknown {
     if (err instanceof UserError || err instanceof UsageError) return err;
-    const name = (err as Error | undefined)?.name;
-    if (name === 'ScanLostError') return new UserError(`${(err as Error).message}; run the same command again (with --resume where the command has it)`, { cause: err });
-    if (err instanceof EngineResponseError || name === 'ConnectionError' || name === 'TimeoutError') return this.describe(err, index);
+    if (err instanceof ScanLostError) return new UserError(`${err.message}; run the same command again (with --resume where the command has it)`, { cause: err });
+    if (err instanceof EngineResponseError || err instanceof EngineConnectionError) return this.describe(err, index);
     return err;
   }
 
@@ -535,6 +534,9 @@ function clientSender(client: any, meta: boolean, info: EngineInfo, url: string)
         const result = await client.transport.request(params, options);
         return { statusCode: result.statusCode, body: result.body, headers: result.headers ?? {} };
       } catch (err) {
+        // The official clients' errors, told apart by name: their classes come from whichever client package
+        // serves the cluster (support.json), so no one class can be named for instanceof. From here on they
+        // are near-dup's own: an error answer, or an EngineConnectionError.
         const e = err as ClientError;
         if (e?.name === 'ResponseError' && e.meta?.statusCode !== undefined) {
           return { statusCode: e.meta.statusCode, body: e.meta.body, headers: e.meta.headers ?? {} };

@@ -49,6 +49,16 @@ export class EngineConnectionError extends Error {
     super(redactCredentials(message), options?.cause === undefined ? undefined : { cause: options.cause });
     this.name = options?.timeout || code === 'ETIMEDOUT' ? 'TimeoutError' : 'ConnectionError';
   }
+
+  /** No answer in time (the request timed out), rather than none at all. */
+  get timeout(): boolean {
+    return this.name === 'TimeoutError';
+  }
+}
+
+/** Thrown when a scroll lost more pages in a row than it may restart (engine/scan.ts): the cluster or the network is failing. */
+export class ScanLostError extends Error {
+  override name = 'ScanLostError';
 }
 
 const TLS_CODES = new Set([
@@ -125,8 +135,7 @@ export function mayPass(err: unknown): boolean {
     if (e instanceof EngineResponseError && e.refusal) return false;
     if (e instanceof EngineResponseError) return e.statusCode >= 500 || (e.statusCode === 429 && e.type !== 'cluster_block_exception') || e.statusCode === 408;
     if (e instanceof EngineConnectionError) return !TLS_CODES.has(e.code ?? '') && !NOT_TLS_CODES.has(e.code ?? '');
-    const name = (e as Error).name;
-    if (name === 'ScanLostError' || name === 'TimeoutError' || name === 'ConnectionError') return true;
+    if (e instanceof ScanLostError) return true;
   }
   return false;
 }

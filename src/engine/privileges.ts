@@ -5,7 +5,7 @@
 // anyway. A refusal is an EngineResponseError whose `refusal` names the privilege.
 import { randomBytes } from 'node:crypto';
 import type { BulkResponseBody, HttpMethod } from './client.js';
-import { EngineResponseError } from './errors.js';
+import { EngineConnectionError, EngineResponseError } from './errors.js';
 import { privilegeRefusal } from './refusal.js';
 
 export interface PrivilegeProbeAccess {
@@ -51,8 +51,7 @@ export async function onlyRefusals(check: () => Promise<void>): Promise<void> {
     await check();
   } catch (err) {
     if (err instanceof EngineResponseError && (err.refusal !== undefined || err.statusCode === 401 || err.statusCode === 403)) throw err;
-    const name = (err as Error | undefined)?.name;
-    if (!(err instanceof EngineResponseError) && name !== 'ConnectionError' && name !== 'TimeoutError') throw err;
+    if (!(err instanceof EngineResponseError) && !(err instanceof EngineConnectionError)) throw err;
   }
 }
 

@@ -3,6 +3,7 @@
 // harm are retried blindly (searches, counts, gets, mapping reads); a scroll page or a bulk request is
 // not: their callers know how to recover (scan.ts restarts from a known position, the bulk writer reads
 // every item).
+import { EngineConnectionError } from './errors.js';
 
 /** Why a request failed in a way that may pass: overload, a sick node or gateway, a timeout, a dropped connection. */
 export type RetryCause = 'status429' | 'status5xx' | 'timeout' | 'connection';
@@ -21,6 +22,10 @@ export function retryCause(err: unknown): RetryCause | undefined {
   if (status === 429) return 'status429';
   if (status !== undefined && RETRYABLE_5XX.has(status)) return 'status5xx';
   if (status !== undefined) return undefined;
+  if (err instanceof EngineConnectionError) return err.timeout ? 'timeout' : 'connection';
+  // Anything else by name and code: the bulk writer and the scans take any send function, whose failures
+  // may be the official clients' errors (classes of several packages), undici's or Node's (an AbortError is
+  // a DOMException), none of which instanceof can name here.
   const e = err as { name?: string; code?: string } | undefined;
   if (e?.name === 'TimeoutError' || e?.code === 'ETIMEDOUT' || e?.code === 'UND_ERR_CONNECT_TIMEOUT') return 'timeout';
   if (['ConnectionError', 'NoLivingConnectionsError', 'AbortError'].includes(e?.name ?? '') || CONNECTION_CODES.has(e?.code ?? '')) return 'connection';

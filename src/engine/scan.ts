@@ -16,6 +16,7 @@
 // page is a plain search on a frozen view with a known search_after: the client retries it as it is.
 
 import { type RequestOptions, totalHits } from './client.js';
+import { ScanLostError } from './errors.js';
 import { type RetryLog, retryCause } from './retry.js';
 
 export interface SearchTransport {
@@ -77,10 +78,8 @@ export interface ScanOptions {
   onRestart?: (why: string) => void;
 }
 
-/** Thrown when a scroll lost more pages in a row than it may restart. */
-export class ScanLostError extends Error {
-  override name = 'ScanLostError';
-}
+// Declared with the engine's other errors (errors.ts), where the client tells it apart; its users import it here too.
+export { ScanLostError };
 
 export async function* scanIndex(transport: SearchTransport, options: ScanOptions): AsyncGenerator<ScanHit[]> {
   if (options.pointInTime === 'elasticsearch' && !options.slice) yield* scanWithPointInTime(transport, options);

@@ -210,7 +210,7 @@ export function failureAnswer(err: unknown, clusterUrl: string, parameters: stri
   if (cause !== undefined) {
     // No answer from the cluster: a network failure.
     const code = errorCode(cause);
-    const timeout = (cause as Error).name === 'TimeoutError' || code === 'ETIMEDOUT';
+    const timeout = cause.timeout || code === 'ETIMEDOUT';
     return { status: timeout ? 504 : 502, json: { error: `the cluster did not answer${code ? ` (${code})` : ''}: check that it is running and reachable from where explore runs` } };
   }
   if (err instanceof UserError || err instanceof UsageError) return { status: 400, json: { error: withoutAddress(err.message, clusterUrl) } };
@@ -218,11 +218,9 @@ export function failureAnswer(err: unknown, clusterUrl: string, parameters: stri
 }
 
 /** The engine's error or the network's failure behind an error (a UserError keeps it as its cause); undefined for any other. */
-function engineCause(err: unknown): unknown {
+function engineCause(err: unknown): EngineResponseError | EngineConnectionError | undefined {
   for (let e: unknown = err, depth = 0; e && depth < 8; e = (e as { cause?: unknown }).cause, depth++) {
     if (e instanceof EngineResponseError || e instanceof EngineConnectionError) return e;
-    const name = (e as Error).name;
-    if (name === 'ConnectionError' || name === 'TimeoutError') return e;
   }
   return undefined;
 }

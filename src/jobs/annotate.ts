@@ -6,8 +6,9 @@
 // run has not written, and at the end the engine is asked how many documents of the job still have no
 // signature of these parameters. Those are done in a sweep; what cannot be done is listed, and the job
 // is not complete.
+import os from 'node:os';
 import { peakMemoryMb, UsageMeter } from './usage.js';
-import { DEFAULT_MAX_CHARS, mergeUnderPrefix, underPrefix } from '../annotation.js';
+import { DEFAULT_MAX_CHARS, DEFAULT_PREFIX, mergeUnderPrefix, underPrefix } from '../annotation.js';
 import type { EngineClient, IndexMappings } from '../engine/client.js';
 import type { RetrySnapshot } from '../engine/retry.js';
 import { countMatching, scanIndex, type ScanHit } from '../engine/scan.js';
@@ -32,56 +33,198 @@ import { requireScroll } from '../engine/privileges.js';
 import type { KeyLists } from '../stored/write.js';
 import { createSignPool, type SignPool } from '../signing/sign-pool.js';
 
-export interface AnnotateOptions {
-  index: string;
-  fields: string[];
-  prefix: string;
-  signer: SignerOptions;
-  /** A query in the engine's JSON DSL; documents outside it are not read. */
+/** Which documents of the index are read and signed. */
+export interface AnnotateRead {
+  /** A query in the engine's JSON DSL; documents outside it are not read (default: every document). */
   query?: Record<string, unknown>;
+  /**
+   * One of several processes or machines sharing the job: slice `id` of `max` (0 <= id < max, whole
+   * numbers), the documents split by the engine's sliced scroll (default: the whole job in this process).
+   * Each slice keeps a checkpoint of its own.
+   */
   slice?: { id: number; max: number };
+}
+
+/** How much is read, signed and written at once. */
+export interface AnnotateLimits {
+  /** Documents per scan page (default 1,000; at least 1). */
+  pageSize?: number;
+  /** Signing threads (default: every core, `os.availableParallelism()`; at least 1). */
+  threads?: number;
+  /** Characters of a document's text that are signed: longer texts are cut, and counted in `cut` (default 10,000,000; at least 1). */
+  maxChars?: number;
+  /** The bulk requests that write the fields (defaults in ANNOTATE_DEFAULTS.bulk; concurrency planned from the cluster). */
+  bulk?: BulkOptions;
+}
+
+/** What the run keeps on disk, so that a run stopped or killed can go on where it was. */
+export interface AnnotateStateFiles {
+  /**
+   * Continue the job of `checkpointFile`: only documents the job has not signed yet are read. Throws a
+   * UserError when there is no checkpoint, or when it is of another job (other index, fields, prefix,
+   * signature parameters, query or slice).
+   */
   resume?: boolean;
+  /** Where the job's progress is kept (default .near-dup/annotate-INDEX.json, or -sliceIofN.json for a slice). */
   checkpointFile?: string;
-  errorsFile?: string;
+}
+
+/** What is written, where, and whether anything is. */
+export interface AnnotateOutput {
+  /** The object the near-dup fields go under (default `near_dup`). */
+  prefix?: string;
+  /** Sign and count, write nothing: no mapping, no document, no checkpoint; the summary shows a few of the updates (default false). */
   dryRun?: boolean;
-  /** Re-sign documents whose stored content hash and params already match. */
+  /** Sign again documents whose stored content hash and params already match (default false: they are counted unchanged). */
   force?: boolean;
   /**
    * Keep each document's _version (a producer indexing with version_type=external would otherwise get 409
    * on its next version): the whole document is written back at the version read, with
-   * version_type=external_gte, instead of a partial update. Reads whole documents.
+   * version_type=external_gte, instead of a partial update. Reads whole documents. Default false.
    */
   keepVersion?: boolean;
-  maxChars?: number;
-  threads?: number;
-  pageSize?: number;
-  bulk?: BulkOptions;
-  onProgress?: (progress: AnnotateProgress) => void;
-  /** Set to stop early (Ctrl-C): work in flight is finished and the checkpoint written. */
+  /** Where the documents that failed are listed, one JSON line each (default near-dup-errors-INDEX.jsonl). */
+  errorsFile?: string;
+}
+
+/** A progress report, at most once a second, and once at the end. */
+export type AnnotateProgressListener = (progress: AnnotateProgress) => void;
+
+/**
+ * The options of near-dup 0.x, every member at the top level: still accepted (code and types written for
+ * them keep working); a member given in its group wins over the same member at the top level.
+ */
+export interface FlatAnnotateOptions extends AnnotateRead, AnnotateLimits, AnnotateStateFiles, AnnotateOutput {}
+
+/**
+ * The options of annotateIndex, grouped: which documents are read, limits, state files, output. Every
+ * member but `index` and `fields` may be left out (ANNOTATE_DEFAULTS). The flat members of
+ * FlatAnnotateOptions are taken too.
+ */
+export interface AnnotateOptions extends FlatAnnotateOptions {
+  /** The index, alias, pattern or data stream whose documents are signed, each written where it lives. */
+  index: string;
+  /** The text fields signed (at least one; several are joined with a space; dotted paths reach into objects). */
+  fields: string[];
+  /** How signatures are made: createSigner's options (default: every default, `DEFAULT_CONDENSER`). */
+  signer?: SignerOptions;
+  read?: AnnotateRead;
+  limits?: AnnotateLimits;
+  state?: AnnotateStateFiles;
+  output?: AnnotateOutput;
+  onProgress?: AnnotateProgressListener;
+  /** Set to stop early (Ctrl-C): work in flight is finished and the checkpoint written; the summary is not complete. */
   signal?: AbortSignal;
 }
 
+/** Every default of annotateIndex, in one place (the command line's defaults are these too). */
+export const ANNOTATE_DEFAULTS = {
+  prefix: DEFAULT_PREFIX,
+  /** Characters of a text signed; the rest is cut. */
+  maxChars: DEFAULT_MAX_CHARS,
+  /** Documents per scan page. */
+  pageSize: 1000,
+  /**
+   * Each bulk request at most 5 MB and 1,000 operations (the bulk writer's own defaults, and the command
+   * line's for --bulk-bytes and --bulk-size); requests in flight are planned from the cluster.
+   */
+  bulk: { maxBytes: 5 * 1024 * 1024, maxOperations: 1000 },
+} as const satisfies Partial<AnnotateLimits & AnnotateOutput>;
+
+/** The options with every default filled in: what the run works from (resolveAnnotateOptions). */
+export interface AnnotateSettings {
+  index: string;
+  fields: string[];
+  signer: SignerOptions;
+  read: AnnotateRead;
+  limits: { pageSize: number; threads: number; maxChars: number; bulk: BulkOptions & Required<Pick<BulkOptions, 'maxBytes' | 'maxOperations'>> };
+  state: { resume: boolean; checkpointFile: string };
+  output: { prefix: string; dryRun: boolean; force: boolean; keepVersion: boolean; errorsFile: string };
+  onProgress?: AnnotateProgressListener;
+  signal?: AbortSignal;
+}
+
+/** An object's members that are not undefined. */
+function definedOnly<T extends object>(value: T | undefined): Partial<T> {
+  return Object.fromEntries(Object.entries(value ?? {}).filter(([, member]) => member !== undefined)) as Partial<T>;
+}
+
+/**
+ * A group's members as given: the group's own, over the same members at the top level (the older, flat
+ * options). Annotate's and ingest's groups are read by it.
+ */
+export function optionGroup<G extends object>(options: object, name: string, keys: ReadonlyArray<keyof G>): G {
+  const flat = options as Record<string, unknown>;
+  const grouped = (flat[name] ?? {}) as Record<string, unknown>;
+  return Object.fromEntries(keys.map((key) => [key, grouped[key as string] ?? flat[key as string]]).filter(([, value]) => value !== undefined)) as G;
+}
+
+/** The bulk options given, over the defaults (ANNOTATE_DEFAULTS.bulk); the writing jobs share them. */
+export function resolveBulkOptions(bulk: BulkOptions | undefined): AnnotateSettings['limits']['bulk'] {
+  return { ...ANNOTATE_DEFAULTS.bulk, ...definedOnly(bulk) };
+}
+
+/**
+ * The options, grouped or flat, with every default filled in: resolved once, at the start of a run (and by
+ * checkAnnotateOptions). Throws nothing: the values are checked by checkAnnotateOptions.
+ */
+export function resolveAnnotateOptions(options: AnnotateOptions): AnnotateSettings {
+  const read = optionGroup<AnnotateRead>(options, 'read', ['query', 'slice']);
+  const limits = optionGroup<AnnotateLimits>(options, 'limits', ['pageSize', 'threads', 'maxChars', 'bulk']);
+  const state = optionGroup<AnnotateStateFiles>(options, 'state', ['resume', 'checkpointFile']);
+  const output = optionGroup<AnnotateOutput>(options, 'output', ['prefix', 'dryRun', 'force', 'keepVersion', 'errorsFile']);
+  const { index, fields, signer = {}, onProgress, signal } = options;
+  const { prefix, maxChars, pageSize } = ANNOTATE_DEFAULTS;
+  return {
+    index,
+    fields,
+    signer,
+    read,
+    limits: { pageSize, maxChars, ...limits, threads: limits.threads ?? os.availableParallelism(), bulk: resolveBulkOptions(limits.bulk) },
+    state: { resume: state.resume ?? false, checkpointFile: state.checkpointFile ?? defaultCheckpointPath('annotate', index, read.slice) },
+    output: {
+      prefix: output.prefix ?? prefix,
+      dryRun: output.dryRun ?? false,
+      force: output.force ?? false,
+      keepVersion: output.keepVersion ?? false,
+      errorsFile: ErrorsFile.forIndex(index, output.errorsFile).file,
+    },
+    onProgress,
+    signal,
+  };
+}
+
+/** What a run did to the documents it read. */
 export interface AnnotateCounts {
+  /** Documents read (each once, however often it was read again). */
   seen: number;
+  /** Documents whose fields were written (with `dryRun`: would have been). */
   annotated: number;
+  /** Documents whose stored signature was already current (same text, same params): not written. */
   unchanged: number;
   /** Documents that cannot be signed or were refused by the engine (listed in the errors file). */
   failed: number;
+  /** Documents whose text gives no token (empty, or shorter than a token): written, with a signature of no tokens. */
   empty: number;
-  /** Documents whose text was cut at --max-chars. */
+  /** Documents whose text was cut at `maxChars`. */
   cut: number;
   /** Documents changed by someone else while being annotated, re-read and re-signed. */
   conflicts: number;
 }
 
+/** What onProgress is told: the counts so far. */
 export interface AnnotateProgress extends AnnotateCounts {
+  /** Documents the job reads, as the engine counted them at the start. */
   total?: number;
   elapsedSeconds: number;
 }
 
+/** What annotateIndex returns (and `near-dup annotate` prints as its JSON line). */
 export interface AnnotateSummary extends AnnotateCounts {
   index: string;
+  /** The params keyword of the signatures written. */
   params: string;
+  /** Wall seconds of the whole run. */
   seconds: number;
   dryRun: boolean;
   /**
@@ -101,13 +244,15 @@ export interface AnnotateSummary extends AnnotateCounts {
   sweeps: number;
   /** Requests sent again, by cause, and the seconds spent waiting before them. */
   retries: RetrySnapshot;
+  /** The checkpoint file written (none for a dry run): `resume` goes on from it. */
   checkpoint?: string;
+  /** Where the documents that failed or are missing are listed, when there are any. */
   errorsFile?: string;
   /** Peak resident memory of this process (main thread and signing threads), MB. */
   peakMemoryMb: number;
   /** This process's CPU seconds (every thread), and the seconds spent waiting for the engine's answers (summed over requests in flight together). */
   timing: { cpuSeconds: number; engineWaitSeconds: number };
-  /** With --dry-run: a few of the updates that would have been sent. */
+  /** With `dryRun`: a few of the updates that would have been sent. */
   sample?: Array<{ id: string; doc: Record<string, unknown> }>;
 }
 
@@ -127,54 +272,71 @@ const MAX_LISTED_MISSING = 10_000;
  * signed again, and at the end the engine is asked which documents of the job still lack a signature.
  *
  * @param client near-dup's client, from `connect()`.
- * @param options `index` (an index, alias, pattern or data stream); `fields` (at least one text field;
- *   several are joined); `prefix` (DEFAULT_PREFIX); `signer` (createSigner's options); `query` (default:
- *   every document); `slice` for one of several processes; `resume` with `checkpointFile` (default
- *   .near-dup/annotate-INDEX.json); `errorsFile`; `dryRun`; `force` (sign documents already current);
- *   `keepVersion`; `maxChars` (default DEFAULT_MAX_CHARS, 10,000,000); `threads` (default: every core); `pageSize` (default
- *   1,000); `bulk` (BulkOptions); `onProgress`; `signal` to stop early.
+ * @param options `index` and `fields` (at least one text field; several are joined); `signer`
+ *   (createSigner's options); `read`: `query` (default: every document), `slice` for one of several
+ *   processes; `limits`: `pageSize` (1,000), `threads` (every core), `maxChars` (10,000,000), `bulk`
+ *   (5 MB, 1,000 operations); `state`: `resume` with `checkpointFile` (.near-dup/annotate-INDEX.json);
+ *   `output`: `prefix` (`near_dup`), `dryRun`, `force` (sign documents already current), `keepVersion`,
+ *   `errorsFile` (near-dup-errors-INDEX.jsonl); `onProgress`; `signal` to stop early. Defaults in
+ *   ANNOTATE_DEFAULTS; the flat names of 0.x (`pageSize`, `resume`, ...) are taken too.
  * @returns the counts; `complete` is true when the engine reports no document of the job left unsigned.
- * @throws {UsageError} an option out of range (before connecting), a field the mapping has no room for;
- *   the message names the option key.
+ * @throws {UsageError} an option out of range (before connecting), signer options that are not valid
+ *   (CondenserSpecError), a field the mapping has no room for; the message names the option key.
  * @throws {UserError} an index that does not exist, is blocked or keeps only part of `_source`; a
  *   checkpoint that is missing or for another job; an engine that refuses or cannot be reached.
  */
 export async function annotateIndex(client: EngineClient, options: AnnotateOptions): Promise<AnnotateSummary> {
-  checkAnnotateOptions(options);
-  const mappings = await checkTextFields(client, options.index, options.fields, options.prefix);
+  const job = resolveAnnotateOptions(options);
+  checkSettings(job);
+  const { index, output } = job;
+  const mappings = await checkTextFields(client, index, job.fields, output.prefix);
   // A dry run changes no mapping: it shows the updates as an index of the older layout would take them.
   let keyLists: KeyLists = 'lists';
-  if (!options.dryRun) {
-    const plans = Object.values(mappings).map((m) => planMapping(m.mappings, options.prefix));
+  if (!output.dryRun) {
+    const plans = Object.values(mappings).map((m) => planMapping(m.mappings, output.prefix));
     // A near-dup field mapped in a way that cannot change: initIndex refuses it, naming it, before anything is written.
-    if (plans.some((p) => p.conflicts.length > 0)) await initIndex(client, options.index, options.prefix);
+    if (plans.some((p) => p.conflicts.length > 0)) await initIndex(client, index, output.prefix);
     keyLists = plans.some((p) => p.keyLists === 'lists') ? 'lists' : 'joined';
   }
-  const inFlight = new InFlightLimit(await planInFlight(client, options.index, options.bulk?.concurrency));
-  const run = new AnnotateRun(client, options, await openCheckpoint(options), { keyLists, inFlight });
-  run.closedIndices = await closedIndicesBehind(client, options.index);
+  const inFlight = new InFlightLimit(await planInFlight(client, index, job.limits.bulk.concurrency));
+  const run = new AnnotateRun(client, job, await openCheckpoint(job), { keyLists, inFlight });
+  run.closedIndices = await closedIndicesBehind(client, index);
   try {
     await run.begin();
     await run.pass(run.firstQuery());
     await run.redoConflicts();
     await run.finish();
   } catch (err) {
-    throw client.explain(err, options.index);
+    throw client.explain(err, index);
   } finally {
     await run.close();
   }
   return run.summary();
 }
 
-/** The job's options, checked here once for the CLI and the library alike. */
+/**
+ * The job's options, grouped or flat, checked here once for the CLI and the library alike (annotateIndex
+ * checks them too, before connecting).
+ *
+ * @throws {UsageError} no field, a limit that is not a whole number of at least 1, bulk options out of
+ *   range, a slice outside its count; the message names the option key.
+ */
 export function checkAnnotateOptions(options: AnnotateOptions): void {
-  if (options.fields.length === 0) throw new UsageError((o) => `name at least one text field with ${o('fields')}`);
-  requireWholeNumbers([['pageSize', options.pageSize, 1], ['maxChars', options.maxChars, 1], ['threads', options.threads, 1]]);
-  checkBulkOptions(options.bulk);
-  if (options.slice) checkSlice(options.slice);
+  checkSettings(resolveAnnotateOptions(options));
 }
 
-/** Slice `id` of `max`: whole numbers, 0 <= id < max. */
+function checkSettings({ fields, limits, read }: AnnotateSettings): void {
+  if (!Array.isArray(fields) || fields.length === 0) throw new UsageError((o) => `name at least one text field with ${o('fields')}`);
+  requireWholeNumbers([['pageSize', limits.pageSize, 1], ['maxChars', limits.maxChars, 1], ['threads', limits.threads, 1]]);
+  checkBulkOptions(limits.bulk);
+  if (read.slice) checkSlice(read.slice);
+}
+
+/**
+ * Slice `id` of `max`: whole numbers, 0 <= id < max.
+ *
+ * @throws {UsageError} naming `slice.id` and `slice.max`.
+ */
 export function checkSlice({ id, max }: { id: number; max: number }): void {
   if (!(Number.isInteger(id) && Number.isInteger(max) && max >= 1 && id >= 0 && id < max)) {
     throw new UsageError((o) => `${o('slice.id')} must be a whole number from 0 to ${max - 1} for ${o('slice.max')} ${max}, got ${id}`);
@@ -206,17 +368,20 @@ async function checkTextFields(client: EngineClient, index: string, fields: read
   );
 }
 
-/** What must be the same for a run to continue another's work (its checkpoint, or follow's marks). */
+/** What must be the same for a run to continue another's work (its checkpoint, or follow's marks); options grouped or flat. */
 export function annotateIdentity(options: AnnotateOptions): Record<string, unknown> {
-  const { index, fields, prefix, query, slice } = options;
-  return { index, fields, prefix, params: resolveSignerSettings(options.signer).params, query: query ?? null, slice: slice ?? null };
+  return identityOf(resolveAnnotateOptions(options));
 }
 
-/** The checkpoint to continue (with --resume, checked to be the same job) or a new one. */
-async function openCheckpoint(options: AnnotateOptions): Promise<{ file: string; checkpoint: Checkpoint }> {
-  const file = options.checkpointFile ?? defaultCheckpointPath('annotate', options.index, options.slice);
-  const identity = annotateIdentity(options);
-  if (options.resume) {
+function identityOf({ index, fields, signer, read, output }: AnnotateSettings): Record<string, unknown> {
+  return { index, fields, prefix: output.prefix, params: resolveSignerSettings(signer).params, query: read.query ?? null, slice: read.slice ?? null };
+}
+
+/** The checkpoint to continue (with `resume`, checked to be the same job) or a new one. */
+async function openCheckpoint(job: AnnotateSettings): Promise<{ file: string; checkpoint: Checkpoint }> {
+  const file = job.state.checkpointFile;
+  const identity = identityOf(job);
+  if (job.state.resume) {
     const checkpoint = await readCheckpoint(file);
     if (!checkpoint) throw new UserError((o) => `no checkpoint at ${file} to resume from; run without ${o('resume')} to start`);
     const differences = identityDifferences(checkpoint.identity, identity);
@@ -226,7 +391,7 @@ async function openCheckpoint(options: AnnotateOptions): Promise<{ file: string;
     return { file, checkpoint };
   }
   const now = new Date().toISOString();
-  return { file, checkpoint: { job: 'annotate', index: options.index, identity, startedAt: now, updatedAt: now, complete: false, counts: {} } };
+  return { file, checkpoint: { job: 'annotate', index: job.index, identity, startedAt: now, updatedAt: now, complete: false, counts: {} } };
 }
 
 /** One annotate job: its counts, its writer and signing pool, and the queries for what is left. */
@@ -241,7 +406,7 @@ class AnnotateRun {
   private readonly errors: ErrorsFile;
   private readonly writer: BulkWriter;
   private readonly pool: SignPool;
-  /** The source fields read: the text and the stored signature, or everything (--keep-version, or when those are most of it). */
+  /** The source fields read: the text and the stored signature, or everything (`keepVersion`, or when those are most of it). */
   private sourceIncludes: string[] | true;
   /** Documents that cannot be signed or were refused for good: counted once, left out of later reads. */
   private readonly failedIds = new Set<string>();
@@ -268,22 +433,23 @@ class AnnotateRun {
 
   constructor(
     private readonly client: EngineClient,
-    private readonly options: AnnotateOptions,
+    private readonly job: AnnotateSettings,
     private readonly saved: { file: string; checkpoint: Checkpoint },
     private readonly setup: { keyLists: KeyLists; inFlight: InFlightLimit },
   ) {
     this.retriesAtStart = client.retries.snapshot();
     this.usage = new UsageMeter(client);
-    this.params = resolveSignerSettings(options.signer).params;
-    this.dryRun = options.dryRun ?? false;
-    this.previous = options.resume ? { ...saved.checkpoint.counts } : {};
+    const { output, limits } = job;
+    this.params = resolveSignerSettings(job.signer).params;
+    this.dryRun = output.dryRun;
+    this.previous = job.state.resume ? { ...saved.checkpoint.counts } : {};
     // The whole stored signature: one that is damaged is not current, whatever its content hash says.
-    this.sourceIncludes = options.keepVersion ? true : [...options.fields, ...new StoredLayout(options.prefix).paths(...SIGNATURE_FIELDS)];
-    this.errors = ErrorsFile.forIndex(options.index, options.errorsFile);
-    this.pool = createSignPool(options.threads);
+    this.sourceIncludes = output.keepVersion ? true : [...job.fields, ...new StoredLayout(output.prefix).paths(...SIGNATURE_FIELDS)];
+    this.errors = new ErrorsFile(output.errorsFile);
+    this.pool = createSignPool(limits.threads);
     this.writer = new BulkWriter({
       send: (ndjson) => client.bulkNdjson(ndjson),
-      ...options.bulk,
+      ...limits.bulk,
       inFlight: setup.inFlight,
       retries: client.retries,
       onSuccess: (op) => {
@@ -298,12 +464,12 @@ class AnnotateRun {
   }
 
   private field(name: StoredField): string {
-    return storedPath(this.options.prefix, name);
+    return storedPath(this.job.output.prefix, name);
   }
 
   /** Before the first write: blocks and privileges (asked in requests that change nothing), the mapping, the checkpoint. */
   private async prepareWrites(): Promise<void> {
-    const { index, prefix, keepVersion } = this.options;
+    const { index, output: { prefix, keepVersion } } = this.job;
     await requireWritable(this.client, index, { action: keepVersion ? 'index' : 'update', refresh: true });
     const { keyLists } = await initIndex(this.client, index, prefix);
     if (keyLists !== this.setup.keyLists) {
@@ -314,7 +480,7 @@ class AnnotateRun {
   }
 
   async begin(): Promise<void> {
-    const { index, slice } = this.options;
+    const { index, read: { slice } } = this.job;
     // A scroll's pages after the first need a privilege of their own: asked before the first page is signed and written.
     if (this.client.pointInTime !== 'elasticsearch' || slice) await requireScroll(this.client, index);
     this.total = await countMatching(this.client, { index, query: this.firstQuery(), slice });
@@ -334,19 +500,19 @@ class AnnotateRun {
     return ids.length > 0 && ids.length <= MAX_EXCLUDED_IDS ? [{ ids: { values: ids } }] : [];
   }
 
-  /** The first scan: every document of the job, or with --resume those the job has not signed yet. */
+  /** The first scan: every document of the job, or with `resume` those the job has not signed yet. */
   firstQuery(): Record<string, unknown> {
-    return { bool: { filter: [this.options.query ?? { match_all: {} }], must_not: this.options.resume ? [this.stampedByThisJob()] : [] } };
+    return { bool: { filter: [this.job.read.query ?? { match_all: {} }], must_not: this.job.state.resume ? [this.stampedByThisJob()] : [] } };
   }
 
   /** After a lost page: what this job has not yet signed, nor given up on. */
   private remainingQuery(): Record<string, unknown> {
-    return { bool: { filter: [this.options.query ?? { match_all: {} }], must_not: [this.stampedByThisJob(), ...this.excludingFailed()] } };
+    return { bool: { filter: [this.job.read.query ?? { match_all: {} }], must_not: [this.stampedByThisJob(), ...this.excludingFailed()] } };
   }
 
   /** At the end: documents of the job with no signature of these params at all (not failed for good). */
   private lackingQuery(): Record<string, unknown> {
-    return { bool: { filter: [this.options.query ?? { match_all: {} }], must_not: [{ term: { [this.field('params')]: this.params } }, ...this.excludingFailed()] } };
+    return { bool: { filter: [this.job.read.query ?? { match_all: {} }], must_not: [{ term: { [this.field('params')]: this.params } }, ...this.excludingFailed()] } };
   }
 
   // --- reading and signing --------------------------------------------------------------------------
@@ -357,19 +523,19 @@ class AnnotateRun {
    */
   async pass(query: Record<string, unknown>, restartQuery = () => this.remainingQuery()): Promise<void> {
     const pages = scanIndex(this.client, {
-      index: this.options.index,
+      index: this.job.index,
       query,
       sourceIncludes: this.sourceIncludes === true ? undefined : this.sourceIncludes,
-      pageSize: this.options.pageSize ?? 1000,
-      slice: this.options.slice,
+      pageSize: this.job.limits.pageSize,
+      slice: this.job.read.slice,
       seqNoPrimaryTerm: true,
-      version: this.options.keepVersion,
+      version: this.job.output.keepVersion,
       pointInTime: this.client.pointInTime,
       // A dry run writes nothing, so what is left cannot be asked of the engine: skip what was read instead.
       recovery: this.dryRun ? 'skip-seen' : async () => {
         await this.processing.catch(() => undefined);
         await this.writer.flush();
-        if (this.writing) await this.client.refresh(this.options.index);
+        if (this.writing) await this.client.refresh(this.job.index);
         return restartQuery();
       },
       onRestart: () => this.restarts++,
@@ -379,7 +545,7 @@ class AnnotateRun {
       for (;;) {
         const page = await next;
         if (page.done) break;
-        if (this.options.signal?.aborted) {
+        if (this.job.signal?.aborted) {
           this.interrupted = true;
           await pages.return(undefined);
           break;
@@ -411,8 +577,8 @@ class AnnotateRun {
   }
 
   private async sign(hits: ScanHit[]): Promise<AnnotateResult[]> {
-    const { fields, prefix, maxChars, force, signer } = this.options;
-    const batch = { fields, prefix, maxChars: maxChars ?? DEFAULT_MAX_CHARS, force: force ?? false, keyLists: this.setup.keyLists };
+    const { fields, signer, output, limits } = this.job;
+    const batch = { fields, prefix: output.prefix, maxChars: limits.maxChars, force: output.force, keyLists: this.setup.keyLists };
     const inputs: AnnotateInput[] = hits.map((h) => ({ id: h._id, source: h._source }));
     const chunks: Promise<AnnotateResult[]>[] = [];
     for (let i = 0; i < inputs.length; i += BATCH) chunks.push(this.pool.annotate({ options: signer, batch, docs: inputs.slice(i, i + BATCH) }));
@@ -436,7 +602,7 @@ class AnnotateRun {
     if (mode === 'recheck') this.counts.conflicts++;
     if (result.empty) this.counts.empty++;
     if (result.cut > 0) this.counts.cut++;
-    const doc = underPrefix(this.options.prefix, result.fields as unknown as Record<string, unknown>);
+    const doc = underPrefix(this.job.output.prefix, result.fields as unknown as Record<string, unknown>);
     if (this.dryRun) {
       this.counts.annotated++;
       if (this.sample.length < 3) this.sample.push({ id: hit._id, doc });
@@ -444,9 +610,9 @@ class AnnotateRun {
     }
     // Written where the document lives (its own index, its routing), never through the alias or stream read.
     const location = locationOf(hit);
-    if (this.options.keepVersion && hit._version !== undefined) {
+    if (this.job.output.keepVersion && hit._version !== undefined) {
       // The document as read, with the fields, at its own version: a newer version written meanwhile answers 409.
-      const whole = mergeUnderPrefix(hit._source ?? {}, this.options.prefix, result.fields as unknown as Record<string, unknown>);
+      const whole = mergeUnderPrefix(hit._source ?? {}, this.job.output.prefix, result.fields as unknown as Record<string, unknown>);
       const meta = actionMeta(hit._id, location, { version: hit._version, version_type: 'external_gte' });
       return this.writer.add({ id: hit._id, action: { index: meta }, body: whole, context: location });
     }
@@ -497,7 +663,7 @@ class AnnotateRun {
   async finish(): Promise<void> {
     this.finished = true;
     if (this.dryRun || this.interrupted) return;
-    const { index, slice } = this.options;
+    const { index, read: { slice } } = this.job;
     for (;;) {
       // Only what this run wrote needs making visible: a run that wrote nothing asks no refresh (nor its privilege).
       if (this.writing) await this.client.refresh(index);
@@ -513,7 +679,7 @@ class AnnotateRun {
 
   private async listMissing(): Promise<void> {
     let listed = 0;
-    for await (const page of scanIndex(this.client, { index: this.options.index, query: this.lackingQuery(), sourceIncludes: [], slice: this.options.slice, pointInTime: this.client.pointInTime })) {
+    for await (const page of scanIndex(this.client, { index: this.job.index, query: this.lackingQuery(), sourceIncludes: [], slice: this.job.read.slice, pointInTime: this.client.pointInTime })) {
       for (const hit of page) {
         if (listed++ >= MAX_LISTED_MISSING) return;
         const why = this.unwritten.get(hit._id) ?? 'no answer from the engine for this document';
@@ -526,11 +692,11 @@ class AnnotateRun {
   private async recountUnchanged(): Promise<void> {
     const query = {
       bool: {
-        filter: [this.options.query ?? { match_all: {} }, { term: { [this.field('params')]: this.params } }],
+        filter: [this.job.read.query ?? { match_all: {} }, { term: { [this.field('params')]: this.params } }],
         must_not: [this.stampedByThisJob(), ...this.excludingFailed()],
       },
     };
-    this.counts.unchanged = await countMatching(this.client, { index: this.options.index, query, slice: this.options.slice });
+    this.counts.unchanged = await countMatching(this.client, { index: this.job.index, query, slice: this.job.read.slice });
     this.counts.seen = this.counts.annotated + this.counts.unchanged + this.counts.failed + this.missing;
   }
 
@@ -540,7 +706,7 @@ class AnnotateRun {
     const t = performance.now();
     if (!force && t - this.lastProgress < 1000) return;
     this.lastProgress = t;
-    this.options.onProgress?.({ ...this.counts, total: this.total, elapsedSeconds: (t - this.started) / 1000 });
+    this.job.onProgress?.({ ...this.counts, total: this.total, elapsedSeconds: (t - this.started) / 1000 });
   }
 
   get complete(): boolean {
@@ -569,7 +735,7 @@ class AnnotateRun {
   summary(): AnnotateSummary {
     this.report(true);
     return {
-      index: this.options.index,
+      index: this.job.index,
       params: this.params,
       ...this.counts,
       seconds: (performance.now() - this.started) / 1000,

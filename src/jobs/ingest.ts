@@ -7,45 +7,94 @@
 // then means "done by the lost request". The engine is asked, a thousand ids at a time, whether it holds
 // every document reported indexed.
 import { randomBytes } from 'node:crypto';
+import os from 'node:os';
 import type { Readable } from 'node:stream';
-import { DEFAULT_MAX_CHARS, valueAt } from '../annotation.js';
+import { DEFAULT_MAX_CHARS, DEFAULT_PREFIX, valueAt } from '../annotation.js';
 import { type EngineClient, EngineResponseError } from '../engine/client.js';
 import { requireWritable } from '../indices/index-state.js';
 import { onlyRefusals } from '../engine/privileges.js';
 import type { RetrySnapshot } from '../engine/retry.js';
 import { type BulkOptions, checkBulkOptions, requireWholeNumbers, UsageError } from '../errors.js';
 import { resolveSignerSettings, type SignerOptions } from '../signature.js';
+import type { KeyLists } from '../stored/write.js';
+import { ANNOTATE_DEFAULTS, type AnnotateSettings, optionGroup, resolveBulkOptions } from './annotate.js';
 import { type BulkOperation, BulkWriter } from './bulk-writer.js';
 import { ErrorsFile } from './errors-file.js';
-import type { IngestResult } from '../signing/ingest-lines.js';
+import type { IngestLineOptions, IngestResult } from '../signing/ingest-lines.js';
 import { InFlightLimit } from '../engine/in-flight.js';
 import { planInFlight } from '../engine/in-flight-plan.js';
 import { initIndex } from '../indices/init.js';
 import { lineBatches } from '../signing/line-batches.js';
-import { createSignPool } from '../signing/sign-pool.js';
+import { createSignPool, type SignPool } from '../signing/sign-pool.js';
 
-export interface IngestOptions {
-  index: string;
-  fields: string[];
-  prefix: string;
-  signer: SignerOptions;
-  /** Field whose value becomes the document _id (absent: near-dup chooses a random one). */
+/** What ingest writes, and where. */
+export interface IngestOutput {
+  /** The object the near-dup fields go under (default `near_dup`). */
+  prefix?: string;
+  /**
+   * The field whose value (a string or a number, 1 to 512 bytes) becomes each document's _id. Default, and
+   * for a line without it: an id near-dup chooses, 20 random URL-safe characters like the engine's own,
+   * written with `create` so that a request sent again after a lost answer never doubles a document.
+   */
   idField?: string;
+  /** Where the lines that failed are listed, one JSON line each, with their line number (default near-dup-errors-INDEX.jsonl). */
   errorsFile?: string;
-  maxChars?: number;
-  threads?: number;
-  bulk?: BulkOptions;
-  onProgress?: (p: { seen: number; indexed: number; failed: number; elapsedSeconds: number }) => void;
 }
 
-export interface IngestSummary {
-  index: string;
-  params: string;
-  /** Lines holding a document (blank lines not counted). */
+/** How much is signed and written at once. */
+export interface IngestLimits {
+  /** Characters of a document's text that are signed: longer texts are cut, and counted in `cut` (default 10,000,000; at least 1). */
+  maxChars?: number;
+  /** Signing threads (default: every core, `os.availableParallelism()`; at least 1). */
+  threads?: number;
+  /** The bulk requests that index the documents (defaults in INGEST_DEFAULTS.bulk; concurrency planned from the cluster). */
+  bulk?: BulkOptions;
+}
+
+/** What onProgress is told, at most once a second: lines read, documents indexed and failed so far. */
+export interface IngestProgress {
   seen: number;
   indexed: number;
   failed: number;
+  elapsedSeconds: number;
+}
+
+/**
+ * The options of near-dup 0.x, every member at the top level: still accepted (code and types written for
+ * them keep working); a member given in its group wins over the same member at the top level.
+ */
+export interface FlatIngestOptions extends IngestOutput, IngestLimits {}
+
+/**
+ * The options of ingestStream, grouped: output and limits. Every member but `index` and `fields` may be
+ * left out (INGEST_DEFAULTS). The flat members of FlatIngestOptions are taken too.
+ */
+export interface IngestOptions extends FlatIngestOptions {
+  /** The index (or data stream, or alias with a write index) the documents go to: created with the near-dup fields when missing. */
+  index: string;
+  /** The text fields signed (at least one; several are joined with a space; dotted paths reach into objects). */
+  fields: string[];
+  /** How signatures are made: createSigner's options (default: every default, `DEFAULT_CONDENSER`). */
+  signer?: SignerOptions;
+  output?: IngestOutput;
+  limits?: IngestLimits;
+  onProgress?: (progress: IngestProgress) => void;
+}
+
+/** What ingestStream returns (and `near-dup ingest` prints as its JSON line). */
+export interface IngestSummary {
+  index: string;
+  /** The params keyword of the signatures written. */
+  params: string;
+  /** Lines holding a document (blank lines not counted). */
+  seen: number;
+  /** Documents the engine took (and, checked at the end, holds). */
+  indexed: number;
+  /** Lines that could not be signed or were refused by the engine (listed in the errors file). */
+  failed: number;
+  /** Documents whose text gives no token: indexed, with a signature of no tokens. */
   empty: number;
+  /** Documents whose text was cut at `maxChars`. */
   cut: number;
   /** Blank lines, skipped. */
   blank: number;
@@ -53,25 +102,75 @@ export interface IngestSummary {
   resent: number;
   /** Documents the engine confirmed it holds at the end, of those reported indexed. */
   confirmed: number;
+  /** Requests sent again, by cause, and the seconds spent waiting before them. */
   retries: RetrySnapshot;
+  /** Wall seconds of the whole run. */
   seconds: number;
   /** Bulk requests kept in flight, and what chose that number (see engine/in-flight-plan.ts). */
   inFlight: string;
+  /** Where the lines that failed are listed, when there are any. */
   errorsFile?: string;
 }
 
-/** The job's options, checked here once for the CLI and the library alike. */
-export function checkIngestOptions(options: IngestOptions): void {
-  if (options.fields.length === 0) throw new UsageError((o) => `name at least one text field with ${o('fields')}`);
-  requireWholeNumbers([['maxChars', options.maxChars, 1], ['threads', options.threads, 1]]);
-  checkBulkOptions(options.bulk);
+/** Every default of ingestStream, in one place (the command line's defaults are these too). */
+export const INGEST_DEFAULTS = {
+  prefix: DEFAULT_PREFIX,
+  /** Characters of a text signed; the rest is cut. */
+  maxChars: DEFAULT_MAX_CHARS,
+  /** Each bulk request at most 5 MB and 1,000 operations: annotate's (ANNOTATE_DEFAULTS.bulk). */
+  bulk: ANNOTATE_DEFAULTS.bulk,
+} as const satisfies Partial<IngestLimits & IngestOutput>;
+
+/** The options with every default filled in: what the run works from (resolveIngestOptions). */
+export interface IngestSettings {
+  index: string;
+  fields: string[];
+  signer: SignerOptions;
+  output: { prefix: string; idField?: string; errorsFile: string };
+  limits: { maxChars: number; threads: number; bulk: AnnotateSettings['limits']['bulk'] };
+  onProgress?: (progress: IngestProgress) => void;
 }
 
-/** Lines of the first batch looked at for --field: enough to tell a misspelt field from sparse ones. */
+/**
+ * The options, grouped or flat, with every default filled in: resolved once, at the start of a run (and by
+ * checkIngestOptions). Throws nothing: the values are checked by checkIngestOptions.
+ */
+export function resolveIngestOptions(options: IngestOptions): IngestSettings {
+  const output = optionGroup<IngestOutput>(options, 'output', ['prefix', 'idField', 'errorsFile']);
+  const limits = optionGroup<IngestLimits>(options, 'limits', ['maxChars', 'threads', 'bulk']);
+  const { index, fields, signer = {}, onProgress } = options;
+  return {
+    index,
+    fields,
+    signer,
+    output: { prefix: output.prefix ?? INGEST_DEFAULTS.prefix, idField: output.idField, errorsFile: ErrorsFile.forIndex(index, output.errorsFile).file },
+    limits: { maxChars: limits.maxChars ?? INGEST_DEFAULTS.maxChars, threads: limits.threads ?? os.availableParallelism(), bulk: resolveBulkOptions(limits.bulk) },
+    onProgress,
+  };
+}
+
+/**
+ * The job's options, grouped or flat, checked here once for the CLI and the library alike (ingestStream
+ * checks them too, before connecting).
+ *
+ * @throws {UsageError} no field, `maxChars` or `threads` not a whole number of at least 1, bulk options
+ *   out of range; the message names the option key.
+ */
+export function checkIngestOptions(options: IngestOptions): void {
+  checkSettings(resolveIngestOptions(options));
+}
+
+function checkSettings({ fields, limits }: IngestSettings): void {
+  if (!Array.isArray(fields) || fields.length === 0) throw new UsageError((o) => `name at least one text field with ${o('fields')}`);
+  requireWholeNumbers([['maxChars', limits.maxChars, 1], ['threads', limits.threads, 1]]);
+  checkBulkOptions(limits.bulk);
+}
+
+/** Lines of the first batch looked at for `fields`: enough to tell a misspelt field from sparse ones. */
 const FIELD_CHECK_LINES = 1000;
 
 /**
- * Refuses --field when not one of the first documents (JSON objects among the first lines) has any of the
+ * Refuses `fields` when not one of the first documents (JSON objects among the first lines) has any of the
  * fields, naming the fields they have: a misspelt field, caught before the index is created. Lines that are
  * not JSON objects are left to the signing, which reports each.
  */
@@ -116,138 +215,200 @@ const CHECK_CHUNK = 1000;
  *
  * @param client near-dup's client, from `connect()`.
  * @param input a readable stream of JSON lines (a file, standard input, an HTTP body).
- * @param options `index`; `fields` (at least one; several are joined); `prefix` (DEFAULT_PREFIX); `signer`
- *   (createSigner's options); `idField` (default: a random id); `errorsFile` (default
- *   near-dup-errors-INDEX.jsonl); `maxChars` (default DEFAULT_MAX_CHARS, 10,000,000: longer texts are cut); `threads` (default:
- *   every core); `bulk` (BulkOptions); `onProgress`.
+ * @param options `index` and `fields` (at least one; several are joined); `signer` (createSigner's
+ *   options); `output`: `prefix` (`near_dup`), `idField` (default: a random id), `errorsFile`
+ *   (near-dup-errors-INDEX.jsonl); `limits`: `maxChars` (10,000,000: longer texts are cut), `threads`
+ *   (every core), `bulk` (5 MB, 1,000 operations); `onProgress`. Defaults in INGEST_DEFAULTS; the flat
+ *   names of 0.x (`prefix`, `maxChars`, ...) are taken too.
  * @returns the counts; lines that could not be signed or written are counted as failed and listed in the errors file.
- * @throws {UsageError} an option out of range, or `fields` that none of the first documents holds (before anything is written); the message names the option key.
+ * @throws {UsageError} an option out of range, signer options that are not valid (CondenserSpecError), or
+ *   `fields` that none of the first documents holds (before anything is written); the message names the option key.
  * @throws {UserError} an engine that refuses or cannot be reached, an index that cannot take the fields.
  */
 export async function ingestStream(client: EngineClient, input: Readable, options: IngestOptions): Promise<IngestSummary> {
-  checkIngestOptions(options);
+  const job = resolveIngestOptions(options);
+  checkSettings(job);
   const started = performance.now();
   const retriesAtStart = client.retries.snapshot();
-  const settings = resolveSignerSettings(options.signer);
-  // The first batch is read before the index is made: --field that none of its documents has is refused
+  const settings = resolveSignerSettings(job.signer);
+  // The first batch is read before the index is made: `fields` that none of its documents has is refused
   // there, rather than an index created and every line failed.
   const batches = lineBatches(input, 256 * 1024)[Symbol.asyncIterator]();
   const first = await batches.next();
-  if (!first.done) checkFieldsPresent(first.value.bytes, options.fields, options.index);
-  // Whether this user may write here, asked before anything is changed (of an index that exists: a new one
-  // is asked right after it is made, before any document goes in).
-  const mayWrite = async () => {
-    await requireWritable(client, options.index, { action: 'index', refresh: true });
-    // The check of what was indexed reads with _mget: refused there, every document would be written and then failed.
-    await onlyRefusals(async () => void (await client.existingIds(options.index, [`near-dup-privilege-check-${newId()}`])));
-  };
-  // A name that is not there yet (a data stream is made by its first document) is asked nothing: the first
-  // bulk request's refusal then stops the job.
-  const mayWriteIfThere = async () => {
-    try {
-      await mayWrite();
-      return true;
-    } catch (err) {
-      if (err instanceof EngineResponseError && err.type === 'index_not_found_exception') return false;
-      throw client.explain(err, options.index);
-    }
-  };
-  const checked = await mayWriteIfThere();
-  const { keyLists } = await initIndex(client, options.index, options.prefix);
-  if (!checked) await mayWriteIfThere();
-  const counts = { seen: 0, indexed: 0, failed: 0, empty: 0, cut: 0, blank: 0 };
-  const indexedIds: string[] = [];
-  const errors = ErrorsFile.forIndex(options.index, options.errorsFile);
-  let confirmed = 0;
-  let confirming = Promise.resolve();
-  // Documents reported indexed are checked with the engine a thousand at a time, as they come.
-  const confirm = (ids: string[]) =>
-    (confirming = confirming.then(async () => {
-      const found = await client.existingIds(options.index, ids);
-      confirmed += found.size;
-      for (const id of ids) {
-        if (found.has(id)) continue;
-        counts.indexed--;
-        counts.failed++;
-        errors.add({ id, reason: 'reported indexed, but the engine does not have it; ingest this document again' });
-      }
-    }));
-  const succeeded = (op: BulkOperation) => {
-    counts.indexed++;
-    indexedIds.push(op.id);
-    if (indexedIds.length >= CHECK_CHUNK) void confirm(indexedIds.splice(0)).catch(() => undefined);
-  };
-  const inFlight = new InFlightLimit(await planInFlight(client, options.index, options.bulk?.concurrency));
-  const writer = new BulkWriter({
-    send: (ndjson) => client.bulkNdjson(ndjson),
-    ...options.bulk,
-    inFlight,
-    retries: client.retries,
-    onSuccess: succeeded,
-    onFailure: (op, reason, status, resent) => {
-      // Our own id, refused as existing after a lost answer: the lost request created it.
-      if (status === 409 && resent && 'create' in op.action) return succeeded(op);
-      counts.failed++;
-      errors.add({ id: op.id, line: op.context, status, reason });
-    },
-  });
-  const pool = createSignPool(options.threads);
-  const ingest = { fields: options.fields, prefix: options.prefix, idField: options.idField, maxChars: options.maxChars ?? DEFAULT_MAX_CHARS, keyLists };
-  const pending: Promise<IngestResult[]>[] = [];
-  let lastProgress = 0;
-
-  const handle = async (result: IngestResult) => {
-    if ('blank' in result) {
-      counts.blank++;
-      return;
-    }
-    counts.seen++;
-    if ('error' in result) {
-      counts.failed++;
-      errors.add({ id: result.id, line: result.line, reason: result.error });
-      return;
-    }
-    if (result.empty) counts.empty++;
-    if (result.cut > 0) counts.cut++;
-    const id = result.id ?? newId();
-    const action = result.id === undefined ? { create: { _index: options.index, _id: id } } : { index: { _index: options.index, _id: id } };
-    await writer.add({ id, action, body: result.json, context: result.line });
-  };
-  const drainOne = async () => {
-    for (const result of await pending.shift()!) await handle(result);
-    const now = performance.now();
-    if (now - lastProgress > 1000) {
-      lastProgress = now;
-      options.onProgress?.({ seen: counts.seen, indexed: counts.indexed, failed: counts.failed, elapsedSeconds: (now - started) / 1000 });
-    }
-  };
-
+  if (!first.done) checkFieldsPresent(first.value.bytes, job.fields, job.index);
+  const keyLists = await prepareIndex(client, job.index, job.output.prefix);
+  const inFlight = new InFlightLimit(await planInFlight(client, job.index, job.limits.bulk.concurrency));
+  const run = new IngestRun(client, job, { keyLists, inFlight, started });
   try {
-    for (let next = first; !next.done; next = await batches.next()) {
-      const { bytes, firstLineNumber } = next.value;
-      pending.push(pool.ingest({ options: options.signer, ingest, bytes, firstLineNumber }, [bytes.buffer as ArrayBuffer]));
-      while (pending.length >= pool.threads * 2) await drainOne();
-    }
-    while (pending.length > 0) await drainOne();
-    await writer.flush();
-    await confirm(indexedIds.splice(0));
-    if (counts.indexed > 0) await client.refresh(options.index);
+    for (let next = first; !next.done; next = await batches.next()) await run.add(next.value);
+    await run.finish();
   } catch (err) {
-    for (const p of pending) p.catch(() => undefined); // cut short with the pool: the first error is the one to report
-    throw client.explain(err, options.index);
+    run.abandon();
+    throw client.explain(err, job.index);
   } finally {
-    await pool.close();
-    await errors.close();
+    await run.close();
   }
   return {
-    index: options.index,
+    index: job.index,
     params: settings.params,
-    ...counts,
-    resent: writer.stats.resent,
-    confirmed,
+    ...run.counts,
+    resent: run.resent,
+    confirmed: run.confirmed,
     retries: client.retries.since(retriesAtStart),
     inFlight: inFlight.describe(),
     seconds: (performance.now() - started) / 1000,
-    errorsFile: errors.count > 0 ? errors.file : undefined,
+    errorsFile: run.errorsFile,
   };
+}
+
+/**
+ * Whether this user may write here, asked before anything is changed (of an index that exists: a new one
+ * is asked right after it is made, before any document goes in); then the index is made, or its mapping
+ * given the near-dup fields. Returns the key-list form its mapping takes.
+ */
+async function prepareIndex(client: EngineClient, index: string, prefix: string): Promise<KeyLists> {
+  const checked = await mayWriteIfThere(client, index);
+  const { keyLists } = await initIndex(client, index, prefix);
+  if (!checked) await mayWriteIfThere(client, index);
+  return keyLists;
+}
+
+/**
+ * Asks whether this user may index documents here, and read them back with _mget; false for a name that
+ * is not there yet (a data stream is made by its first document, and then the first bulk request's
+ * refusal stops the job).
+ */
+async function mayWriteIfThere(client: EngineClient, index: string): Promise<boolean> {
+  try {
+    await requireWritable(client, index, { action: 'index', refresh: true });
+    // The check of what was indexed reads with _mget: refused there, every document would be written and then failed.
+    await onlyRefusals(async () => void (await client.existingIds(index, [`near-dup-privilege-check-${newId()}`])));
+    return true;
+  } catch (err) {
+    if (err instanceof EngineResponseError && err.type === 'index_not_found_exception') return false;
+    throw client.explain(err, index);
+  }
+}
+
+/** One ingest: its counts, its signing pool and writer, and the check that the engine holds what it indexed. */
+class IngestRun {
+  readonly counts = { seen: 0, indexed: 0, failed: 0, empty: 0, cut: 0, blank: 0 };
+  confirmed = 0;
+  private readonly errors: ErrorsFile;
+  private readonly writer: BulkWriter;
+  private readonly pool: SignPool;
+  private readonly lines: IngestLineOptions;
+  /** Ids reported indexed and not yet confirmed by the engine. */
+  private readonly indexedIds: string[] = [];
+  private confirming = Promise.resolve();
+  /** Signed batches not yet handed to the writer, in order. */
+  private readonly pending: Promise<IngestResult[]>[] = [];
+  private lastProgress = 0;
+
+  constructor(
+    private readonly client: EngineClient,
+    private readonly job: IngestSettings,
+    private readonly setup: { keyLists: KeyLists; inFlight: InFlightLimit; started: number },
+  ) {
+    const { output, limits } = job;
+    this.errors = new ErrorsFile(output.errorsFile);
+    this.writer = new BulkWriter({
+      send: (ndjson) => client.bulkNdjson(ndjson),
+      ...limits.bulk,
+      inFlight: setup.inFlight,
+      retries: client.retries,
+      onSuccess: (op) => this.succeeded(op),
+      onFailure: (op, reason, status, resent) => {
+        // Our own id, refused as existing after a lost answer: the lost request created it.
+        if (status === 409 && resent && 'create' in op.action) return this.succeeded(op);
+        this.counts.failed++;
+        this.errors.add({ id: op.id, line: op.context, status, reason });
+      },
+    });
+    this.pool = createSignPool(limits.threads);
+    this.lines = { fields: job.fields, prefix: output.prefix, idField: output.idField, maxChars: limits.maxChars, keyLists: setup.keyLists };
+  }
+
+  /** Documents sent again after a request whose answer was lost. */
+  get resent(): number {
+    return this.writer.stats.resent;
+  }
+
+  get errorsFile(): string | undefined {
+    return this.errors.count > 0 ? this.errors.file : undefined;
+  }
+
+  /** Queues a batch of lines for signing; waits while twice as many batches as threads are signed or written. */
+  async add({ bytes, firstLineNumber }: { bytes: Uint8Array; firstLineNumber: number }): Promise<void> {
+    this.pending.push(this.pool.ingest({ options: this.job.signer, ingest: this.lines, bytes, firstLineNumber }, [bytes.buffer as ArrayBuffer]));
+    while (this.pending.length >= this.pool.threads * 2) await this.drainOne();
+  }
+
+  /** Every batch written, the last ids confirmed, and what was indexed made visible. */
+  async finish(): Promise<void> {
+    while (this.pending.length > 0) await this.drainOne();
+    await this.writer.flush();
+    await this.confirm(this.indexedIds.splice(0));
+    if (this.counts.indexed > 0) await this.client.refresh(this.job.index);
+  }
+
+  /** Cut short with the pool: the first error is the one to report. */
+  abandon(): void {
+    for (const p of this.pending) p.catch(() => undefined);
+  }
+
+  async close(): Promise<void> {
+    await this.pool.close();
+    await this.errors.close();
+  }
+
+  private succeeded(op: BulkOperation): void {
+    this.counts.indexed++;
+    this.indexedIds.push(op.id);
+    if (this.indexedIds.length >= CHECK_CHUNK) void this.confirm(this.indexedIds.splice(0)).catch(() => undefined);
+  }
+
+  /** Documents reported indexed, checked with the engine a thousand at a time, as they come. */
+  private confirm(ids: string[]): Promise<void> {
+    this.confirming = this.confirming.then(async () => {
+      const found = await this.client.existingIds(this.job.index, ids);
+      this.confirmed += found.size;
+      for (const id of ids) {
+        if (found.has(id)) continue;
+        this.counts.indexed--;
+        this.counts.failed++;
+        this.errors.add({ id, reason: 'reported indexed, but the engine does not have it; ingest this document again' });
+      }
+    });
+    return this.confirming;
+  }
+
+  private async drainOne(): Promise<void> {
+    for (const result of await this.pending.shift()!) await this.handle(result);
+    const now = performance.now();
+    if (now - this.lastProgress > 1000) {
+      this.lastProgress = now;
+      const { seen, indexed, failed } = this.counts;
+      this.job.onProgress?.({ seen, indexed, failed, elapsedSeconds: (now - this.setup.started) / 1000 });
+    }
+  }
+
+  private async handle(result: IngestResult): Promise<void> {
+    if ('blank' in result) {
+      this.counts.blank++;
+      return;
+    }
+    this.counts.seen++;
+    if ('error' in result) {
+      this.counts.failed++;
+      this.errors.add({ id: result.id, line: result.line, reason: result.error });
+      return;
+    }
+    if (result.empty) this.counts.empty++;
+    if (result.cut > 0) this.counts.cut++;
+    const id = result.id ?? newId();
+    const target = { _index: this.job.index, _id: id };
+    const action = result.id === undefined ? { create: target } : { index: target };
+    await this.writer.add({ id, action, body: result.json, context: result.line });
+  }
 }

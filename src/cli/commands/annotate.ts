@@ -1,10 +1,9 @@
 // near-dup annotate: add the near-dup fields to every document of an existing index.
 import type { CommandModule } from 'yargs';
-import { DEFAULT_MAX_CHARS, DEFAULT_PREFIX } from '../../annotation.js';
 import { prefixPath } from '../../indices/mapping.js';
 import { UsageError } from '../../errors.js';
 import type { RetrySnapshot } from '../../engine/retry.js';
-import { type AnnotateOptions, type AnnotateSummary, annotateIndex, checkAnnotateOptions, checkSlice } from '../../jobs/annotate.js';
+import { ANNOTATE_DEFAULTS, type AnnotateOptions, type AnnotateSummary, annotateIndex, checkAnnotateOptions, checkSlice } from '../../jobs/annotate.js';
 import { type FollowOptions, followIndex, parseInterval } from '../../jobs/follow.js';
 import type { EngineClient } from '../../engine/client.js';
 import { olderLayoutNote } from '../../jobs/params-held.js';
@@ -100,7 +99,7 @@ export const annotateCommand: CommandModule<object, AnnotateArgs> = {
     withBulkOptions(withSignerOptions(withConnectionOptions(yargs)))
       .option('index', { alias: 'i', type: 'string', demandOption: true, describe: 'index or alias to annotate' })
       .option('field', { alias: 'f', type: 'string', array: true, demandOption: true, describe: 'text field(s) to sign; several are joined' })
-      .option('prefix', advanced({ type: 'string', default: DEFAULT_PREFIX, describe: 'object the near-dup fields go under' }))
+      .option('prefix', advanced({ type: 'string', default: ANNOTATE_DEFAULTS.prefix, describe: 'object the near-dup fields go under' }))
       .option('query', { alias: 'q', type: 'string', describe: 'only documents matching this query (JSON DSL)' })
       .option('slices', advanced({ type: 'number', describe: 'split the work into N parts for N processes or machines' }))
       .option('slice', advanced({ type: 'number', describe: 'which part this process does, 0 to N-1' }))
@@ -114,9 +113,9 @@ export const annotateCommand: CommandModule<object, AnnotateArgs> = {
         default: false,
         describe: 'keep each document\'s _version as it was (for producers that index with version_type=external): the whole document is written back at its own version (version_type=external_gte) instead of a partial update',
       }))
-      .option('max-chars', advanced({ type: 'number', default: DEFAULT_MAX_CHARS, describe: 'cut longer texts (reported in the summary)' }))
+      .option('max-chars', advanced({ type: 'number', default: ANNOTATE_DEFAULTS.maxChars, describe: 'cut longer texts (reported in the summary)' }))
       .option('threads', advanced({ type: 'number', describe: 'signing threads [default: every core]' }))
-      .option('page-size', advanced({ type: 'number', default: 1000, describe: 'documents per search page' }))
+      .option('page-size', advanced({ type: 'number', default: ANNOTATE_DEFAULTS.pageSize, describe: 'documents per search page' }))
       .option('follow', { type: 'boolean', default: false, describe: 'keep annotating what is new or changed every --interval, until Ctrl-C' })
       .option('interval', advanced({ type: 'string', default: '10s', describe: 'with --follow: time between passes (10s, 500ms, 2m)' }))
       .epilogue(
@@ -137,20 +136,11 @@ export const annotateCommand: CommandModule<object, AnnotateArgs> = {
     const options: AnnotateOptions = {
       index: argv.index,
       fields: argv.field,
-      prefix: argv.prefix,
       signer,
-      query,
-      slice,
-      resume: argv.resume,
-      checkpointFile: argv.checkpoint,
-      errorsFile: argv.errorsFile,
-      dryRun: argv.dryRun,
-      force: argv.force,
-      keepVersion: argv.keepVersion,
-      maxChars: argv.maxChars,
-      threads: argv.threads,
-      pageSize: argv.pageSize,
-      bulk,
+      read: { query, slice },
+      limits: { pageSize: argv.pageSize, threads: argv.threads, maxChars: argv.maxChars, bulk },
+      state: { resume: argv.resume, checkpointFile: argv.checkpoint },
+      output: { prefix: argv.prefix, dryRun: argv.dryRun, force: argv.force, keepVersion: argv.keepVersion, errorsFile: argv.errorsFile },
       onProgress: (p) => progress.update(p),
       signal: controller.signal,
     };
@@ -168,7 +158,7 @@ export const annotateCommand: CommandModule<object, AnnotateArgs> = {
     process.on('SIGINT', onSigint);
     process.on('SIGTERM', onSigint);
     try {
-      if (argv.follow) return await follow(client, { ...options, onProgress: undefined, intervalMs });
+      if (argv.follow) return await follow(client, { ...flatForFollow(options), onProgress: undefined, intervalMs });
       const summary = await annotateIndex(client, options);
       progress.done();
       printSummary(summary, 'annotated');
@@ -180,6 +170,15 @@ export const annotateCommand: CommandModule<object, AnnotateArgs> = {
     }
   },
 };
+
+/**
+ * followIndex (jobs/follow.ts) reads `query`, `slice` and `resume` at the top level, and narrows the query
+ * and drops `resume` there pass by pass: it is given them flat (the 0.x names annotateIndex still takes),
+ * since a member in its group would win over what follow sets.
+ */
+function flatForFollow({ read, state, ...options }: AnnotateOptions): AnnotateOptions {
+  return { ...options, query: read?.query, slice: read?.slice, resume: state?.resume, checkpointFile: state?.checkpointFile };
+}
 
 /** annotate --follow: a status line between passes (JSON lines when not on a terminal), the totals on stdout at the end. */
 async function follow(client: EngineClient, options: FollowOptions): Promise<void> {

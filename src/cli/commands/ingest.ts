@@ -1,10 +1,9 @@
 // near-dup ingest: index NDJSON documents, annotated on the way in.
 import { createReadStream } from 'node:fs';
 import type { CommandModule } from 'yargs';
-import { DEFAULT_MAX_CHARS, DEFAULT_PREFIX } from '../../annotation.js';
 import { prefixPath } from '../../indices/mapping.js';
 import { UserError } from '../../errors.js';
-import { checkIngestOptions, type IngestOptions, ingestStream } from '../../jobs/ingest.js';
+import { checkIngestOptions, INGEST_DEFAULTS, type IngestOptions, ingestStream } from '../../jobs/ingest.js';
 import { retriesNote } from './annotate.js';
 import { type ConnectionArgs, connectFromArgs, withConnectionOptions } from '../connection-options.js';
 import { createProgressPrinter } from '../progress.js';
@@ -32,9 +31,9 @@ export const ingestCommand: CommandModule<object, IngestArgs> = {
       .option('field', { alias: 'f', type: 'string', array: true, demandOption: true, describe: 'text field(s) to sign' })
       .option('file', { type: 'string', describe: 'read NDJSON from this file instead of standard input' })
       .option('id-field', { type: 'string', describe: 'use this field as the document _id' })
-      .option('prefix', advanced({ type: 'string', default: DEFAULT_PREFIX, describe: 'object the near-dup fields go under' }))
+      .option('prefix', advanced({ type: 'string', default: INGEST_DEFAULTS.prefix, describe: 'object the near-dup fields go under' }))
       .option('errors-file', advanced({ type: 'string', describe: 'where failed lines go [default: near-dup-errors-INDEX.jsonl]' }))
-      .option('max-chars', advanced({ type: 'number', default: DEFAULT_MAX_CHARS, describe: 'cut longer texts (reported)' }))
+      .option('max-chars', advanced({ type: 'number', default: INGEST_DEFAULTS.maxChars, describe: 'cut longer texts (reported)' }))
       .option('threads', advanced({ type: 'number', describe: 'signing threads [default: every core]' }))
       .epilogue(
         examples([
@@ -57,13 +56,9 @@ export const ingestCommand: CommandModule<object, IngestArgs> = {
     const options: IngestOptions = {
       index: argv.index,
       fields: argv.field,
-      prefix: argv.prefix,
       signer,
-      idField: argv.idField,
-      errorsFile: argv.errorsFile,
-      maxChars: argv.maxChars,
-      threads: argv.threads,
-      bulk,
+      output: { prefix: argv.prefix, idField: argv.idField, errorsFile: argv.errorsFile },
+      limits: { maxChars: argv.maxChars, threads: argv.threads, bulk },
       onProgress: (p) => progress.update(p),
     };
     checkIngestOptions(options); // before connecting: a usage error is said first

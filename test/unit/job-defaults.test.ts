@@ -1,0 +1,157 @@
+// annotate's and ingest's options as a library caller gives them: grouped (read, limits, state, output) or
+// flat as in 0.x, resolved once with every default from ANNOTATE_DEFAULTS and INGEST_DEFAULTS; a mistake
+// named by its option key in the library and by its flag on the command line, in the same words as before;
+// and the defaults that still live in three places (the jobs, the bulk writer, the command line's bulk
+// flags) held equal until they are one.
+import { spawnSync } from 'node:child_process';
+import os from 'node:os';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import yargs from 'yargs';
+import * as api from '../../src/index.js';
+import { cliMessage, flagOf } from '../../src/cli/option-flags.js';
+import { withBulkOptions } from '../../src/cli/signer-options.js';
+import { annotateIdentity, checkAnnotateOptions } from '../../src/jobs/annotate.js';
+import { BulkWriter } from '../../src/jobs/bulk-writer.js';
+import { checkIngestOptions } from '../../src/jobs/ingest.js';
+
+const CLI = path.resolve(__dirname, '../../dist/cli/main.js');
+const base = { index: 'docs', fields: ['text'] };
+
+/** The error a call throws (undefined when it throws none). */
+function thrown(call: () => unknown): unknown {
+  try {
+    call();
+  } catch (err) {
+    return err;
+  }
+  return undefined;
+}
+
+describe('resolveAnnotateOptions', () => {
+  it('fills every default in, from ANNOTATE_DEFAULTS and the machine', () => {
+    const settings = api.resolveAnnotateOptions(base);
+    expect(settings).toEqual({
+      index: 'docs',
+      fields: ['text'],
+      signer: {},
+      read: {},
+      limits: { pageSize: 1000, maxChars: 10_000_000, threads: os.availableParallelism(), bulk: { maxBytes: 5 * 1024 * 1024, maxOperations: 1000 } },
+      state: { resume: false, checkpointFile: path.join('.near-dup', 'annotate-docs.json') },
+      output: { prefix: 'near_dup', dryRun: false, force: false, keepVersion: false, errorsFile: 'near-dup-errors-docs.jsonl' },
+      onProgress: undefined,
+      signal: undefined,
+    });
+    expect(settings.limits).toMatchObject({ pageSize: api.ANNOTATE_DEFAULTS.pageSize, maxChars: api.ANNOTATE_DEFAULTS.maxChars, bulk: api.ANNOTATE_DEFAULTS.bulk });
+    expect(settings.output.prefix).toBe(api.ANNOTATE_DEFAULTS.prefix);
+  });
+
+  it('takes each group, and a slice names its own checkpoint', () => {
+    const query = { term: { lang: 'en' } };
+    const settings = api.resolveAnnotateOptions({
+      ...base,
+      signer: { preset: 'simhash-doc' },
+      read: { query, slice: { id: 1, max: 4 } },
+      limits: { pageSize: 50, threads: 2, maxChars: 100, bulk: { maxOperations: 10, concurrency: 3 } },
+      state: { resume: true },
+      output: { prefix: 'nd', dryRun: true, force: true, keepVersion: true, errorsFile: 'e.jsonl' },
+    });
+    expect(settings.read).toEqual({ query, slice: { id: 1, max: 4 } });
+    expect(settings.limits).toEqual({ pageSize: 50, threads: 2, maxChars: 100, bulk: { maxBytes: 5 * 1024 * 1024, maxOperations: 10, concurrency: 3 } });
+    expect(settings.state).toEqual({ resume: true, checkpointFile: path.join('.near-dup', 'annotate-docs-slice1of4.json') });
+    expect(settings.output).toEqual({ prefix: 'nd', dryRun: true, force: true, keepVersion: true, errorsFile: 'e.jsonl' });
+    expect(settings.signer).toEqual({ preset: 'simhash-doc' });
+  });
+
+  it('takes the flat options of 0.x, and a member given in its group wins over them', () => {
+    const flat = api.resolveAnnotateOptions({ ...base, prefix: 'old', pageSize: 7, resume: true, checkpointFile: 'cp.json', slice: { id: 0, max: 2 }, dryRun: true });
+    expect(flat).toMatchObject({ read: { slice: { id: 0, max: 2 } }, limits: { pageSize: 7 }, state: { resume: true, checkpointFile: 'cp.json' }, output: { prefix: 'old', dryRun: true } });
+    const both = api.resolveAnnotateOptions({ ...base, pageSize: 7, prefix: 'old', limits: { pageSize: 8 }, output: { prefix: 'new' } });
+    expect(both.limits.pageSize).toBe(8);
+    expect(both.output.prefix).toBe('new');
+    // A member left undefined in its group is not given: the flat one stands.
+    expect(api.resolveAnnotateOptions({ ...base, pageSize: 7, limits: { pageSize: undefined } }).limits.pageSize).toBe(7);
+  });
+
+  it('keeps a checkpoint of 0.x usable: the job identity is the same, flat or grouped', () => {
+    const flat = { ...base, prefix: 'near_dup', signer: {}, query: { match_all: {} }, slice: { id: 0, max: 2 } };
+    const grouped = { ...base, read: { query: { match_all: {} }, slice: { id: 0, max: 2 } } };
+    expect(annotateIdentity(grouped)).toEqual(annotateIdentity(flat));
+    expect(Object.keys(annotateIdentity(grouped))).toEqual(['index', 'fields', 'prefix', 'params', 'query', 'slice']);
+    expect(annotateIdentity(base)).toMatchObject({ prefix: 'near_dup', query: null, slice: null });
+  });
+});
+
+describe('resolveIngestOptions', () => {
+  it('fills every default in, from INGEST_DEFAULTS and the machine', () => {
+    expect(api.resolveIngestOptions(base)).toEqual({
+      index: 'docs',
+      fields: ['text'],
+      signer: {},
+      output: { prefix: 'near_dup', idField: undefined, errorsFile: 'near-dup-errors-docs.jsonl' },
+      limits: { maxChars: 10_000_000, threads: os.availableParallelism(), bulk: { maxBytes: 5 * 1024 * 1024, maxOperations: 1000 } },
+      onProgress: undefined,
+    });
+    expect(api.INGEST_DEFAULTS).toMatchObject({ prefix: api.ANNOTATE_DEFAULTS.prefix, maxChars: api.ANNOTATE_DEFAULTS.maxChars, bulk: api.ANNOTATE_DEFAULTS.bulk });
+  });
+
+  it('takes each group and the flat options of 0.x, a group winning', () => {
+    const grouped = api.resolveIngestOptions({ ...base, output: { prefix: 'nd', idField: 'id', errorsFile: 'e.jsonl' }, limits: { maxChars: 10, threads: 1, bulk: { maxBytes: 2048 } } });
+    expect(grouped.output).toEqual({ prefix: 'nd', idField: 'id', errorsFile: 'e.jsonl' });
+    expect(grouped.limits).toEqual({ maxChars: 10, threads: 1, bulk: { maxBytes: 2048, maxOperations: 1000 } });
+    const flat = api.resolveIngestOptions({ ...base, prefix: 'old', idField: 'key', maxChars: 5, output: { prefix: 'new' } });
+    expect(flat.output).toMatchObject({ prefix: 'new', idField: 'key' });
+    expect(flat.limits.maxChars).toBe(5);
+  });
+});
+
+describe('a mistake in a grouped option', () => {
+  it.each([
+    ['limits.pageSize', () => checkAnnotateOptions({ ...base, limits: { pageSize: 0 } }), 'pageSize must be a whole number of at least 1, got 0', '--page-size must be a whole number of at least 1, got 0'],
+    ['limits.threads', () => checkAnnotateOptions({ ...base, limits: { threads: 1.5 } }), 'threads must be a whole number of at least 1, got 1.5', '--threads must be a whole number of at least 1, got 1.5'],
+    ['limits.bulk', () => checkAnnotateOptions({ ...base, limits: { bulk: { maxOperations: 0 } } }), 'bulk.maxOperations must be a whole number of at least 1, got 0', '--bulk-size must be a whole number of at least 1, got 0'],
+    ['read.slice', () => checkAnnotateOptions({ ...base, read: { slice: { id: 2, max: 2 } } }), 'slice.id must be a whole number from 0 to 1 for slice.max 2, got 2', '--slice must be a whole number from 0 to 1 for --slices 2, got 2'],
+    ['fields', () => checkAnnotateOptions({ index: 'docs', fields: [] }), 'name at least one text field with fields', 'name at least one text field with --field'],
+    ['ingest limits.maxChars', () => checkIngestOptions({ ...base, limits: { maxChars: 0 } }), 'maxChars must be a whole number of at least 1, got 0', '--max-chars must be a whole number of at least 1, got 0'],
+    ['ingest limits.bulk', () => checkIngestOptions({ ...base, limits: { bulk: { maxBytes: 10 } } }), 'bulk.maxBytes must be a whole number of at least 1024, got 10', '--bulk-bytes must be a whole number of at least 1024, got 10'],
+  ])('%s: the key in the library, the flag on the command line', (_name, check, library, command) => {
+    const err = thrown(check);
+    expect(err).toBeInstanceOf(api.UsageError);
+    expect((err as Error).message).toBe(library);
+    expect(cliMessage(err)).toBe(command);
+  });
+
+  it('good grouped options pass', () => {
+    expect(() => checkAnnotateOptions({ ...base, read: { slice: { id: 1, max: 2 } }, limits: { pageSize: 10, threads: 1 }, output: { dryRun: true } })).not.toThrow();
+    expect(() => checkIngestOptions({ ...base, output: { idField: 'id' }, limits: { threads: 1 } })).not.toThrow();
+  });
+});
+
+describe('the defaults kept in more than one place agree', () => {
+  it('the bulk flags of the command line and the bulk writer default to ANNOTATE_DEFAULTS.bulk', async () => {
+    const argv = (await withBulkOptions(yargs([])).parse()) as unknown as { bulkSize: number; bulkBytes: number };
+    expect({ maxOperations: argv.bulkSize, maxBytes: argv.bulkBytes }).toEqual(api.ANNOTATE_DEFAULTS.bulk);
+    const writer = new BulkWriter({ send: async () => ({ errors: false, items: [] }) as never }) as unknown as { maxBytes: number; maxOperations: number };
+    expect({ maxOperations: writer.maxOperations, maxBytes: writer.maxBytes }).toEqual(api.ANNOTATE_DEFAULTS.bulk);
+  });
+
+  it('option keys of annotate and ingest map to the flags their commands take', () => {
+    const keys = ['fields', 'pageSize', 'threads', 'maxChars', 'resume', 'checkpointFile', 'prefix', 'dryRun', 'force', 'keepVersion', 'errorsFile', 'idField', 'slice.id', 'slice.max'];
+    expect(keys.map(flagOf)).toEqual(['--field', '--page-size', '--threads', '--max-chars', '--resume', '--checkpoint', '--prefix', '--dry-run', '--force', '--keep-version', '--errors-file', '--id-field', '--slice', '--slices']);
+  });
+});
+
+describe('the CLI says the flags, word for word as before, and connects to nothing', () => {
+  it.each([
+    [['annotate', '--index', 'docs', '--field', 'text', '--slices', '2', '--slice', '2'], 'near-dup: --slice must be a whole number from 0 to 1 for --slices 2, got 2'],
+    [['annotate', '--index', 'docs', '--field', 'text', '--threads', '0'], 'near-dup: --threads must be a whole number of at least 1, got 0'],
+    [['annotate', '--index', 'docs', '--field', 'text', '--bulk-size', '0'], 'near-dup: --bulk-size must be a whole number of at least 1, got 0'],
+    [['ingest', '--index', 'docs', '--field', 'text', '--bulk-bytes', '10'], 'near-dup: --bulk-bytes must be a whole number of at least 1024, got 10'],
+    [['ingest', '--index', 'docs', '--field', 'text', '--threads', '0'], 'near-dup: --threads must be a whole number of at least 1, got 0'],
+  ])('near-dup %j', (args, line) => {
+    // Port 1 refuses connections: the mistake is said before any is tried.
+    const result = spawnSync(process.execPath, [CLI, ...args, '--url', 'http://127.0.0.1:1'], { encoding: 'utf8', input: '' });
+    expect(result.status).toBe(2);
+    expect(result.stderr).toBe(`${line}\n`);
+  });
+});
