@@ -1,9 +1,11 @@
 // A band's sort on a core of its own (a piscina worker), while the caller verifies the band before it: the
 // band's hashes read from the spill's file of that band and sorted into buckets (band-sort.ts), the slots
 // in bucket order written into shared memory the caller gave (one of two it alternates between), the runs
-// and the hashes of the keys too large for one bucket chunk handed back. The worker keeps its array of
+// and the hashes of the keys too large for one bucket chunk handed back; then, when asked, the band's members
+// gathered into range files in bucket order (band-gather.ts). The worker keeps its array of
 // sorted keys from band to band (4 bytes a document).
 import { closeSync, openSync } from 'node:fs';
+import { type BandRange, type GatherTask, gatherBand } from './band-gather.js';
 import { bandBuckets } from './band-sort.js';
 import { readAll } from './spill-folder.js';
 
@@ -15,12 +17,16 @@ export interface BandSortTask {
   bucketChunk: number;
   /** Where the slots in bucket order go (4 bytes a document, shared with the caller). */
   order: SharedArrayBuffer;
+  /** When given, the band's members gathered into range files in bucket order once it is sorted. */
+  gather?: GatherTask;
 }
 
 export interface SortedRuns {
   runs: Uint32Array;
   /** The hashes (as the signatures hold them: signed 32-bit) of the keys held by more than bucketChunk documents. */
   largeKeys: Int32Array;
+  /** The band's ranges and their files, when it was gathered (band-gather.ts). */
+  ranges?: BandRange[];
 }
 
 const CHUNK = 1 << 16;
@@ -42,7 +48,8 @@ export default function sortBand(task: BandSortTask): SortedRuns {
     const sorted = bandBuckets(read, n, { keys, order: new Uint32Array(task.order, 0, n) });
     const large: number[] = [];
     for (let r = 0; r < sorted.runs.length; r += 2) if (sorted.runs[r + 1] - sorted.runs[r] > task.bucketChunk) large.push(sorted.keys[sorted.runs[r]] | 0);
-    return { runs: sorted.runs, largeKeys: Int32Array.from(large) };
+    const ranges = task.gather && gatherBand(task.gather, sorted.order, sorted.runs);
+    return { runs: sorted.runs, largeKeys: Int32Array.from(large), ranges };
   } finally {
     closeSync(fd);
   }
