@@ -9,7 +9,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { DEFAULT_RANGE_MEMBERS, forEachPlace, membersOf, planRanges } from '../../src/jobs/dedup/band-gather.js';
 import { rangesByDefault, verifyBandOf, verifyBands } from '../../src/jobs/dedup/band-pass.js';
 import { checkBuckets, LARGE } from '../../src/jobs/dedup/bucket-check.js';
-import { bandBuckets } from '../../src/jobs/dedup/band-sort.js';
+import { bandBuckets, membersOnly } from '../../src/jobs/dedup/band-sort.js';
 import { DocNumbers } from '../../src/jobs/dedup/doc-numbers.js';
 import { LargeKeyJoin } from '../../src/jobs/dedup/large-key.js';
 import { PairVerifier, type VerifiedPair } from '../../src/jobs/dedup/pair-verifier.js';
@@ -190,6 +190,14 @@ describe('planRanges (a band gathered in ranges of buckets)', () => {
 });
 
 describe('bandBuckets (radix sort of a band)', () => {
+  it('keeps the members only (documents in a bucket), bucket after bucket, with the runs as places among them', () => {
+    const hashes = Int32Array.of(7, 3, 9, 7, 3, 1, 7, -2);
+    const sorted = bandBuckets(hashes);
+    const members = membersOnly(sorted.order, sorted.runs, new Uint32Array(hashes.length));
+    expect([...members.order]).toEqual([1, 4, 0, 3, 6]); // hash 3: slots 1, 4; hash 7: slots 0, 3, 6
+    expect(pairsOf(members.runs)).toEqual([[0, 2], [2, 5]]);
+  });
+
   it('gives the order and runs of the comparison sort, for any hashes (signed, equal, extreme)', () => {
     fc.assert(
       fc.property(fc.array(fc.oneof(fc.integer({ min: -3, max: 3 }), fc.integer({ min: -(2 ** 31), max: 2 ** 31 - 1 })), { maxLength: 300 }), (hashes) => {
