@@ -14,7 +14,7 @@
 // Input: the band sorted into buckets (band-sort.ts), the records file and its layout; output: the ranges,
 // each with its file. The gather runs beside the sort, on the sorting core when there is one
 // (band-sort-worker.ts); the verifier removes each range file once the range is verified.
-import { closeSync, openSync, statfsSync } from 'node:fs';
+import { closeSync, openSync, rmSync, statfsSync } from 'node:fs';
 import path from 'node:path';
 import { readAll, writeAll } from './spill-folder.js';
 import { type RecordLayout, recordBytes } from './spill-records.js';
@@ -105,14 +105,19 @@ export function gatherBand(task: GatherTask, order: Uint32Array, runs: Uint32Arr
   const folder = path.dirname(task.records);
   if (membersOf(ranges) * bytes > freeBytes(folder) - DISK_MARGIN_BYTES) return undefined;
   const members = new MemberRanges(task.documents, order, runs, ranges);
-  const writers = ranges.map((range, k) => {
-    range.file = path.join(folder, `band-${task.band}-range-${k}.bin`);
-    return new RangeWriter(range.file, bytes);
-  });
+  const writers: RangeWriter[] = [];
   try {
+    for (const [k, range] of ranges.entries()) {
+      writers.push(new RangeWriter(path.join(folder, `band-${task.band}-range-${k}.bin`), bytes));
+      range.file = writers[k].file;
+    }
     sweep(task, members, writers);
-  } finally {
     for (const writer of writers) writer.close();
+  } catch (err) {
+    // A gather that fails (a planted name refused, descriptors or disk run out, the records file cut short)
+    // leaves nothing of its own: each file it made closed and removed (a planted file, not its own, stays).
+    for (const writer of writers) writer.discard();
+    throw err;
   }
   return ranges;
 }
@@ -187,11 +192,11 @@ function popcount(word: number): number {
 
 /** A range's file, written a few records at a time (created new: a file planted under its name is refused). */
 class RangeWriter {
-  private readonly fd: number;
+  private fd: number;
   private readonly buffer: Uint8Array;
   private used = 0;
 
-  constructor(file: string, private readonly bytes: number) {
+  constructor(readonly file: string, private readonly bytes: number) {
     this.fd = openSync(file, 'wx', 0o600);
     this.buffer = new Uint8Array(WRITE_RECORDS * bytes);
   }
@@ -207,9 +212,26 @@ class RangeWriter {
     this.used = 0;
   }
 
+  /** Writes what it holds and closes the file (closed even when the write fails). */
   close(): void {
-    this.flush();
+    if (this.fd < 0) return;
+    try {
+      this.flush();
+    } finally {
+      this.closeFile();
+    }
+  }
+
+  /** Closes the file if open, and removes it. */
+  discard(): void {
+    this.closeFile();
+    rmSync(this.file, { force: true });
+  }
+
+  private closeFile(): void {
+    if (this.fd < 0) return;
     closeSync(this.fd);
+    this.fd = -1;
   }
 }
 

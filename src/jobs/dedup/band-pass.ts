@@ -53,8 +53,13 @@ export async function verifyBandOf(table: SignatureTable, verifier: PairVerifier
     if (sorted.ranges && table.records) await verifyGathered(pass, sorted.ranges, settings.rangeReader ?? new RecordReader(table.records().layout), verify);
     else await verifyRuns({ ...pass, source: tableSource(table) }, 0, sorted.runs.length / 2, verify);
   } finally {
-    for (const range of sorted.ranges ?? []) if (range.file) rmSync(range.file, { force: true });
+    removeRanges(sorted);
   }
+}
+
+/** The range files of a gathered band still on the disk, removed. */
+function removeRanges(sorted: SortedBand): void {
+  for (const range of sorted.ranges ?? []) if (range.file) rmSync(range.file, { force: true });
 }
 
 /** Where the signatures of a band's members are read: the table, or the gathered range at hand. */
@@ -164,12 +169,11 @@ function groupsOf(runs: Uint32Array, first: number, last: number, members: numbe
  * check apart verified here at their turn. Pairs, counts and clusters come out as verifyHere's.
  */
 async function verifyChecked(pass: BandInHand & { source: MemberSource }, checker: BucketChecker, records: { file: string; layout: RecordLayout }, groups: Array<[number, number]>): Promise<void> {
-  const { order, runs } = pass.sorted;
   const largeKeys = Array.from({ length: pass.band }, (_, j) => Int32Array.from(pass.verifier.largeKeysOf(j) ?? []));
   const pending: Array<Promise<CheckedBuckets> | undefined> = [];
   const send = (g: number) => {
     const [from, to] = groups[g];
-    const task = { ...records, band: pass.band, minSimilarity: pass.verifier.minSimilarity, largeKeys, ...smallRuns(runs, order, from, to, pass.source.placeOf) };
+    const task = { ...records, band: pass.band, minSimilarity: pass.verifier.minSimilarity, largeKeys, ...smallRuns(pass, from, to) };
     const answer = checker.check(task);
     answer.catch(() => undefined); // (awaited in turn; one that fails after an earlier failure is not left unhandled)
     pending[g] = answer;
@@ -183,10 +187,21 @@ async function verifyChecked(pass: BandInHand & { source: MemberSource }, checke
   }
 }
 
+/**
+ * Whether run k is checked apart: a bucket whose every pair is tried, which a large key (more than
+ * bucketChunk members, verified here a chunk at a time) is not, however few its members.
+ */
+function checkedApart(pass: BandInHand, k: number): boolean {
+  const size = pass.sorted.runs[2 * k + 1] - pass.sorted.runs[2 * k];
+  return size <= PAIRWISE_BUCKET && size <= pass.bucketChunk;
+}
+
 /** The small runs (buckets checked apart) of runs [from, to): their records' places one after the other, and where each starts. */
-function smallRuns(runs: Uint32Array, order: Uint32Array, from: number, to: number, placeOf: (slot: number) => number): { order: Uint32Array; bounds: Uint32Array } {
+function smallRuns(pass: BandInHand & { source: MemberSource }, from: number, to: number): { order: Uint32Array; bounds: Uint32Array } {
+  const { order, runs } = pass.sorted;
+  const placeOf = pass.source.placeOf;
   const picked: number[] = [];
-  for (let k = from; k < to; k++) if (runs[2 * k + 1] - runs[2 * k] <= PAIRWISE_BUCKET) picked.push(k);
+  for (let k = from; k < to; k++) if (checkedApart(pass, k)) picked.push(k);
   const bounds = new Uint32Array(picked.length + 1);
   for (const [i, k] of picked.entries()) bounds[i + 1] = bounds[i] + runs[2 * k + 1] - runs[2 * k];
   const slots = new Uint32Array(bounds[picked.length]);
@@ -197,7 +212,7 @@ function smallRuns(runs: Uint32Array, order: Uint32Array, from: number, to: numb
 /** A group's runs in order: a small one from its checked pairs, a larger one verified here (its signatures loaded here). */
 async function replayGroup(pass: BandInHand & { source: MemberSource }, [from, to]: [number, number], checked: CheckedBuckets, width: number): Promise<void> {
   const { order, runs } = pass.sorted;
-  const isSmall = (k: number) => runs[2 * k + 1] - runs[2 * k] <= PAIRWISE_BUCKET;
+  const isSmall = (k: number) => checkedApart(pass, k);
   const larger = [];
   for (let k = from; k < to; k++) if (!isSmall(k)) larger.push(k);
   const signatureOf = larger.length > 0 ? await pass.source.load(slotsOfRuns(order, runs, larger)) : undefined;
@@ -261,7 +276,9 @@ export async function verifyBands(table: SignatureTable, verifier: PairVerifier,
       if (band >= startAt) await settings.onBand?.(band);
     }
   } finally {
-    next?.catch(() => undefined); // (a sort asked for ahead of a failure)
+    // A band sorted ahead of a failure: waited for (closing the pool would stop its gather halfway, its
+    // files left where nothing knows of them), and its range files removed (nothing verifies it now).
+    await next?.then(removeRanges, () => undefined);
     await sorter?.close();
     await checker?.close();
   }
