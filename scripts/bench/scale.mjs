@@ -1,5 +1,5 @@
 // bench:scale — annotate and dedup as the index grows: 100,000, 300,000 and 1,000,000 documents.
-//   npm run bench:scale [-- --docs 1000000 --sizes 100000,300000,1000000 --max-chars 2000 --dedup-timeout SECONDS --rounds N --no-dedup --spilled]
+//   npm run bench:scale [-- --docs 1000000 --sizes 100000,300000,1000000 --max-chars 2000 --dedup-timeout SECONDS --rounds N --no-dedup --spilled --no-engine-alone]
 // The index is the replicated corpus of the other benchmarks (replicated.mjs): at each size, its first N
 // documents, loaded afresh (near-dup fields mapped, no signatures) and force-merged before each of
 //   (b) the engine alone: the bulk partial updates annotate sends (same fields, bulk size, 2 in flight),
@@ -10,7 +10,8 @@
 // each with wall time, documents per second, the child's peak RSS and CPU, the engine's CPU (its node
 // stats) and peak heap (polled), and the index size before and after the near-dup fields. One table at the
 // end, for BENCHMARKS.md. The engine runs on a core of its own and near-dup on the others (taskset), as on
-// separate machines; `--no-dedup` stops after (a); `--rounds N` measures (b) and (a) N times in turn.
+// separate machines; `--no-dedup` stops after (a); `--rounds N` measures (b) and (a) N times in turn;
+// `--no-engine-alone` leaves (b) out (and the signing of its updates), for the end to end at millions.
 import { execFileSync, spawn } from 'node:child_process';
 import { createReadStream, createWriteStream, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
@@ -42,6 +43,9 @@ const withDedup = !process.argv.includes('--no-dedup');
 const withSpilled = process.argv.includes('--spilled');
 /** (b) and (a) are measured this many times in turn at each size. */
 const rounds = numberArg('rounds', 1);
+const withEngineAlone = !process.argv.includes('--no-engine-alone');
+/** (b) when it is left out: every figure of it n/a. */
+const NOT_RUN = { seconds: Number.NaN, engineCpu: Number.NaN, engineHeapMb: 0 };
 
 const client = await connect({ url: benchUrl(execFileSync, path.join(here, '../engine/cli.mjs')) });
 const cores = os.availableParallelism();
@@ -174,17 +178,19 @@ let signed = 0;
 // the first measured run, (b), pays for it and the ratio flatters annotate. Both paths, once, unmeasured.
 {
   const warmUp = Math.min(50_000, sizes[0]);
-  await writeUpdates(docs, 0, warmUp, updates);
-  signed = warmUp;
-  await load(docs, warmUp);
-  await engineAlone(updates, warmUp);
+  if (withEngineAlone) {
+    await writeUpdates(docs, 0, warmUp, updates);
+    signed = warmUp;
+    await load(docs, warmUp);
+    await engineAlone(updates, warmUp);
+  }
   await load(docs, warmUp);
   await nearDup(['annotate', '--index', index, '--field', 'text', '--checkpoint', path.join(work, 'cp-warm-up.json')]);
   console.log(`warm-up: ${warmUp} documents through (b) and (a), not measured`);
 }
 for (const size of sizes) {
   const t0 = performance.now();
-  await writeUpdates(docs, signed, size, updates);
+  if (withEngineAlone) await writeUpdates(docs, signed, size, updates);
   signed = size;
   const signSeconds = (performance.now() - t0) / 1000;
   const loadSeconds = await load(docs, size);
@@ -195,13 +201,13 @@ for (const size of sizes) {
   // the row of the round with the median ratio.
   const measuredRounds = [];
   for (let round = 1; round <= rounds; round++) {
-    if (round > 1) await load(docs, size);
-    const engine = await measured(() => engineAlone(updates, size));
-    console.log(`  (b) engine alone: ${engine.seconds.toFixed(1)} s, ${(size / engine.seconds).toFixed(0)} docs/s, engine CPU ${engine.engineCpu.toFixed(0)} s, heap peak ${engine.engineHeapMb.toFixed(0)} MB`);
-    await load(docs, size);
+    if (round > 1 && withEngineAlone) await load(docs, size);
+    const engine = withEngineAlone ? await measured(() => engineAlone(updates, size)) : NOT_RUN;
+    if (withEngineAlone) console.log(`  (b) engine alone: ${engine.seconds.toFixed(1)} s, ${(size / engine.seconds).toFixed(0)} docs/s, engine CPU ${engine.engineCpu.toFixed(0)} s, heap peak ${engine.engineHeapMb.toFixed(0)} MB`);
+    if (withEngineAlone || round > 1) await load(docs, size);
     const annotate = await measured(async () => ({ summary: await nearDup(['annotate', '--index', index, '--field', 'text', '--checkpoint', path.join(work, `cp-${size}-${round}.json`)]) }));
     if (!annotate.summary.complete || annotate.summary.annotated !== size) throw new Error(`annotate did not annotate every document: ${JSON.stringify(annotate.summary)}`);
-    console.log(`  (a) annotate:     ${annotate.seconds.toFixed(1)} s, ${(size / annotate.seconds).toFixed(0)} docs/s, ratio ${(engine.seconds / annotate.seconds).toFixed(2)}, RSS ${annotate.summary.peakMemoryMb} MB, client CPU ${annotate.summary.timing.cpuSeconds.toFixed(0)} s, engine CPU ${annotate.engineCpu.toFixed(0)} s, heap peak ${annotate.engineHeapMb.toFixed(0)} MB${rounds > 1 ? ` (round ${round} of ${rounds})` : ''}`);
+    console.log(`  (a) annotate:     ${annotate.seconds.toFixed(1)} s, ${(size / annotate.seconds).toFixed(0)} docs/s, ratio ${withEngineAlone ? (engine.seconds / annotate.seconds).toFixed(2) : 'n/a'}, RSS ${annotate.summary.peakMemoryMb} MB, client CPU ${annotate.summary.timing.cpuSeconds.toFixed(0)} s, engine CPU ${annotate.engineCpu.toFixed(0)} s, heap peak ${annotate.engineHeapMb.toFixed(0)} MB${rounds > 1 ? ` (round ${round} of ${rounds})` : ''}`);
     measuredRounds.push({ engine, annotate });
   }
   measuredRounds.sort((x, y) => x.engine.seconds / x.annotate.seconds - y.engine.seconds / y.annotate.seconds);

@@ -1,14 +1,15 @@
 // The bucket and verify stages of the whole-index pass, without an engine: the radix sort of a band against
 // the comparison sort it replaces, and the pairs, counts and clusters of the band pass with the signatures in
 // memory and spilled to disk, against the pass in memory that dedup ran before.
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
-import { verifyBandOf, verifyBands } from '../../src/jobs/dedup/band-pass.js';
+import { DEFAULT_RANGE_MEMBERS, forEachPlace, membersOf, planRanges } from '../../src/jobs/dedup/band-gather.js';
+import { rangesByDefault, verifyBandOf, verifyBands } from '../../src/jobs/dedup/band-pass.js';
 import { checkBuckets, LARGE } from '../../src/jobs/dedup/bucket-check.js';
-import { bandBuckets } from '../../src/jobs/dedup/band-sort.js';
+import { bandBuckets, membersOnly } from '../../src/jobs/dedup/band-sort.js';
 import { DocNumbers } from '../../src/jobs/dedup/doc-numbers.js';
 import { LargeKeyJoin } from '../../src/jobs/dedup/large-key.js';
 import { PairVerifier, type VerifiedPair } from '../../src/jobs/dedup/pair-verifier.js';
@@ -88,7 +89,12 @@ async function memoryPass(docs: Doc[], bucketChunk: number): Promise<Outcome> {
   return outcomeOf(verifier, pairs, docs);
 }
 
-async function stagedPass(docs: Doc[], bucketChunk: number, where: 'memory' | 'disk' | 'disk, sorted ahead' | 'disk, checked apart' | 'disk, compact', groupMembers: number): Promise<Outcome> {
+type Where = 'memory' | 'disk' | 'disk, sorted ahead' | 'disk, checked apart' | 'disk, compact' | 'disk, gathered' | 'disk, gathered ahead' | 'disk, gathered ahead, checked apart';
+
+/** Bands gathered in ranges of this many members (as many as a large key's chunk, so a larger key is cut into ranges). */
+const RANGE_MEMBERS = 50;
+
+async function stagedPass(docs: Doc[], bucketChunk: number, where: Where, groupMembers: number): Promise<Outcome> {
   const numbers = new DocNumbers();
   const pairs: VerifiedPair[] = [];
   const verifier: PairVerifier = new PairVerifier(0.5, { documents: numbers, onVerified: (p) => pairs.push(verifier.named(p)) });
@@ -100,9 +106,13 @@ async function stagedPass(docs: Doc[], bucketChunk: number, where: 'memory' | 'd
     const spill = new SignatureSpill(scratch, numbers, { valueBits: where === 'disk, compact' ? 16 : 32 });
     try {
       for (const d of docs) spill.addSignature(d.id, d.signature);
-      if (where === 'disk, sorted ahead') await verifyBands(spill, verifier, { bucketChunk, groupMembers, sortAhead: true, checkers: 0 });
-      else if (where === 'disk, checked apart') await verifyBands(spill, verifier, { bucketChunk, groupMembers, sortAhead: true, checkers: 2 });
+      if (where === 'disk, sorted ahead') await verifyBands(spill, verifier, { bucketChunk, groupMembers, sortAhead: true, checkers: 0, rangeMembers: 0 });
+      else if (where === 'disk, checked apart') await verifyBands(spill, verifier, { bucketChunk, groupMembers, sortAhead: true, checkers: 2, rangeMembers: 0 });
+      else if (where === 'disk, gathered') await verifyBands(spill, verifier, { bucketChunk, groupMembers, sortAhead: false, checkers: 0, rangeMembers: RANGE_MEMBERS });
+      else if (where === 'disk, gathered ahead') await verifyBands(spill, verifier, { bucketChunk, groupMembers, sortAhead: true, checkers: 0, rangeMembers: RANGE_MEMBERS });
+      else if (where === 'disk, gathered ahead, checked apart') await verifyBands(spill, verifier, { bucketChunk, groupMembers, sortAhead: true, checkers: 2, rangeMembers: RANGE_MEMBERS });
       else for (let band = 0; band < BANDS; band++) await verifyBandOf(spill, verifier, band, { bucketChunk, groupMembers });
+      expect(readdirSync(spill.path).filter((name) => name.includes('range'))).toEqual([]);
     } finally {
       spill.close();
     }
@@ -159,7 +169,35 @@ function pairsOf(runs: Uint32Array): Array<[number, number]> {
   return pairs;
 }
 
+describe('planRanges (a band gathered in ranges of buckets)', () => {
+  it('packs whole buckets up to the size, cuts a larger one into ranges of that size, and covers every member once', () => {
+    // Buckets of 3, 2, 4, 9 and 2 members, with documents in no bucket between them.
+    const runs = Uint32Array.of(0, 3, 5, 7, 7, 11, 12, 21, 30, 32);
+    const ranges = planRanges(runs, 5);
+    expect(ranges.map(({ from, to, fromRun, toRun, members }) => [from, to, fromRun, toRun, members])).toEqual([
+      [0, 7, 0, 2, 5],
+      [7, 11, 2, 3, 4],
+      [12, 17, 3, 4, 5],
+      [17, 21, 3, 4, 4],
+      [30, 32, 4, 5, 2],
+    ]);
+    const places: number[] = [];
+    for (const range of ranges) forEachPlace(range, runs, (p) => places.push(p));
+    expect(places).toEqual([0, 1, 2, 5, 6, 7, 8, 9, 10, 12, 13, 14, 15, 16, 17, 18, 19, 20, 30, 31]);
+    expect(membersOf(ranges)).toBe(20);
+    expect(planRanges(new Uint32Array(0), 5)).toEqual([]);
+  });
+});
+
 describe('bandBuckets (radix sort of a band)', () => {
+  it('keeps the members only (documents in a bucket), bucket after bucket, with the runs as places among them', () => {
+    const hashes = Int32Array.of(7, 3, 9, 7, 3, 1, 7, -2);
+    const sorted = bandBuckets(hashes);
+    const members = membersOnly(sorted.order, sorted.runs, new Uint32Array(hashes.length));
+    expect([...members.order]).toEqual([1, 4, 0, 3, 6]); // hash 3: slots 1, 4; hash 7: slots 0, 3, 6
+    expect(pairsOf(members.runs)).toEqual([[0, 2], [2, 5]]);
+  });
+
   it('gives the order and runs of the comparison sort, for any hashes (signed, equal, extreme)', () => {
     fc.assert(
       fc.property(fc.array(fc.oneof(fc.integer({ min: -3, max: 3 }), fc.integer({ min: -(2 ** 31), max: 2 ** 31 - 1 })), { maxLength: 300 }), (hashes) => {
@@ -216,12 +254,32 @@ describe('the band pass, signatures in memory or spilled to disk', () => {
     const expected = await memoryPass(docs, 50);
     expect(expected.pairs.length).toBeGreaterThan(300);
     expect(expected.clusters.length).toBeGreaterThan(30);
-    for (const [where, group] of [['memory', 1], ['memory', 100_000], ['disk', 7], ['disk', 100_000], ['disk, sorted ahead', 7], ['disk, sorted ahead', 100_000], ['disk, checked apart', 7]] as const) {
+    const bandsWithCutKeys = Array.from({ length: BANDS }, (_, band) => bandBuckets(Int32Array.from(docs, (d) => d.signature.bands[band])).runs).filter((runs) =>
+      pairsOf(runs).some(([start, end]) => end - start > RANGE_MEMBERS),
+    );
+    expect(bandsWithCutKeys.length).toBeGreaterThan(0); // (so the gathered ways cut a key into several ranges)
+    const ways = [['memory', 1], ['memory', 100_000], ['disk', 7], ['disk', 100_000], ['disk, sorted ahead', 7], ['disk, sorted ahead', 100_000], ['disk, checked apart', 7]] as const;
+    const gathered = [['disk, gathered', 7], ['disk, gathered', 100_000], ['disk, gathered ahead', 7], ['disk, gathered ahead, checked apart', 7]] as const;
+    for (const [where, group] of [...ways, ...gathered]) {
       const got = await stagedPass(docs, 50, where, group);
       expect(got.pairs).toEqual(expected.pairs);
       expect(got.counts).toEqual(expected.counts);
       expect(got.best).toEqual(expected.best);
       expect(got.clusters).toEqual(expected.clusters);
+    }
+  });
+
+  it('gathers the bands by default only when the records file is larger than the memory available could cache', () => {
+    const spill = new SignatureSpill(scratch, undefined, { valueBits: 32 });
+    try {
+      for (const d of docs) spill.addSignature(d.id, d.signature);
+      const bytes = statSync(spill.records().file).size;
+      expect(bytes).toBe(docs.length * (4 * WIDTH + 8 + 4 * BANDS));
+      expect(rangesByDefault(spill, 10 * bytes)).toBe(0);
+      expect(rangesByDefault(spill, bytes)).toBe(DEFAULT_RANGE_MEMBERS);
+      expect(rangesByDefault(poolTable(new SignaturePool(1)), 0)).toBe(0);
+    } finally {
+      spill.close();
     }
   });
 

@@ -3,14 +3,17 @@
 // in order, a group at a time: the signatures of a group's members are loaded together (from memory, or in
 // slot order from the disk), so memory holds one group whatever the size of the index. The buckets, their
 // members' order and so the pairs are the same wherever the signatures are kept.
+import { rmSync, statSync } from 'node:fs';
 import os from 'node:os';
+import { type BandRange, DEFAULT_RANGE_MEMBERS, gatherBand, type GatherTask } from './band-gather.js';
 import { bandBuckets, type BandScratch } from './band-sort.js';
 import { BandSorter, type SortedBand } from './band-sorter.js';
 import { LargeKeyJoin } from './large-key.js';
 import { type CheckedBuckets, PAIR_INTS } from './bucket-check.js';
 import { BucketChecker, defaultCheckers } from './bucket-checker.js';
 import { type BucketMembers, PAIRWISE_BUCKET, type PairVerifier } from './pair-verifier.js';
-import { ascendingOnce, type RecordLayout } from './spill-records.js';
+import { RangeRecords } from './range-records.js';
+import { ascendingOnce, type RecordLayout, RecordReader } from './spill-records.js';
 import type { StoredSignature } from './signature-store.js';
 import type { SignatureTable } from './signature-table.js';
 
@@ -18,6 +21,8 @@ import type { SignatureTable } from './signature-table.js';
 export const DEFAULT_GROUP_MEMBERS = 100_000;
 /** Members of the buckets a checking thread is sent at once (smaller groups, so that the threads take turns). */
 const CHECK_GROUP_MEMBERS = 20_000;
+/** The share of the memory available that a records file read where its records lie may take (else its bands are gathered). */
+const CACHED_SHARE = 0.75;
 
 export interface BandPassSettings {
   /** Documents of one band key verified at once; a key held by more is a large key, verified a chunk at a time. */
@@ -32,22 +37,41 @@ export interface BandPassSettings {
   sorted?: SortedBand;
   /** Threads that check the small buckets of a table on disk (else every bucket is verified on this thread). */
   checker?: BucketChecker;
+  /** Members of a range when a band of a table on disk is gathered before it is verified (band-gather.ts; 0: not gathered). */
+  rangeMembers?: number;
+  /** Reads a gathered band's ranges (its buffers kept band after band). */
+  rangeReader?: RecordReader;
 }
 
 export async function verifyBandOf(table: SignatureTable, verifier: PairVerifier, band: number, settings: BandPassSettings): Promise<void> {
   const sorted = settings.sorted ?? sortHere(table, band, settings);
-  for (const hash of sorted.largeKeys) verifier.markLargeKey(band, hash);
-  if (settings.markOnly) return;
-  const records = settings.checker && table.records?.();
-  const pass = { table, verifier, band, sorted, bucketChunk: settings.bucketChunk, numberOf: numbering(table, verifier) };
-  const groupMembers = settings.groupMembers ?? DEFAULT_GROUP_MEMBERS;
-  if (records && settings.checker) await verifyChecked(pass, settings.checker, records, Math.min(groupMembers, CHECK_GROUP_MEMBERS));
-  else await verifyHere(pass, groupMembers);
+  try {
+    for (const hash of sorted.largeKeys) verifier.markLargeKey(band, hash);
+    if (settings.markOnly) return;
+    const pass = { verifier, band, sorted, bucketChunk: settings.bucketChunk, numberOf: numbering(table, verifier) };
+    const verify = { checker: settings.checker, groupMembers: settings.groupMembers ?? DEFAULT_GROUP_MEMBERS };
+    if (sorted.ranges && table.records) await verifyGathered(pass, sorted.ranges, settings.rangeReader ?? new RecordReader(table.records().layout), verify);
+    else await verifyRuns({ ...pass, source: tableSource(table) }, 0, sorted.runs.length / 2, verify);
+  } finally {
+    removeRanges(sorted);
+  }
+}
+
+/** The range files of a gathered band still on the disk, removed. */
+function removeRanges(sorted: SortedBand): void {
+  for (const range of sorted.ranges ?? []) if (range.file) rmSync(range.file, { force: true });
+}
+
+/** Where the signatures of a band's members are read: the table, or the gathered range at hand. */
+interface MemberSource {
+  load(slots: Uint32Array): Promise<(slot: number) => StoredSignature>;
+  /** The file of records the checking threads read, and the place of a slot's record in it (when on disk). */
+  records?: { file: string; layout: RecordLayout };
+  placeOf(slot: number): number;
 }
 
 /** What the verification of one sorted band works with. */
 interface BandInHand {
-  table: SignatureTable;
   verifier: PairVerifier;
   band: number;
   sorted: SortedBand;
@@ -55,11 +79,63 @@ interface BandInHand {
   numberOf: (slot: number) => number;
 }
 
-/** The band's buckets verified on this thread, a group of them at a time. */
-async function verifyHere(pass: BandInHand, groupMembers: number): Promise<void> {
+/** How runs are verified: on this thread only, or with the small buckets checked on others. */
+interface VerifySettings {
+  checker?: BucketChecker;
+  groupMembers: number;
+}
+
+function tableSource(table: SignatureTable): MemberSource {
+  return { load: (slots) => table.load(slots), records: table.records?.(), placeOf: (slot) => slot };
+}
+
+/** Runs [from, to) of the band verified, a group at a time, with their small buckets checked on other threads when there are. */
+async function verifyRuns(pass: BandInHand & { source: MemberSource }, from: number, to: number, settings: VerifySettings): Promise<void> {
+  const { checker, groupMembers } = settings;
+  const records = pass.source.records;
+  if (checker && records) await verifyChecked(pass, checker, records, groupsOf(pass.sorted.runs, from, to, Math.min(groupMembers, CHECK_GROUP_MEMBERS)));
+  else await verifyHere(pass, groupsOf(pass.sorted.runs, from, to, groupMembers));
+}
+
+/**
+ * A gathered band verified range by range, each from its own file (range-records.ts): the ranges that pack
+ * whole buckets as runs; the ranges of a bucket cut into several fed in turn to one large-key join.
+ */
+async function verifyGathered(pass: BandInHand, ranges: readonly BandRange[], reader: RecordReader, settings: VerifySettings): Promise<void> {
   const { order, runs } = pass.sorted;
-  for (const [from, to] of groupsOf(runs, groupMembers)) {
-    const signatureOf = await pass.table.load(slotsOf(order, runs, from, to));
+  let join: LargeKeyJoin | undefined;
+  for (const range of ranges) {
+    const records = new RangeRecords(range as BandRange & { file: string }, order, runs, reader);
+    try {
+      const runSize = runs[2 * range.fromRun + 1] - runs[2 * range.fromRun];
+      if (range.toRun - range.fromRun === 1 && runSize > range.members) join = await joinPart(pass, records, range, join);
+      else await verifyRuns({ ...pass, source: records }, range.fromRun, range.toRun, settings);
+    } finally {
+      records.remove();
+    }
+  }
+}
+
+/** One range of a bucket cut into several: its members added to the key's join, which is finished with the bucket's last range. */
+async function joinPart(pass: BandInHand, records: RangeRecords, range: BandRange, join?: LargeKeyJoin): Promise<LargeKeyJoin | undefined> {
+  const { order, runs } = pass.sorted;
+  const members = order.subarray(range.from, range.to);
+  const signatureOf = await records.load(ascendingOnce(members.slice()));
+  const into = join ?? new LargeKeyJoin(pass.verifier, pass.band, pass.bucketChunk);
+  for (const slot of members) into.add(pass.numberOf(slot), signatureOf(slot));
+  if (range.to < runs[2 * range.fromRun + 1]) {
+    into.detach();
+    return into;
+  }
+  into.finish();
+  return undefined;
+}
+
+/** The groups' buckets verified on this thread, a group at a time. */
+async function verifyHere(pass: BandInHand & { source: MemberSource }, groups: Array<[number, number]>): Promise<void> {
+  const { order, runs } = pass.sorted;
+  for (const [from, to] of groups) {
+    const signatureOf = await pass.source.load(slotsOf(order, runs, from, to));
     for (let k = from; k < to; k++) verifyRun(pass, k, signatureOf);
   }
 }
@@ -73,34 +149,31 @@ function verifyRun(pass: BandInHand, k: number, signatureOf: (slot: number) => S
   else verifier.verifyMembersOf(bucketOf(order, start, end, numberOf, signatureOf), band);
 }
 
-/** The runs in groups [from, to) of about `members` documents: at least one run a group, then as many as fit. */
-function groupsOf(runs: Uint32Array, members: number): Array<[number, number]> {
-  const runCount = runs.length / 2;
+/** Runs [first, last) in groups [from, to) of about `members` documents: at least one run a group, then as many as fit. */
+function groupsOf(runs: Uint32Array, first: number, last: number, members: number): Array<[number, number]> {
   const sizeOf = (r: number) => runs[2 * r + 1] - runs[2 * r];
   const groups: Array<[number, number]> = [];
-  for (let r = 0; r < runCount; ) {
+  for (let r = first; r < last; ) {
     let held = 0;
-    let last = r;
-    while (last < runCount && (last === r || held + sizeOf(last) <= members)) held += sizeOf(last++);
-    groups.push([r, last]);
-    r = last;
+    let end = r;
+    while (end < last && (end === r || held + sizeOf(end) <= members)) held += sizeOf(end++);
+    groups.push([r, end]);
+    r = end;
   }
   return groups;
 }
 
 /**
- * The band's buckets verified with the small ones checked on other threads (bucket-checker.ts): the groups
+ * The groups' buckets verified with the small ones checked on other threads (bucket-checker.ts): the groups
  * sent a few ahead, and each group replayed in order as soon as its answer is in, the buckets too large to
  * check apart verified here at their turn. Pairs, counts and clusters come out as verifyHere's.
  */
-async function verifyChecked(pass: BandInHand, checker: BucketChecker, records: { file: string; layout: RecordLayout }, groupMembers: number): Promise<void> {
-  const { order, runs } = pass.sorted;
-  const groups = groupsOf(runs, groupMembers);
+async function verifyChecked(pass: BandInHand & { source: MemberSource }, checker: BucketChecker, records: { file: string; layout: RecordLayout }, groups: Array<[number, number]>): Promise<void> {
   const largeKeys = Array.from({ length: pass.band }, (_, j) => Int32Array.from(pass.verifier.largeKeysOf(j) ?? []));
   const pending: Array<Promise<CheckedBuckets> | undefined> = [];
   const send = (g: number) => {
     const [from, to] = groups[g];
-    const task = { ...records, band: pass.band, minSimilarity: pass.verifier.minSimilarity, largeKeys, ...smallRuns(runs, order, from, to) };
+    const task = { ...records, band: pass.band, minSimilarity: pass.verifier.minSimilarity, largeKeys, ...smallRuns(pass, from, to) };
     const answer = checker.check(task);
     answer.catch(() => undefined); // (awaited in turn; one that fails after an earlier failure is not left unhandled)
     pending[g] = answer;
@@ -114,24 +187,35 @@ async function verifyChecked(pass: BandInHand, checker: BucketChecker, records: 
   }
 }
 
-/** The small runs (buckets checked apart) of runs [from, to): their slots one after the other, and where each starts. */
-function smallRuns(runs: Uint32Array, order: Uint32Array, from: number, to: number): { order: Uint32Array; bounds: Uint32Array } {
+/**
+ * Whether run k is checked apart: a bucket whose every pair is tried, which a large key (more than
+ * bucketChunk members, verified here a chunk at a time) is not, however few its members.
+ */
+function checkedApart(pass: BandInHand, k: number): boolean {
+  const size = pass.sorted.runs[2 * k + 1] - pass.sorted.runs[2 * k];
+  return size <= PAIRWISE_BUCKET && size <= pass.bucketChunk;
+}
+
+/** The small runs (buckets checked apart) of runs [from, to): their records' places one after the other, and where each starts. */
+function smallRuns(pass: BandInHand & { source: MemberSource }, from: number, to: number): { order: Uint32Array; bounds: Uint32Array } {
+  const { order, runs } = pass.sorted;
+  const placeOf = pass.source.placeOf;
   const picked: number[] = [];
-  for (let k = from; k < to; k++) if (runs[2 * k + 1] - runs[2 * k] <= PAIRWISE_BUCKET) picked.push(k);
+  for (let k = from; k < to; k++) if (checkedApart(pass, k)) picked.push(k);
   const bounds = new Uint32Array(picked.length + 1);
   for (const [i, k] of picked.entries()) bounds[i + 1] = bounds[i] + runs[2 * k + 1] - runs[2 * k];
   const slots = new Uint32Array(bounds[picked.length]);
-  for (const [i, k] of picked.entries()) slots.set(order.subarray(runs[2 * k], runs[2 * k + 1]), bounds[i]);
+  for (const [i, k] of picked.entries()) for (let p = runs[2 * k]; p < runs[2 * k + 1]; p++) slots[bounds[i] + p - runs[2 * k]] = placeOf(order[p]);
   return { order: slots, bounds };
 }
 
 /** A group's runs in order: a small one from its checked pairs, a larger one verified here (its signatures loaded here). */
-async function replayGroup(pass: BandInHand, [from, to]: [number, number], checked: CheckedBuckets, width: number): Promise<void> {
+async function replayGroup(pass: BandInHand & { source: MemberSource }, [from, to]: [number, number], checked: CheckedBuckets, width: number): Promise<void> {
   const { order, runs } = pass.sorted;
-  const isSmall = (k: number) => runs[2 * k + 1] - runs[2 * k] <= PAIRWISE_BUCKET;
+  const isSmall = (k: number) => checkedApart(pass, k);
   const larger = [];
   for (let k = from; k < to; k++) if (!isSmall(k)) larger.push(k);
-  const signatureOf = larger.length > 0 ? await pass.table.load(slotsOfRuns(order, runs, larger)) : undefined;
+  const signatureOf = larger.length > 0 ? await pass.source.load(slotsOfRuns(order, runs, larger)) : undefined;
   pass.verifier.countRejected(checked.rejected);
   const pairs = checked.pairs;
   let p = 0;
@@ -161,6 +245,12 @@ export interface BandsSettings {
   sortAhead?: boolean;
   /** Threads that check the small buckets of a table on disk (default: one a core beyond this one's; 0: none). */
   checkers?: number;
+  /**
+   * Members of a range when each band of a table on disk is gathered in bucket order before it is verified
+   * (0: every band read where its records lie). Default: DEFAULT_RANGE_MEMBERS when the records file is
+   * larger than the page cache can be expected to hold (rangesByDefault), else 0.
+   */
+  rangeMembers?: number;
 }
 
 /**
@@ -170,23 +260,38 @@ export interface BandsSettings {
  */
 export async function verifyBands(table: SignatureTable, verifier: PairVerifier, settings: BandsSettings): Promise<void> {
   const { bucketChunk, groupMembers, startAt = 0 } = settings;
+  const rangeMembers = settings.rangeMembers ?? rangesByDefault(table);
   const sorter = (settings.sortAhead ?? os.availableParallelism() > 1) ? sorterFor(table, bucketChunk) : undefined;
+  const gather = (band: number) => (band >= startAt ? gatherTask(table, band, rangeMembers, bucketChunk) : undefined);
   const checkers = settings.checkers ?? (os.availableParallelism() > 1 ? defaultCheckers() : 0);
   const checker = table.records && table.size > 0 && checkers > 0 ? new BucketChecker(checkers) : undefined;
   const scratch = { keys: new Uint32Array(0), order: new Uint32Array(0) };
-  let next = sorter?.sort(0);
+  const rangeReader = table.records && table.size > 0 && rangeMembers > 0 ? new RecordReader(table.records().layout) : undefined;
+  let next = sorter?.sort(0, gather(0));
   try {
     for (let band = 0; band < table.bandCount; band++) {
       const sorted = await next;
-      next = band + 1 < table.bandCount ? sorter?.sort(band + 1) : undefined;
-      await verifyBandOf(table, verifier, band, { bucketChunk, groupMembers, markOnly: band < startAt, scratch, sorted, checker });
+      next = band + 1 < table.bandCount ? sorter?.sort(band + 1, gather(band + 1)) : undefined;
+      await verifyBandOf(table, verifier, band, { bucketChunk, groupMembers, markOnly: band < startAt, scratch, sorted, checker, rangeMembers, rangeReader });
       if (band >= startAt) await settings.onBand?.(band);
     }
   } finally {
-    next?.catch(() => undefined); // (a sort asked for ahead of a failure)
+    // A band sorted ahead of a failure: waited for (closing the pool would stop its gather halfway, its
+    // files left where nothing knows of them), and its range files removed (nothing verifies it now).
+    await next?.then(removeRanges, () => undefined);
     await sorter?.close();
     await checker?.close();
   }
+}
+
+/**
+ * Members of a range by default: gathering a band costs a pass over the records file each band (on the
+ * sorting core), worth it only when reading the records where they lie would go to the device at random,
+ * that is when the file is larger than most of the memory the system has available (page cache included).
+ */
+export function rangesByDefault(table: SignatureTable, available = os.freemem()): number {
+  if (!table.records || table.size === 0) return 0;
+  return statSync(table.records().file).size > CACHED_SHARE * available ? DEFAULT_RANGE_MEMBERS : 0;
 }
 
 /** A sorter on another core, for a table spilled to disk. */
@@ -202,7 +307,17 @@ function sortHere(table: SignatureTable, band: number, settings: BandPassSetting
   // (As the signatures hold them: signed 32-bit.)
   const largeKeys: number[] = [];
   for (let r = 0; r < runs.length; r += 2) if (runs[r + 1] - runs[r] > settings.bucketChunk) largeKeys.push(keys[runs[r]] | 0);
-  return { order, runs, largeKeys: Int32Array.from(largeKeys) };
+  const task = settings.markOnly ? undefined : gatherTask(table, band, settings.rangeMembers ?? 0, settings.bucketChunk);
+  const ranges = task && gatherBand(task, order, runs);
+  return { order, runs, largeKeys: Int32Array.from(largeKeys), ranges };
+}
+
+/** What gathering a band takes, when the table is on disk and ranges are asked for (undefined: read where the records lie). */
+function gatherTask(table: SignatureTable, band: number, rangeMembers: number, bucketChunk: number): GatherTask | undefined {
+  if (!table.records || rangeMembers <= 0 || table.size === 0) return undefined;
+  const { file, layout } = table.records();
+  // (A range holds a large key's chunk at least: a bucket cut into ranges is then always a large key.)
+  return { records: file, layout, documents: table.size, band, rangeMembers: Math.max(rangeMembers, bucketChunk) };
 }
 
 /** The verifier's number of a slot: the table's own when it shares the numbering, else looked up by id. */

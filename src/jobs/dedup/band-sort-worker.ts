@@ -1,10 +1,13 @@
 // A band's sort on a core of its own (a piscina worker), while the caller verifies the band before it: the
-// band's hashes read from the spill's file of that band and sorted into buckets (band-sort.ts), the slots
-// in bucket order written into shared memory the caller gave (one of two it alternates between), the runs
-// and the hashes of the keys too large for one bucket chunk handed back. The worker keeps its array of
-// sorted keys from band to band (4 bytes a document).
+// band's hashes read from the spill's file of that band and sorted into buckets (band-sort.ts); the slots of
+// the documents in a bucket (the band's members), in bucket order, written into shared memory the caller gave
+// (one of two it alternates between), the runs and the hashes of the keys too large for one bucket chunk
+// handed back; then, when asked, the members gathered into range files in bucket order (band-gather.ts).
+// The worker keeps its arrays of sorted keys and slots from band to band (8 bytes a document); the caller
+// holds only the members (a tenth of the documents or so), of two bands.
 import { closeSync, openSync } from 'node:fs';
-import { bandBuckets } from './band-sort.js';
+import { type BandRange, type GatherTask, gatherBand } from './band-gather.js';
+import { bandBuckets, membersOnly } from './band-sort.js';
 import { readAll } from './spill-folder.js';
 
 export interface BandSortTask {
@@ -13,23 +16,31 @@ export interface BandSortTask {
   documents: number;
   /** Documents of one key verified at once: a key held by more is a large key. */
   bucketChunk: number;
-  /** Where the slots in bucket order go (4 bytes a document, shared with the caller). */
+  /** Where the members' slots in bucket order go (room for every document, shared with the caller). */
   order: SharedArrayBuffer;
+  /** When given, the band's members gathered into range files in bucket order once it is sorted. */
+  gather?: GatherTask;
 }
 
 export interface SortedRuns {
+  /** The runs, as places among the members (the documents in a bucket, one run after the other). */
   runs: Uint32Array;
+  /** Members written into the shared order. */
+  members: number;
   /** The hashes (as the signatures hold them: signed 32-bit) of the keys held by more than bucketChunk documents. */
   largeKeys: Int32Array;
+  /** The band's ranges and their files, when it was gathered (band-gather.ts). */
+  ranges?: BandRange[];
 }
 
 const CHUNK = 1 << 16;
 let keys = new Uint32Array(0);
+let order = new Uint32Array(0);
 const chunk = new Uint32Array(CHUNK);
 
 export default function sortBand(task: BandSortTask): SortedRuns {
   const n = task.documents;
-  if (keys.length < n) keys = new Uint32Array(n);
+  if (keys.length < n) [keys, order] = [new Uint32Array(n), new Uint32Array(n)];
   const fd = openSync(task.file, 'r');
   try {
     const read = (visit: (chunk: Uint32Array) => void) => {
@@ -39,10 +50,12 @@ export default function sortBand(task: BandSortTask): SortedRuns {
         visit(chunk.subarray(0, length));
       }
     };
-    const sorted = bandBuckets(read, n, { keys, order: new Uint32Array(task.order, 0, n) });
+    const sorted = bandBuckets(read, n, { keys, order });
     const large: number[] = [];
     for (let r = 0; r < sorted.runs.length; r += 2) if (sorted.runs[r + 1] - sorted.runs[r] > task.bucketChunk) large.push(sorted.keys[sorted.runs[r]] | 0);
-    return { runs: sorted.runs, largeKeys: Int32Array.from(large) };
+    const members = membersOnly(sorted.order, sorted.runs, new Uint32Array(task.order, 0, n));
+    const ranges = task.gather && gatherBand(task.gather, members.order, members.runs);
+    return { runs: members.runs, members: members.order.length, largeKeys: Int32Array.from(large), ranges };
   } finally {
     closeSync(fd);
   }

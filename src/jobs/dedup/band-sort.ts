@@ -116,3 +116,19 @@ function runsOf(sorted: Uint32Array): Uint32Array {
   }
   return runs.slice(0, count);
 }
+
+/**
+ * The members of a sorted band only (the documents in a run), one run after the other in bucket order,
+ * copied into `into`; the runs as places among them. The buckets and their order are the band's.
+ */
+export function membersOnly(order: Uint32Array, runs: Uint32Array, into: Uint32Array): { order: Uint32Array; runs: Uint32Array } {
+  const placed = new Uint32Array(runs.length);
+  let at = 0;
+  for (let r = 0; r < runs.length; r += 2) {
+    into.set(order.subarray(runs[r], runs[r + 1]), at);
+    placed[r] = at;
+    at += runs[r + 1] - runs[r];
+    placed[r + 1] = at;
+  }
+  return { order: into.subarray(0, at), runs: placed };
+}

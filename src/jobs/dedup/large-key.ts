@@ -34,6 +34,16 @@ export class LargeKeyJoin {
     if (this.representatives.length + this.chunk.length >= this.chunkSize) this.verifyChunk();
   }
 
+  /**
+   * Copies the signatures it holds (the representatives, the chunk not yet verified): the buffers they are
+   * views of are about to be read into again (the key's members come in several loads).
+   */
+  detach(): void {
+    const copy = (m: Member): Member => ({ n: m.n, signature: { values: m.signature.values.slice(), simhash: m.signature.simhash, bands: m.signature.bands.slice() } });
+    this.representatives = this.representatives.map(copy);
+    this.chunk = this.chunk.map(copy);
+  }
+
   finish(): void {
     if (this.chunk.length > 0) this.verifyChunk();
   }

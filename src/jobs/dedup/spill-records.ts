@@ -54,7 +54,7 @@ export class RecordReader {
   private readonly bytes: number;
   private readonly words: number;
 
-  constructor(private readonly layout: RecordLayout) {
+  constructor(readonly layout: RecordLayout) {
     this.bytes = recordBytes(layout);
     this.words = layout.width + 2 + layout.bandCount;
   }
@@ -70,7 +70,7 @@ export class RecordReader {
       i = j;
     }
     const records = this.layout.valueBits === 32 ? new Uint32Array(this.held.buffer, 0, (slots.length * bytes) / 4) : this.expand(slots.length);
-    return (slot) => this.signatureAt(records, indexOf(slots, slot));
+    return (slot) => this.signatureAt(records, placeIn(slots, slot));
   }
 
   /** Slots i..j-1, close together, in one read: straight into place when they follow each other, else through the scratch buffer. */
@@ -124,7 +124,7 @@ export function ascendingOnce(slots: Uint32Array): Uint32Array {
 }
 
 /** Where `slot` is in the ascending `slots` (-1: not there). */
-function indexOf(slots: Uint32Array, slot: number): number {
+export function placeIn(slots: Uint32Array, slot: number): number {
   let lo = 0;
   let hi = slots.length - 1;
   while (lo <= hi) {

@@ -1,0 +1,242 @@
+// A spilled band's members gathered in bucket order, so that verifying it reads the disk in order. The
+// records file holds every document's signature in scan order; a band's buckets want their members' records
+// in the order of their keys, scattered through it. Read where they lie, a hundred million documents' records
+// (37 GB and more, larger than the page cache) come from the device a 4 KB page at a time, at random: the
+// bands of a hundred million took longer than a session. So, as datatrove lays its buckets out before it
+// reads them, each band's members are first copied out of the records file in one pass in order (the disk's
+// full rate, about 2 GB/s here against 54 MB/s at random), into range files: a range is a run of buckets of
+// about `target` members, the range files of one band hold each member once, each file in slot order.
+// Verifying a range then reads one small file, mostly from the page cache, and memory holds one range.
+//
+// A bucket larger than a range (a key of boilerplate held by millions) is cut into several ranges, read one
+// after the other (its members are verified a chunk at a time anyway: large-key.ts).
+//
+// Input: the band sorted into buckets (band-sort.ts), the records file and its layout; output: the ranges,
+// each with its file. The gather runs beside the sort, on the sorting core when there is one
+// (band-sort-worker.ts); the verifier removes each range file once the range is verified.
+import { closeSync, openSync, rmSync, statfsSync } from 'node:fs';
+import path from 'node:path';
+import { readAll, writeAll } from './spill-folder.js';
+import { type RecordLayout, recordBytes } from './spill-records.js';
+
+/** Members a range holds, by default: about 150 MB of whole records at 128 values and 26 bands. */
+export const DEFAULT_RANGE_MEMBERS = 250_000;
+/** Room left on the disk after a band's ranges, at least; a band that would leave less is read where it lies. */
+const DISK_MARGIN_BYTES = 1024 ** 3;
+/** Bytes of the records file read at once. */
+const SWEEP_BYTES = 8 * 1024 * 1024;
+/** Records a range's writer holds before it writes them. */
+const WRITE_RECORDS = 256;
+
+/**
+ * A run of buckets in bucket order: runs [fromRun, toRun) of the sorted band, their places in the band's
+ * order within [from, to) (a bucket cut into several ranges has a part in each).
+ */
+export interface BandRange {
+  from: number;
+  to: number;
+  fromRun: number;
+  toRun: number;
+  /** Documents of the range (the places between its buckets, of documents in none, are not). */
+  members: number;
+  /** Its file, the members' records in slot order (once gathered). */
+  file?: string;
+}
+
+/** What the gather of one band needs. */
+export interface GatherTask {
+  /** The spill's records file, and its layout. */
+  records: string;
+  layout: RecordLayout;
+  /** Documents in the table (slots 0..documents-1). */
+  documents: number;
+  band: number;
+  /** Members a range holds (a bucket larger than that is cut into several ranges). */
+  rangeMembers: number;
+}
+
+/**
+ * The ranges of a sorted band: whole buckets packed while they fit `target` members, a bucket larger than
+ * that cut into ranges of `target` members each (the ranges of one bucket follow each other).
+ */
+export function planRanges(runs: Uint32Array, target: number): BandRange[] {
+  const ranges: BandRange[] = [];
+  let open: BandRange | undefined;
+  for (let r = 0; r < runs.length / 2; r++) {
+    const start = runs[2 * r], end = runs[2 * r + 1];
+    if (open && open.members + end - start > target) open = undefined;
+    if (end - start > target) {
+      for (let from = start; from < end; from += target) {
+        const to = Math.min(end, from + target);
+        ranges.push({ from, to, fromRun: r, toRun: r + 1, members: to - from });
+      }
+      continue;
+    }
+    if (!open) ranges.push((open = { from: start, to: start, fromRun: r, toRun: r, members: 0 }));
+    open.to = end;
+    open.toRun = r + 1;
+    open.members += end - start;
+  }
+  return ranges;
+}
+
+/** Members of a band (documents in buckets). */
+export function membersOf(ranges: readonly BandRange[]): number {
+  return ranges.reduce((sum, range) => sum + range.members, 0);
+}
+
+/** Each place of the band's order that the range holds, in bucket order. */
+export function forEachPlace(range: BandRange, runs: Uint32Array, visit: (place: number) => void): void {
+  for (let r = range.fromRun; r < range.toRun; r++) {
+    const end = Math.min(runs[2 * r + 1], range.to);
+    for (let p = Math.max(runs[2 * r], range.from); p < end; p++) visit(p);
+  }
+}
+
+/**
+ * Gathers a sorted band into range files beside the records file, in one pass over it in order; the ranges
+ * with their files. Undefined (nothing written) when the band's ranges would not leave room on the disk:
+ * that band is then read where its records lie.
+ */
+export function gatherBand(task: GatherTask, order: Uint32Array, runs: Uint32Array): BandRange[] | undefined {
+  const ranges = planRanges(runs, Math.max(1, task.rangeMembers));
+  if (ranges.length === 0) return ranges;
+  const bytes = recordBytes(task.layout);
+  const folder = path.dirname(task.records);
+  if (membersOf(ranges) * bytes > freeBytes(folder) - DISK_MARGIN_BYTES) return undefined;
+  const members = new MemberRanges(task.documents, order, runs, ranges);
+  const writers: RangeWriter[] = [];
+  try {
+    for (const [k, range] of ranges.entries()) {
+      writers.push(new RangeWriter(path.join(folder, `band-${task.band}-range-${k}.bin`), bytes));
+      range.file = writers[k].file;
+    }
+    sweep(task, members, writers);
+    for (const writer of writers) writer.close();
+  } catch (err) {
+    // A gather that fails (a planted name refused, descriptors or disk run out, the records file cut short)
+    // leaves nothing of its own: each file it made closed and removed (a planted file, not its own, stays).
+    for (const writer of writers) writer.discard();
+    throw err;
+  }
+  return ranges;
+}
+
+/** The records file read once in order, each member's record appended to its range's file. */
+function sweep(task: GatherTask, members: MemberRanges, writers: RangeWriter[]): void {
+  const bytes = recordBytes(task.layout);
+  const perRead = Math.max(1, Math.floor(SWEEP_BYTES / bytes));
+  const chunk = new Uint8Array(perRead * bytes);
+  const fd = openSync(task.records, 'r');
+  try {
+    for (let first = 0; first < task.documents; first += perRead) {
+      const count = Math.min(perRead, task.documents - first);
+      if (!members.anyIn(first, first + count)) continue;
+      readAll(fd, chunk.subarray(0, count * bytes), first * bytes);
+      members.forEachIn(first, first + count, (slot, range) => writers[range].add(chunk.subarray((slot - first) * bytes, (slot - first + 1) * bytes)));
+    }
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/**
+ * Which slots are members of the band, and in which range: a bit a document, and a range a member by its
+ * rank among the members in slot order (the order in which the sweep meets them).
+ */
+class MemberRanges {
+  private readonly bits: Uint32Array;
+  private readonly rangeByRank: Uint32Array;
+  /** Members the sweep has met so far. */
+  private rank = 0;
+
+  constructor(documents: number, order: Uint32Array, runs: Uint32Array, ranges: readonly BandRange[]) {
+    this.bits = new Uint32Array(Math.ceil(documents / 32));
+    for (const range of ranges) forEachPlace(range, runs, (p) => (this.bits[order[p] >>> 5] |= 1 << (order[p] & 31)));
+    const before = new Uint32Array(this.bits.length);
+    for (let w = 1; w < this.bits.length; w++) before[w] = before[w - 1] + popcount(this.bits[w - 1]);
+    this.rangeByRank = new Uint32Array(membersOf(ranges));
+    for (const [k, range] of ranges.entries()) {
+      forEachPlace(range, runs, (p) => {
+        const slot = order[p];
+        this.rangeByRank[before[slot >>> 5] + popcount(this.bits[slot >>> 5] & ((1 << (slot & 31)) - 1))] = k;
+      });
+    }
+  }
+
+  /** Whether any slot in [from, to) is a member (whole words checked: a member past `to` may say yes). */
+  anyIn(from: number, to: number): boolean {
+    for (let w = from >>> 5; w <= (to - 1) >>> 5; w++) if (this.bits[w] !== 0) return true;
+    return false;
+  }
+
+  /** Each member slot in [from, to), ascending, with its range (called on ascending, adjacent intervals from 0). */
+  forEachIn(from: number, to: number, visit: (slot: number, range: number) => void): void {
+    for (let slot = from; slot < to; slot++) {
+      const word = this.bits[slot >>> 5];
+      if (word === 0) {
+        slot |= 31; // (the loop's ++ goes to the next word)
+        continue;
+      }
+      if (word & (1 << (slot & 31))) visit(slot, this.rangeByRank[this.rank++]);
+    }
+  }
+}
+
+/** Bits set in a 32-bit word. */
+function popcount(word: number): number {
+  let v = word - ((word >>> 1) & 0x55555555);
+  v = (v & 0x33333333) + ((v >>> 2) & 0x33333333);
+  return (Math.imul((v + (v >>> 4)) & 0x0f0f0f0f, 0x01010101) >>> 24) & 0xff;
+}
+
+/** A range's file, written a few records at a time (created new: a file planted under its name is refused). */
+class RangeWriter {
+  private fd: number;
+  private readonly buffer: Uint8Array;
+  private used = 0;
+
+  constructor(readonly file: string, private readonly bytes: number) {
+    this.fd = openSync(file, 'wx', 0o600);
+    this.buffer = new Uint8Array(WRITE_RECORDS * bytes);
+  }
+
+  add(record: Uint8Array): void {
+    this.buffer.set(record, this.used);
+    this.used += this.bytes;
+    if (this.used === this.buffer.length) this.flush();
+  }
+
+  private flush(): void {
+    writeAll(this.fd, this.buffer.subarray(0, this.used));
+    this.used = 0;
+  }
+
+  /** Writes what it holds and closes the file (closed even when the write fails). */
+  close(): void {
+    if (this.fd < 0) return;
+    try {
+      this.flush();
+    } finally {
+      this.closeFile();
+    }
+  }
+
+  /** Closes the file if open, and removes it. */
+  discard(): void {
+    this.closeFile();
+    rmSync(this.file, { force: true });
+  }
+
+  private closeFile(): void {
+    if (this.fd < 0) return;
+    closeSync(this.fd);
+    this.fd = -1;
+  }
+}
+
+/** Bytes free for this user on the file system of `folder`. */
+function freeBytes(folder: string): number {
+  const stats = statfsSync(folder);
+  return stats.bavail * stats.bsize;
+}
