@@ -164,7 +164,7 @@ export class EngineClient {
    */
   explain(err: unknown, index?: string): unknown {
     if (err instanceof UserError || err instanceof UsageError) return err;
-    if (err instanceof ScanLostError) return new UserError(`${err.message}; run the same command again (with --resume where the command has it)`, { cause: err });
+    if (err instanceof ScanLostError) return new UserError((o) => `${err.message}; run the same command again (with ${o('resume')} where the command has it)`, { cause: err });
     if (err instanceof EngineResponseError || err instanceof EngineConnectionError) return this.describe(err, index);
     return err;
   }

@@ -21,7 +21,7 @@ export function prefixPath(prefix: string): string[] {
   for (const segment of segments) {
     if (segment === '' || /\s/.test(segment) || segment.startsWith('_') || /[*#,"\\]/.test(segment)) {
       throw new UsageError(
-        `--prefix "${prefix}" is not a usable field name: use letters, digits, _ or -, not starting with _, with . between object levels (e.g. near_dup)`,
+        (o) => `${o('prefix')} "${prefix}" is not a usable field name: use letters, digits, _ or -, not starting with _, with . between object levels (e.g. near_dup)`,
       );
     }
   }

@@ -36,10 +36,10 @@ export async function readCheckpoint(file: string): Promise<Checkpoint | undefin
   try {
     parsed = JSON.parse(text);
   } catch {
-    throw new UserError(`checkpoint ${file} is not valid JSON (cut short, or edited); delete it and run without --resume to start over`);
+    throw new UserError((o) => `checkpoint ${file} is not valid JSON (cut short, or edited); delete it and run without ${o('resume')} to start over`);
   }
   const problem = checkpointProblem(parsed);
-  if (problem) throw new UserError(`checkpoint ${file} is damaged (${problem}); delete it and run without --resume to start over`);
+  if (problem) throw new UserError((o) => `checkpoint ${file} is damaged (${problem}); delete it and run without ${o('resume')} to start over`);
   return parsed as Checkpoint;
 }
 

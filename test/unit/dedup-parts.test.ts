@@ -9,6 +9,7 @@ import { DocNumbers } from '../../src/jobs/dedup/doc-numbers.js';
 import { FactsTable } from '../../src/jobs/dedup/facts.js';
 import { StoredProblem } from '../../src/stored/read.js';
 import { DedupJournal } from '../../src/jobs/dedup/journal.js';
+import { cliMessage } from '../../src/cli/option-flags.js';
 import { UnionFind } from '../../src/jobs/dedup/union-find.js';
 import { type NumberedPair, PAIRWISE_BUCKET, PairVerifier, type VerifiedPair } from '../../src/jobs/dedup/pair-verifier.js';
 import { decodeSignature, keyHash, SignatureStore, type StoredSignature } from '../../src/jobs/dedup/signature-store.js';
@@ -302,7 +303,10 @@ describe('run journal (dedup --resume)', () => {
     await expect(DedupJournal.resume(foreign, identity)).rejects.toThrow(/does not match the checksum/);
     const garbled = await made('garbled');
     writeFileSync(garbled, '{"job": "dedup-run", "index": "i", "identity"');
-    await expect(DedupJournal.resume(garbled, identity)).rejects.toThrow(/checkpoint .* is not valid JSON .*without --resume/);
+    // (The library names the option key, the command line its flag.)
+    const refusal = await DedupJournal.resume(garbled, identity).catch((err: unknown) => err);
+    expect((refusal as Error).message).toMatch(/checkpoint .* is not valid JSON .*without resume/);
+    expect(cliMessage(refusal)).toMatch(/checkpoint .* is not valid JSON .*without --resume/);
     const negative = await made('negative');
     writeFileSync(negative, JSON.stringify({ ...JSON.parse(readFileSync(negative, 'utf8')), counts: { pairsBytes: -5 } }));
     await expect(DedupJournal.resume(negative, identity)).rejects.toThrow(/checkpoint .* is damaged \(its counts are not whole numbers\)/);

@@ -2,6 +2,7 @@
 // lost its pages, a connection that failed or timed out. Only errors of other packages (the official
 // clients', undici's, Node's AbortError) are still told apart by name, in retryCause, where a send function
 // of anyone's may throw them as they are.
+import { cliMessage } from '../../src/cli/option-flags.js';
 import { describe, expect, it } from 'vitest';
 import * as api from '../../src/index.js';
 import { EngineClient } from '../../src/engine/client.js';
@@ -31,7 +32,8 @@ describe('ScanLostError', () => {
     const lost = new ScanLostError('reading docs lost 5 scroll pages in a row');
     const explained = client.explain(lost, 'docs');
     expect(explained).toBeInstanceOf(UserError);
-    expect((explained as Error).message).toBe('reading docs lost 5 scroll pages in a row; run the same command again (with --resume where the command has it)');
+    expect((explained as Error).message).toBe('reading docs lost 5 scroll pages in a row; run the same command again (with resume where the command has it)');
+    expect(cliMessage(explained)).toBe('reading docs lost 5 scroll pages in a row; run the same command again (with --resume where the command has it)');
     expect((explained as Error).cause).toBe(lost);
     expect(mayPass(lost)).toBe(true);
     expect(mayPass(explained)).toBe(true);
