@@ -8,6 +8,7 @@ import { DEFAULT_FALSE_NEGATIVE_WEIGHT, DEFAULT_KEY_ENCODING, DEFAULT_THRESHOLD,
 import { MINHASH_SCHEMES, type MinhashScheme } from '../sketch/minhash.js';
 import { DEFAULT_SIMHASH_BLOCKS } from '../sketch/simhash.js';
 import { advanced } from './help.js';
+import { BULK_DEFAULTS } from '../jobs/bulk-writer.js';
 
 // No yargs defaults here: an option left out stays undefined, so a command can tell the options a user gave
 // (similar refuses those that do not match the index) from the defaults, which resolveSignerSettings fills in.
@@ -111,8 +112,8 @@ export function signerOptionsFrom(argv: SignerArgs): SignerOptions {
 /** Bulk writing options shared by the commands that write (annotate, ingest). */
 export function withBulkOptions<T>(yargs: Argv<T>) {
   return yargs
-    .option('bulk-size', advanced({ type: 'number', default: 1000, describe: 'operations per bulk request', group: 'Writing:' }))
-    .option('bulk-bytes', advanced({ type: 'number', default: 5 * 1024 * 1024, describe: 'bytes per bulk request', group: 'Writing:' }))
+    .option('bulk-size', advanced({ type: 'number', default: BULK_DEFAULTS.maxOperations, describe: 'operations per bulk request', group: 'Writing:' }))
+    .option('bulk-bytes', advanced({ type: 'number', default: BULK_DEFAULTS.maxBytes, describe: 'bytes per bulk request', group: 'Writing:' }))
     .option(
       'concurrency',
       advanced({

@@ -22,7 +22,7 @@ import { SIGNATURE_FIELDS } from '../stored/read.js';
 import { closedIndicesBehind, requireWritable } from '../indices/index-state.js';
 import { resolveSignerSettings, type SignerOptions } from '../signature.js';
 import type { AnnotateInput, AnnotateResult } from '../signing/annotate-batch.js';
-import { BulkWriter } from './bulk-writer.js';
+import { BULK_DEFAULTS, BulkWriter } from './bulk-writer.js';
 import { defaultCheckpointPath, identityDifferences, readCheckpoint, writeCheckpoint, type Checkpoint } from './checkpoint.js';
 import { ErrorsFile } from './errors-file.js';
 import { InFlightLimit } from '../engine/in-flight.js';
@@ -128,7 +128,7 @@ export const ANNOTATE_DEFAULTS = {
    * Each bulk request at most 5 MB and 1,000 operations (the bulk writer's own defaults, and the command
    * line's for --bulk-bytes and --bulk-size); requests in flight are planned from the cluster.
    */
-  bulk: { maxBytes: 5 * 1024 * 1024, maxOperations: 1000 },
+  bulk: BULK_DEFAULTS,
 } as const satisfies Partial<AnnotateLimits & AnnotateOutput>;
 
 /** The options with every default filled in: what the run works from (resolveAnnotateOptions). */

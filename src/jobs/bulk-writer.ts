@@ -90,6 +90,9 @@ export interface BulkStats {
   resent: number;
 }
 
+/** A bulk request's size by default: at most 5 MB and 1,000 operations (as the Elasticsearch client's bulk helper flushes at 5 MB). */
+export const BULK_DEFAULTS = { maxBytes: 5 * 1024 * 1024, maxOperations: 1000 } as const;
+
 export class BulkWriter {
   private readonly queue: PQueue;
   private readonly maxBytes: number;
@@ -106,8 +109,8 @@ export class BulkWriter {
 
   constructor(private readonly options: BulkWriterOptions) {
     this.queue = new PQueue({ concurrency: options.inFlight?.current ?? options.concurrency ?? 2 });
-    this.maxBytes = options.maxBytes ?? 5 * 1024 * 1024;
-    this.maxOperations = options.maxOperations ?? 1000;
+    this.maxBytes = options.maxBytes ?? BULK_DEFAULTS.maxBytes;
+    this.maxOperations = options.maxOperations ?? BULK_DEFAULTS.maxOperations;
     this.maxAttempts = options.maxAttempts ?? 6;
     this.backoffMs = options.backoffMs ?? 200;
     this.sleep = options.sleep ?? sleep;

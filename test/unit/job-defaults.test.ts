@@ -1,8 +1,8 @@
 // annotate's and ingest's options as a library caller gives them: grouped (read, limits, state, output) or
 // flat as in 0.x, resolved once with every default from ANNOTATE_DEFAULTS and INGEST_DEFAULTS; a mistake
 // named by its option key in the library and by its flag on the command line, in the same words as before;
-// and the defaults that still live in three places (the jobs, the bulk writer, the command line's bulk
-// flags) held equal until they are one.
+// and the bulk defaults (BULK_DEFAULTS, in the bulk writer) the same for the jobs, the writer and the command
+// line's bulk flags.
 import { spawnSync } from 'node:child_process';
 import os from 'node:os';
 import path from 'node:path';
@@ -12,7 +12,7 @@ import * as api from '../../src/index.js';
 import { cliMessage, flagOf } from '../../src/cli/option-flags.js';
 import { withBulkOptions } from '../../src/cli/signer-options.js';
 import { annotateIdentity, checkAnnotateOptions } from '../../src/jobs/annotate.js';
-import { BulkWriter } from '../../src/jobs/bulk-writer.js';
+import { BULK_DEFAULTS, BulkWriter } from '../../src/jobs/bulk-writer.js';
 import { checkIngestOptions } from '../../src/jobs/ingest.js';
 
 const CLI = path.resolve(__dirname, '../../dist/cli/main.js');
@@ -133,6 +133,7 @@ describe('the defaults kept in more than one place agree', () => {
     expect({ maxOperations: argv.bulkSize, maxBytes: argv.bulkBytes }).toEqual(api.ANNOTATE_DEFAULTS.bulk);
     const writer = new BulkWriter({ send: async () => ({ errors: false, items: [] }) as never }) as unknown as { maxBytes: number; maxOperations: number };
     expect({ maxOperations: writer.maxOperations, maxBytes: writer.maxBytes }).toEqual(api.ANNOTATE_DEFAULTS.bulk);
+    expect(api.ANNOTATE_DEFAULTS.bulk).toBe(BULK_DEFAULTS);
   });
 
   it('option keys of annotate and ingest map to the flags their commands take', () => {
