@@ -14,7 +14,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { EngineClient } from '../engine/client.js';
 import { mayPass } from '../engine/errors.js';
 import { UsageError } from '../errors.js';
-import { type AnnotateOptions, type AnnotateSummary, annotateIdentity, annotateIndex } from './annotate.js';
+import { type AnnotateOptions, type AnnotateSummary, annotateIdentity, annotateIndex, resolveAnnotateOptions } from './annotate.js';
 import { defaultCheckpointPath, identityDifferences, writeJsonFile } from './checkpoint.js';
 
 export interface FollowOptions extends AnnotateOptions {
@@ -60,20 +60,23 @@ export function parseInterval(text: string | number): number {
 
 export async function followIndex(client: EngineClient, options: FollowOptions): Promise<FollowTotals> {
   const totals: FollowTotals = { passes: 0, annotated: 0, unchanged: 0, failed: 0 };
-  const file = options.marksFile ?? defaultCheckpointPath('follow', options.index, options.slice);
+  // The job's query, slice and resume as given (grouped or flat), resolved once; each pass narrows the query.
+  const job = resolveAnnotateOptions(options);
+  const file = options.marksFile ?? defaultCheckpointPath('follow', options.index, job.read.slice);
   const identity = annotateIdentity(options);
   let marks = await readMarks(file, identity, options.onNote);
   while (!options.signal?.aborted) {
     try {
       const next = await seqNoMarks(client, options.index);
       if (marks) marks = withoutMarksAhead(marks, next, file, options.onNote);
-      const query = marks ? changedSince(options.query, marks, next) : options.query;
-      const summary = await annotateIndex(client, { ...options, query, resume: totals.passes === 0 ? options.resume : false });
+      const query = marks ? changedSince(job.read.query, marks, next) : job.read.query;
+      const resume = totals.passes === 0 ? job.state.resume : false;
+      const summary = await annotateIndex(client, { ...options, read: { ...job.read, query }, state: { ...job.state, resume } });
       totals.passes++;
       totals.annotated += summary.annotated;
       totals.unchanged += summary.unchanged;
       totals.failed += summary.failed;
-      options.onPass?.({ pass: totals.passes, whole: query === options.query, summary, totals: { ...totals } });
+      options.onPass?.({ pass: totals.passes, whole: query === job.read.query, summary, totals: { ...totals } });
       if (summary.complete && summary.missing === 0) {
         marks = next;
         await writeMarks(file, identity, marks);

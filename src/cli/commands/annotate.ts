@@ -158,7 +158,7 @@ export const annotateCommand: CommandModule<object, AnnotateArgs> = {
     process.on('SIGINT', onSigint);
     process.on('SIGTERM', onSigint);
     try {
-      if (argv.follow) return await follow(client, { ...flatForFollow(options), onProgress: undefined, intervalMs });
+      if (argv.follow) return await follow(client, { ...options, onProgress: undefined, intervalMs });
       const summary = await annotateIndex(client, options);
       progress.done();
       printSummary(summary, 'annotated');
@@ -170,15 +170,6 @@ export const annotateCommand: CommandModule<object, AnnotateArgs> = {
     }
   },
 };
-
-/**
- * followIndex (jobs/follow.ts) reads `query`, `slice` and `resume` at the top level, and narrows the query
- * and drops `resume` there pass by pass: it is given them flat (the 0.x names annotateIndex still takes),
- * since a member in its group would win over what follow sets.
- */
-function flatForFollow({ read, state, ...options }: AnnotateOptions): AnnotateOptions {
-  return { ...options, query: read?.query, slice: read?.slice, resume: state?.resume, checkpointFile: state?.checkpointFile };
-}
 
 /** annotate --follow: a status line between passes (JSON lines when not on a terminal), the totals on stdout at the end. */
 async function follow(client: EngineClient, options: FollowOptions): Promise<void> {
