@@ -12,7 +12,7 @@
 //       [--group-members 100000] [--spill-dir DIR] [--differences]     (a way: memory, disk, compact; disk:0 with no checking
 //       threads; disk/0 with each band read where its records lie instead of gathered in ranges of buckets, disk/N in ranges of N)
 import { execFileSync } from 'node:child_process';
-import { closeSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, openSync, readdirSync, readFileSync, rmSync, statSync, writeSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import os from 'node:os';
 import path from 'node:path';
@@ -92,7 +92,7 @@ async function child() {
   const { SignaturePool } = await import('../../dist/jobs/dedup/signature-pool.js');
   const { SignatureSpill } = await import('../../dist/jobs/dedup/signature-spill.js');
   const { poolTable } = await import('../../dist/jobs/dedup/signature-table.js');
-  const { verifyBands } = await import('../../dist/jobs/dedup/band-pass.js');
+  const { rangesByDefault, verifyBands } = await import('../../dist/jobs/dedup/band-pass.js');
   const { cutFamilies } = await import('../../dist/jobs/dedup/cluster-cut.js');
 
   const docs = Number(option('docs', 1_000_000));
@@ -135,7 +135,17 @@ async function child() {
   const verifier = new PairVerifier(MIN_SIMILARITY, { documents: numbers, expected: docs, width: NUM_PERM });
   const checkers = threads === undefined ? undefined : Number(threads);
   const rangeMembers = ranges === undefined ? undefined : Number(ranges);
-  await verifyBands(source, verifier, { bucketChunk: BUCKET_CHUNK, groupMembers, checkers, rangeMembers });
+  if (way !== 'memory') {
+    const gb = (bytes) => `${(bytes / 2 ** 30).toFixed(1)} GB`;
+    process.stderr.write(`${way}: records ${gb(statSync(table.records().file).size)}, memory available ${gb(os.freemem())}, ranges of ${rangeMembers ?? rangesByDefault(table)} members\n`);
+  }
+  // Each band's time, and whether the band after it was gathered (its range files, on a table on disk).
+  const bandsBegan = performance.now();
+  const onBand = (band) => {
+    const gathered = way === 'memory' ? 0 : readdirSync(table.path).filter((name) => name.includes('-range-')).length;
+    process.stderr.write(`${way}: band ${band + 1} of ${lsh.b} at ${((performance.now() - bandsBegan) / 1000).toFixed(1)} s, RSS ${Math.round(process.memoryUsage().rss / 2 ** 20)} MB, range files of the next ${gathered}\n`);
+  };
+  await verifyBands(source, verifier, { bucketChunk: BUCKET_CHUNK, groupMembers, checkers, rangeMembers, onBand });
   lap('bands');
 
   const find = way === 'memory' ? async (ids) => new Map(ids.map((id) => [id, table.find(id)]).filter(([, s]) => s)) : (ids, numbered) => table.find(ids, numbered);
@@ -189,14 +199,7 @@ async function child() {
  * boilerplate (1%, three templates: the first band's rows shared, the rest its own).
  */
 function* signatures(count, { b, r }, seed) {
-  let state = seed >>> 0 || 1;
-  const random = () => {
-    // xorshift32
-    state ^= state << 13;
-    state ^= state >>> 17;
-    state ^= state << 5;
-    return (state >>> 0) / 2 ** 32;
-  };
+  const random = randomSource(seed);
   const randomValue = () => (random() * 2 ** 32) >>> 0;
   const open = [];
   const templates = Array.from({ length: 3 }, () => Uint32Array.from({ length: r }, randomValue));
@@ -221,6 +224,36 @@ function* signatures(count, { b, r }, seed) {
     }
     yield { id: `doc-${i.toString(36)}`, signature: { values, bands: bandHashes(values, b, r), simhash: { hi: values[0], lo: values[1] } } };
   }
+}
+
+/**
+ * Uniform numbers in [0, 1) from xoshiro128** (period 2^128 - 1), seeded by splitmix32. (A generator of 32
+ * bits of state, as xorshift32 was here, repeats after 2^32 draws: about 33 million documents of 128
+ * values, past which the documents came round again and nearly every one shared its band keys.)
+ */
+function randomSource(seed) {
+  let a = seed >>> 0;
+  const splitmix32 = () => {
+    a = (a + 0x9e3779b9) | 0;
+    let t = a ^ (a >>> 16);
+    t = Math.imul(t, 0x21f0aaad);
+    t ^= t >>> 15;
+    t = Math.imul(t, 0x735a2d97);
+    return (t ^ (t >>> 15)) >>> 0;
+  };
+  let [s0, s1, s2, s3] = [splitmix32(), splitmix32(), splitmix32(), splitmix32()];
+  const rotl = (x, k) => (x << k) | (x >>> (32 - k));
+  return () => {
+    const result = Math.imul(rotl(Math.imul(s1, 5), 7), 9) >>> 0;
+    const t = s1 << 9;
+    s2 ^= s0;
+    s3 ^= s1;
+    s1 ^= s2;
+    s0 ^= s3;
+    s2 ^= t;
+    s3 = rotl(s3, 11);
+    return result / 2 ** 32;
+  };
 }
 
 /** A 32-bit hash of each band's rows (what the hash of a band key stands for). */
