@@ -264,17 +264,19 @@ async function spilledDedup(size) {
 }
 
 const f0 = (n) => (Number.isNaN(n) ? 'n/a' : n.toFixed(0));
+/** (a) against (b), n/a when (b) was left out. */
+const ratioOf = (engine, annotate) => (Number.isNaN(engine.seconds) ? 'n/a' : (engine.seconds / annotate.seconds).toFixed(2));
 console.log(`\n| documents | (b) engine alone docs/s | (a) annotate docs/s | ratio (a)/(b) | annotate RSS | annotate client CPU / engine CPU | dedup wall (find + cluster + write) | dedup RSS | dedup client CPU / engine wait / engine CPU | engine heap peak | index without / with near-dup fields | near-dup bytes per doc |`);
 console.log('| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |');
 for (const { size, engine, annotate, dedup, plainBytes, annotatedBytes, dedupStopped } of rows) {
   if (!dedup) {
     const what = dedupStopped ? `stopped after ${f0(dedupStopped)} s` : 'not run';
-    console.log(`| ${size.toLocaleString('en')} | ${f0(size / engine.seconds)} | ${f0(size / annotate.seconds)} | **${(engine.seconds / annotate.seconds).toFixed(2)}** | ${annotate.summary.peakMemoryMb} MB | ${f0(annotate.summary.timing.cpuSeconds)} s / ${f0(annotate.engineCpu)} s (b: ${f0(engine.engineCpu)} s) | ${what} | | | | ${f0(plainBytes / 1e6)} / ${f0(annotatedBytes / 1e6)} MB | ${f0((annotatedBytes - plainBytes) / size)} |`);
+    console.log(`| ${size.toLocaleString('en')} | ${f0(size / engine.seconds)} | ${f0(size / annotate.seconds)} | **${ratioOf(engine, annotate)}** | ${annotate.summary.peakMemoryMb} MB | ${f0(annotate.summary.timing.cpuSeconds)} s / ${f0(annotate.engineCpu)} s (b: ${f0(engine.engineCpu)} s) | ${what} | | | | ${f0(plainBytes / 1e6)} / ${f0(annotatedBytes / 1e6)} MB | ${f0((annotatedBytes - plainBytes) / size)} |`);
     continue;
   }
   const t = dedup.summary.timing;
   console.log(
-    `| ${size.toLocaleString('en')} | ${f0(size / engine.seconds)} | ${f0(size / annotate.seconds)} | **${(engine.seconds / annotate.seconds).toFixed(2)}** | ${annotate.summary.peakMemoryMb} MB | ${f0(annotate.summary.timing.cpuSeconds)} s / ${f0(annotate.engineCpu)} s | **${dedup.seconds.toFixed(0)} s** (${f0(t.findSeconds)} + ${f0(t.clusterSeconds)} + ${f0(t.writeSeconds)}) | ${dedup.summary.peakMemoryMb} MB | ${f0(t.cpuSeconds)} s / ${f0(t.engineWaitSeconds)} s / ${f0(dedup.engineCpu)} s | ${f0(Math.max(engine.engineHeapMb, annotate.engineHeapMb, dedup.engineHeapMb))} MB | ${f0(plainBytes / 1e6)} / ${f0(annotatedBytes / 1e6)} MB | ${f0((annotatedBytes - plainBytes) / size)} |`,
+    `| ${size.toLocaleString('en')} | ${f0(size / engine.seconds)} | ${f0(size / annotate.seconds)} | **${ratioOf(engine, annotate)}** | ${annotate.summary.peakMemoryMb} MB | ${f0(annotate.summary.timing.cpuSeconds)} s / ${f0(annotate.engineCpu)} s | **${dedup.seconds.toFixed(0)} s** (${f0(t.findSeconds)} + ${f0(t.clusterSeconds)} + ${f0(t.writeSeconds)}) | ${dedup.summary.peakMemoryMb} MB | ${f0(t.cpuSeconds)} s / ${f0(t.engineWaitSeconds)} s / ${f0(dedup.engineCpu)} s | ${f0(Math.max(engine.engineHeapMb, annotate.engineHeapMb, dedup.engineHeapMb))} MB | ${f0(plainBytes / 1e6)} / ${f0(annotatedBytes / 1e6)} MB | ${f0((annotatedBytes - plainBytes) / size)} |`,
   );
 }
 await client.deleteIndex(index, { ignoreMissing: true });
