@@ -107,7 +107,8 @@ export function parseSimhashHex(hex: string): Hash64 {
   return { hi: parseInt(hex.slice(0, 8), 16), lo: parseInt(hex.slice(8), 16) };
 }
 
-function popcount32(v: number): number {
+/** Bits set in a 32-bit word. */
+export function popcount32(v: number): number {
   v = v - ((v >>> 1) & 0x55555555);
   v = (v & 0x33333333) + ((v >>> 2) & 0x33333333);
   return (Math.imul((v + (v >>> 4)) & 0x0f0f0f0f, 0x01010101) >>> 24);

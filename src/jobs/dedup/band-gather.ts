@@ -14,9 +14,10 @@
 // Input: the band sorted into buckets (band-sort.ts), the records file and its layout; output: the ranges,
 // each with its file. The gather runs beside the sort, on the sorting core when there is one
 // (band-sort-worker.ts); the verifier removes each range file once the range is verified.
-import { closeSync, openSync, rmSync, statfsSync } from 'node:fs';
+import { closeSync, openSync, rmSync } from 'node:fs';
 import path from 'node:path';
-import { readAll, writeAll } from './spill-folder.js';
+import { freeBytes, readAll, writeAll } from './spill-folder.js';
+import { popcount32 } from '../../sketch/simhash.js';
 import { type RecordLayout, recordBytes } from './spill-records.js';
 
 /** Members a range holds, by default: about 150 MB of whole records at 128 values and 26 bands. */
@@ -154,12 +155,12 @@ class MemberRanges {
     this.bits = new Uint32Array(Math.ceil(documents / 32));
     for (const range of ranges) forEachPlace(range, runs, (p) => (this.bits[order[p] >>> 5] |= 1 << (order[p] & 31)));
     const before = new Uint32Array(this.bits.length);
-    for (let w = 1; w < this.bits.length; w++) before[w] = before[w - 1] + popcount(this.bits[w - 1]);
+    for (let w = 1; w < this.bits.length; w++) before[w] = before[w - 1] + popcount32(this.bits[w - 1]);
     this.rangeByRank = new Uint32Array(membersOf(ranges));
     for (const [k, range] of ranges.entries()) {
       forEachPlace(range, runs, (p) => {
         const slot = order[p];
-        this.rangeByRank[before[slot >>> 5] + popcount(this.bits[slot >>> 5] & ((1 << (slot & 31)) - 1))] = k;
+        this.rangeByRank[before[slot >>> 5] + popcount32(this.bits[slot >>> 5] & ((1 << (slot & 31)) - 1))] = k;
       });
     }
   }
@@ -181,13 +182,6 @@ class MemberRanges {
       if (word & (1 << (slot & 31))) visit(slot, this.rangeByRank[this.rank++]);
     }
   }
-}
-
-/** Bits set in a 32-bit word. */
-function popcount(word: number): number {
-  let v = word - ((word >>> 1) & 0x55555555);
-  v = (v & 0x33333333) + ((v >>> 2) & 0x33333333);
-  return (Math.imul((v + (v >>> 4)) & 0x0f0f0f0f, 0x01010101) >>> 24) & 0xff;
 }
 
 /** A range's file, written a few records at a time (created new: a file planted under its name is refused). */
@@ -233,10 +227,4 @@ class RangeWriter {
     closeSync(this.fd);
     this.fd = -1;
   }
-}
-
-/** Bytes free for this user on the file system of `folder`. */
-function freeBytes(folder: string): number {
-  const stats = statfsSync(folder);
-  return stats.bavail * stats.bsize;
 }

@@ -13,7 +13,6 @@
 // Memory holds the write buffers, and nothing a document: its id is kept by the numbering, and its slot is
 // its number while the two go together (the spill is the numbering's only writer during the scan, as when
 // the ids are spilled too); only once they part does each slot's number take 8 bytes a document.
-import { statfsSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { minhashValuesScratch } from '../../sketch/lean-minhash.js';
@@ -22,7 +21,7 @@ import { UserError } from '../../errors.js';
 import { type DocIds, withRoomFor } from './doc-numbers.js';
 import { keyHash, type SignatureFields, type StoredSignature } from './signature-store.js';
 import { BAND_CHUNK, type SignatureTable } from './signature-table.js';
-import { readAll, SpillFolder, writeAll } from './spill-folder.js';
+import { freeBytes, readAll, SpillFolder, writeAll } from './spill-folder.js';
 import { type RecordLayout, RecordReader, recordBytes, type SpillValueBits, writeRecord } from './spill-records.js';
 
 export type { SpillValueBits } from './spill-records.js';
@@ -285,10 +284,4 @@ export function chooseValueBits({ expected, width, bandCount, free, where }: { e
     (o) =>
       `dedup would spill ${expected.toLocaleString('en')} signatures to ${where}: ${gb(compact)} at least (${gb(whole)} with whole values), and ${gb(Math.max(0, free))} is free there; give ${o('limits.spillDir')} on a disk with room, or raise ${o('limits.maxCachedSignatures')} if memory allows`,
   );
-}
-
-/** Bytes free for this user on the file system of `folder`. */
-function freeBytes(folder: string): number {
-  const stats = statfsSync(folder);
-  return stats.bavail * stats.bsize;
 }

@@ -3,7 +3,7 @@
 // followed), removed when the run ends. A run killed before it could remove its folder leaves it behind:
 // the next spill in the same place removes the folders of processes that are gone. Reads and writes are
 // whole (a short read means the folder was changed under dedup, and is said).
-import { closeSync, lstatSync, mkdtempSync, openSync, readdirSync, readSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, lstatSync, mkdtempSync, openSync, readdirSync, readSync, rmSync, statfsSync, writeSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 
@@ -44,6 +44,12 @@ export function readAll(fd: number, into: Uint8Array, position: number): void {
     if (read === 0) throw new Error(`a file dedup spilled ended early (${position + at} bytes): its folder was changed while dedup ran`);
     at += read;
   }
+}
+
+/** Bytes free for this user on the file system of `folder`. */
+export function freeBytes(folder: string): number {
+  const stats = statfsSync(folder);
+  return stats.bavail * stats.bsize;
 }
 
 /** The spill folders in `parent` of processes that no longer run (killed runs): removed, when they are folders of this user. */
