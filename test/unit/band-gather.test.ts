@@ -14,111 +14,15 @@ import { bandBuckets, membersOnly } from '../../src/jobs/dedup/band-sort.js';
 import type { SortedBand } from '../../src/jobs/dedup/band-sorter.js';
 import { BucketChecker } from '../../src/jobs/dedup/bucket-checker.js';
 import { DocNumbers } from '../../src/jobs/dedup/doc-numbers.js';
-import { LargeKeyJoin } from '../../src/jobs/dedup/large-key.js';
-import { PairVerifier, type VerifiedPair } from '../../src/jobs/dedup/pair-verifier.js';
 import { RangeRecords } from '../../src/jobs/dedup/range-records.js';
-import { SignaturePool } from '../../src/jobs/dedup/signature-pool.js';
-import type { StoredSignature } from '../../src/jobs/dedup/signature-store.js';
 import { SignatureSpill } from '../../src/jobs/dedup/signature-spill.js';
 import { keyRange } from '../../src/jobs/dedup/share-plan.js';
 import { shareTable } from '../../src/jobs/dedup/share-table.js';
 import { type RecordLayout, RecordReader, recordBytes } from '../../src/jobs/dedup/spill-records.js';
-import type { Hash64 } from '../../src/sketch/simhash.js';
+import { BANDS, corpus, type Doc, memoryPass, newVerifier, type Outcome, outcomeOf } from '../support/dedup-corpus.js';
 
-const WIDTH = 64;
-const BANDS = 8;
-const ROWS = WIDTH / BANDS;
 const scratch = mkdtempSync(path.join(os.tmpdir(), 'nd-gather-'));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
-
-type Doc = { id: string; signature: { values: Uint32Array; bands: Int32Array; simhash: Hash64 } };
-
-/** Families of near-copies, boilerplate (one key shared by many) and unrelated documents, shuffled (as dedup-stages.test.ts makes them). */
-function corpus(families: number, copies: number, loners: number, boilerplate: number, seed = 11): Doc[] {
-  let state = seed;
-  const random = () => (state = (Math.imul(state, 1103515245) + 12345) >>> 0) / 2 ** 32;
-  const randomValues = () => Uint32Array.from({ length: WIDTH }, () => (random() * 2 ** 32) >>> 0);
-  const make = (id: string, values: Uint32Array): Doc => {
-    const bands = Int32Array.from({ length: BANDS }, (_, b) => values.slice(b * ROWS, (b + 1) * ROWS).reduce((h, v) => Math.imul(h ^ v, 0x01000193), 0x811c9dc5 + b));
-    return { id, signature: { values, bands, simhash: { hi: values[0], lo: values[1] } } };
-  };
-  const docs: Doc[] = [];
-  for (let f = 0; f < families; f++) {
-    const base = randomValues();
-    for (let c = 0; c < copies; c++) {
-      const values = base.slice();
-      const changed = c < 3 ? 0 : Math.floor(random() * WIDTH * 0.6);
-      for (let k = 0; k < changed; k++) values[Math.floor(random() * WIDTH)] = (random() * 2 ** 32) >>> 0;
-      docs.push(make(`f${f}-c${c}`, values));
-    }
-  }
-  const shared = randomValues();
-  for (let i = 0; i < boilerplate; i++) {
-    const values = randomValues();
-    values.set(shared.subarray(0, ROWS));
-    if (i % 3 === 1 && docs.length > 0) values.set(docs[docs.length - 1].signature.values.subarray(ROWS, 4 * ROWS), ROWS);
-    docs.push(make(`b${i}`, values));
-  }
-  for (let l = 0; l < loners; l++) docs.push(make(`loner-${l}`, randomValues()));
-  for (let i = docs.length - 1; i > 0; i--) {
-    const j = Math.floor(random() * (i + 1));
-    [docs[i], docs[j]] = [docs[j], docs[i]];
-  }
-  return docs;
-}
-
-interface Outcome {
-  pairs: VerifiedPair[];
-  counts: number[];
-  clusters: string[];
-  best: number[];
-}
-
-function outcomeOf(verifier: PairVerifier, pairs: VerifiedPair[], docs: Doc[]): Outcome {
-  return {
-    pairs,
-    counts: [verifier.buckets, verifier.candidatePairs, verifier.verifiedPairs],
-    clusters: verifier.clusters.groups().map((g) => g.sort().join(',')).sort(),
-    best: docs.map((d) => verifier.bestMatch(d.id)),
-  };
-}
-
-function newVerifier(numbers: DocNumbers): { verifier: PairVerifier; pairs: VerifiedPair[] } {
-  const pairs: VerifiedPair[] = [];
-  const verifier: PairVerifier = new PairVerifier(0.5, { documents: numbers, onVerified: (p) => pairs.push(verifier.named(p)) });
-  return { verifier, pairs };
-}
-
-/** The reference: the band sorted by a comparison sort, every bucket verified in order, a large key a chunk at a time. */
-async function memoryPass(docs: Doc[], bucketChunk: number): Promise<Outcome> {
-  const numbers = new DocNumbers();
-  const pool = new SignaturePool(docs.length, numbers);
-  for (const d of docs) pool.add(d.id, d.signature);
-  const { verifier, pairs } = newVerifier(numbers);
-  for (let band = 0; band < pool.bandCount; band++) {
-    const order = Uint32Array.from({ length: pool.size }, (_, i) => i);
-    order.sort((a, b) => (pool.bandHash(a, band) >>> 0) - (pool.bandHash(b, band) >>> 0) || a - b);
-    const runs: Array<[number, number]> = [];
-    for (let start = 0, k = 1; k <= pool.size; k++) {
-      if (k < pool.size && pool.bandHash(order[k], band) === pool.bandHash(order[start], band)) continue;
-      if (k - start >= 2) runs.push([start, k]);
-      start = k;
-    }
-    for (const [start, end] of runs) if (end - start > bucketChunk) verifier.markLargeKey(band, pool.bandHash(order[start], band));
-    for (const [start, end] of runs) {
-      if (end - start > bucketChunk) {
-        const join = new LargeKeyJoin(verifier, band, bucketChunk);
-        for (let k = start; k < end; k++) join.add(pool.numberAt(order[k]), pool.signature(order[k]));
-        join.finish();
-        continue;
-      }
-      const slots = [...order.subarray(start, end)];
-      const signatures: StoredSignature[] = slots.map((i) => pool.signature(i));
-      verifier.verifyMembersOf({ numbers: Int32Array.from(slots, (i) => pool.numberAt(i)), signatures }, band);
-    }
-  }
-  return outcomeOf(verifier, pairs, docs);
-}
 
 function spillOf(docs: Doc[], numbers?: DocNumbers, valueBits: 16 | 32 = 32): SignatureSpill {
   const spill = new SignatureSpill(scratch, numbers, { valueBits });
