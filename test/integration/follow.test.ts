@@ -8,7 +8,7 @@ import { isDeepStrictEqual } from 'node:util';
 import { expect, it } from 'vitest';
 import { createSigner } from '../../src/signature.js';
 import { fixtureSample } from '../support/corpus.js';
-import { expectedSignatures, indexDocuments, runCli, signatureFields } from '../support/documents.js';
+import { expectedSignatures, followRecords, indexDocuments, runCli, signatureFields } from '../support/documents.js';
 import { FaultProxy } from '../support/fault-proxy.js';
 import { forEachEngine } from './harness.js';
 
@@ -25,14 +25,7 @@ forEachEngine('annotate --follow', (ctx) => {
     await indexDocuments(ctx.client, index, first);
     const cwd = mkdtempSync(path.join(os.tmpdir(), 'near-dup-follow-'));
     const run = runCli(['annotate', '--url', ctx.engine.url, '--index', index, '--field', 'text', '--follow', '--interval', `${INTERVAL_MS}ms`], { cwd });
-    const passes: any[] = [];
-    let buffered = '';
-    run.child.stderr.on('data', (b: Buffer) => {
-      buffered += b.toString();
-      const lines = buffered.split('\n');
-      buffered = lines.pop() ?? '';
-      for (const line of lines) if (line.includes('"annotate-follow"')) passes.push(JSON.parse(line));
-    });
+    const { records: passes, unfinished } = followRecords(run.child);
     const near = async (id: string) => (await ctx.client.request('GET', `/${index}/_doc/${encodeURIComponent(id)}`) as any)._source?.near_dup;
     /** Waits until every id holds the wanted signature; the time it took, ms. */
     const signedWithin = async (wanted: Array<[string, unknown]>) => {
@@ -68,7 +61,7 @@ forEachEngine('annotate --follow', (ctx) => {
     const quietSince = Date.now();
     while (passes.length < before + 2) {
       // A follower that stopped passing fails here with what it said, not as a timeout of the whole test.
-      if (Date.now() - quietSince > 6 * INTERVAL_MS) throw new Error(`no pass for ${Date.now() - quietSince} ms; ${passes.length} passes, the last: ${JSON.stringify(passes.at(-1))}; unfinished stderr: ${buffered.slice(-300)}`);
+      if (Date.now() - quietSince > 6 * INTERVAL_MS) throw new Error(`no pass for ${Date.now() - quietSince} ms; ${passes.length} passes, the last: ${JSON.stringify(passes.at(-1))}; unfinished stderr: ${unfinished().slice(-300)}`);
       await new Promise((r) => setTimeout(r, 100));
     }
     expect(passes[passes.length - 1]).toMatchObject({ annotated: 0, failed: 0, complete: true });
@@ -153,11 +146,8 @@ forEachEngine('annotate --follow', (ctx) => {
     const once = async () => {
       const run = runCli(['annotate', '--url', ctx.engine.url, '--index', index, '--field', 'text', '--follow', '--interval', '300ms'], { cwd });
       let stderr = '';
-      const passes: any[] = [];
-      run.child.stderr.on('data', (b: Buffer) => {
-        stderr += b.toString();
-        for (const line of b.toString().split('\n')) if (line.includes('"annotate-follow"')) passes.push(JSON.parse(line));
-      });
+      run.child.stderr.on('data', (b: Buffer) => (stderr += b.toString()));
+      const { records: passes } = followRecords(run.child);
       while (passes.length < 1) await new Promise((r) => setTimeout(r, 50));
       run.child.kill('SIGINT');
       await run.done;
@@ -184,10 +174,7 @@ forEachEngine('annotate --follow', (ctx) => {
     const cwd = mkdtempSync(path.join(os.tmpdir(), 'near-dup-follow-restart-'));
     const follow = async (untilPasses: number, between?: () => Promise<void>) => {
       const run = runCli(['annotate', '--url', ctx.engine.url, '--index', index, '--field', 'text', '--follow', '--interval', '300ms'], { cwd });
-      const passes: any[] = [];
-      run.child.stderr.on('data', (b: Buffer) => {
-        for (const line of b.toString().split('\n')) if (line.includes('"annotate-follow"')) passes.push(JSON.parse(line));
-      });
+      const { records: passes } = followRecords(run.child);
       while (passes.length < untilPasses) await new Promise((r) => setTimeout(r, 50));
       await between?.();
       run.child.kill('SIGINT');

@@ -11,7 +11,7 @@ import { ingestStream } from '../../src/jobs/ingest.js';
 import { UserError } from '../../src/errors.js';
 import { createSigner } from '../../src/signature.js';
 import { fixtureSample } from '../support/corpus.js';
-import { expectedSignatures, indexDocuments, runCli, signatureFields, sourcesById } from '../support/documents.js';
+import { expectedSignatures, followRecords, indexDocuments, runCli, signatureFields, sourcesById } from '../support/documents.js';
 import { forEachEngine } from './harness.js';
 
 const signer = createSigner();
@@ -81,18 +81,11 @@ forEachEngine('grouped job options', (ctx) => {
     const query = JSON.stringify({ bool: { must_not: [{ ids: { values: outside } }] } });
     const cwd = mkdtempSync(path.join(os.tmpdir(), 'near-dup-grouped-follow-'));
     const run = runCli(['annotate', '--url', ctx.engine.url, '--index', index, '--field', 'text', '--query', query, '--slices', '2', '--slice', '0', '--follow', '--interval', '300ms'], { cwd });
-    const passes: any[] = [];
-    let buffered = '';
-    run.child.stderr.on('data', (b: Buffer) => {
-      buffered += b.toString();
-      const lines = buffered.split('\n');
-      buffered = lines.pop() ?? '';
-      for (const line of lines) if (line.includes('"annotate-follow"')) passes.push(JSON.parse(line));
-    });
+    const { records: passes, unfinished } = followRecords(run.child);
     const t0 = Date.now();
     // The first pass signs, the second reads back what the first wrote (unchanged), the third reads nothing.
     while (passes.length < 3) {
-      if (Date.now() - t0 > 60_000 || run.child.exitCode !== null) throw new Error(`${passes.length} passes; stderr: ${buffered.slice(-600)}`);
+      if (Date.now() - t0 > 60_000 || run.child.exitCode !== null) throw new Error(`${passes.length} passes; stderr: ${unfinished().slice(-600)}`);
       await new Promise((r) => setTimeout(r, 50));
     }
     run.child.kill('SIGINT');

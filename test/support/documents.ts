@@ -1,6 +1,6 @@
 // Test documents in and out of a real engine, and the command line as a child process: the helpers the
 // integration tests share.
-import { spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import path from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import { expect } from 'vitest';
@@ -35,6 +35,22 @@ export function runCli(args: string[], options: { cwd?: string; env?: NodeJS.Pro
     child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr })),
   );
   return { child, done };
+}
+
+/**
+ * The records (JSON lines) an `annotate --follow` child writes to its standard error, each parsed as its
+ * whole line comes in, and the text of the line not finished yet (for a test's failure message).
+ */
+export function followRecords(child: ChildProcess): { records: any[]; unfinished: () => string } {
+  const records: any[] = [];
+  let buffered = '';
+  child.stderr?.on('data', (b: Buffer) => {
+    buffered += b.toString();
+    const lines = buffered.split('\n');
+    buffered = lines.pop() ?? '';
+    for (const line of lines) if (line.includes('"annotate-follow"')) records.push(JSON.parse(line));
+  });
+  return { records, unfinished: () => buffered };
 }
 
 /** near-dup run to its end, with its last stdout line parsed as JSON (undefined when it is not JSON). */
