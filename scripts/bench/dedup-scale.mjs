@@ -132,7 +132,7 @@ async function child() {
   const source = way === 'memory' ? poolTable(table) : table;
   lap('scan');
 
-  const verifier = new PairVerifier(MIN_SIMILARITY, { documents: numbers, expected: docs, width: NUM_PERM });
+  const verifier = new PairVerifier(MIN_SIMILARITY, { documents: numbers, width: NUM_PERM });
   const checkers = threads === undefined ? undefined : Number(threads);
   const rangeMembers = ranges === undefined ? undefined : Number(ranges);
   if (way !== 'memory') {

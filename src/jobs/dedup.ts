@@ -635,7 +635,6 @@ function pairPieces(client: EngineClient, job: DedupSettings, run: DedupRun, kin
     pairsOut,
     verifier: new PairVerifier(run.job.compare.minSimilarity, {
       documents: numbers,
-      expected,
       width: paramsShape(run.params)?.numPerm,
       collectMatches: job.output.collectMatches,
       onVerified: (pair) => {

@@ -6,7 +6,7 @@
 import { rmSync, statSync } from 'node:fs';
 import os from 'node:os';
 import { type BandRange, DEFAULT_RANGE_MEMBERS, gatherBand, type GatherTask } from './band-gather.js';
-import { bandBuckets, type BandScratch } from './band-sort.js';
+import { bandMembers, type BandScratch } from './band-sort.js';
 import { BandSorter, type SortedBand } from './band-sorter.js';
 import { LargeKeyJoin } from './large-key.js';
 import { type CheckedBuckets, PAIR_INTS } from './bucket-check.js';
@@ -31,8 +31,10 @@ export interface BandPassSettings {
   markOnly?: boolean;
   /** Members whose signatures are loaded together. */
   groupMembers?: number;
-  /** Arrays the band's sort reuses (the same object for every band of a pass: 8 bytes a document, made once). */
+  /** Arrays the band's sort reuses (the same object for every band of a pass: 8 bytes a key of a part, made once). */
   scratch?: BandScratch;
+  /** Keys sorted at once (default SORT_PASS_KEYS). */
+  sortPassKeys?: number;
   /** The band already sorted (by a BandSorter, on another core). */
   sorted?: SortedBand;
   /** Threads that check the small buckets of a table on disk (else every bucket is verified on this thread). */
@@ -251,6 +253,8 @@ export interface BandsSettings {
    * larger than the page cache can be expected to hold (rangesByDefault), else 0.
    */
   rangeMembers?: number;
+  /** Keys a band's sort places at once (default SORT_PASS_KEYS: 128 MB). */
+  sortPassKeys?: number;
 }
 
 /**
@@ -259,20 +263,20 @@ export interface BandsSettings {
  * (bucket-checker.ts): each band then costs about the longest of its sort, its checks and the rest.
  */
 export async function verifyBands(table: SignatureTable, verifier: PairVerifier, settings: BandsSettings): Promise<void> {
-  const { bucketChunk, groupMembers, startAt = 0 } = settings;
+  const { bucketChunk, groupMembers, startAt = 0, sortPassKeys } = settings;
   const rangeMembers = settings.rangeMembers ?? rangesByDefault(table);
-  const sorter = (settings.sortAhead ?? os.availableParallelism() > 1) ? sorterFor(table, bucketChunk) : undefined;
+  const sorter = (settings.sortAhead ?? os.availableParallelism() > 1) ? sorterFor(table, bucketChunk, sortPassKeys) : undefined;
   const gather = (band: number) => (band >= startAt ? gatherTask(table, band, rangeMembers, bucketChunk) : undefined);
   const checkers = settings.checkers ?? (os.availableParallelism() > 1 ? defaultCheckers() : 0);
   const checker = table.records && table.size > 0 && checkers > 0 ? new BucketChecker(checkers) : undefined;
-  const scratch = { keys: new Uint32Array(0), order: new Uint32Array(0) };
+  const scratch = { keys: new Uint32Array(0), order: new Uint32Array(0), members: new Uint32Array(0) };
   const rangeReader = table.records && table.size > 0 && rangeMembers > 0 ? new RecordReader(table.records().layout) : undefined;
   let next = sorter?.sort(0, gather(0));
   try {
     for (let band = 0; band < table.bandCount; band++) {
       const sorted = await next;
       next = band + 1 < table.bandCount ? sorter?.sort(band + 1, gather(band + 1)) : undefined;
-      await verifyBandOf(table, verifier, band, { bucketChunk, groupMembers, markOnly: band < startAt, scratch, sorted, checker, rangeMembers, rangeReader });
+      await verifyBandOf(table, verifier, band, { bucketChunk, groupMembers, markOnly: band < startAt, scratch, sortPassKeys, sorted, checker, rangeMembers, rangeReader });
       if (band >= startAt) await settings.onBand?.(band);
     }
   } finally {
@@ -295,21 +299,21 @@ export function rangesByDefault(table: SignatureTable, available = os.freemem())
 }
 
 /** A sorter on another core, for a table spilled to disk. */
-function sorterFor(table: SignatureTable, bucketChunk: number): BandSorter | undefined {
+function sorterFor(table: SignatureTable, bucketChunk: number, passKeys?: number): BandSorter | undefined {
   if (!table.bandFile || table.size === 0) return undefined;
   const fileOf = table.bandFile.bind(table);
-  return new BandSorter(table.size, bucketChunk, fileOf);
+  return new BandSorter(table.size, bucketChunk, fileOf, passKeys);
 }
 
-/** The band sorted into buckets on this thread. */
+/** The band sorted into buckets on this thread: its members in bucket order. */
 function sortHere(table: SignatureTable, band: number, settings: BandPassSettings): SortedBand {
-  const { order, keys, runs } = bandBuckets((visit) => table.readBand(band, visit), table.size, settings.scratch);
-  // (As the signatures hold them: signed 32-bit.)
-  const largeKeys: number[] = [];
-  for (let r = 0; r < runs.length; r += 2) if (runs[r + 1] - runs[r] > settings.bucketChunk) largeKeys.push(keys[runs[r]] | 0);
+  const scratch = settings.scratch ?? { keys: new Uint32Array(0), order: new Uint32Array(0) };
+  if (!scratch.members || scratch.members.length < table.size) scratch.members = new Uint32Array(table.size);
+  const source = (visit: (chunk: Uint32Array) => void) => table.readBand(band, visit);
+  const { order, runs, largeKeys } = bandMembers(source, table.size, { bucketChunk: settings.bucketChunk, into: scratch.members, scratch, passKeys: settings.sortPassKeys });
   const task = settings.markOnly ? undefined : gatherTask(table, band, settings.rangeMembers ?? 0, settings.bucketChunk);
   const ranges = task && gatherBand(task, order, runs);
-  return { order, runs, largeKeys: Int32Array.from(largeKeys), ranges };
+  return { order, runs, largeKeys, ranges };
 }
 
 /** What gathering a band takes, when the table is on disk and ranges are asked for (undefined: read where the records lie). */

@@ -3,11 +3,12 @@
 // the documents in a bucket (the band's members), in bucket order, written into shared memory the caller gave
 // (one of two it alternates between), the runs and the hashes of the keys too large for one bucket chunk
 // handed back; then, when asked, the members gathered into range files in bucket order (band-gather.ts).
-// The worker keeps its arrays of sorted keys and slots from band to band (8 bytes a document); the caller
-// holds only the members (a tenth of the documents or so), of two bands.
+// The worker sorts a part of the key space at a time (bandMembers) and keeps its arrays of sorted keys and
+// slots from band to band (8 bytes a key of the largest part, at most 128 MB unless one top byte holds more);
+// the caller holds only the members (a tenth of the documents or so), of two bands.
 import { closeSync, openSync } from 'node:fs';
 import { type BandRange, type GatherTask, gatherBand } from './band-gather.js';
-import { bandBuckets, membersOnly } from './band-sort.js';
+import { bandMembers } from './band-sort.js';
 import { readAll } from './spill-folder.js';
 
 export interface BandSortTask {
@@ -18,6 +19,8 @@ export interface BandSortTask {
   bucketChunk: number;
   /** Where the members' slots in bucket order go (room for every document, shared with the caller). */
   order: SharedArrayBuffer;
+  /** Keys sorted at once (default SORT_PASS_KEYS). */
+  passKeys?: number;
   /** When given, the band's members gathered into range files in bucket order once it is sorted. */
   gather?: GatherTask;
 }
@@ -34,13 +37,12 @@ export interface SortedRuns {
 }
 
 const CHUNK = 1 << 16;
-let keys = new Uint32Array(0);
-let order = new Uint32Array(0);
+/** The sorted keys and slots of a part, kept from band to band. */
+const scratch = { keys: new Uint32Array(0), order: new Uint32Array(0) };
 const chunk = new Uint32Array(CHUNK);
 
 export default function sortBand(task: BandSortTask): SortedRuns {
   const n = task.documents;
-  if (keys.length < n) [keys, order] = [new Uint32Array(n), new Uint32Array(n)];
   const fd = openSync(task.file, 'r');
   try {
     const read = (visit: (chunk: Uint32Array) => void) => {
@@ -50,12 +52,9 @@ export default function sortBand(task: BandSortTask): SortedRuns {
         visit(chunk.subarray(0, length));
       }
     };
-    const sorted = bandBuckets(read, n, { keys, order });
-    const large: number[] = [];
-    for (let r = 0; r < sorted.runs.length; r += 2) if (sorted.runs[r + 1] - sorted.runs[r] > task.bucketChunk) large.push(sorted.keys[sorted.runs[r]] | 0);
-    const members = membersOnly(sorted.order, sorted.runs, new Uint32Array(task.order, 0, n));
+    const members = bandMembers(read, n, { bucketChunk: task.bucketChunk, into: new Uint32Array(task.order, 0, n), scratch, passKeys: task.passKeys });
     const ranges = task.gather && gatherBand(task.gather, members.order, members.runs);
-    return { runs: members.runs, members: members.order.length, largeKeys: Int32Array.from(large), ranges };
+    return { runs: members.runs, members: members.order.length, largeKeys: members.largeKeys, ranges };
   } finally {
     closeSync(fd);
   }

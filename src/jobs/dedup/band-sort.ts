@@ -2,10 +2,12 @@
 // of equal hashes of two or more. A radix sort, linear in the documents, the same order whatever the size
 // (a comparison sort of a hundred million keys would take minutes a band): one pass on the top 8 bits
 // spreads the keys, with their slots, into 256 slices; each slice is then sorted on its low 24 bits by
-// stable passes of 8 bits through scratch the size of the largest slice. The band's hashes are read twice
-// in slot order, a chunk at a time (from the disk, or from memory), never held as a column. So a band of n
-// documents takes 8 bytes a document (its sorted keys and slots, reused band after band) and scratch of
-// about n/256 for keys that spread, where sorting it whole took 16 (and its column another 4).
+// stable passes of 8 bits through scratch the size of the largest slice. The band's hashes are read in slot
+// order, a chunk at a time (from the disk, or from memory), never held as a column. Sorting a band whole
+// (bandBuckets) takes 8 bytes a document (its sorted keys and slots); its members alone (bandMembers, what
+// dedup needs) are sorted a part of the key space at a time, consecutive slices of at most SORT_PASS_KEYS
+// keys, each part's members copied out in bucket order: 8 bytes a key of the largest part (128 MB), whatever
+// the size of the band, for one more read of its hashes a part.
 
 /** The documents of one band in bucket order, and its buckets. */
 export interface BandBuckets {
@@ -24,6 +26,8 @@ export type BandSource = (visit: (chunk: Uint32Array) => void) => void;
 export interface BandScratch {
   keys: Uint32Array;
   order: Uint32Array;
+  /** Room for a band's members (bandMembers' `into`, when the caller keeps one). */
+  members?: Uint32Array;
 }
 
 /** Sorts the slots 0..n-1 by their hash (read as unsigned 32-bit), then by slot, and finds the runs. */
@@ -32,35 +36,100 @@ export function bandBuckets(hashes: Int32Array | Uint32Array | BandSource, n = t
   if (scratch && scratch.keys.length < n) [scratch.keys, scratch.order] = [new Uint32Array(n), new Uint32Array(n)];
   const keys = scratch ? scratch.keys.subarray(0, n) : new Uint32Array(n);
   const order = scratch ? scratch.order.subarray(0, n) : new Uint32Array(n);
-  const sliceStarts = spreadByTopByte(source, keys, order);
-  let largest = 0;
-  for (let d = 0; d < 256; d++) largest = Math.max(largest, sliceStarts[d + 1] - sliceStarts[d]);
-  const spare = { keys: new Uint32Array(largest), order: new Uint32Array(largest) };
-  for (let d = 0; d < 256; d++) sortLowBits(keys.subarray(sliceStarts[d], sliceStarts[d + 1]), order.subarray(sliceStarts[d], sliceStarts[d + 1]), spare);
+  const starts = sliceStarts(source, n);
+  sortSlices(source, starts, 0, 256, keys, order);
   return { order, keys, runs: runsOf(keys) };
 }
 
-/** Keys and their slots placed by their top 8 bits, in slot order within each (stable); where each slice starts. */
-function spreadByTopByte(source: BandSource, keys: Uint32Array, order: Uint32Array): Uint32Array {
+/** A band's members in bucket order and its buckets (runs as places among the members), with its large keys. */
+export interface BandMembers {
+  /** The slots of the documents in a bucket, one run after the other, in bucket order. */
+  order: Uint32Array;
+  /** Run r is order[runs[2r], runs[2r + 1]). */
+  runs: Uint32Array;
+  /** The hashes (as the signatures hold them: signed 32-bit) of the keys held by more than bucketChunk documents. */
+  largeKeys: Int32Array;
+}
+
+/** Keys sorted at once by bandMembers, by default (8 bytes each: 128 MB). */
+export const SORT_PASS_KEYS = 1 << 24;
+
+/**
+ * The members of a band in bucket order, as membersOnly gives them from bandBuckets, sorted a part of the key
+ * space at a time: consecutive top-byte slices of at most `passKeys` keys in all (a larger slice alone), so
+ * that memory holds 8 bytes a key of the largest part (`scratch`, grown to it) and `into` the members.
+ */
+export function bandMembers(source: BandSource, n: number, settings: { bucketChunk: number; into: Uint32Array; scratch: BandScratch; passKeys?: number }): BandMembers {
+  const { bucketChunk, into, scratch, passKeys = SORT_PASS_KEYS } = settings;
+  const starts = sliceStarts(source, n);
+  let runs: Uint32Array = new Uint32Array(1024);
+  let runCount = 0;
+  let members = 0;
+  const large: number[] = [];
+  for (const [from, to] of parts(starts, passKeys)) {
+    const size = starts[to] - starts[from];
+    if (scratch.keys.length < size) [scratch.keys, scratch.order] = [new Uint32Array(size), new Uint32Array(size)];
+    const keys = scratch.keys.subarray(0, size);
+    const order = scratch.order.subarray(0, size);
+    sortSlices(source, starts, from, to, keys, order);
+    const part = runsOf(keys);
+    for (let r = 0; r < part.length; r += 2) if (part[r + 1] - part[r] > bucketChunk) large.push(keys[part[r]] | 0);
+    const copied = membersOnly(order, part, into.subarray(members));
+    if (runCount + part.length > runs.length) runs = enlargedRuns(runs, runCount + part.length);
+    for (let r = 0; r < copied.runs.length; r++) runs[runCount++] = copied.runs[r] + members;
+    members += copied.order.length;
+  }
+  return { order: into.subarray(0, members), runs: runs.slice(0, runCount), largeKeys: Int32Array.from(large) };
+}
+
+/** The parts of bandMembers: [from, to) ranges of top bytes, consecutive, each at most `passKeys` keys unless one slice is larger. */
+function parts(starts: Uint32Array, passKeys: number): Array<[number, number]> {
+  const found: Array<[number, number]> = [];
+  let from = 0;
+  for (let d = 1; d <= 256; d++) {
+    if (d === 256 || starts[d + 1] - starts[from] > passKeys) {
+      found.push([from, d]);
+      from = d;
+    }
+  }
+  return found;
+}
+
+/** Where each top-byte slice of the band's keys starts among them sorted (and, at 256, where they end). */
+function sliceStarts(source: BandSource, n: number): Uint32Array {
   const starts = new Uint32Array(257);
   let seen = 0;
   source((chunk) => {
     for (let k = 0; k < chunk.length; k++) starts[(chunk[k] >>> 24) + 1]++;
     seen += chunk.length;
   });
-  if (seen !== keys.length) throw new Error(`a band held ${seen} hashes where ${keys.length} documents were expected`);
+  if (seen !== n) throw new Error(`a band held ${seen} hashes where ${n} documents were expected`);
   for (let d = 0; d < 256; d++) starts[d + 1] += starts[d];
-  const next = starts.slice(0, 256);
+  return starts;
+}
+
+/**
+ * The keys of slices [from, to) sorted, with their slots, into `keys` and `order` (as long as those slices):
+ * placed by their top 8 bits in slot order (stable), then each slice sorted on its low bits.
+ */
+function sortSlices(source: BandSource, starts: Uint32Array, from: number, to: number, keys: Uint32Array, order: Uint32Array): void {
+  const base = starts[from];
+  const next = starts.slice(0, 256).map((start) => start - base);
   let slot = 0;
   source((chunk) => {
     for (let k = 0; k < chunk.length; k++, slot++) {
       const key = chunk[k];
-      const at = next[key >>> 24]++;
+      const d = key >>> 24;
+      if (d < from || d >= to) continue;
+      const at = next[d]++;
       keys[at] = key;
       order[at] = slot;
     }
   });
-  return starts;
+  let largest = 0;
+  for (let d = from; d < to; d++) largest = Math.max(largest, starts[d + 1] - starts[d]);
+  const spare = { keys: new Uint32Array(largest), order: new Uint32Array(largest) };
+  for (let d = from; d < to; d++) sortLowBits(keys.subarray(starts[d] - base, starts[d + 1] - base), order.subarray(starts[d] - base, starts[d + 1] - base), spare);
 }
 
 /** One slice sorted in place on bits 0..23 of its keys (stable passes of 8 bits, through `spare`). */
@@ -93,6 +162,12 @@ function sortLowBits(keys: Uint32Array, order: Uint32Array, spare: { keys: Uint3
     keys.set(from.keys);
     order.set(from.order);
   }
+}
+
+function enlargedRuns(runs: Uint32Array, needed: number): Uint32Array {
+  const larger = new Uint32Array(Math.max(needed, runs.length * 2));
+  larger.set(runs);
+  return larger;
 }
 
 /** The runs of two or more equal keys among the sorted keys, as [start, end) pairs. */

@@ -32,6 +32,8 @@ export class BandSorter {
     private readonly bucketChunk: number,
     /** The file of each band's hashes. */
     private readonly fileOf: (band: number) => string,
+    /** Keys the worker sorts at once (default SORT_PASS_KEYS). */
+    private readonly passKeys?: number,
   ) {
     this.orders = [new SharedArrayBuffer(4 * documents), new SharedArrayBuffer(4 * documents)];
   }
@@ -39,7 +41,7 @@ export class BandSorter {
   /** Sorts a band, and gathers it when asked (at most two are out at once: the one being verified and the next). */
   async sort(band: number, gather?: GatherTask): Promise<SortedBand> {
     const order = this.orders[this.asked++ % 2];
-    const task: BandSortTask = { file: this.fileOf(band), documents: this.documents, bucketChunk: this.bucketChunk, order, gather };
+    const task: BandSortTask = { file: this.fileOf(band), documents: this.documents, bucketChunk: this.bucketChunk, order, gather, passKeys: this.passKeys };
     const sorted = (await this.pool.run(task)) as SortedRuns;
     return { ...sorted, order: new Uint32Array(order, 0, sorted.members) };
   }

@@ -6,7 +6,7 @@ import { minhashJaccard } from '../../sketch/minhash.js';
 import { hammingDistance } from '../../sketch/simhash.js';
 import { decidedBefore, LARGE, PAIR_INTS } from './bucket-check.js';
 import { joinBucket } from './bucket-join.js';
-import { type DocIds, DocNumbers, withRoomFor } from './doc-numbers.js';
+import { type DocIds, DocNumbers, enlarged } from './doc-numbers.js';
 import type { StoredSignature } from './signature-store.js';
 import { UnionFind } from './union-find.js';
 
@@ -48,14 +48,14 @@ export interface PairHooks {
 export class PairVerifier {
   readonly clusters: UnionFind;
   /**
-   * Each document's best verified similarity, by document number (0: in no verified pair): as the count of
-   * equal values out of `width` when the signatures' width is known (2 bytes a document; the similarity is
-   * that count over the width, the very number the estimate is), else as the number itself.
+   * Each document's best verified similarity, by its row in `clusters.rows` (only the documents in a verified
+   * pair have one): as the count of equal values out of `width` when the signatures' width is known (2 bytes;
+   * the similarity is that count over the width, the very number the estimate is), else as the number itself.
    */
-  private best: Float64Array | Uint16Array = new Float64Array(0);
+  private best: Float64Array | Uint16Array;
   private width?: number;
-  /** The number + 1 of the document it has that similarity with (0: none; the smallest id on a tie). */
-  private partner = new Int32Array(0);
+  /** By row: the number + 1 of the document it has that similarity with (the smallest id on a tie). */
+  private partner: Int32Array;
   /** Each document's best matches, when asked for (--format text). */
   readonly matches?: Map<string, Array<{ id: string; jaccard: number }>>;
   buckets = 0;
@@ -71,26 +71,31 @@ export class PairVerifier {
   private readonly hooks: PairHooks;
 
   /**
-   * `documents`: the numbering shared with the signature store (one of its own if not given); `expected`:
-   * how many documents it will number, so that its arrays are made that size once instead of grown;
-   * `width`: the signatures' number of MinHash values, when every one compared has it (at most 65,535).
+   * `documents`: the numbering shared with the signature store (one of its own if not given); `width`: the
+   * signatures' number of MinHash values, when every one compared has it (at most 65,535).
    */
   constructor(
     readonly minSimilarity: number,
-    options: { collectMatches?: boolean; documents?: DocIds; expected?: number; width?: number } & PairHooks = {},
+    options: { collectMatches?: boolean; documents?: DocIds; width?: number } & PairHooks = {},
   ) {
     if (options.width !== undefined && Number.isInteger(options.width) && options.width > 0 && options.width < 65_536) this.width = options.width;
     if (options.collectMatches) this.matches = new Map();
     this.hooks = { onVerified: options.onVerified, onRecorded: options.onRecorded };
-    this.clusters = new UnionFind(options.documents ?? new DocNumbers(), options.expected);
-    this.best = this.width ? new Uint16Array(options.expected ?? 0) : new Float64Array(options.expected ?? 0);
-    this.partner = new Int32Array(options.expected ?? 0);
+    this.clusters = new UnionFind(options.documents ?? new DocNumbers());
+    const rows = this.clusters.rows.capacity;
+    this.best = this.width ? new Uint16Array(rows) : new Float64Array(rows);
+    this.partner = new Int32Array(rows);
+    this.clusters.onRowsGrow((length) => {
+      this.best = enlarged(this.best, length);
+      this.partner = enlarged(this.partner, length);
+    });
   }
 
   /** Document n's best verified similarity (0: none). */
   private bestOf(n: number): number {
-    if (n >= this.best.length) return 0;
-    return this.width ? this.best[n] / this.width : this.best[n];
+    const row = this.clusters.rows.find(n);
+    if (row < 0) return 0;
+    return this.width ? this.best[row] / this.width : this.best[row];
   }
 
   /** A document's best verified similarity; 0 when it is in no verified pair. */
@@ -102,7 +107,8 @@ export class PairVerifier {
   /** The document a document has its best verified similarity with (the smallest id on a tie), if any. */
   bestPartner(id: string): string | undefined {
     const n = this.clusters.documents.find(id);
-    const partner = n !== undefined && n < this.partner.length ? this.partner[n] : 0;
+    const row = n === undefined ? -1 : this.clusters.rows.find(n);
+    const partner = row < 0 ? 0 : this.partner[row];
     return partner > 0 ? this.clusters.documents.idOf(partner - 1) : undefined;
   }
 
@@ -114,7 +120,8 @@ export class PairVerifier {
 
   /** The numbers of the documents in at least one verified pair, ascending. */
   *involvedNumbers(): Generator<number> {
-    for (let n = 0; n < this.best.length && n < this.clusters.documents.size; n++) if (this.best[n] > 0) yield n;
+    const rows = this.clusters.rows;
+    for (const row of rows.ascending()) if (this.best[row] > 0) yield rows.numberAt(row);
   }
 
   markLargeKey(band: number, hash: number): void {
@@ -201,10 +208,10 @@ export class PairVerifier {
   /** Records a pair (its ids read only when a report or the best matches need them). */
   private recordNumbered(pair: NumberedPair, named?: VerifiedPair): void {
     const { na, nb, jaccard } = pair;
+    if (na === nb) return; // (a document is no pair with itself: only a damaged journal could say so)
     if (this.hooks.onRecorded || this.matches) named ??= this.named(pair);
     if (named) this.hooks.onRecorded?.(named);
-    this.best = withRoomFor(this.best, Math.max(na, nb));
-    this.partner = withRoomFor(this.partner, Math.max(na, nb));
+    this.clusters.unionNumbers(na, nb);
     // (A width that does not fit a pair's similarity, k/width for some k, keeps the similarities as numbers.)
     if (this.width && Math.round(jaccard * this.width) / this.width !== jaccard) this.keepNumbers();
     const value = this.best instanceof Uint16Array ? Math.round(jaccard * (this.width as number)) : jaccard;
@@ -219,21 +226,21 @@ export class PairVerifier {
         this.matches.set(id, list.slice(0, MAX_MATCHES));
       }
     }
-    this.clusters.unionNumbers(na, nb);
   }
 
   /**
    * Document `other` at similarity `value` (as `best` holds it) becomes n's best match when it is nearer
    * than the one before, or as near with a smaller id: the same whatever order the pairs come in (the ids
-   * are read only on a tie).
+   * are read only on a tie). n has a row: it has just joined `other`.
    */
   private offer(n: number, other: number, value: number): void {
-    const best = this.best[n];
-    const partner = this.partner[n] - 1;
+    const row = this.clusters.rows.find(n);
+    const best = this.best[row];
+    const partner = this.partner[row] - 1;
     const documents = this.clusters.documents;
     if (value > best || (value === best && partner >= 0 && partner !== other && documents.idOf(other) < documents.idOf(partner))) {
-      this.best[n] = value;
-      this.partner[n] = other + 1;
+      this.best[row] = value;
+      this.partner[row] = other + 1;
     }
   }
 

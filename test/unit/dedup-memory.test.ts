@@ -1,0 +1,154 @@
+// What dedup keeps grows with the near-duplicates, not with the index: rows only for the documents in a
+// verified pair (doc-rows.ts, union-find.ts, the verifier's best matches), a band sorted a part at a time.
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { verifyBands } from '../../src/jobs/dedup/band-pass.js';
+import { SignatureSpill } from '../../src/jobs/dedup/signature-spill.js';
+import { corpus, memoryPass, newVerifier, outcomeOf } from '../support/dedup-corpus.js';
+import { DocRows } from '../../src/jobs/dedup/doc-rows.js';
+import { DocNumbers } from '../../src/jobs/dedup/doc-numbers.js';
+import { UnionFind } from '../../src/jobs/dedup/union-find.js';
+import { PairVerifier } from '../../src/jobs/dedup/pair-verifier.js';
+
+/** A seeded generator of 32-bit integers (mulberry32). */
+function seeded(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return (t ^ (t >>> 14)) >>> 0;
+  };
+}
+
+/** Families by plain labelling: each pair's two labels merged, for the reference. */
+function referenceFamilies(pairs: Array<[number, number]>): number[][] {
+  const label = new Map<number, number>();
+  const members = new Map<number, Set<number>>();
+  for (const [a, b] of pairs) {
+    for (const n of [a, b]) {
+      if (label.has(n)) continue;
+      label.set(n, n);
+      members.set(n, new Set([n]));
+    }
+    const la = label.get(a)!, lb = label.get(b)!;
+    if (la === lb) continue;
+    for (const n of members.get(lb)!) {
+      label.set(n, la);
+      members.get(la)!.add(n);
+    }
+    members.delete(lb);
+  }
+  return [...members.values()].map((set) => [...set].sort((x, y) => x - y)).sort((x, y) => x[0] - y[0]);
+}
+
+describe('DocRows', () => {
+  it('gives each number one row, finds it again through growth, and lists rows by ascending number', () => {
+    const rows = new DocRows();
+    const random = seeded(7);
+    const given = new Map<number, number>();
+    for (let k = 0; k < 50_000; k++) {
+      const n = random() & 0x7fffffff;
+      const row = rows.rowOf(n);
+      if (given.has(n)) expect(row).toBe(given.get(n));
+      else given.set(n, row);
+    }
+    expect(rows.size).toBe(given.size);
+    for (const [n, row] of given) expect(rows.find(n)).toBe(row);
+    expect(rows.find(-5)).toBe(-1);
+    const ascending = Array.from(rows.ascending(), (row) => rows.numberAt(row));
+    expect(ascending).toEqual([...given.keys()].sort((a, b) => a - b));
+  });
+});
+
+describe('UnionFind in rows', () => {
+  it('gives the families of plain labelling, in the order of their first member, with rows only for joined documents', () => {
+    const random = seeded(11);
+    const pairs: Array<[number, number]> = [];
+    for (let k = 0; k < 20_000; k++) pairs.push([random() % 1_000_000, random() % 1_000_000]);
+    const uf = new UnionFind(new DocNumbers());
+    for (const [a, b] of pairs) uf.unionNumbers(a, b);
+    const expected = referenceFamilies(pairs.filter(([a, b]) => a !== b));
+    expect(uf.families().map((f) => Array.from(f))).toEqual(expected);
+    expect(uf.rows.size).toBe(expected.reduce((sum, f) => sum + f.length, 0));
+    const [first] = expected;
+    expect(uf.joinedNumber(first[0])).toBe(true);
+    expect(uf.rootOf(first[1])).toBe(uf.rootOf(first[0]));
+    const lonely = [...Array(1_000_000).keys()].find((n) => !expected.some((f) => f.includes(n)))!;
+    expect(uf.joinedNumber(lonely)).toBe(false);
+    expect(uf.rootOf(lonely)).toBe(lonely);
+  });
+
+  it('keeps best matches only for documents in a verified pair, and ignores a pair of a document with itself', () => {
+    const numbers = new DocNumbers();
+    const verifier = new PairVerifier(0.5, { documents: numbers, width: 128 });
+    for (let k = 0; k < 10_000; k++) numbers.append(`doc-${k}`);
+    verifier.record({ a: 'doc-3', b: 'doc-9000', jaccard: 0.75, hamming: 2 });
+    verifier.record({ a: 'doc-3', b: 'doc-17', jaccard: 0.875, hamming: 1 });
+    verifier.record({ a: 'doc-42', b: 'doc-42', jaccard: 1, hamming: 0 });
+    expect(verifier.clusters.rows.size).toBe(3);
+    expect(verifier.bestMatch('doc-3')).toBe(0.875);
+    expect(verifier.bestPartner('doc-3')).toBe('doc-17');
+    expect(verifier.bestMatch('doc-9000')).toBe(0.75);
+    expect(verifier.bestMatch('doc-42')).toBe(0);
+    expect(verifier.clusters.joined('doc-42')).toBe(false);
+    expect([...verifier.involved()]).toEqual(['doc-3', 'doc-17', 'doc-9000']);
+  });
+});
+
+describe('bandMembers', () => {
+  it('gives the members, runs and large keys of the whole sort, a part of the key space at a time', async () => {
+    const { bandBuckets, bandMembers, membersOnly } = await import('../../src/jobs/dedup/band-sort.js');
+    const random = seeded(5);
+    const n = 200_000;
+    const hashes = new Uint32Array(n);
+    for (let k = 0; k < n; k++) {
+      const r = random();
+      // Most keys unique, a tenth from a few thousand shared keys, a twentieth one boilerplate key (a slice far
+      // larger than a part), a few in the first and last top bytes.
+      hashes[k] = r % 10 === 0 ? (random() % 3000) * 0x15551 : r % 20 === 1 ? 0x7abcdef1 : r % 997 === 3 ? r & 0xff : r % 991 === 5 ? 0xff000000 | (r & 0x3) : random();
+    }
+    const source = (visit: (chunk: Uint32Array) => void) => {
+      for (let start = 0; start < n; start += 4096) visit(hashes.subarray(start, Math.min(n, start + 4096)));
+    };
+    const whole = bandBuckets(source, n);
+    const expected = membersOnly(whole.order, whole.runs, new Uint32Array(n));
+    const expectedLarge: number[] = [];
+    for (let r = 0; r < whole.runs.length; r += 2) if (whole.runs[r + 1] - whole.runs[r] > 50) expectedLarge.push(whole.keys[whole.runs[r]] | 0);
+    for (const passKeys of [1, 700, 5_000, 60_000, 1 << 24]) {
+      const scratch = { keys: new Uint32Array(0), order: new Uint32Array(0) };
+      const got = bandMembers(source, n, { bucketChunk: 50, into: new Uint32Array(n), scratch, passKeys });
+      expect(Array.from(got.order)).toEqual(Array.from(expected.order));
+      expect(Array.from(got.runs)).toEqual(Array.from(expected.runs));
+      expect(Array.from(got.largeKeys)).toEqual(expectedLarge);
+      if (passKeys === 5_000) expect(scratch.keys.length).toBeLessThan(n / 2);
+    }
+  });
+});
+
+describe('a pass whose bands are sorted in parts', () => {
+  const scratch = mkdtempSync(path.join(os.tmpdir(), 'nd-parts-'));
+  afterAll(() => rmSync(scratch, { recursive: true, force: true }));
+  const docs = corpus(60, 9, 500, 120);
+
+  for (const sortAhead of [false, true]) {
+    it(`gives the pairs, counts, best matches and clusters of the pass in memory (parts of 40 keys, ${sortAhead ? 'on the sorting worker' : 'sorted here'}, gathered or not)`, async () => {
+      const expected = await memoryPass(docs, 20);
+      for (const rangeMembers of [0, 25]) {
+        const numbers = new DocNumbers();
+        const { verifier, pairs } = newVerifier(numbers);
+        const spill = new SignatureSpill(scratch, numbers);
+        for (const d of docs) spill.addSignature(d.id, d.signature);
+        try {
+          await verifyBands(spill, verifier, { bucketChunk: 20, groupMembers: 7, sortAhead, checkers: 0, rangeMembers, sortPassKeys: 40 });
+        } finally {
+          spill.close();
+        }
+        expect(outcomeOf(verifier, pairs, docs)).toEqual(expected);
+      }
+    });
+  }
+});
