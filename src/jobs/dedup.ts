@@ -723,9 +723,10 @@ async function writeClusters(client: EngineClient, job: DedupSettings, run: Dedu
   if (!job.output.dryRun && (cut.clusters.length > 0 || cut.alone.length > 0)) await initIndex(client, job.index, run.job.compare.prefix);
   const membership = {
     clustered: cut.clustered,
-    bestMatch: (id: string) => verifier.bestMatch(id),
-    bestPartner: (id: string) => verifier.bestPartner(id),
+    bestMatch: (id: string, n?: number) => (n === undefined ? verifier.bestMatch(id) : verifier.bestOf(n)),
+    bestPartner: (id: string, n?: number) => (n === undefined ? verifier.bestPartner(id) : verifier.partnerOf(n)),
     alone: verifier.clusters.documents.idsOf(cut.alone),
+    aloneNumbers: cut.alone,
   };
   return job.output.dryRun
     ? { written: 0, failed: 0, cleared: 0, complete: false }

@@ -6,6 +6,8 @@ import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { verifyBands } from '../../src/jobs/dedup/band-pass.js';
 import { SignatureSpill } from '../../src/jobs/dedup/signature-spill.js';
+import { cutFamilies } from '../../src/jobs/dedup/cluster-cut.js';
+import { IdSet } from '../../src/jobs/dedup/id-set.js';
 import { corpus, memoryPass, newVerifier, outcomeOf } from '../support/dedup-corpus.js';
 import { DocRows } from '../../src/jobs/dedup/doc-rows.js';
 import { DocNumbers } from '../../src/jobs/dedup/doc-numbers.js';
@@ -151,4 +153,36 @@ describe('a pass whose bands are sorted in parts', () => {
       }
     });
   }
+});
+
+describe('the clustered ids (IdSet), answered without an index of every id', () => {
+  it('has every id added and none of 200,000 others (ids alike but for a character, any text)', () => {
+    const set = new IdSet();
+    for (let k = 0; k < 200_000; k++) set.add(`doc-${k}`);
+    set.add('');
+    set.add('\ud800 lone surrogate');
+    for (let k = 0; k < 200_000; k++) expect(set.has(`doc-${k}`)).toBe(true);
+    expect(set.has('') && set.has('\ud800 lone surrogate')).toBe(true);
+    let found = 0;
+    for (let k = 200_000; k < 400_000; k++) if (set.has(`doc-${k}`) || set.has(`Doc-${k - 200_000}`)) found++;
+    expect(found).toBe(0);
+    set.add('late');
+    expect(set.has('late') && set.has('doc-7')).toBe(true);
+  });
+
+  it("the cut says which documents it clustered without looking a number up by id (a numbering on disk would build an index of every id)", async () => {
+    const documents = new DocNumbers();
+    const values = (offset: number) => Uint32Array.from({ length: 64 }, (_, k) => (k < 48 ? k : k + offset));
+    const signatures = new Map([
+      ['a', { values: values(0), simhash: '0', bands: Int32Array.of(1) }],
+      ['b', { values: values(100), simhash: '0', bands: Int32Array.of(1) }],
+      ['c', { values: values(200), simhash: '0', bands: Int32Array.of(1) }],
+    ]);
+    const family = Int32Array.from(['a', 'b', 'c'], (id) => documents.numberOf(id));
+    for (let k = 0; k < 1000; k++) documents.numberOf(`other-${k}`);
+    const noLookups = { ...documents, size: documents.size, idOf: (n: number) => documents.idOf(n), idsOf: (ns: ArrayLike<number>) => documents.idsOf(ns), numberOf: () => { throw new Error('looked up by id'); }, find: () => { throw new Error('looked up by id'); }, append: () => { throw new Error('numbered'); } };
+    const cut = await cutFamilies([family], { method: 'components', rule: 'oldest', minSimilarity: 0.5, facts: { get: () => undefined }, signatures: async (ids) => new Map(ids.map((id) => [id, signatures.get(id)!])), documents: noLookups });
+    expect([...cut.clusters].map((c) => [c.members, Array.from(c.numbers ?? [])])).toEqual([[['a', 'b', 'c'], Array.from(family)]]);
+    expect(['a', 'b', 'c', 'other-5', 'gone'].map((id) => cut.clustered(id))).toEqual([true, true, true, false, false]);
+  });
 });

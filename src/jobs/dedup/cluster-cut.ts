@@ -16,6 +16,7 @@ import { equalValues } from '../../sketch/minhash.js';
 import { ClusterList, type DedupCluster } from './cluster-list.js';
 import type { DocIds } from './doc-numbers.js';
 import type { FactsLookup } from './facts.js';
+import { IdSet } from './id-set.js';
 import type { StoredSignature } from './signature-store.js';
 
 export type CanonicalRule = 'oldest' | 'newest' | 'longest' | { field: string; order: 'asc' | 'desc' };
@@ -34,7 +35,7 @@ export interface CutSettings {
   minSimilarity: number;
   facts: FactsLookup;
   signatures: SignatureSource;
-  /** The numbering of the documents, to answer `clustered` in a byte a document. */
+  /** The numbering of the documents (the families' numbers). */
   documents: DocIds;
 }
 
@@ -59,8 +60,9 @@ const MEMBERS_PER_READ = 5000;
  */
 export async function cutFamilies(families: Iterable<ArrayLike<number>>, settings: CutSettings): Promise<Cut> {
   const clusters = new ClusterList(settings.documents);
-  // 1: a member of a cluster; 2: a family member in none (written as a canonical of its own).
-  const flags = new Uint8Array(settings.documents.size);
+  // The ids written with cluster fields: the clusters' members and the family members in none (each
+  // written as a canonical of its own); 8 bytes each, nothing for the documents without a near-duplicate.
+  const written = new IdSet();
   const alone: number[] = [];
   let count = 0;
   let largestFamily = 0;
@@ -73,15 +75,17 @@ export async function cutFamilies(families: Iterable<ArrayLike<number>>, setting
     for (const family of batch) {
       const members = Array.from(family, (n) => ids.get(n)!);
       const facts = factsOf(family, members, settings.facts);
+      const inCluster = new Set<string>();
       for (const cluster of cutFamily(members, signatures, { ...settings, facts })) {
         clusters.add(cluster, (id) => numberOf.get(id)!);
-        for (const id of cluster.members) flags[numberOf.get(id)!] = 1;
+        for (const id of cluster.members) inCluster.add(id);
       }
       // (A member without a signature, gone or damaged since its pairs were verified, is left out.)
       for (let k = 0; k < members.length; k++) {
-        if (flags[family[k]] === 0 && signatures.has(members[k])) {
-          flags[family[k]] = 2;
+        if (inCluster.has(members[k])) written.add(members[k]);
+        else if (signatures.has(members[k])) {
           alone.push(family[k]);
+          written.add(members[k]);
         }
       }
     }
@@ -100,10 +104,7 @@ export async function cutFamilies(families: Iterable<ArrayLike<number>>, setting
     clusters,
     families: count,
     largestFamily,
-    clustered: (id) => {
-      const n = settings.documents.find(id);
-      return n !== undefined && flags[n] > 0;
-    },
+    clustered: (id) => written.has(id),
     alone,
   };
 }

@@ -16,6 +16,8 @@ export interface DedupCluster {
   similarity: Map<string, number>;
   /** The family it was cut from, named by the family's first member in the --canonical order. */
   family: string;
+  /** Each member's number in the run's numbering, beside `members` (when the list knows them). */
+  numbers?: Int32Array;
 }
 
 export class ClusterList implements Iterable<DedupCluster> {
@@ -73,7 +75,7 @@ export class ClusterList implements Iterable<DedupCluster> {
     const numbers = this.members.subarray(start, this.starts[c + 1]);
     const members = this.documents.idsOf(numbers);
     const similarity = new Map(members.map((id, k) => [id, this.similarities[start + k]]));
-    return { id: this.canonicals[c], canonical: this.canonicals[c], members, similarity, family: this.families[c] };
+    return { id: this.canonicals[c], canonical: this.canonicals[c], members, similarity, family: this.families[c], numbers: numbers.slice() };
   }
 
   *[Symbol.iterator](): Iterator<DedupCluster> {

@@ -92,7 +92,7 @@ export class PairVerifier {
   }
 
   /** Document n's best verified similarity (0: none). */
-  private bestOf(n: number): number {
+  bestOf(n: number): number {
     const row = this.clusters.rows.find(n);
     if (row < 0) return 0;
     return this.width ? this.best[row] / this.width : this.best[row];
@@ -107,7 +107,12 @@ export class PairVerifier {
   /** The document a document has its best verified similarity with (the smallest id on a tie), if any. */
   bestPartner(id: string): string | undefined {
     const n = this.clusters.documents.find(id);
-    const row = n === undefined ? -1 : this.clusters.rows.find(n);
+    return n === undefined ? undefined : this.partnerOf(n);
+  }
+
+  /** bestPartner by document number. */
+  partnerOf(n: number): string | undefined {
+    const row = this.clusters.rows.find(n);
     const partner = row < 0 ? 0 : this.partner[row];
     return partner > 0 ? this.clusters.documents.idOf(partner - 1) : undefined;
   }

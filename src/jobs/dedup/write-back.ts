@@ -12,14 +12,19 @@ import type { DedupCluster } from './cluster-list.js';
 import { fieldWriter } from './field-writer.js';
 import type { FactsLookup } from './facts.js';
 
-/** Who is in a cluster, and each document's best similarity in any verified pair, and with which document. */
+/**
+ * Who is in a cluster, and each document's best similarity in any verified pair, and with which document:
+ * by id, or by number (the run's numbering) when the caller has it, so that no id is looked up.
+ */
 export interface Membership {
   /** Whether a document is written with cluster fields (a member of a cluster, or a canonical of its own). */
   clustered(id: string): boolean;
-  bestMatch(id: string): number;
-  bestPartner(id: string): string | undefined;
+  bestMatch(id: string, n?: number): number;
+  bestPartner(id: string, n?: number): string | undefined;
   /** The documents with a near-duplicate that are in no cluster: each written as a canonical of its own. */
-  alone?: Iterable<string>;
+  alone?: readonly string[];
+  /** Their numbers, beside `alone`. */
+  aloneNumbers?: ArrayLike<number>;
 }
 
 /** Every cluster field cleared (null), as a document that leaves its cluster gets them. */
@@ -57,33 +62,38 @@ export async function writeBack(
 ): Promise<WriteBackResult> {
   const writer = await fieldWriter(client, errors, settings);
   // Every member was read from the index, so its facts say where it lives; the index named is a last resort.
-  const where = (id: string): DocLocation => facts.get(id)?.location ?? { index: settings.index };
+  const where = (id: string, n?: number): DocLocation => (n !== undefined && facts.at ? facts.at(n) : facts.get(id))?.location ?? { index: settings.index };
   let cleared = 0;
   let members = 0;
   for (const cluster of clusters) {
     members += cluster.members.length;
-    for (const member of cluster.members) {
-      await writer.update(member, where(member), {
+    for (let k = 0; k < cluster.members.length; k++) {
+      const member = cluster.members[k];
+      const n = cluster.numbers?.[k];
+      await writer.update(member, where(member, n), {
         cluster_id: cluster.id,
         duplicate_of: member === cluster.canonical ? null : cluster.canonical,
         is_canonical: member === cluster.canonical,
         cluster_size: cluster.members.length,
-        max_similarity: membership.bestMatch(member),
+        max_similarity: membership.bestMatch(member, n),
         canonical_similarity: member === cluster.canonical ? null : cluster.similarity.get(member),
-        best_match: membership.bestPartner(member) ?? null,
+        best_match: membership.bestPartner(member, n) ?? null,
       });
     }
   }
-  for (const id of membership.alone ?? []) {
+  const alone = membership.alone ?? [];
+  for (let k = 0; k < alone.length; k++) {
+    const id = alone[k];
+    const n = membership.aloneNumbers?.[k];
     members++;
-    await writer.update(id, where(id), {
+    await writer.update(id, where(id, n), {
       cluster_id: id,
       duplicate_of: null,
       is_canonical: true,
       cluster_size: 1,
-      max_similarity: membership.bestMatch(id),
+      max_similarity: membership.bestMatch(id, n),
       canonical_similarity: null,
-      best_match: membership.bestPartner(id) ?? null,
+      best_match: membership.bestPartner(id, n) ?? null,
     });
   }
   // Cluster fields left from an earlier run on documents that are in no cluster now.
