@@ -456,8 +456,11 @@ async function findPairs(client: EngineClient, job: DedupSettings, run: DedupRun
     if (pieces.pairsOut) await closeStream(pieces.pairsOut);
   }
   const pieces = pairPieces(client, job, run, 'full');
-  pieces.full = new FullPass(client, pieces.store, pieces.verifier, fullPassSettings(job, run, pieces.numbers, progress));
-  await pieces.full.run();
+  const full = new FullPass(client, pieces.store, pieces.verifier, fullPassSettings(job, run, pieces.numbers, progress));
+  pieces.full = full;
+  // Its signatures (a spill of tens of GB at a hundred million documents) go when the run ends, whatever ends it.
+  run.spilled.push({ close: () => full.dropSignatures() });
+  await full.run();
   return { pieces, incremental: false };
 }
 

@@ -114,6 +114,23 @@ for (const { name, docs } of testCorpora(30, 30)) {
       expect(readdirSync(spillDir)).toEqual([]);
     });
 
+    it('a library run that fails once its signatures are spilled leaves nothing in the spill folder', async () => {
+      const spillDir = mkdtempSync(path.join(tmp, 'spill-failed-'));
+      const failing = dedupIndex(ctx.client, {
+        index,
+        minSimilarity: THRESHOLD,
+        dryRun: true,
+        full: true,
+        maxCachedSignatures: Math.floor(docs.length / 2),
+        spillDir,
+        onProgress: (p) => {
+          if (p.stage === 'bands' && p.done === 1) throw new Error('stopped by the caller after the first band');
+        },
+      });
+      await expect(failing).rejects.toThrow('stopped by the caller after the first band');
+      expect(readdirSync(spillDir)).toEqual([]);
+    });
+
     it('--clusters components writes clusters equal to the connected components of the verified pairs, with the oldest as canonical', async () => {
       const index = await annotatedIndex('dedup-components');
       const { pairs } = await fullRun(index, 'components');

@@ -96,6 +96,7 @@ describe('UnionFind in rows', () => {
     expect(verifier.bestPartner('doc-3')).toBe('doc-17');
     expect(verifier.bestMatch('doc-9000')).toBe(0.75);
     expect(verifier.bestMatch('doc-42')).toBe(0);
+    expect(verifier.bestPartner('doc-42')).toBeUndefined();
     expect(verifier.clusters.joined('doc-42')).toBe(false);
     expect([...verifier.involved()]).toEqual(['doc-3', 'doc-17', 'doc-9000']);
   });
@@ -128,6 +129,39 @@ describe('bandMembers', () => {
       expect(Array.from(got.largeKeys)).toEqual(expectedLarge);
       if (passKeys === 5_000) expect(scratch.keys.length).toBeLessThan(n / 2);
     }
+  });
+});
+
+describe('a document met twice in one bucket', () => {
+  it('is no pair: not counted, not reported, no best match with itself', () => {
+    const numbers = new DocNumbers();
+    const reported: string[] = [];
+    const verifier = new PairVerifier(0.5, { documents: numbers, width: 4, onRecorded: (p) => reported.push(`${p.a}|${p.b}`) });
+    const x = numbers.numberOf('x');
+    const y = numbers.numberOf('y');
+    const same = { values: Uint32Array.of(1, 2, 3, 4), simhash: { hi: 0, lo: 0 }, bands: Int32Array.of(7) };
+    verifier.verifyMembersOf({ numbers: [x, x, y], signatures: [same, same, same] }, 0);
+    expect(reported).toEqual(['x|y', 'x|y']);
+    expect([verifier.candidatePairs, verifier.verifiedPairs]).toEqual([2, 2]);
+    expect(verifier.bestPartner('x')).toBe('y');
+  });
+});
+
+describe('the parts of a band sort', () => {
+  it('reads the band once to count and once a part that holds keys (none for empty slices)', async () => {
+    const { bandMembers } = await import('../../src/jobs/dedup/band-sort.js');
+    const hashes = Uint32Array.from({ length: 5000 }, (_, i) => i % 300);
+    let reads = 0;
+    const source = (visit: (chunk: Uint32Array) => void) => {
+      reads++;
+      visit(hashes);
+    };
+    const got = bandMembers(source, 5000, { bucketChunk: 50, into: new Uint32Array(5000), scratch: { keys: new Uint32Array(0), order: new Uint32Array(0) }, passKeys: 1000 });
+    expect(reads).toBe(2);
+    expect(got.runs.length / 2).toBe(300);
+    reads = 0;
+    bandMembers(source, 5000, { bucketChunk: 50, into: new Uint32Array(5000), scratch: { keys: new Uint32Array(0), order: new Uint32Array(0) }, passKeys: 1 });
+    expect(reads).toBe(2);
   });
 });
 

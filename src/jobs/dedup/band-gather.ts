@@ -14,20 +14,15 @@
 // Input: the band sorted into buckets (band-sort.ts), the records file and its layout; output: the ranges,
 // each with its file. The gather runs beside the sort, on the sorting core when there is one
 // (band-sort-worker.ts); the verifier removes each range file once the range is verified.
-import { closeSync, openSync, rmSync } from 'node:fs';
 import path from 'node:path';
-import { freeBytes, readAll, writeAll } from './spill-folder.js';
-import { popcount32 } from '../../sketch/simhash.js';
+import { RecordWriter, SlotBits, sweepRecords } from './records-sweep.js';
+import { freeBytes } from './spill-folder.js';
 import { type RecordLayout, recordBytes } from './spill-records.js';
 
 /** Members a range holds, by default: about 150 MB of whole records at 128 values and 26 bands. */
 export const DEFAULT_RANGE_MEMBERS = 250_000;
 /** Room left on the disk after a band's ranges, at least; a band that would leave less is read where it lies. */
 const DISK_MARGIN_BYTES = 1024 ** 3;
-/** Bytes of the records file read at once. */
-const SWEEP_BYTES = 8 * 1024 * 1024;
-/** Records a range's writer holds before it writes them. */
-const WRITE_RECORDS = 256;
 
 /**
  * A run of buckets in bucket order: runs [fromRun, toRun) of the sorted band, their places in the band's
@@ -106,10 +101,10 @@ export function gatherBand(task: GatherTask, order: Uint32Array, runs: Uint32Arr
   const folder = path.dirname(task.records);
   if (membersOf(ranges) * bytes > freeBytes(folder) - DISK_MARGIN_BYTES) return undefined;
   const members = new MemberRanges(task.documents, order, runs, ranges);
-  const writers: RangeWriter[] = [];
+  const writers: RecordWriter[] = [];
   try {
     for (const [k, range] of ranges.entries()) {
-      writers.push(new RangeWriter(path.join(folder, `band-${task.band}-range-${k}.bin`), bytes));
+      writers.push(new RecordWriter(path.join(folder, `band-${task.band}-range-${k}.bin`), bytes));
       range.file = writers[k].file;
     }
     sweep(task, members, writers);
@@ -124,107 +119,24 @@ export function gatherBand(task: GatherTask, order: Uint32Array, runs: Uint32Arr
 }
 
 /** The records file read once in order, each member's record appended to its range's file. */
-function sweep(task: GatherTask, members: MemberRanges, writers: RangeWriter[]): void {
-  const bytes = recordBytes(task.layout);
-  const perRead = Math.max(1, Math.floor(SWEEP_BYTES / bytes));
-  const chunk = new Uint8Array(perRead * bytes);
-  const fd = openSync(task.records, 'r');
-  try {
-    for (let first = 0; first < task.documents; first += perRead) {
-      const count = Math.min(perRead, task.documents - first);
-      if (!members.anyIn(first, first + count)) continue;
-      readAll(fd, chunk.subarray(0, count * bytes), first * bytes);
-      members.forEachIn(first, first + count, (slot, range) => writers[range].add(chunk.subarray((slot - first) * bytes, (slot - first + 1) * bytes)));
-    }
-  } finally {
-    closeSync(fd);
-  }
+function sweep(task: GatherTask, members: MemberRanges, writers: RecordWriter[]): void {
+  let rank = 0;
+  sweepRecords(task.records, recordBytes(task.layout), members.slots, (_slot, record) => writers[members.rangeByRank[rank++]].add(record));
 }
 
 /**
- * Which slots are members of the band, and in which range: a bit a document, and a range a member by its
- * rank among the members in slot order (the order in which the sweep meets them).
+ * Which slots are members of the band (a bit a document), and in which range: a range a member by its rank
+ * among the members in slot order (the order in which the sweep meets them).
  */
 class MemberRanges {
-  private readonly bits: Uint32Array;
-  private readonly rangeByRank: Uint32Array;
-  /** Members the sweep has met so far. */
-  private rank = 0;
+  readonly slots: SlotBits;
+  readonly rangeByRank: Uint32Array;
 
   constructor(documents: number, order: Uint32Array, runs: Uint32Array, ranges: readonly BandRange[]) {
-    this.bits = new Uint32Array(Math.ceil(documents / 32));
-    for (const range of ranges) forEachPlace(range, runs, (p) => (this.bits[order[p] >>> 5] |= 1 << (order[p] & 31)));
-    const before = new Uint32Array(this.bits.length);
-    for (let w = 1; w < this.bits.length; w++) before[w] = before[w - 1] + popcount32(this.bits[w - 1]);
+    const slots = new SlotBits(documents);
+    for (const range of ranges) forEachPlace(range, runs, (p) => slots.add(order[p]));
     this.rangeByRank = new Uint32Array(membersOf(ranges));
-    for (const [k, range] of ranges.entries()) {
-      forEachPlace(range, runs, (p) => {
-        const slot = order[p];
-        this.rangeByRank[before[slot >>> 5] + popcount32(this.bits[slot >>> 5] & ((1 << (slot & 31)) - 1))] = k;
-      });
-    }
-  }
-
-  /** Whether any slot in [from, to) is a member (whole words checked: a member past `to` may say yes). */
-  anyIn(from: number, to: number): boolean {
-    for (let w = from >>> 5; w <= (to - 1) >>> 5; w++) if (this.bits[w] !== 0) return true;
-    return false;
-  }
-
-  /** Each member slot in [from, to), ascending, with its range (called on ascending, adjacent intervals from 0). */
-  forEachIn(from: number, to: number, visit: (slot: number, range: number) => void): void {
-    for (let slot = from; slot < to; slot++) {
-      const word = this.bits[slot >>> 5];
-      if (word === 0) {
-        slot |= 31; // (the loop's ++ goes to the next word)
-        continue;
-      }
-      if (word & (1 << (slot & 31))) visit(slot, this.rangeByRank[this.rank++]);
-    }
-  }
-}
-
-/** A range's file, written a few records at a time (created new: a file planted under its name is refused). */
-class RangeWriter {
-  private fd: number;
-  private readonly buffer: Uint8Array;
-  private used = 0;
-
-  constructor(readonly file: string, private readonly bytes: number) {
-    this.fd = openSync(file, 'wx', 0o600);
-    this.buffer = new Uint8Array(WRITE_RECORDS * bytes);
-  }
-
-  add(record: Uint8Array): void {
-    this.buffer.set(record, this.used);
-    this.used += this.bytes;
-    if (this.used === this.buffer.length) this.flush();
-  }
-
-  private flush(): void {
-    writeAll(this.fd, this.buffer.subarray(0, this.used));
-    this.used = 0;
-  }
-
-  /** Writes what it holds and closes the file (closed even when the write fails). */
-  close(): void {
-    if (this.fd < 0) return;
-    try {
-      this.flush();
-    } finally {
-      this.closeFile();
-    }
-  }
-
-  /** Closes the file if open, and removes it. */
-  discard(): void {
-    this.closeFile();
-    rmSync(this.file, { force: true });
-  }
-
-  private closeFile(): void {
-    if (this.fd < 0) return;
-    closeSync(this.fd);
-    this.fd = -1;
+    for (const [k, range] of ranges.entries()) forEachPlace(range, runs, (p) => (this.rangeByRank[slots.rank(order[p])] = k));
+    this.slots = slots;
   }
 }

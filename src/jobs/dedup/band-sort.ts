@@ -6,8 +6,9 @@
 // order, a chunk at a time (from the disk, or from memory), never held as a column. Sorting a band whole
 // (bandBuckets) takes 8 bytes a document (its sorted keys and slots); its members alone (bandMembers, what
 // dedup needs) are sorted a part of the key space at a time, consecutive slices of at most SORT_PASS_KEYS
-// keys, each part's members copied out in bucket order: 8 bytes a key of the largest part (128 MB), whatever
-// the size of the band, for one more read of its hashes a part.
+// keys, each part's members copied out in bucket order: 8 bytes a key of the largest part and 8 of its
+// largest slice (about 136 MB at 2^24 keys a part, unless one top byte holds more), whatever the size of the
+// band, for one more read of its hashes a part; the members themselves take 4 bytes each.
 
 /** The documents of one band in bucket order, and its buckets. */
 export interface BandBuckets {
@@ -28,6 +29,8 @@ export interface BandScratch {
   order: Uint32Array;
   /** Room for a band's members (bandMembers' `into`, when the caller keeps one). */
   members?: Uint32Array;
+  /** The radix passes' scratch, the size of the largest top-byte slice sorted (kept by bandMembers). */
+  spare?: { keys: Uint32Array; order: Uint32Array };
 }
 
 /** Sorts the slots 0..n-1 by their hash (read as unsigned 32-bit), then by slot, and finds the runs. */
@@ -37,7 +40,7 @@ export function bandBuckets(hashes: Int32Array | Uint32Array | BandSource, n = t
   const keys = scratch ? scratch.keys.subarray(0, n) : new Uint32Array(n);
   const order = scratch ? scratch.order.subarray(0, n) : new Uint32Array(n);
   const starts = sliceStarts(source, n);
-  sortSlices(source, starts, 0, 256, keys, order);
+  sortSlices(source, starts, 0, 256, keys, order, { keys: new Uint32Array(0), order: new Uint32Array(0) });
   return { order, keys, runs: runsOf(keys) };
 }
 
@@ -51,7 +54,7 @@ export interface BandMembers {
   largeKeys: Int32Array;
 }
 
-/** Keys sorted at once by bandMembers, by default (8 bytes each: 128 MB). */
+/** Keys sorted at once by bandMembers, by default (8 bytes each: 128 MB, and the scratch of its largest slice). */
 export const SORT_PASS_KEYS = 1 << 24;
 
 /**
@@ -71,7 +74,8 @@ export function bandMembers(source: BandSource, n: number, settings: { bucketChu
     if (scratch.keys.length < size) [scratch.keys, scratch.order] = [new Uint32Array(size), new Uint32Array(size)];
     const keys = scratch.keys.subarray(0, size);
     const order = scratch.order.subarray(0, size);
-    sortSlices(source, starts, from, to, keys, order);
+    scratch.spare ??= { keys: new Uint32Array(0), order: new Uint32Array(0) };
+    sortSlices(source, starts, from, to, keys, order, scratch.spare);
     const part = runsOf(keys);
     for (let r = 0; r < part.length; r += 2) if (part[r + 1] - part[r] > bucketChunk) large.push(keys[part[r]] | 0);
     const copied = membersOnly(order, part, into.subarray(members));
@@ -88,7 +92,7 @@ function parts(starts: Uint32Array, passKeys: number): Array<[number, number]> {
   let from = 0;
   for (let d = 1; d <= 256; d++) {
     if (d === 256 || starts[d + 1] - starts[from] > passKeys) {
-      found.push([from, d]);
+      if (starts[d] > starts[from]) found.push([from, d]);
       from = d;
     }
   }
@@ -112,7 +116,7 @@ function sliceStarts(source: BandSource, n: number): Uint32Array {
  * The keys of slices [from, to) sorted, with their slots, into `keys` and `order` (as long as those slices):
  * placed by their top 8 bits in slot order (stable), then each slice sorted on its low bits.
  */
-function sortSlices(source: BandSource, starts: Uint32Array, from: number, to: number, keys: Uint32Array, order: Uint32Array): void {
+function sortSlices(source: BandSource, starts: Uint32Array, from: number, to: number, keys: Uint32Array, order: Uint32Array, spare: { keys: Uint32Array; order: Uint32Array }): void {
   const base = starts[from];
   const next = starts.slice(0, 256).map((start) => start - base);
   let slot = 0;
@@ -128,7 +132,7 @@ function sortSlices(source: BandSource, starts: Uint32Array, from: number, to: n
   });
   let largest = 0;
   for (let d = from; d < to; d++) largest = Math.max(largest, starts[d + 1] - starts[d]);
-  const spare = { keys: new Uint32Array(largest), order: new Uint32Array(largest) };
+  if (spare.keys.length < largest) [spare.keys, spare.order] = [new Uint32Array(largest), new Uint32Array(largest)];
   for (let d = from; d < to; d++) sortLowBits(keys.subarray(starts[d] - base, starts[d + 1] - base), order.subarray(starts[d] - base, starts[d + 1] - base), spare);
 }
 

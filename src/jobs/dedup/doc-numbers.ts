@@ -1,5 +1,6 @@
-// Documents numbered in the order dedup meets them, so that what it keeps about each one (its facts, its
-// cluster, its best similarity) lives in typed arrays indexed by that number: a few bytes a document. One
+// Documents numbered in the order dedup meets them, so that what it keeps about each one lives in typed
+// arrays indexed by that number (its facts: a few bytes a document), or in rows found by it for the few that
+// have a near-duplicate (their cluster and best similarity: doc-rows.ts). One
 // numbering is shared by the signature store and the pair verifier, so every document's id is kept once:
 // here in memory, or on local disk for an index too large for that (dedup/spilled-ids.ts).
 

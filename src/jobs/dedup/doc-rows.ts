@@ -2,8 +2,9 @@
 // keeps about a document's cluster and best match concerns only the documents in a verified pair, a few in
 // a hundred where most documents are unique, so it is kept in rows given out as such documents are met
 // rather than in arrays as long as the index. A row is found through an open-addressing table of row + 1
-// keyed by the mixed number (at most half full): about 12 bytes a row with the table and the row's number,
-// where an array by document number costs its bytes for every document of the index.
+// keyed by the mixed number (at most half full): 12 to 20 bytes a row with the table and the row's number,
+// where an array by document number costs its bytes for every document of the index (so rows cost more
+// once about a third of the documents or more have a near-duplicate).
 import { enlarged, mixed } from './doc-numbers.js';
 
 export class DocRows {

@@ -4,10 +4,12 @@
 // bytes a document when the ids are on disk: a gigabyte at a hundred million), where only the clustered
 // documents matter. Two ids hash alike with odds of about (ids in the set) / 2^64 a lookup (one in a
 // trillion at ten million clustered documents); a stale document so mistaken keeps its old cluster fields,
-// which the write-back's count check with the engine then reports.
+// and the write-back's count check with the engine then says the run is not complete (the same ids would
+// collide again in the next run: the hash has no seed, so that runs are alike).
 import { mixed } from './doc-numbers.js';
 
 export class IdSet {
+  /** The hashes added (sorted once a lookup comes), 8 bytes each and up to half as many again of room. */
   private hashes = new BigUint64Array(1024);
   private count = 0;
   private sorted = true;
@@ -18,7 +20,7 @@ export class IdSet {
 
   add(id: string): void {
     if (this.count === this.hashes.length) {
-      const larger = new BigUint64Array(this.hashes.length * 2);
+      const larger = new BigUint64Array(Math.ceil(this.hashes.length * 1.5));
       larger.set(this.hashes);
       this.hashes = larger;
     }
@@ -28,7 +30,7 @@ export class IdSet {
 
   has(id: string): boolean {
     if (!this.sorted) {
-      this.hashes = this.hashes.slice(0, this.count).sort();
+      this.hashes.subarray(0, this.count).sort();
       this.sorted = true;
     }
     const wanted = hash64(id);

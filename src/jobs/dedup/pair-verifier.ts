@@ -196,6 +196,7 @@ export class PairVerifier {
   /** Verifies members i and j of a bucket; a verified pair is recorded and reported. */
   private verifyMembers(bucket: BucketMembers, i: number, j: number): boolean {
     const a = bucket.signatures[i], b = bucket.signatures[j];
+    if (bucket.numbers[i] === bucket.numbers[j]) return false; // (one document met twice: no pair)
     this.candidatePairs++;
     const jaccard = minhashJaccard(a.values, b.values);
     if (jaccard < this.minSimilarity) return false;
@@ -213,7 +214,9 @@ export class PairVerifier {
   /** Records a pair (its ids read only when a report or the best matches need them). */
   private recordNumbered(pair: NumberedPair, named?: VerifiedPair): void {
     const { na, nb, jaccard } = pair;
-    if (na === nb) return; // (a document is no pair with itself: only a damaged journal could say so)
+    // A document is no pair with itself: one met twice in a bucket (one _id in two indices of an alias is
+    // numbered once) is not tried; a journal that holds such a pair is damaged.
+    if (na === nb) return;
     if (this.hooks.onRecorded || this.matches) named ??= this.named(pair);
     if (named) this.hooks.onRecorded?.(named);
     this.clusters.unionNumbers(na, nb);
@@ -274,7 +277,7 @@ export class PairVerifier {
     this.buckets++;
     for (let p = from; p < to; p += PAIR_INTS) {
       const na = numbers[pairs[p + 1]], nb = numbers[pairs[p + 2]], flags = pairs[p + 4];
-      if (flags & LARGE && this.clusters.rootOf(na) === this.clusters.rootOf(nb)) continue;
+      if (na === nb || (flags & LARGE && this.clusters.rootOf(na) === this.clusters.rootOf(nb))) continue;
       this.candidatePairs++;
       const jaccard = pairs[p + 3] / width;
       if (jaccard >= this.minSimilarity) this.accept({ na, nb, jaccard, hamming: flags & (LARGE - 1) });

@@ -6,9 +6,9 @@
 // Memory holds the write buffers and one small block of each file (the last read: 2 KB of ends, 4 KB of
 // ids), so reading ids in ascending numbers, as the families and the journal do, reads each block once,
 // and an id read alone costs two small reads. Finding a number by id needs an index
-// of every id: built the first time one is asked for (a scan restarted, a resumed run's pairs), about 10
-// bytes a document, and kept up to date after that. A full dedup run that is not resumed never builds it
-// before its write-back.
+// of every id: built the first time one is asked for (a scan restarted, a resumed run's pairs, a split
+// run's final step), about 10 bytes a document, and kept up to date after that. A full dedup run that is
+// not resumed never builds it: its clusters are cut and written back by number.
 import { type DocIds, mixed } from './doc-numbers.js';
 import { readAll, SpillFolder, writeAll } from './spill-folder.js';
 

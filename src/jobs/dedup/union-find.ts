@@ -1,8 +1,9 @@
 // Disjoint sets over document ids, with path halving and union by rank. Only documents that have joined
 // another have a row (doc-rows.ts): its parent's row and a byte of rank, found by document number (number
-// in doc-numbers.ts' numbering); a document without a row is a set of its own. So the sets cost about 17
-// bytes a document in a verified pair and nothing for the others: a hundred million documents of which
-// fifteen million have a near-duplicate keep their sets in about 250 MB (500 MB by document number before).
+// in doc-numbers.ts' numbering); a document without a row is a set of its own. So the sets cost 17 to 28
+// bytes a document in a verified pair (with the rows' table) and nothing for the others: a hundred million
+// documents of which fifteen million have a near-duplicate keep their sets in about 300 MB (500 MB by
+// document number before).
 import { type DocIds, DocNumbers, enlarged } from './doc-numbers.js';
 import { DocRows } from './doc-rows.js';
 
