@@ -704,7 +704,9 @@ async function cutClusters(run: DedupRun, pieces: PairPieces): Promise<Cut> {
   const { numbers, store, verifier, full } = pieces;
   // Pairs replayed by --resume bring documents whose facts were never read in this process.
   await store.loadFacts(withoutFacts(verifier, store));
-  const cut = await cutFamilies(verifier.clusters.families(), {
+  const families = verifier.clusters.families();
+  full?.prepareCut(families);
+  const cut = await cutFamilies(families, {
     method: run.job.compare.clusters,
     rule: run.job.compare.canonical,
     minSimilarity: run.job.compare.minSimilarity,

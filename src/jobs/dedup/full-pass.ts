@@ -11,7 +11,7 @@ import type { EngineClient } from '../../engine/client.js';
 import type { SignatureSource } from './cluster-cut.js';
 import type { DocIds } from './doc-numbers.js';
 import { DedupJournal, type DedupRunIdentity } from './journal.js';
-import { verifyBands } from './band-pass.js';
+import { rangesByDefault, verifyBands } from './band-pass.js';
 import type { PairVerifier } from './pair-verifier.js';
 import type { SignatureStore } from './signature-store.js';
 import { type ReadTable, readTable } from './table-read.js';
@@ -82,6 +82,15 @@ export class FullPass {
         this.settings.onProgress?.('bands', band + 1, table.bandCount);
       },
     });
+  }
+
+  /**
+   * Before the clusters are cut from these families: a spill larger than the page cache has its family
+   * members' records gathered in one pass in order (member-records.ts), as the bands are, so that the cut
+   * does not read them from the device at random.
+   */
+  prepareCut(families: Iterable<ArrayLike<number>>): void {
+    if (this.table?.gatherMembers && rangesByDefault(this.table) > 0) this.table.gatherMembers(families);
   }
 
   /** Lets the signatures go (and removes a spill from the disk), once the clusters are cut. */

@@ -21,6 +21,7 @@ import { UserError } from '../../errors.js';
 import { type DocIds, withRoomFor } from './doc-numbers.js';
 import { keyHash, type SignatureFields, type StoredSignature } from './signature-store.js';
 import { BAND_CHUNK, type SignatureTable } from './signature-table.js';
+import { MemberRecords } from './member-records.js';
 import { freeBytes, readAll, SpillFolder, writeAll } from './spill-folder.js';
 import { type RecordLayout, RecordReader, recordBytes, type SpillValueBits, writeRecord } from './spill-records.js';
 
@@ -57,6 +58,8 @@ export class SignatureSpill implements SignatureTable {
   private reader?: RecordReader;
   /** Where a band's hashes are read into, a chunk at a time. */
   private readonly bandChunk = new Uint32Array(BAND_CHUNK);
+  /** The family members' records, once gathered for the clusters' cut (member-records.ts). */
+  private members?: MemberRecords;
 
   /** Bits kept of each MinHash value: 32, or 16 (compact); chosen by the first document when 'auto'. */
   private bits: SpillValueBits | 'auto';
@@ -250,14 +253,33 @@ export class SignatureSpill implements SignatureTable {
       if (slot >= 0) wanted.set(slot, ids[i]);
     }
     const slots = Uint32Array.from(wanted.keys()).sort();
-    const signatureOf = await this.load(slots);
+    this.reader ??= new RecordReader(this.layout);
+    const signatureOf = this.members?.holdsAll(slots) ? this.members.read(this.reader, slots) : await this.load(slots);
     const found = new Map<string, StoredSignature>();
     for (const slot of slots) found.set(wanted.get(slot) as string, signatureOf(slot));
     return found;
   }
 
+  /**
+   * Copies the records of these documents (the families, by number) out of the records file in one pass in
+   * order into a file of their own, which find reads from then on: for the clusters' cut of a spill larger
+   * than the page cache. False when the disk has no room for them (they are then read where they lie).
+   */
+  gatherMembers(families: Iterable<ArrayLike<number>>): boolean {
+    this.finish();
+    this.members?.remove();
+    const slotOf = (n: number) => this.slotOf(n);
+    function* slots(): Generator<number> {
+      for (const family of families) for (let k = 0; k < family.length; k++) yield slotOf(family[k]);
+    }
+    this.members = MemberRecords.gather(this.records(), this.size, slots(), path.join(this.folder.path, 'members.bin'));
+    return this.members !== undefined;
+  }
+
   /** Closes the files and removes the folder. */
   close(): void {
+    this.members?.remove();
+    this.members = undefined;
     this.recordFile = -1;
     this.bandFiles = [];
     this.folder.remove();

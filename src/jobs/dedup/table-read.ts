@@ -15,6 +15,8 @@ import { poolTable, type SignatureTable } from './signature-table.js';
 /** A table the stages read, that also finds signatures by id (by number when given), and lets them go. */
 export type ReadTable = SignatureTable & {
   find(ids: readonly string[], numbers?: ArrayLike<number>): Promise<ReadonlyMap<string, StoredSignature>>;
+  /** A table on disk: the families' records gathered in one pass for find (false: no room, read where they lie). */
+  gatherMembers?(families: Iterable<ArrayLike<number>>): boolean;
   close?(): void;
 };
 

@@ -1,0 +1,67 @@
+// The records of the documents the clusters' cut reads, gathered out of the spill's records file first. The
+// cut reads the signatures of every family member (the documents in a verified pair: thirteen million of a
+// hundred million), a batch of families at a time, their slots scattered through the whole records file:
+// when that file is larger than the page cache, each record costs a 4 KB page from the device at random
+// (422 s of the 36 minutes at a hundred million). So, as the bands are gathered (band-gather.ts), the
+// members' records are first copied out in one pass in order (records-sweep.ts) into a file of their own,
+// in slot order, which the page cache then holds (368 to 624 bytes a member); a member's place in it is its
+// rank among the members (SlotBits: 0.25 bytes a document). Input: the records file and the members' slots;
+// output: their signatures by slot, read from the gathered file; the file is removed with the spill.
+import { closeSync, openSync, rmSync } from 'node:fs';
+import { RecordWriter, SlotBits, sweepRecords } from './records-sweep.js';
+import { freeBytes } from './spill-folder.js';
+import { type RecordLayout, type RecordReader, recordBytes } from './spill-records.js';
+import type { StoredSignature } from './signature-store.js';
+
+/** Room left on the disk after the gathered records, at least; else they are read where they lie. */
+const DISK_MARGIN_BYTES = 1024 ** 3;
+
+export class MemberRecords {
+  private fd: number;
+
+  private constructor(
+    private readonly members: SlotBits,
+    readonly file: string,
+  ) {
+    this.fd = openSync(file, 'r');
+  }
+
+  /**
+   * The records of these slots (of a records file of `documents` records) copied into `file` in one pass;
+   * undefined (nothing written) when they would not leave room on the disk.
+   */
+  static gather(records: { file: string; layout: RecordLayout }, documents: number, slots: Iterable<number>, file: string): MemberRecords | undefined {
+    const members = new SlotBits(documents);
+    for (const slot of slots) if (slot >= 0 && slot < documents) members.add(slot);
+    const bytes = recordBytes(records.layout);
+    if (members.size * bytes > freeBytes(records.file) - DISK_MARGIN_BYTES) return undefined;
+    const writer = new RecordWriter(file, bytes);
+    try {
+      sweepRecords(records.file, bytes, members, (_slot, record) => writer.add(record));
+      writer.close();
+    } catch (err) {
+      writer.discard();
+      throw err;
+    }
+    return new MemberRecords(members, file);
+  }
+
+  /** Whether every one of these slots was gathered. */
+  holdsAll(slots: ArrayLike<number>): boolean {
+    for (let i = 0; i < slots.length; i++) if (!this.members.has(slots[i])) return false;
+    return true;
+  }
+
+  /** The signatures of these gathered slots (ascending), found by slot until the reader's next read. */
+  read(reader: RecordReader, slots: Uint32Array): (slot: number) => StoredSignature {
+    const signatureAt = reader.read(this.fd, slots.map((slot) => this.members.rank(slot)));
+    return (slot) => signatureAt(this.members.rank(slot));
+  }
+
+  /** Closes the file and removes it. */
+  remove(): void {
+    if (this.fd >= 0) closeSync(this.fd);
+    this.fd = -1;
+    rmSync(this.file, { force: true });
+  }
+}
