@@ -74,7 +74,8 @@ describe('UnionFind in rows', () => {
     const uf = new UnionFind(new DocNumbers());
     for (const [a, b] of pairs) uf.unionNumbers(a, b);
     const expected = referenceFamilies(pairs.filter(([a, b]) => a !== b));
-    expect(uf.families().map((f) => Array.from(f))).toEqual(expected);
+    expect(Array.from(uf.families(), (f) => Array.from(f))).toEqual(expected);
+    expect(uf.families().count).toBe(expected.length);
     expect(uf.rows.size).toBe(expected.reduce((sum, f) => sum + f.length, 0));
     const [first] = expected;
     expect(uf.joinedNumber(first[0])).toBe(true);
