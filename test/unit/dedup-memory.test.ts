@@ -8,22 +8,17 @@ import { verifyBands } from '../../src/jobs/dedup/band-pass.js';
 import { SignatureSpill } from '../../src/jobs/dedup/signature-spill.js';
 import { cutFamilies } from '../../src/jobs/dedup/cluster-cut.js';
 import { IdSet } from '../../src/jobs/dedup/id-set.js';
+import { seededRandom } from '../support/corpus.js';
 import { corpus, memoryPass, newVerifier, outcomeOf } from '../support/dedup-corpus.js';
 import { DocRows } from '../../src/jobs/dedup/doc-rows.js';
 import { DocNumbers } from '../../src/jobs/dedup/doc-numbers.js';
 import { UnionFind } from '../../src/jobs/dedup/union-find.js';
 import { PairVerifier } from '../../src/jobs/dedup/pair-verifier.js';
 
-/** A seeded generator of 32-bit integers (mulberry32). */
+/** A seeded generator of 32-bit integers (the tests' mulberry32, scaled back to integers). */
 function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return (t ^ (t >>> 14)) >>> 0;
-  };
+  const random = seededRandom(seed);
+  return () => random() * 2 ** 32;
 }
 
 /** Families by plain labelling: each pair's two labels merged, for the reference. */

@@ -4,9 +4,8 @@
 // (one of two it alternates between), the runs and the hashes of the keys too large for one bucket chunk
 // handed back; then, when asked, the members gathered into range files in bucket order (band-gather.ts).
 // The worker sorts a part of the key space at a time (bandMembers) and keeps its arrays of sorted keys and
-// slots from band to band (8 bytes a key of the largest part and of its largest slice: about 136 MB unless one
-// top byte holds more);
-// the caller holds only the members (a tenth of the documents or so), of two bands.
+// slots from band to band (8 bytes a key of the largest part and of its largest slice: about 136 MB unless
+// one top byte holds more); the caller holds only the members (a tenth of the documents or so), of two bands.
 import { closeSync, openSync } from 'node:fs';
 import { type BandRange, type GatherTask, gatherBand } from './band-gather.js';
 import { bandMembers } from './band-sort.js';

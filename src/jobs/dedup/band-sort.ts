@@ -65,8 +65,8 @@ export const SORT_PASS_KEYS = 1 << 24;
 export function bandMembers(source: BandSource, n: number, settings: { bucketChunk: number; into: Uint32Array; scratch: BandScratch; passKeys?: number }): BandMembers {
   const { bucketChunk, into, scratch, passKeys = SORT_PASS_KEYS } = settings;
   const starts = sliceStarts(source, n);
-  let runs: Uint32Array = new Uint32Array(1024);
-  let runCount = 0;
+  const spare = (scratch.spare ??= { keys: new Uint32Array(0), order: new Uint32Array(0) });
+  const runs: Uint32Array[] = [];
   let members = 0;
   const large: number[] = [];
   for (const [from, to] of parts(starts, passKeys)) {
@@ -74,16 +74,15 @@ export function bandMembers(source: BandSource, n: number, settings: { bucketChu
     if (scratch.keys.length < size) [scratch.keys, scratch.order] = [new Uint32Array(size), new Uint32Array(size)];
     const keys = scratch.keys.subarray(0, size);
     const order = scratch.order.subarray(0, size);
-    scratch.spare ??= { keys: new Uint32Array(0), order: new Uint32Array(0) };
-    sortSlices(source, starts, from, to, keys, order, scratch.spare);
+    sortSlices(source, starts, from, to, keys, order, spare);
     const part = runsOf(keys);
     for (let r = 0; r < part.length; r += 2) if (part[r + 1] - part[r] > bucketChunk) large.push(keys[part[r]] | 0);
     const copied = membersOnly(order, part, into.subarray(members));
-    if (runCount + part.length > runs.length) runs = enlargedRuns(runs, runCount + part.length);
-    for (let r = 0; r < copied.runs.length; r++) runs[runCount++] = copied.runs[r] + members;
+    const offset = members;
+    runs.push(copied.runs.map((place) => place + offset));
     members += copied.order.length;
   }
-  return { order: into.subarray(0, members), runs: runs.slice(0, runCount), largeKeys: Int32Array.from(large) };
+  return { order: into.subarray(0, members), runs: concatenated(runs), largeKeys: Int32Array.from(large) };
 }
 
 /** The parts of bandMembers: [from, to) ranges of top bytes, consecutive, each at most `passKeys` keys unless one slice is larger. */
@@ -168,10 +167,15 @@ function sortLowBits(keys: Uint32Array, order: Uint32Array, spare: { keys: Uint3
   }
 }
 
-function enlargedRuns(runs: Uint32Array, needed: number): Uint32Array {
-  const larger = new Uint32Array(Math.max(needed, runs.length * 2));
-  larger.set(runs);
-  return larger;
+/** The arrays one after the other, in one. */
+function concatenated(arrays: readonly Uint32Array[]): Uint32Array {
+  const all = new Uint32Array(arrays.reduce((sum, a) => sum + a.length, 0));
+  let at = 0;
+  for (const a of arrays) {
+    all.set(a, at);
+    at += a.length;
+  }
+  return all;
 }
 
 /** The runs of two or more equal keys among the sorted keys, as [start, end) pairs. */
