@@ -141,9 +141,11 @@ async function child() {
   }
   // Each band's time, and whether the band after it was gathered (its range files, on a table on disk).
   const bandsBegan = performance.now();
-  const onBand = (band) => {
+  const onBand = (band, times) => {
     const gathered = way === 'memory' ? 0 : readdirSync(table.path).filter((name) => name.includes('-range-')).length;
-    process.stderr.write(`${way}: band ${band + 1} of ${lsh.b} at ${((performance.now() - bandsBegan) / 1000).toFixed(1)} s, RSS ${Math.round(process.memoryUsage().rss / 2 ** 20)} MB, range files of the next ${gathered}\n`);
+    const s = (ms) => `${(ms / 1000).toFixed(1)}`;
+    const split = `sort ${s(times.sortMs)} + gather ${s(times.gatherMs)} s there, waited ${s(times.waitMs)} + verified ${s(times.verifyMs)} s here`;
+    process.stderr.write(`${way}: band ${band + 1} of ${lsh.b} at ${((performance.now() - bandsBegan) / 1000).toFixed(1)} s (${split}), RSS ${Math.round(process.memoryUsage().rss / 2 ** 20)} MB, range files of the next ${gathered}\n`);
   };
   await verifyBands(source, verifier, { bucketChunk: BUCKET_CHUNK, groupMembers, checkers, rangeMembers, onBand });
   lap('bands');

@@ -236,13 +236,24 @@ async function replayGroup(pass: BandInHand & { source: MemberSource }, [from, t
 }
 
 
+/**
+ * Where a band's time went, in milliseconds: its sort and gather on the sorting core, the wait for them here,
+ * its verification (a band sorted on this thread, with no sorting core, counts its sort in verifyMs).
+ */
+export interface BandTimes {
+  sortMs: number;
+  gatherMs: number;
+  waitMs: number;
+  verifyMs: number;
+}
+
 export interface BandsSettings {
   bucketChunk: number;
   /** Bands a resumed run had finished (marked only). */
   startAt?: number;
   groupMembers?: number;
-  /** After each band verified (not those marked only). */
-  onBand?: (band: number) => Promise<void> | void;
+  /** After each band verified (not those marked only), with where its time went. */
+  onBand?: (band: number, times: BandTimes) => Promise<void> | void;
   /** Whether a table on disk has its bands sorted one ahead on another core (default: when the machine has two). */
   sortAhead?: boolean;
   /** Threads that check the small buckets of a table on disk (default: one a core beyond this one's; 0: none). */
@@ -274,10 +285,13 @@ export async function verifyBands(table: SignatureTable, verifier: PairVerifier,
   let next = sorter?.sort(0, gather(0));
   try {
     for (let band = 0; band < table.bandCount; band++) {
+      const waited = performance.now();
       const sorted = await next;
+      const verified = performance.now();
       next = band + 1 < table.bandCount ? sorter?.sort(band + 1, gather(band + 1)) : undefined;
       await verifyBandOf(table, verifier, band, { bucketChunk, groupMembers, markOnly: band < startAt, scratch, sortPassKeys, sorted, checker, rangeMembers, rangeReader });
-      if (band >= startAt) await settings.onBand?.(band);
+      const times = { sortMs: sorted?.sortMs ?? 0, gatherMs: sorted?.gatherMs ?? 0, waitMs: verified - waited, verifyMs: performance.now() - verified };
+      if (band >= startAt) await settings.onBand?.(band, times);
     }
   } finally {
     // A band sorted ahead of a failure: waited for (closing the pool would stop its gather halfway, its
@@ -310,10 +324,12 @@ function sortHere(table: SignatureTable, band: number, settings: BandPassSetting
   const scratch = settings.scratch ?? { keys: new Uint32Array(0), order: new Uint32Array(0) };
   if (!scratch.members || scratch.members.length < table.size) scratch.members = new Uint32Array(table.size);
   const source = (visit: (chunk: Uint32Array) => void) => table.readBand(band, visit);
+  const began = performance.now();
   const { order, runs, largeKeys } = bandMembers(source, table.size, { bucketChunk: settings.bucketChunk, into: scratch.members, scratch, passKeys: settings.sortPassKeys });
+  const sorted = performance.now();
   const task = settings.markOnly ? undefined : gatherTask(table, band, settings.rangeMembers ?? 0, settings.bucketChunk);
   const ranges = task && gatherBand(task, order, runs);
-  return { order, runs, largeKeys, ranges };
+  return { order, runs, largeKeys, ranges, sortMs: sorted - began, gatherMs: performance.now() - sorted };
 }
 
 /** What gathering a band takes, when the table is on disk and ranges are asked for (undefined: read where the records lie). */

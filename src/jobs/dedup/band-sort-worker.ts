@@ -34,6 +34,9 @@ export interface SortedRuns {
   largeKeys: Int32Array;
   /** The band's ranges and their files, when it was gathered (band-gather.ts). */
   ranges?: BandRange[];
+  /** Milliseconds spent sorting the band, and gathering it. */
+  sortMs?: number;
+  gatherMs?: number;
 }
 
 const CHUNK = 1 << 16;
@@ -52,9 +55,12 @@ export default function sortBand(task: BandSortTask): SortedRuns {
         visit(chunk.subarray(0, length));
       }
     };
+    const began = performance.now();
     const members = bandMembers(read, n, { bucketChunk: task.bucketChunk, into: new Uint32Array(task.order, 0, n), scratch, passKeys: task.passKeys });
+    const sorted = performance.now();
     const ranges = task.gather && gatherBand(task.gather, members.order, members.runs);
-    return { runs: members.runs, members: members.order.length, largeKeys: members.largeKeys, ranges };
+    const gatherMs = performance.now() - sorted;
+    return { runs: members.runs, members: members.order.length, largeKeys: members.largeKeys, ranges, sortMs: sorted - began, gatherMs };
   } finally {
     closeSync(fd);
   }
