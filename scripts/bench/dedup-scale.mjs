@@ -10,7 +10,8 @@
 //
 //   npm run build && node scripts/bench/dedup-scale.mjs --docs 1000000 [--ways memory,disk,compact] [--seed 1]
 //       [--group-members 100000] [--spill-dir DIR] [--differences]     (a way: memory, disk, compact; disk:0 with no checking
-//       threads; disk/0 with each band read where its records lie instead of gathered in ranges of buckets, disk/N in ranges of N)
+//       threads; disk/0 with each band read where its records lie instead of gathered in ranges of buckets, disk/N in ranges of N;
+//       disk/Nx3 or disk/x3 with three bands gathered a pass over the records instead of BANDS_PER_SWEEP)
 import { execFileSync } from 'node:child_process';
 import { closeSync, openSync, readdirSync, readFileSync, rmSync, statSync, writeSync } from 'node:fs';
 import { createHash } from 'node:crypto';
@@ -100,7 +101,8 @@ async function child() {
   // one a core beyond this one's; ':0' none), and '/N' for bands gathered in ranges of N members ('/0': each
   // band read where its records lie; default: the pass's own).
   const label = option('way');
-  const [wayAndThreads, ranges] = label.split('/');
+  const [wayAndThreads, rangesAndSweep] = label.split('/');
+  const [ranges, bandsPerSweep] = (rangesAndSweep ?? '').split('x').map((part) => (part === '' ? undefined : part));
   const [way, threads] = wayAndThreads.split(':');
   const seed = Number(option('seed', 1));
   const groupMembers = Number(option('group-members', 100_000));
@@ -147,7 +149,7 @@ async function child() {
     const split = `sort ${s(times.sortMs)} + gather ${s(times.gatherMs)} s there, waited ${s(times.waitMs)} + verified ${s(times.verifyMs)} s here`;
     process.stderr.write(`${way}: band ${band + 1} of ${lsh.b} at ${((performance.now() - bandsBegan) / 1000).toFixed(1)} s (${split}), RSS ${Math.round(process.memoryUsage().rss / 2 ** 20)} MB, range files of the next ${gathered}\n`);
   };
-  await verifyBands(source, verifier, { bucketChunk: BUCKET_CHUNK, groupMembers, checkers, rangeMembers, onBand });
+  await verifyBands(source, verifier, { bucketChunk: BUCKET_CHUNK, groupMembers, checkers, rangeMembers, onBand, bandsPerSweep: bandsPerSweep && Number(bandsPerSweep) });
   lap('bands');
 
   const find = way === 'memory' ? async (ids) => new Map(ids.map((id) => [id, table.find(id)]).filter(([, s]) => s)) : (ids, numbered) => table.find(ids, numbered);

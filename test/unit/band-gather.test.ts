@@ -8,7 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
-import { type BandRange, forEachPlace, gatherBand, membersOf, planRanges } from '../../src/jobs/dedup/band-gather.js';
+import { type BandRange, forEachPlace, gatherBand, gatherBands, membersOf, planRanges } from '../../src/jobs/dedup/band-gather.js';
 import { verifyBandOf, verifyBands } from '../../src/jobs/dedup/band-pass.js';
 import { bandBuckets, membersOnly } from '../../src/jobs/dedup/band-sort.js';
 import type { SortedBand } from '../../src/jobs/dedup/band-sorter.js';
@@ -37,6 +37,7 @@ interface Gathered {
   sortAhead: boolean;
   checkers: number;
   groupMembers?: number;
+  bandsPerSweep?: number;
 }
 
 /** The pass over a spill with its bands gathered; no range file may be left once it is done. */
@@ -45,7 +46,8 @@ async function gatheredPass(docs: Doc[], bucketChunk: number, way: Gathered): Pr
   const { verifier, pairs } = newVerifier(numbers);
   const spill = spillOf(docs, numbers);
   try {
-    await verifyBands(spill, verifier, { bucketChunk, groupMembers: way.groupMembers ?? 7, sortAhead: way.sortAhead, checkers: way.checkers, rangeMembers: way.rangeMembers });
+    const { sortAhead, checkers, rangeMembers, bandsPerSweep } = way;
+    await verifyBands(spill, verifier, { bucketChunk, groupMembers: way.groupMembers ?? 7, sortAhead, checkers, rangeMembers, bandsPerSweep });
     expect(rangeFiles(spill.path)).toEqual([]);
   } finally {
     spill.close();
@@ -230,6 +232,74 @@ describe('gatherBand', () => {
   });
 });
 
+describe('gatherBands (several bands a pass over the records)', () => {
+  const small: RecordLayout = { width: 2, bandCount: 1, valueBits: 32 };
+
+  /** Bands of these hashes gathered in one pass, against each gathered alone; `skip`: bands given no task. */
+  function severalCase(bands: Int32Array[], rangeMembers: number, skip: ReadonlySet<number> = new Set()): void {
+    const folder = mkdtempSync(path.join(scratch, 'several-'));
+    try {
+      const documents = bands[0].length;
+      const all = plantRecords(folder, documents, small);
+      const records = path.join(folder, 'records.bin');
+      const sorted = bands.map((hashes) => membersOnly(bandBuckets(hashes).order, bandBuckets(hashes).runs, new Uint32Array(documents)));
+      const given = sorted.flatMap(({ order, runs }, band) => (skip.has(band) ? [] : [{ task: { records, layout: small, documents, band, rangeMembers }, order, runs }]));
+      const got = gatherBands(given);
+      expect(got.length).toBe(given.length);
+      let files = 1;
+      given.forEach(({ order, runs }, k) => {
+        expect(got[k]).toBeDefined();
+        expectRangeFiles(got[k] as BandRange[], order, runs, all, recordBytes(small));
+        files += (got[k] as BandRange[]).length;
+        expect(got[k]).toEqual(planRanges(runs, rangeMembers).map((range, i) => ({ ...range, file: path.join(folder, `band-${given[k].task.band}-range-${i}.bin`) })));
+      });
+      expect(readdirSync(folder).length).toBe(files);
+    } finally {
+      rmSync(folder, { recursive: true, force: true });
+    }
+  }
+
+  it('each band of a pass gets the range files it gets alone (1 to 4 bands, any range size, bands with no bucket among them)', () => {
+    const documents = fc.oneof(fc.constantFrom(1, 2, 31, 32, 33, 65), fc.integer({ min: 1, max: 200 }));
+    fc.assert(
+      fc.property(
+        documents.chain((n) =>
+          fc.tuple(
+            fc.array(fc.oneof(fc.array(fc.integer({ min: 0, max: Math.max(1, n >> 2) }), { minLength: n, maxLength: n }), fc.constant(Array.from({ length: n }, (_, s) => s))), { minLength: 1, maxLength: 4 }),
+            fc.integer({ min: 1, max: n + 2 }),
+          ),
+        ),
+        ([bands, rangeMembers]) => severalCase(bands.map((keys) => Int32Array.from(keys)), rangeMembers),
+      ),
+      { numRuns: 150 },
+    );
+  });
+
+  it('a band without a task in the set is left alone, its neighbours gathered', () => {
+    const n = 70;
+    const bands = [0, 1, 2].map((b) => Int32Array.from({ length: n }, (_, s) => (s * (b + 3)) % 17));
+    severalCase(bands, 5, new Set([1]));
+    severalCase(bands, 5, new Set([0, 2]));
+  });
+
+  it('a file planted under the second band\'s name: the pass refused, nothing of the first band left either', () => {
+    const folder = mkdtempSync(path.join(scratch, 'case-'));
+    try {
+      plantRecords(folder, 40, small);
+      writeFileSync(path.join(folder, 'band-1-range-1.bin'), 'planted');
+      const records = path.join(folder, 'records.bin');
+      const sorted = bandBuckets(Int32Array.from({ length: 40 }, (_, s) => s >> 2));
+      const open = readdirSync('/proc/self/fd').length;
+      const task = (band: number) => ({ task: { records, layout: small, documents: 40, band, rangeMembers: 4 }, order: sorted.order, runs: sorted.runs });
+      expect(() => gatherBands([task(0), task(1), task(2)])).toThrow(/EEXIST/);
+      expect(readdirSync('/proc/self/fd').length).toBe(open);
+      expect(readdirSync(folder).sort()).toEqual(['band-1-range-1.bin', 'records.bin']);
+    } finally {
+      rmSync(folder, { recursive: true, force: true });
+    }
+  });
+});
+
 describe('RangeRecords', () => {
   it('reads a range back by slot, refuses a slot not in it, says a file cut short, and removes its file', async () => {
     const folder = mkdtempSync(path.join(scratch, 'case-'));
@@ -298,6 +368,16 @@ describe('the gathered pass against the pass in memory', () => {
     }
   });
 
+  it(`bands gathered 1, 2, 3 and ${BANDS} a pass on the worker, with and without checking threads`, async () => {
+    const docs = corpus(...shapes[4], 11);
+    for (const bucketChunk of [2, 50]) {
+      const expected = await memoryPass(docs, bucketChunk);
+      for (const bandsPerSweep of [1, 2, 3, BANDS]) {
+        for (const checkers of [0, 2]) expect(await gatheredPass(docs, bucketChunk, { rangeMembers: bucketChunk + 1, sortAhead: true, checkers, bandsPerSweep })).toEqual(expected);
+      }
+    }
+  });
+
   it('checking threads with a chunk smaller than a pairwise bucket (32): a bucket of more than the chunk is a large key there too', async () => {
     const docs = corpus(2, 6, 10, 10, 15);
     for (const bucketChunk of [2, 5]) {
@@ -356,13 +436,14 @@ describe('the gathered pass against the pass in memory', () => {
   it('a resumed run: the bands it had are marked only (no range file made for them), the rest gathered', async () => {
     const docs = corpus(...shapes[4], 4);
     const bucketChunk = 3;
-    for (const sortAhead of [false, true]) {
+    // (Three bands a pass: the set of bands 3 to 5 has two marked only and one gathered.)
+    for (const [sortAhead, bandsPerSweep] of [[false, 1], [true, 1], [true, 3]] as const) {
       const run = async (startAt: number, collect: (band: number, spill: SignatureSpill) => void) => {
         const numbers = new DocNumbers();
         const { verifier, pairs } = newVerifier(numbers);
         const spill = spillOf(docs, numbers);
         try {
-          await verifyBands(spill, verifier, { bucketChunk, startAt, sortAhead, checkers: 0, rangeMembers: 5, onBand: (band) => collect(band, spill) });
+          await verifyBands(spill, verifier, { bucketChunk, startAt, sortAhead, checkers: 0, rangeMembers: 5, bandsPerSweep, onBand: (band) => collect(band, spill) });
           expect(rangeFiles(spill.path)).toEqual([]);
         } finally {
           spill.close();
@@ -429,9 +510,9 @@ describe('the gathered pass against the pass in memory', () => {
 });
 
 describe('what a failure leaves', () => {
-  it('a pass that fails after a band: no range file left of the band gathered ahead (waited for, then removed), nor a descriptor', async () => {
+  it('a pass that fails after a band: no range file left of the bands gathered ahead (waited for, then removed) or of its set, nor a descriptor', async () => {
     const docs = corpus(20, 10, 200, 200, 2);
-    for (const sortAhead of [false, true]) {
+    for (const [sortAhead, bandsPerSweep] of [[false, 1], [true, 1], [true, 3]] as const) {
       const numbers = new DocNumbers();
       const { verifier } = newVerifier(numbers);
       const spill = spillOf(docs, numbers);
@@ -443,6 +524,7 @@ describe('what a failure leaves', () => {
           sortAhead,
           checkers: 0,
           rangeMembers: 4,
+          bandsPerSweep,
           onBand: async () => {
             await new Promise((resolve) => setTimeout(resolve, 300)); // (the next band gathered by then)
             throw new Error('stopped after band 0');

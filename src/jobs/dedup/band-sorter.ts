@@ -1,9 +1,10 @@
-// The bands of a spilled pass sorted one ahead, on another core: while the caller verifies band b, a worker
-// thread (band-sort-worker.ts) reads and sorts band b + 1, so that each band costs the longer of its sort
-// and its verification rather than both. The members' slots in bucket order come back in one of two shared
-// buffers, used in turn (the caller is done with band b's before band b + 2 is asked for). When asked, the worker also
-// gathers the band's members into range files in bucket order (band-gather.ts), so that the disk is read in
-// order on that core too.
+// The bands of a spilled pass sorted ahead, on another core: while the caller verifies bands b..b+k-1, a
+// worker thread (band-sort-worker.ts) reads and sorts the next k, so that each band costs the longer of its
+// sort and its verification rather than both. The members' slots in bucket order come back in shared buffers
+// of two sets used in turn (the caller is done with one set's bands before the set after next is asked for).
+// When asked, the worker also gathers the bands' members into range files in bucket order (band-gather.ts),
+// all k bands in one pass over the records, so that the disk is read in order on that core too, and once for
+// k bands.
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Piscina } from 'piscina';
@@ -24,7 +25,8 @@ function workerFile(): string {
 
 export class BandSorter {
   private readonly pool = new Piscina({ filename: workerFile(), minThreads: 1, maxThreads: 1 });
-  private readonly orders: [SharedArrayBuffer, SharedArrayBuffer];
+  /** Two sets of buffers, a band each, used in turn. */
+  private readonly orders: SharedArrayBuffer[][] = [[], []];
   private asked = 0;
 
   constructor(
@@ -34,16 +36,24 @@ export class BandSorter {
     private readonly fileOf: (band: number) => string,
     /** Keys the worker sorts at once (default SORT_PASS_KEYS). */
     private readonly passKeys?: number,
-  ) {
-    this.orders = [new SharedArrayBuffer(4 * documents), new SharedArrayBuffer(4 * documents)];
-  }
+  ) {}
 
-  /** Sorts a band, and gathers it when asked (at most two are out at once: the one being verified and the next). */
-  async sort(band: number, gather?: GatherTask): Promise<SortedBand> {
-    const order = this.orders[this.asked++ % 2];
-    const task: BandSortTask = { file: this.fileOf(band), documents: this.documents, bucketChunk: this.bucketChunk, order, gather, passKeys: this.passKeys };
-    const sorted = (await this.pool.run(task)) as SortedRuns;
-    return { ...sorted, order: new Uint32Array(order, 0, sorted.members) };
+  /**
+   * Sorts these bands, gathering those with a task in one pass (at most two sets are out at once: the one
+   * being verified and the next).
+   */
+  async sort(bands: readonly number[], gather: ReadonlyArray<GatherTask | undefined> = []): Promise<SortedBand[]> {
+    const set = this.orders[this.asked++ % 2];
+    while (set.length < bands.length) set.push(new SharedArrayBuffer(4 * this.documents));
+    const task: BandSortTask = {
+      bands: bands.map((band, k) => ({ file: this.fileOf(band), order: set[k] })),
+      documents: this.documents,
+      bucketChunk: this.bucketChunk,
+      gather: [...gather],
+      passKeys: this.passKeys,
+    };
+    const sorted = (await this.pool.run(task)) as SortedRuns[];
+    return sorted.map(({ members, ...band }, k) => ({ ...band, order: new Uint32Array(set[k], 0, members) }));
   }
 
   async close(): Promise<void> {

@@ -23,6 +23,13 @@ export class SlotBits {
     this.bits = new Uint32Array(Math.ceil(documents / 32));
   }
 
+  /** The slots chosen in any of these sets (of `documents` slots each). */
+  static union(documents: number, sets: readonly SlotBits[]): SlotBits {
+    const union = new SlotBits(documents);
+    for (const set of sets) for (let w = 0; w < union.bits.length; w++) union.bits[w] |= set.bits[w];
+    return union;
+  }
+
   add(slot: number): void {
     this.bits[slot >>> 5] |= 1 << (slot & 31);
     this.before = undefined;
