@@ -84,6 +84,13 @@ function fmt(seconds, width) {
   return `${seconds.toFixed(1)} s`.padStart(width);
 }
 
+/** RSS, and of it the JavaScript heap in use and the typed arrays' buffers (this thread's). */
+function memory() {
+  const { rss, heapUsed, arrayBuffers } = process.memoryUsage();
+  const mb = (bytes) => Math.round(bytes / 2 ** 20);
+  return `RSS ${mb(rss)} MB (heap ${mb(heapUsed)}, buffers ${mb(arrayBuffers)})`;
+}
+
 async function child() {
   const { optimalBandsRows } = await import('../../dist/sketch/lsh.js');
   const { DocNumbers } = await import('../../dist/jobs/dedup/doc-numbers.js');
@@ -115,7 +122,7 @@ async function child() {
     const now = performance.now();
     seconds[name] = (now - began) / 1000;
     began = now;
-    process.stderr.write(`${way}: ${name} ${seconds[name].toFixed(1)} s, RSS ${Math.round(process.memoryUsage().rss / 2 ** 20)} MB\n`);
+    process.stderr.write(`${way}: ${name} ${seconds[name].toFixed(1)} s, ${memory()}\n`);
   };
   const started = began;
 
@@ -147,7 +154,7 @@ async function child() {
     const gathered = way === 'memory' ? 0 : readdirSync(table.path).filter((name) => name.includes('-range-')).length;
     const s = (ms) => `${(ms / 1000).toFixed(1)}`;
     const split = `sort ${s(times.sortMs)} + gather ${s(times.gatherMs)} s there, waited ${s(times.waitMs)} + verified ${s(times.verifyMs)} s here`;
-    process.stderr.write(`${way}: band ${band + 1} of ${lsh.b} at ${((performance.now() - bandsBegan) / 1000).toFixed(1)} s (${split}), RSS ${Math.round(process.memoryUsage().rss / 2 ** 20)} MB, range files of the next ${gathered}\n`);
+    process.stderr.write(`${way}: band ${band + 1} of ${lsh.b} at ${((performance.now() - bandsBegan) / 1000).toFixed(1)} s (${split}), ${memory()}, range files of the next ${gathered}\n`);
   };
   await verifyBands(source, verifier, { bucketChunk: BUCKET_CHUNK, groupMembers, checkers, rangeMembers, onBand, bandsPerSweep: bandsPerSweep && Number(bandsPerSweep) });
   lap('bands');
