@@ -148,13 +148,13 @@ async function child() {
     const gb = (bytes) => `${(bytes / 2 ** 30).toFixed(1)} GB`;
     process.stderr.write(`${way}: records ${gb(statSync(table.records().file).size)}, memory available ${gb(os.freemem())}, ranges of ${rangeMembers ?? rangesByDefault(table)} members\n`);
   }
-  // Each band's time, and whether the band after it was gathered (its range files, on a table on disk).
+  // Each band's time, and the range files on disk (of its set and of the set gathered ahead, on a table on disk).
   const bandsBegan = performance.now();
   const onBand = (band, times) => {
     const gathered = way === 'memory' ? 0 : readdirSync(table.path).filter((name) => name.includes('-range-')).length;
     const s = (ms) => `${(ms / 1000).toFixed(1)}`;
     const split = `sort ${s(times.sortMs)} + gather ${s(times.gatherMs)} s there, waited ${s(times.waitMs)} + verified ${s(times.verifyMs)} s here`;
-    process.stderr.write(`${way}: band ${band + 1} of ${lsh.b} at ${((performance.now() - bandsBegan) / 1000).toFixed(1)} s (${split}), ${memory()}, range files of the next ${gathered}\n`);
+    process.stderr.write(`${way}: band ${band + 1} of ${lsh.b} at ${((performance.now() - bandsBegan) / 1000).toFixed(1)} s (${split}), ${memory()}, range files on disk ${gathered}\n`);
   };
   await verifyBands(source, verifier, { bucketChunk: BUCKET_CHUNK, groupMembers, checkers, rangeMembers, onBand, bandsPerSweep: bandsPerSweep && Number(bandsPerSweep) });
   lap('bands');

@@ -9,7 +9,8 @@ import path from 'node:path';
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
 import { type BandRange, forEachPlace, gatherBand, gatherBands, membersOf, planRanges } from '../../src/jobs/dedup/band-gather.js';
-import { verifyBandOf, verifyBands } from '../../src/jobs/dedup/band-pass.js';
+import { bandSets, verifyBandOf, verifyBands } from '../../src/jobs/dedup/band-pass.js';
+import sortBands from '../../src/jobs/dedup/band-sort-worker.js';
 import { bandBuckets, membersOnly } from '../../src/jobs/dedup/band-sort.js';
 import type { SortedBand } from '../../src/jobs/dedup/band-sorter.js';
 import { BucketChecker } from '../../src/jobs/dedup/bucket-checker.js';
@@ -282,6 +283,31 @@ describe('gatherBands (several bands a pass over the records)', () => {
     severalCase(bands, 5, new Set([0, 2]));
   });
 
+  it('the disk\'s room is shared by the bands of a pass: each band that would not leave 1 GB free after those before it is left to be read where it lies', () => {
+    const folder = mkdtempSync(path.join(scratch, 'room-'));
+    try {
+      const documents = 64;
+      plantRecords(folder, documents, small);
+      const records = path.join(folder, 'records.bin');
+      const sorted = bandBuckets(Int32Array.from({ length: documents }, (_, s) => s >> 2)); // sixteen buckets of 4: every document a member
+      const needs = documents * recordBytes(small);
+      const bands = [0, 1, 2].map((band) => ({ task: { records, layout: small, documents, band, rangeMembers: 16 }, order: sorted.order, runs: sorted.runs }));
+      const margin = 1024 ** 3;
+      const fitted = (free: number) => {
+        const got = gatherBands(bands, free).map((ranges) => ranges !== undefined);
+        const files = readdirSync(folder).filter((name) => name.includes('range'));
+        for (const name of files) rmSync(path.join(folder, name));
+        return { got, bands: [...new Set(files.map((name) => name.split('-')[1]))].sort() };
+      };
+      expect(fitted(margin + 3 * needs)).toEqual({ got: [true, true, true], bands: ['0', '1', '2'] });
+      expect(fitted(margin + 2 * needs)).toEqual({ got: [true, true, false], bands: ['0', '1'] });
+      expect(fitted(margin + 1.5 * needs)).toEqual({ got: [true, false, false], bands: ['0'] });
+      expect(fitted(margin + needs - 1)).toEqual({ got: [false, false, false], bands: [] });
+    } finally {
+      rmSync(folder, { recursive: true, force: true });
+    }
+  });
+
   it('a file planted under the second band\'s name: the pass refused, nothing of the first band left either', () => {
     const folder = mkdtempSync(path.join(scratch, 'case-'));
     try {
@@ -296,6 +322,55 @@ describe('gatherBands (several bands a pass over the records)', () => {
       expect(readdirSync(folder).sort()).toEqual(['band-1-range-1.bin', 'records.bin']);
     } finally {
       rmSync(folder, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('the sorting worker (sortBands) and the sets of bands', () => {
+  it('sorts each band of a task as it sorts it alone, and gathers only the bands given a task, each into its own ranges', () => {
+    const docs = corpus(6, 5, 60, 30, 3);
+    const spill = spillOf(docs);
+    try {
+      const { file, layout } = spill.records();
+      const buffer = () => new SharedArrayBuffer(4 * spill.size);
+      const task = (band: number) => ({ records: file, layout, documents: spill.size, band, rangeMembers: 3 });
+      const alone = [0, 1, 2].map((band) => {
+        const order = buffer();
+        const [got] = sortBands({ bands: [{ file: spill.bandFile(band), order }], documents: spill.size, bucketChunk: 3 });
+        return { ...got, order: new Uint32Array(order, 0, got.members).slice() };
+      });
+      const orders = [buffer(), buffer(), buffer()];
+      const together = sortBands({ bands: [0, 1, 2].map((band) => ({ file: spill.bandFile(band), order: orders[band] })), documents: spill.size, bucketChunk: 3, gather: [undefined, undefined, task(2)] });
+      try {
+        for (const band of [0, 1, 2]) {
+          expect(Array.from(new Uint32Array(orders[band], 0, together[band].members))).toEqual(Array.from(alone[band].order));
+          expect(together[band].runs).toEqual(alone[band].runs);
+          expect(together[band].largeKeys).toEqual(alone[band].largeKeys);
+        }
+        expect(together[0].ranges).toBeUndefined();
+        expect(together[1].ranges).toBeUndefined();
+        const ranges = together[2].ranges as BandRange[];
+        expect(ranges.length).toBeGreaterThan(1);
+        expect(rangeFiles(spill.path).sort()).toEqual(ranges.map((range) => path.basename(range.file as string)).sort());
+        expect(rangeFiles(spill.path).every((name) => name.startsWith('band-2-range-'))).toBe(true);
+        const all = readFileSync(file);
+        expectRangeFiles(ranges, alone[2].order, alone[2].runs, all, recordBytes(layout));
+      } finally {
+        for (const name of rangeFiles(spill.path)) rmSync(path.join(spill.path, name));
+      }
+    } finally {
+      spill.close();
+    }
+  });
+
+  it('bands in sets of the size asked, every band once and in order; a size that is not a number of at least one is one', () => {
+    for (const count of [0, 1, 7, 8, 26]) {
+      for (const size of [1, 2, 2.5, 3, 26, 100]) {
+        const sets = bandSets(count, size);
+        expect(sets.flat()).toEqual(Array.from({ length: count }, (_, b) => b));
+        expect(sets.every((set) => set.length <= Math.floor(size) && set.length > 0)).toBe(true);
+      }
+      for (const size of [0, -1, Number.NaN, Number.POSITIVE_INFINITY, 0.5]) expect(bandSets(count, size)).toEqual(Array.from({ length: count }, (_, b) => [b]));
     }
   });
 });
@@ -534,6 +609,37 @@ describe('what a failure leaves', () => {
         expect(rangeFiles(spill.path)).toEqual([]);
         expect(readdirSync('/proc/self/fd').length).toBeLessThanOrEqual(open);
       } finally {
+        spill.close();
+      }
+    }
+  });
+
+  it('the sort of the next set failing while this one is verified: said once awaited (not an unhandled rejection), no range file left', async () => {
+    const docs = corpus(20, 10, 200, 200, 4);
+    for (const bandsPerSweep of [1, 2]) {
+      const numbers = new DocNumbers();
+      const { verifier } = newVerifier(numbers);
+      const spill = spillOf(docs, numbers);
+      // The table as the pass sees it, but the band file of the second set gone.
+      const table = Object.create(spill) as SignatureSpill;
+      table.bandFile = (band: number) => (band === bandsPerSweep ? path.join(spill.path, 'gone.bin') : spill.bandFile(band));
+      const unhandled: unknown[] = [];
+      const onUnhandled = (reason: unknown) => unhandled.push(reason);
+      process.on('unhandledRejection', onUnhandled);
+      try {
+        const failing = verifyBands(table, verifier, {
+          bucketChunk: 3,
+          sortAhead: true,
+          checkers: 0,
+          rangeMembers: 4,
+          bandsPerSweep,
+          onBand: () => new Promise((resolve) => setTimeout(resolve, 300)), // (the next set's sort has failed by then)
+        });
+        await expect(failing).rejects.toThrow(/ENOENT/);
+        expect(unhandled).toEqual([]);
+        expect(rangeFiles(spill.path)).toEqual([]);
+      } finally {
+        process.off('unhandledRejection', onUnhandled);
         spill.close();
       }
     }

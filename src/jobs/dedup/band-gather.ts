@@ -110,12 +110,13 @@ export interface BandToGather {
  * the whole file, 34 GB at a hundred million documents: gathering two bands a pass halves what the bands
  * read from the device). Each band's ranges with their files, in the order given; undefined for a band whose
  * ranges would not leave room on the disk beside those of the bands before it (read where its records lie).
+ * `free`: the bytes free on the records' disk (asked of the system when not given).
  */
-export function gatherBands(bands: readonly BandToGather[]): Array<BandRange[] | undefined> {
+export function gatherBands(bands: readonly BandToGather[], free?: number): Array<BandRange[] | undefined> {
   if (bands.length === 0) return [];
   const { records, layout, documents } = bands[0].task;
   const bytes = recordBytes(layout);
-  let room = freeBytes(path.dirname(records)) - DISK_MARGIN_BYTES;
+  let room = (free ?? freeBytes(path.dirname(records))) - DISK_MARGIN_BYTES;
   const planned = bands.map(({ task, runs }) => {
     const ranges = planRanges(runs, Math.max(1, task.rangeMembers));
     const fits = ranges.length === 0 || membersOf(ranges) * bytes <= room;
@@ -175,17 +176,20 @@ function sweep(records: string, bytes: number, documents: number, bands: readonl
 
 /**
  * Which slots are members of the band (a bit a document), and in which range: a range a member by its rank
- * among the members in slot order (the order in which the sweep meets them).
+ * among the members in slot order (the order in which the sweep meets them; a byte a member while there
+ * are at most 256 ranges). The counts that ranked them are let go once they are ranked: the sweep counts.
  */
 class MemberRanges {
   readonly slots: SlotBits;
-  readonly rangeByRank: Uint32Array;
+  readonly rangeByRank: Uint8Array | Uint16Array | Uint32Array;
 
   constructor(documents: number, order: Uint32Array, runs: Uint32Array, ranges: readonly BandRange[]) {
     const slots = new SlotBits(documents);
     for (const range of ranges) forEachPlace(range, runs, (p) => slots.add(order[p]));
-    this.rangeByRank = new Uint32Array(membersOf(ranges));
+    const members = membersOf(ranges);
+    this.rangeByRank = ranges.length <= 2 ** 8 ? new Uint8Array(members) : ranges.length <= 2 ** 16 ? new Uint16Array(members) : new Uint32Array(members);
     for (const [k, range] of ranges.entries()) forEachPlace(range, runs, (p) => (this.rangeByRank[slots.rank(order[p])] = k));
+    slots.forgetRanks();
     this.slots = slots;
   }
 }

@@ -237,8 +237,9 @@ async function replayGroup(pass: BandInHand & { source: MemberSource }, [from, t
 
 
 /**
- * Where a band's time went, in milliseconds: its sort and gather on the sorting core, the wait for them here,
- * its verification (a band sorted on this thread, with no sorting core, counts its sort in verifyMs).
+ * Where a band's time went, in milliseconds: its sort on the sorting core, the gather and the wait here of its
+ * set of bands (told with the set's first band reported, 0 with the others), its verification (a band sorted
+ * on this thread, with no sorting core, counts its sort and gather in verifyMs).
  */
 export interface BandTimes {
   sortMs: number;
@@ -273,7 +274,8 @@ export interface BandsSettings {
 /**
  * Bands sorted ahead and gathered in one pass over the records file, by default, when the bands are gathered:
  * each pass reads the whole file (34 GB at a hundred million documents), so two bands a pass halve what the
- * bands read from the device, for the members' order of two more bands in memory (about 4 bytes a member).
+ * bands read from the device, for two more bands' members in memory (their order and runs: about 8 bytes a
+ * member) and the member bits of two bands in the worker while they are gathered.
  */
 export const BANDS_PER_SWEEP = 2;
 
@@ -294,20 +296,29 @@ export async function verifyBands(table: SignatureTable, verifier: PairVerifier,
   const rangeReader = table.records && table.size > 0 && rangeMembers > 0 ? new RecordReader(table.records().layout) : undefined;
   const sets = bandSets(table.bandCount, sorter && rangeMembers > 0 ? (settings.bandsPerSweep ?? BANDS_PER_SWEEP) : 1);
   const sortSet = (s: number) => (s < sets.length ? sorter?.sort(sets[s], sets[s].map(gather)) : undefined);
-  let next = sortSet(0);
+  // (The set sorted ahead is awaited in turn; marked as handled meanwhile, so that a failure of the worker
+  // while this thread verifies does not end the process before the range files are removed below.)
+  const ahead = (s: number) => {
+    const set = sortSet(s);
+    set?.catch(() => undefined);
+    return set;
+  };
+  let next = ahead(0);
   let current: SortedBand[] | undefined;
   try {
     for (let s = 0; s < sets.length; s++) {
       const waited = performance.now();
       current = await next;
-      const waitMs = performance.now() - waited;
-      next = sortSet(s + 1);
+      // The set's wait and gather, told with the first of its bands that is reported (not one marked only).
+      let shared = { waitMs: performance.now() - waited, gatherMs: current?.reduce((sum, band) => sum + (band.gatherMs ?? 0), 0) ?? 0 };
+      next = ahead(s + 1);
       for (const [k, band] of sets[s].entries()) {
         const sorted = current?.[k];
         const began = performance.now();
         await verifyBandOf(table, verifier, band, { bucketChunk, groupMembers, markOnly: band < startAt, scratch, sortPassKeys, sorted, checker, rangeMembers, rangeReader });
-        const times = { sortMs: sorted?.sortMs ?? 0, gatherMs: sorted?.gatherMs ?? 0, waitMs: k === 0 ? waitMs : 0, verifyMs: performance.now() - began };
-        if (band >= startAt) await settings.onBand?.(band, times);
+        if (band < startAt) continue;
+        await settings.onBand?.(band, { sortMs: sorted?.sortMs ?? 0, ...shared, verifyMs: performance.now() - began });
+        shared = { waitMs: 0, gatherMs: 0 };
       }
       current = undefined;
     }
@@ -322,14 +333,14 @@ export async function verifyBands(table: SignatureTable, verifier: PairVerifier,
   }
 }
 
-/** Bands 0..count-1 in sets of `size` (at least one), in order. */
-function bandSets(count: number, size: number): number[][] {
-  const per = Math.max(1, Math.floor(size));
+/** Bands 0..count-1 in sets of `size` (one when it is not a number of at least one), in order. */
+export function bandSets(count: number, size: number): number[][] {
+  const per = Number.isFinite(size) && size >= 1 ? Math.floor(size) : 1;
   return Array.from({ length: Math.ceil(count / per) }, (_, s) => Array.from({ length: Math.min(per, count - s * per) }, (_, k) => s * per + k));
 }
 
 /**
- * Members of a range by default: gathering a band costs a pass over the records file each band (on the
+ * Members of a range by default: gathering costs a pass over the records file for each set of bands (on the
  * sorting core), worth it only when reading the records where they lie would go to the device at random,
  * that is when the file is larger than most of the memory the system has available (page cache included).
  */

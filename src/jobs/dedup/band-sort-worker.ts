@@ -34,7 +34,7 @@ export interface SortedRuns {
   largeKeys: Int32Array;
   /** The band's ranges and their files, when it was gathered (band-gather.ts). */
   ranges?: BandRange[];
-  /** Milliseconds spent sorting the band, and gathering it (the pass that gathered it, shared by the bands of a task: counted with the first). */
+  /** Milliseconds spent sorting the band, and gathering it (the one pass that gathered the bands of a task: counted with the first band). */
   sortMs?: number;
   gatherMs?: number;
 }
@@ -53,7 +53,7 @@ export default function sortBands(task: BandSortTask): SortedRuns[] {
   const began = performance.now();
   const gathered = gatherBands(toGather);
   const gatherMs = performance.now() - began;
-  toGather.forEach(({ k }, i) => (sorted[k].ranges = gathered[i]));
+  for (const [i, { k }] of toGather.entries()) sorted[k].ranges = gathered[i];
   return sorted.map(({ order, ...band }, k) => ({ ...band, members: order.length, gatherMs: k === 0 ? gatherMs : 0 }));
 }
 

@@ -51,6 +51,11 @@ export class SlotBits {
     return this.sealed()[slot >>> 5] + popcount32(this.bits[slot >>> 5] & ((1 << (slot & 31)) - 1));
   }
 
+  /** Lets go of the counts that rank the chosen slots (made again when a rank or the size is asked for). */
+  forgetRanks(): void {
+    this.before = undefined;
+  }
+
   /** Whether any slot in [from, to) is chosen (whole words checked: a chosen slot past `to` may say yes). */
   anyIn(from: number, to: number): boolean {
     for (let w = from >>> 5; w <= (to - 1) >>> 5; w++) if (this.bits[w] !== 0) return true;
