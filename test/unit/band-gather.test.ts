@@ -3,7 +3,7 @@
 // (sweeps whose reads end inside a word of the member bits, documents not a multiple of 32, a read of one
 // record), the pass with ranges of 1, 2 and a large key's chunk against the pass in memory, a band with no
 // room to gather beside one that has, the share view, and what a failure leaves on the disk.
-import { mkdtempSync, readdirSync, readFileSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, truncateSync, watch, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import fc from 'fast-check';
@@ -517,17 +517,24 @@ describe('the gathered pass against the pass in memory', () => {
         const numbers = new DocNumbers();
         const { verifier, pairs } = newVerifier(numbers);
         const spill = spillOf(docs, numbers);
+        // Every file made in the spill's folder while the pass runs (a range file made and removed is seen too).
+        const made = new Set<string>();
+        const watcher = watch(spill.path, (_event, name) => name && made.add(String(name)));
         try {
           await verifyBands(spill, verifier, { bucketChunk, startAt, sortAhead, checkers: 0, rangeMembers: 5, bandsPerSweep, onBand: (band) => collect(band, spill) });
           expect(rangeFiles(spill.path)).toEqual([]);
+          await new Promise((resolve) => setTimeout(resolve, 100)); // (the last events delivered)
         } finally {
+          watcher.close();
           spill.close();
         }
-        return { outcome: outcomeOf(verifier, pairs, docs), verifier };
+        const gathered = [...new Set([...made].filter((name) => name.includes('-range-')).map((name) => Number(name.split('-')[1])))].sort();
+        return { outcome: outcomeOf(verifier, pairs, docs), verifier, gathered };
       };
       const bands: number[] = [];
       const resumed = await run(5, (band) => bands.push(band));
       expect(bands).toEqual([5, 6, 7]);
+      expect(resumed.gathered).toEqual([5, 6, 7]);
       const readHere = await (async () => {
         const numbers = new DocNumbers();
         const { verifier, pairs } = newVerifier(numbers);
