@@ -31,6 +31,16 @@ function spillOf(docs: Doc[], numbers?: DocNumbers, valueBits: 16 | 32 = 32): Si
   return spill;
 }
 
+/** Runs `test` in a folder of its own under the scratch folder, removed after. */
+function inFolder(name: string, test: (folder: string) => void): void {
+  const folder = mkdtempSync(path.join(scratch, `${name}-`));
+  try {
+    test(folder);
+  } finally {
+    rmSync(folder, { recursive: true, force: true });
+  }
+}
+
 const rangeFiles = (folder: string) => readdirSync(folder).filter((name) => name.includes('range'));
 
 interface Gathered {
@@ -137,8 +147,7 @@ function expectRangeFiles(ranges: readonly BandRange[], order: Uint32Array, runs
 
 /** gatherBand on a band of these hashes over a planted records file, with the whole order (sorted here) or the members only (sorted on the worker). */
 function gatherCase(hashes: Int32Array, layout: RecordLayout, rangeMembers: number, membersOnlyOrder: boolean): void {
-  const folder = mkdtempSync(path.join(scratch, 'case-'));
-  try {
+  inFolder('case', (folder) => {
     const all = plantRecords(folder, hashes.length, layout);
     const sorted = bandBuckets(hashes);
     const { order, runs } = membersOnlyOrder ? membersOnly(sorted.order, sorted.runs, new Uint32Array(hashes.length)) : sorted;
@@ -146,9 +155,7 @@ function gatherCase(hashes: Int32Array, layout: RecordLayout, rangeMembers: numb
     expect(ranges).toBeDefined();
     expectRangeFiles(ranges as BandRange[], order, runs, all, recordBytes(layout));
     expect(readdirSync(folder).length).toBe(1 + (ranges as BandRange[]).length);
-  } finally {
-    rmSync(folder, { recursive: true, force: true });
-  }
+  });
 }
 
 describe('gatherBand', () => {
@@ -190,20 +197,16 @@ describe('gatherBand', () => {
   }
 
   it('a band with no bucket: no range, no file', () => {
-    const folder = mkdtempSync(path.join(scratch, 'case-'));
-    try {
+    inFolder('case', (folder) => {
       plantRecords(folder, 40, small);
       const sorted = bandBuckets(Int32Array.from({ length: 40 }, (_, s) => s));
       expect(gatherBand({ records: path.join(folder, 'records.bin'), layout: small, documents: 40, band: 0, rangeMembers: 2 }, sorted.order, sorted.runs)).toEqual([]);
       expect(readdirSync(folder)).toEqual(['records.bin']);
-    } finally {
-      rmSync(folder, { recursive: true, force: true });
-    }
+    });
   });
 
   it('refuses a file planted under a range name, and leaves nothing of its own open or on the disk', () => {
-    const folder = mkdtempSync(path.join(scratch, 'case-'));
-    try {
+    inFolder('case', (folder) => {
       plantRecords(folder, 40, small);
       writeFileSync(path.join(folder, 'band-0-range-2.bin'), 'planted');
       const sorted = bandBuckets(Int32Array.from({ length: 40 }, (_, s) => s >> 2)); // ten buckets of 4
@@ -212,14 +215,11 @@ describe('gatherBand', () => {
       expect(readdirSync('/proc/self/fd').length).toBe(open);
       expect(readdirSync(folder).sort()).toEqual(['band-0-range-2.bin', 'records.bin']);
       expect(readFileSync(path.join(folder, 'band-0-range-2.bin'), 'utf8')).toBe('planted');
-    } finally {
-      rmSync(folder, { recursive: true, force: true });
-    }
+    });
   });
 
   it('a records file cut short (a damaged disk, a changed folder) is said, and leaves nothing behind', () => {
-    const folder = mkdtempSync(path.join(scratch, 'case-'));
-    try {
+    inFolder('case', (folder) => {
       plantRecords(folder, 40, small);
       truncateSync(path.join(folder, 'records.bin'), 20 * recordBytes(small));
       const sorted = bandBuckets(Int32Array.from({ length: 40 }, (_, s) => s % 10));
@@ -227,9 +227,7 @@ describe('gatherBand', () => {
       expect(() => gatherBand({ records: path.join(folder, 'records.bin'), layout: small, documents: 40, band: 0, rangeMembers: 4 }, sorted.order, sorted.runs)).toThrow(/ended early/);
       expect(readdirSync('/proc/self/fd').length).toBe(open);
       expect(readdirSync(folder)).toEqual(['records.bin']);
-    } finally {
-      rmSync(folder, { recursive: true, force: true });
-    }
+    });
   });
 });
 
@@ -238,8 +236,7 @@ describe('gatherBands (several bands a pass over the records)', () => {
 
   /** Bands of these hashes gathered in one pass, against each gathered alone; `skip`: bands given no task. */
   function severalCase(bands: Int32Array[], rangeMembers: number, skip: ReadonlySet<number> = new Set()): void {
-    const folder = mkdtempSync(path.join(scratch, 'several-'));
-    try {
+    inFolder('several', (folder) => {
       const documents = bands[0].length;
       const all = plantRecords(folder, documents, small);
       const records = path.join(folder, 'records.bin');
@@ -255,9 +252,7 @@ describe('gatherBands (several bands a pass over the records)', () => {
         expect(got[k]).toEqual(planRanges(runs, rangeMembers).map((range, i) => ({ ...range, file: path.join(folder, `band-${given[k].task.band}-range-${i}.bin`) })));
       });
       expect(readdirSync(folder).length).toBe(files);
-    } finally {
-      rmSync(folder, { recursive: true, force: true });
-    }
+    });
   }
 
   it('each band of a pass gets the range files it gets alone (1 to 4 bands, any range size, bands with no bucket among them)', () => {
@@ -284,8 +279,7 @@ describe('gatherBands (several bands a pass over the records)', () => {
   });
 
   it('the disk\'s room is shared by the bands of a pass: each band that would not leave 1 GB free after those before it is left to be read where it lies', () => {
-    const folder = mkdtempSync(path.join(scratch, 'room-'));
-    try {
+    inFolder('room', (folder) => {
       const documents = 64;
       plantRecords(folder, documents, small);
       const records = path.join(folder, 'records.bin');
@@ -303,14 +297,11 @@ describe('gatherBands (several bands a pass over the records)', () => {
       expect(fitted(margin + 2 * needs)).toEqual({ got: [true, true, false], bands: ['0', '1'] });
       expect(fitted(margin + 1.5 * needs)).toEqual({ got: [true, false, false], bands: ['0'] });
       expect(fitted(margin + needs - 1)).toEqual({ got: [false, false, false], bands: [] });
-    } finally {
-      rmSync(folder, { recursive: true, force: true });
-    }
+    });
   });
 
   it('a file planted under the second band\'s name: the pass refused, nothing of the first band left either', () => {
-    const folder = mkdtempSync(path.join(scratch, 'case-'));
-    try {
+    inFolder('case', (folder) => {
       plantRecords(folder, 40, small);
       writeFileSync(path.join(folder, 'band-1-range-1.bin'), 'planted');
       const records = path.join(folder, 'records.bin');
@@ -320,9 +311,7 @@ describe('gatherBands (several bands a pass over the records)', () => {
       expect(() => gatherBands([task(0), task(1), task(2)])).toThrow(/EEXIST/);
       expect(readdirSync('/proc/self/fd').length).toBe(open);
       expect(readdirSync(folder).sort()).toEqual(['band-1-range-1.bin', 'records.bin']);
-    } finally {
-      rmSync(folder, { recursive: true, force: true });
-    }
+    });
   });
 });
 

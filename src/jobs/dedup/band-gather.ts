@@ -127,7 +127,7 @@ export function gatherBands(bands: readonly BandToGather[], free?: number): Arra
   try {
     for (const [k, { task, order, runs }] of bands.entries()) {
       const ranges = planned[k];
-      if (ranges && ranges.length > 0) gathered.push(openBand(task, order, runs, ranges));
+      if (ranges && ranges.length > 0) gathered.push(openBand(task, order, runs, ranges, bytes));
     }
     if (gathered.length > 0) sweep(records, bytes, documents, gathered);
     for (const band of gathered) for (const writer of band.writers) writer.close();
@@ -146,13 +146,13 @@ interface GatheredBand {
   writers: RecordWriter[];
 }
 
-/** A band's range files made (created new), each range given its file. */
-function openBand(task: GatherTask, order: Uint32Array, runs: Uint32Array, ranges: BandRange[]): GatheredBand {
+/** A band's range files made (created new, for records of `bytes` each), each range given its file. */
+function openBand(task: GatherTask, order: Uint32Array, runs: Uint32Array, ranges: BandRange[], bytes: number): GatheredBand {
   const folder = path.dirname(task.records);
   const band: GatheredBand = { members: new MemberRanges(task.documents, order, runs, ranges), writers: [] };
   try {
     for (const [k, range] of ranges.entries()) {
-      band.writers.push(new RecordWriter(path.join(folder, `band-${task.band}-range-${k}.bin`), recordBytes(task.layout)));
+      band.writers.push(new RecordWriter(path.join(folder, `band-${task.band}-range-${k}.bin`), bytes));
       range.file = band.writers[k].file;
     }
   } catch (err) {
