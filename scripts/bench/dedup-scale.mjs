@@ -56,7 +56,8 @@ function parent() {
     console.log(`same clusters, pairs and similarities (compact ways apart): ${same ? 'yes' : 'NO'}`);
     const stages = (r) => r.seconds.bands + r.seconds.cluster;
     for (const r of results.slice(1)) {
-      console.log(`${r.way}/${a.way} time (bands + cluster): ${(stages(r) / stages(a)).toFixed(2)}x; ${r.digest === a.digest ? 'same digest' : 'another digest'}`);
+      const best = r.bestDigest === a.bestDigest ? 'same best matches' : 'other best matches';
+      console.log(`${r.way}/${a.way} time (bands + cluster): ${(stages(r) / stages(a)).toFixed(2)}x; ${r.digest === a.digest ? 'same digest' : 'another digest'}; ${best}`);
       if (r.digest !== a.digest && r.outcomeFile) console.log(differences(a, r));
     }
     if (!same) process.exitCode = 1;
@@ -107,8 +108,11 @@ async function child() {
   // A way is memory, disk or compact, with ':N' for N threads checking small buckets (disk, compact; default
   // one a core beyond this one's; ':0' none), and '/N' for bands gathered in ranges of N members ('/0': each
   // band read where its records lie; default: the pass's own).
+  // '#N' keeps the sets and best matches of at most N documents in memory (dedup's --max-cached-members),
+  // writing them by number to the spill past that (disk, compact).
   const label = option('way');
-  const [wayAndThreads, rangesAndSweep] = label.split('/');
+  const [wayAndRanges, maxMembers] = label.split('#');
+  const [wayAndThreads, rangesAndSweep] = wayAndRanges.split('/');
   const [ranges, bandsPerSweep] = (rangesAndSweep ?? '').split('x').map((part) => (part === '' ? undefined : part));
   const [way, threads] = wayAndThreads.split(':');
   const seed = Number(option('seed', 1));
@@ -141,7 +145,8 @@ async function child() {
   const source = way === 'memory' ? poolTable(table) : table;
   lap('scan');
 
-  const verifier = new PairVerifier(MIN_SIMILARITY, { documents: numbers, width: NUM_PERM });
+  const spill = way === 'memory' ? undefined : { folder: numbers.folder, maxRows: Number(maxMembers ?? 20_000_000) };
+  const verifier = new PairVerifier(MIN_SIMILARITY, { documents: numbers, width: NUM_PERM, spill });
   const checkers = threads === undefined ? undefined : Number(threads);
   const rangeMembers = ranges === undefined ? undefined : Number(ranges);
   if (way !== 'memory') {
@@ -191,6 +196,9 @@ async function child() {
     flush();
     closeSync(outcome);
   }
+  // Every document's best similarity and partner (max_similarity and best_match), by number, after the timed stages.
+  const best = createHash('sha256');
+  for (const n of verifier.involvedNumbers()) best.update(`${n}:${verifier.bestOf(n)}:${verifier.partnerOf(n)}\n`);
   if (way !== 'memory') numbers.close(); // (the clusters read their ids from it, above)
   console.log(
     JSON.stringify({
@@ -205,6 +213,7 @@ async function child() {
       clusters: cut.clusters.length,
       duplicates: cut.clusters.memberCount - cut.clusters.length,
       digest: digest.digest('hex'),
+      bestDigest: best.digest('hex'),
       outcomeFile,
     }),
   );

@@ -69,6 +69,11 @@ export const DEDUP_DEFAULTS = {
   clusters: 'centres',
   /** About 0.6 KB each in memory: past this many documents the signatures are spilled to local disk. */
   maxCachedSignatures: 1_000_000,
+  /**
+   * About 30 bytes each in memory: past this many documents with a near-duplicate (once the signatures are
+   * spilled), their sets and best matches are written to the spill by number and let go.
+   */
+  maxCachedMembers: 20_000_000,
   /** Documents of one band key verified at once; a key held by more is a large key. */
   bucketChunk: 1000,
   /** Documents per page of the scans that read cluster fields. */
@@ -113,6 +118,12 @@ export interface DedupLimits {
    * are spilled to local disk (about 0.75 KB each, removed at the end) and read back a bucket group at a time.
    */
   maxCachedSignatures?: number;
+  /**
+   * Documents with a near-duplicate whose sets and best matches are held in memory once the signatures are
+   * spilled (default 20,000,000, about 30 bytes each): past this many they are written to the spill by document
+   * number (16 bytes a document of the index) and let go, and read back when met again; the clusters are the same.
+   */
+  maxCachedMembers?: number;
   /** Where signatures are spilled (default: the system's temporary folder). */
   spillDir?: string;
   /**
@@ -194,7 +205,7 @@ export type DedupShareOptions = Omit<DedupOptions, 'fromShares' | 'pairsIndex'> 
 export interface DedupSettings {
   index: string;
   compare: Required<Pick<DedupCompare, 'prefix' | 'minSimilarity' | 'canonical' | 'clusters'>> & Pick<DedupCompare, 'params' | 'dateField' | 'containment'>;
-  limits: Required<Pick<DedupLimits, 'maxCachedSignatures' | 'bucketChunk' | 'pageSize'>> & Pick<DedupLimits, 'spillDir' | 'maxFamilyLookups' | 'bulk'>;
+  limits: Required<Pick<DedupLimits, 'maxCachedSignatures' | 'maxCachedMembers' | 'bucketChunk' | 'pageSize'>> & Pick<DedupLimits, 'spillDir' | 'maxFamilyLookups' | 'bulk'>;
   state: { stateFile: string; resume: boolean; full: boolean };
   output: { dryRun: boolean; pairsFile?: string; collectMatches: boolean; errorsFile?: string };
   fromShares?: number;
@@ -212,14 +223,14 @@ function group<G extends object>(options: DedupOptions, name: 'compare' | 'limit
 /** The options, grouped or flat, with every default filled in: resolved once, at the start of a run. */
 export function resolveDedupOptions(options: DedupOptions): DedupSettings {
   const compare = group<DedupCompare>(options, 'compare', ['prefix', 'params', 'minSimilarity', 'canonical', 'clusters', 'dateField', 'containment']);
-  const limits = group<DedupLimits>(options, 'limits', ['maxCachedSignatures', 'spillDir', 'bucketChunk', 'pageSize', 'maxFamilyLookups', 'bulk']);
+  const limits = group<DedupLimits>(options, 'limits', ['maxCachedSignatures', 'maxCachedMembers', 'spillDir', 'bucketChunk', 'pageSize', 'maxFamilyLookups', 'bulk']);
   const state = group<DedupStateFiles>(options, 'state', ['stateFile', 'resume', 'full']);
   const output = group<DedupOutput>(options, 'output', ['dryRun', 'pairsFile', 'collectMatches', 'errorsFile']);
-  const { prefix, minSimilarity, canonical, clusters, maxCachedSignatures, bucketChunk, pageSize } = DEDUP_DEFAULTS;
+  const { prefix, minSimilarity, canonical, clusters, maxCachedSignatures, maxCachedMembers, bucketChunk, pageSize } = DEDUP_DEFAULTS;
   return {
     index: options.index,
     compare: { prefix, minSimilarity, canonical, clusters, ...compare },
-    limits: { maxCachedSignatures, bucketChunk, pageSize, ...limits },
+    limits: { maxCachedSignatures, maxCachedMembers, bucketChunk, pageSize, ...limits },
     state: { stateFile: state.stateFile ?? defaultStatePath(options.index), resume: state.resume ?? false, full: state.full ?? false },
     output: { ...output, dryRun: output.dryRun ?? false, collectMatches: output.collectMatches ?? false },
     fromShares: options.fromShares,
@@ -639,6 +650,8 @@ function pairPieces(client: EngineClient, job: DedupSettings, run: DedupRun, kin
     verifier: new PairVerifier(run.job.compare.minSimilarity, {
       documents: numbers,
       width: paramsShape(run.params)?.numPerm,
+      // (Past --max-cached-members, the sets go to the disk beside the ids when they are there.)
+      spill: numbers instanceof SpilledIds ? { folder: numbers.folder, maxRows: job.limits.maxCachedMembers } : undefined,
       collectMatches: job.output.collectMatches,
       onVerified: (pair) => {
         pieces.full?.journal?.add(pair);
@@ -871,8 +884,8 @@ function checkSettings(job: DedupSettings): void {
   if (containment !== undefined && !(containment > 0 && containment <= 1)) {
     throw new UsageError((o) => `${o('containment')} must be above 0 and at most 1 (the least share of a document inside a larger one, e.g. 0.8), got ${containment}`);
   }
-  const { maxCachedSignatures, pageSize, bucketChunk, maxFamilyLookups, bulk } = job.limits;
-  requireWholeNumbers([['maxCachedSignatures', maxCachedSignatures, 1], ['pageSize', pageSize, 1], ['bucketChunk', bucketChunk, 4], ['maxFamilyLookups', maxFamilyLookups, 0]]);
+  const { maxCachedSignatures, maxCachedMembers, pageSize, bucketChunk, maxFamilyLookups, bulk } = job.limits;
+  requireWholeNumbers([['maxCachedSignatures', maxCachedSignatures, 1], ['maxCachedMembers', maxCachedMembers, 1], ['pageSize', pageSize, 1], ['bucketChunk', bucketChunk, 4], ['maxFamilyLookups', maxFamilyLookups, 0]]);
   checkBulkOptions(bulk);
   if (!CLUSTER_METHODS.includes(clusters)) {
     throw new UsageError((o) => `${o('clusters')} must be ${CLUSTER_METHODS.join(' or ')} (centres: every duplicate near its canonical; components: whole families), got "${clusters}"`);

@@ -114,6 +114,22 @@ for (const { name, docs } of testCorpora(30, 30)) {
       expect(readdirSync(spillDir)).toEqual([]);
     });
 
+    it('writes the same cluster fields with the clusters of a few documents held in memory (--max-cached-members) as with all of them', async () => {
+      const fieldsOf = async (target: string) => {
+        const response = await ctx.client.search(target, { size: 1000, _source: ['near_dup.cluster_id', 'near_dup.duplicate_of', 'near_dup.is_canonical', 'near_dup.cluster_size', 'near_dup.max_similarity', 'near_dup.canonical_similarity', 'near_dup.best_match'] });
+        return new Map(response.hits.hits.map((h) => [h._id, h._source as Record<string, unknown>]));
+      };
+      const [roomy, tight] = [await annotatedIndex('dedup-members-roomy'), await annotatedIndex('dedup-members-tight')];
+      const spillDir = mkdtempSync(path.join(tmp, 'spill-members-'));
+      const common = { minSimilarity: THRESHOLD, canonical: 'oldest', dateField: 'date', maxCachedSignatures: Math.floor(docs.length / 2), spillDir } as const;
+      const all = await dedupIndex(ctx.client, { index: roomy, ...common, stateFile: stateOf(roomy) });
+      const few = await dedupIndex(ctx.client, { index: tight, ...common, stateFile: stateOf(tight), maxCachedMembers: 3 });
+      expect(all.clusters).toBeGreaterThan(0);
+      expect([few.clusters, few.duplicates, few.verifiedPairs, few.candidatePairs, few.written, few.complete]).toEqual([all.clusters, all.duplicates, all.verifiedPairs, all.candidatePairs, all.written, true]);
+      expect(await fieldsOf(tight)).toEqual(await fieldsOf(roomy));
+      expect(readdirSync(spillDir)).toEqual([]);
+    });
+
     it('a library run that fails once its signatures are spilled leaves nothing in the spill folder', async () => {
       const spillDir = mkdtempSync(path.join(tmp, 'spill-failed-'));
       const failing = dedupIndex(ctx.client, {

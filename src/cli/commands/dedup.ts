@@ -43,6 +43,7 @@ interface DedupArgs extends ConnectionArgs {
   dryRun: boolean;
   full: boolean;
   maxCachedSignatures: number;
+  maxCachedMembers: number;
   maxFamilyLookups?: number;
   share?: string;
   fromShares?: number;
@@ -101,6 +102,11 @@ export const dedupCommand: CommandModule<object, DedupArgs> = {
         default: DEDUP_DEFAULTS.maxCachedSignatures,
         describe: 'signatures held in memory (about 0.6 KB each); past this many documents they are spilled to local disk (about 0.75 KB each, removed at the end) and read back a bucket group at a time',
       }))
+      .option('max-cached-members', advanced({
+        type: 'number',
+        default: DEDUP_DEFAULTS.maxCachedMembers,
+        describe: 'documents with a near-duplicate whose clusters and best matches are held in memory once the signatures are spilled (about 30 bytes each); past this many they are written to --spill-dir by document number (16 bytes a document of the index) and read back when met again, with the same clusters',
+      }))
       .option('spill-dir', advanced({ type: 'string', describe: 'where signatures are spilled past --max-cached-signatures (default: the system temporary folder; needs about 0.75 KB a document)' }))
       .option('full', { type: 'boolean', default: false, describe: 'redo the whole index (a re-run revisits only what was annotated since the last run)' })
       .option('max-family-lookups', advanced({
@@ -134,7 +140,7 @@ export const dedupCommand: CommandModule<object, DedupArgs> = {
     const options: DedupOptions = {
       index: argv.index,
       compare: compareOptions(argv, canonical),
-      limits: { spillDir: argv.spillDir, pageSize: argv.pageSize, maxCachedSignatures: argv.maxCachedSignatures, maxFamilyLookups: argv.maxFamilyLookups },
+      limits: { spillDir: argv.spillDir, pageSize: argv.pageSize, maxCachedSignatures: argv.maxCachedSignatures, maxCachedMembers: argv.maxCachedMembers, maxFamilyLookups: argv.maxFamilyLookups },
       state: { full: argv.full, resume: argv.resume },
       output: { pairsFile: argv.pairs, collectMatches: argv.format === 'text', dryRun: argv.dryRun },
       fromShares: argv.fromShares,

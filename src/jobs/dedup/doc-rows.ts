@@ -47,6 +47,13 @@ export class DocRows {
     return row;
   }
 
+  /** Every row let go (their documents have none any more). */
+  clear(): void {
+    this.table = new Int32Array(1024);
+    this.numbers = new Int32Array(1024);
+    this.count = 0;
+  }
+
   /** The document number of a row. */
   numberAt(row: number): number {
     return this.numbers[row];

@@ -7,7 +7,9 @@ import { hammingDistance } from '../../sketch/simhash.js';
 import { decidedBefore, LARGE, PAIR_INTS } from './bucket-check.js';
 import { joinBucket } from './bucket-join.js';
 import { type DocIds, DocNumbers, enlarged } from './doc-numbers.js';
+import { SetsOnDisk } from './sets-on-disk.js';
 import type { StoredSignature } from './signature-store.js';
+import type { SpillFolder } from './spill-folder.js';
 import { UnionFind } from './union-find.js';
 
 export interface VerifiedPair {
@@ -31,6 +33,12 @@ export const PAIRWISE_BUCKET = 32;
 const MAX_MATCHES = 10;
 
 export type Signatures = ReadonlyMap<string, StoredSignature>;
+
+/** Where the rows of the documents in a verified pair go past `maxRows` of them (sets-on-disk.ts). */
+export interface SpillRows {
+  folder: SpillFolder;
+  maxRows: number;
+}
 
 /** The members of one bucket, side by side: their numbers in the verifier's numbering, their signatures. */
 export interface BucketMembers {
@@ -76,7 +84,7 @@ export class PairVerifier {
    */
   constructor(
     readonly minSimilarity: number,
-    options: { collectMatches?: boolean; documents?: DocIds; width?: number } & PairHooks = {},
+    options: { collectMatches?: boolean; documents?: DocIds; width?: number; spill?: SpillRows } & PairHooks = {},
   ) {
     if (options.width !== undefined && Number.isInteger(options.width) && options.width > 0 && options.width < 65_536) this.width = options.width;
     if (options.collectMatches) this.matches = new Map();
@@ -89,13 +97,12 @@ export class PairVerifier {
       this.best = enlarged(this.best, length);
       this.partner = enlarged(this.partner, length);
     });
+    if (options.spill) this.spillTo(options.spill);
   }
 
   /** Document n's best verified similarity (0: none). */
   bestOf(n: number): number {
-    const row = this.clusters.rows.find(n);
-    if (row < 0) return 0;
-    return this.width ? this.best[row] / this.width : this.best[row];
+    return this.bestMatchOf(n).similarity;
   }
 
   /** A document's best verified similarity; 0 when it is in no verified pair. */
@@ -112,9 +119,51 @@ export class PairVerifier {
 
   /** bestPartner by document number. */
   partnerOf(n: number): string | undefined {
+    const { partner } = this.bestMatchOf(n);
+    return partner >= 0 ? this.clusters.documents.idOf(partner) : undefined;
+  }
+
+  /** Document n's best similarity and the number of its partner (-1: none), from its row and from the disk. */
+  private bestMatchOf(n: number): { similarity: number; partner: number } {
     const row = this.clusters.rows.find(n);
-    const partner = row < 0 ? 0 : this.partner[row];
-    return partner > 0 ? this.clusters.documents.idOf(partner - 1) : undefined;
+    const here = row < 0 ? { similarity: 0, partner: -1 } : { similarity: this.similarityAt(row), partner: this.partner[row] - 1 };
+    const disk = this.clusters.written;
+    if (!disk?.has(n)) return here;
+    const there = disk.bestOf(n);
+    return row < 0 || this.better(there.similarity, there.partner, here.similarity, here.partner) ? there : here;
+  }
+
+  /** A row's best similarity, as a number. */
+  private similarityAt(row: number): number {
+    return this.width ? this.best[row] / this.width : this.best[row];
+  }
+
+  /**
+   * Whether a match at `similarity` with `partner` is better than one at `than` with `thanPartner` (numbers;
+   * -1: none): nearer, or as near with a smaller id (as offer decides).
+   */
+  private better(similarity: number, partner: number, than: number, thanPartner: number): boolean {
+    if (similarity !== than) return similarity > than;
+    const documents = this.clusters.documents;
+    return partner >= 0 && thanPartner >= 0 && partner !== thanPartner && documents.idOf(partner) < documents.idOf(thanPartner);
+  }
+
+  /** Past `maxRows` documents in a verified pair, the sets and best matches written by number into `folder` (sets-on-disk.ts). */
+  private spillTo({ folder, maxRows }: SpillRows): void {
+    const disk = new SetsOnDisk(folder);
+    this.clusters.spillTo(disk, maxRows, {
+      write: (rows, numbers) =>
+        disk.writeBest({
+          numbers,
+          similarities: Float64Array.from(rows, (row) => this.similarityAt(row)),
+          partners: Int32Array.from(rows, (row) => this.partner[row] - 1),
+          better: (_, similarity, partner, than, thanPartner) => this.better(similarity, partner, than, thanPartner),
+        }),
+      clear: (length) => {
+        this.best = this.width ? new Uint16Array(length) : new Float64Array(length);
+        this.partner = new Int32Array(length);
+      },
+    });
   }
 
   /** The documents in at least one verified pair. */
@@ -125,6 +174,12 @@ export class PairVerifier {
 
   /** The numbers of the documents in at least one verified pair, ascending. */
   *involvedNumbers(): Generator<number> {
+    const disk = this.clusters.written;
+    if (disk) {
+      this.clusters.writeRows();
+      yield* disk.involved();
+      return;
+    }
     const rows = this.clusters.rows;
     for (const row of rows.ascending()) if (this.best[row] > 0) yield rows.numberAt(row);
   }

@@ -3,13 +3,22 @@
 // in doc-numbers.ts' numbering); a document without a row is a set of its own. So the sets cost 17 to 28
 // bytes a document in a verified pair (with the rows' table) and nothing for the others: a hundred million
 // documents of which fifteen million have a near-duplicate keep their sets in about 300 MB (500 MB by
-// document number before).
+// document number before). Given a disk to spill to (spillTo), the rows are written there by number and let
+// go whenever they reach a set number, and a written document met again is read back (sets-on-disk.ts): the
+// sets are the same, memory holds only the rows met since the last write.
 import { type DocIds, DocNumbers, enlarged } from './doc-numbers.js';
 import { DocRows } from './doc-rows.js';
+import type { Families, SetsOnDisk } from './sets-on-disk.js';
 
-/** The sets of two or more members, each ascending by number, in the order of their first member. */
-export interface Families extends Iterable<Int32Array> {
-  readonly count: number;
+export type { Families } from './sets-on-disk.js';
+
+
+/** What is kept beside the rows (by row) by another owner: written before the rows are let go, then made anew. */
+export interface RowColumns {
+  /** `rows`: the rows about to be let go, in ascending numbers; `numbers`: their documents' numbers. */
+  write(rows: Int32Array, numbers: Int32Array): void;
+  /** Made anew for `length` rows, the rows let go. */
+  clear(length: number): void;
 }
 
 export class UnionFind {
@@ -20,6 +29,8 @@ export class UnionFind {
   /** By row: the rank (a root of rank 0 has no other member; a row's root has rank 1 or more). */
   private rank: Uint8Array;
   private readonly growers: Array<(length: number) => void> = [];
+  /** Where the rows are written past `maxRows` rows, and who else writes what it keeps by row. */
+  private spill?: { disk: SetsOnDisk; maxRows: number; columns: RowColumns[] };
 
   constructor(readonly documents: DocIds = new DocNumbers()) {
     this.parent = new Int32Array(this.rows.capacity);
@@ -29,6 +40,19 @@ export class UnionFind {
       this.rank = enlarged(this.rank, length);
       for (const grow of this.growers) grow(length);
     };
+  }
+
+  /**
+   * From now on, whenever the rows reach `maxRows` (at least 1) before a union, they are written to `disk` (with
+   * `columns`, kept by row by another owner) and let go.
+   */
+  spillTo(disk: SetsOnDisk, maxRows: number, columns?: RowColumns): void {
+    this.spill = { disk, maxRows: Math.max(1, maxRows), columns: columns ? [columns] : [] };
+  }
+
+  /** The disk the rows were written to, once they were (undefined while every row is in memory). */
+  get written(): SetsOnDisk | undefined {
+    return this.spill && this.spill.disk.size > 0 ? this.spill.disk : undefined;
   }
 
   /** Calls `grow` with the new length whenever the rows outgrow their arrays (for columns kept by row). */
@@ -41,20 +65,17 @@ export class UnionFind {
     return this.documents.idOf(this.rootOf(n));
   }
 
-  /** Members of x's set (1 for an id never joined); counted over every row, for tests and reports. */
+  /** Members of x's set (1 for an id never joined); from every family, for tests and reports. */
   sizeOf(x: string): number {
     const n = this.documents.find(x);
-    const row = n === undefined ? -1 : this.rows.find(n);
-    if (row < 0) return 1;
-    const root = this.root(row);
-    let size = 0;
-    for (let r = 0; r < this.rows.size; r++) if (this.root(r) === root) size++;
-    return size;
+    if (n === undefined || !this.joinedNumber(n)) return 1;
+    for (const family of this.families()) if (family.includes(n)) return family.length;
+    return 1;
   }
 
   /** Whether document n is in a set of two or more. */
   joinedNumber(n: number): boolean {
-    return this.rows.find(n) >= 0;
+    return this.rows.find(n) >= 0 || (this.spill?.disk.has(n) ?? false);
   }
 
   /** Whether x is in a set of two or more (without numbering an id never met). */
@@ -69,15 +90,50 @@ export class UnionFind {
 
   /** The number of the root of document n's set (n in this.documents' numbering; n itself when it joined none). */
   rootOf(n: number): number {
-    const row = this.rows.find(n);
-    return row < 0 ? n : this.rows.numberAt(this.root(row));
+    let row = this.rows.find(n);
+    if (row < 0) {
+      if (!this.spill?.disk.has(n)) return n;
+      this.makeRoom();
+      row = this.rowOf(n);
+    }
+    return this.rows.numberAt(this.root(row));
   }
 
   /** Joins the sets of documents a and b, by number. */
   unionNumbers(a: number, b: number): void {
     if (a === b) return;
-    let ra = this.root(this.rowOf(a));
-    let rb = this.root(this.rowOf(b));
+    this.makeRoom();
+    this.link(this.root(this.rowOf(a)), this.root(this.rowOf(b)));
+  }
+
+  /** Every row written to the disk given by spillTo, and let go (nothing without one). */
+  writeRows(): void {
+    const spill = this.spill;
+    if (!spill || this.rows.size === 0) return;
+    const rows = this.rows.ascending();
+    const numbers = Int32Array.from(rows, (row) => this.rows.numberAt(row));
+    for (const columns of spill.columns) columns.write(rows, numbers);
+    spill.disk.writeSets({
+      numbers,
+      roots: Int32Array.from(rows, (row) => this.rows.numberAt(this.root(row))),
+      rootNow: (n) => {
+        const row = this.rows.find(n);
+        return row < 0 ? -1 : this.rows.numberAt(this.root(row));
+      },
+    });
+    this.rows.clear();
+    this.parent = new Int32Array(this.rows.capacity);
+    this.rank = new Uint8Array(this.rows.capacity);
+    for (const columns of spill.columns) columns.clear(this.rows.capacity);
+  }
+
+  /** The rows written and let go when they have reached the number given (before a row is added). */
+  private makeRoom(): void {
+    if (this.spill && this.rows.size >= this.spill.maxRows) this.writeRows();
+  }
+
+  /** Joins two roots' sets, by rank. */
+  private link(ra: number, rb: number): void {
     if (ra === rb) return;
     if (this.rank[ra] < this.rank[rb]) [ra, rb] = [rb, ra];
     this.parent[rb] = ra;
@@ -95,6 +151,11 @@ export class UnionFind {
    * views of one flat array (4 bytes a member, 4 a set; the counting takes 12 bytes a row while it runs).
    */
   families(): Families {
+    const disk = this.written;
+    if (disk) {
+      this.writeRows();
+      return disk.families();
+    }
     const ascending = this.rows.ascending();
     const size = new Int32Array(this.rows.size);
     for (const row of ascending) size[this.root(row)]++;
@@ -127,6 +188,14 @@ export class UnionFind {
     if (this.rows.size > before) {
       this.parent[row] = row;
       this.rank[row] = 0;
+      // A document written to disk joins its set again under a row of its root, which stays the root (so
+      // that a set's root is the same number before and after its rows are let go).
+      const root = this.spill?.disk.has(n) ? this.spill.disk.rootOf(n) : n;
+      if (root !== n) {
+        const top = this.root(this.rowOf(root));
+        this.parent[row] = top;
+        this.rank[top] = Math.max(this.rank[top], 1);
+      }
     }
     return row;
   }

@@ -1,0 +1,230 @@
+// What the union-find (union-find.ts) and the verifier (pair-verifier.ts) keep about the documents with a
+// near-duplicate, once more of them are met than memory is given for (--max-cached-members): written by
+// document number into three files of the run's spill folder, and the rows let go, so that memory holds
+// the rows met since the last write whatever the number of documents with a near-duplicate:
+//  - set-roots.bin: each document's set, as the number + 1 of its root (0: never written);
+//  - best-similarity.bin: its best verified similarity, a 64-bit float;
+//  - best-partner.bin: the number + 1 of the document it has that similarity with.
+// A bit a document says which were written. A written document met again is read back (the union-find
+// joins its new row to its root's), so the sets are exactly those of every pair recorded. Each write is one
+// pass over the files in order (16 bytes a document of the index, which the page cache holds).
+import { ftruncateSync } from 'node:fs';
+import { DocRows } from './doc-rows.js';
+import { enlarged } from './doc-numbers.js';
+import { readAll, type SpillFolder, writeAll } from './spill-folder.js';
+
+/** Documents read or written at once in a pass over the files. */
+const CHUNK_DOCS = 1 << 20;
+
+/** The sets of two or more members, each ascending by number, in the order of their first member. */
+export interface Families extends Iterable<Int32Array> {
+  readonly count: number;
+}
+
+/** The rows of the union-find, as written. */
+export interface WrittenSets {
+  /** The numbers of the documents that have a row, ascending. */
+  numbers: Int32Array;
+  /** The number of each one's root, beside `numbers`. */
+  roots: Int32Array;
+  /** The number of the root of a document that has a row, else -1. */
+  rootNow(n: number): number;
+}
+
+/** Each row's best match, beside the numbers of the documents. */
+export interface WrittenBest {
+  numbers: Int32Array;
+  similarities: Float64Array;
+  /** The partner's number, -1 for none. */
+  partners: Int32Array;
+  /** Whether document n's match (similarity, partner) is better than (than, thanPartner): the verifier's rule. */
+  better(n: number, similarity: number, partner: number, than: number, thanPartner: number): boolean;
+}
+
+export class SetsOnDisk {
+  private readonly roots: number;
+  private readonly similarities: number;
+  private readonly partners: number;
+  /** A bit a document: written. */
+  private written = new Uint32Array(1024);
+  /** Documents the files hold (one past the largest number written). */
+  private extent = 0;
+  private count = 0;
+  private readonly one = new ArrayBuffer(8);
+
+  constructor(folder: SpillFolder) {
+    this.roots = folder.create('set-roots.bin');
+    this.similarities = folder.create('best-similarity.bin');
+    this.partners = folder.create('best-partner.bin');
+  }
+
+  /** Documents written. */
+  get size(): number {
+    return this.count;
+  }
+
+  has(n: number): boolean {
+    const word = n >>> 5;
+    return n >= 0 && word < this.written.length && (this.written[word] & (1 << (n & 31))) !== 0;
+  }
+
+  /** The number of the root of written document n's set, as last written. */
+  rootOf(n: number): number {
+    const bytes = new Uint8Array(this.one, 0, 4);
+    readAll(this.roots, bytes, 4 * n);
+    return new Int32Array(this.one, 0, 1)[0] - 1;
+  }
+
+  /** Document n's best match as last written (similarity 0 and partner -1: none). */
+  bestOf(n: number): { similarity: number; partner: number } {
+    if (!this.has(n)) return { similarity: 0, partner: -1 };
+    readAll(this.similarities, new Uint8Array(this.one), 8 * n);
+    const similarity = new Float64Array(this.one)[0];
+    readAll(this.partners, new Uint8Array(this.one, 0, 4), 4 * n);
+    return { similarity, partner: new Int32Array(this.one, 0, 1)[0] - 1 };
+  }
+
+  /**
+   * The rows' sets written: each row's document gets its root, and every document written before whose
+   * root has a row now gets that row's root (its set may have joined another since).
+   */
+  writeSets(sets: WrittenSets): void {
+    const { numbers, roots } = sets;
+    let k = 0;
+    this.sweep(this.roots, Int32Array, numbers, (first, view) => {
+      this.forEachIn(first, first + view.length, (n) => {
+        const root = sets.rootNow(view[n - first] - 1);
+        if (root >= 0) view[n - first] = root + 1;
+      });
+      for (; k < numbers.length && numbers[k] < first + view.length; k++) view[numbers[k] - first] = roots[k] + 1;
+    });
+    for (const n of numbers) this.mark(n);
+  }
+
+  /** The rows' best matches written, each kept where it is better than the one written before (the verifier's rule). */
+  writeBest(best: WrittenBest): void {
+    const { numbers } = best;
+    let k = 0;
+    this.sweep(this.similarities, Float64Array, numbers, (first, view) => {
+      const end = first + view.length;
+      const partners = this.readChunk(this.partners, Int32Array, first, view.length);
+      for (; k < numbers.length && numbers[k] < end; k++) {
+        const at = numbers[k] - first;
+        const [similarity, partner] = [best.similarities[k], best.partners[k]];
+        if (!this.has(numbers[k]) || best.better(numbers[k], similarity, partner, view[at], partners[at] - 1)) {
+          view[at] = similarity;
+          partners[at] = partner + 1;
+        }
+      }
+      writeAll(this.partners, new Uint8Array(partners.buffer, 0, partners.byteLength), 4 * first);
+    });
+  }
+
+  /** The written documents' sets of two or more, each ascending, in the order of their first member (as UnionFind.families gives them). */
+  families(): Families {
+    const byRoot = new DocRows();
+    let sizes = new Int32Array(byRoot.capacity);
+    byRoot.onGrow = (length) => {
+      sizes = enlarged(sizes, length);
+    };
+    this.forEachWritten((_, root) => {
+      const family = byRoot.rowOf(root); // (which may grow `sizes`: taken first)
+      sizes[family]++;
+    });
+    const count = byRoot.size;
+    const starts = new Int32Array(count + 1);
+    for (let f = 0; f < count; f++) starts[f + 1] = starts[f] + sizes[f];
+    const next = starts.slice(0, count);
+    const members = new Int32Array(starts[count]);
+    this.forEachWritten((n, root) => {
+      members[next[byRoot.find(root)]++] = n;
+    });
+    return {
+      count,
+      *[Symbol.iterator]() {
+        for (let f = 0; f < count; f++) yield members.subarray(starts[f], starts[f + 1]);
+      },
+    };
+  }
+
+  /** The written documents with a best similarity above 0, ascending. */
+  *involved(): Generator<number> {
+    for (let first = 0; first < this.extent; first += CHUNK_DOCS) {
+      const end = Math.min(this.extent, first + CHUNK_DOCS);
+      if (!this.anyIn(first, end)) continue;
+      const view = this.readChunk(this.similarities, Float64Array, first, end - first);
+      const found: number[] = [];
+      this.forEachIn(first, end, (n) => {
+        if (view[n - first] > 0) found.push(n);
+      });
+      yield* found;
+    }
+  }
+
+  /** Calls visit(n, root) for every written document, in ascending numbers. */
+  private forEachWritten(visit: (n: number, root: number) => void): void {
+    for (let first = 0; first < this.extent; first += CHUNK_DOCS) {
+      const end = Math.min(this.extent, first + CHUNK_DOCS);
+      if (!this.anyIn(first, end)) continue;
+      const view = this.readChunk(this.roots, Int32Array, first, end - first);
+      this.forEachIn(first, end, (n) => visit(n, view[n - first] - 1));
+    }
+  }
+
+  /**
+   * One pass over a file in chunks (the files first made long enough for `numbers`): each chunk that holds a
+   * written document or one of `numbers` is read, handed to `change`, and written back.
+   */
+  private sweep<T extends Int32Array | Float64Array>(fd: number, kind: { new (length: number): T; BYTES_PER_ELEMENT: number }, numbers: Int32Array, change: (first: number, view: T) => void): void {
+    if (numbers.length > 0) this.cover(numbers[numbers.length - 1] + 1);
+    let k = 0;
+    for (let first = 0; first < this.extent; first += CHUNK_DOCS) {
+      const end = Math.min(this.extent, first + CHUNK_DOCS);
+      while (k < numbers.length && numbers[k] < first) k++;
+      if (!(k < numbers.length && numbers[k] < end) && !this.anyIn(first, end)) continue;
+      const view = this.readChunk(fd, kind, first, end - first);
+      change(first, view);
+      writeAll(fd, new Uint8Array(view.buffer, 0, view.byteLength), kind.BYTES_PER_ELEMENT * first);
+    }
+  }
+
+  private readChunk<T extends Int32Array | Float64Array>(fd: number, kind: { new (length: number): T; BYTES_PER_ELEMENT: number }, first: number, length: number): T {
+    const view = new kind(length);
+    readAll(fd, new Uint8Array(view.buffer), kind.BYTES_PER_ELEMENT * first);
+    return view;
+  }
+
+  /** The files made long enough for documents 0..documents-1 (the new part reads as zeros: nothing written). */
+  private cover(documents: number): void {
+    if (documents <= this.extent) return;
+    ftruncateSync(this.roots, 4 * documents);
+    ftruncateSync(this.similarities, 8 * documents);
+    ftruncateSync(this.partners, 4 * documents);
+    this.extent = documents;
+    if (Math.ceil(documents / 32) > this.written.length) this.written = enlarged(this.written, Math.max(Math.ceil(documents / 32), 2 * this.written.length));
+  }
+
+  private mark(n: number): void {
+    if (!this.has(n)) this.count++;
+    this.written[n >>> 5] |= 1 << (n & 31);
+  }
+
+  /** Whether a document in [from, to) was written. */
+  private anyIn(from: number, to: number): boolean {
+    for (let w = from >>> 5; w <= (to - 1) >>> 5 && w < this.written.length; w++) if (this.written[w] !== 0) return true;
+    return false;
+  }
+
+  /** Calls visit(n) for each written document in [from, to), ascending. */
+  private forEachIn(from: number, to: number, visit: (n: number) => void): void {
+    for (let w = from >>> 5; w <= (to - 1) >>> 5 && w < this.written.length; w++) {
+      let bits = this.written[w];
+      while (bits !== 0) {
+        const low = bits & -bits;
+        const n = (w << 5) + 31 - Math.clz32(low);
+        bits ^= low;
+        if (n >= from && n < to) visit(n);
+      }
+    }
+  }
+}

@@ -1,0 +1,173 @@
+// The rows of the documents in a verified pair written to disk past a number and let go (sets-on-disk.ts):
+// the union-find and the verifier must answer exactly as the ones that keep every row, while memory holds
+// no more rows than the number given.
+import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { verifyBands } from '../../src/jobs/dedup/band-pass.js';
+import { DocNumbers } from '../../src/jobs/dedup/doc-numbers.js';
+import { PairVerifier, type VerifiedPair } from '../../src/jobs/dedup/pair-verifier.js';
+import { SetsOnDisk } from '../../src/jobs/dedup/sets-on-disk.js';
+import { SignatureSpill } from '../../src/jobs/dedup/signature-spill.js';
+import { SpillFolder } from '../../src/jobs/dedup/spill-folder.js';
+import { UnionFind } from '../../src/jobs/dedup/union-find.js';
+import { seededRandom } from '../support/corpus.js';
+import { corpus, memoryPass, outcomeOf, WIDTH } from '../support/dedup-corpus.js';
+
+const scratch = mkdtempSync(path.join(os.tmpdir(), 'nd-sets-'));
+afterAll(() => rmSync(scratch, { recursive: true, force: true }));
+
+/** Runs `test` with a spill folder of its own, removed after. */
+async function inFolder<T>(test: (folder: SpillFolder) => T | Promise<T>): Promise<T> {
+  const folder = new SpillFolder(scratch);
+  try {
+    return await test(folder);
+  } finally {
+    folder.remove();
+  }
+}
+
+const familiesOf = (uf: UnionFind) => Array.from(uf.families(), (family) => Array.from(family));
+
+describe('UnionFind with its rows written to disk', () => {
+  for (const maxRows of [1, 5, 64]) {
+    it(`joins, answers and gives the families of one that keeps every row (rows let go past ${maxRows})`, async () => {
+      await inFolder((folder) => {
+        const random = seededRandom(maxRows);
+        const documents = 3000;
+        const numbers = new DocNumbers();
+        for (let n = 0; n < documents; n++) numbers.append(`d${n}`);
+        const kept = new UnionFind(numbers);
+        const spilled = new UnionFind(numbers);
+        const disk = new SetsOnDisk(folder);
+        spilled.spillTo(disk, maxRows);
+        // Documents in the lower half are joined often (families), the upper half rarely.
+        const any = () => (random() < 0.8 ? Math.floor(random() * documents * 0.1) : Math.floor(random() * documents));
+        let mostRows = 0;
+        for (let step = 0; step < 1500; step++) {
+          const [a, b] = [any(), any()];
+          kept.unionNumbers(a, b);
+          spilled.unionNumbers(a, b);
+          mostRows = Math.max(mostRows, spilled.rows.size);
+          if (step % 25 !== 0) continue;
+          for (let q = 0; q < 40; q++) {
+            const [x, y] = [any(), any()];
+            expect(spilled.rootOf(x) === spilled.rootOf(y)).toBe(kept.rootOf(x) === kept.rootOf(y));
+            expect(spilled.joinedNumber(x)).toBe(kept.joinedNumber(x));
+          }
+          mostRows = Math.max(mostRows, spilled.rows.size);
+        }
+        expect(disk.size).toBeGreaterThan(0);
+        // A union adds at most its two documents and their roots' rows past the number.
+        expect(mostRows).toBeLessThanOrEqual(maxRows + 4);
+        expect(familiesOf(spilled)).toEqual(familiesOf(kept));
+        expect(spilled.sizeOf('d0')).toBe(kept.sizeOf('d0'));
+      });
+    });
+  }
+
+  it('gives thousands of families from the disk as in memory (more than the first table holds)', async () => {
+    await inFolder((folder) => {
+      const numbers = new DocNumbers();
+      const kept = new UnionFind(numbers);
+      const spilled = new UnionFind(numbers);
+      spilled.spillTo(new SetsOnDisk(folder), 100);
+      // 3,000 families of two to four, their members far apart in number.
+      for (let f = 0; f < 3000; f++) {
+        for (let k = 1; k <= f % 3 + 1; k++) {
+          kept.unionNumbers(f, f + 5000 * k);
+          spilled.unionNumbers(f, f + 5000 * k);
+        }
+      }
+      const families = familiesOf(spilled);
+      expect(families).toHaveLength(3000);
+      expect(families).toEqual(familiesOf(kept));
+    });
+  });
+
+  it('keeps every row in memory and writes nothing while the rows stay under the number', async () => {
+    await inFolder((folder) => {
+      const numbers = new DocNumbers();
+      const uf = new UnionFind(numbers);
+      uf.spillTo(new SetsOnDisk(folder), 100);
+      for (let n = 0; n < 40; n += 2) uf.union(`d${n}`, `d${n + 1}`);
+      expect(uf.written).toBeUndefined();
+      expect(uf.rows.size).toBe(40);
+      expect(familiesOf(uf)).toHaveLength(20);
+    });
+  });
+});
+
+describe('PairVerifier with its rows written to disk', () => {
+  for (const maxRows of [2, 30]) {
+    it(`gives the best similarities, partners, documents in a pair and families of the one in memory (rows let go past ${maxRows})`, async () => {
+      await inFolder((folder) => {
+        const random = seededRandom(100 + maxRows);
+        const numbers = new DocNumbers();
+        const kept = new PairVerifier(0.5, { documents: numbers, width: WIDTH });
+        const spilled = new PairVerifier(0.5, { documents: numbers, width: WIDTH, spill: { folder, maxRows } });
+        const documents = 400;
+        for (let n = 0; n < documents; n++) numbers.append(`d${String(n).padStart(3, '0')}`);
+        // Few similarities, so that many best matches tie (the smaller id wins, whatever the order met).
+        for (let p = 0; p < 900; p++) {
+          const a = Math.floor(random() * documents * (random() < 0.7 ? 0.2 : 1));
+          const b = Math.floor(random() * documents);
+          const pair: VerifiedPair = { a: numbers.idOf(a), b: numbers.idOf(b), jaccard: (32 + Math.floor(random() * 4) * 8) / WIDTH, hamming: 3 };
+          kept.record(pair);
+          spilled.record(pair);
+        }
+        expect(spilled.clusters.written?.size).toBeGreaterThan(0);
+        for (let n = 0; n < documents; n++) {
+          expect([spilled.bestOf(n), spilled.partnerOf(n)]).toEqual([kept.bestOf(n), kept.partnerOf(n)]);
+        }
+        expect([...spilled.involvedNumbers()]).toEqual([...kept.involvedNumbers()]);
+        expect(familiesOf(spilled.clusters)).toEqual(familiesOf(kept.clusters));
+        // Answered from the disk alone once every row is written.
+        expect(spilled.clusters.rows.size).toBe(0);
+        expect(Array.from({ length: documents }, (_, n) => spilled.bestOf(n))).toEqual(Array.from({ length: documents }, (_, n) => kept.bestOf(n)));
+      });
+    });
+  }
+
+  it('writes its files in the spill folder given, and they go with it', async () => {
+    let where = '';
+    await inFolder((folder) => {
+      where = folder.path;
+      const numbers = new DocNumbers();
+      const verifier = new PairVerifier(0.5, { documents: numbers, width: WIDTH, spill: { folder, maxRows: 1 } });
+      for (let n = 0; n < 10; n++) verifier.record({ a: `a${n}`, b: `b${n}`, jaccard: 0.75, hamming: 0 });
+      expect(readdirSync(folder.path).sort()).toEqual(['best-partner.bin', 'best-similarity.bin', 'set-roots.bin']);
+    });
+    expect(existsSync(where)).toBe(false);
+  });
+});
+
+describe('a pass over the bands with the rows written to disk', () => {
+  const docs = corpus(60, 9, 500, 120);
+
+  it('gives the pairs, counts, clusters and best matches of the pass in memory (sorted here or on the worker, checked here or on a thread, gathered or not)', async () => {
+    const expected = await memoryPass(docs, 20);
+    const ways = [
+      { maxRows: 1, sortAhead: false, checkers: 0, rangeMembers: 0 },
+      { maxRows: 10, sortAhead: true, checkers: 1, rangeMembers: 25 },
+      { maxRows: 100, sortAhead: true, checkers: 0, rangeMembers: 0 },
+    ];
+    for (const { maxRows, ...way } of ways) {
+      await inFolder(async (folder) => {
+        const numbers = new DocNumbers();
+        const pairs: VerifiedPair[] = [];
+        const verifier: PairVerifier = new PairVerifier(0.5, { documents: numbers, spill: { folder, maxRows }, onVerified: (p) => pairs.push(verifier.named(p)) });
+        const spill = new SignatureSpill(scratch, numbers);
+        for (const d of docs) spill.addSignature(d.id, d.signature);
+        try {
+          await verifyBands(spill, verifier, { bucketChunk: 20, groupMembers: 7, ...way });
+        } finally {
+          spill.close();
+        }
+        expect(verifier.clusters.written?.size).toBeGreaterThan(0);
+        expect(outcomeOf(verifier, pairs, docs)).toEqual(expected);
+      });
+    }
+  });
+});
