@@ -165,6 +165,8 @@ async function child() {
   lap('bands');
 
   const find = way === 'memory' ? async (ids) => new Map(ids.map((id) => [id, table.find(id)]).filter(([, s]) => s)) : (ids, numbered) => table.find(ids, numbered);
+  // (As dedup does: with the ids on disk, the sets and best matches go there before the cut.)
+  verifier.clusters.writeRows();
   const families = verifier.clusters.families();
   // The family members' records gathered in one pass, as dedup's full pass does when its bands were gathered.
   if (way !== 'memory' && (rangeMembers ?? rangesByDefault(table)) > 0) {

@@ -715,6 +715,9 @@ function fullPassSettings(job: DedupSettings, run: DedupRun, numbers: DocIds, pr
 /** Cuts the families of verified pairs into clusters, then closes the pairs file. */
 async function cutClusters(run: DedupRun, pieces: PairPieces): Promise<Cut> {
   const { numbers, store, verifier, full } = pieces;
+  // With the ids on disk, the sets and best matches go there too before the cut (nothing without a spill
+  // to write to): memory then holds the clusters being cut, not a row for every document with a near-duplicate.
+  verifier.clusters.writeRows();
   // Pairs replayed by --resume bring documents whose facts were never read in this process.
   await store.loadFacts(withoutFacts(verifier, store));
   const families = verifier.clusters.families();
