@@ -1,7 +1,7 @@
 // The rows of the documents in a verified pair written to disk past a number and let go (sets-on-disk.ts):
 // the union-find and the verifier must answer exactly as the ones that keep every row, while memory holds
 // no more rows than the number given.
-import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { closeSync, existsSync, mkdtempSync, openSync, readdirSync, rmSync, writeSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -83,6 +83,28 @@ describe('UnionFind with its rows written to disk', () => {
       const families = familiesOf(spilled);
       expect(families).toHaveLength(3000);
       expect(families).toEqual(familiesOf(kept));
+    });
+  });
+
+  it('refuses a set or best match on disk that it never wrote, saying the folder was changed', async () => {
+    await inFolder((folder) => {
+      const numbers = new DocNumbers();
+      const verifier = new PairVerifier(0.5, { documents: numbers, width: WIDTH, spill: { folder, maxRows: 1 } });
+      for (let n = 0; n < 20; n += 2) verifier.record({ a: `d${n}`, b: `d${n + 1}`, jaccard: 0.75, hamming: 0 });
+      verifier.clusters.writeRows();
+      expect(verifier.bestOf(4)).toBe(0.75);
+      const damage = (file: string, at: number, value: Int32Array | Float64Array) => {
+        const fd = openSync(path.join(folder.path, file), 'r+');
+        writeSync(fd, new Uint8Array(value.buffer), 0, value.byteLength, at * value.BYTES_PER_ELEMENT);
+        closeSync(fd);
+      };
+      damage('best-partner.bin', 4, Int32Array.of(1001));
+      expect(() => verifier.partnerOf(4)).toThrow(/best match 0.75 with document 1000 .*folder was changed while dedup ran/);
+      damage('best-similarity.bin', 6, Float64Array.of(7));
+      expect(() => verifier.bestOf(6)).toThrow(/best match 7 with document .*folder was changed/);
+      damage('set-roots.bin', 8, Int32Array.of(0));
+      expect(() => verifier.clusters.families()).toThrow(/set root -1 it never wrote/);
+      expect(() => verifier.clusters.rootOf(8)).toThrow(/set root -1 it never wrote/);
     });
   });
 

@@ -70,9 +70,8 @@ export class SetsOnDisk {
 
   /** The number of the root of written document n's set, as last written. */
   rootOf(n: number): number {
-    const bytes = new Uint8Array(this.one, 0, 4);
-    readAll(this.roots, bytes, 4 * n);
-    return new Int32Array(this.one, 0, 1)[0] - 1;
+    readAll(this.roots, new Uint8Array(this.one, 0, 4), 4 * n);
+    return this.checkedRoot(new Int32Array(this.one, 0, 1)[0] - 1);
   }
 
   /** Document n's best match as last written (similarity 0 and partner -1: none). */
@@ -81,7 +80,9 @@ export class SetsOnDisk {
     readAll(this.similarities, new Uint8Array(this.one), 8 * n);
     const similarity = new Float64Array(this.one)[0];
     readAll(this.partners, new Uint8Array(this.one, 0, 4), 4 * n);
-    return { similarity, partner: new Int32Array(this.one, 0, 1)[0] - 1 };
+    const partner = new Int32Array(this.one, 0, 1)[0] - 1;
+    if (!(similarity >= 0 && similarity <= 1) || (partner !== -1 && !this.has(partner))) throw changed(`best match ${similarity} with document ${partner}`);
+    return { similarity, partner };
   }
 
   /**
@@ -167,7 +168,7 @@ export class SetsOnDisk {
       const end = Math.min(this.extent, first + CHUNK_DOCS);
       if (!this.anyIn(first, end)) continue;
       const view = this.readChunk(this.roots, Int32Array, first, end - first);
-      this.forEachIn(first, end, (n) => visit(n, view[n - first] - 1));
+      this.forEachIn(first, end, (n) => visit(n, this.checkedRoot(view[n - first] - 1)));
     }
   }
 
@@ -192,6 +193,12 @@ export class SetsOnDisk {
     const view = new kind(length);
     readAll(fd, new Uint8Array(view.buffer), kind.BYTES_PER_ELEMENT * first);
     return view;
+  }
+
+  /** A root read back: a document written (what dedup wrote there), else the file was changed under it. */
+  private checkedRoot(root: number): number {
+    if (!this.has(root)) throw changed(`set root ${root}`);
+    return root;
   }
 
   /** The files made long enough for documents 0..documents-1 (the new part reads as zeros: nothing written). */
@@ -227,4 +234,9 @@ export class SetsOnDisk {
       }
     }
   }
+}
+
+/** The error for a value read back that dedup did not write. */
+function changed(what: string): Error {
+  return new Error(`a file dedup spilled holds a ${what} it never wrote: its folder was changed while dedup ran; run dedup again`);
 }

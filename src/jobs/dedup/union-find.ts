@@ -12,7 +12,6 @@ import type { Families, SetsOnDisk } from './sets-on-disk.js';
 
 export type { Families } from './sets-on-disk.js';
 
-
 /** What is kept beside the rows (by row) by another owner: written before the rows are let go, then made anew. */
 export interface RowColumns {
   /** `rows`: the rows about to be let go, in ascending numbers; `numbers`: their documents' numbers. */
