@@ -163,6 +163,8 @@ async function child() {
   };
   await verifyBands(source, verifier, { bucketChunk: BUCKET_CHUNK, groupMembers, checkers, rangeMembers, onBand, bandsPerSweep: bandsPerSweep && Number(bandsPerSweep) });
   lap('bands');
+  const writes = verifier.clusters.written?.writes;
+  if (writes) process.stderr.write(`${way}: sets and best matches written ${writes.count} times in the bands, ${(writes.ms / 1000).toFixed(1)} s\n`);
 
   const find = way === 'memory' ? async (ids) => new Map(ids.map((id) => [id, table.find(id)]).filter(([, s]) => s)) : (ids, numbered) => table.find(ids, numbered);
   // (As dedup does: with the ids on disk, the sets and best matches go there before the cut.)

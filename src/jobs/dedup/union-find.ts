@@ -89,13 +89,14 @@ export class UnionFind {
 
   /** The number of the root of document n's set (n in this.documents' numbering; n itself when it joined none). */
   rootOf(n: number): number {
-    let row = this.rows.find(n);
-    if (row < 0) {
-      if (!this.spill?.disk.has(n)) return n;
-      this.makeRoom();
-      row = this.rowOf(n);
-    }
-    return this.rows.numberAt(this.root(row));
+    const row = this.rows.find(n);
+    if (row >= 0) return this.rows.numberAt(this.root(row));
+    if (!this.spill?.disk.has(n)) return n;
+    // A written document without a row: its root as written, or where that root's set has gone since (a
+    // set joined since has a row for its root). No row is made for a question.
+    const root = this.spill.disk.rootOf(n);
+    const rootRow = this.rows.find(root);
+    return rootRow < 0 ? root : this.rows.numberAt(this.root(rootRow));
   }
 
   /** Joins the sets of documents a and b, by number. */
