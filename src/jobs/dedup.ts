@@ -70,8 +70,9 @@ export const DEDUP_DEFAULTS = {
   /** About 0.6 KB each in memory: past this many documents the signatures are spilled to local disk. */
   maxCachedSignatures: 1_000_000,
   /**
-   * About 30 bytes each in memory: past this many documents with a near-duplicate (once the signatures are
-   * spilled), their sets and best matches are written to the spill by number and let go.
+   * About 30 bytes each in memory (12 more while they are written): past this many documents with a
+   * near-duplicate (once the signatures are spilled), their sets and best matches are written to the spill by
+   * number and let go.
    */
   maxCachedMembers: 20_000_000,
   /** Documents of one band key verified at once; a key held by more is a large key. */

@@ -99,9 +99,14 @@ describe('UnionFind with its rows written to disk', () => {
         closeSync(fd);
       };
       damage('best-partner.bin', 4, Int32Array.of(1001));
-      expect(() => verifier.partnerOf(4)).toThrow(/best match 0.75 with document 1000 .*folder was changed while dedup ran/);
+      expect(() => verifier.partnerOf(4)).toThrow(/best partner 1000 it never wrote: its folder was changed while dedup ran/);
       damage('best-similarity.bin', 6, Float64Array.of(7));
-      expect(() => verifier.bestOf(6)).toThrow(/best match 7 with document .*folder was changed/);
+      expect(() => verifier.bestOf(6)).toThrow(/best similarity 7 it never wrote/);
+      // A root written under another root: its family would be merged into that one without a word.
+      damage('set-roots.bin', 2, Int32Array.of(4 + 1));
+      expect(() => verifier.clusters.families()).toThrow(/set root 2 \(a family of 1\) it never wrote/);
+      damage('set-roots.bin', 2, Int32Array.of(2 + 1));
+      expect(verifier.clusters.families().count).toBe(10);
       damage('set-roots.bin', 8, Int32Array.of(0));
       expect(() => verifier.clusters.families()).toThrow(/set root -1 it never wrote/);
       expect(() => verifier.clusters.rootOf(8)).toThrow(/set root -1 it never wrote/);

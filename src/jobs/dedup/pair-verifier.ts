@@ -155,9 +155,9 @@ export class PairVerifier {
       write: (rows, numbers) =>
         disk.writeBest({
           numbers,
-          similarities: Float64Array.from(rows, (row) => this.similarityAt(row)),
-          partners: Int32Array.from(rows, (row) => this.partner[row] - 1),
-          better: (_, similarity, partner, than, thanPartner) => this.better(similarity, partner, than, thanPartner),
+          similarityAt: (k) => this.similarityAt(rows[k]),
+          partnerAt: (k) => this.partner[rows[k]] - 1,
+          better: (similarity, partner, than, thanPartner) => this.better(similarity, partner, than, thanPartner),
         }),
       clear: (length) => {
         this.best = this.width ? new Uint16Array(length) : new Float64Array(length);
@@ -172,7 +172,7 @@ export class PairVerifier {
     for (const n of this.involvedNumbers()) yield documents.idOf(n);
   }
 
-  /** The numbers of the documents in at least one verified pair, ascending. */
+  /** The numbers of the documents in at least one verified pair, ascending (once rows were written, from the disk, every row written first). */
   *involvedNumbers(): Generator<number> {
     const disk = this.clusters.written;
     if (disk) {
@@ -180,8 +180,12 @@ export class PairVerifier {
       yield* disk.involved();
       return;
     }
+    // (Taken before the first is handed out: a pair recorded meanwhile may write the rows and let them go.)
     const rows = this.clusters.rows;
-    for (const row of rows.ascending()) if (this.best[row] > 0) yield rows.numberAt(row);
+    const numbers = rows.ascending();
+    let kept = 0;
+    for (const row of numbers) if (this.best[row] > 0) numbers[kept++] = rows.numberAt(row);
+    yield* numbers.subarray(0, kept);
   }
 
   markLargeKey(band: number, hash: number): void {

@@ -21,24 +21,24 @@ export interface Families extends Iterable<Int32Array> {
   readonly count: number;
 }
 
-/** The rows of the union-find, as written. */
+/** The rows of the union-find, as written: each asked for by its place k among `numbers` (nothing else as long as the rows is made). */
 export interface WrittenSets {
   /** The numbers of the documents that have a row, ascending. */
   numbers: Int32Array;
-  /** The number of each one's root, beside `numbers`. */
-  roots: Int32Array;
+  /** The number of the root of the k-th. */
+  rootAt(k: number): number;
   /** The number of the root of a document that has a row, else -1. */
   rootNow(n: number): number;
 }
 
-/** Each row's best match, beside the numbers of the documents. */
+/** Each row's best match, by its place k among `numbers`. */
 export interface WrittenBest {
   numbers: Int32Array;
-  similarities: Float64Array;
+  similarityAt(k: number): number;
   /** The partner's number, -1 for none. */
-  partners: Int32Array;
-  /** Whether document n's match (similarity, partner) is better than (than, thanPartner): the verifier's rule. */
-  better(n: number, similarity: number, partner: number, than: number, thanPartner: number): boolean;
+  partnerAt(k: number): number;
+  /** Whether a match (similarity, partner) is better than (than, thanPartner): the verifier's rule. */
+  better(similarity: number, partner: number, than: number, thanPartner: number): boolean;
 }
 
 export class SetsOnDisk {
@@ -83,54 +83,69 @@ export class SetsOnDisk {
     const similarity = new Float64Array(this.one)[0];
     readAll(this.partners, new Uint8Array(this.one, 0, 4), 4 * n);
     const partner = new Int32Array(this.one, 0, 1)[0] - 1;
-    if (!(similarity >= 0 && similarity <= 1) || (partner !== -1 && !this.has(partner))) throw changed(`best match ${similarity} with document ${partner}`);
-    return { similarity, partner };
+    return { similarity: this.checkedSimilarity(similarity), partner: this.checkedPartner(partner) };
   }
 
   /**
-   * The rows' sets written: each row's document gets its root, and every document written before whose
-   * root has a row now gets that row's root (its set may have joined another since).
+   * The rows' sets written: each row's document gets its root, and every document written before under a
+   * root that has moved since (its set joined another) gets the new root. Only the chunks that hold a row,
+   * or a document that may move, are read; only those that change are written.
    */
   writeSets(sets: WrittenSets): void {
     const began = performance.now();
-    const { numbers, roots } = sets;
-    // The written documents whose root is another now: only documents written under one of them move.
+    const { numbers } = sets;
+    this.cover(numbers.length > 0 ? numbers[numbers.length - 1] + 1 : 0);
+    // The written roots that are not roots any more: only the documents under one of them move.
     const moved = new Uint32Array(Math.ceil(this.extent / 32));
+    let anyMoved = false;
     numbers.forEach((n, k) => {
-      if (roots[k] !== n && this.has(n)) moved[n >>> 5] |= 1 << (n & 31);
+      if (!this.has(n) || sets.rootAt(k) === n) return;
+      moved[n >>> 5] |= 1 << (n & 31);
+      anyMoved = true;
     });
     let k = 0;
-    this.sweep(this.roots, Int32Array, numbers, (first, view) => {
-      this.forEachIn(first, first + view.length, (n) => {
+    for (const [first, end] of this.chunksOf(numbers, anyMoved)) {
+      const view = this.readChunk(this.roots, Int32Array, first, end - first);
+      let changed = false;
+      this.forEachIn(first, end, (n) => {
         const was = view[n - first] - 1;
-        if (was >= 0 && moved[was >>> 5] & (1 << (was & 31))) view[n - first] = sets.rootNow(was) + 1;
+        if (was < 0 || !(moved[was >>> 5] & (1 << (was & 31)))) return;
+        view[n - first] = sets.rootNow(was) + 1;
+        changed = true;
       });
-      for (; k < numbers.length && numbers[k] < first + view.length; k++) view[numbers[k] - first] = roots[k] + 1;
-    });
+      while (k < numbers.length && numbers[k] < first) k++;
+      for (; k < numbers.length && numbers[k] < end; k++, changed = true) view[numbers[k] - first] = sets.rootAt(k) + 1;
+      if (changed) this.writeChunk(this.roots, view, first);
+    }
     for (const n of numbers) this.mark(n);
     this.writes.count++;
     this.writes.ms += performance.now() - began;
   }
 
-  /** The rows' best matches written, each kept where it is better than the one written before (the verifier's rule). */
+  /**
+   * The rows' best matches written, each kept where it is better than the one written before (the
+   * verifier's rule); only the chunks that hold a row are read and written.
+   */
   writeBest(best: WrittenBest): void {
     const began = performance.now();
     const { numbers } = best;
+    this.cover(numbers.length > 0 ? numbers[numbers.length - 1] + 1 : 0);
     let k = 0;
-    this.sweep(this.similarities, Float64Array, numbers, (first, view) => {
-      const end = first + view.length;
-      const partners = this.readChunk(this.partners, Int32Array, first, view.length);
+    for (const [first, end] of this.chunksOf(numbers, false)) {
+      const similarities = this.readChunk(this.similarities, Float64Array, first, end - first);
+      const partners = this.readChunk(this.partners, Int32Array, first, end - first);
+      while (k < numbers.length && numbers[k] < first) k++;
       for (; k < numbers.length && numbers[k] < end; k++) {
         const at = numbers[k] - first;
-        const similarity = best.similarities[k];
-        const partner = best.partners[k];
-        if (!this.has(numbers[k]) || best.better(numbers[k], similarity, partner, view[at], partners[at] - 1)) {
-          view[at] = similarity;
-          partners[at] = partner + 1;
-        }
+        const similarity = best.similarityAt(k);
+        const partner = best.partnerAt(k);
+        if (this.has(numbers[k]) && !best.better(similarity, partner, this.checkedSimilarity(similarities[at]), this.checkedPartner(partners[at] - 1))) continue;
+        similarities[at] = similarity;
+        partners[at] = partner + 1;
       }
-      writeAll(this.partners, new Uint8Array(partners.buffer, 0, partners.byteLength), 4 * first);
-    });
+      this.writeChunk(this.similarities, similarities, first);
+      this.writeChunk(this.partners, partners, first);
+    }
     this.writes.ms += performance.now() - began;
   }
 
@@ -138,14 +153,19 @@ export class SetsOnDisk {
   families(): Families {
     const byRoot = new DocRows();
     let sizes = new Int32Array(byRoot.capacity);
+    // Whether the family's root was met under itself: every root is a member of its own family.
+    let rooted = new Uint8Array(byRoot.capacity);
     byRoot.onGrow = (length) => {
       sizes = enlarged(sizes, length);
+      rooted = enlarged(rooted, length);
     };
-    this.forEachWritten((_, root) => {
-      const family = byRoot.rowOf(root); // (which may grow `sizes`: taken first)
+    this.forEachWritten((n, root) => {
+      const family = byRoot.rowOf(root); // (which may grow the arrays: taken first)
       sizes[family]++;
+      if (n === root) rooted[family] = 1;
     });
     const count = byRoot.size;
+    for (let f = 0; f < count; f++) if (!rooted[f] || sizes[f] < 2) throw changed(`set root ${byRoot.numberAt(f)} (a family of ${sizes[f]})`);
     const starts = new Int32Array(count + 1);
     for (let f = 0; f < count; f++) starts[f + 1] = starts[f] + sizes[f];
     const next = starts.slice(0, count);
@@ -169,7 +189,7 @@ export class SetsOnDisk {
       const view = this.readChunk(this.similarities, Float64Array, first, end - first);
       const found: number[] = [];
       this.forEachIn(first, end, (n) => {
-        if (view[n - first] > 0) found.push(n);
+        if (this.checkedSimilarity(view[n - first]) > 0) found.push(n);
       });
       yield* found;
     }
@@ -185,21 +205,18 @@ export class SetsOnDisk {
     }
   }
 
-  /**
-   * One pass over a file in chunks (the files first made long enough for `numbers`): each chunk that holds a
-   * written document or one of `numbers` is read, handed to `change`, and written back.
-   */
-  private sweep<T extends Int32Array | Float64Array>(fd: number, kind: { new (length: number): T; BYTES_PER_ELEMENT: number }, numbers: Int32Array, change: (first: number, view: T) => void): void {
-    if (numbers.length > 0) this.cover(numbers[numbers.length - 1] + 1);
+  /** The chunks [first, end) that hold one of `numbers` (ascending), or, with `written`, a document written. */
+  private *chunksOf(numbers: Int32Array, written: boolean): Generator<[number, number]> {
     let k = 0;
     for (let first = 0; first < this.extent; first += CHUNK_DOCS) {
       const end = Math.min(this.extent, first + CHUNK_DOCS);
       while (k < numbers.length && numbers[k] < first) k++;
-      if (!(k < numbers.length && numbers[k] < end) && !this.anyIn(first, end)) continue;
-      const view = this.readChunk(fd, kind, first, end - first);
-      change(first, view);
-      writeAll(fd, new Uint8Array(view.buffer, 0, view.byteLength), kind.BYTES_PER_ELEMENT * first);
+      if ((k < numbers.length && numbers[k] < end) || (written && this.anyIn(first, end))) yield [first, end];
     }
+  }
+
+  private writeChunk(fd: number, view: Int32Array | Float64Array, first: number): void {
+    writeAll(fd, new Uint8Array(view.buffer, view.byteOffset, view.byteLength), view.BYTES_PER_ELEMENT * first);
   }
 
   private readChunk<T extends Int32Array | Float64Array>(fd: number, kind: { new (length: number): T; BYTES_PER_ELEMENT: number }, first: number, length: number): T {
@@ -212,6 +229,18 @@ export class SetsOnDisk {
   private checkedRoot(root: number): number {
     if (!this.has(root)) throw changed(`set root ${root}`);
     return root;
+  }
+
+  /** A best similarity read back, within [0, 1]. */
+  private checkedSimilarity(similarity: number): number {
+    if (!(similarity >= 0 && similarity <= 1)) throw changed(`best similarity ${similarity}`);
+    return similarity;
+  }
+
+  /** A best partner read back: none (-1) or a document written. */
+  private checkedPartner(partner: number): number {
+    if (partner !== -1 && !this.has(partner)) throw changed(`best partner ${partner}`);
+    return partner;
   }
 
   /** The files made long enough for documents 0..documents-1 (the new part reads as zeros: nothing written). */

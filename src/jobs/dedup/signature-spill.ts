@@ -28,8 +28,11 @@ import { type RecordLayout, RecordReader, recordBytes, type SpillValueBits, writ
 export type { SpillValueBits } from './spill-records.js';
 
 const RECORD_BUFFER_BYTES = 4 * 1024 * 1024;
-/** Disk a document takes beside its signature's record and band hashes: its id (most are shorter) and its facts. */
-const OTHER_BYTES_PER_DOCUMENT = 80;
+/**
+ * Disk a document takes beside its signature's record and band hashes: its id (most are shorter), its facts,
+ * and its set and best match when they are written by number (sets-on-disk.ts, 16 bytes).
+ */
+const OTHER_BYTES_PER_DOCUMENT = 96;
 /** Room left on the disk after the spill, at least. */
 const DISK_MARGIN_BYTES = 1024 ** 3;
 const BAND_BUFFER_VALUES = 16 * 1024;

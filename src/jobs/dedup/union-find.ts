@@ -64,7 +64,7 @@ export class UnionFind {
     return this.documents.idOf(this.rootOf(n));
   }
 
-  /** Members of x's set (1 for an id never joined); from every family, for tests and reports. */
+  /** Members of x's set (1 for an id never joined); from every family, for tests and reports (families() may write the rows). */
   sizeOf(x: string): number {
     const n = this.documents.find(x);
     if (n === undefined || !this.joinedNumber(n)) return 1;
@@ -115,7 +115,7 @@ export class UnionFind {
     for (const columns of spill.columns) columns.write(rows, numbers);
     spill.disk.writeSets({
       numbers,
-      roots: Int32Array.from(rows, (row) => this.rows.numberAt(this.root(row))),
+      rootAt: (k) => this.rows.numberAt(this.root(rows[k])),
       rootNow: (n) => {
         const row = this.rows.find(n);
         return row < 0 ? -1 : this.rows.numberAt(this.root(row));
@@ -151,6 +151,7 @@ export class UnionFind {
    * views of one flat array (4 bytes a member, 4 a set; the counting takes 12 bytes a row while it runs).
    */
   families(): Families {
+    // (Once rows were written, every row is written and let go first: the families come from the disk.)
     const disk = this.written;
     if (disk) {
       this.writeRows();
@@ -189,7 +190,9 @@ export class UnionFind {
       this.parent[row] = row;
       this.rank[row] = 0;
       // A document written to disk joins its set again under a row of its root, which stays the root (so
-      // that a set's root is the same number before and after its rows are let go).
+      // that a set's root is the same number before and after its rows are let go). The ranks begin again
+      // after a write: they only keep the trees shallow, and which root a union keeps matters to no one (the
+      // roots are compared, never shown; the families are ordered by their members).
       const root = this.spill?.disk.has(n) ? this.spill.disk.rootOf(n) : n;
       if (root !== n) {
         const top = this.root(this.rowOf(root));
