@@ -52,6 +52,7 @@ export class SetsOnDisk {
   private count = 0;
   /** Times the rows were written, and the milliseconds it took (for reports). */
   readonly writes = { count: 0, ms: 0 };
+  private chunk?: { roots: Int32Array; similarities: Float64Array; partners: Int32Array; moved: Uint32Array };
   private readonly one = new ArrayBuffer(8);
 
   constructor(folder: SpillFolder) {
@@ -96,7 +97,7 @@ export class SetsOnDisk {
     const { numbers } = sets;
     this.cover(numbers.length > 0 ? numbers[numbers.length - 1] + 1 : 0);
     // The written roots that are not roots any more: only the documents under one of them move.
-    const moved = new Uint32Array(Math.ceil(this.extent / 32));
+    const moved = this.buffers().moved.fill(0);
     let anyMoved = false;
     numbers.forEach((n, k) => {
       if (!this.has(n) || sets.rootAt(k) === n) return;
@@ -105,7 +106,7 @@ export class SetsOnDisk {
     });
     let k = 0;
     for (const [first, end] of this.chunksOf(numbers, anyMoved)) {
-      const view = this.readChunk(this.roots, Int32Array, first, end - first);
+      const view = this.readChunk(this.roots, this.buffers().roots, first, end - first);
       let changed = false;
       this.forEachIn(first, end, (n) => {
         const was = view[n - first] - 1;
@@ -132,8 +133,8 @@ export class SetsOnDisk {
     this.cover(numbers.length > 0 ? numbers[numbers.length - 1] + 1 : 0);
     let k = 0;
     for (const [first, end] of this.chunksOf(numbers, false)) {
-      const similarities = this.readChunk(this.similarities, Float64Array, first, end - first);
-      const partners = this.readChunk(this.partners, Int32Array, first, end - first);
+      const similarities = this.readChunk(this.similarities, this.buffers().similarities, first, end - first);
+      const partners = this.readChunk(this.partners, this.buffers().partners, first, end - first);
       while (k < numbers.length && numbers[k] < first) k++;
       for (; k < numbers.length && numbers[k] < end; k++) {
         const at = numbers[k] - first;
@@ -186,7 +187,7 @@ export class SetsOnDisk {
     for (let first = 0; first < this.extent; first += CHUNK_DOCS) {
       const end = Math.min(this.extent, first + CHUNK_DOCS);
       if (!this.anyIn(first, end)) continue;
-      const view = this.readChunk(this.similarities, Float64Array, first, end - first);
+      const view = this.readChunk(this.similarities, this.buffers().similarities, first, end - first);
       const found: number[] = [];
       this.forEachIn(first, end, (n) => {
         if (this.checkedSimilarity(view[n - first]) > 0) found.push(n);
@@ -200,7 +201,7 @@ export class SetsOnDisk {
     for (let first = 0; first < this.extent; first += CHUNK_DOCS) {
       const end = Math.min(this.extent, first + CHUNK_DOCS);
       if (!this.anyIn(first, end)) continue;
-      const view = this.readChunk(this.roots, Int32Array, first, end - first);
+      const view = this.readChunk(this.roots, this.buffers().roots, first, end - first);
       this.forEachIn(first, end, (n) => visit(n, this.checkedRoot(view[n - first] - 1)));
     }
   }
@@ -219,11 +220,24 @@ export class SetsOnDisk {
     writeAll(fd, new Uint8Array(view.buffer, view.byteOffset, view.byteLength), view.BYTES_PER_ELEMENT * first);
   }
 
-  private readChunk<T extends Int32Array | Float64Array>(fd: number, kind: { new (length: number): T; BYTES_PER_ELEMENT: number }, first: number, length: number): T {
-    const view = new kind(length);
-    readAll(fd, new Uint8Array(view.buffer), kind.BYTES_PER_ELEMENT * first);
+  /** A chunk of a file read into the start of `buffer` (one of this.buffers()). */
+  private readChunk<T extends Int32Array | Float64Array>(fd: number, buffer: T, first: number, length: number): T {
+    const view = buffer.subarray(0, length) as T;
+    readAll(fd, new Uint8Array(view.buffer, view.byteOffset, view.byteLength), view.BYTES_PER_ELEMENT * first);
     return view;
   }
+
+  /**
+   * The buffers the passes read into, made once (16 bytes a document of a chunk: 16 MB), and the bits of the
+   * roots that moved (cleared for each write), so that writing the rows again and again makes no garbage.
+   */
+  private buffers(): { roots: Int32Array; similarities: Float64Array; partners: Int32Array; moved: Uint32Array } {
+    const words = Math.ceil(this.extent / 32);
+    if (!this.chunk) this.chunk = { roots: new Int32Array(CHUNK_DOCS), similarities: new Float64Array(CHUNK_DOCS), partners: new Int32Array(CHUNK_DOCS), moved: new Uint32Array(words) };
+    if (this.chunk.moved.length < words) this.chunk.moved = new Uint32Array(Math.max(words, 2 * this.chunk.moved.length));
+    return this.chunk;
+  }
+
 
   /** A root read back: a document written (what dedup wrote there), else the file was changed under it. */
   private checkedRoot(root: number): number {
