@@ -103,13 +103,14 @@ async function child() {
   const { poolTable } = await import('../../dist/jobs/dedup/signature-table.js');
   const { rangesByDefault, verifyBands } = await import('../../dist/jobs/dedup/band-pass.js');
   const { cutFamilies } = await import('../../dist/jobs/dedup/cluster-cut.js');
+  const { DEDUP_DEFAULTS } = await import('../../dist/jobs/dedup.js');
 
   const docs = Number(option('docs', 1_000_000));
   // A way is memory, disk or compact, with ':N' for N threads checking small buckets (disk, compact; default
   // one a core beyond this one's; ':0' none), and '/N' for bands gathered in ranges of N members ('/0': each
   // band read where its records lie; default: the pass's own).
   // '#N' keeps the sets and best matches of at most N documents in memory (dedup's --max-cached-members),
-  // writing them by number to the spill past that (disk, compact).
+  // writing them by number to the spill past that (disk, compact; default: dedup's own, 4,000,000).
   const label = option('way');
   const [wayAndRanges, maxMembers] = label.split('#');
   const [wayAndThreads, rangesAndSweep] = wayAndRanges.split('/');
@@ -145,7 +146,7 @@ async function child() {
   const source = way === 'memory' ? poolTable(table) : table;
   lap('scan');
 
-  const spill = way === 'memory' ? undefined : { folder: numbers.folder, maxRows: Number(maxMembers ?? 20_000_000) };
+  const spill = way === 'memory' ? undefined : { folder: numbers.folder, maxRows: Number(maxMembers ?? DEDUP_DEFAULTS.maxCachedMembers) };
   const verifier = new PairVerifier(MIN_SIMILARITY, { documents: numbers, width: NUM_PERM, spill });
   const checkers = threads === undefined ? undefined : Number(threads);
   const rangeMembers = ranges === undefined ? undefined : Number(ranges);

@@ -74,7 +74,7 @@ export const DEDUP_DEFAULTS = {
    * near-duplicate (once the signatures are spilled), their sets and best matches are written to the spill by
    * number and let go.
    */
-  maxCachedMembers: 20_000_000,
+  maxCachedMembers: 4_000_000,
   /** Documents of one band key verified at once; a key held by more is a large key. */
   bucketChunk: 1000,
   /** Documents per page of the scans that read cluster fields. */
@@ -121,7 +121,7 @@ export interface DedupLimits {
   maxCachedSignatures?: number;
   /**
    * Documents with a near-duplicate whose sets and best matches are held in memory once the signatures are
-   * spilled (default 20,000,000, about 30 bytes each): past this many they are written to the spill by document
+   * spilled (default 4,000,000, about 30 bytes each): past this many they are written to the spill by document
    * number (16 bytes a document of the index) and let go, and read back when met again; the clusters are the same.
    */
   maxCachedMembers?: number;
