@@ -7,7 +7,8 @@
 //  - best-partner.bin: the number + 1 of the document it has that similarity with.
 // A bit a document says which were written. A written document met again is read back (the union-find
 // joins its new row to its root's), so the sets are exactly those of every pair recorded. Each write is one
-// pass over the files in order (16 bytes a document of the index, which the page cache holds).
+// pass in order over the chunks that hold a row or a document whose root moved (the files take 16 bytes a
+// document of the index, which the page cache holds).
 import { ftruncateSync } from 'node:fs';
 import { DocRows } from './doc-rows.js';
 import { enlarged } from './doc-numbers.js';
@@ -21,7 +22,7 @@ export interface Families extends Iterable<Int32Array> {
   readonly count: number;
 }
 
-/** The rows of the union-find, as written: each asked for by its place k among `numbers` (nothing else as long as the rows is made). */
+/** The rows of the union-find, as written: each asked for by its place k among `numbers` (no other array as long as the rows is made). */
 export interface WrittenSets {
   /** The numbers of the documents that have a row, ascending. */
   numbers: Int32Array;
