@@ -15,12 +15,36 @@ const WRITE_RECORDS = 256;
 
 /** A set of slots 0..documents-1, a bit each, and each chosen slot's rank among them once sealed. */
 export class SlotBits {
-  private readonly bits: Uint32Array;
+  private bits: Uint32Array;
   /** The chosen slots before each word (made by seal()). */
   private before?: Uint32Array;
 
-  constructor(readonly documents: number) {
-    this.bits = new Uint32Array(Math.ceil(documents / 32));
+  constructor(private slots: number) {
+    this.bits = new Uint32Array(Math.ceil(slots / 32));
+  }
+
+  /** Slots it holds: 0..documents-1. */
+  get documents(): number {
+    return this.slots;
+  }
+
+  /** Made to hold slots 0..documents-1 (the slots chosen kept; never smaller). */
+  grow(documents: number): void {
+    if (documents <= this.slots) return;
+    const words = Math.ceil(documents / 32);
+    if (words > this.bits.length) {
+      const bits = new Uint32Array(Math.max(words, 2 * this.bits.length));
+      bits.set(this.bits);
+      this.bits = bits;
+    }
+    this.slots = documents;
+    this.before = undefined;
+  }
+
+  /** No slot chosen. */
+  clear(): void {
+    this.bits.fill(0);
+    this.before = undefined;
   }
 
   /** The slots chosen in any of these sets (of `documents` slots each). */
@@ -62,15 +86,16 @@ export class SlotBits {
     return false;
   }
 
-  /** Each chosen slot in [from, to), ascending. */
+  /** Each chosen slot in [from, to), ascending (a chosen bit at a time, its place by counting zeros). */
   forEachIn(from: number, to: number, visit: (slot: number) => void): void {
-    for (let slot = from; slot < to; slot++) {
-      const word = this.bits[slot >>> 5];
-      if (word === 0) {
-        slot |= 31; // (the loop's ++ goes to the next word)
-        continue;
+    for (let w = from >>> 5; w <= (to - 1) >>> 5; w++) {
+      let bits = this.bits[w];
+      while (bits !== 0) {
+        const low = bits & -bits;
+        const slot = (w << 5) + 31 - Math.clz32(low);
+        bits ^= low;
+        if (slot >= from && slot < to) visit(slot);
       }
-      if (word & (1 << (slot & 31))) visit(slot);
     }
   }
 

@@ -12,10 +12,12 @@
 import { ftruncateSync } from 'node:fs';
 import { DocRows } from './doc-rows.js';
 import { enlarged } from './doc-numbers.js';
+import { SlotBits } from './records-sweep.js';
 import { readAll, type SpillFolder, writeAll } from './spill-folder.js';
 
 /** Documents read or written at once in a pass over the files. */
 const CHUNK_DOCS = 1 << 20;
+const NONE = new Int32Array(0);
 
 /** The sets of two or more members, each ascending by number, in the order of their first member. */
 export interface Families extends Iterable<Int32Array> {
@@ -46,14 +48,14 @@ export class SetsOnDisk {
   private readonly roots: number;
   private readonly similarities: number;
   private readonly partners: number;
-  /** A bit a document: written. */
-  private written = new Uint32Array(1024);
-  /** Documents the files hold (one past the largest number written). */
-  private extent = 0;
+  /** A bit a document: written (as many slots as the files hold documents). */
+  private readonly written = new SlotBits(0);
+  /** The written roots that are not roots any more, found anew at each write. */
+  private readonly moved = new SlotBits(0);
   private count = 0;
   /** Times the rows were written, and the milliseconds it took (for reports). */
   readonly writes = { count: 0, ms: 0 };
-  private chunk?: { roots: Int32Array; similarities: Float64Array; partners: Int32Array; moved: Uint32Array };
+  private chunk?: { roots: Int32Array; similarities: Float64Array; partners: Int32Array };
   private readonly one = new ArrayBuffer(8);
 
   constructor(folder: SpillFolder) {
@@ -68,8 +70,12 @@ export class SetsOnDisk {
   }
 
   has(n: number): boolean {
-    const word = n >>> 5;
-    return n >= 0 && word < this.written.length && (this.written[word] & (1 << (n & 31))) !== 0;
+    return this.written.has(n);
+  }
+
+  /** Documents the files hold (one past the largest number written). */
+  private get extent(): number {
+    return this.written.documents;
   }
 
   /** The number of the root of written document n's set, as last written. */
@@ -98,20 +104,21 @@ export class SetsOnDisk {
     const { numbers } = sets;
     this.cover(numbers.length > 0 ? numbers[numbers.length - 1] + 1 : 0);
     // The written roots that are not roots any more: only the documents under one of them move.
-    const moved = this.buffers().moved.fill(0);
+    const moved = this.moved;
+    moved.clear();
     let anyMoved = false;
     numbers.forEach((n, k) => {
       if (!this.has(n) || sets.rootAt(k) === n) return;
-      moved[n >>> 5] |= 1 << (n & 31);
+      moved.add(n);
       anyMoved = true;
     });
     let k = 0;
     for (const [first, end] of this.chunksOf(numbers, anyMoved)) {
       const view = this.readChunk(this.roots, this.buffers().roots, first, end - first);
       let changed = false;
-      this.forEachIn(first, end, (n) => {
+      this.written.forEachIn(first, end, (n) => {
         const was = view[n - first] - 1;
-        if (was < 0 || !(moved[was >>> 5] & (1 << (was & 31)))) return;
+        if (!moved.has(was)) return;
         view[n - first] = sets.rootNow(was) + 1;
         changed = true;
       });
@@ -119,7 +126,10 @@ export class SetsOnDisk {
       for (; k < numbers.length && numbers[k] < end; k++, changed = true) view[numbers[k] - first] = sets.rootAt(k) + 1;
       if (changed) this.writeChunk(this.roots, view, first);
     }
-    for (const n of numbers) this.mark(n);
+    for (const n of numbers) {
+      if (!this.has(n)) this.count++;
+      this.written.add(n);
+    }
     this.writes.count++;
     this.writes.ms += performance.now() - began;
   }
@@ -185,12 +195,10 @@ export class SetsOnDisk {
 
   /** The written documents with a best similarity above 0, ascending. */
   *involved(): Generator<number> {
-    for (let first = 0; first < this.extent; first += CHUNK_DOCS) {
-      const end = Math.min(this.extent, first + CHUNK_DOCS);
-      if (!this.anyIn(first, end)) continue;
+    for (const [first, end] of this.chunksOf(NONE, true)) {
       const view = this.readChunk(this.similarities, this.buffers().similarities, first, end - first);
       const found: number[] = [];
-      this.forEachIn(first, end, (n) => {
+      this.written.forEachIn(first, end, (n) => {
         if (this.checkedSimilarity(view[n - first]) > 0) found.push(n);
       });
       yield* found;
@@ -199,11 +207,9 @@ export class SetsOnDisk {
 
   /** Calls visit(n, root) for every written document, in ascending numbers. */
   private forEachWritten(visit: (n: number, root: number) => void): void {
-    for (let first = 0; first < this.extent; first += CHUNK_DOCS) {
-      const end = Math.min(this.extent, first + CHUNK_DOCS);
-      if (!this.anyIn(first, end)) continue;
+    for (const [first, end] of this.chunksOf(NONE, true)) {
       const view = this.readChunk(this.roots, this.buffers().roots, first, end - first);
-      this.forEachIn(first, end, (n) => visit(n, this.checkedRoot(view[n - first] - 1)));
+      this.written.forEachIn(first, end, (n) => visit(n, this.checkedRoot(view[n - first] - 1)));
     }
   }
 
@@ -213,7 +219,7 @@ export class SetsOnDisk {
     for (let first = 0; first < this.extent; first += CHUNK_DOCS) {
       const end = Math.min(this.extent, first + CHUNK_DOCS);
       while (k < numbers.length && numbers[k] < first) k++;
-      if ((k < numbers.length && numbers[k] < end) || (written && this.anyIn(first, end))) yield [first, end];
+      if ((k < numbers.length && numbers[k] < end) || (written && this.written.anyIn(first, end))) yield [first, end];
     }
   }
 
@@ -229,16 +235,13 @@ export class SetsOnDisk {
   }
 
   /**
-   * The buffers the passes read into, made once (16 bytes a document of a chunk: 16 MB), and the bits of the
-   * roots that moved (cleared for each write), so that writing the rows again and again makes no garbage.
+   * The buffers the passes read into, made once (16 bytes a document of a chunk: 16 MB), so that writing the
+   * rows again and again makes no garbage.
    */
-  private buffers(): { roots: Int32Array; similarities: Float64Array; partners: Int32Array; moved: Uint32Array } {
-    const words = Math.ceil(this.extent / 32);
-    if (!this.chunk) this.chunk = { roots: new Int32Array(CHUNK_DOCS), similarities: new Float64Array(CHUNK_DOCS), partners: new Int32Array(CHUNK_DOCS), moved: new Uint32Array(words) };
-    if (this.chunk.moved.length < words) this.chunk.moved = new Uint32Array(Math.max(words, 2 * this.chunk.moved.length));
+  private buffers(): { roots: Int32Array; similarities: Float64Array; partners: Int32Array } {
+    this.chunk ??= { roots: new Int32Array(CHUNK_DOCS), similarities: new Float64Array(CHUNK_DOCS), partners: new Int32Array(CHUNK_DOCS) };
     return this.chunk;
   }
-
 
   /** A root read back: a document written (what dedup wrote there), else the file was changed under it. */
   private checkedRoot(root: number): number {
@@ -264,32 +267,8 @@ export class SetsOnDisk {
     ftruncateSync(this.roots, 4 * documents);
     ftruncateSync(this.similarities, 8 * documents);
     ftruncateSync(this.partners, 4 * documents);
-    this.extent = documents;
-    if (Math.ceil(documents / 32) > this.written.length) this.written = enlarged(this.written, Math.max(Math.ceil(documents / 32), 2 * this.written.length));
-  }
-
-  private mark(n: number): void {
-    if (!this.has(n)) this.count++;
-    this.written[n >>> 5] |= 1 << (n & 31);
-  }
-
-  /** Whether a document in [from, to) was written. */
-  private anyIn(from: number, to: number): boolean {
-    for (let w = from >>> 5; w <= (to - 1) >>> 5 && w < this.written.length; w++) if (this.written[w] !== 0) return true;
-    return false;
-  }
-
-  /** Calls visit(n) for each written document in [from, to), ascending. */
-  private forEachIn(from: number, to: number, visit: (n: number) => void): void {
-    for (let w = from >>> 5; w <= (to - 1) >>> 5 && w < this.written.length; w++) {
-      let bits = this.written[w];
-      while (bits !== 0) {
-        const low = bits & -bits;
-        const n = (w << 5) + 31 - Math.clz32(low);
-        bits ^= low;
-        if (n >= from && n < to) visit(n);
-      }
-    }
+    this.written.grow(documents);
+    this.moved.grow(documents);
   }
 }
 
