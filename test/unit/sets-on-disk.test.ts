@@ -28,7 +28,8 @@ async function inFolder<T>(test: (folder: SpillFolder) => T | Promise<T>): Promi
   }
 }
 
-const familiesOf = (uf: UnionFind) => Array.from(uf.families(), (family) => Array.from(family));
+/** The families, each ascending, in the order of their first member (from the disk they come a range of roots at a time). */
+const familiesOf = (uf: UnionFind) => Array.from(uf.families(), (family) => Array.from(family)).sort((a, b) => a[0] - b[0]);
 
 describe('UnionFind with its rows written to disk', () => {
   for (const maxRows of [1, 5, 64]) {
@@ -83,6 +84,13 @@ describe('UnionFind with its rows written to disk', () => {
       const families = familiesOf(spilled);
       expect(families).toHaveLength(3000);
       expect(families).toEqual(familiesOf(kept));
+      // A range of roots at a time, down to a root a range: the same families, each once.
+      const disk = spilled.written!;
+      for (const maxMembers of [1, 7, 1000]) {
+        const ranged = disk.families(maxMembers);
+        expect(ranged.count).toBe(3000);
+        expect(Array.from(ranged, (family) => Array.from(family)).sort((a, b) => a[0] - b[0])).toEqual(families);
+      }
     });
   });
 
@@ -104,7 +112,7 @@ describe('UnionFind with its rows written to disk', () => {
       expect(() => verifier.bestOf(6)).toThrow(/best similarity 7 it never wrote/);
       // A root written under another root: its family would be merged into that one without a word.
       damage('set-roots.bin', 2, Int32Array.of(4 + 1));
-      expect(() => verifier.clusters.families()).toThrow(/set root 2 \(a family of 1\) it never wrote/);
+      expect(() => Array.from(verifier.clusters.families())).toThrow(/set root 2 \(a family of 1\) it never wrote/);
       damage('set-roots.bin', 2, Int32Array.of(2 + 1));
       expect(verifier.clusters.families().count).toBe(10);
       damage('set-roots.bin', 8, Int32Array.of(0));

@@ -17,6 +17,8 @@ import { readAll, type SpillFolder, writeAll } from './spill-folder.js';
 
 /** Documents read or written at once in a pass over the files. */
 const CHUNK_DOCS = 1 << 20;
+/** The roots are counted in at most about this many blocks, which the families' ranges are made of. */
+const ROOT_BLOCKS = 1 << 16;
 const NONE = new Int32Array(0);
 
 /** The sets of two or more members, each ascending by number, in the order of their first member. */
@@ -161,8 +163,42 @@ export class SetsOnDisk {
     this.writes.ms += performance.now() - began;
   }
 
-  /** The written documents' sets of two or more, each ascending, in the order of their first member (as UnionFind.families gives them). */
-  families(): Families {
+  /**
+   * The written documents' sets of two or more, each ascending, read a range of roots at a time so that at
+   * most about `maxMembers` members are held at once (a block of roots with more is taken alone): a pass
+   * over the roots' file counts them, then a pass per range gathers its families, in the order of their
+   * first member within it.
+   */
+  families(maxMembers = Number.POSITIVE_INFINITY): Families {
+    const blockBits = Math.max(0, Math.ceil(Math.log2(Math.max(1, this.extent) / ROOT_BLOCKS)));
+    const perBlock = new Float64Array((this.extent >>> blockBits) + 1);
+    let count = 0;
+    this.forEachWritten((n, root) => {
+      perBlock[root >>> blockBits]++;
+      if (n === root) count++;
+    });
+    const ranges: Array<[number, number]> = [];
+    let first = 0;
+    let held = 0;
+    for (let block = 0; block < perBlock.length; block++) {
+      if (held > 0 && held + perBlock[block] > maxMembers) {
+        ranges.push([first, block << blockBits]);
+        [first, held] = [block << blockBits, 0];
+      }
+      held += perBlock[block];
+    }
+    if (held > 0) ranges.push([first, this.extent]);
+    const familiesIn = (from: number, to: number) => this.familiesIn(from, to);
+    return {
+      count,
+      *[Symbol.iterator]() {
+        for (const [from, to] of ranges) yield* familiesIn(from, to);
+      },
+    };
+  }
+
+  /** The families whose root is in [from, to), in the order of their first member: views of one flat array. */
+  private *familiesIn(from: number, to: number): Generator<Int32Array> {
     const byRoot = new DocRows();
     let sizes = new Int32Array(byRoot.capacity);
     // Whether the family's root was met under itself: every root is a member of its own family.
@@ -172,6 +208,7 @@ export class SetsOnDisk {
       rooted = enlarged(rooted, length);
     };
     this.forEachWritten((n, root) => {
+      if (root < from || root >= to) return;
       const family = byRoot.rowOf(root); // (which may grow the arrays: taken first)
       sizes[family]++;
       if (n === root) rooted[family] = 1;
@@ -183,14 +220,13 @@ export class SetsOnDisk {
     const next = starts.slice(0, count);
     const members = new Int32Array(starts[count]);
     this.forEachWritten((n, root) => {
-      members[next[byRoot.find(root)]++] = n;
+      if (root < from || root >= to) return;
+      const f = byRoot.find(root);
+      if (f < 0 || next[f] >= starts[f + 1]) throw changed(`set root ${root} (read again)`);
+      members[next[f]++] = n;
     });
-    return {
-      count,
-      *[Symbol.iterator]() {
-        for (let f = 0; f < count; f++) yield members.subarray(starts[f], starts[f + 1]);
-      },
-    };
+    for (let f = 0; f < count; f++) if (next[f] !== starts[f + 1]) throw changed(`set root ${byRoot.numberAt(f)} (read again)`);
+    for (let f = 0; f < count; f++) yield members.subarray(starts[f], starts[f + 1]);
   }
 
   /** The written documents with a best similarity above 0, ascending. */

@@ -151,11 +151,12 @@ export class UnionFind {
    * views of one flat array (4 bytes a member, 4 a set; the counting takes 12 bytes a row while it runs).
    */
   families(): Families {
-    // (Once rows were written, every row is written and let go first: the families come from the disk.)
+    // (Once rows were written, every row is written and let go first: the families come from the disk, a
+    // range of roots at a time, as many members at once as there may be rows.)
     const disk = this.written;
     if (disk) {
       this.writeRows();
-      return disk.families();
+      return disk.families(this.spill?.maxRows);
     }
     const ascending = this.rows.ascending();
     const size = new Int32Array(this.rows.size);
