@@ -177,7 +177,7 @@ async function child() {
     const gathered = table.gatherMembers(families);
     process.stderr.write(`${way}: family members' records ${gathered ? 'gathered' : 'not gathered (no room)'} in ${((performance.now() - t) / 1000).toFixed(1)} s\n`);
   }
-  const cut = await cutFamilies(families, { method: 'centres', rule: 'oldest', minSimilarity: MIN_SIMILARITY, facts, signatures: find, documents: numbers });
+  const cut = await cutFamilies(families, { method: 'centres', rule: 'oldest', minSimilarity: MIN_SIMILARITY, facts, signatures: find, documents: numbers, spill: way === 'memory' ? undefined : numbers.folder });
   lap('cluster');
   seconds.total = (performance.now() - started) / 1000;
   if (way !== 'memory') table.close();

@@ -60,6 +60,9 @@ export type DedupStage = 'signatures' | 'bands' | 'new documents' | 'containment
 /** Documents an incremental run looks up at most to read the families it touches whole; past that it runs in full. */
 export const MAX_INCREMENTAL_LOOKUPS = 10_000;
 
+/** Ids read at once where documents are named by number for the write-back. */
+const IDS_READ = 4096;
+
 /** Every default of dedupIndex and dedupShare, in one place (the command line's defaults are these too). */
 export const DEDUP_DEFAULTS = {
   prefix: DEFAULT_PREFIX,
@@ -730,10 +733,20 @@ async function cutClusters(run: DedupRun, pieces: PairPieces): Promise<Cut> {
     facts: store.facts,
     signatures: full?.signatures ?? ((ids) => store.load(ids)),
     documents: numbers,
+    spill: numbers instanceof SpilledIds ? numbers.folder : undefined,
   });
   full?.dropSignatures();
   if (pieces.pairsOut) await closeStream(pieces.pairsOut);
   return cut;
+}
+
+/** Documents by number, each with its id (read a few thousand at a time, in the order given). */
+function* byId(numbers: Int32Array, documents: DocIds): Generator<[string, number]> {
+  for (let first = 0; first < numbers.length; first += IDS_READ) {
+    const chunk = numbers.subarray(first, first + IDS_READ);
+    const ids = documents.idsOf(chunk);
+    for (let k = 0; k < chunk.length; k++) yield [ids[k], chunk[k]];
+  }
 }
 
 /** Names the damaged signatures in the errors file, then writes the clusters back (nothing in a dry run). */
@@ -747,8 +760,7 @@ async function writeClusters(client: EngineClient, job: DedupSettings, run: Dedu
     clustered: cut.clustered,
     bestMatch: (id: string, n?: number) => (n === undefined ? verifier.bestMatch(id) : verifier.bestOf(n)),
     bestPartner: (id: string, n?: number) => (n === undefined ? verifier.bestPartner(id) : verifier.partnerOf(n)),
-    alone: verifier.clusters.documents.idsOf(cut.alone),
-    aloneNumbers: cut.alone,
+    alone: byId(cut.alone, verifier.clusters.documents),
   };
   return job.output.dryRun
     ? { written: 0, failed: 0, cleared: 0, complete: false }
@@ -796,7 +808,7 @@ function summarize(client: EngineClient, job: DedupSettings, run: DedupRun, pair
     clusters: clusters.length,
     duplicates: clusters.memberCount - clusters.length,
     alone: cut.alone.length,
-    canonicalSimilarity: spread(clusters, run.job.compare.minSimilarity),
+    canonicalSimilarity: clusters.spread(run.job.compare.minSimilarity),
     largestCluster: clusters.length > 0 ? clusters.sizeAt(0) : 0,
     ...written,
     complete: written.complete && (containment?.complete ?? true),
@@ -845,14 +857,6 @@ function least(values: Iterable<number>): number {
   let min = Number.POSITIVE_INFINITY;
   for (const v of values) min = Math.min(min, v);
   return min;
-}
-
-/** The least and the median similarity of the duplicates to their canonicals, and how many are below the bar. */
-function spread(clusters: ClusterList, bar: number): DedupSummary['canonicalSimilarity'] {
-  const values = Float64Array.from(clusters.duplicateSimilarities()).sort();
-  let belowMinSimilarity = 0;
-  for (const s of values) if (s < bar) belowMinSimilarity++;
-  return values.length === 0 ? { min: null, median: null, belowMinSimilarity } : { min: values[0], median: values[Math.floor(values.length / 2)], belowMinSimilarity };
 }
 
 /** The containment pass of dedup --containment, and its write-back unless this is a dry run. */

@@ -14,9 +14,11 @@
 // The alternatives were measured on real chains (scripts/bench/cluster-methods.mjs).
 import { equalValues } from '../../sketch/minhash.js';
 import { ClusterList, type DedupCluster } from './cluster-list.js';
-import type { DocIds } from './doc-numbers.js';
+import { MembersOnDisk } from './cluster-members.js';
+import { type DocIds, enlarged } from './doc-numbers.js';
 import type { FactsLookup } from './facts.js';
-import { IdSet } from './id-set.js';
+import { IdSet, IdSetOnDisk } from './id-set.js';
+import type { SpillFolder } from './spill-folder.js';
 import type { StoredSignature } from './signature-store.js';
 
 export type CanonicalRule = 'oldest' | 'newest' | 'longest' | { field: string; order: 'asc' | 'desc' };
@@ -37,6 +39,11 @@ export interface CutSettings {
   signatures: SignatureSource;
   /** The numbering of the documents (the families' numbers). */
   documents: DocIds;
+  /**
+   * A folder of the run's spill: the clusters' members and the ids written go there, so that memory holds a
+   * few bytes a cluster and none a member (else they are kept in memory).
+   */
+  spill?: SpillFolder;
 }
 
 export interface Cut {
@@ -47,7 +54,7 @@ export interface Cut {
   /** Whether a document is written with cluster fields: a member of a cluster, or a family member alone. */
   clustered(id: string): boolean;
   /** The numbers of the family members (each with a verified pair) that are in no cluster. */
-  alone: number[];
+  alone: Int32Array;
 }
 
 /** Members of families read together, so that their signatures come in a few requests. */
@@ -59,11 +66,14 @@ const MEMBERS_PER_READ = 5000;
  * facts found by number, so that nothing is looked up by id.
  */
 export async function cutFamilies(families: Iterable<ArrayLike<number>>, settings: CutSettings): Promise<Cut> {
-  const clusters = new ClusterList(settings.documents);
+  const { documents, spill } = settings;
+  const clusters = new ClusterList(documents, spill ? new MembersOnDisk(spill, () => documents.size) : undefined);
   // The ids written with cluster fields: the clusters' members and the family members in none (each
-  // written as a canonical of its own); 8 bytes each, nothing for the documents without a near-duplicate.
-  const written = new IdSet();
-  const alone: number[] = [];
+  // written as a canonical of its own); 8 bytes each (on disk with a spill), nothing for the documents
+  // without a near-duplicate.
+  const written = spill ? new IdSetOnDisk(spill) : new IdSet();
+  let alone = new Int32Array(1024);
+  let aloneCount = 0;
   let count = 0;
   let largestFamily = 0;
   let batch: Array<ArrayLike<number>> = [];
@@ -84,7 +94,8 @@ export async function cutFamilies(families: Iterable<ArrayLike<number>>, setting
       for (let k = 0; k < members.length; k++) {
         if (inCluster.has(members[k])) written.add(members[k]);
         else if (signatures.has(members[k])) {
-          alone.push(family[k]);
+          if (aloneCount === alone.length) alone = enlarged(alone, aloneCount * 2);
+          alone[aloneCount++] = family[k];
           written.add(members[k]);
         }
       }
@@ -105,7 +116,7 @@ export async function cutFamilies(families: Iterable<ArrayLike<number>>, setting
     families: count,
     largestFamily,
     clustered: (id) => written.has(id),
-    alone,
+    alone: alone.subarray(0, aloneCount),
   };
 }
 

@@ -21,10 +21,8 @@ export interface Membership {
   clustered(id: string): boolean;
   bestMatch(id: string, n?: number): number;
   bestPartner(id: string, n?: number): string | undefined;
-  /** The documents with a near-duplicate that are in no cluster: each written as a canonical of its own. */
-  alone?: readonly string[];
-  /** Their numbers, beside `alone`. */
-  aloneNumbers?: ArrayLike<number>;
+  /** The documents with a near-duplicate that are in no cluster, by id (and number, when known): each written as a canonical of its own. */
+  alone?: Iterable<[id: string, n?: number]>;
 }
 
 /** Every cluster field cleared (null), as a document that leaves its cluster gets them. */
@@ -81,10 +79,7 @@ export async function writeBack(
       });
     }
   }
-  const alone = membership.alone ?? [];
-  for (let k = 0; k < alone.length; k++) {
-    const id = alone[k];
-    const n = membership.aloneNumbers?.[k];
+  for (const [id, n] of membership.alone ?? []) {
     members++;
     await writer.update(id, where(id, n), {
       cluster_id: id,
