@@ -127,6 +127,16 @@ for (const { name, docs } of testCorpora(30, 30)) {
       expect(all.clusters).toBeGreaterThan(0);
       expect([few.clusters, few.duplicates, few.verifiedPairs, few.candidatePairs, few.written, few.complete]).toEqual([all.clusters, all.duplicates, all.verifiedPairs, all.candidatePairs, all.written, true]);
       expect(await fieldsOf(tight)).toEqual(await fieldsOf(roomy));
+      // Cluster fields planted on a document in no cluster: a full run again clears them (the clustered ids,
+      // on disk in the tight run, say it is not one of theirs) and keeps every other document's.
+      const outside = [...(await fieldsOf(roomy))].find(([, source]) => !(source.near_dup as { cluster_id?: string } | undefined)?.cluster_id)?.[0];
+      if (!outside) throw new Error('every document of the corpus is in a cluster: none to plant fields on');
+      for (const target of [roomy, tight]) {
+        await ctx.client.request('POST', `/${target}/_update/${encodeURIComponent(outside)}`, { doc: { near_dup: { cluster_id: 'planted', cluster_size: 9 } } }, { refresh: 'true' });
+      }
+      const [allAgain, fewAgain] = [await dedupIndex(ctx.client, { index: roomy, ...common, stateFile: stateOf(roomy), full: true }), await dedupIndex(ctx.client, { index: tight, ...common, stateFile: stateOf(tight), full: true, maxCachedMembers: 3 })];
+      expect([fewAgain.cleared, fewAgain.complete, allAgain.cleared]).toEqual([1, true, 1]);
+      expect(await fieldsOf(tight)).toEqual(await fieldsOf(roomy));
       expect(readdirSync(spillDir)).toEqual([]);
     });
 
