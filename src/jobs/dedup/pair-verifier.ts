@@ -140,7 +140,7 @@ export class PairVerifier {
 
   /**
    * Whether a match at `similarity` with `partner` is better than one at `than` with `thanPartner` (numbers;
-   * -1: none): nearer, or as near with a smaller id (as offer decides).
+   * -1: none): nearer, or as near with a smaller id.
    */
   private better(similarity: number, partner: number, than: number, thanPartner: number): boolean {
     if (similarity !== than) return similarity > than;
@@ -302,10 +302,8 @@ export class PairVerifier {
    */
   private offer(n: number, other: number, value: number): void {
     const row = this.clusters.rows.find(n);
-    const best = this.best[row];
-    const partner = this.partner[row] - 1;
-    const documents = this.clusters.documents;
-    if (value > best || (value === best && partner >= 0 && partner !== other && documents.idOf(other) < documents.idOf(partner))) {
+    // (value and the row's best in the same units, counts or numbers: the rule only compares them.)
+    if (this.better(value, other, this.best[row], this.partner[row] - 1)) {
       this.best[row] = value;
       this.partner[row] = other + 1;
     }
