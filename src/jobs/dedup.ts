@@ -809,7 +809,7 @@ function summarize(client: EngineClient, job: DedupSettings, run: DedupRun, pair
     duplicates: clusters.memberCount - clusters.length,
     alone: cut.alone.length,
     canonicalSimilarity: clusters.spread(run.job.compare.minSimilarity),
-    largestCluster: clusters.length > 0 ? clusters.sizeAt(0) : 0,
+    largestCluster: clusters.largestSize,
     ...written,
     complete: written.complete && (containment?.complete ?? true),
     failed: written.failed + (containment?.failed ?? 0),
@@ -840,9 +840,9 @@ function summarize(client: EngineClient, job: DedupSettings, run: DedupRun, pair
   };
 }
 
-/** The largest clusters (they come largest first), at most 20, each with its first 10 members, for printing. */
+/** The largest clusters, at most 20 (then by canonical id), each with its first 10 members, for printing. */
 function topClusters(clusters: ClusterList): DedupSummary['top'] {
-  return Array.from({ length: Math.min(20, clusters.length) }, (_, i) => clusters.at(i)).map((c) => ({
+  return clusters.top(20).map((c) => ({
     cluster_id: c.id,
     size: c.members.length,
     canonical: c.canonical,

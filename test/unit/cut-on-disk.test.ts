@@ -1,13 +1,13 @@
 // The cut with its clusters' members and the ids it wrote on disk (a run that spills its ids): the same
 // clusters, in the same order, the same documents alone and the same answers about who was clustered as the
 // cut that keeps them in memory; and every value read back from those files checked.
-import { closeSync, mkdtempSync, openSync, readdirSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, mkdtempSync, openSync, readdirSync, readSync, rmSync, writeSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { type CutSettings, cutFamilies } from '../../src/jobs/dedup/cluster-cut.js';
 import { ClusterList } from '../../src/jobs/dedup/cluster-list.js';
-import { MembersOnDisk } from '../../src/jobs/dedup/cluster-members.js';
+import { BytesInMemory, BytesOnDisk, ClusterLog } from '../../src/jobs/dedup/cluster-members.js';
 import { DocNumbers } from '../../src/jobs/dedup/doc-numbers.js';
 import { IdSet, IdSetOnDisk } from '../../src/jobs/dedup/id-set.js';
 import { SpillFolder } from '../../src/jobs/dedup/spill-folder.js';
@@ -89,23 +89,40 @@ describe('the cut with its clusters and ids on disk', () => {
       expect([onDisk.clusters.memberCount, onDisk.families, onDisk.largestFamily]).toEqual([inMemory.clusters.memberCount, inMemory.families, inMemory.largestFamily]);
       for (let n = 0; n < documents.size; n++) expect(onDisk.clustered(documents.idOf(n))).toBe(inMemory.clustered(documents.idOf(n)));
       expect(onDisk.clustered('never-seen')).toBe(false);
-      expect(readdirSync(folder.path).sort()).toEqual(['cluster-members.bin', 'clustered-ids-sorted.bin', 'clustered-ids.bin']);
+      expect(readdirSync(folder.path).sort()).toEqual(['clustered-ids-sorted.bin', 'clustered-ids.bin', 'clusters.bin']);
     });
   });
 
-  it('hands out the largest clusters first, then by canonical id, whatever order they were cut in', async () => {
+  it('picks the largest clusters, then by canonical id, whatever order they were cut in', async () => {
     const documents = new DocNumbers();
-    for (const id of ['z', 'b', 'y', 'a', 'c', 'x', 'd', 'e', 'f']) documents.numberOf(id);
+    for (const id of ['z', 'b', 'y', 'a', 'c', 'x', 'd', 'e', 'f', 'g', 'h']) documents.numberOf(id);
     const list = new ClusterList(documents);
     const numberOf = (id: string) => documents.find(id)!;
-    const add = (canonical: string, members: string[]) => list.add({ id: canonical, canonical, members, similarity: new Map(members.map((m) => [m, m === canonical ? 1 : 0.75])), family: canonical }, numberOf);
+    const add = (canonical: string, members: string[], family = canonical) => list.add({ id: canonical, canonical, members, similarity: new Map(members.map((m) => [m, m === canonical ? 1 : 0.75])), family }, numberOf);
     add('z', ['b', 'z']);
-    add('y', ['a', 'y']);
+    add('y', ['a', 'y'], 'x');
     add('x', ['c', 'd', 'x']);
     add('e', ['e', 'f']);
-    expect([...list].map((c) => c.canonical)).toEqual(['x', 'e', 'y', 'z']);
-    expect([list.sizeAt(0), list.sizeAt(3)]).toEqual([3, 2]);
-    expect([...list.duplicateSimilarities()]).toEqual([0.75, 0.75, 0.75, 0.75, 0.75]);
+    add('g', ['g', 'h']);
+    expect([...list].map((c) => c.canonical)).toEqual(['z', 'y', 'x', 'e', 'g']);
+    expect([...list].map((c) => c.family)).toEqual(['z', 'x', 'x', 'e', 'g']);
+    expect(list.top(3).map((c) => c.canonical)).toEqual(['x', 'e', 'g']);
+    expect(list.top(1).map((c) => c.canonical)).toEqual(['x']);
+    expect(list.top(20).map((c) => c.canonical)).toEqual(['x', 'e', 'g', 'y', 'z']);
+    expect(list.top(20)).toEqual([...list].sort((a, b) => b.members.length - a.members.length || (a.canonical < b.canonical ? -1 : 1)));
+    expect([list.largestSize, list.length, list.memberCount]).toEqual([3, 5, 11]);
+    expect(new ClusterList(documents).top(20)).toEqual([]);
+    expect(() => add('q', ['a', 'q'])).toThrow(/cluster member q has no number/);
+    expect(() => list.add({ id: 'a', canonical: 'a', members: ['b', 'c'], similarity: new Map(), family: 'a' }, numberOf)).toThrow(/its canonical is not among its members/);
+  });
+
+  it('picks the largest among more clusters of one size than it names at once, as sorting them all would', async () => {
+    await inFolder(async (folder) => {
+      const { documents, signatures, list } = families(3000, 3);
+      const { clusters } = await cutFamilies(list, settings(documents, signatures, folder));
+      const sorted = [...clusters].sort((a, b) => b.members.length - a.members.length || (a.canonical < b.canonical ? -1 : 1));
+      for (const k of [1, 20, 700, clusters.length + 5]) expect(clusters.top(k)).toEqual(sorted.slice(0, k));
+    });
   });
 
   it('gives the least and median similarity of the duplicates, and how many are below the bar, as sorting them all would', async () => {
@@ -128,24 +145,56 @@ describe('the cut with its clusters and ids on disk', () => {
     });
   });
 
-  it('refuses a member or similarity on disk that it never wrote, saying the folder was changed', async () => {
+  it('keeps records larger than its buffers and reads them back across chunks, on disk as in memory', async () => {
     await inFolder((folder) => {
-      const members = new MembersOnDisk(folder, () => 10);
-      members.append([1, 2, 3], [1, 0.5, 0.75]);
-      expect(members.read(1, 3)).toEqual({ numbers: Int32Array.of(2, 3), similarities: Float64Array.of(0.5, 0.75) });
-      damage(folder, 'cluster-members.bin', 12, Uint8Array.of(99, 0, 0, 0));
-      expect(() => members.read(0, 3)).toThrow(/holds a document number 99 it never wrote: its folder was changed while dedup ran/);
-      damage(folder, 'cluster-members.bin', 12, Uint8Array.of(2, 0, 0, 0));
-      damage(folder, 'cluster-members.bin', 28, new Uint8Array(Float64Array.of(3).buffer));
-      expect(() => members.read(2, 3)).toThrow(/similarity 3 it never wrote/);
-      expect(() => members.read(2, 4)).toThrow(/ended early/);
+      // A buffer of 100 bytes on disk (many writes), and records of 2 to 200,000 members (past a chunk read at once).
+      const logs = [new ClusterLog(new BytesInMemory(), () => 300_000), new ClusterLog(new BytesOnDisk(folder, 'clusters.bin', 100), () => 300_000)];
+      const made = [2, 3, 200_000, 5, 90_000, 2].map((size, c) => ({
+        canonicalAt: c % size,
+        family: 7 * c,
+        numbers: Int32Array.from({ length: size }, (_, k) => (k * 7 + c) % 300_000),
+        similarities: Float64Array.from({ length: size }, (_, k) => (k === c % size ? 1 : (k % 97) / 97)),
+      }));
+      for (const log of logs) {
+        const places = made.map((record) => log.append(record));
+        const read = [...log.records()];
+        expect(read).toEqual(made.map((record, c) => ({ ...record, place: places[c] })));
+        expect(log.at(places[4])).toEqual(read[4]);
+      }
+    });
+  });
+
+  it('refuses a record on disk that it never wrote, saying the folder was changed', async () => {
+    await inFolder((folder) => {
+      const log = new ClusterLog(new BytesOnDisk(folder, 'clusters.bin'), () => 10);
+      log.append({ canonicalAt: 0, family: 1, numbers: Int32Array.of(1, 2, 3), similarities: Float64Array.of(1, 0.5, 0.75) });
+      expect(log.at(0)).toMatchObject({ numbers: Int32Array.of(1, 2, 3), similarities: Float64Array.of(1, 0.5, 0.75) });
+      const refused = (at: number, bytes: Uint8Array, message: RegExp) => {
+        const original = new Uint8Array(bytes.length);
+        const fd = openSync(path.join(folder.path, 'clusters.bin'), 'r+');
+        readSync(fd, original, 0, original.length, at);
+        closeSync(fd);
+        damage(folder, 'clusters.bin', at, bytes);
+        expect(() => log.at(0)).toThrow(message);
+        expect(() => [...log.records()]).toThrow(message);
+        damage(folder, 'clusters.bin', at, original);
+      };
+      // Another member of the run in place of one: only the check finds it.
+      refused(16 + 4, Uint8Array.of(9, 0, 0, 0), /cluster at 0 whose members do not match its check: its folder was changed while dedup ran/);
+      refused(16 + 4, Uint8Array.of(99, 0, 0, 0), /document number 99 it never wrote/);
+      refused(16 + 12 + 8, new Uint8Array(Float64Array.of(3).buffer), /similarity 3 it never wrote/);
+      refused(16 + 12, new Uint8Array(Float64Array.of(0.5).buffer), /do not match its check/);
+      refused(0, Uint8Array.of(1, 0, 0, 0), /cluster of 1 members at 0/);
+      refused(0, Uint8Array.of(200, 0, 0, 0), /cluster of 200 members at 0/);
+      refused(8, Uint8Array.of(50, 0, 0, 0), /do not match its check/);
+      expect(log.at(0).numbers).toEqual(Int32Array.of(1, 2, 3));
     });
   });
 });
 
 describe('the clustered ids on disk (IdSetOnDisk)', () => {
-  for (const sizes of [{}, { block: 4, sparse: 8 }, { block: 1, sparse: 1 }]) {
-    it(`answers as the set in memory (blocks of ${sizes.block ?? 'default'}, one hash in ${sizes.sparse ?? 'default'} kept)`, async () => {
+  for (const sizes of [{}, { listBlock: 4, page: 8 }, { listBlock: 1, page: 1 }]) {
+    it(`answers as the set in memory (lists written in blocks of ${sizes.listBlock ?? 'default'}, pages of ${sizes.page ?? 'default'})`, async () => {
       await inFolder((folder) => {
         const onDisk = new IdSetOnDisk(folder, sizes);
         const inMemory = new IdSet();
@@ -169,23 +218,34 @@ describe('the clustered ids on disk (IdSetOnDisk)', () => {
     await inFolder((folder) => expect(new IdSetOnDisk(folder).has('a')).toBe(false));
   });
 
-  it('refuses a sorted file that was changed under it', async () => {
+  it('refuses its files changed under it, never answering "not clustered" for an id it holds', async () => {
     await inFolder((folder) => {
-      const set = new IdSetOnDisk(folder, { block: 4, sparse: 16 });
+      const set = new IdSetOnDisk(folder, { listBlock: 4, page: 16 });
       for (let k = 0; k < 100; k++) set.add(`d${k}`);
       expect(set.has('d1')).toBe(true);
-      // The largest hash written first: the block it is in is out of order.
-      damage(folder, 'clustered-ids-sorted.bin', 8, new Uint8Array(8).fill(255));
+      // A page of the sorted file zeroed (in order still, but not what was written).
+      damage(folder, 'clustered-ids-sorted.bin', 16 * 8, new Uint8Array(16 * 8));
       let refused = 0;
       for (let k = 0; k < 100; k++) {
         try {
-          set.has(`d${k}`);
+          expect(set.has(`d${k}`)).toBe(true);
         } catch (err) {
-          expect(String(err)).toMatch(/clustered ids' file dedup spilled is out of order/);
+          expect(String(err)).toMatch(/clustered ids' files dedup spilled were changed while it ran/);
           refused++;
         }
       }
       expect(refused).toBeGreaterThan(0);
+    });
+    await inFolder((folder) => {
+      const set = new IdSetOnDisk(folder, { listBlock: 4, page: 16 });
+      for (let k = 0; k < 5000; k++) set.add(`d${k}`);
+      // A hash of the lists' file moved to another list (its top byte changed) before they are sorted.
+      const fd = openSync(path.join(folder.path, 'clustered-ids.bin'), 'r+');
+      const top = new Uint8Array(1);
+      readSync(fd, top, 0, 1, 7);
+      writeSync(fd, Uint8Array.of(top[0] ^ 0x80), 0, 1, 7);
+      closeSync(fd);
+      expect(() => set.has('d1')).toThrow(/clustered ids' files dedup spilled were changed while it ran/);
     });
   });
 });

@@ -14,7 +14,7 @@
 // The alternatives were measured on real chains (scripts/bench/cluster-methods.mjs).
 import { equalValues } from '../../sketch/minhash.js';
 import { ClusterList, type DedupCluster } from './cluster-list.js';
-import { MembersOnDisk } from './cluster-members.js';
+import { BytesOnDisk, ClusterLog } from './cluster-members.js';
 import { type DocIds, enlarged } from './doc-numbers.js';
 import type { FactsLookup } from './facts.js';
 import { IdSet, IdSetOnDisk } from './id-set.js';
@@ -47,7 +47,7 @@ export interface CutSettings {
 }
 
 export interface Cut {
-  /** Largest first, then by id (each made whole as it is handed out). */
+  /** In the order cut, each made whole as it is handed out (the largest: ClusterList.top). */
   clusters: ClusterList;
   families: number;
   largestFamily: number;
@@ -67,7 +67,7 @@ const MEMBERS_PER_READ = 5000;
  */
 export async function cutFamilies(families: Iterable<ArrayLike<number>>, settings: CutSettings): Promise<Cut> {
   const { documents, spill } = settings;
-  const clusters = new ClusterList(documents, spill ? new MembersOnDisk(spill, () => documents.size) : undefined);
+  const clusters = new ClusterList(documents, spill ? new ClusterLog(new BytesOnDisk(spill, 'clusters.bin'), () => documents.size) : undefined);
   // The ids written with cluster fields: the clusters' members and the family members in none (each
   // written as a canonical of its own); 8 bytes each (on disk with a spill), nothing for the documents
   // without a near-duplicate.

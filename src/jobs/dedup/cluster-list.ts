@@ -1,11 +1,12 @@
-// The clusters a dedup run cut, kept compact until they are written: each member as its document number
-// and its similarity to the canonical (cluster-members.ts: in memory, or in a file of the spill when the run
-// spills its ids), and each cluster's canonical and family by number (24 bytes a cluster in all); a cluster
-// is made whole (its members' ids read from the numbering) only as it is handed out. A hundred million
-// documents with a seventh of them in clusters would otherwise hold fourteen million ids and a Map entry
-// each, several gigabytes, from the cut to the end of the write-back.
-import { type DocIds, enlarged } from './doc-numbers.js';
-import { type ClusterMembers, MembersInMemory } from './cluster-members.js';
+// The clusters a dedup run cut, kept compact until they are written: each as a record of its members'
+// document numbers and similarities to the canonical (cluster-members.ts: in memory, or in a file of the
+// spill when the run spills its ids), made whole (its members' ids read from the numbering) only as it is
+// handed out, in the order cut. Memory holds the counts of clusters by size and nothing a cluster: a
+// hundred million documents with a seventh of them in clusters would otherwise hold fourteen million ids and
+// a Map entry each, several gigabytes, from the cut to the end of the write-back. The largest clusters (the
+// summary's) are picked in one pass over the records.
+import type { DocIds } from './doc-numbers.js';
+import { BytesInMemory, ClusterLog, type ClusterRecord } from './cluster-members.js';
 
 /** A cluster as dedup writes it: its canonical, its members by id and each one's similarity to the canonical. */
 export interface DedupCluster {
@@ -20,25 +21,22 @@ export interface DedupCluster {
   family: string;
   /** Each member's number in the run's numbering, beside `members` (when the list knows them). */
   numbers?: Int32Array;
+  /** Where the list keeps it (ClusterList.at). */
+  place?: number;
 }
 
-/** Members read at once when every cluster is gone through in the order cut. */
-const READ_MEMBERS = 1 << 16;
+/** Canonicals whose ids are read at once while the largest clusters are picked. */
+const PICK_CHUNK = 1 << 16;
 
 export class ClusterList implements Iterable<DedupCluster> {
-  /** Where each cluster's members start (and, after the last, where they end). */
-  private starts = new Float64Array(1025);
   private count = 0;
-  /** Each cluster's canonical, by number and as an index among its members; its family, by number. */
-  private canonicals = new Int32Array(1024);
-  private canonicalAt = new Int32Array(1024);
-  private families = new Int32Array(1024);
-  /** The clusters in the order they are handed out (largest first, then by id); undefined until sorted. */
-  private order?: Int32Array;
+  private members = 0;
+  /** Clusters by size. */
+  private readonly sizes = new Map<number, number>();
 
   constructor(
     private readonly documents: DocIds,
-    private readonly members: ClusterMembers = new MembersInMemory(),
+    private readonly log: ClusterLog = new ClusterLog(new BytesInMemory(), () => documents.size),
   ) {}
 
   get length(): number {
@@ -47,61 +45,67 @@ export class ClusterList implements Iterable<DedupCluster> {
 
   /** Members in every cluster. */
   get memberCount(): number {
-    return this.starts[this.count];
+    return this.members;
+  }
+
+  /** The members of the largest cluster (0: none). */
+  get largestSize(): number {
+    let largest = 0;
+    for (const size of this.sizes.keys()) largest = Math.max(largest, size);
+    return largest;
   }
 
   /** A cluster as the cut made it, `numberOf` giving each member's number. */
   add(cluster: DedupCluster, numberOf: (id: string) => number): void {
-    if (this.count + 1 >= this.starts.length) {
-      const length = Math.ceil((this.count + 2) * 1.5);
-      this.starts = enlarged(this.starts, length);
-      this.canonicals = enlarged(this.canonicals, length);
-      this.canonicalAt = enlarged(this.canonicalAt, length);
-      this.families = enlarged(this.families, length);
-    }
-    const c = this.count++;
-    this.members.append(
-      cluster.members.map(numberOf),
-      cluster.members.map((id) => cluster.similarity.get(id) ?? 1),
-    );
-    this.starts[c + 1] = this.members.length;
-    this.canonicals[c] = numberOf(cluster.canonical);
-    this.canonicalAt[c] = cluster.members.indexOf(cluster.canonical);
-    this.families[c] = numberOf(cluster.family);
-    this.order = undefined;
+    const numbers = Int32Array.from(cluster.members, (id) => wholeNumber(numberOf(id), id));
+    const canonicalAt = cluster.members.indexOf(cluster.canonical);
+    if (canonicalAt < 0) throw new Error(`cluster ${cluster.canonical}: its canonical is not among its members`);
+    const similarities = Float64Array.from(cluster.members, (id) => cluster.similarity.get(id) ?? 1);
+    this.log.append({ canonicalAt, family: wholeNumber(numberOf(cluster.family), cluster.family), numbers, similarities });
+    this.count++;
+    this.members += numbers.length;
+    this.sizes.set(numbers.length, (this.sizes.get(numbers.length) ?? 0) + 1);
   }
 
-  /** The members of the i-th cluster in the hand-out order. */
-  sizeAt(i: number): number {
-    return this.size(this.sorted()[i]);
+  /** The cluster kept at `place` (a DedupCluster's), made whole. */
+  at(place: number): DedupCluster {
+    return this.whole(this.log.at(place));
   }
 
-  /** The i-th cluster in the hand-out order (largest first, then by id), made whole. */
-  at(i: number): DedupCluster {
-    const c = this.sorted()[i];
-    const { numbers, similarities } = this.members.read(this.starts[c], this.starts[c + 1]);
-    const members = this.documents.idsOf(numbers);
-    const canonical = members[this.canonicalAt[c]];
-    const similarity = new Map(members.map((id, k) => [id, similarities[k]]));
-    const family = this.families[c] === this.canonicals[c] ? canonical : this.documents.idOf(this.families[c]);
-    return { id: canonical, canonical, members, similarity, family, numbers };
-  }
-
+  /** Every cluster in the order cut, each made whole as it is handed out. */
   *[Symbol.iterator](): Iterator<DedupCluster> {
-    for (let i = 0; i < this.length; i++) yield this.at(i);
+    for (const record of this.log.records()) yield this.whole(record);
+  }
+
+  /**
+   * The k largest clusters, then by their canonical's id: those larger than the k-th's size all, and of its
+   * size those with the smallest canonical ids, found in one pass with their ids read a chunk at a time.
+   */
+  top(k: number): DedupCluster[] {
+    const edge = this.edgeSize(k);
+    const larger: Canonical[] = [];
+    let atEdge: Array<{ place: number; id: string }> = [];
+    let pending: Canonical[] = [];
+    const settle = () => {
+      atEdge = smallestById([...atEdge, ...this.named(pending)], Math.max(0, k - larger.length));
+      pending = [];
+    };
+    for (const record of this.log.records()) {
+      const size = record.numbers.length;
+      const canonical = { place: record.place, n: record.numbers[record.canonicalAt] };
+      if (size > edge) larger.push(canonical);
+      else if (size === edge) pending.push(canonical);
+      if (pending.length >= PICK_CHUNK) settle();
+    }
+    settle();
+    const picked = [...this.named(larger), ...atEdge].map(({ place }) => this.at(place));
+    return picked.sort((a, b) => b.members.length - a.members.length || compareIds(a.canonical, b.canonical)).slice(0, k);
   }
 
   /** Every duplicate's similarity to its canonical (the canonicals' own left out), in the order cut. */
   *duplicateSimilarities(): Generator<number> {
-    for (let first = 0; first < this.count; ) {
-      let end = first + 1;
-      while (end < this.count && this.starts[end + 1] - this.starts[first] <= READ_MEMBERS) end++;
-      const { similarities } = this.members.read(this.starts[first], this.starts[end]);
-      for (let c = first; c < end; c++) {
-        const from = this.starts[c] - this.starts[first];
-        for (let k = 0; k < this.size(c); k++) if (k !== this.canonicalAt[c]) yield similarities[from + k];
-      }
-      first = end;
+    for (const { similarities, canonicalAt } of this.log.records()) {
+      for (let k = 0; k < similarities.length; k++) if (k !== canonicalAt) yield similarities[k];
     }
   }
 
@@ -115,7 +119,8 @@ export class ClusterList implements Iterable<DedupCluster> {
       total++;
     }
     const values = Float64Array.from(counts.keys()).sort();
-    let [belowMinSimilarity, seen] = [0, 0];
+    let belowMinSimilarity = 0;
+    let seen = 0;
     let median: number | null = null;
     for (const s of values) {
       if (s < bar) belowMinSimilarity += counts.get(s)!;
@@ -126,28 +131,49 @@ export class ClusterList implements Iterable<DedupCluster> {
     return { min: total === 0 ? null : values[0], median, belowMinSimilarity };
   }
 
-  private size(c: number): number {
-    return this.starts[c + 1] - this.starts[c];
-  }
-
-  /** Largest first; clusters of one size by their canonical's id (the ids of a size read together, in ascending numbers). */
-  private sorted(): Int32Array {
-    if (this.order) return this.order;
-    const order = Int32Array.from({ length: this.count }, (_, c) => c).sort((a, b) => this.size(b) - this.size(a) || this.canonicals[a] - this.canonicals[b]);
-    for (let i = 0; i < order.length; ) {
-      let j = i + 1;
-      while (j < order.length && this.size(order[j]) === this.size(order[i])) j++;
-      if (j - i > 1) this.byCanonicalId(order.subarray(i, j));
-      i = j;
+  /** The size of the k-th largest cluster (the smallest size when there are k or fewer). */
+  private edgeSize(k: number): number {
+    const sizes = [...this.sizes.keys()].sort((a, b) => b - a);
+    let above = 0;
+    for (const size of sizes) {
+      above += this.sizes.get(size)!;
+      if (above >= k) return size;
     }
-    this.order = order;
-    return order;
+    return sizes.length > 0 ? sizes[sizes.length - 1] : 0;
   }
 
-  /** Clusters given in ascending canonical numbers, put in the order of their canonicals' ids. */
-  private byCanonicalId(clusters: Int32Array): void {
-    const ids = this.documents.idsOf(clusters.map((c) => this.canonicals[c]));
-    const places = Int32Array.from(ids, (_, k) => k).sort((a, b) => (ids[a] < ids[b] ? -1 : ids[a] > ids[b] ? 1 : 0));
-    clusters.set(places.map((k) => clusters[k]));
+  /** These clusters' places with their canonicals' ids (read in ascending numbers). */
+  private named(canonicals: readonly Canonical[]): Array<{ place: number; id: string }> {
+    const byNumber = [...canonicals].sort((a, b) => a.n - b.n);
+    const ids = this.documents.idsOf(Int32Array.from(byNumber, (c) => c.n));
+    return byNumber.map((c, i) => ({ place: c.place, id: ids[i] }));
   }
+
+  private whole(record: ClusterRecord): DedupCluster {
+    const { numbers, similarities, canonicalAt, family, place } = record;
+    const members = this.documents.idsOf(numbers);
+    const canonical = members[canonicalAt];
+    const similarity = new Map(members.map((id, k) => [id, similarities[k]]));
+    return { id: canonical, canonical, members, similarity, family: family === numbers[canonicalAt] ? canonical : this.documents.idOf(family), numbers, place };
+  }
+}
+
+/** A cluster's place and its canonical's number. */
+interface Canonical {
+  place: number;
+  n: number;
+}
+
+/** The k with the smallest ids. */
+function smallestById<T extends { id: string }>(items: T[], k: number): T[] {
+  return items.sort((a, b) => compareIds(a.id, b.id)).slice(0, k);
+}
+
+function compareIds(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+function wholeNumber(n: number, id: string): number {
+  if (!Number.isInteger(n) || n < 0) throw new Error(`cluster member ${id} has no number in the run's numbering`);
+  return n;
 }

@@ -1,108 +1,191 @@
-// The members of the clusters a dedup run cut (cluster-list.ts), one cluster after another: each member's
-// document number and its similarity to its cluster's canonical. In memory (12 bytes a member, and up to
-// half as many again of room) or, when the run spills its ids, appended to a file of the spill folder (12
-// bytes a member on disk, a buffer of fixed size in memory), so that the clusters of a hundred million
-// documents hold no memory for their members. Input: members appended in order; output: a range of them.
-import { enlarged } from './doc-numbers.js';
+// The clusters a dedup run cut (cluster-list.ts), one record after another in the order cut: a header (the
+// cluster's size, its canonical's place among its members, its family's first member by number, a check of
+// the members) then each member's document number and its similarity to the canonical. The records are
+// kept in bytes: in memory, or, when the run spills its ids, appended to a file of the spill folder with a
+// buffer of fixed size in memory, so that the clusters of a hundred million documents hold no memory for
+// their members or for themselves. Input: clusters appended; output: the records in order (read a chunk
+// at a time) or one at its place. Every record read back is checked (a number the run has, a similarity in
+// [0, 1], the canonical's own similarity 1, the check of its members): a damaged or changed file is said,
+// never written into the index.
 import { readAll, type SpillFolder, writeAll } from './spill-folder.js';
 
-export interface MemberRange {
+/** A cluster as stored: its place (where its record starts), its members by number and their similarities. */
+export interface ClusterRecord {
+  place: number;
+  /** The canonical, as an index among the members. */
+  canonicalAt: number;
+  /** The family's first member in the --canonical order, by number. */
+  family: number;
   numbers: Int32Array;
   similarities: Float64Array;
 }
 
-export interface ClusterMembers {
-  /** Members appended. */
+/** Where the records' bytes are kept. */
+export interface ByteStore {
   readonly length: number;
-  append(numbers: ArrayLike<number>, similarities: ArrayLike<number>): void;
-  /** Members [start, end), in arrays of their own. */
-  read(start: number, end: number): MemberRange;
+  append(bytes: Uint8Array): void;
+  /** Fills `into` from `position` (which with its length is within what was appended). */
+  read(position: number, into: Uint8Array): void;
 }
 
-export class MembersInMemory implements ClusterMembers {
-  private numbers = new Int32Array(1024);
-  private similarities = new Float64Array(1024);
+export class BytesInMemory implements ByteStore {
+  private bytes = new Uint8Array(1 << 16);
   length = 0;
 
-  append(numbers: ArrayLike<number>, similarities: ArrayLike<number>): void {
-    const end = this.length + numbers.length;
-    if (end > this.numbers.length) {
-      this.numbers = enlarged(this.numbers, Math.ceil(end * 1.5));
-      this.similarities = enlarged(this.similarities, Math.ceil(end * 1.5));
+  append(bytes: Uint8Array): void {
+    if (this.length + bytes.length > this.bytes.length) {
+      const larger = new Uint8Array(Math.ceil((this.length + bytes.length) * 1.5));
+      larger.set(this.bytes.subarray(0, this.length));
+      this.bytes = larger;
     }
-    this.numbers.set(numbers, this.length);
-    this.similarities.set(similarities, this.length);
-    this.length = end;
+    this.bytes.set(bytes, this.length);
+    this.length += bytes.length;
   }
 
-  read(start: number, end: number): MemberRange {
-    return { numbers: this.numbers.slice(start, end), similarities: this.similarities.slice(start, end) };
+  read(position: number, into: Uint8Array): void {
+    into.set(this.bytes.subarray(position, position + into.length));
   }
 }
 
-/** Members written at once. */
-const PENDING_MEMBERS = 1 << 16;
-const MEMBER_BYTES = 12;
-
-/**
- * The members in the file cluster-members.bin, member i at i * 12 bytes (its number, then its similarity),
- * gathered in a buffer written when full or before a read. Every value read back is checked: a number of
- * a document the run has and a similarity in [0, 1], else the folder was changed under the run.
- */
-export class MembersOnDisk implements ClusterMembers {
+/** The bytes in a file of the spill folder, gathered in a buffer (of `pendingBytes`) written when full or before a read. */
+export class BytesOnDisk implements ByteStore {
   private readonly file: number;
-  private readonly pending = new DataView(new ArrayBuffer(PENDING_MEMBERS * MEMBER_BYTES));
-  private pendingCount = 0;
-  /** Members in the file. */
+  private readonly pending: Uint8Array;
+  private pendingLength = 0;
   private written = 0;
 
-  /** `documents`: how many documents the run numbered (every number read back is below). */
-  constructor(
-    folder: SpillFolder,
-    private readonly documents: () => number,
-  ) {
-    this.file = folder.create('cluster-members.bin');
+  constructor(folder: SpillFolder, name: string, pendingBytes = 1 << 20) {
+    this.file = folder.create(name);
+    this.pending = new Uint8Array(pendingBytes);
   }
 
   get length(): number {
-    return this.written + this.pendingCount;
+    return this.written + this.pendingLength;
   }
 
-  append(numbers: ArrayLike<number>, similarities: ArrayLike<number>): void {
-    for (let k = 0; k < numbers.length; k++) {
-      if (this.pendingCount === PENDING_MEMBERS) this.flush();
-      const at = this.pendingCount++ * MEMBER_BYTES;
-      this.pending.setInt32(at, numbers[k], true);
-      this.pending.setFloat64(at + 4, similarities[k], true);
+  append(bytes: Uint8Array): void {
+    for (let at = 0; at < bytes.length; ) {
+      if (this.pendingLength === this.pending.length) this.flush();
+      const taken = Math.min(bytes.length - at, this.pending.length - this.pendingLength);
+      this.pending.set(bytes.subarray(at, at + taken), this.pendingLength);
+      this.pendingLength += taken;
+      at += taken;
     }
   }
 
-  read(start: number, end: number): MemberRange {
+  read(position: number, into: Uint8Array): void {
     this.flush();
-    const count = end - start;
-    const bytes = new DataView(new ArrayBuffer(count * MEMBER_BYTES));
-    readAll(this.file, new Uint8Array(bytes.buffer), start * MEMBER_BYTES);
-    const range = { numbers: new Int32Array(count), similarities: new Float64Array(count) };
-    const documents = this.documents();
-    for (let k = 0; k < count; k++) {
-      const n = bytes.getInt32(k * MEMBER_BYTES, true);
-      const similarity = bytes.getFloat64(k * MEMBER_BYTES + 4, true);
-      if (!(n >= 0 && n < documents)) throw changed(`document number ${n}`);
-      if (!(similarity >= 0 && similarity <= 1)) throw changed(`similarity ${similarity}`);
-      range.numbers[k] = n;
-      range.similarities[k] = similarity;
-    }
-    return range;
+    readAll(this.file, into, position);
   }
 
   private flush(): void {
-    if (this.pendingCount === 0) return;
-    writeAll(this.file, new Uint8Array(this.pending.buffer, 0, this.pendingCount * MEMBER_BYTES), this.written * MEMBER_BYTES);
-    this.written += this.pendingCount;
-    this.pendingCount = 0;
+    if (this.pendingLength === 0) return;
+    writeAll(this.file, this.pending.subarray(0, this.pendingLength), this.written);
+    this.written += this.pendingLength;
+    this.pendingLength = 0;
   }
 }
 
+const HEADER_BYTES = 16;
+const MEMBER_BYTES = 12;
+/** Bytes read at once when the records are gone through in order. */
+const READ_BYTES = 1 << 20;
+
+export class ClusterLog {
+  /** `documents`: how many documents the run numbered (every number read back is below). */
+  constructor(
+    private readonly bytes: ByteStore,
+    private readonly documents: () => number,
+  ) {}
+
+  /** Appends a cluster's record; its place. */
+  append(cluster: Omit<ClusterRecord, 'place'>): number {
+    const size = cluster.numbers.length;
+    const record = new DataView(new ArrayBuffer(HEADER_BYTES + MEMBER_BYTES * size));
+    record.setUint32(0, size, true);
+    record.setUint32(4, cluster.canonicalAt, true);
+    record.setInt32(8, cluster.family, true);
+    record.setUint32(12, checkOf(cluster.numbers, cluster.canonicalAt, cluster.family), true);
+    for (let k = 0; k < size; k++) {
+      record.setInt32(HEADER_BYTES + 4 * k, cluster.numbers[k], true);
+      record.setFloat64(HEADER_BYTES + 4 * size + 8 * k, cluster.similarities[k], true);
+    }
+    const place = this.bytes.length;
+    this.bytes.append(new Uint8Array(record.buffer));
+    return place;
+  }
+
+  /** The record at `place`. */
+  at(place: number): ClusterRecord {
+    const header = new DataView(new ArrayBuffer(HEADER_BYTES));
+    this.bytes.read(place, new Uint8Array(header.buffer));
+    const whole = new DataView(new ArrayBuffer(this.recordBytes(header, 0, place)));
+    this.bytes.read(place, new Uint8Array(whole.buffer));
+    return this.parsed(whole, 0, place);
+  }
+
+  /** Every record, in the order appended, read a chunk at a time. */
+  *records(): Generator<ClusterRecord> {
+    let chunk = new DataView(new ArrayBuffer(Math.min(READ_BYTES, this.bytes.length)));
+    let first = 0; // the place of chunk's first byte
+    let filled = 0;
+    for (let place = 0; place < this.bytes.length; ) {
+      if (place + HEADER_BYTES > first + filled || place + this.recordBytes(chunk, place - first, place) > first + filled) {
+        // Read again from this record: a chunk's worth, or the whole record when it is larger.
+        first = place;
+        const wanted = Math.min(this.bytes.length - place, READ_BYTES);
+        const header = new DataView(new ArrayBuffer(HEADER_BYTES));
+        this.bytes.read(place, new Uint8Array(header.buffer));
+        const length = Math.max(wanted, this.recordBytes(header, 0, place));
+        if (chunk.byteLength < length) chunk = new DataView(new ArrayBuffer(length));
+        this.bytes.read(place, new Uint8Array(chunk.buffer, 0, length));
+        filled = length;
+      }
+      const record = this.parsed(chunk, place - first, place);
+      place += HEADER_BYTES + MEMBER_BYTES * record.numbers.length;
+      yield record;
+    }
+  }
+
+  /** The bytes of the record whose header is at `at` in `view`, checked to lie within what was appended. */
+  private recordBytes(view: DataView, at: number, place: number): number {
+    if (at + HEADER_BYTES > view.byteLength) return Number.POSITIVE_INFINITY;
+    const size = view.getUint32(at, true);
+    const bytes = HEADER_BYTES + MEMBER_BYTES * size;
+    if (size < 2 || place + bytes > this.bytes.length) throw changed(`a cluster of ${size} members at ${place}, which it never wrote`);
+    return bytes;
+  }
+
+  private parsed(view: DataView, at: number, place: number): ClusterRecord {
+    const size = view.getUint32(at, true);
+    const canonicalAt = view.getUint32(at + 4, true);
+    const family = view.getInt32(at + 8, true);
+    const documents = this.documents();
+    const numbers = new Int32Array(size);
+    const similarities = new Float64Array(size);
+    for (let k = 0; k < size; k++) {
+      numbers[k] = view.getInt32(at + HEADER_BYTES + 4 * k, true);
+      similarities[k] = view.getFloat64(at + HEADER_BYTES + 4 * size + 8 * k, true);
+      if (!(numbers[k] >= 0 && numbers[k] < documents)) throw changed(`a document number ${numbers[k]} it never wrote`);
+      if (!(similarities[k] >= 0 && similarities[k] <= 1)) throw changed(`a similarity ${similarities[k]} it never wrote`);
+    }
+    if (canonicalAt >= size || similarities[canonicalAt] !== 1 || !(family >= 0 && family < documents) || view.getUint32(at + 12, true) !== checkOf(numbers, canonicalAt, family)) {
+      throw changed(`a cluster at ${place} whose members do not match its check`);
+    }
+    return { place, canonicalAt, family, numbers, similarities };
+  }
+}
+
+/** A check of a cluster's members, canonical and family (a multiply-rotate hash over them). */
+function checkOf(numbers: Int32Array, canonicalAt: number, family: number): number {
+  let h = Math.imul(0x9e3779b9 ^ numbers.length, 0x85ebca6b) ^ canonicalAt;
+  for (let k = 0; k < numbers.length; k++) {
+    h = Math.imul(h ^ numbers[k], 0xcc9e2d51);
+    h = (h << 15) | (h >>> 17);
+  }
+  return (Math.imul(h ^ family, 0x1b873593) ^ (h >>> 13)) >>> 0;
+}
+
 function changed(what: string): Error {
-  return new Error(`the clusters' file dedup spilled holds a ${what} it never wrote: its folder was changed while dedup ran; run dedup again`);
+  return new Error(`the clusters' file dedup spilled holds ${what}: its folder was changed while dedup ran; run dedup again`);
 }

@@ -7,6 +7,7 @@
 // and the write-back's count check with the engine then says the run is not complete (the same ids would
 // collide again in the next run: the hash has no seed, so that runs are alike).
 import { mixed } from './doc-numbers.js';
+import { ftruncateSync } from 'node:fs';
 import { readAll, type SpillFolder, writeAll } from './spill-folder.js';
 
 export class IdSet {
@@ -39,42 +40,47 @@ export class IdSet {
 }
 
 /** Hashes (by their top byte) in this many lists while ids are added. */
-const BUCKETS = 256;
-/** Hashes a list gathers before they are written as a block. */
-const BLOCK_HASHES = 2048;
-/** One hash in this many of the sorted file is kept in memory, to find the block a look-up reads. */
-const SPARSE = 512;
+const LISTS = 256;
+/** Hashes a list gathers before they are written out as one of its blocks. */
+const LIST_BLOCK = 2048;
+/** Hashes of the sorted file read by a look-up (4 KB); the first of each page is kept in memory. */
+const PAGE = 512;
 
 /**
  * The same set with its hashes on disk, for a run that spills its ids: while ids are added, each hash goes
- * to one of 256 lists by its top byte, each written a block at a time into clustered-ids.bin; at the first
- * look-up each list is read back, sorted and appended to clustered-ids-sorted.bin (the lists are ranges of
- * the hashes, so the file is sorted whole), with one hash in 512 kept in memory. A look-up then reads one
- * block of 4 KB. Memory: 4 MB of lists while adding, the largest list while sorting, 1/64 byte a hash after.
+ * to one of 256 lists by its top byte, each written out a block at a time into clustered-ids.bin; at the
+ * first look-up each list is read back, sorted and appended to clustered-ids-sorted.bin (the lists are
+ * ranges of the hashes, so the file is sorted whole), with the first hash of each page of 512 kept in
+ * memory with a check of the page. A look-up then reads one page. Memory: 4 MB of lists while adding, the
+ * largest list while sorting, 1/42 byte a hash after. Every page read is held to its check (a damaged file
+ * is said, never taken as "not clustered").
  */
 export class IdSetOnDisk {
-  private readonly blocksFile: number;
+  private readonly listsFile: number;
   private readonly sortedFile: number;
   private lists?: BigUint64Array[];
-  private readonly listed = new Int32Array(BUCKETS);
-  /** Each list's blocks written: their places in the blocks file, in hashes. */
-  private readonly blocks: number[][] = Array.from({ length: BUCKETS }, () => []);
-  /** Hashes in the blocks file. */
-  private inBlocks = 0;
+  private readonly listed = new Int32Array(LISTS);
+  /** Each list's blocks written out: where each starts in the lists' file, in hashes. */
+  private readonly blocks: number[][] = Array.from({ length: LISTS }, () => []);
+  /** Hashes in the lists' file. */
+  private inListsFile = 0;
   private count = 0;
-  private sparse?: BigUint64Array;
-  private readonly block: { first: number; hashes: BigUint64Array; length: number };
-  private readonly blockHashes: number;
-  private readonly sparseEvery: number;
+  /** The first hash of each page of the sorted file, and a check of each page. */
+  private firsts?: BigUint64Array;
+  private checks?: Uint32Array;
+  private readonly page: { at: number; hashes: BigUint64Array; halves: Uint32Array; length: number };
+  private readonly listBlock: number;
+  private readonly pageHashes: number;
 
-  /** `sizes`: other sizes of the lists' blocks and of the sorted file's blocks (for tests). */
-  constructor(folder: SpillFolder, sizes: { block?: number; sparse?: number } = {}) {
-    this.blocksFile = folder.create('clustered-ids.bin');
+  /** `sizes`: other sizes of the lists' blocks and of the sorted file's pages (for tests). */
+  constructor(folder: SpillFolder, sizes: { listBlock?: number; page?: number } = {}) {
+    this.listsFile = folder.create('clustered-ids.bin');
     this.sortedFile = folder.create('clustered-ids-sorted.bin');
-    this.blockHashes = sizes.block ?? BLOCK_HASHES;
-    this.sparseEvery = sizes.sparse ?? SPARSE;
-    this.lists = Array.from({ length: BUCKETS }, () => new BigUint64Array(this.blockHashes));
-    this.block = { first: -1, hashes: new BigUint64Array(this.sparseEvery), length: 0 };
+    this.listBlock = sizes.listBlock ?? LIST_BLOCK;
+    this.pageHashes = sizes.page ?? PAGE;
+    this.lists = Array.from({ length: LISTS }, () => new BigUint64Array(this.listBlock));
+    const hashes = new BigUint64Array(this.pageHashes);
+    this.page = { at: -1, hashes, halves: new Uint32Array(hashes.buffer), length: 0 };
   }
 
   get size(): number {
@@ -88,72 +94,95 @@ export class IdSetOnDisk {
     const b = Number(hash >> 56n);
     lists[b][this.listed[b]++] = hash;
     this.count++;
-    if (this.listed[b] === this.blockHashes) this.writeBlock(b);
+    if (this.listed[b] === this.listBlock) this.writeBlock(b);
   }
 
   has(id: string): boolean {
-    const sparse = this.sorted();
+    const firsts = this.sorted();
     const wanted = hash64(id);
-    // The last block whose first hash is at most the one wanted.
+    // The last page whose first hash is at most the one wanted.
     let lo = 0;
-    let hi = sparse.length;
+    let hi = firsts.length;
     while (lo < hi) {
       const mid = (lo + hi) >>> 1;
-      if (sparse[mid] <= wanted) lo = mid + 1;
+      if (firsts[mid] <= wanted) lo = mid + 1;
       else hi = mid;
     }
     if (lo === 0) return false;
-    const hashes = this.readBlock(lo - 1);
-    return binarySearch(hashes, this.block.length, wanted);
+    const page = this.readPage(lo - 1);
+    return binarySearch(page.hashes, page.length, wanted);
   }
 
   private writeBlock(b: number): void {
-    writeAll(this.blocksFile, bytesOf(this.lists![b]), this.inBlocks * 8);
-    this.blocks[b].push(this.inBlocks);
-    this.inBlocks += this.blockHashes;
+    writeAll(this.listsFile, bytesOf(this.lists![b]), this.inListsFile * 8);
+    this.blocks[b].push(this.inListsFile);
+    this.inListsFile += this.listBlock;
     this.listed[b] = 0;
   }
 
-  /** The sorted file made, once: each list read back, sorted and appended; the lists let go. */
+  /** The sorted file made, once: each list read back, sorted and appended; the lists and their file let go. */
   private sorted(): BigUint64Array {
-    if (this.sparse) return this.sparse;
-    const every = this.sparseEvery;
-    const sparse = new BigUint64Array(Math.ceil(this.count / every));
+    if (this.firsts) return this.firsts;
+    const every = this.pageHashes;
+    const firsts = new BigUint64Array(Math.ceil(this.count / every));
+    const checks = new Uint32Array(firsts.length);
     let placed = 0;
-    for (let b = 0; b < BUCKETS; b++) {
+    for (let b = 0; b < LISTS; b++) {
       const hashes = this.listOf(b).sort();
-      for (let k = (every - (placed % every)) % every; k < hashes.length; k += every) sparse[(placed + k) / every] = hashes[k];
+      // The hashes at the places that begin a page (multiples of `every` in the whole file).
+      for (let at = Math.ceil(placed / every) * every; at < placed + hashes.length; at += every) firsts[at / every] = hashes[at - placed];
+      // Each page's check, over the hashes of it this list holds (a page may span lists).
+      const halves = new Uint32Array(hashes.buffer);
+      for (let i = 0; i < hashes.length; i++) {
+        const k = Math.floor((placed + i) / every);
+        checks[k] = folded(checks[k], halves[2 * i], halves[2 * i + 1]);
+      }
       writeAll(this.sortedFile, bytesOf(hashes), placed * 8);
       placed += hashes.length;
     }
+    ftruncateSync(this.listsFile, 0);
     this.lists = undefined;
-    this.sparse = sparse;
-    return sparse;
+    this.checks = checks;
+    this.firsts = firsts;
+    return firsts;
   }
 
-  /** The b-th list's hashes: its blocks read back, then those not written. */
+  /** The b-th list's hashes: its blocks read back (each hash checked to be of this list), then those not written out. */
   private listOf(b: number): BigUint64Array {
-    const block = this.blockHashes;
+    const block = this.listBlock;
     const blocks = this.blocks[b];
     const hashes = new BigUint64Array(blocks.length * block + this.listed[b]);
-    for (let k = 0; k < blocks.length; k++) readAll(this.blocksFile, bytesOf(hashes.subarray(k * block, (k + 1) * block)), blocks[k] * 8);
+    for (let k = 0; k < blocks.length; k++) readAll(this.listsFile, bytesOf(hashes.subarray(k * block, (k + 1) * block)), blocks[k] * 8);
+    const halves = new Uint32Array(hashes.buffer);
+    for (let i = 0; i < blocks.length * block; i++) if (halves[2 * i + 1] >>> 24 !== b) throw changed();
     hashes.set(this.lists![b].subarray(0, this.listed[b]), blocks.length * block);
     return hashes;
   }
 
-  /** The k-th block of the sorted file (kept for the next look-up), each hash checked to follow the one before. */
-  private readBlock(k: number): BigUint64Array {
-    const block = this.block;
-    if (block.first !== k) {
-      block.length = Math.min(this.sparseEvery, this.count - k * this.sparseEvery);
-      readAll(this.sortedFile, bytesOf(block.hashes.subarray(0, block.length)), k * this.sparseEvery * 8);
-      block.first = k;
-      for (let i = 1; i < block.length; i++) {
-        if (block.hashes[i] < block.hashes[i - 1]) throw new Error("the clustered ids' file dedup spilled is out of order: its folder was changed while dedup ran; run dedup again");
-      }
+  /** The k-th page of the sorted file (kept for the next look-up), held to its check. */
+  private readPage(k: number): { hashes: BigUint64Array; length: number } {
+    const page = this.page;
+    if (page.at !== k) {
+      page.length = Math.min(this.pageHashes, this.count - k * this.pageHashes);
+      readAll(this.sortedFile, bytesOf(page.hashes.subarray(0, page.length)), k * this.pageHashes * 8);
+      page.at = -1;
+      let check = 0;
+      for (let i = 0; i < page.length; i++) check = folded(check, page.halves[2 * i], page.halves[2 * i + 1]);
+      if (check !== this.checks![k] || page.hashes[0] !== this.firsts![k]) throw changed();
+      page.at = k;
     }
-    return block.hashes;
+    return page;
   }
+}
+
+/** A check folded over a hash's two halves. */
+function folded(check: number, low: number, high: number): number {
+  const h = Math.imul(check ^ low, 0x9e3779b1) + high;
+  return ((h << 13) | (h >>> 19)) >>> 0;
+}
+
+function changed(): Error {
+  return new Error("the clustered ids' files dedup spilled were changed while it ran (a hash out of place): run dedup again");
 }
 
 /** The bytes of an array of hashes, for a read or a write. */
