@@ -94,6 +94,45 @@ describe('UnionFind with its rows written to disk', () => {
     });
   });
 
+  it('reads the families of a large index a range of roots at a time, each range holding about the number asked', async () => {
+    await inFolder((folder) => {
+      const numbers = new DocNumbers();
+      const kept = new UnionFind(numbers);
+      const spilled = new UnionFind(numbers);
+      spilled.spillTo(new SetsOnDisk(folder), 500);
+      // 20,000 families of two or three spread over 3,000,000 numbers (blocks of roots of 64 numbers), one
+      // of them joined to the last number and one to the first, each way round.
+      const random = seededRandom(3);
+      const join = (a: number, b: number) => {
+        kept.unionNumbers(a, b);
+        spilled.unionNumbers(a, b);
+      };
+      for (let f = 0; f < 20_000; f++) {
+        const a = Math.floor(random() * 2_999_000);
+        join(a, a + 1 + Math.floor(random() * 900));
+        if (f % 2 === 0) join(a, Math.floor(random() * 2_999_999));
+      }
+      join(2_999_999, 5);
+      join(7, 2_999_999);
+      join(0, 2_999_998);
+      expect(familiesOf(spilled)).toEqual(familiesOf(kept));
+      const disk = spilled.written!;
+      for (const maxMembers of [1, 3000, 20_000]) {
+        const families = disk.families(maxMembers);
+        let most = 0;
+        const read = Array.from(families, (family) => {
+          most = Math.max(most, family.buffer.byteLength / 4);
+          return Array.from(family);
+        });
+        expect(read.sort((a, b) => a[0] - b[0])).toEqual(familiesOf(kept));
+        // A range holds about max(the number asked, the members / 256) members, give or take a block of roots.
+        const bound = Math.max(maxMembers, Math.ceil(disk.size / 256));
+        expect(most).toBeLessThanOrEqual(bound + 200);
+        expect(most).toBeGreaterThan(maxMembers === 20_000 ? 10_000 : 0);
+      }
+    });
+  });
+
   it('refuses a set or best match on disk that it never wrote, saying the folder was changed', async () => {
     await inFolder((folder) => {
       const numbers = new DocNumbers();

@@ -19,9 +19,34 @@ import { readAll, type SpillFolder, writeAll } from './spill-folder.js';
 const CHUNK_DOCS = 1 << 20;
 /** The roots are counted in at most about this many blocks, which the families' ranges are made of. */
 const ROOT_BLOCKS = 1 << 16;
+/** The families are read in at most about this many ranges of roots (each larger than asked, if need be). */
+const MAX_RANGES = 256;
+/** Documents and roots a range's buffer gathers before they are written to its part of the file. */
+const DISTRIBUTE_PAIRS = 4096;
+
+type Visit = (n: number, root: number) => void;
+
+/** A range [from, to) of roots, and the members of their families. */
+interface RootRange {
+  from: number;
+  to: number;
+  members: number;
+}
+
+/** The range whose end is the first above `root` (ranges in order, `tos` their ends). */
+function rangeOf(tos: Float64Array, root: number): number {
+  let lo = 0;
+  let hi = tos.length - 1;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (tos[mid] > root) hi = mid;
+    else lo = mid + 1;
+  }
+  return lo;
+}
 const NONE = new Int32Array(0);
 
-/** The sets of two or more members, each ascending by number, in the order of their first member. */
+/** The sets of two or more members, each ascending by number (in no order that results depend on). */
 export interface Families extends Iterable<Int32Array> {
   readonly count: number;
 }
@@ -60,7 +85,10 @@ export class SetsOnDisk {
   private chunk?: { roots: Int32Array; similarities: Float64Array; partners: Int32Array };
   private readonly one = new ArrayBuffer(8);
 
-  constructor(folder: SpillFolder) {
+  /** The families' members by range of roots, made when there is more than one (families()). */
+  private familyMembers?: number;
+
+  constructor(private readonly folder: SpillFolder) {
     this.roots = folder.create('set-roots.bin');
     this.similarities = folder.create('best-similarity.bin');
     this.partners = folder.create('best-partner.bin');
@@ -165,40 +193,101 @@ export class SetsOnDisk {
 
   /**
    * The written documents' sets of two or more, each ascending, read a range of roots at a time so that at
-   * most about `maxMembers` members are held at once (a block of roots with more is taken alone): a pass
-   * over the roots' file counts them, then a pass per range gathers its families, in the order of their
-   * first member within it.
+   * most about `maxMembers` members are held at once (a block of roots with more is taken alone; at most
+   * MAX_RANGES ranges, larger ones if need be): a pass over the roots' file counts them, and with more than
+   * one range a second pass copies each document and its root to its range's part of a file. The families
+   * come a range at a time, within a range in the order of their first member. Their count is checked as
+   * they are read (a file changed between the passes is said).
    */
   families(maxMembers = Number.POSITIVE_INFINITY): Families {
-    const blockBits = Math.max(0, Math.ceil(Math.log2(Math.max(1, this.extent) / ROOT_BLOCKS)));
-    const perBlock = new Float64Array((this.extent >>> blockBits) + 1);
-    let count = 0;
-    this.forEachWritten((n, root) => {
-      perBlock[root >>> blockBits]++;
-      if (n === root) count++;
-    });
-    const ranges: Array<[number, number]> = [];
-    let first = 0;
-    let held = 0;
-    for (let block = 0; block < perBlock.length; block++) {
-      if (held > 0 && held + perBlock[block] > maxMembers) {
-        ranges.push([first, block << blockBits]);
-        [first, held] = [block << blockBits, 0];
-      }
-      held += perBlock[block];
-    }
-    if (held > 0) ranges.push([first, this.extent]);
-    const familiesIn = (from: number, to: number) => this.familiesIn(from, to);
+    const { ranges, count } = this.rootRanges(Math.max(maxMembers, Math.ceil(this.count / MAX_RANGES)));
+    // One range: read where they lie, twice. Several: each document with its root copied once to its
+    // range's part of family-members.bin, each range then reading only its own part.
+    const members = ranges.length > 1 ? this.distribute(ranges) : undefined;
+    const visitRange = (r: number) => (members ? members(r) : (visit: Visit) => this.forEachWritten(visit));
+    const familiesIn = this.familiesIn.bind(this);
     return {
       count,
       *[Symbol.iterator]() {
-        for (const [from, to] of ranges) yield* familiesIn(from, to);
+        let yielded = 0;
+        for (const [r, { from, to }] of ranges.entries()) {
+          for (const family of familiesIn(from, to, visitRange(r))) {
+            yielded++;
+            yield family;
+          }
+        }
+        if (yielded !== count) throw changed(`set of ${count} families read as ${yielded}`);
       },
     };
   }
 
+  /**
+   * Ranges [from, to) of roots, consecutive, each with at most about `maxMembers` members (a block of roots
+   * with more taken alone), from a pass over the roots that counts them by block; and the families (every
+   * root is a member of its own).
+   */
+  private rootRanges(maxMembers: number): { ranges: RootRange[]; count: number } {
+    const blockSize = 2 ** Math.max(0, Math.ceil(Math.log2(Math.max(1, this.extent) / ROOT_BLOCKS)));
+    const perBlock = new Float64Array(Math.floor(this.extent / blockSize) + 1);
+    let count = 0;
+    this.forEachWritten((n, root) => {
+      perBlock[Math.floor(root / blockSize)]++;
+      if (n === root) count++;
+    });
+    const ranges: RootRange[] = [];
+    let from = 0;
+    let members = 0;
+    for (let block = 0; block < perBlock.length; block++) {
+      if (members > 0 && members + perBlock[block] > maxMembers) {
+        ranges.push({ from, to: block * blockSize, members });
+        from = block * blockSize;
+        members = 0;
+      }
+      members += perBlock[block];
+    }
+    if (members > 0) ranges.push({ from, to: this.extent, members });
+    return { ranges, count };
+  }
+
+  /**
+   * Every written document and its root copied, in one pass, to its range's part of family-members.bin (8
+   * bytes each, a buffer a range); gives each range's members back, read from its part.
+   */
+  private distribute(ranges: readonly RootRange[]): (r: number) => (visit: Visit) => void {
+    this.familyMembers ??= this.folder.create('family-members.bin');
+    const file = this.familyMembers;
+    const starts = new Float64Array(ranges.length + 1);
+    ranges.forEach((range, r) => (starts[r + 1] = starts[r] + range.members));
+    const written = starts.slice(0, ranges.length);
+    const buffers = ranges.map(() => ({ pairs: new Int32Array(2 * DISTRIBUTE_PAIRS), used: 0 }));
+    const flush = (r: number) => {
+      const { pairs, used } = buffers[r];
+      if (written[r] + used / 2 > starts[r + 1]) throw changed(`set root in range ${r} (read again)`);
+      writeAll(file, new Uint8Array(pairs.buffer, 0, 4 * used), 8 * written[r]);
+      written[r] += used / 2;
+      buffers[r].used = 0;
+    };
+    const tos = Float64Array.from(ranges, (range) => range.to);
+    this.forEachWritten((n, root) => {
+      const r = rangeOf(tos, root);
+      const buffer = buffers[r];
+      buffer.pairs[buffer.used++] = n;
+      buffer.pairs[buffer.used++] = root;
+      if (buffer.used === buffer.pairs.length) flush(r);
+    });
+    ranges.forEach((_, r) => {
+      flush(r);
+      if (written[r] !== starts[r + 1]) throw changed(`set root in range ${r} (read again)`);
+    });
+    return (r) => (visit) => {
+      const pairs = new Int32Array(2 * ranges[r].members);
+      readAll(file, new Uint8Array(pairs.buffer), 8 * starts[r]);
+      for (let k = 0; k < pairs.length; k += 2) visit(pairs[k], this.checkedRoot(pairs[k + 1]));
+    };
+  }
+
   /** The families whose root is in [from, to), in the order of their first member: views of one flat array. */
-  private *familiesIn(from: number, to: number): Generator<Int32Array> {
+  private *familiesIn(from: number, to: number, members: (visit: Visit) => void): Generator<Int32Array> {
     const byRoot = new DocRows();
     let sizes = new Int32Array(byRoot.capacity);
     // Whether the family's root was met under itself: every root is a member of its own family.
@@ -207,7 +296,7 @@ export class SetsOnDisk {
       sizes = enlarged(sizes, length);
       rooted = enlarged(rooted, length);
     };
-    this.forEachWritten((n, root) => {
+    members((n, root) => {
       if (root < from || root >= to) return;
       const family = byRoot.rowOf(root); // (which may grow the arrays: taken first)
       sizes[family]++;
@@ -218,15 +307,15 @@ export class SetsOnDisk {
     const starts = new Int32Array(count + 1);
     for (let f = 0; f < count; f++) starts[f + 1] = starts[f] + sizes[f];
     const next = starts.slice(0, count);
-    const members = new Int32Array(starts[count]);
-    this.forEachWritten((n, root) => {
+    const placed = new Int32Array(starts[count]);
+    members((n, root) => {
       if (root < from || root >= to) return;
       const f = byRoot.find(root);
       if (f < 0 || next[f] >= starts[f + 1]) throw changed(`set root ${root} (read again)`);
-      members[next[f]++] = n;
+      placed[next[f]++] = n;
     });
     for (let f = 0; f < count; f++) if (next[f] !== starts[f + 1]) throw changed(`set root ${byRoot.numberAt(f)} (read again)`);
-    for (let f = 0; f < count; f++) yield members.subarray(starts[f], starts[f + 1]);
+    for (let f = 0; f < count; f++) yield placed.subarray(starts[f], starts[f + 1]);
   }
 
   /** The written documents with a best similarity above 0, ascending. */

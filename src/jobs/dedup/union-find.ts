@@ -149,6 +149,7 @@ export class UnionFind {
   /**
    * Every set of two or more members, by number (ascending), the sets in the order of their first member:
    * views of one flat array (4 bytes a member, 4 a set; the counting takes 12 bytes a row while it runs).
+   * Once rows were written, from the disk a range of roots at a time (SetsOnDisk.families).
    */
   families(): Families {
     // (Once rows were written, every row is written and let go first: the families come from the disk, a
@@ -193,7 +194,7 @@ export class UnionFind {
       // A document written to disk joins its set again under a row of its root, which stays the root (so
       // that a set's root is the same number before and after its rows are let go). The ranks begin again
       // after a write: they only keep the trees shallow, and which root a union keeps matters to no one (the
-      // roots are compared, never shown; the families are ordered by their members).
+      // roots are compared, never shown, and no result depends on the families' order).
       const root = this.spill?.disk.has(n) ? this.spill.disk.rootOf(n) : n;
       if (root !== n) {
         const top = this.root(this.rowOf(root));
