@@ -257,7 +257,7 @@ export class SetsOnDisk {
     this.familyMembers ??= this.folder.create('family-members.bin');
     const file = this.familyMembers;
     const starts = new Float64Array(ranges.length + 1);
-    ranges.forEach((range, r) => (starts[r + 1] = starts[r] + range.members));
+    for (let r = 0; r < ranges.length; r++) starts[r + 1] = starts[r] + ranges[r].members;
     const written = starts.slice(0, ranges.length);
     const buffers = ranges.map(() => ({ pairs: new Int32Array(2 * DISTRIBUTE_PAIRS), used: 0 }));
     const flush = (r: number) => {
