@@ -122,19 +122,22 @@ for (const { name, docs } of testCorpora(30, 30)) {
       const [roomy, tight] = [await annotatedIndex('dedup-members-roomy'), await annotatedIndex('dedup-members-tight')];
       const spillDir = mkdtempSync(path.join(tmp, 'spill-members-'));
       const common = { minSimilarity: THRESHOLD, canonical: 'oldest', dateField: 'date', maxCachedSignatures: Math.floor(docs.length / 2), spillDir } as const;
-      const all = await dedupIndex(ctx.client, { index: roomy, ...common, stateFile: stateOf(roomy) });
+      // The roomy run holds everything in memory (signatures, ids, rows, clusters, the ids written); the tight
+      // one spills its signatures and ids, writes its rows past 3 and keeps its clusters and ids written on disk.
+      const all = await dedupIndex(ctx.client, { index: roomy, ...common, maxCachedSignatures: 100_000, stateFile: stateOf(roomy) });
       const few = await dedupIndex(ctx.client, { index: tight, ...common, stateFile: stateOf(tight), maxCachedMembers: 3 });
       expect(all.clusters).toBeGreaterThan(0);
       expect([few.clusters, few.duplicates, few.verifiedPairs, few.candidatePairs, few.written, few.complete]).toEqual([all.clusters, all.duplicates, all.verifiedPairs, all.candidatePairs, all.written, true]);
       expect(await fieldsOf(tight)).toEqual(await fieldsOf(roomy));
       // Cluster fields planted on a document in no cluster: a full run again clears them (the clustered ids,
-      // on disk in the tight run, say it is not one of theirs) and keeps every other document's.
+      // on disk in the tight run, in memory in the roomy one, say it is not one of theirs) and keeps every
+      // other document's.
       const outside = [...(await fieldsOf(roomy))].find(([, source]) => !(source.near_dup as { cluster_id?: string } | undefined)?.cluster_id)?.[0];
       if (!outside) throw new Error('every document of the corpus is in a cluster: none to plant fields on');
       for (const target of [roomy, tight]) {
         await ctx.client.request('POST', `/${target}/_update/${encodeURIComponent(outside)}`, { doc: { near_dup: { cluster_id: 'planted', cluster_size: 9 } } }, { refresh: 'true' });
       }
-      const [allAgain, fewAgain] = [await dedupIndex(ctx.client, { index: roomy, ...common, stateFile: stateOf(roomy), full: true }), await dedupIndex(ctx.client, { index: tight, ...common, stateFile: stateOf(tight), full: true, maxCachedMembers: 3 })];
+      const [allAgain, fewAgain] = [await dedupIndex(ctx.client, { index: roomy, ...common, maxCachedSignatures: 100_000, stateFile: stateOf(roomy), full: true }), await dedupIndex(ctx.client, { index: tight, ...common, stateFile: stateOf(tight), full: true, maxCachedMembers: 3 })];
       expect([fewAgain.cleared, fewAgain.complete, allAgain.cleared]).toEqual([1, true, 1]);
       expect(await fieldsOf(tight)).toEqual(await fieldsOf(roomy));
       expect(readdirSync(spillDir)).toEqual([]);
