@@ -235,11 +235,11 @@ describe('the band pass, signatures in memory or spilled to disk', () => {
   it("an 'auto' spill keeps whole values when they fit the disk, 16 bits when only that fits, and refuses with both sizes and the way out when neither does", () => {
     const at = { expected: 100_000_000, width: 128, bandCount: 26, where: '/spill' };
     const gib = 1024 ** 3;
-    expect([spillBytes(1, 128, 26, 32), spillBytes(1, 128, 26, 16)]).toEqual([624 + 104 + 96, 368 + 104 + 96]);
-    expect(chooseValueBits({ ...at, free: 80 * gib })).toBe(32);
-    expect(chooseValueBits({ ...at, free: 60 * gib })).toBe(16);
+    expect([spillBytes(1, 128, 26, 32), spillBytes(1, 128, 26, 16)]).toEqual([624 + 104 + 140, 368 + 104 + 140]);
+    expect(chooseValueBits({ ...at, free: 85 * gib })).toBe(32);
+    expect(chooseValueBits({ ...at, free: 64 * gib })).toBe(16);
     expect(chooseValueBits({ ...at, expected: 0, free: 0 })).toBe(32);
-    expect(() => chooseValueBits({ ...at, free: 40 * gib })).toThrow(/100,000,000 signatures to \/spill: 52\.9 GB at least \(76\.7 GB with whole values\), and 40\.0 GB is free there; give limits.spillDir on a disk with room, or raise limits.maxCachedSignatures/);
+    expect(() => chooseValueBits({ ...at, free: 40 * gib })).toThrow(/100,000,000 signatures to \/spill: 57\.0 GB at least \(80\.8 GB with whole values\), and 40\.0 GB is free there; give limits.spillDir on a disk with room, or raise limits.maxCachedSignatures/);
   });
 
   it('the spill: its own folder (a planted file is not followed), signatures read back exactly, the folder gone when closed', async () => {
