@@ -226,6 +226,7 @@ async function child() {
       largestFamily: cut.largestFamily,
       clusters: cut.clusters.length,
       duplicates: cut.clusters.memberCount - cut.clusters.length,
+      alone: cut.alone.length,
       digest: digest.digest('hex'),
       bestDigest: best.digest('hex'),
       outcomeFile,

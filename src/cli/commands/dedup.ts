@@ -105,7 +105,7 @@ export const dedupCommand: CommandModule<object, DedupArgs> = {
       .option('max-cached-members', advanced({
         type: 'number',
         default: DEDUP_DEFAULTS.maxCachedMembers,
-        describe: 'documents with a near-duplicate whose clusters and best matches are held in memory once the signatures are spilled (about 30 bytes each, 12 more while they are written); past this many they are written to --spill-dir by document number (16 bytes a document of the index) and read back when met again, with the same clusters',
+        describe: 'documents with a near-duplicate whose clusters and best matches are held in memory once the signatures are spilled (about 30 bytes each, 12 more while they are written); past this many they are written to --spill-dir by document number (16 bytes a document of the index) and read back when met again, with the same clusters; the clusters are then cut from about this many members at a time',
       }))
       .option('spill-dir', advanced({ type: 'string', describe: 'where signatures are spilled past --max-cached-signatures (default: the system temporary folder; needs about 0.75 KB a document)' }))
       .option('full', { type: 'boolean', default: false, describe: 'redo the whole index (a re-run revisits only what was annotated since the last run)' })
