@@ -1,7 +1,7 @@
 // The cut with its clusters' members and the ids it wrote on disk (a run that spills its ids): the same
 // clusters, in the same order, the same documents alone and the same answers about who was clustered as the
 // cut that keeps them in memory; and every value read back from those files checked.
-import { closeSync, mkdtempSync, openSync, readdirSync, readSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, mkdtempSync, openSync, readdirSync, readSync, rmSync, statSync, writeSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -111,6 +111,11 @@ describe('the cut with its clusters and ids on disk', () => {
     expect(list.top(20).map((c) => c.canonical)).toEqual(['x', 'e', 'g', 'y', 'z']);
     expect(list.top(20)).toEqual([...list].sort((a, b) => b.members.length - a.members.length || (a.canonical < b.canonical ? -1 : 1)));
     expect([list.largestSize, list.length, list.memberCount]).toEqual([3, 5, 11]);
+    // The largest size whatever order the sizes came in.
+    const other = new ClusterList(documents);
+    other.add({ id: 'x', canonical: 'x', members: ['c', 'd', 'x'], similarity: new Map([['x', 1]]), family: 'x' }, numberOf);
+    other.add({ id: 'z', canonical: 'z', members: ['b', 'z'], similarity: new Map([['z', 1]]), family: 'z' }, numberOf);
+    expect(other.largestSize).toBe(3);
     expect(new ClusterList(documents).top(20)).toEqual([]);
     expect(() => add('q', ['a', 'q'])).toThrow(/cluster member q has no number/);
     expect(() => list.add({ id: 'a', canonical: 'a', members: ['b', 'c'], similarity: new Map(), family: 'a' }, numberOf)).toThrow(/its canonical is not among its members/);
@@ -187,6 +192,10 @@ describe('the cut with its clusters and ids on disk', () => {
       refused(0, Uint8Array.of(1, 0, 0, 0), /cluster of 1 members at 0/);
       refused(0, Uint8Array.of(200, 0, 0, 0), /cluster of 200 members at 0/);
       refused(8, Uint8Array.of(50, 0, 0, 0), /do not match its check/);
+      // Another family, or another similarity, of the run: only the check finds them.
+      refused(8, Uint8Array.of(2, 0, 0, 0), /do not match its check/);
+      refused(16 + 12 + 8, new Uint8Array(Float64Array.of(0.875).buffer), /do not match its check/);
+      refused(16 + 4, Uint8Array.of(10, 0, 0, 0), /document number 10 it never wrote/);
       expect(log.at(0).numbers).toEqual(Int32Array.of(1, 2, 3));
     });
   });
@@ -210,6 +219,8 @@ describe('the clustered ids on disk (IdSetOnDisk)', () => {
         for (let k = 20_000; k < 40_000; k++) if (onDisk.has(`doc-${k}`) || onDisk.has(`Doc-${k - 20_000}`)) found++;
         expect(found).toBe(0);
         expect(() => onDisk.add('late')).toThrow(/after the first look-up/);
+        // The lists' file let go once sorted.
+        expect(statSync(path.join(folder.path, 'clustered-ids.bin')).size).toBe(0);
       });
     });
   }
@@ -245,6 +256,13 @@ describe('the clustered ids on disk (IdSetOnDisk)', () => {
       readSync(fd, top, 0, 1, 7);
       writeSync(fd, Uint8Array.of(top[0] ^ 0x80), 0, 1, 7);
       closeSync(fd);
+      expect(() => set.has('d1')).toThrow(/clustered ids' files dedup spilled were changed while it ran/);
+    });
+    await inFolder((folder) => {
+      const set = new IdSetOnDisk(folder, { listBlock: 4, page: 16 });
+      for (let k = 0; k < 5000; k++) set.add(`d${k}`);
+      // A block of the lists' file zeroed (hashes of list 0, were they written there).
+      damage(folder, 'clustered-ids.bin', 64, new Uint8Array(32));
       expect(() => set.has('d1')).toThrow(/clustered ids' files dedup spilled were changed while it ran/);
     });
   });

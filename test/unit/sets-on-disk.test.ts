@@ -1,7 +1,7 @@
 // The rows of the documents in a verified pair written to disk past a number and let go (sets-on-disk.ts):
 // the union-find and the verifier must answer exactly as the ones that keep every row, while memory holds
 // no more rows than the number given.
-import { closeSync, existsSync, mkdtempSync, openSync, readdirSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, mkdtempSync, openSync, readdirSync, rmSync, statSync, writeSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -86,6 +86,19 @@ describe('UnionFind with its rows written to disk', () => {
       expect(families).toEqual(familiesOf(kept));
       // A range of roots at a time, down to a root a range: the same families, each once.
       const disk = spilled.written!;
+      // With more than one range, the members are read from their range's part of a file, held to its check.
+      Array.from(disk.families(7));
+      const parts = path.join(folder.path, 'family-members.bin');
+      expect(statSync(parts).size).toBe(8 * disk.size);
+      const fd = openSync(parts, 'r+');
+      writeSync(fd, Int32Array.of(5000 + 3), 0, 4, 8 * 5);
+      closeSync(fd);
+      expect(() => Array.from(disk.families(7))).not.toThrow(); // (written again by the second pass)
+      const damaged = disk.families(7);
+      const again = openSync(parts, 'r+');
+      writeSync(again, new Uint8Array(Int32Array.of(5000 + 3).buffer), 0, 4, 8 * 5);
+      closeSync(again);
+      expect(() => Array.from(damaged)).toThrow(/family member in range 0 of its roots it never wrote: its folder was changed/);
       for (const maxMembers of [1, 7, 1000]) {
         const ranged = disk.families(maxMembers);
         expect(ranged.count).toBe(3000);

@@ -105,7 +105,7 @@ export class ClusterLog {
     record.setUint32(0, size, true);
     record.setUint32(4, cluster.canonicalAt, true);
     record.setInt32(8, cluster.family, true);
-    record.setUint32(12, checkOf(cluster.numbers, cluster.canonicalAt, cluster.family), true);
+    record.setUint32(12, checkOf(cluster), true);
     for (let k = 0; k < size; k++) {
       record.setInt32(HEADER_BYTES + 4 * k, cluster.numbers[k], true);
       record.setFloat64(HEADER_BYTES + 4 * size + 8 * k, cluster.similarities[k], true);
@@ -169,21 +169,24 @@ export class ClusterLog {
       if (!(numbers[k] >= 0 && numbers[k] < documents)) throw changed(`a document number ${numbers[k]} it never wrote`);
       if (!(similarities[k] >= 0 && similarities[k] <= 1)) throw changed(`a similarity ${similarities[k]} it never wrote`);
     }
-    if (canonicalAt >= size || similarities[canonicalAt] !== 1 || !(family >= 0 && family < documents) || view.getUint32(at + 12, true) !== checkOf(numbers, canonicalAt, family)) {
+    if (canonicalAt >= size || similarities[canonicalAt] !== 1 || !(family >= 0 && family < documents) || view.getUint32(at + 12, true) !== checkOf({ numbers, similarities, canonicalAt, family })) {
       throw changed(`a cluster at ${place} whose members do not match its check`);
     }
     return { place, canonicalAt, family, numbers, similarities };
   }
 }
 
-/** A check of a cluster's members, canonical and family (a multiply-rotate hash over them). */
-function checkOf(numbers: Int32Array, canonicalAt: number, family: number): number {
+/** A check of a cluster's members, their similarities, its canonical and family (a multiply-rotate hash over them). */
+function checkOf({ numbers, similarities, canonicalAt, family }: Omit<ClusterRecord, 'place'>): number {
+  const halves = new Uint32Array(Float64Array.from(similarities).buffer);
   let h = Math.imul(0x9e3779b9 ^ numbers.length, 0x85ebca6b) ^ canonicalAt;
-  for (let k = 0; k < numbers.length; k++) {
-    h = Math.imul(h ^ numbers[k], 0xcc9e2d51);
-    h = (h << 15) | (h >>> 17);
-  }
+  for (let k = 0; k < numbers.length; k++) h = step(step(step(h, numbers[k]), halves[2 * k]), halves[2 * k + 1]);
   return (Math.imul(h ^ family, 0x1b873593) ^ (h >>> 13)) >>> 0;
+}
+
+function step(h: number, value: number): number {
+  const x = Math.imul(h ^ value, 0xcc9e2d51);
+  return (x << 15) | (x >>> 17);
 }
 
 function changed(what: string): Error {

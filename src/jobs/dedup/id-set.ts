@@ -43,32 +43,33 @@ export class IdSet {
 const LISTS = 256;
 /** Hashes a list gathers before they are written out as one of its blocks. */
 const LIST_BLOCK = 2048;
-/** Hashes of the sorted file read by a look-up (4 KB); the first of each page is kept in memory. */
-const PAGE = 512;
+/** Hashes of the sorted file read by a look-up (512 bytes); the first of each page, and its check, are kept in memory. */
+const PAGE = 64;
 
 /**
  * The same set with its hashes on disk, for a run that spills its ids: while ids are added, each hash goes
  * to one of 256 lists by its top byte, each written out a block at a time into clustered-ids.bin; at the
  * first look-up each list is read back, sorted and appended to clustered-ids-sorted.bin (the lists are
- * ranges of the hashes, so the file is sorted whole), with the first hash of each page of 512 kept in
+ * ranges of the hashes, so the file is sorted whole), with the first hash of each page of 64 kept in
  * memory with a check of the page. A look-up then reads one page. Memory: 4 MB of lists while adding, the
- * largest list while sorting, 1/42 byte a hash after. Every page read is held to its check (a damaged file
- * is said, never taken as "not clustered").
+ * largest list while sorting, 12 bytes a page of 64 hashes after (and 12 a block of the lists while they
+ * are kept). Every block and page read is held to its check (a damaged file is said, never taken as "not
+ * clustered").
  */
 export class IdSetOnDisk {
   private readonly listsFile: number;
   private readonly sortedFile: number;
   private lists?: BigUint64Array[];
   private readonly listed = new Int32Array(LISTS);
-  /** Each list's blocks written out: where each starts in the lists' file, in hashes. */
-  private readonly blocks: number[][] = Array.from({ length: LISTS }, () => []);
+  /** Each list's blocks written out: where each starts in the lists' file, in hashes, and its check. */
+  private readonly blocks: Array<Array<{ at: number; check: number }>> = Array.from({ length: LISTS }, () => []);
   /** Hashes in the lists' file. */
   private inListsFile = 0;
   private count = 0;
   /** The first hash of each page of the sorted file, and a check of each page. */
   private firsts?: BigUint64Array;
   private checks?: Uint32Array;
-  private readonly page: { at: number; hashes: BigUint64Array; halves: Uint32Array; length: number };
+  private readonly page: { at: number; hashes: BigUint64Array; length: number };
   private readonly listBlock: number;
   private readonly pageHashes: number;
 
@@ -80,7 +81,7 @@ export class IdSetOnDisk {
     this.pageHashes = sizes.page ?? PAGE;
     this.lists = Array.from({ length: LISTS }, () => new BigUint64Array(this.listBlock));
     const hashes = new BigUint64Array(this.pageHashes);
-    this.page = { at: -1, hashes, halves: new Uint32Array(hashes.buffer), length: 0 };
+    this.page = { at: -1, hashes, length: 0 };
   }
 
   get size(): number {
@@ -115,7 +116,7 @@ export class IdSetOnDisk {
 
   private writeBlock(b: number): void {
     writeAll(this.listsFile, bytesOf(this.lists![b]), this.inListsFile * 8);
-    this.blocks[b].push(this.inListsFile);
+    this.blocks[b].push({ at: this.inListsFile, check: checkOf(this.lists![b]) });
     this.inListsFile += this.listBlock;
     this.listed[b] = 0;
   }
@@ -147,14 +148,16 @@ export class IdSetOnDisk {
     return firsts;
   }
 
-  /** The b-th list's hashes: its blocks read back (each hash checked to be of this list), then those not written out. */
+  /** The b-th list's hashes: its blocks read back (each held to its check), then those not written out. */
   private listOf(b: number): BigUint64Array {
     const block = this.listBlock;
     const blocks = this.blocks[b];
     const hashes = new BigUint64Array(blocks.length * block + this.listed[b]);
-    for (let k = 0; k < blocks.length; k++) readAll(this.listsFile, bytesOf(hashes.subarray(k * block, (k + 1) * block)), blocks[k] * 8);
-    const halves = new Uint32Array(hashes.buffer);
-    for (let i = 0; i < blocks.length * block; i++) if (halves[2 * i + 1] >>> 24 !== b) throw changed();
+    for (let k = 0; k < blocks.length; k++) {
+      const read = hashes.subarray(k * block, (k + 1) * block);
+      readAll(this.listsFile, bytesOf(read), blocks[k].at * 8);
+      if (checkOf(read) !== blocks[k].check) throw changed();
+    }
     hashes.set(this.lists![b].subarray(0, this.listed[b]), blocks.length * block);
     return hashes;
   }
@@ -166,13 +169,19 @@ export class IdSetOnDisk {
       page.length = Math.min(this.pageHashes, this.count - k * this.pageHashes);
       readAll(this.sortedFile, bytesOf(page.hashes.subarray(0, page.length)), k * this.pageHashes * 8);
       page.at = -1;
-      let check = 0;
-      for (let i = 0; i < page.length; i++) check = folded(check, page.halves[2 * i], page.halves[2 * i + 1]);
-      if (check !== this.checks![k] || page.hashes[0] !== this.firsts![k]) throw changed();
+      if (checkOf(page.hashes.subarray(0, page.length)) !== this.checks![k] || page.hashes[0] !== this.firsts![k]) throw changed();
       page.at = k;
     }
     return page;
   }
+}
+
+/** A check of some hashes, in order. */
+function checkOf(hashes: BigUint64Array): number {
+  const halves = new Uint32Array(hashes.buffer, hashes.byteOffset, 2 * hashes.length);
+  let check = 0;
+  for (let i = 0; i < hashes.length; i++) check = folded(check, halves[2 * i], halves[2 * i + 1]);
+  return check;
 }
 
 /** A check folded over a hash's two halves. */

@@ -19,7 +19,7 @@ import { readAll, type SpillFolder, writeAll } from './spill-folder.js';
 const CHUNK_DOCS = 1 << 20;
 /** The roots are counted in at most about this many blocks, which the families' ranges are made of. */
 const ROOT_BLOCKS = 1 << 16;
-/** The families are read in at most about this many ranges of roots (each larger than asked, if need be). */
+/** The families are read in about this many ranges of roots at most (each larger than asked, if need be; up to twice as many, as ranges end at blocks). */
 const MAX_RANGES = 256;
 /** Documents and roots a range's buffer gathers before they are written to its part of the file. */
 const DISTRIBUTE_PAIRS = 4096;
@@ -31,6 +31,12 @@ interface RootRange {
   from: number;
   to: number;
   members: number;
+}
+
+/** A check folded over a document and its root. */
+function folded(check: number, n: number, root: number): number {
+  const h = Math.imul(Math.imul(check ^ n, 0x9e3779b1) ^ root, 0x85ebca6b);
+  return (h << 13) | (h >>> 19);
 }
 
 /** The range whose end is the first above `root` (ranges in order, `tos` their ends). */
@@ -193,11 +199,11 @@ export class SetsOnDisk {
 
   /**
    * The written documents' sets of two or more, each ascending, read a range of roots at a time so that at
-   * most about `maxMembers` members are held at once (a block of roots with more is taken alone; at most
-   * MAX_RANGES ranges, larger ones if need be): a pass over the roots' file counts them, and with more than
-   * one range a second pass copies each document and its root to its range's part of a file. The families
-   * come a range at a time, within a range in the order of their first member. Their count is checked as
-   * they are read (a file changed between the passes is said).
+   * most about `maxMembers` members are held at once (a block of roots with more is taken alone; about
+   * MAX_RANGES ranges at most, larger ones if need be): a pass over the roots' file counts them, and with
+   * more than one range a second pass copies each document and its root to its range's part of a file
+   * (held to a check kept in memory). The families come a range at a time, within a range in the order of
+   * their first member. Their count is checked as they are read (a file changed between the passes is said).
    */
   families(maxMembers = Number.POSITIVE_INFINITY): Families {
     const { ranges, count } = this.rootRanges(Math.max(maxMembers, Math.ceil(this.count / MAX_RANGES)));
@@ -268,21 +274,32 @@ export class SetsOnDisk {
       buffers[r].used = 0;
     };
     const tos = Float64Array.from(ranges, (range) => range.to);
+    // A check of each range's part, kept here: what is read back is what was written.
+    const checks = new Int32Array(ranges.length);
     this.forEachWritten((n, root) => {
       const r = rangeOf(tos, root);
       const buffer = buffers[r];
       buffer.pairs[buffer.used++] = n;
       buffer.pairs[buffer.used++] = root;
+      checks[r] = folded(checks[r], n, root);
       if (buffer.used === buffer.pairs.length) flush(r);
     });
     ranges.forEach((_, r) => {
       flush(r);
       if (written[r] !== starts[r + 1]) throw changed(`set root in range ${r} (read again)`);
     });
-    return (r) => (visit) => {
-      const pairs = new Int32Array(2 * ranges[r].members);
-      readAll(file, new Uint8Array(pairs.buffer), 8 * starts[r]);
-      for (let k = 0; k < pairs.length; k += 2) visit(pairs[k], this.checkedRoot(pairs[k + 1]));
+    return (r) => {
+      let pairs: Int32Array | undefined; // (read once, for the two passes of familiesIn)
+      return (visit) => {
+        if (!pairs) {
+          pairs = new Int32Array(2 * ranges[r].members);
+          readAll(file, new Uint8Array(pairs.buffer), 8 * starts[r]);
+          let check = 0;
+          for (let k = 0; k < pairs.length; k += 2) check = folded(check, pairs[k], pairs[k + 1]);
+          if (check !== checks[r]) throw changed(`family member in range ${r} of its roots`);
+        }
+        for (let k = 0; k < pairs.length; k += 2) visit(pairs[k], pairs[k + 1]);
+      };
     };
   }
 

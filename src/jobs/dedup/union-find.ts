@@ -147,9 +147,9 @@ export class UnionFind {
   }
 
   /**
-   * Every set of two or more members, by number (ascending), the sets in the order of their first member:
-   * views of one flat array (4 bytes a member, 4 a set; the counting takes 12 bytes a row while it runs).
-   * Once rows were written, from the disk a range of roots at a time (SetsOnDisk.families).
+   * Every set of two or more members, by number (ascending): from the rows, the sets in the order of their
+   * first member, views of one flat array (4 bytes a member, 4 a set; the counting takes 12 bytes a row while
+   * it runs); once rows were written, from the disk a range of roots at a time (SetsOnDisk.families).
    */
   families(): Families {
     // (Once rows were written, every row is written and let go first: the families come from the disk, a
