@@ -7,7 +7,7 @@
 // at a time) or one at its place. Every record read back is checked (a number the run has, a similarity in
 // [0, 1], the canonical's own similarity 1, the check of its members): a damaged or changed file is said,
 // never written into the index.
-import { readAll, type SpillFolder, writeAll } from './spill-folder.js';
+import { foldCheck, readAll, type SpillFolder, writeAll } from './spill-folder.js';
 
 /** A cluster as stored: its place (where its record starts), its members by number and their similarities. */
 export interface ClusterRecord {
@@ -180,14 +180,10 @@ export class ClusterLog {
 function checkOf({ numbers, similarities, canonicalAt, family }: Omit<ClusterRecord, 'place'>): number {
   const halves = new Uint32Array(Float64Array.from(similarities).buffer);
   let h = Math.imul(0x9e3779b9 ^ numbers.length, 0x85ebca6b) ^ canonicalAt;
-  for (let k = 0; k < numbers.length; k++) h = step(step(step(h, numbers[k]), halves[2 * k]), halves[2 * k + 1]);
+  for (let k = 0; k < numbers.length; k++) h = foldCheck(foldCheck(foldCheck(h, numbers[k]), halves[2 * k]), halves[2 * k + 1]);
   return (Math.imul(h ^ family, 0x1b873593) ^ (h >>> 13)) >>> 0;
 }
 
-function step(h: number, value: number): number {
-  const x = Math.imul(h ^ value, 0xcc9e2d51);
-  return (x << 15) | (x >>> 17);
-}
 
 function changed(what: string): Error {
   return new Error(`the clusters' file dedup spilled holds ${what}: its folder was changed while dedup ran; run dedup again`);

@@ -8,7 +8,7 @@
 // collide again in the next run: the hash has no seed, so that runs are alike).
 import { mixed } from './doc-numbers.js';
 import { ftruncateSync } from 'node:fs';
-import { readAll, type SpillFolder, writeAll } from './spill-folder.js';
+import { foldCheck, readAll, type SpillFolder, writeAll } from './spill-folder.js';
 
 export class IdSet {
   /** The hashes added (sorted once a lookup comes), 8 bytes each and up to half as many again of room. */
@@ -136,7 +136,7 @@ export class IdSetOnDisk {
       const halves = new Uint32Array(hashes.buffer);
       for (let i = 0; i < hashes.length; i++) {
         const k = Math.floor((placed + i) / every);
-        checks[k] = folded(checks[k], halves[2 * i], halves[2 * i + 1]);
+        checks[k] = foldCheck(foldCheck(checks[k], halves[2 * i]), halves[2 * i + 1]);
       }
       writeAll(this.sortedFile, bytesOf(hashes), placed * 8);
       placed += hashes.length;
@@ -180,14 +180,8 @@ export class IdSetOnDisk {
 function checkOf(hashes: BigUint64Array): number {
   const halves = new Uint32Array(hashes.buffer, hashes.byteOffset, 2 * hashes.length);
   let check = 0;
-  for (let i = 0; i < hashes.length; i++) check = folded(check, halves[2 * i], halves[2 * i + 1]);
+  for (let i = 0; i < hashes.length; i++) check = foldCheck(foldCheck(check, halves[2 * i]), halves[2 * i + 1]);
   return check;
-}
-
-/** A check folded over a hash's two halves. */
-function folded(check: number, low: number, high: number): number {
-  const h = Math.imul(check ^ low, 0x9e3779b1) + high;
-  return ((h << 13) | (h >>> 19)) >>> 0;
 }
 
 function changed(): Error {

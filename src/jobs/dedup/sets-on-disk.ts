@@ -13,7 +13,7 @@ import { ftruncateSync } from 'node:fs';
 import { DocRows } from './doc-rows.js';
 import { enlarged } from './doc-numbers.js';
 import { SlotBits } from './records-sweep.js';
-import { readAll, type SpillFolder, writeAll } from './spill-folder.js';
+import { foldCheck, readAll, type SpillFolder, writeAll } from './spill-folder.js';
 
 /** Documents read or written at once in a pass over the files. */
 const CHUNK_DOCS = 1 << 20;
@@ -31,12 +31,6 @@ interface RootRange {
   from: number;
   to: number;
   members: number;
-}
-
-/** A check folded over a document and its root. */
-function folded(check: number, n: number, root: number): number {
-  const h = Math.imul(Math.imul(check ^ n, 0x9e3779b1) ^ root, 0x85ebca6b);
-  return (h << 13) | (h >>> 19);
 }
 
 /** The range whose end is the first above `root` (ranges in order, `tos` their ends). */
@@ -275,13 +269,13 @@ export class SetsOnDisk {
     };
     const tos = Float64Array.from(ranges, (range) => range.to);
     // A check of each range's part, kept here: what is read back is what was written.
-    const checks = new Int32Array(ranges.length);
+    const checks = new Uint32Array(ranges.length);
     this.forEachWritten((n, root) => {
       const r = rangeOf(tos, root);
       const buffer = buffers[r];
       buffer.pairs[buffer.used++] = n;
       buffer.pairs[buffer.used++] = root;
-      checks[r] = folded(checks[r], n, root);
+      checks[r] = foldCheck(foldCheck(checks[r], n), root);
       if (buffer.used === buffer.pairs.length) flush(r);
     });
     ranges.forEach((_, r) => {
@@ -295,7 +289,7 @@ export class SetsOnDisk {
           pairs = new Int32Array(2 * ranges[r].members);
           readAll(file, new Uint8Array(pairs.buffer), 8 * starts[r]);
           let check = 0;
-          for (let k = 0; k < pairs.length; k += 2) check = folded(check, pairs[k], pairs[k + 1]);
+          for (let k = 0; k < pairs.length; k += 2) check = foldCheck(foldCheck(check, pairs[k]), pairs[k + 1]);
           if (check !== checks[r]) throw changed(`family member in range ${r} of its roots`);
         }
         for (let k = 0; k < pairs.length; k += 2) visit(pairs[k], pairs[k + 1]);

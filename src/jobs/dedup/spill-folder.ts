@@ -46,6 +46,15 @@ export function readAll(fd: number, into: Uint8Array, position: number): void {
   }
 }
 
+/**
+ * One step of the checks dedup keeps in memory of what it spilled (a multiply-rotate hash folded over 32-bit
+ * values), so that a value read back that it did not write is found: `check` so far, the next value in.
+ */
+export function foldCheck(check: number, value: number): number {
+  const h = Math.imul(check ^ value, 0xcc9e2d51);
+  return ((h << 15) | (h >>> 17)) >>> 0;
+}
+
 /** Bytes free for this user on the file system of `folder`. */
 export function freeBytes(folder: string): number {
   const stats = statfsSync(folder);
