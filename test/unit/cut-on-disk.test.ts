@@ -1,30 +1,20 @@
 // The cut with its clusters' members and the ids it wrote on disk (a run that spills its ids): the same
 // clusters, in the same order, the same documents alone and the same answers about who was clustered as the
 // cut that keeps them in memory; and every value read back from those files checked.
-import { closeSync, mkdtempSync, openSync, readdirSync, readSync, rmSync, statSync, writeSync } from 'node:fs';
-import os from 'node:os';
+import { closeSync, openSync, readdirSync, readSync, statSync, writeSync } from 'node:fs';
 import path from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { type CutSettings, cutFamilies } from '../../src/jobs/dedup/cluster-cut.js';
 import { ClusterList } from '../../src/jobs/dedup/cluster-list.js';
 import { BytesInMemory, BytesOnDisk, ClusterLog } from '../../src/jobs/dedup/cluster-members.js';
 import { DocNumbers } from '../../src/jobs/dedup/doc-numbers.js';
 import { IdSet, IdSetOnDisk } from '../../src/jobs/dedup/id-set.js';
-import { SpillFolder } from '../../src/jobs/dedup/spill-folder.js';
+import type { SpillFolder } from '../../src/jobs/dedup/spill-folder.js';
 import type { StoredSignature } from '../../src/jobs/dedup/signature-store.js';
 import { seededRandom } from '../support/corpus.js';
+import { spillFolders } from '../support/spill-folders.js';
 
-const scratch = mkdtempSync(path.join(os.tmpdir(), 'nd-cut-'));
-afterAll(() => rmSync(scratch, { recursive: true, force: true }));
-
-async function inFolder<T>(test: (folder: SpillFolder) => T | Promise<T>): Promise<T> {
-  const folder = new SpillFolder(scratch);
-  try {
-    return await test(folder);
-  } finally {
-    folder.remove();
-  }
-}
+const { inFolder } = spillFolders('nd-cut-');
 
 function damage(folder: SpillFolder, file: string, at: number, bytes: Uint8Array): void {
   const fd = openSync(path.join(folder.path, file), 'r+');

@@ -1,32 +1,20 @@
 // The rows of the documents in a verified pair written to disk past a number and let go (sets-on-disk.ts):
 // the union-find and the verifier must answer exactly as the ones that keep every row, while memory holds
 // no more rows than the number given.
-import { closeSync, existsSync, mkdtempSync, openSync, readdirSync, rmSync, statSync, writeSync } from 'node:fs';
-import os from 'node:os';
+import { closeSync, existsSync, openSync, readdirSync, statSync, writeSync } from 'node:fs';
 import path from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { verifyBands } from '../../src/jobs/dedup/band-pass.js';
 import { DocNumbers } from '../../src/jobs/dedup/doc-numbers.js';
 import { PairVerifier, type VerifiedPair } from '../../src/jobs/dedup/pair-verifier.js';
 import { SetsOnDisk } from '../../src/jobs/dedup/sets-on-disk.js';
 import { SignatureSpill } from '../../src/jobs/dedup/signature-spill.js';
-import { SpillFolder } from '../../src/jobs/dedup/spill-folder.js';
 import { UnionFind } from '../../src/jobs/dedup/union-find.js';
 import { seededRandom } from '../support/corpus.js';
+import { spillFolders } from '../support/spill-folders.js';
 import { corpus, memoryPass, outcomeOf, WIDTH } from '../support/dedup-corpus.js';
 
-const scratch = mkdtempSync(path.join(os.tmpdir(), 'nd-sets-'));
-afterAll(() => rmSync(scratch, { recursive: true, force: true }));
-
-/** Runs `test` with a spill folder of its own, removed after. */
-async function inFolder<T>(test: (folder: SpillFolder) => T | Promise<T>): Promise<T> {
-  const folder = new SpillFolder(scratch);
-  try {
-    return await test(folder);
-  } finally {
-    folder.remove();
-  }
-}
+const { scratch, inFolder } = spillFolders('nd-sets-');
 
 /** The families, each ascending, in the order of their first member (from the disk they come a range of roots at a time). */
 const familiesOf = (uf: UnionFind) => Array.from(uf.families(), (family) => Array.from(family)).sort((a, b) => a[0] - b[0]);
