@@ -8,10 +8,12 @@ import os from 'node:os';
 import path from 'node:path';
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
-import { type BandRange, forEachPlace, gatherBand, gatherBands, membersOf, planRanges } from '../../src/jobs/dedup/band-gather.js';
+import { type GatherTask, gatherBands } from '../../src/jobs/dedup/band-gather.js';
+import { MembersFileWriter, MembersOnDisk } from '../../src/jobs/dedup/band-members-file.js';
 import { bandSets, verifyBandOf, verifyBands } from '../../src/jobs/dedup/band-pass.js';
+import { type BandMembersAt, MembersInMemory, membersOf, planRanges, windowCheck } from '../../src/jobs/dedup/band-ranges.js';
 import sortBands from '../../src/jobs/dedup/band-sort-worker.js';
-import { bandBuckets, membersOnly } from '../../src/jobs/dedup/band-sort.js';
+import { bandBuckets, bandMembers, type BandSource } from '../../src/jobs/dedup/band-sort.js';
 import type { SortedBand } from '../../src/jobs/dedup/band-sorter.js';
 import { BucketChecker } from '../../src/jobs/dedup/bucket-checker.js';
 import { DocNumbers } from '../../src/jobs/dedup/doc-numbers.js';
@@ -41,7 +43,34 @@ function inFolder(name: string, test: (folder: string) => void): void {
   }
 }
 
-const rangeFiles = (folder: string) => readdirSync(folder).filter((name) => name.includes('range'));
+/** The files a band's sort and gather leave in a folder (its members and buckets, its ranges). */
+const rangeFiles = (folder: string) => readdirSync(folder).filter((name) => /-range-|-members|-buckets/.test(name));
+
+/** The hashes of a band, as its sort reads them. */
+const sourceOf = (hashes: Int32Array): BandSource => (visit) => visit(new Uint32Array(hashes.buffer, hashes.byteOffset, hashes.length));
+
+/**
+ * A band of these hashes sorted as dedup sorts it, its ranges of `target` members: its members in memory, or
+ * written to its two files in `folder` (as the sorting worker writes them); its large keys (of more than `bucketChunk`).
+ */
+function sortedMembers(hashes: Int32Array | BandSource, n: number, target: number, settings: { folder?: string; band?: number; bucketChunk?: number } = {}): { members: BandMembersAt; largeKeys: Int32Array } {
+  const source = typeof hashes === 'function' ? hashes : sourceOf(hashes);
+  const scratch = { keys: new Uint32Array(0), order: new Uint32Array(0) };
+  const bucketChunk = settings.bucketChunk ?? n + 1;
+  if (!settings.folder) {
+    const members = new MembersInMemory(target);
+    return { members, largeKeys: bandMembers(source, n, { bucketChunk, sink: members, scratch }) };
+  }
+  const band = settings.band ?? 0;
+  const files = { order: path.join(settings.folder, `band-${band}-members.bin`), runs: path.join(settings.folder, `band-${band}-buckets.bin`) };
+  const writer = new MembersFileWriter(files, target);
+  const largeKeys = bandMembers(source, n, { bucketChunk, sink: writer, scratch });
+  const { ranges, members } = writer.close();
+  return { members: new MembersOnDisk(files, ranges, members), largeKeys };
+}
+
+/** One band gathered alone: whether it was. */
+const gatherBand = (task: GatherTask, members: BandMembersAt): boolean => gatherBands([{ task, members }])[0];
 
 interface Gathered {
   rangeMembers: number;
@@ -66,49 +95,118 @@ async function gatheredPass(docs: Doc[], bucketChunk: number, way: Gathered): Pr
   return outcomeOf(verifier, pairs, docs);
 }
 
-/** Runs as flat [start, end, ...]: sorted, apart, each of 2 or more, from sizes and gaps. */
-function runsFrom(parts: Array<{ gap: number; size: number }>): Uint32Array {
+/** Runs as flat [start, end, ...], one after the other from 0, of these sizes. */
+function runsFrom(sizes: number[]): Uint32Array {
   const runs: number[] = [];
   let at = 0;
-  for (const { gap, size } of parts) {
-    at += gap;
+  for (const size of sizes) {
     runs.push(at, at + size);
     at += size;
   }
   return Uint32Array.from(runs);
 }
 
-describe('planRanges', () => {
-  it('covers every place of every run once, in order; packs whole runs up to the size; cuts only a larger run, into consecutive parts of the size', () => {
+describe('the ranges of a band (band-ranges.ts)', () => {
+  it('cover every member once, in order; pack whole buckets up to the size; cut only a larger bucket, into consecutive parts of the size', () => {
     fc.assert(
-      fc.property(fc.array(fc.record({ gap: fc.nat(3), size: fc.integer({ min: 2, max: 20 }) }), { maxLength: 40 }), fc.integer({ min: 1, max: 25 }), (parts, target) => {
-        const runs = runsFrom(parts);
+      fc.property(fc.array(fc.integer({ min: 2, max: 20 }), { maxLength: 40 }), fc.integer({ min: 1, max: 25 }), (sizes, target) => {
+        const runs = runsFrom(sizes);
         const ranges = planRanges(runs, target);
-        const places: number[] = [];
+        let at = 0;
         for (const range of ranges) {
-          const before = places.length;
-          forEachPlace(range, runs, (p) => places.push(p));
-          expect(places.length - before).toBe(range.members);
+          expect(range.from).toBe(at);
+          expect(range.members).toBe(range.to - range.from);
           expect(range.members).toBeGreaterThan(0);
           expect(range.members).toBeLessThanOrEqual(target);
           const sizeOf = (r: number) => runs[2 * r + 1] - runs[2 * r];
-          if (range.toRun - range.fromRun > 1 || sizeOf(range.fromRun) <= target) {
+          if (range.cutEnd === undefined) {
             // Whole runs: from the first's start to the last's end.
             expect([range.from, range.to]).toEqual([runs[2 * range.fromRun], runs[2 * range.toRun - 1]]);
+            for (let r = range.fromRun; r < range.toRun; r++) expect(sizeOf(r)).toBeLessThanOrEqual(target);
           } else {
             expect(range.toRun - range.fromRun).toBe(1);
+            expect(sizeOf(range.fromRun)).toBeGreaterThan(target);
+            expect(range.cutEnd).toBe(runs[2 * range.fromRun + 1]);
             expect((range.from - runs[2 * range.fromRun]) % target).toBe(0);
           }
+          at = range.to;
         }
-        const expected: number[] = [];
-        for (let r = 0; r < runs.length; r += 2) for (let p = runs[r]; p < runs[r + 1]; p++) expected.push(p);
-        expect(places).toEqual(expected);
-        expect(membersOf(ranges)).toBe(expected.length);
+        expect(at).toBe(runs.length > 0 ? runs[runs.length - 1] : 0);
+        expect(membersOf(ranges)).toBe(at);
         // Consecutive ranges never share a run unless it is one cut into parts.
         for (let k = 1; k < ranges.length; k++) if (ranges[k].fromRun < ranges[k - 1].toRun) expect(ranges[k].fromRun).toBe(ranges[k - 1].fromRun);
       }),
       { numRuns: 300 },
     );
+    expect(() => planRanges(Uint32Array.from([0, 2, 3, 5]), 4)).toThrow(/bucket 1/);
+  });
+
+  it('a window in memory and one read back from the files are the same, and its check is the one planned (any band, any range size)', () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 1, max: 300 }).chain((n) => fc.tuple(fc.array(fc.integer({ min: 0, max: Math.max(1, n >> 2) }), { minLength: n, maxLength: n }), fc.integer({ min: 1, max: n + 2 }))),
+        ([keys, target]) =>
+          inFolder('window', (folder) => {
+            const hashes = Int32Array.from(keys);
+            const inMemory = sortedMembers(hashes, hashes.length, target, { bucketChunk: 3 });
+            const onDisk = sortedMembers(hashes, hashes.length, target, { folder, bucketChunk: 3 });
+            expect(onDisk.largeKeys).toEqual(inMemory.largeKeys);
+            expect(onDisk.members.ranges.map(({ check: _, ...range }) => range)).toEqual(inMemory.members.ranges);
+            const sorted = bandBuckets(hashes);
+            const expected: number[] = [];
+            for (let r = 0; r < sorted.runs.length; r += 2) expected.push(...sorted.order.subarray(sorted.runs[r], sorted.runs[r + 1]));
+            const got: number[] = [];
+            for (const range of onDisk.members.ranges) {
+              const window = onDisk.members.window(range);
+              expect(window).toEqual(inMemory.members.window(range));
+              expect(windowCheck(window)).toBe(range.check);
+              got.push(...window.order);
+            }
+            expect(got).toEqual(expected);
+            onDisk.members.remove();
+            expect(readdirSync(folder)).toEqual([]);
+          }),
+      ),
+      { numRuns: 150 },
+    );
+  });
+
+  it('a window whose files were changed, zeroed or cut short is said, never verified', () => {
+    inFolder('damaged', (folder) => {
+      const hashes = Int32Array.from({ length: 200 }, (_, s) => s % 40); // forty buckets of 5
+      const { members } = sortedMembers(hashes, 200, 20, { folder });
+      const file = (name: string) => path.join(folder, `band-0-${name}.bin`);
+      const original = { members: readFileSync(file('members')), buckets: readFileSync(file('buckets')) };
+      const damages: Array<[string, (bytes: Buffer) => void]> = [
+        ['members', (bytes) => bytes.writeUInt32LE(bytes.readUInt32LE(4 * 25) + 1, 4 * 25)], // another slot, of the run
+        ['members', (bytes) => bytes.fill(0, 4 * 20, 4 * 40)],
+        ['buckets', (bytes) => bytes.writeUInt32LE(bytes.readUInt32LE(8 * 5 + 4) - 1, 8 * 5 + 4)], // a bucket one shorter
+        ['buckets', (bytes) => bytes.fill(0, 8 * 4, 8 * 8)],
+      ];
+      for (const [name, damage] of damages) {
+        const bytes = Buffer.from(original[name as 'members' | 'buckets']);
+        damage(bytes);
+        writeFileSync(file(name), bytes);
+        const reader = new MembersOnDisk({ order: file('members'), runs: file('buckets') }, members.ranges, members.members);
+        expect(() => members.ranges.map((range) => reader.window(range))).toThrow(/not those written/);
+        writeFileSync(file(name), original[name as 'members' | 'buckets']);
+      }
+      truncateSync(file('members'), 4 * 150);
+      expect(() => members.ranges.map((range) => members.window(range))).toThrow(/ended early/);
+      members.remove();
+      expect(readdirSync(folder)).toEqual([]);
+    });
+  });
+
+  it('a file planted under the name of a band\'s buckets is refused, and the members file made beside it removed', () => {
+    inFolder('planted', (folder) => {
+      writeFileSync(path.join(folder, 'band-0-buckets.bin'), 'planted');
+      const open = readdirSync('/proc/self/fd').length;
+      expect(() => sortedMembers(Int32Array.from({ length: 40 }, (_, s) => s >> 2), 40, 8, { folder })).toThrow(/EEXIST/);
+      expect(readdirSync('/proc/self/fd').length).toBe(open);
+      expect(readdirSync(folder)).toEqual(['band-0-buckets.bin']);
+      expect(readFileSync(path.join(folder, 'band-0-buckets.bin'), 'utf8')).toBe('planted');
+    });
   });
 });
 
@@ -125,12 +223,10 @@ function plantRecords(folder: string, documents: number, layout: RecordLayout): 
 }
 
 /** Checks that each range file holds its members' records once, in slot order, and that the ranges hold every member once. */
-function expectRangeFiles(ranges: readonly BandRange[], order: Uint32Array, runs: Uint32Array, all: Buffer, bytes: number): void {
+function expectRangeFiles(members: BandMembersAt, all: Buffer, bytes: number): void {
   const seen = new Set<number>();
-  for (const range of ranges) {
-    const slots: number[] = [];
-    forEachPlace(range, runs, (p) => slots.push(order[p]));
-    slots.sort((a, b) => a - b);
+  for (const range of members.ranges) {
+    const slots = Array.from(members.window(range).order).sort((a, b) => a - b);
     for (const slot of slots) {
       expect(seen.has(slot)).toBe(false);
       seen.add(slot);
@@ -140,25 +236,21 @@ function expectRangeFiles(ranges: readonly BandRange[], order: Uint32Array, runs
     expect(got.length).toBe(expected.length);
     expect(got.equals(expected)).toBe(true);
   }
-  let members = 0;
-  for (let r = 0; r < runs.length; r += 2) members += runs[r + 1] - runs[r];
-  expect(seen.size).toBe(members);
+  expect(seen.size).toBe(members.members);
 }
 
-/** gatherBand on a band of these hashes over a planted records file, with the whole order (sorted here) or the members only (sorted on the worker). */
-function gatherCase(hashes: Int32Array, layout: RecordLayout, rangeMembers: number, membersOnlyOrder: boolean): void {
+/** A band of these hashes gathered over a planted records file, its members in memory or on the disk (as the sorting worker keeps them). */
+function gatherCase(hashes: Int32Array, layout: RecordLayout, rangeMembers: number, onDisk: boolean): void {
   inFolder('case', (folder) => {
     const all = plantRecords(folder, hashes.length, layout);
-    const sorted = bandBuckets(hashes);
-    const { order, runs } = membersOnlyOrder ? membersOnly(sorted.order, sorted.runs, new Uint32Array(hashes.length)) : sorted;
-    const ranges = gatherBand({ records: path.join(folder, 'records.bin'), layout, documents: hashes.length, band: 3, rangeMembers }, order, runs);
-    expect(ranges).toBeDefined();
-    expectRangeFiles(ranges as BandRange[], order, runs, all, recordBytes(layout));
-    expect(readdirSync(folder).length).toBe(1 + (ranges as BandRange[]).length);
+    const { members } = sortedMembers(hashes, hashes.length, rangeMembers, onDisk ? { folder, band: 3 } : {});
+    expect(gatherBand({ records: path.join(folder, 'records.bin'), layout, documents: hashes.length, band: 3, rangeMembers }, members)).toBe(members.members > 0);
+    if (members.members > 0) expectRangeFiles(members, all, recordBytes(layout));
+    expect(readdirSync(folder).length).toBe(1 + members.ranges.length + (onDisk ? 2 : 0));
   });
 }
 
-describe('gatherBand', () => {
+describe('gatherBands, one band', () => {
   const small: RecordLayout = { width: 2, bandCount: 1, valueBits: 32 };
 
   it('writes each member record once into its range file, in slot order (any band, any range size, documents around multiples of 32)', () => {
@@ -166,7 +258,7 @@ describe('gatherBand', () => {
     fc.assert(
       fc.property(
         documents.chain((n) => fc.tuple(fc.array(fc.integer({ min: 0, max: Math.max(1, n >> 2) }), { minLength: n, maxLength: n }), fc.integer({ min: 1, max: n + 2 }), fc.boolean())),
-        ([keys, rangeMembers, onlyMembers]) => gatherCase(Int32Array.from(keys), small, rangeMembers, onlyMembers),
+        ([keys, rangeMembers, onDisk]) => gatherCase(Int32Array.from(keys), small, rangeMembers, onDisk),
       ),
       { numRuns: 150 },
     );
@@ -178,7 +270,7 @@ describe('gatherBand', () => {
       const hashes = Int32Array.from({ length: n }, (_, s) => 1000 + s);
       hashes[n - 1] = hashes[n - 2] = 7;
       if (n > 32) hashes[31] = hashes[0] = -1;
-      for (const rangeMembers of [1, 2, 3]) for (const onlyMembers of [false, true]) gatherCase(hashes, small, rangeMembers, onlyMembers);
+      for (const rangeMembers of [1, 2, 3]) for (const onDisk of [false, true]) gatherCase(hashes, small, rangeMembers, onDisk);
     }
   });
 
@@ -199,8 +291,9 @@ describe('gatherBand', () => {
   it('a band with no bucket: no range, no file', () => {
     inFolder('case', (folder) => {
       plantRecords(folder, 40, small);
-      const sorted = bandBuckets(Int32Array.from({ length: 40 }, (_, s) => s));
-      expect(gatherBand({ records: path.join(folder, 'records.bin'), layout: small, documents: 40, band: 0, rangeMembers: 2 }, sorted.order, sorted.runs)).toEqual([]);
+      const { members } = sortedMembers(Int32Array.from({ length: 40 }, (_, s) => s), 40, 2);
+      expect(gatherBand({ records: path.join(folder, 'records.bin'), layout: small, documents: 40, band: 0, rangeMembers: 2 }, members)).toBe(false);
+      expect(members.ranges).toEqual([]);
       expect(readdirSync(folder)).toEqual(['records.bin']);
     });
   });
@@ -209,12 +302,13 @@ describe('gatherBand', () => {
     inFolder('case', (folder) => {
       plantRecords(folder, 40, small);
       writeFileSync(path.join(folder, 'band-0-range-2.bin'), 'planted');
-      const sorted = bandBuckets(Int32Array.from({ length: 40 }, (_, s) => s >> 2)); // ten buckets of 4
+      const { members } = sortedMembers(Int32Array.from({ length: 40 }, (_, s) => s >> 2), 40, 4); // ten buckets of 4
       const open = readdirSync('/proc/self/fd').length;
-      expect(() => gatherBand({ records: path.join(folder, 'records.bin'), layout: small, documents: 40, band: 0, rangeMembers: 4 }, sorted.order, sorted.runs)).toThrow(/EEXIST/);
+      expect(() => gatherBand({ records: path.join(folder, 'records.bin'), layout: small, documents: 40, band: 0, rangeMembers: 4 }, members)).toThrow(/EEXIST/);
       expect(readdirSync('/proc/self/fd').length).toBe(open);
       expect(readdirSync(folder).sort()).toEqual(['band-0-range-2.bin', 'records.bin']);
       expect(readFileSync(path.join(folder, 'band-0-range-2.bin'), 'utf8')).toBe('planted');
+      expect(members.ranges.some((range) => range.file)).toBe(false);
     });
   });
 
@@ -222,9 +316,9 @@ describe('gatherBand', () => {
     inFolder('case', (folder) => {
       plantRecords(folder, 40, small);
       truncateSync(path.join(folder, 'records.bin'), 20 * recordBytes(small));
-      const sorted = bandBuckets(Int32Array.from({ length: 40 }, (_, s) => s % 10));
+      const { members } = sortedMembers(Int32Array.from({ length: 40 }, (_, s) => s % 10), 40, 4);
       const open = readdirSync('/proc/self/fd').length;
-      expect(() => gatherBand({ records: path.join(folder, 'records.bin'), layout: small, documents: 40, band: 0, rangeMembers: 4 }, sorted.order, sorted.runs)).toThrow(/ended early/);
+      expect(() => gatherBand({ records: path.join(folder, 'records.bin'), layout: small, documents: 40, band: 0, rangeMembers: 4 }, members)).toThrow(/ended early/);
       expect(readdirSync('/proc/self/fd').length).toBe(open);
       expect(readdirSync(folder)).toEqual(['records.bin']);
     });
@@ -234,23 +328,23 @@ describe('gatherBand', () => {
 describe('gatherBands (several bands a pass over the records)', () => {
   const small: RecordLayout = { width: 2, bandCount: 1, valueBits: 32 };
 
-  /** Bands of these hashes gathered in one pass, against each gathered alone; `skip`: bands given no task. */
+  /** Bands of these hashes gathered in one pass, each into its own ranges; `skip`: bands given no task. */
   function severalCase(bands: Int32Array[], rangeMembers: number, skip: ReadonlySet<number> = new Set()): void {
     inFolder('several', (folder) => {
       const documents = bands[0].length;
       const all = plantRecords(folder, documents, small);
       const records = path.join(folder, 'records.bin');
-      const sorted = bands.map((hashes) => membersOnly(bandBuckets(hashes).order, bandBuckets(hashes).runs, new Uint32Array(documents)));
-      const given = sorted.flatMap(({ order, runs }, band) => (skip.has(band) ? [] : [{ task: { records, layout: small, documents, band, rangeMembers }, order, runs }]));
+      const sorted = bands.map((hashes) => sortedMembers(hashes, documents, rangeMembers).members);
+      const given = sorted.flatMap((members, band) => (skip.has(band) ? [] : [{ task: { records, layout: small, documents, band, rangeMembers }, members }]));
       const got = gatherBands(given);
-      expect(got.length).toBe(given.length);
+      expect(got).toEqual(given.map(({ members }) => members.members > 0));
       let files = 1;
-      given.forEach(({ order, runs }, k) => {
-        expect(got[k]).toBeDefined();
-        expectRangeFiles(got[k] as BandRange[], order, runs, all, recordBytes(small));
-        files += (got[k] as BandRange[]).length;
-        expect(got[k]).toEqual(planRanges(runs, rangeMembers).map((range, i) => ({ ...range, file: path.join(folder, `band-${given[k].task.band}-range-${i}.bin`) })));
+      given.forEach(({ members, task }) => {
+        if (members.members > 0) expectRangeFiles(members, all, recordBytes(small));
+        files += members.ranges.length;
+        expect(members.ranges.map((range) => range.file)).toEqual(members.ranges.map((_, i) => path.join(folder, `band-${task.band}-range-${i}.bin`)));
       });
+      for (const band of skip) expect(sorted[band].ranges.some((range) => range.file)).toBe(false);
       expect(readdirSync(folder).length).toBe(files);
     });
   }
@@ -283,14 +377,15 @@ describe('gatherBands (several bands a pass over the records)', () => {
       const documents = 64;
       plantRecords(folder, documents, small);
       const records = path.join(folder, 'records.bin');
-      const sorted = bandBuckets(Int32Array.from({ length: documents }, (_, s) => s >> 2)); // sixteen buckets of 4: every document a member
+      const hashes = Int32Array.from({ length: documents }, (_, s) => s >> 2); // sixteen buckets of 4: every document a member
       const needs = documents * recordBytes(small);
-      const bands = [0, 1, 2].map((band) => ({ task: { records, layout: small, documents, band, rangeMembers: 16 }, order: sorted.order, runs: sorted.runs }));
       const margin = 1024 ** 3;
       const fitted = (free: number) => {
-        const got = gatherBands(bands, free).map((ranges) => ranges !== undefined);
+        const bands = [0, 1, 2].map((band) => ({ task: { records, layout: small, documents, band, rangeMembers: 16 }, members: sortedMembers(hashes, documents, 16).members }));
+        const got = gatherBands(bands, free);
         const files = readdirSync(folder).filter((name) => name.includes('range'));
         for (const name of files) rmSync(path.join(folder, name));
+        expect(bands.map(({ members }) => members.ranges.some((range) => range.file))).toEqual(got);
         return { got, bands: [...new Set(files.map((name) => name.split('-')[1]))].sort() };
       };
       expect(fitted(margin + 3 * needs)).toEqual({ got: [true, true, true], bands: ['0', '1', '2'] });
@@ -305,9 +400,9 @@ describe('gatherBands (several bands a pass over the records)', () => {
       plantRecords(folder, 40, small);
       writeFileSync(path.join(folder, 'band-1-range-1.bin'), 'planted');
       const records = path.join(folder, 'records.bin');
-      const sorted = bandBuckets(Int32Array.from({ length: 40 }, (_, s) => s >> 2));
+      const hashes = Int32Array.from({ length: 40 }, (_, s) => s >> 2);
       const open = readdirSync('/proc/self/fd').length;
-      const task = (band: number) => ({ task: { records, layout: small, documents: 40, band, rangeMembers: 4 }, order: sorted.order, runs: sorted.runs });
+      const task = (band: number) => ({ task: { records, layout: small, documents: 40, band, rangeMembers: 4 }, members: sortedMembers(hashes, 40, 4).members });
       expect(() => gatherBands([task(0), task(1), task(2)])).toThrow(/EEXIST/);
       expect(readdirSync('/proc/self/fd').length).toBe(open);
       expect(readdirSync(folder).sort()).toEqual(['band-1-range-1.bin', 'records.bin']);
@@ -316,37 +411,52 @@ describe('gatherBands (several bands a pass over the records)', () => {
 });
 
 describe('the sorting worker (sortBands) and the sets of bands', () => {
-  it('sorts each band of a task as it sorts it alone, and gathers only the bands given a task, each into its own ranges', () => {
+  it('sorts each band of a task as it sorts it alone, writes its members to its files, and gathers only the bands given a task, each into its own ranges', () => {
     const docs = corpus(6, 5, 60, 30, 3);
     const spill = spillOf(docs);
     try {
       const { file, layout } = spill.records();
-      const buffer = () => new SharedArrayBuffer(4 * spill.size);
+      const filesOf = (band: number, tag: string) => ({ order: path.join(spill.path, `band-${band}-members${tag}.bin`), runs: path.join(spill.path, `band-${band}-buckets${tag}.bin`) });
       const task = (band: number) => ({ records: file, layout, documents: spill.size, band, rangeMembers: 3 });
+      const here = (band: number, target: number) => sortedMembers((visit) => spill.readBand(band, visit), spill.size, target, { bucketChunk: 3 });
       const alone = [0, 1, 2].map((band) => {
-        const order = buffer();
-        const [got] = sortBands({ bands: [{ file: spill.bandFile(band), order }], documents: spill.size, bucketChunk: 3 });
-        return { ...got, order: new Uint32Array(order, 0, got.members).slice() };
+        const [got] = sortBands({ bands: [{ file: spill.bandFile(band), members: filesOf(band, '-alone') }], documents: spill.size, bucketChunk: 3, windowMembers: 5 });
+        const members = new MembersOnDisk(filesOf(band, '-alone'), got.ranges, got.members);
+        const sorted = here(band, 5);
+        expect(got.largeKeys).toEqual(sorted.largeKeys);
+        expect(got.ranges.map(({ check: _, ...range }) => range)).toEqual(sorted.members.ranges);
+        for (const range of got.ranges) expect(members.window(range)).toEqual(sorted.members.window(range));
+        members.remove();
+        return got;
       });
-      const orders = [buffer(), buffer(), buffer()];
-      const together = sortBands({ bands: [0, 1, 2].map((band) => ({ file: spill.bandFile(band), order: orders[band] })), documents: spill.size, bucketChunk: 3, gather: [undefined, undefined, task(2)] });
+      const together = sortBands({ bands: [0, 1, 2].map((band) => ({ file: spill.bandFile(band), members: filesOf(band, '') })), documents: spill.size, bucketChunk: 3, windowMembers: 5, gather: [undefined, undefined, task(2)] });
       try {
-        for (const band of [0, 1, 2]) {
-          expect(Array.from(new Uint32Array(orders[band], 0, together[band].members))).toEqual(Array.from(alone[band].order));
-          expect(together[band].runs).toEqual(alone[band].runs);
-          expect(together[band].largeKeys).toEqual(alone[band].largeKeys);
-        }
-        expect(together[0].ranges).toBeUndefined();
-        expect(together[1].ranges).toBeUndefined();
-        const ranges = together[2].ranges as BandRange[];
-        expect(ranges.length).toBeGreaterThan(1);
-        expect(rangeFiles(spill.path).sort()).toEqual(ranges.map((range) => path.basename(range.file as string)).sort());
-        expect(rangeFiles(spill.path).every((name) => name.startsWith('band-2-range-'))).toBe(true);
-        const all = readFileSync(file);
-        expectRangeFiles(ranges, alone[2].order, alone[2].runs, all, recordBytes(layout));
+        for (const band of [0, 1]) for (const field of ['ranges', 'members', 'largeKeys'] as const) expect(together[band][field]).toEqual(alone[band][field]);
+        expect(together[0].ranges.some((range) => range.file) || together[1].ranges.some((range) => range.file)).toBe(false);
+        const gathered = new MembersOnDisk(filesOf(2, ''), together[2].ranges, together[2].members);
+        expect(together[2].ranges.map(({ check: _, file: __, ...range }) => range)).toEqual(here(2, 3).members.ranges);
+        expect(gathered.ranges.length).toBeGreaterThan(1);
+        const ranged = rangeFiles(spill.path).filter((name) => name.includes('-range-'));
+        expect(ranged.sort()).toEqual(gathered.ranges.map((range) => path.basename(range.file as string)).sort());
+        expect(ranged.every((name) => name.startsWith('band-2-range-'))).toBe(true);
+        expectRangeFiles(gathered, readFileSync(file), recordBytes(layout));
       } finally {
         for (const name of rangeFiles(spill.path)) rmSync(path.join(spill.path, name));
       }
+    } finally {
+      spill.close();
+    }
+  });
+
+  it('a band whose sort fails leaves none of the task\'s files (those of the bands sorted before it removed)', () => {
+    const docs = corpus(6, 5, 60, 30, 3);
+    const spill = spillOf(docs);
+    try {
+      const members = (band: number) => ({ order: path.join(spill.path, `band-${band}-members.bin`), runs: path.join(spill.path, `band-${band}-buckets.bin`) });
+      const bands = [0, 1].map((band) => ({ file: spill.bandFile(band), members: members(band) }));
+      bands.push({ file: path.join(spill.path, 'gone.bin'), members: members(2) });
+      expect(() => sortBands({ bands, documents: spill.size, bucketChunk: 3, windowMembers: 5 })).toThrow(/ENOENT/);
+      expect(rangeFiles(spill.path)).toEqual([]);
     } finally {
       spill.close();
     }
@@ -370,23 +480,29 @@ describe('RangeRecords', () => {
     try {
       const layout: RecordLayout = { width: 4, bandCount: 2, valueBits: 32 };
       plantRecords(folder, 70, layout);
-      const sorted = bandBuckets(Int32Array.from({ length: 70 }, (_, s) => s % 9));
-      const ranges = gatherBand({ records: path.join(folder, 'records.bin'), layout, documents: 70, band: 1, rangeMembers: 10 }, sorted.order, sorted.runs) as BandRange[];
+      const hashes = Int32Array.from({ length: 70 }, (_, s) => s % 9);
+      const { members } = sortedMembers(hashes, 70, 10);
+      const task = (band: number) => ({ records: path.join(folder, 'records.bin'), layout, documents: 70, band, rangeMembers: 10 });
+      expect(gatherBand(task(1), members)).toBe(true);
+      const { ranges } = members;
       const reader = new RecordReader(layout);
       for (const range of ranges) {
-        const records = new RangeRecords(range as BandRange & { file: string }, sorted.order, sorted.runs, reader);
-        const slots = Uint32Array.from(sorted.order.subarray(range.from, range.to)).sort();
+        const window = members.window(range);
+        const records = new RangeRecords(range.file as string, window.order, reader);
+        const slots = window.order.slice().sort();
         const signatureOf = await records.load(slots);
         for (const slot of slots) expect(signatureOf(slot).values[0]).toBe(slot + 1);
-        const outside = sorted.order[ranges[0] === range ? ranges[1].from : ranges[0].from];
+        const outside = members.window(ranges[0] === range ? ranges[1] : ranges[0]).order[0];
         expect(() => records.placeOf(outside)).toThrow(/not a member/);
         records.remove();
       }
       expect(readdirSync(folder)).toEqual(['records.bin']);
-      const again = gatherBand({ records: path.join(folder, 'records.bin'), layout, documents: 70, band: 2, rangeMembers: 10 }, sorted.order, sorted.runs) as BandRange[];
-      truncateSync(again[0].file as string, recordBytes(layout) * 3);
-      const records = new RangeRecords(again[0] as BandRange & { file: string }, sorted.order, sorted.runs, reader);
-      await expect(records.load(Uint32Array.from(sorted.order.subarray(again[0].from, again[0].to)).sort())).rejects.toThrow(/ended early/);
+      const again = sortedMembers(hashes, 70, 10).members;
+      expect(gatherBand(task(2), again)).toBe(true);
+      truncateSync(again.ranges[0].file as string, recordBytes(layout) * 3);
+      const window = again.window(again.ranges[0]);
+      const records = new RangeRecords(again.ranges[0].file as string, window.order, reader);
+      await expect(records.load(window.order.slice().sort())).rejects.toThrow(/ended early/);
       records.remove();
     } finally {
       rmSync(folder, { recursive: true, force: true });
@@ -479,14 +595,10 @@ describe('the gathered pass against the pass in memory', () => {
       try {
         const { file, layout } = spill.records();
         for (let band = 0; band < BANDS; band++) {
-          const sorted = bandBuckets((visit) => spill.readBand(band, visit), spill.size);
-          const largeKeys: number[] = [];
-          for (let r = 0; r < sorted.runs.length; r += 2) if (sorted.runs[r + 1] - sorted.runs[r] > bucketChunk) largeKeys.push(sorted.keys[sorted.runs[r]] | 0);
-          const members = membersOnly(sorted.order, sorted.runs, new Uint32Array(spill.size));
-          // Every other band "had no room": read where its records lie.
-          const ranges = band % 2 === 0 ? gatherBand({ records: file, layout, documents: spill.size, band, rangeMembers: 4 }, members.order, members.runs) : undefined;
-          const band_: SortedBand = { order: members.order, runs: members.runs, largeKeys: Int32Array.from(largeKeys), ranges };
-          await verifyBandOf(spill, verifier, band, { bucketChunk, groupMembers: 7, sorted: band_, checker });
+          // Members on the disk as the worker leaves them; every other band "had no room": read where its records lie.
+          const sorted: SortedBand = sortedMembers((visit) => spill.readBand(band, visit), spill.size, 4, { folder: spill.path, band, bucketChunk });
+          if (band % 2 === 0) gatherBand({ records: file, layout, documents: spill.size, band, rangeMembers: 4 }, sorted.members);
+          await verifyBandOf(spill, verifier, band, { bucketChunk, groupMembers: 7, sorted, checker });
           expect(rangeFiles(spill.path)).toEqual([]);
         }
       } finally {
@@ -648,11 +760,29 @@ describe('what a failure leaves', () => {
     const spill = spillOf(docs, numbers);
     try {
       const { file, layout } = spill.records();
-      const sorted = bandBuckets((visit) => spill.readBand(0, visit), spill.size);
-      const ranges = gatherBand({ records: file, layout, documents: spill.size, band: 0, rangeMembers: 4 }, sorted.order, sorted.runs) as BandRange[];
-      expect(ranges.length).toBeGreaterThan(2);
-      rmSync(ranges[1].file as string);
-      await expect(verifyBandOf(spill, verifier, 0, { bucketChunk: 3, sorted: { ...sorted, largeKeys: new Int32Array(0), ranges } })).rejects.toThrow(/ENOENT/);
+      const sorted = sortedMembers((visit) => spill.readBand(0, visit), spill.size, 4, { folder: spill.path, bucketChunk: 3 });
+      expect(gatherBand({ records: file, layout, documents: spill.size, band: 0, rangeMembers: 4 }, sorted.members)).toBe(true);
+      expect(sorted.members.ranges.length).toBeGreaterThan(2);
+      rmSync(sorted.members.ranges[1].file as string);
+      await expect(verifyBandOf(spill, verifier, 0, { bucketChunk: 3, sorted })).rejects.toThrow(/ENOENT/);
+      expect(rangeFiles(spill.path)).toEqual([]);
+    } finally {
+      spill.close();
+    }
+  });
+
+  it('a band\'s members file changed under the pass is said (not verified), and the band leaves nothing', async () => {
+    const docs = corpus(20, 10, 200, 200, 8);
+    const numbers = new DocNumbers();
+    const { verifier } = newVerifier(numbers);
+    const spill = spillOf(docs, numbers);
+    try {
+      const sorted = sortedMembers((visit) => spill.readBand(0, visit), spill.size, 4, { folder: spill.path, bucketChunk: 3 });
+      const members = path.join(spill.path, 'band-0-members.bin');
+      const bytes = readFileSync(members);
+      bytes.writeUInt32LE(bytes.readUInt32LE(bytes.length - 4) ^ 1, bytes.length - 4);
+      writeFileSync(members, bytes);
+      await expect(verifyBandOf(spill, verifier, 0, { bucketChunk: 3, sorted })).rejects.toThrow(/not those written/);
       expect(rangeFiles(spill.path)).toEqual([]);
     } finally {
       spill.close();

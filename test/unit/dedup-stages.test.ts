@@ -6,10 +6,11 @@ import os from 'node:os';
 import path from 'node:path';
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
-import { DEFAULT_RANGE_MEMBERS, forEachPlace, membersOf, planRanges } from '../../src/jobs/dedup/band-gather.js';
+import { DEFAULT_RANGE_MEMBERS } from '../../src/jobs/dedup/band-gather.js';
+import { MembersInMemory, membersOf, planRanges } from '../../src/jobs/dedup/band-ranges.js';
 import { rangesByDefault, verifyBandOf, verifyBands } from '../../src/jobs/dedup/band-pass.js';
 import { checkBuckets, LARGE } from '../../src/jobs/dedup/bucket-check.js';
-import { bandBuckets, membersOnly } from '../../src/jobs/dedup/band-sort.js';
+import { bandBuckets, bandMembers } from '../../src/jobs/dedup/band-sort.js';
 import { DocNumbers } from '../../src/jobs/dedup/doc-numbers.js';
 import { PairVerifier, type VerifiedPair } from '../../src/jobs/dedup/pair-verifier.js';
 import { SignaturePool } from '../../src/jobs/dedup/signature-pool.js';
@@ -75,31 +76,30 @@ function pairsOf(runs: Uint32Array): Array<[number, number]> {
 
 describe('planRanges (a band gathered in ranges of buckets)', () => {
   it('packs whole buckets up to the size, cuts a larger one into ranges of that size, and covers every member once', () => {
-    // Buckets of 3, 2, 4, 9 and 2 members, with documents in no bucket between them.
-    const runs = Uint32Array.of(0, 3, 5, 7, 7, 11, 12, 21, 30, 32);
+    // Buckets of 3, 2, 4, 9 and 2 members, one after the other.
+    const runs = Uint32Array.of(0, 3, 3, 5, 5, 9, 9, 18, 18, 20);
     const ranges = planRanges(runs, 5);
-    expect(ranges.map(({ from, to, fromRun, toRun, members }) => [from, to, fromRun, toRun, members])).toEqual([
-      [0, 7, 0, 2, 5],
-      [7, 11, 2, 3, 4],
-      [12, 17, 3, 4, 5],
-      [17, 21, 3, 4, 4],
-      [30, 32, 4, 5, 2],
+    expect(ranges.map(({ from, to, fromRun, toRun, members, cutEnd }) => [from, to, fromRun, toRun, members, cutEnd])).toEqual([
+      [0, 5, 0, 2, 5, undefined],
+      [5, 9, 2, 3, 4, undefined],
+      [9, 14, 3, 4, 5, 18],
+      [14, 18, 3, 4, 4, 18],
+      [18, 20, 4, 5, 2, undefined],
     ]);
-    const places: number[] = [];
-    for (const range of ranges) forEachPlace(range, runs, (p) => places.push(p));
-    expect(places).toEqual([0, 1, 2, 5, 6, 7, 8, 9, 10, 12, 13, 14, 15, 16, 17, 18, 19, 20, 30, 31]);
     expect(membersOf(ranges)).toBe(20);
     expect(planRanges(new Uint32Array(0), 5)).toEqual([]);
   });
 });
 
 describe('bandBuckets (radix sort of a band)', () => {
-  it('keeps the members only (documents in a bucket), bucket after bucket, with the runs as places among them', () => {
+  it('bandMembers keeps the members only (documents in a bucket), bucket after bucket, with the runs as places among them', () => {
     const hashes = Int32Array.of(7, 3, 9, 7, 3, 1, 7, -2);
-    const sorted = bandBuckets(hashes);
-    const members = membersOnly(sorted.order, sorted.runs, new Uint32Array(hashes.length));
-    expect([...members.order]).toEqual([1, 4, 0, 3, 6]); // hash 3: slots 1, 4; hash 7: slots 0, 3, 6
-    expect(pairsOf(members.runs)).toEqual([[0, 2], [2, 5]]);
+    const members = new MembersInMemory(Number.POSITIVE_INFINITY);
+    const source = (visit: (chunk: Uint32Array) => void) => visit(new Uint32Array(hashes.buffer));
+    expect([...bandMembers(source, hashes.length, { bucketChunk: 2, sink: members, scratch: { keys: new Uint32Array(0), order: new Uint32Array(0) } })]).toEqual([7]);
+    const window = members.window(members.ranges[0]);
+    expect([...window.order]).toEqual([1, 4, 0, 3, 6]); // hash 3: slots 1, 4; hash 7: slots 0, 3, 6
+    expect(pairsOf(window.runs)).toEqual([[0, 2], [2, 5]]);
   });
 
   it('gives the order and runs of the comparison sort, for any hashes (signed, equal, extreme)', () => {

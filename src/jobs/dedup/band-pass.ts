@@ -1,11 +1,14 @@
 // The bucket and verify stages of one band: the band's key hashes sorted into buckets (band-sort.ts), its
 // large keys marked (so later bands know which pairs they may not have decided), then its buckets verified
-// in order, a group at a time: the signatures of a group's members are loaded together (from memory, or in
-// slot order from the disk), so memory holds one group whatever the size of the index. The buckets, their
-// members' order and so the pairs are the same wherever the signatures are kept.
+// in order, a range of members at a time (band-ranges.ts: read back from the band's files when the sort ran
+// on another core), a group at a time within it: the signatures of a group's members are loaded together
+// (from memory, or in slot order from the disk), so memory holds one range and one group whatever the size
+// of the index. The buckets, their members' order and so the pairs are the same wherever the signatures and
+// the members are kept.
 import { rmSync, statSync } from 'node:fs';
 import os from 'node:os';
-import { type BandRange, DEFAULT_RANGE_MEMBERS, gatherBand, type GatherTask } from './band-gather.js';
+import { DEFAULT_RANGE_MEMBERS, type GatherTask, gatherBands } from './band-gather.js';
+import { type BandMembersAt, type BandRange, MembersInMemory, type MembersWindow } from './band-ranges.js';
 import { bandMembers, type BandScratch } from './band-sort.js';
 import { BandSorter, type SortedBand } from './band-sorter.js';
 import { LargeKeyJoin } from './large-key.js';
@@ -21,6 +24,8 @@ import type { SignatureTable } from './signature-table.js';
 export const DEFAULT_GROUP_MEMBERS = 100_000;
 /** Members of the buckets a checking thread is sent at once (smaller groups, so that the threads take turns). */
 const CHECK_GROUP_MEMBERS = 20_000;
+/** Members of a range of a band not gathered, verified at once: 4 bytes each, and 8 a bucket. */
+const WINDOW_MEMBERS = 1 << 20;
 /** The share of the memory available that a records file read where its records lie may take (else its bands are gathered). */
 const CACHED_SHARE = 0.75;
 
@@ -31,8 +36,8 @@ export interface BandPassSettings {
   markOnly?: boolean;
   /** Members whose signatures are loaded together. */
   groupMembers?: number;
-  /** Arrays the band's sort reuses (the same object for every band of a pass: 8 bytes a key of a part, made once). */
-  scratch?: BandScratch;
+  /** Arrays the band's sort reuses (the same object for every band of a pass: 8 bytes a key of a part, made once; the members of a band sorted here). */
+  scratch?: BandScratch & { members?: Uint32Array };
   /** Keys sorted at once (default SORT_PASS_KEYS). */
   sortPassKeys?: number;
   /** The band already sorted (by a BandSorter, on another core). */
@@ -50,18 +55,19 @@ export async function verifyBandOf(table: SignatureTable, verifier: PairVerifier
   try {
     for (const hash of sorted.largeKeys) verifier.markLargeKey(band, hash);
     if (settings.markOnly) return;
-    const pass = { verifier, band, sorted, bucketChunk: settings.bucketChunk, numberOf: numbering(table, verifier) };
+    const pass = { verifier, band, bucketChunk: settings.bucketChunk, numberOf: numbering(table, verifier) };
     const verify = { checker: settings.checker, groupMembers: settings.groupMembers ?? DEFAULT_GROUP_MEMBERS };
-    if (sorted.ranges && table.records) await verifyGathered(pass, sorted.ranges, settings.rangeReader ?? new RecordReader(table.records().layout), verify);
-    else await verifyRuns({ ...pass, source: tableSource(table) }, 0, sorted.runs.length / 2, verify);
+    const reader = table.records && sorted.members.ranges.some((range) => range.file) ? (settings.rangeReader ?? new RecordReader(table.records().layout)) : undefined;
+    await verifyRanges(pass, sorted.members, (range, window) => (range.file && reader ? new RangeRecords(range.file, window.order, reader) : tableSource(table)), verify);
   } finally {
-    removeRanges(sorted);
+    removeBand(sorted);
   }
 }
 
-/** The range files of a gathered band still on the disk, removed. */
-function removeRanges(sorted: SortedBand): void {
-  for (const range of sorted.ranges ?? []) if (range.file) rmSync(range.file, { force: true });
+/** What a sorted band leaves on the disk (its members' files, the range files not yet verified), removed. */
+function removeBand(sorted: SortedBand): void {
+  for (const range of sorted.members.ranges) if (range.file) rmSync(range.file, { force: true });
+  sorted.members.remove();
 }
 
 /** Where the signatures of a band's members are read: the table, or the gathered range at hand. */
@@ -70,15 +76,22 @@ interface MemberSource {
   /** The file of records the checking threads read, and the place of a slot's record in it (when on disk). */
   records?: { file: string; layout: RecordLayout };
   placeOf(slot: number): number;
+  /** Lets go of the source once its range is verified (a gathered range's file removed). */
+  remove?(): void;
 }
 
-/** What the verification of one sorted band works with. */
+/** What the verification of one sorted band works with: a window of its members at a time. */
 interface BandInHand {
   verifier: PairVerifier;
   band: number;
-  sorted: SortedBand;
   bucketChunk: number;
   numberOf: (slot: number) => number;
+}
+
+/** One range of the band in hand: its members and buckets, and where their signatures are read. */
+interface RangeInHand extends BandInHand {
+  window: MembersWindow;
+  source: MemberSource;
 }
 
 /** How runs are verified: on this thread only, or with the small buckets checked on others. */
@@ -91,41 +104,42 @@ function tableSource(table: SignatureTable): MemberSource {
   return { load: (slots) => table.load(slots), records: table.records?.(), placeOf: (slot) => slot };
 }
 
-/** Runs [from, to) of the band verified, a group at a time, with their small buckets checked on other threads when there are. */
-async function verifyRuns(pass: BandInHand & { source: MemberSource }, from: number, to: number, settings: VerifySettings): Promise<void> {
-  const { checker, groupMembers } = settings;
-  const records = pass.source.records;
-  if (checker && records) await verifyChecked(pass, checker, records, groupsOf(pass.sorted.runs, from, to, Math.min(groupMembers, CHECK_GROUP_MEMBERS)));
-  else await verifyHere(pass, groupsOf(pass.sorted.runs, from, to, groupMembers));
-}
-
 /**
- * A gathered band verified range by range, each from its own file (range-records.ts): the ranges that pack
- * whole buckets as runs; the ranges of a bucket cut into several fed in turn to one large-key join.
+ * A sorted band verified a range at a time, each range's members read from where the band keeps them
+ * (band-ranges.ts) and their signatures from its source (its gathered file, or the table): the ranges that
+ * pack whole buckets as runs; the parts of a bucket cut into several fed in turn to one large-key join.
  */
-async function verifyGathered(pass: BandInHand, ranges: readonly BandRange[], reader: RecordReader, settings: VerifySettings): Promise<void> {
-  const { order, runs } = pass.sorted;
+async function verifyRanges(pass: BandInHand, members: BandMembersAt, sourceOf: (range: BandRange, window: MembersWindow) => MemberSource, settings: VerifySettings): Promise<void> {
   let join: LargeKeyJoin | undefined;
-  for (const range of ranges) {
-    const records = new RangeRecords(range as BandRange & { file: string }, order, runs, reader);
+  for (const range of members.ranges) {
+    const window = members.window(range);
+    const source = sourceOf(range, window);
     try {
-      const runSize = runs[2 * range.fromRun + 1] - runs[2 * range.fromRun];
-      if (range.toRun - range.fromRun === 1 && runSize > range.members) join = await joinPart(pass, records, range, join);
-      else await verifyRuns({ ...pass, source: records }, range.fromRun, range.toRun, settings);
+      const inHand = { ...pass, window, source };
+      if (range.cutEnd !== undefined) join = await joinPart(inHand, range, join);
+      else await verifyRuns(inHand, settings);
     } finally {
-      records.remove();
+      source.remove?.();
     }
   }
 }
 
-/** One range of a bucket cut into several: its members added to the key's join, which is finished with the bucket's last range. */
-async function joinPart(pass: BandInHand, records: RangeRecords, range: BandRange, join?: LargeKeyJoin): Promise<LargeKeyJoin | undefined> {
-  const { order, runs } = pass.sorted;
-  const members = order.subarray(range.from, range.to);
-  const signatureOf = await records.load(ascendingOnce(members.slice()));
-  const into = join ?? new LargeKeyJoin(pass.verifier, pass.band, pass.bucketChunk);
-  for (const slot of members) into.add(pass.numberOf(slot), signatureOf(slot));
-  if (range.to < runs[2 * range.fromRun + 1]) {
+/** The runs of a range verified, a group at a time, with their small buckets checked on other threads when there are. */
+async function verifyRuns(range: RangeInHand, settings: VerifySettings): Promise<void> {
+  const { checker, groupMembers } = settings;
+  const records = range.source.records;
+  const runs = range.window.runs;
+  if (checker && records) await verifyChecked(range, checker, records, groupsOf(runs, Math.min(groupMembers, CHECK_GROUP_MEMBERS)));
+  else await verifyHere(range, groupsOf(runs, groupMembers));
+}
+
+/** One part of a bucket cut into several: its members added to the key's join, which is finished with the bucket's last part. */
+async function joinPart(range: RangeInHand, part: BandRange, join?: LargeKeyJoin): Promise<LargeKeyJoin | undefined> {
+  const members = range.window.order;
+  const signatureOf = await range.source.load(ascendingOnce(members.slice()));
+  const into = join ?? new LargeKeyJoin(range.verifier, range.band, range.bucketChunk);
+  for (const slot of members) into.add(range.numberOf(slot), signatureOf(slot));
+  if (part.to < (part.cutEnd as number)) {
     into.detach();
     return into;
   }
@@ -134,8 +148,8 @@ async function joinPart(pass: BandInHand, records: RangeRecords, range: BandRang
 }
 
 /** The groups' buckets verified on this thread, a group at a time. */
-async function verifyHere(pass: BandInHand & { source: MemberSource }, groups: Array<[number, number]>): Promise<void> {
-  const { order, runs } = pass.sorted;
+async function verifyHere(pass: RangeInHand, groups: Array<[number, number]>): Promise<void> {
+  const { order, runs } = pass.window;
   for (const [from, to] of groups) {
     const signatureOf = await pass.source.load(slotsOf(order, runs, from, to));
     for (let k = from; k < to; k++) verifyRun(pass, k, signatureOf);
@@ -143,19 +157,20 @@ async function verifyHere(pass: BandInHand & { source: MemberSource }, groups: A
 }
 
 /** Run k of the band verified on this thread: a bucket, or a large key a chunk at a time. */
-function verifyRun(pass: BandInHand, k: number, signatureOf: (slot: number) => StoredSignature): void {
+function verifyRun(pass: RangeInHand, k: number, signatureOf: (slot: number) => StoredSignature): void {
   const { verifier, band, bucketChunk, numberOf } = pass;
-  const { order, runs } = pass.sorted;
+  const { order, runs } = pass.window;
   const start = runs[2 * k], end = runs[2 * k + 1];
   if (end - start > bucketChunk) verifyLargeKey(verifier, band, bucketChunk, order.subarray(start, end), numberOf, signatureOf);
   else verifier.verifyMembersOf(bucketOf(order, start, end, numberOf, signatureOf), band);
 }
 
-/** Runs [first, last) in groups [from, to) of about `members` documents: at least one run a group, then as many as fit. */
-function groupsOf(runs: Uint32Array, first: number, last: number, members: number): Array<[number, number]> {
+/** The runs in groups [from, to) of about `members` documents: at least one run a group, then as many as fit. */
+function groupsOf(runs: Uint32Array, members: number): Array<[number, number]> {
   const sizeOf = (r: number) => runs[2 * r + 1] - runs[2 * r];
   const groups: Array<[number, number]> = [];
-  for (let r = first; r < last; ) {
+  const last = runs.length / 2;
+  for (let r = 0; r < last; ) {
     let held = 0;
     let end = r;
     while (end < last && (end === r || held + sizeOf(end) <= members)) held += sizeOf(end++);
@@ -170,7 +185,7 @@ function groupsOf(runs: Uint32Array, first: number, last: number, members: numbe
  * sent a few ahead, and each group replayed in order as soon as its answer is in, the buckets too large to
  * check apart verified here at their turn. Pairs, counts and clusters come out as verifyHere's.
  */
-async function verifyChecked(pass: BandInHand & { source: MemberSource }, checker: BucketChecker, records: { file: string; layout: RecordLayout }, groups: Array<[number, number]>): Promise<void> {
+async function verifyChecked(pass: RangeInHand, checker: BucketChecker, records: { file: string; layout: RecordLayout }, groups: Array<[number, number]>): Promise<void> {
   const largeKeys = Array.from({ length: pass.band }, (_, j) => Int32Array.from(pass.verifier.largeKeysOf(j) ?? []));
   const pending: Array<Promise<CheckedBuckets> | undefined> = [];
   const send = (g: number) => {
@@ -193,14 +208,14 @@ async function verifyChecked(pass: BandInHand & { source: MemberSource }, checke
  * Whether run k is checked apart: a bucket whose every pair is tried, which a large key (more than
  * bucketChunk members, verified here a chunk at a time) is not, however few its members.
  */
-function checkedApart(pass: BandInHand, k: number): boolean {
-  const size = pass.sorted.runs[2 * k + 1] - pass.sorted.runs[2 * k];
+function checkedApart(pass: RangeInHand, k: number): boolean {
+  const size = pass.window.runs[2 * k + 1] - pass.window.runs[2 * k];
   return size <= PAIRWISE_BUCKET && size <= pass.bucketChunk;
 }
 
 /** The small runs (buckets checked apart) of runs [from, to): their records' places one after the other, and where each starts. */
-function smallRuns(pass: BandInHand & { source: MemberSource }, from: number, to: number): { order: Uint32Array; bounds: Uint32Array } {
-  const { order, runs } = pass.sorted;
+function smallRuns(pass: RangeInHand, from: number, to: number): { order: Uint32Array; bounds: Uint32Array } {
+  const { order, runs } = pass.window;
   const placeOf = pass.source.placeOf;
   const picked: number[] = [];
   for (let k = from; k < to; k++) if (checkedApart(pass, k)) picked.push(k);
@@ -212,8 +227,8 @@ function smallRuns(pass: BandInHand & { source: MemberSource }, from: number, to
 }
 
 /** A group's runs in order: a small one from its checked pairs, a larger one verified here (its signatures loaded here). */
-async function replayGroup(pass: BandInHand & { source: MemberSource }, [from, to]: [number, number], checked: CheckedBuckets, width: number): Promise<void> {
-  const { order, runs } = pass.sorted;
+async function replayGroup(pass: RangeInHand, [from, to]: [number, number], checked: CheckedBuckets, width: number): Promise<void> {
+  const { order, runs } = pass.window;
   const isSmall = (k: number) => checkedApart(pass, k);
   const larger = [];
   for (let k = from; k < to; k++) if (!isSmall(k)) larger.push(k);
@@ -324,10 +339,10 @@ export async function verifyBands(table: SignatureTable, verifier: PairVerifier,
     }
   } finally {
     // The bands of the set in hand that a failure left unverified, and a set sorted ahead of it (waited for:
-    // closing the pool would stop its gather halfway, its files left where nothing knows of them): their range
-    // files removed (nothing verifies them now).
-    for (const sorted of current ?? []) removeRanges(sorted);
-    await next?.then((set) => set.forEach(removeRanges), () => undefined);
+    // closing the pool would stop its gather halfway, its files left where nothing knows of them): their
+    // members' and range files removed (nothing verifies them now).
+    for (const sorted of current ?? []) removeBand(sorted);
+    await next?.then((set) => set.forEach(removeBand), () => undefined);
     await sorter?.close();
     await checker?.close();
   }
@@ -353,20 +368,26 @@ export function rangesByDefault(table: SignatureTable, available = os.freemem())
 function sorterFor(table: SignatureTable, bucketChunk: number, passKeys?: number): BandSorter | undefined {
   if (!table.bandFile || table.size === 0) return undefined;
   const fileOf = table.bandFile.bind(table);
-  return new BandSorter(table.size, bucketChunk, fileOf, passKeys);
+  return new BandSorter(table.size, bucketChunk, fileOf, windowMembers(bucketChunk), passKeys);
 }
 
-/** The band sorted into buckets on this thread: its members in bucket order. */
+/** Members of a range of a band not gathered, verified at once (a large key's chunk at least). */
+function windowMembers(bucketChunk: number): number {
+  return Math.max(WINDOW_MEMBERS, bucketChunk);
+}
+
+/** The band sorted into buckets on this thread: its members in bucket order, in memory, and its ranges (gathered when asked). */
 function sortHere(table: SignatureTable, band: number, settings: BandPassSettings): SortedBand {
   const scratch = settings.scratch ?? { keys: new Uint32Array(0), order: new Uint32Array(0) };
-  if (!scratch.members || scratch.members.length < table.size) scratch.members = new Uint32Array(table.size);
   const source = (visit: (chunk: Uint32Array) => void) => table.readBand(band, visit);
-  const began = performance.now();
-  const { order, runs, largeKeys } = bandMembers(source, table.size, { bucketChunk: settings.bucketChunk, into: scratch.members, scratch, passKeys: settings.sortPassKeys });
-  const sorted = performance.now();
   const task = settings.markOnly ? undefined : gatherTask(table, band, settings.rangeMembers ?? 0, settings.bucketChunk);
-  const ranges = task && gatherBand(task, order, runs);
-  return { order, runs, largeKeys, ranges, sortMs: sorted - began, gatherMs: performance.now() - sorted };
+  const members = new MembersInMemory(task?.rangeMembers ?? windowMembers(settings.bucketChunk), scratch.members);
+  const began = performance.now();
+  const largeKeys = bandMembers(source, table.size, { bucketChunk: settings.bucketChunk, sink: members, scratch, passKeys: settings.sortPassKeys });
+  scratch.members = members.room;
+  const sorted = performance.now();
+  if (task) gatherBands([{ task, members }]);
+  return { members, largeKeys, sortMs: sorted - began, gatherMs: performance.now() - sorted };
 }
 
 /** What gathering a band takes, when the table is on disk and ranges are asked for (undefined: read where the records lie). */

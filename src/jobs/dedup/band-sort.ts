@@ -6,9 +6,11 @@
 // order, a chunk at a time (from the disk, or from memory), never held as a column. Sorting a band whole
 // (bandBuckets) takes 8 bytes a document (its sorted keys and slots); its members alone (bandMembers, what
 // dedup needs) are sorted a part of the key space at a time, consecutive slices of at most SORT_PASS_KEYS
-// keys, each part's members copied out in bucket order: 8 bytes a key of the largest part and 8 of its
-// largest slice (about 136 MB at 2^24 keys a part, unless one top byte holds more), whatever the size of the
-// band, for one more read of its hashes a part; the members themselves take 4 bytes each.
+// keys, each part's buckets handed out in bucket order to where the band keeps its members (band-ranges.ts:
+// in memory, or in files on the disk): 8 bytes a key of the largest part and 8 of its largest slice (about
+// 136 MB at 2^24 keys a part, unless one top byte holds more), whatever the size of the band, for one more
+// read of its hashes a part.
+import type { MembersSink } from './band-ranges.js';
 
 /** The documents of one band in bucket order, and its buckets. */
 export interface BandBuckets {
@@ -27,8 +29,6 @@ export type BandSource = (visit: (chunk: Uint32Array) => void) => void;
 export interface BandScratch {
   keys: Uint32Array;
   order: Uint32Array;
-  /** Room for a band's members (bandMembers' `into`, when the caller keeps one). */
-  members?: Uint32Array;
   /** The radix passes' scratch, the size of the largest top-byte slice sorted (kept by bandMembers). */
   spare?: { keys: Uint32Array; order: Uint32Array };
 }
@@ -44,30 +44,20 @@ export function bandBuckets(hashes: Int32Array | Uint32Array | BandSource, n = t
   return { order, keys, runs: runsOf(keys) };
 }
 
-/** A band's members in bucket order and its buckets (runs as places among the members), with its large keys. */
-export interface BandMembers {
-  /** The slots of the documents in a bucket, one run after the other, in bucket order. */
-  order: Uint32Array;
-  /** Run r is order[runs[2r], runs[2r + 1]). */
-  runs: Uint32Array;
-  /** The hashes (as the signatures hold them: signed 32-bit) of the keys held by more than bucketChunk documents. */
-  largeKeys: Int32Array;
-}
-
 /** Keys sorted at once by bandMembers, by default (8 bytes each: 128 MB, and the scratch of its largest slice). */
 export const SORT_PASS_KEYS = 1 << 24;
 
 /**
- * The members of a band in bucket order, as membersOnly gives them from bandBuckets, sorted a part of the key
- * space at a time: consecutive top-byte slices of at most `passKeys` keys in all (a larger slice alone), so
- * that memory holds 8 bytes a key of the largest part (`scratch`, grown to it) and `into` the members.
+ * The members of a band (the documents in a bucket) handed to `sink` a bucket at a time in bucket order, each
+ * bucket's slots ascending, sorted a part of the key space at a time: consecutive top-byte slices of at most
+ * `passKeys` keys in all (a larger slice alone), so that memory holds 8 bytes a key of the largest part
+ * (`scratch`, grown to it). The hashes (as the signatures hold them: signed 32-bit) of the keys held by more
+ * than `bucketChunk` documents are given back.
  */
-export function bandMembers(source: BandSource, n: number, settings: { bucketChunk: number; into: Uint32Array; scratch: BandScratch; passKeys?: number }): BandMembers {
-  const { bucketChunk, into, scratch, passKeys = SORT_PASS_KEYS } = settings;
+export function bandMembers(source: BandSource, n: number, settings: { bucketChunk: number; sink: MembersSink; scratch: BandScratch; passKeys?: number }): Int32Array {
+  const { bucketChunk, sink, scratch, passKeys = SORT_PASS_KEYS } = settings;
   const starts = sliceStarts(source, n);
   const spare = (scratch.spare ??= { keys: new Uint32Array(0), order: new Uint32Array(0) });
-  const runs: Uint32Array[] = [];
-  let members = 0;
   const large: number[] = [];
   for (const [from, to] of parts(starts, passKeys)) {
     const size = starts[to] - starts[from];
@@ -75,14 +65,13 @@ export function bandMembers(source: BandSource, n: number, settings: { bucketChu
     const keys = scratch.keys.subarray(0, size);
     const order = scratch.order.subarray(0, size);
     sortSlices(source, starts, from, to, keys, order, spare);
-    const part = runsOf(keys);
-    for (let r = 0; r < part.length; r += 2) if (part[r + 1] - part[r] > bucketChunk) large.push(keys[part[r]] | 0);
-    const copied = membersOnly(order, part, into.subarray(members));
-    const offset = members;
-    runs.push(copied.runs.map((place) => place + offset));
-    members += copied.order.length;
+    const runs = runsOf(keys);
+    for (let r = 0; r < runs.length; r += 2) {
+      if (runs[r + 1] - runs[r] > bucketChunk) large.push(keys[runs[r]] | 0);
+      sink.addRun(order.subarray(runs[r], runs[r + 1]));
+    }
   }
-  return { order: into.subarray(0, members), runs: concatenated(runs), largeKeys: Int32Array.from(large) };
+  return Int32Array.from(large);
 }
 
 /** The parts of bandMembers: [from, to) ranges of top bytes, consecutive, each at most `passKeys` keys unless one slice is larger. */
@@ -167,17 +156,6 @@ function sortLowBits(keys: Uint32Array, order: Uint32Array, spare: { keys: Uint3
   }
 }
 
-/** The arrays one after the other, in one. */
-function concatenated(arrays: readonly Uint32Array[]): Uint32Array {
-  const all = new Uint32Array(arrays.reduce((sum, a) => sum + a.length, 0));
-  let at = 0;
-  for (const a of arrays) {
-    all.set(a, at);
-    at += a.length;
-  }
-  return all;
-}
-
 /** The runs of two or more equal keys among the sorted keys, as [start, end) pairs. */
 function runsOf(sorted: Uint32Array): Uint32Array {
   let runs = new Uint32Array(1024);
@@ -198,20 +176,4 @@ function runsOf(sorted: Uint32Array): Uint32Array {
     start = k;
   }
   return runs.slice(0, count);
-}
-
-/**
- * The members of a sorted band only (the documents in a run), one run after the other in bucket order,
- * copied into `into`; the runs as places among them. The buckets and their order are the band's.
- */
-export function membersOnly(order: Uint32Array, runs: Uint32Array, into: Uint32Array): { order: Uint32Array; runs: Uint32Array } {
-  const placed = new Uint32Array(runs.length);
-  let at = 0;
-  for (let r = 0; r < runs.length; r += 2) {
-    into.set(order.subarray(runs[r], runs[r + 1]), at);
-    placed[r] = at;
-    at += runs[r + 1] - runs[r];
-    placed[r + 1] = at;
-  }
-  return { order: into.subarray(0, at), runs: placed };
 }

@@ -1,19 +1,21 @@
 // The bands of a spilled pass sorted ahead, on another core: while the caller verifies bands b..b+k-1, a
 // worker thread (band-sort-worker.ts) reads and sorts the next k, so that each band costs the longer of its
-// sort and its verification rather than both. The members' slots in bucket order come back in shared buffers
-// of two sets used in turn (the caller is done with one set's bands before the set after next is asked for).
-// When asked, the worker also gathers the bands' members into range files in bucket order (band-gather.ts),
+// sort and its verification rather than both. The members' slots in bucket order and their buckets come
+// back in two files a band (band-members-file.ts), read a range at a time by the verification. When asked, the worker also gathers the bands' members into range files in bucket order (band-gather.ts),
 // all k bands in one pass over the records, so that the disk is read in order on that core too, and once for
 // k bands.
 import { existsSync } from 'node:fs';
+import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Piscina } from 'piscina';
 import type { GatherTask } from './band-gather.js';
+import { type MembersFiles, MembersOnDisk } from './band-members-file.js';
+import type { BandMembersAt } from './band-ranges.js';
 import type { BandSortTask, SortedRuns } from './band-sort-worker.js';
 
-/** A band sorted into buckets: slots in bucket order (every document's, or its members' only), its runs (places in that order), its large keys. */
-export interface SortedBand extends Omit<SortedRuns, 'members'> {
-  order: Uint32Array;
+/** A band sorted into buckets: its members in bucket order with their ranges (a range's files when gathered), its large keys. */
+export interface SortedBand extends Omit<SortedRuns, 'members' | 'ranges'> {
+  members: BandMembersAt;
 }
 
 // The compiled worker beside this module; when this module runs from the TypeScript sources (the tests),
@@ -25,38 +27,43 @@ function workerFile(): string {
 
 export class BandSorter {
   private readonly pool = new Piscina({ filename: workerFile(), minThreads: 1, maxThreads: 1 });
-  /** Two sets of buffers, a band each, used in turn. */
-  private readonly orders: SharedArrayBuffer[][] = [[], []];
-  private asked = 0;
 
   constructor(
     private readonly documents: number,
     private readonly bucketChunk: number,
     /** The file of each band's hashes. */
     private readonly fileOf: (band: number) => string,
+    /** Members of a range of a band not gathered. */
+    private readonly windowMembers: number,
     /** Keys the worker sorts at once (default SORT_PASS_KEYS). */
     private readonly passKeys?: number,
   ) {}
 
   /**
-   * Sorts these bands, gathering those with a task in one pass (at most two sets are out at once: the one
-   * being verified and the next).
+   * Sorts these bands, gathering those with a task in one pass; each band's members in two files beside
+   * its hashes, until the band is verified (its members' remove()).
    */
   async sort(bands: readonly number[], gather: ReadonlyArray<GatherTask | undefined> = []): Promise<SortedBand[]> {
-    const set = this.orders[this.asked++ % 2];
-    while (set.length < bands.length) set.push(new SharedArrayBuffer(4 * this.documents));
+    const files = bands.map((band) => membersFiles(this.fileOf(band), band));
     const task: BandSortTask = {
-      bands: bands.map((band, k) => ({ file: this.fileOf(band), order: set[k] })),
+      bands: bands.map((band, k) => ({ file: this.fileOf(band), members: files[k] })),
       documents: this.documents,
       bucketChunk: this.bucketChunk,
+      windowMembers: this.windowMembers,
       gather: [...gather],
       passKeys: this.passKeys,
     };
     const sorted = (await this.pool.run(task)) as SortedRuns[];
-    return sorted.map(({ members, ...band }, k) => ({ ...band, order: new Uint32Array(set[k], 0, members) }));
+    return sorted.map(({ members, ranges, ...band }, k) => ({ ...band, members: new MembersOnDisk(files[k], ranges, members) }));
   }
 
   async close(): Promise<void> {
     await this.pool.destroy();
   }
+}
+
+/** The files of a band's members, beside the file of its hashes. */
+function membersFiles(bandFile: string, band: number): MembersFiles {
+  const folder = path.dirname(bandFile);
+  return { order: path.join(folder, `band-${band}-members.bin`), runs: path.join(folder, `band-${band}-buckets.bin`) };
 }

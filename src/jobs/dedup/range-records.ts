@@ -4,8 +4,6 @@
 // places in one read), and the checking threads read it by those places; the file is removed once the range
 // is verified.
 import { closeSync, openSync, rmSync } from 'node:fs';
-import type { BandRange } from './band-gather.js';
-import { forEachPlace } from './band-gather.js';
 import { placeIn, type RecordLayout, type RecordReader } from './spill-records.js';
 import type { StoredSignature } from './signature-store.js';
 
@@ -14,22 +12,19 @@ export class RangeRecords {
   private readonly slots: Uint32Array;
   private readonly fd: number;
 
+  /** `members`: the range's slots (its window's, in bucket order). */
   constructor(
-    private readonly range: BandRange & { file: string },
-    order: Uint32Array,
-    runs: Uint32Array,
+    private readonly file: string,
+    members: Uint32Array,
     private readonly reader: RecordReader,
   ) {
-    const slots = new Uint32Array(range.members);
-    let at = 0;
-    forEachPlace(range, runs, (p) => (slots[at++] = order[p]));
-    this.slots = slots.sort();
-    this.fd = openSync(range.file, 'r');
+    this.slots = members.slice().sort();
+    this.fd = openSync(file, 'r');
   }
 
   /** The file the checking threads read (by placeOf), and its records' layout. */
   get records(): { file: string; layout: RecordLayout } {
-    return { file: this.range.file, layout: this.reader.layout };
+    return { file: this.file, layout: this.reader.layout };
   }
 
   /** A member's record in the file (its rank among the range's slots). */
@@ -48,6 +43,6 @@ export class RangeRecords {
   /** Closes the file and removes it (the range is verified). */
   remove(): void {
     closeSync(this.fd);
-    rmSync(this.range.file, { force: true });
+    rmSync(this.file, { force: true });
   }
 }
