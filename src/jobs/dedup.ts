@@ -489,7 +489,10 @@ async function findSharedPairs(client: EngineClient, job: DedupSettings, run: De
   const name = runName(identity);
   const pieces = pairPieces(client, job, run, 'shared');
   try {
-    const shared = await sharedPairs(pairsIndex, { identity, run: name, count }, pieces.store, pieces.verifier, ErrorsFile.forIndex(job.index, job.output.errorsFile), job.output.dryRun);
+    // (Past --max-cached-signatures the ids are on disk, and the pairs go there in parts of --max-cached-members.)
+    const spill = pieces.numbers instanceof SpilledIds ? { folder: pieces.numbers.folder, maxPairs: job.limits.maxCachedMembers } : undefined;
+    const errors = ErrorsFile.forIndex(job.index, job.output.errorsFile);
+    const shared = await sharedPairs(pairsIndex, { identity, run: name, count }, pieces.store, pieces.verifier, errors, { dryRun: job.output.dryRun, spill });
     // Every share is done writing: the pairs index is searchable again (Dashboards, Kibana, a curious user).
     if (!job.output.dryRun) await pairsIndex.setRefresh(null);
     return { pieces, incremental: false, shared: { ...shared, run: name } };
@@ -635,8 +638,9 @@ function shareReadSettings(job: DedupSettings, run: DedupRun, numbers: DocIds) {
  */
 function pairPieces(client: EngineClient, job: DedupSettings, run: DedupRun, kind: 'full' | 'incremental' | 'shared'): PairPieces {
   // Every document met is numbered once, for the store's facts and the verifier's clusters alike; a full
-  // pass too large for memory keeps the ids on disk (the other runs meet few documents).
-  const numbers = kind !== 'full' || run.everythingCached ? new DocNumbers() : spilledIds(run, job.limits.spillDir);
+  // pass or a split run's final step too large for memory keeps the ids on disk (an incremental run meets
+  // few documents).
+  const numbers = kind === 'incremental' || run.everythingCached ? new DocNumbers() : spilledIds(run, job.limits.spillDir);
   // A full pass numbers every document in scope: its columns are made that size at once.
   const expected = kind === 'full' ? run.documents : 0;
   const store = new SignatureStore(signatureReader(client, job.index, run.scope, run.fields), run.job.compare.prefix, run.sortField, run.params, run.everythingCached ? Number.POSITIVE_INFINITY : run.job.limits.maxCachedSignatures, {

@@ -4,13 +4,14 @@
 // a pair two shares found once, and the check of a pair against its signatures.
 import os from 'node:os';
 import path from 'node:path';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
 import { checkDedupOptions, checkShareOptions } from '../../src/jobs/dedup.js';
 import { verifyBands } from '../../src/jobs/dedup/band-pass.js';
 import { DocNumbers } from '../../src/jobs/dedup/doc-numbers.js';
 import { checkPair, compactJaccard } from '../../src/jobs/dedup/pair-check.js';
 import { PairList } from '../../src/jobs/dedup/pair-list.js';
+import { type PairPart, PairParts } from '../../src/jobs/dedup/pair-parts.js';
 import { markerDocument, pageDocument, pagesOf, readMarker, readPage, type ShareProgress, sortedPairs } from '../../src/jobs/dedup/pair-pages.js';
 import { PairVerifier, type VerifiedPair } from '../../src/jobs/dedup/pair-verifier.js';
 import {
@@ -33,6 +34,7 @@ import { poolTable, type SignatureTable } from '../../src/jobs/dedup/signature-t
 import { minhashJaccard } from '../../src/sketch/minhash.js';
 import type { Hash64 } from '../../src/sketch/simhash.js';
 import { seededRandom } from '../support/corpus.js';
+import { spillFolders } from '../support/spill-folders.js';
 
 const WIDTH = 64;
 const BANDS = 16;
@@ -347,6 +349,66 @@ describe('the pairs the final step gathers', () => {
     for (let i = 0; i < 10_000; i++) expect(list.add(i + 10, 2 * i + 11, 0.5, 0, 3)).toBe('added');
     expect(list.add(10 + 9999, 2 * 9999 + 11, 0.5, 0, 4)).toBe('duplicate');
     expect([list.count, list.duplicates, list.na[0], list.nb[0], list.page[0]]).toEqual([10_001, 2, 1, 3, 0]);
+  });
+
+  /** Everything the parts hand out: each part's pairs and copies as sorted lines, and the counts. */
+  function handedOut(parts: PairParts): { pairs: string[]; copies: string[]; count: number; duplicates: number; parts: number } {
+    const pairs: string[] = [];
+    const copies: string[] = [];
+    let parts_ = 0;
+    for (const part of parts.parts() as Generator<PairPart>) {
+      parts_++;
+      const { pairs: list } = part;
+      for (let i = 0; i < list.count; i++) pairs.push([list.na[i], list.nb[i], list.jaccard[i], list.hamming[i], list.page[i]].join(' '));
+      for (const c of part.copies) copies.push([c.na, c.nb, c.jaccard, c.hamming, c.page].join(' '));
+    }
+    return { pairs: pairs.sort(), copies: copies.sort(), count: parts.count, duplicates: parts.duplicates, parts: parts_ };
+  }
+
+  const { inFolder } = spillFolders('nd-pair-parts-');
+
+  it('split into parts on the disk, hands out each pair once, the copies that disagree and the counts of the pairs all in memory', async () => {
+    const float = seededRandom(11);
+    const random = () => Math.floor(float() * 2 ** 31);
+    const given: Array<[number, number, number, number, number]> = [];
+    for (let i = 0; i < 30_000; i++) {
+      const a = random() % 5000, b = random() % 5000;
+      if (a === b) continue;
+      given.push([a, b, 0.5 + (random() % 50) / 100, random() % 64, i >> 11]);
+      // Some pairs again, in the other order, from another page: the same (a duplicate) or another similarity (a copy).
+      if (i % 7 === 0) given.push([b, a, given[given.length - 1][2], given[given.length - 1][3], (i >> 11) + 1]);
+      if (i % 50 === 0) given.push([b, a, 0.99, 3, (i >> 11) + 2]);
+    }
+    const fill = (parts: PairParts) => {
+      for (const [a, b, j, h, page] of given) parts.add(a, b, j, h, page);
+      return parts;
+    };
+    const inMemory = handedOut(fill(new PairParts(given.length)));
+    expect(inMemory.parts).toBe(1);
+    expect(inMemory.duplicates).toBeGreaterThan(3000);
+    expect(inMemory.copies.length).toBeGreaterThan(300);
+    await inFolder((folder) => {
+      for (const maxPairs of [1000, 7000, given.length]) {
+        const parts = new PairParts(given.length, { folder, maxPairs });
+        expect(parts.partCount).toBe(Math.min(256, Math.ceil(given.length / maxPairs)));
+        expect(handedOut(fill(parts))).toEqual({ ...inMemory, parts: parts.partCount });
+        for (const file of readdirSync(folder.path)) rmSync(path.join(folder.path, file));
+      }
+    });
+  });
+
+  it('a part changed on the disk after it was written is said, never handed out', async () => {
+    await inFolder((folder) => {
+      const parts = new PairParts(10_000, { folder, maxPairs: 2500 });
+      for (let i = 0; i < 10_000; i++) parts.add(i, i + 1, 0.75, 1, 0);
+      const out = parts.parts();
+      expect(out.next().done).toBe(false);
+      const file = path.join(folder.path, 'pairs-part-1.bin');
+      const bytes = readFileSync(file);
+      bytes.writeInt32LE(bytes.readInt32LE(24) + 1, 24); // another document in the second pair
+      writeFileSync(file, bytes);
+      expect(() => out.next()).toThrow(/pairs-part-1.bin are not those written/);
+    });
   });
 
   it('checks a pair against the signatures it names', () => {

@@ -5,10 +5,12 @@
 // similarity the stored signatures give. A pair that fails is named with its page; none of them joins
 // anything. A copy of a pair that another share gave with another similarity is checked the same way (and
 // then dropped: the first copy is the one recorded).
+// The pairs come a part at a time (pair-parts.ts), each part checked and recorded before the next is read.
 // Input: the gathered pairs, the store, the verifier. Output: the problems, added to the gathered ones.
 import type { DocIds } from './doc-numbers.js';
 import { checkPair } from './pair-check.js';
 import { namedPair, type PairVerifier, type VerifiedPair } from './pair-verifier.js';
+import type { PairPart } from './pair-parts.js';
 import type { Gathered } from './shares-gather.js';
 import type { SignatureStore, StoredSignature } from './signature-store.js';
 
@@ -16,7 +18,14 @@ import type { SignatureStore, StoredSignature } from './signature-store.js';
 const PAIRS_PER_CHECK = 5000;
 
 export async function checkAndRecord(gathered: Gathered, store: SignatureStore, verifier: PairVerifier, minSimilarity: number): Promise<void> {
-  const { pairs } = gathered;
+  for (const part of gathered.pairs.parts()) {
+    await checkPart(gathered, part, store, verifier, minSimilarity);
+  }
+}
+
+/** One part's pairs checked and recorded, a few thousand at a time; then its disagreeing copies checked. */
+async function checkPart(gathered: Gathered, part: PairPart, store: SignatureStore, verifier: PairVerifier, minSimilarity: number): Promise<void> {
+  const { pairs, copies } = part;
   const documents: DocIds = verifier.clusters.documents;
   for (let from = 0; from < pairs.count; from += PAIRS_PER_CHECK) {
     const to = Math.min(pairs.count, from + PAIRS_PER_CHECK);
@@ -30,10 +39,11 @@ export async function checkAndRecord(gathered: Gathered, store: SignatureStore, 
       if (checked) verifier.record(checked);
     }
   }
-  for (let from = 0; from < gathered.copies.length; from += PAIRS_PER_CHECK) {
-    const copies = gathered.copies.slice(from, from + PAIRS_PER_CHECK);
-    const signatures = await store.load([...new Set(copies.flatMap(({ pair }) => [pair.a, pair.b]))]);
-    for (const { pair, page } of copies) check(gathered, page, pair, signatures, minSimilarity);
+  for (let from = 0; from < copies.length; from += PAIRS_PER_CHECK) {
+    const some = copies.slice(from, from + PAIRS_PER_CHECK);
+    const named = some.map((copy) => ({ pair: namedPair(copy, documents.idOf(copy.na), documents.idOf(copy.nb)), page: copy.page }));
+    const signatures = await store.load([...new Set(named.flatMap(({ pair }) => [pair.a, pair.b]))]);
+    for (const { pair, page } of named) check(gathered, page, pair, signatures, minSimilarity);
   }
 }
 

@@ -8,6 +8,7 @@
 // Input: the run, the pairs index, the store and verifier. Output: what was read, or a refusal.
 import { UserError } from '../../errors.js';
 import type { ErrorsFile } from '../errors-file.js';
+import type { PairSpill } from './pair-parts.js';
 import type { PairsIndex } from './pairs-index.js';
 import type { PairVerifier } from './pair-verifier.js';
 import type { ShareProgress } from './pair-pages.js';
@@ -29,9 +30,13 @@ export interface SharedPairs {
   duplicates: number;
 }
 
-/** `dryRun`: a problem found is named, and the shares it came from are left as they are (not reset). */
-export async function sharedPairs(pairsIndex: PairsIndex, run: SharedRun, store: SignatureStore, verifier: PairVerifier, errors: ErrorsFile, dryRun = false): Promise<SharedPairs> {
-  const gathered = await gatherPairs(pairsIndex, run, verifier.clusters.documents);
+/**
+ * `dryRun`: a problem found is named, and the shares it came from are left as they are (not reset). `spill`:
+ * where the pairs go in parts when there are more than a part holds (else all in memory).
+ */
+export async function sharedPairs(pairsIndex: PairsIndex, run: SharedRun, store: SignatureStore, verifier: PairVerifier, errors: ErrorsFile, settings: { dryRun?: boolean; spill?: PairSpill } = {}): Promise<SharedPairs> {
+  const { dryRun = false, spill } = settings;
+  const gathered = await gatherPairs(pairsIndex, run, verifier.clusters.documents, spill);
   await checkAndRecord(gathered, store, verifier, run.identity.minSimilarity);
   if (gathered.problems.length > 0) await refuse(pairsIndex, run, gathered.problems, errors, dryRun);
   // The counts of the shares together: every bucket is one share's, a pair two found counted once.

@@ -6,15 +6,15 @@
 //  2. Each share's pages counted: the engine must hold exactly the pages its marker lists (else the share is
 //     named, and its pages are not read: a forged marker may list millions).
 //  3. Every page the markers list read by id and checked (pair-pages.ts): a band's pages full but its last,
-//     and as many pairs in them as the marker says; the pairs numbered and kept once (pair-list.ts), a copy
-//     that another share gave with another similarity kept aside to be checked too (shares-check.ts).
+//     and as many pairs in them as the marker says; the pairs numbered and kept once (pair-parts.ts: in
+//     memory, or in parts on the disk when there are more than a part holds), a copy that another share
+//     gave with another similarity kept aside to be checked too (shares-check.ts).
 // Input: the run (identity, name, share count), the pairs index, the numbering. Output: the pairs, what the
 // shares counted, and every page or pair that failed a check, named.
 import { UserError } from '../../errors.js';
 import type { DocIds } from './doc-numbers.js';
 import { PAIRS_PER_PAGE, type ShareProgress, readMarker, readPage } from './pair-pages.js';
-import type { VerifiedPair } from './pair-verifier.js';
-import { PairList } from './pair-list.js';
+import { PairParts, type PairSpill } from './pair-parts.js';
 import type { PairsIndex } from './pairs-index.js';
 import { identityDifferences, markerId, pageId, type SharePlan, shareName, type ShareRunIdentity } from './share-plan.js';
 
@@ -32,22 +32,21 @@ export interface PairsProblem {
 }
 
 export interface Gathered {
-  pairs: PairList;
+  pairs: PairParts;
   /** The pages read (their ids and shares), in the order the pairs' `page` places point into. */
   pages: Array<{ id: string; share: number }>;
   /** Each share's progress, in share order. */
   shares: ShareProgress[];
   problems: PairsProblem[];
-  /** Copies of a pair given again with another similarity (by another share, maybe compact): checked, not recorded. */
-  copies: Array<{ pair: VerifiedPair; page: number }>;
   /** Pairs a compact share took that the whole values put under the bar: left out (shares-check.ts). */
   belowBar: number;
 }
 
-/** Stage 1: every share complete (or a refusal naming those that are not), and their pairs. */
-export async function gatherPairs(pairsIndex: PairsIndex, run: SharedRun, numbers: DocIds): Promise<Gathered> {
+/** Stage 1: every share complete (or a refusal naming those that are not), and their pairs (split into parts on the disk past `spill.maxPairs`). */
+export async function gatherPairs(pairsIndex: PairsIndex, run: SharedRun, numbers: DocIds, spill?: PairSpill): Promise<Gathered> {
   const shares = await completeShares(pairsIndex, run);
-  const gathered: Gathered = { pairs: new PairList(), pages: [], shares, problems: [], copies: [], belowBar: 0 };
+  const announced = shares.reduce((sum, share) => sum + share.pairs, 0);
+  const gathered: Gathered = { pairs: new PairParts(announced, spill), pages: [], shares, problems: [], belowBar: 0 };
   for (let k = 0; k < shares.length; k++) await readShare(pairsIndex, run, { number: k + 1, count: run.count }, shares[k], numbers, gathered);
   return gathered;
 }
@@ -117,10 +116,7 @@ async function readShare(pairsIndex: PairsIndex, run: SharedRun, share: SharePla
     }
     pairs += read.length;
     const at = into.pages.push({ id, share: share.number }) - 1;
-    for (const pair of read) {
-      const added = into.pairs.add(numbers.numberOf(pair.a), numbers.numberOf(pair.b), pair.jaccard, pair.hamming, at);
-      if (typeof added === 'object') into.copies.push({ pair, page: at });
-    }
+    for (const pair of read) into.pairs.add(numbers.numberOf(pair.a), numbers.numberOf(pair.b), pair.jaccard, pair.hamming, at);
   }
   if (pairs !== progress.pairs && !into.problems.some((p) => p.share === share.number)) {
     into.problems.push({ page: markerId(run.run, share), share: share.number, reason: `says its share wrote ${progress.pairs} pairs, where its pages hold ${pairs}` });
