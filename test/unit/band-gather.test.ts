@@ -429,7 +429,10 @@ describe('the sorting worker (sortBands) and the sets of bands', () => {
         members.remove();
         return got;
       });
+      const open = readdirSync('/proc/self/fd').length;
       const together = sortBands({ bands: [0, 1, 2].map((band) => ({ file: spill.bandFile(band), members: filesOf(band, '') })), documents: spill.size, bucketChunk: 3, windowMembers: 5, gather: [undefined, undefined, task(2)] });
+      // Nothing left open (a file the caller removes would keep its room on the disk while the worker held it).
+      expect(readdirSync('/proc/self/fd').length).toBe(open);
       try {
         for (const band of [0, 1]) for (const field of ['ranges', 'members', 'largeKeys'] as const) expect(together[band][field]).toEqual(alone[band][field]);
         expect(together[0].ranges.some((range) => range.file) || together[1].ranges.some((range) => range.file)).toBe(false);
@@ -455,8 +458,15 @@ describe('the sorting worker (sortBands) and the sets of bands', () => {
       const members = (band: number) => ({ order: path.join(spill.path, `band-${band}-members.bin`), runs: path.join(spill.path, `band-${band}-buckets.bin`) });
       const bands = [0, 1].map((band) => ({ file: spill.bandFile(band), members: members(band) }));
       bands.push({ file: path.join(spill.path, 'gone.bin'), members: members(2) });
+      const open = readdirSync('/proc/self/fd').length;
       expect(() => sortBands({ bands, documents: spill.size, bucketChunk: 3, windowMembers: 5 })).toThrow(/ENOENT/);
       expect(rangeFiles(spill.path)).toEqual([]);
+      // A file planted under a band's members name: refused, the band's hashes file closed, the planted file left.
+      writeFileSync(members(1).order, 'planted');
+      expect(() => sortBands({ bands: bands.slice(0, 2), documents: spill.size, bucketChunk: 3, windowMembers: 5 })).toThrow(/EEXIST/);
+      expect(readdirSync('/proc/self/fd').length).toBe(open);
+      expect(rangeFiles(spill.path)).toEqual(['band-1-members.bin']);
+      expect(readFileSync(members(1).order, 'utf8')).toBe('planted');
     } finally {
       spill.close();
     }

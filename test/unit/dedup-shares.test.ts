@@ -4,7 +4,7 @@
 // a pair two shares found once, and the check of a pair against its signatures.
 import os from 'node:os';
 import path from 'node:path';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
 import { checkDedupOptions, checkShareOptions } from '../../src/jobs/dedup.js';
 import { verifyBands } from '../../src/jobs/dedup/band-pass.js';
@@ -392,8 +392,19 @@ describe('the pairs the final step gathers', () => {
         const parts = new PairParts(given.length, { folder, maxPairs });
         expect(parts.partCount).toBe(Math.min(256, Math.ceil(given.length / maxPairs)));
         expect(handedOut(fill(parts))).toEqual({ ...inMemory, parts: parts.partCount });
-        for (const file of readdirSync(folder.path)) rmSync(path.join(folder.path, file));
+        // Each part's file emptied once read (its room back before the cut).
+        const files = readdirSync(folder.path).filter((name) => name.startsWith('pairs-part-'));
+        expect(files.length).toBe(parts.partCount > 1 ? parts.partCount : 0);
+        expect(files.map((name) => statSync(path.join(folder.path, name)).size)).toEqual(files.map(() => 0));
+        for (const file of files) rmSync(path.join(folder.path, file));
       }
+    });
+  });
+
+  it('refuses, naming the sizes and the way out, pairs whose parts would not fit the disk', async () => {
+    await inFolder((folder) => {
+      expect(() => new PairParts(1e15, { folder, maxPairs: 4_000_000 })).toThrow(/would spill the 1,000,000,000,000,000 pairs .* give limits\.spillDir on a disk with room, or raise limits\.maxCachedMembers/);
+      expect(readdirSync(folder.path).filter((name) => name.startsWith('pairs-part-'))).toEqual([]);
     });
   });
 

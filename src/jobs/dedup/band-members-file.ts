@@ -123,9 +123,14 @@ export class MembersOnDisk implements BandMembersAt {
     return window;
   }
 
-  remove(): void {
+  /** Closes its files (read again if a window is asked for). */
+  close(): void {
     if (this.fds) for (const fd of [this.fds.order, this.fds.runs]) closeSync(fd);
     this.fds = undefined;
+  }
+
+  remove(): void {
+    this.close();
     rmSync(this.files.order, { force: true });
     rmSync(this.files.runs, { force: true });
   }

@@ -47,11 +47,14 @@ const chunk = new Uint32Array(CHUNK);
 
 export default function sortBands(task: BandSortTask): SortedRuns[] {
   const sorted: Array<SortedRuns & { files: MembersFiles }> = [];
+  const readers: MembersOnDisk[] = [];
   try {
     for (const [k, { file, members }] of task.bands.entries()) sorted.push({ ...sortBand(task, file, members, task.gather?.[k]?.rangeMembers ?? task.windowMembers), files: members });
     const toGather = sorted.flatMap((band, k) => {
       const gather = task.gather?.[k];
-      return gather ? [{ task: gather, members: new MembersOnDisk(band.files, band.ranges, band.members) }] : [];
+      if (!gather) return [];
+      readers.push(new MembersOnDisk(band.files, band.ranges, band.members));
+      return [{ task: gather, members: readers[readers.length - 1] }];
     });
     const began = performance.now();
     gatherBands(toGather);
@@ -61,6 +64,10 @@ export default function sortBands(task: BandSortTask): SortedRuns[] {
     // (Nothing of the task's bands is left on the disk: the caller never learns of their files.)
     for (const { files, ranges, members } of sorted) new MembersOnDisk(files, ranges, members).remove();
     throw err;
+  } finally {
+    // (The files stay for the caller; the worker's descriptors go, or the disk would keep every band's
+    // files, removed by the caller, until the worker ends.)
+    for (const reader of readers) reader.close();
   }
 }
 
@@ -68,8 +75,9 @@ export default function sortBands(task: BandSortTask): SortedRuns[] {
 function sortBand(task: BandSortTask, file: string, files: MembersFiles, target: number): SortedRuns {
   const n = task.documents;
   const fd = openSync(file, 'r');
-  const writer = new MembersFileWriter(files, Math.max(1, target));
+  let writer: MembersFileWriter | undefined;
   try {
+    writer = new MembersFileWriter(files, Math.max(1, target));
     const read = (visit: (chunk: Uint32Array) => void) => {
       for (let start = 0; start < n; start += CHUNK) {
         const length = Math.min(CHUNK, n - start);
@@ -82,7 +90,7 @@ function sortBand(task: BandSortTask, file: string, files: MembersFiles, target:
     const { ranges, members } = writer.close();
     return { ranges, members, largeKeys, sortMs: performance.now() - began };
   } catch (err) {
-    writer.discard();
+    writer?.discard();
     throw err;
   } finally {
     closeSync(fd);

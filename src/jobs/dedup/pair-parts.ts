@@ -3,14 +3,17 @@
 // hundred million pairs, 4.5 GB. So when the run spills (its ids on disk), the pairs the shares' markers
 // announce are split into parts of about `maxPairs`: each pair goes, by a hash of its two numbers, to its
 // part's file in the spill folder (24 bytes a pair), so that every copy of a pair lands in the same part;
-// once every page is read, each part is read back into a PairList of its own and handed out, checked and
-// recorded before the next one is read. A part read back is held to a check of what was written to it.
+// once every page is read, each part is read back into a PairList of its own (its file then emptied) and
+// handed out, checked and recorded before the next one is read. A part read back is held to a check of what
+// was written to it. The parts are not begun without room for them on the disk.
 //
 // Input: the pairs as the pages give them (numbers, similarity, distance, page); output: the parts, each
 // with its pairs once and the copies that disagree with them, and the counts of all.
+import { ftruncateSync } from 'node:fs';
+import { UserError } from '../../errors.js';
 import { mixed } from './doc-numbers.js';
 import { PairList } from './pair-list.js';
-import { foldCheck, readAll, type SpillFolder, writeAll } from './spill-folder.js';
+import { foldCheck, freeBytes, readAll, type SpillFolder, writeAll } from './spill-folder.js';
 
 /** Parts at most (each with a write buffer while the pages are read). */
 const MAX_PARTS = 256;
@@ -18,6 +21,8 @@ const MAX_PARTS = 256;
 const PAIR_BYTES = 24;
 /** Pairs a part's file is written and read a block at a time. */
 const BLOCK_PAIRS = 2048;
+/** Room left on the disk after the parts, at least. */
+const DISK_MARGIN_BYTES = 1024 ** 3;
 
 /** A copy of a pair given again with another similarity or distance (by another share): checked, not recorded. */
 export interface PairCopy {
@@ -50,8 +55,12 @@ export class PairParts {
   /** `expected`: the pairs the shares' markers announce; more than `spill.maxPairs` of them are split into parts on disk. */
   constructor(expected: number, spill?: PairSpill) {
     const parts = spill ? Math.min(MAX_PARTS, Math.ceil(expected / Math.max(1, spill.maxPairs))) : 1;
-    if (!spill || parts <= 1) this.memory = { pairs: new PairList(), copies: [] };
-    else for (let k = 0; k < parts; k++) this.files.push(new PartFile(spill.folder, k));
+    if (!spill || parts <= 1) {
+      this.memory = { pairs: new PairList(), copies: [] };
+      return;
+    }
+    requireRoom(spill.folder.path, expected);
+    for (let k = 0; k < parts; k++) this.files.push(new PartFile(spill.folder, k));
   }
 
   /** Parts the pairs are split into (1: in memory). */
@@ -77,6 +86,7 @@ export class PairParts {
     for (const file of this.files) {
       const part: PairPart = { pairs: new PairList(), copies: [] };
       file.readBack((a, b, jaccard, hamming, page) => keep(part, a, b, jaccard, hamming, page));
+      file.empty();
       this.counted(part);
       yield part;
     }
@@ -86,6 +96,18 @@ export class PairParts {
     this.count += part.pairs.count;
     this.duplicates += part.pairs.duplicates;
   }
+}
+
+/** Refuses, naming the sizes and the way out, when the parts of `expected` pairs would not leave room on the disk of `folder`. */
+function requireRoom(folder: string, expected: number): void {
+  const needs = expected * PAIR_BYTES;
+  const free = freeBytes(folder);
+  if (needs <= free - DISK_MARGIN_BYTES) return;
+  const gb = (bytes: number) => `${(bytes / 1024 ** 3).toFixed(1)} GB`;
+  throw new UserError(
+    (o) =>
+      `the final step would spill the ${expected.toLocaleString('en')} pairs the shares announce to ${folder}: ${gb(needs)}, and ${gb(Math.max(0, free))} is free there (1 GB kept free); give ${o('limits.spillDir')} on a disk with room, or raise ${o('limits.maxCachedMembers')} if memory allows (about 45 bytes a pair)`,
+  );
 }
 
 /** A pair added to a part: kept once, a copy that disagrees kept aside. */
@@ -140,6 +162,11 @@ class PartFile {
       }
     }
     if (check !== this.check) throw new Error(`the pairs read back from ${this.name} are not those written: dedup's spill folder was changed while it ran`);
+  }
+
+  /** Lets the disk have its room back once the part is read (the file stays, empty, until the folder goes). */
+  empty(): void {
+    ftruncateSync(this.fd, 0);
   }
 }
 

@@ -205,6 +205,11 @@ export class PairVerifier {
     this.recordNumbered({ na: documents.numberOf(pair.a), nb: documents.numberOf(pair.b), jaccard: pair.jaccard, hamming: pair.hamming }, pair);
   }
 
+  /** A pair verified elsewhere (checked by the final step of a split run), by its numbers, with its ids as they are known. */
+  recordChecked(pair: NumberedPair, named: VerifiedPair): void {
+    this.recordNumbered(pair, named);
+  }
+
   /** A pair by the ids of its documents, the smaller first. */
   named(pair: NumberedPair): VerifiedPair {
     const documents = this.clusters.documents;

@@ -4,7 +4,8 @@
 //     (never started, stopped midway, of another run, damaged), the step refuses, naming each such share and
 //     the command that completes it, before it reads a page.
 //  2. Each share's pages counted: the engine must hold exactly the pages its marker lists (else the share is
-//     named, and its pages are not read: a forged marker may list millions).
+//     named, and its pages are not read: a forged marker may list millions), all before any page is read,
+//     so that the pairs announced are those of the shares whose pages are there.
 //  3. Every page the markers list read by id and checked (pair-pages.ts): a band's pages full but its last,
 //     and as many pairs in them as the marker says; the pairs numbered and kept once (pair-parts.ts: in
 //     memory, or in parts on the disk when there are more than a part holds), a copy that another share
@@ -45,10 +46,23 @@ export interface Gathered {
 /** Stage 1: every share complete (or a refusal naming those that are not), and their pairs (split into parts on the disk past `spill.maxPairs`). */
 export async function gatherPairs(pairsIndex: PairsIndex, run: SharedRun, numbers: DocIds, spill?: PairSpill): Promise<Gathered> {
   const shares = await completeShares(pairsIndex, run);
-  const announced = shares.reduce((sum, share) => sum + share.pairs, 0);
-  const gathered: Gathered = { pairs: new PairParts(announced, spill), pages: [], shares, problems: [], belowBar: 0 };
-  for (let k = 0; k < shares.length; k++) await readShare(pairsIndex, run, { number: k + 1, count: run.count }, shares[k], numbers, gathered);
+  const problems: PairsProblem[] = [];
+  const held: boolean[] = [];
+  for (let k = 0; k < shares.length; k++) held.push(await holdsItsPages(pairsIndex, run, { number: k + 1, count: run.count }, shares[k], problems));
+  // (Counted from the shares whose pages the engine holds: a forged marker's count is not taken.)
+  const announced = shares.reduce((sum, share, k) => sum + (held[k] ? share.pairs : 0), 0);
+  const gathered: Gathered = { pairs: new PairParts(announced, spill), pages: [], shares, problems, belowBar: 0 };
+  for (let k = 0; k < shares.length; k++) if (held[k]) await readShare(pairsIndex, run, { number: k + 1, count: run.count }, shares[k], numbers, gathered);
   return gathered;
+}
+
+/** Whether the engine holds exactly the pages a share's marker lists (else the share is named, and its pages are not read: a forged marker may list millions). */
+async function holdsItsPages(pairsIndex: PairsIndex, run: SharedRun, share: SharePlan, progress: ShareProgress, problems: PairsProblem[]): Promise<boolean> {
+  const listed = progress.pages.reduce((sum, count) => sum + count, 0);
+  const held = await pairsIndex.countPages(run.run, share.number);
+  if (held === listed) return true;
+  problems.push({ page: markerId(run.run, share), share: share.number, reason: `lists ${listed} pages, where ${pairsIndex.name} holds ${held} of this share (none read)` });
+  return false;
 }
 
 /** Every share's progress, when each is complete; else a refusal naming those that are not. */
@@ -96,14 +110,9 @@ async function otherRuns(pairsIndex: PairsIndex, run: SharedRun): Promise<string
   return `${pairsIndex.name} holds shares of another run of ${run.identity.index}, which differ in ${what.join(', ')}: ${changed ? 'the index changed since they ran (run every share again)' : 'give the options they ran with, or run the shares with these'}`;
 }
 
-/** One share's pages, counted, then read in order, checked, their pairs added. */
+/** One share's pages (the engine holds as many as its marker lists) read in order, checked, their pairs added. */
 async function readShare(pairsIndex: PairsIndex, run: SharedRun, share: SharePlan, progress: ShareProgress, numbers: DocIds, into: Gathered): Promise<void> {
   const places = progress.pages.flatMap((count, band) => Array.from({ length: count }, (_, page) => ({ band, page, last: page === count - 1, id: pageId(run.run, share, band, page) })));
-  const held = await pairsIndex.countPages(run.run, share.number);
-  if (held !== places.length) {
-    into.problems.push({ page: markerId(run.run, share), share: share.number, reason: `lists ${places.length} pages, where ${pairsIndex.name} holds ${held} of this share (none read)` });
-    return;
-  }
   const where = new Map(places.map((p) => [p.id, p]));
   let pairs = 0;
   for await (const { id, source } of pairsIndex.sources(places.map((p) => p.id))) {
