@@ -55,7 +55,9 @@ export async function verifyBandOf(table: SignatureTable, verifier: PairVerifier
   try {
     for (const hash of sorted.largeKeys) verifier.markLargeKey(band, hash);
     if (settings.markOnly) return;
-    const pass = { verifier, band, bucketChunk: settings.bucketChunk, numberOf: numbering(table, verifier) };
+    // (The large keys of the bands before, as the checking threads are sent them: copied once a band.)
+    const largeKeys = settings.checker ? Array.from({ length: band }, (_, j) => Int32Array.from(verifier.largeKeysOf(j) ?? [])) : [];
+    const pass = { verifier, band, bucketChunk: settings.bucketChunk, numberOf: numbering(table, verifier), largeKeys };
     const verify = { checker: settings.checker, groupMembers: settings.groupMembers ?? DEFAULT_GROUP_MEMBERS };
     const reader = table.records && sorted.members.ranges.some((range) => range.file) ? (settings.rangeReader ?? new RecordReader(table.records().layout)) : undefined;
     await verifyRanges(pass, sorted.members, (range, window) => (range.file && reader ? new RangeRecords(range.file, window.order, reader) : tableSource(table)), verify);
@@ -84,6 +86,8 @@ interface MemberSource {
 interface BandInHand {
   verifier: PairVerifier;
   band: number;
+  /** The large keys of each band before this one (sent to the checking threads). */
+  largeKeys: Int32Array[];
   bucketChunk: number;
   numberOf: (slot: number) => number;
 }
@@ -186,7 +190,7 @@ function groupsOf(runs: Uint32Array, members: number): Array<[number, number]> {
  * check apart verified here at their turn. Pairs, counts and clusters come out as verifyHere's.
  */
 async function verifyChecked(pass: RangeInHand, checker: BucketChecker, records: { file: string; layout: RecordLayout }, groups: Array<[number, number]>): Promise<void> {
-  const largeKeys = Array.from({ length: pass.band }, (_, j) => Int32Array.from(pass.verifier.largeKeysOf(j) ?? []));
+  const largeKeys = pass.largeKeys;
   const pending: Array<Promise<CheckedBuckets> | undefined> = [];
   const send = (g: number) => {
     const [from, to] = groups[g];
