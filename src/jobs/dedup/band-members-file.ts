@@ -6,6 +6,7 @@
 // band is verified. Both files are created new beside the band's hashes (a file planted under the name is
 // refused), 4 bytes a member and 8 a bucket.
 import { closeSync, openSync, rmSync } from 'node:fs';
+import path from 'node:path';
 import { type BandMembersAt, type BandRange, localRuns, type MembersSink, type MembersWindow, RangePlanner, windowCheck } from './band-ranges.js';
 import { readAll, writeAll } from './spill-folder.js';
 
@@ -13,6 +14,12 @@ import { readAll, writeAll } from './spill-folder.js';
 export interface MembersFiles {
   order: string;
   runs: string;
+}
+
+/** The files of a band's members, beside the file of its hashes. */
+export function membersFiles(bandFile: string, band: number): MembersFiles {
+  const folder = path.dirname(bandFile);
+  return { order: path.join(folder, `band-${band}-members.bin`), runs: path.join(folder, `band-${band}-buckets.bin`) };
 }
 
 /** Values a writer holds before it writes them. */

@@ -8,6 +8,7 @@
 import { rmSync, statSync } from 'node:fs';
 import os from 'node:os';
 import { DEFAULT_RANGE_MEMBERS, type GatherTask, gatherBands } from './band-gather.js';
+import { MembersFileWriter, MembersOnDisk, membersFiles } from './band-members-file.js';
 import { type BandMembersAt, type BandRange, MembersInMemory, type MembersWindow } from './band-ranges.js';
 import { bandMembers, type BandScratch } from './band-sort.js';
 import { BandSorter, type SortedBand } from './band-sorter.js';
@@ -380,18 +381,45 @@ function windowMembers(bucketChunk: number): number {
   return Math.max(WINDOW_MEMBERS, bucketChunk);
 }
 
-/** The band sorted into buckets on this thread: its members in bucket order, in memory, and its ranges (gathered when asked). */
+/** The band sorted into buckets on this thread, its ranges planned (and gathered when asked). */
 function sortHere(table: SignatureTable, band: number, settings: BandPassSettings): SortedBand {
   const scratch = settings.scratch ?? { keys: new Uint32Array(0), order: new Uint32Array(0) };
-  const source = (visit: (chunk: Uint32Array) => void) => table.readBand(band, visit);
   const task = settings.markOnly ? undefined : gatherTask(table, band, settings.rangeMembers ?? 0, settings.bucketChunk);
-  const members = new MembersInMemory(task?.rangeMembers ?? windowMembers(settings.bucketChunk), scratch.members);
   const began = performance.now();
-  const largeKeys = bandMembers(source, table.size, { bucketChunk: settings.bucketChunk, sink: members, scratch, passKeys: settings.sortPassKeys });
-  scratch.members = members.room;
+  const { members, largeKeys } = membersHere(table, band, task?.rangeMembers ?? windowMembers(settings.bucketChunk), settings, scratch);
   const sorted = performance.now();
-  if (task) gatherBands([{ task, members }]);
+  try {
+    if (task) gatherBands([{ task, members }]);
+  } catch (err) {
+    members.remove();
+    throw err;
+  }
   return { members, largeKeys, sortMs: sorted - began, gatherMs: performance.now() - sorted };
+}
+
+/**
+ * A band's members sorted here, in ranges of `target`: in two files beside its hashes when the table has them
+ * on disk (as the sorting worker keeps them: memory holds a range at a time), else in memory.
+ */
+function membersHere(table: SignatureTable, band: number, target: number, settings: BandPassSettings, scratch: NonNullable<BandPassSettings['scratch']>): { members: BandMembersAt; largeKeys: Int32Array } {
+  const source = (visit: (chunk: Uint32Array) => void) => table.readBand(band, visit);
+  const sort = { bucketChunk: settings.bucketChunk, scratch, passKeys: settings.sortPassKeys };
+  if (!table.bandFile) {
+    const inMemory = new MembersInMemory(target, scratch.members);
+    const largeKeys = bandMembers(source, table.size, { ...sort, sink: inMemory });
+    scratch.members = inMemory.room;
+    return { members: inMemory, largeKeys };
+  }
+  const files = membersFiles(table.bandFile(band), band);
+  const writer = new MembersFileWriter(files, target);
+  try {
+    const largeKeys = bandMembers(source, table.size, { ...sort, sink: writer });
+    const written = writer.close();
+    return { members: new MembersOnDisk(files, written.ranges, written.members), largeKeys };
+  } catch (err) {
+    writer.discard();
+    throw err;
+  }
 }
 
 /** What gathering a band takes, when the table is on disk and ranges are asked for (undefined: read where the records lie). */

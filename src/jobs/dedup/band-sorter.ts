@@ -5,11 +5,10 @@
 // all k bands in one pass over the records, so that the disk is read in order on that core too, and once for
 // k bands.
 import { existsSync } from 'node:fs';
-import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Piscina } from 'piscina';
 import type { GatherTask } from './band-gather.js';
-import { type MembersFiles, MembersOnDisk } from './band-members-file.js';
+import { MembersOnDisk, membersFiles } from './band-members-file.js';
 import type { BandMembersAt } from './band-ranges.js';
 import type { BandSortTask, SortedRuns } from './band-sort-worker.js';
 
@@ -60,10 +59,4 @@ export class BandSorter {
   async close(): Promise<void> {
     await this.pool.destroy();
   }
-}
-
-/** The files of a band's members, beside the file of its hashes. */
-function membersFiles(bandFile: string, band: number): MembersFiles {
-  const folder = path.dirname(bandFile);
-  return { order: path.join(folder, `band-${band}-members.bin`), runs: path.join(folder, `band-${band}-buckets.bin`) };
 }
