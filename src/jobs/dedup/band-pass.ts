@@ -97,6 +97,8 @@ interface BandInHand {
 interface RangeInHand extends BandInHand {
   window: MembersWindow;
   source: MemberSource;
+  /** Members whose signatures are loaded at once, at most (but for a bucket verified pairwise). */
+  groupMembers: number;
 }
 
 /** How runs are verified: on this thread only, or with the small buckets checked on others. */
@@ -120,7 +122,7 @@ async function verifyRanges(pass: BandInHand, members: BandMembersAt, sourceOf: 
     const window = members.window(range);
     const source = sourceOf(range, window);
     try {
-      const inHand = { ...pass, window, source };
+      const inHand = { ...pass, window, source, groupMembers: settings.groupMembers };
       if (range.cutEnd !== undefined) join = await joinPart(inHand, range, join);
       else await verifyRuns(inHand, settings);
     } finally {
@@ -140,22 +142,49 @@ async function verifyRuns(range: RangeInHand, settings: VerifySettings): Promise
 
 /** One part of a bucket cut into several: its members added to the key's join, which is finished with the bucket's last part. */
 async function joinPart(range: RangeInHand, part: BandRange, join?: LargeKeyJoin): Promise<LargeKeyJoin | undefined> {
-  const members = range.window.order;
-  const signatureOf = await range.source.load(ascendingOnce(members.slice()));
   const into = join ?? new LargeKeyJoin(range.verifier, range.band, range.bucketChunk);
-  for (const slot of members) into.add(range.numberOf(slot), signatureOf(slot));
-  if (part.to < (part.cutEnd as number)) {
-    into.detach();
-    return into;
-  }
+  await joinLoaded(range, range.window.order, into);
+  if (part.to < (part.cutEnd as number)) return into;
   into.finish();
   return undefined;
+}
+
+/**
+ * Members of a large key added to its join, their signatures loaded a group at a time (a key of boilerplate
+ * held by millions costs memory for a group, not for the key); the join detached from each load's buffers
+ * before the next.
+ */
+async function joinLoaded(range: RangeInHand, members: Uint32Array, into: LargeKeyJoin): Promise<void> {
+  for (let from = 0; from < members.length; from += range.groupMembers) {
+    const some = members.subarray(from, Math.min(members.length, from + range.groupMembers));
+    const signatureOf = await range.source.load(ascendingOnce(some.slice()));
+    for (const slot of some) into.add(range.numberOf(slot), signatureOf(slot));
+    into.detach();
+  }
+}
+
+/** Whether run k is a large key of more members than a group: loaded a group at a time (joinLoaded), never whole. */
+function loadedInGroups(range: RangeInHand, k: number): boolean {
+  const size = range.window.runs[2 * k + 1] - range.window.runs[2 * k];
+  return size > range.bucketChunk && size > range.groupMembers;
+}
+
+/** Run k, a large key larger than a group, verified with its members loaded a group at a time. */
+async function verifyLargeRun(range: RangeInHand, k: number): Promise<void> {
+  const join = new LargeKeyJoin(range.verifier, range.band, range.bucketChunk);
+  await joinLoaded(range, range.window.order.subarray(range.window.runs[2 * k], range.window.runs[2 * k + 1]), join);
+  join.finish();
 }
 
 /** The groups' buckets verified on this thread, a group at a time. */
 async function verifyHere(pass: RangeInHand, groups: Array<[number, number]>): Promise<void> {
   const { order, runs } = pass.window;
   for (const [from, to] of groups) {
+    // (A run larger than a group is a group of its own.)
+    if (loadedInGroups(pass, from)) {
+      await verifyLargeRun(pass, from);
+      continue;
+    }
     const signatureOf = await pass.source.load(slotsOf(order, runs, from, to));
     for (let k = from; k < to; k++) verifyRun(pass, k, signatureOf);
   }
@@ -235,6 +264,11 @@ function smallRuns(pass: RangeInHand, from: number, to: number): { order: Uint32
 async function replayGroup(pass: RangeInHand, [from, to]: [number, number], checked: CheckedBuckets, width: number): Promise<void> {
   const { order, runs } = pass.window;
   const isSmall = (k: number) => checkedApart(pass, k);
+  if (to - from === 1 && loadedInGroups(pass, from)) {
+    pass.verifier.countRejected(checked.rejected);
+    await verifyLargeRun(pass, from);
+    return;
+  }
   const larger = [];
   for (let k = from; k < to; k++) if (!isSmall(k)) larger.push(k);
   const signatureOf = larger.length > 0 ? await pass.source.load(slotsOfRuns(order, runs, larger)) : undefined;
