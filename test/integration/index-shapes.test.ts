@@ -97,6 +97,7 @@ forEachEngine('index shapes', (ctx) => {
       // Another routing may reach the same shard; if it does not, the document is said not to be there.
       if (wrongRouting.code !== 0) expect(wrongRouting.stderr).toMatch(/no document .* with routing "no-such-routing-value"/);
       await expectDedupWritesEveryCluster(ctx.client, index);
+      await expectSpilledSplitRunWritesTheSame(ctx.client, index, ctx.index('routing-pairs'));
       expect(await userFields(ctx.client, index)).toEqual(before);
     });
 
@@ -132,6 +133,7 @@ forEachEngine('index shapes', (ctx) => {
     expect(similar.code, similar.stderr).toBe(0);
     expect(similar.json.query.id).toBe(docs[half].id);
     await expectDedupWritesEveryCluster(ctx.client, alias);
+    await expectSpilledSplitRunWritesTheSame(ctx.client, alias, ctx.index('alias-pairs'));
     expect(await userFields(ctx.client, alias)).toEqual(before);
   });
 
@@ -154,6 +156,7 @@ forEachEngine('index shapes', (ctx) => {
     const similar = await cli(['similar', '--url', url(), '--index', stream, `--id=${anId}`]);
     expect(similar.code, similar.stderr).toBe(0);
     await expectDedupWritesEveryCluster(ctx.client, stream);
+    await expectSpilledSplitRunWritesTheSame(ctx.client, stream, ctx.index('stream-pairs'));
     expect(await userFields(ctx.client, stream)).toEqual(before);
   });
 
@@ -314,6 +317,35 @@ forEachEngine('index shapes', (ctx) => {
 });
 
 /** dedup on `name` completes, and the documents holding a cluster_id are exactly the clusters' members. */
+const CLUSTER_FIELDS = ['cluster_id', 'duplicate_of', 'is_canonical', 'cluster_size', 'max_similarity', 'canonical_similarity', 'best_match'];
+
+/** Every document's cluster fields, by its index and id. */
+async function clusterFields(client: EngineClient, name: string): Promise<Map<string, unknown>> {
+  await client.refresh(name);
+  const found = await client.search(name, { size: 1000, query: { match_all: {} } });
+  const near = (source: any) => Object.fromEntries(CLUSTER_FIELDS.map((f) => [f, source?.near_dup?.[f] ?? null]));
+  return new Map(found.hits.hits.map((h) => [`${h._index}/${h._id}`, near(h._source)]));
+}
+
+/**
+ * After a single run wrote its clusters: the run split in two shares, its final step spilled (its ids, facts
+ * and sets on disk, its pairs in parts), writes to each document's own index and routing, the same fields.
+ */
+async function expectSpilledSplitRunWritesTheSame(client: EngineClient, name: string, pairsIndex: string): Promise<void> {
+  const single = await clusterFields(client, name);
+  for (const share of ['1/2', '2/2']) {
+    const run = await cli(['dedup', '--url', client.url, '--index', name, '--share', share, '--pairs-index', pairsIndex]);
+    expect(run.code, run.stderr).toBe(0);
+  }
+  const final = await cli(['dedup', '--url', client.url, '--index', name, '--from-shares', '2', '--pairs-index', pairsIndex, '--max-cached-signatures', '5', '--max-cached-members', '3']);
+  expect(final.code, final.stderr).toBe(0);
+  expect(final.json).toMatchObject({ failed: 0, complete: true });
+  expect(final.json.verifiedPairs).toBeGreaterThan(2 * 3);
+  // Every clustered document written again (to its own index, with its routing), none failing.
+  expect(final.json.written).toBe([...single.values()].filter((f: any) => f.cluster_id !== null).length);
+  expect(await clusterFields(client, name)).toEqual(single);
+}
+
 async function expectDedupWritesEveryCluster(client: EngineClient, name: string): Promise<void> {
   const dedup = await cli(['dedup', '--url', client.url, '--index', name]);
   expect(dedup.code, dedup.stderr).toBe(0);
