@@ -763,39 +763,50 @@ describe('what a failure leaves', () => {
     }
   });
 
-  it('a range file removed under the pass is said (not skipped), and the band leaves none', async () => {
+  /**
+   * Band 0 of a spill sorted with its members on disk (and gathered, when asked), `damage` done to its files
+   * under the pass: verifying it refused as `refusal`, nothing of the band left on the disk.
+   */
+  async function damagedBand(gather: boolean, damage: (sorted: SortedBand, folder: string) => void, refusal: RegExp): Promise<void> {
     const docs = corpus(20, 10, 200, 200, 8);
     const numbers = new DocNumbers();
     const { verifier } = newVerifier(numbers);
     const spill = spillOf(docs, numbers);
     try {
-      const { file, layout } = spill.records();
       const sorted = sortedMembers((visit) => spill.readBand(0, visit), spill.size, 4, { folder: spill.path, bucketChunk: 3 });
-      expect(gatherBand({ records: file, layout, documents: spill.size, band: 0, rangeMembers: 4 }, sorted.members)).toBe(true);
-      expect(sorted.members.ranges.length).toBeGreaterThan(2);
-      rmSync(sorted.members.ranges[1].file as string);
-      await expect(verifyBandOf(spill, verifier, 0, { bucketChunk: 3, sorted })).rejects.toThrow(/ENOENT/);
+      if (gather) {
+        const { file, layout } = spill.records();
+        expect(gatherBand({ records: file, layout, documents: spill.size, band: 0, rangeMembers: 4 }, sorted.members)).toBe(true);
+      }
+      damage(sorted, spill.path);
+      await expect(verifyBandOf(spill, verifier, 0, { bucketChunk: 3, sorted })).rejects.toThrow(refusal);
       expect(rangeFiles(spill.path)).toEqual([]);
     } finally {
       spill.close();
     }
+  }
+
+  it('a range file removed under the pass is said (not skipped), and the band leaves none', async () => {
+    await damagedBand(
+      true,
+      (sorted) => {
+        expect(sorted.members.ranges.length).toBeGreaterThan(2);
+        rmSync(sorted.members.ranges[1].file as string);
+      },
+      /ENOENT/,
+    );
   });
 
   it('a band\'s members file changed under the pass is said (not verified), and the band leaves nothing', async () => {
-    const docs = corpus(20, 10, 200, 200, 8);
-    const numbers = new DocNumbers();
-    const { verifier } = newVerifier(numbers);
-    const spill = spillOf(docs, numbers);
-    try {
-      const sorted = sortedMembers((visit) => spill.readBand(0, visit), spill.size, 4, { folder: spill.path, bucketChunk: 3 });
-      const members = path.join(spill.path, 'band-0-members.bin');
-      const bytes = readFileSync(members);
-      bytes.writeUInt32LE(bytes.readUInt32LE(bytes.length - 4) ^ 1, bytes.length - 4);
-      writeFileSync(members, bytes);
-      await expect(verifyBandOf(spill, verifier, 0, { bucketChunk: 3, sorted })).rejects.toThrow(/not those written/);
-      expect(rangeFiles(spill.path)).toEqual([]);
-    } finally {
-      spill.close();
-    }
+    await damagedBand(
+      false,
+      (_, folder) => {
+        const members = path.join(folder, 'band-0-members.bin');
+        const bytes = readFileSync(members);
+        bytes.writeUInt32LE(bytes.readUInt32LE(bytes.length - 4) ^ 1, bytes.length - 4);
+        writeFileSync(members, bytes);
+      },
+      /not those written/,
+    );
   });
 });
