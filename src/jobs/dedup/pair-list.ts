@@ -77,6 +77,7 @@ export class PairList {
   }
 }
 
-function hashOf(a: number, b: number): number {
+/** The hash of a pair of numbers (its table's place in its low bits). */
+export function hashOf(a: number, b: number): number {
   return mixed(Math.imul(a, 0x9e3779b1) ^ b);
 }

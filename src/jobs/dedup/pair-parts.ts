@@ -11,8 +11,7 @@
 // with its pairs once and the copies that disagree with them, and the counts of all.
 import { ftruncateSync } from 'node:fs';
 import { UserError } from '../../errors.js';
-import { mixed } from './doc-numbers.js';
-import { PairList } from './pair-list.js';
+import { hashOf, PairList } from './pair-list.js';
 import { foldCheck, freeBytes, readAll, type SpillFolder, writeAll } from './spill-folder.js';
 
 /** Parts at most (each with a write buffer while the pages are read). */
@@ -72,7 +71,8 @@ export class PairParts {
   add(x: number, y: number, jaccard: number, hamming: number, page: number): void {
     const [a, b] = x < y ? [x, y] : [y, x];
     if (this.memory) keep(this.memory, a, b, jaccard, hamming, page);
-    else this.files[(mixed(Math.imul(a, 0x9e3779b1) ^ b) >>> 0) % this.files.length].add(a, b, jaccard, hamming, page);
+    // (The part by the hash's high bits: each part's table places its pairs by the low ones.)
+    else this.files[Math.floor(((hashOf(a, b) >>> 0) / 2 ** 32) * this.files.length)].add(a, b, jaccard, hamming, page);
   }
 
   /** Each part in turn, its pairs once; the counts grow as they come. */
