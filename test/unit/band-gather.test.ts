@@ -9,7 +9,7 @@ import path from 'node:path';
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
 import { type GatherTask, gatherBands } from '../../src/jobs/dedup/band-gather.js';
-import { MembersFileWriter, MembersOnDisk } from '../../src/jobs/dedup/band-members-file.js';
+import { MembersOnDisk, sortedToFiles } from '../../src/jobs/dedup/band-members-file.js';
 import { bandSets, verifyBandOf, verifyBands } from '../../src/jobs/dedup/band-pass.js';
 import { type BandMembersAt, MembersInMemory, membersOf, planRanges, windowCheck } from '../../src/jobs/dedup/band-ranges.js';
 import sortBands from '../../src/jobs/dedup/band-sort-worker.js';
@@ -63,10 +63,8 @@ function sortedMembers(hashes: Int32Array | BandSource, n: number, target: numbe
   }
   const band = settings.band ?? 0;
   const files = { order: path.join(settings.folder, `band-${band}-members.bin`), runs: path.join(settings.folder, `band-${band}-buckets.bin`) };
-  const writer = new MembersFileWriter(files, target);
-  const largeKeys = bandMembers(source, n, { bucketChunk, sink: writer, scratch });
-  const { ranges, members } = writer.close();
-  return { members: new MembersOnDisk(files, ranges, members), largeKeys };
+  const { members, sorted } = sortedToFiles(files, target, (sink) => bandMembers(source, n, { bucketChunk, sink, scratch }));
+  return { members, largeKeys: sorted };
 }
 
 /** One band gathered alone: whether it was. */

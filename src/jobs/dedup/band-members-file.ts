@@ -52,7 +52,7 @@ class ValueWriter {
 }
 
 /** Writes a band's members as they are sorted, and plans their ranges (of about `target` members) with their checks. */
-export class MembersFileWriter implements MembersSink {
+class MembersFileWriter implements MembersSink {
   private readonly planner: RangePlanner;
   private order?: ValueWriter;
   private runs?: ValueWriter;
@@ -104,6 +104,22 @@ export class MembersFileWriter implements MembersSink {
   private closeFiles(): void {
     for (const writer of [this.order, this.runs]) if (writer) closeSync(writer.fd);
     this.order = this.runs = undefined;
+  }
+}
+
+/**
+ * A band's members written to its files as `sort` hands them to the sink it is given, their ranges of about
+ * `target` planned: the members on the disk, and what the sort gave back; nothing of its own left when it fails.
+ */
+export function sortedToFiles<T>(files: MembersFiles, target: number, sort: (sink: MembersSink) => T): { members: MembersOnDisk; sorted: T } {
+  const writer = new MembersFileWriter(files, target);
+  try {
+    const sorted = sort(writer);
+    const { ranges, members } = writer.close();
+    return { members: new MembersOnDisk(files, ranges, members), sorted };
+  } catch (err) {
+    writer.discard();
+    throw err;
   }
 }
 

@@ -8,7 +8,7 @@
 import { rmSync, statSync } from 'node:fs';
 import os from 'node:os';
 import { DEFAULT_RANGE_MEMBERS, type GatherTask, gatherBands } from './band-gather.js';
-import { MembersFileWriter, MembersOnDisk, membersFiles } from './band-members-file.js';
+import { membersFiles, sortedToFiles } from './band-members-file.js';
 import { type BandMembersAt, type BandRange, MembersInMemory, type MembersWindow } from './band-ranges.js';
 import { bandMembers, type BandScratch } from './band-sort.js';
 import { BandSorter, type SortedBand } from './band-sorter.js';
@@ -444,16 +444,8 @@ function membersHere(table: SignatureTable, band: number, target: number, settin
     scratch.members = inMemory.room;
     return { members: inMemory, largeKeys };
   }
-  const files = membersFiles(table.bandFile(band), band);
-  const writer = new MembersFileWriter(files, target);
-  try {
-    const largeKeys = bandMembers(source, table.size, { ...sort, sink: writer });
-    const written = writer.close();
-    return { members: new MembersOnDisk(files, written.ranges, written.members), largeKeys };
-  } catch (err) {
-    writer.discard();
-    throw err;
-  }
+  const { members, sorted } = sortedToFiles(membersFiles(table.bandFile(band), band), target, (sink) => bandMembers(source, table.size, { ...sort, sink }));
+  return { members, largeKeys: sorted };
 }
 
 /** What gathering a band takes, when the table is on disk and ranges are asked for (undefined: read where the records lie). */

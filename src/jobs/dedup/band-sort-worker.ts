@@ -9,8 +9,8 @@
 // one top byte holds more); the caller holds one range of members at a time, read back from the files.
 import { closeSync, openSync } from 'node:fs';
 import { type GatherTask, gatherBands } from './band-gather.js';
-import { type MembersFiles, MembersFileWriter, MembersOnDisk } from './band-members-file.js';
-import type { BandRange } from './band-ranges.js';
+import { type MembersFiles, MembersOnDisk, sortedToFiles } from './band-members-file.js';
+import type { BandRange, MembersSink } from './band-ranges.js';
 import { bandMembers } from './band-sort.js';
 import { readAll } from './spill-folder.js';
 
@@ -75,9 +75,7 @@ export default function sortBands(task: BandSortTask): SortedRuns[] {
 function sortBand(task: BandSortTask, file: string, files: MembersFiles, target: number): SortedRuns {
   const n = task.documents;
   const fd = openSync(file, 'r');
-  let writer: MembersFileWriter | undefined;
   try {
-    writer = new MembersFileWriter(files, Math.max(1, target));
     const read = (visit: (chunk: Uint32Array) => void) => {
       for (let start = 0; start < n; start += CHUNK) {
         const length = Math.min(CHUNK, n - start);
@@ -86,12 +84,9 @@ function sortBand(task: BandSortTask, file: string, files: MembersFiles, target:
       }
     };
     const began = performance.now();
-    const largeKeys = bandMembers(read, n, { bucketChunk: task.bucketChunk, sink: writer, scratch, passKeys: task.passKeys });
-    const { ranges, members } = writer.close();
-    return { ranges, members, largeKeys, sortMs: performance.now() - began };
-  } catch (err) {
-    writer?.discard();
-    throw err;
+    const sort = (sink: MembersSink) => bandMembers(read, n, { bucketChunk: task.bucketChunk, sink, scratch, passKeys: task.passKeys });
+    const { members, sorted: largeKeys } = sortedToFiles(files, Math.max(1, target), sort);
+    return { ranges: [...members.ranges], members: members.members, largeKeys, sortMs: performance.now() - began };
   } finally {
     closeSync(fd);
   }
