@@ -23,8 +23,8 @@ const BLOCK_PAIRS = 2048;
 /** Room left on the disk after the parts, at least. */
 const DISK_MARGIN_BYTES = 1024 ** 3;
 
-/** A copy of a pair given again with another similarity or distance (by another share): checked, not recorded. */
-export interface PairCopy {
+/** A pair by its numbers, with the page it came from (a copy given again with another similarity or distance by another share is checked, not recorded). */
+export interface PagedPair {
   na: number;
   nb: number;
   jaccard: number;
@@ -35,7 +35,7 @@ export interface PairCopy {
 /** One part of the pairs: each once, and the copies that disagree with them. */
 export interface PairPart {
   pairs: PairList;
-  copies: PairCopy[];
+  copies: PagedPair[];
 }
 
 /** Where the pairs are split when there are many: the spill's folder, and the pairs a part holds. */

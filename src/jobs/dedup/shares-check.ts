@@ -7,10 +7,9 @@
 // then dropped: the first copy is the one recorded).
 // The pairs come a part at a time (pair-parts.ts), each part checked and recorded before the next is read.
 // Input: the gathered pairs, the store, the verifier. Output: the problems, added to the gathered ones.
-import type { DocIds } from './doc-numbers.js';
 import { checkPair } from './pair-check.js';
-import { namedPair, type PairVerifier, type VerifiedPair } from './pair-verifier.js';
-import type { PairPart } from './pair-parts.js';
+import type { PagedPair, PairPart } from './pair-parts.js';
+import { namedPairs, type PairVerifier, type VerifiedPair } from './pair-verifier.js';
 import type { Gathered } from './shares-gather.js';
 import type { SignatureStore, StoredSignature } from './signature-store.js';
 
@@ -26,25 +25,28 @@ export async function checkAndRecord(gathered: Gathered, store: SignatureStore, 
 /** One part's pairs checked and recorded, a few thousand at a time; then its disagreeing copies checked. */
 async function checkPart(gathered: Gathered, part: PairPart, store: SignatureStore, verifier: PairVerifier, minSimilarity: number): Promise<void> {
   const { pairs, copies } = part;
-  const documents: DocIds = verifier.clusters.documents;
   for (let from = 0; from < pairs.count; from += PAIRS_PER_CHECK) {
-    const to = Math.min(pairs.count, from + PAIRS_PER_CHECK);
-    const numbers = Int32Array.from(new Set(Array.from({ length: 2 * (to - from) }, (_, k) => (k % 2 === 0 ? pairs.na : pairs.nb)[from + (k >> 1)]))).sort();
-    const ids = documents.idsOf(numbers);
-    const idOf = new Map(Array.from(numbers, (n, i) => [n, ids[i]]));
-    const signatures = await store.load(ids);
-    for (let i = from; i < to; i++) {
-      const pair = namedPair({ na: pairs.na[i], nb: pairs.nb[i], jaccard: pairs.jaccard[i], hamming: pairs.hamming[i] }, idOf.get(pairs.na[i]) as string, idOf.get(pairs.nb[i]) as string);
-      const checked = check(gathered, pairs.page[i], pair, signatures, minSimilarity);
-      // (By the numbers it has: looking each id up again would cost two reads a pair when the ids are on disk.)
-      if (checked) verifier.recordChecked({ na: pairs.na[i], nb: pairs.nb[i], jaccard: checked.jaccard, hamming: checked.hamming }, checked);
-    }
+    const chunk = Array.from({ length: Math.min(PAIRS_PER_CHECK, pairs.count - from) }, (_, k) => {
+      const i = from + k;
+      return { na: pairs.na[i], nb: pairs.nb[i], jaccard: pairs.jaccard[i], hamming: pairs.hamming[i], page: pairs.page[i] };
+    });
+    await checkChunk(gathered, chunk, { store, verifier, minSimilarity, record: true });
   }
-  for (let from = 0; from < copies.length; from += PAIRS_PER_CHECK) {
-    const some = copies.slice(from, from + PAIRS_PER_CHECK);
-    const named = some.map((copy) => ({ pair: namedPair(copy, documents.idOf(copy.na), documents.idOf(copy.nb)), page: copy.page }));
-    const signatures = await store.load([...new Set(named.flatMap(({ pair }) => [pair.a, pair.b]))]);
-    for (const { pair, page } of named) check(gathered, page, pair, signatures, minSimilarity);
+  for (let from = 0; from < copies.length; from += PAIRS_PER_CHECK) await checkChunk(gathered, copies.slice(from, from + PAIRS_PER_CHECK), { store, verifier, minSimilarity, record: false });
+}
+
+/**
+ * Pairs checked against the signatures they name, read in one go (their ids read once each, in ascending
+ * numbers); with `record`, each that passes recorded by its numbers (looking each id up again would cost two
+ * reads a pair when the ids are on disk).
+ */
+async function checkChunk(gathered: Gathered, chunk: PagedPair[], settings: { store: SignatureStore; verifier: PairVerifier; minSimilarity: number; record: boolean }): Promise<void> {
+  const { store, verifier, minSimilarity, record } = settings;
+  const named = namedPairs(chunk, verifier.clusters.documents);
+  const signatures = await store.load([...new Set(named.flatMap((pair) => [pair.a, pair.b]))]);
+  for (const [i, pair] of chunk.entries()) {
+    const checked = check(gathered, pair.page, named[i], signatures, minSimilarity);
+    if (checked && record) verifier.recordChecked({ na: pair.na, nb: pair.nb, jaccard: checked.jaccard, hamming: checked.hamming }, checked);
   }
 }
 
