@@ -3,9 +3,9 @@
 // usable text or holds a key naming a prototype under the prefix gives an error in its place; the others go on.
 import type { KeyLists } from '../stored/write.js';
 import { DocumentTextError, extractText, nearDupFields, parseDocumentLine, refusePrototypeKeys, valueAt } from '../annotation.js';
-import { mergeUnderPrefix } from '../stored/layout.js';
 import type { Signer } from '../signature.js';
 import { utf8Lines } from '../text/decode.js';
+import { sourceWithFields } from './source-text.js';
 
 export interface IngestLineOptions {
   fields: readonly string[];
@@ -52,8 +52,9 @@ export function ingestBytes(signer: Signer, bytes: Uint8Array, firstLineNumber: 
       refusePrototypeKeys(record, options.prefix);
       const { text: body, cut } = extractText(record, options.fields, options.maxChars);
       const sig = signer(body);
-      const annotated = mergeUnderPrefix(record, options.prefix, nearDupFields(sig, signer.settings, now, options.keyLists) as unknown as Record<string, unknown>);
-      results.push({ line, id, json: JSON.stringify(annotated), empty: sig.tokens === 0, cut });
+      // The line's own bytes with the fields written in: nothing else of the document changes (source-text.ts).
+      const fields = nearDupFields(sig, signer.settings, now, options.keyLists) as unknown as Record<string, unknown>;
+      results.push({ line, id, json: sourceWithFields(text, record, options.prefix, fields), empty: sig.tokens === 0, cut });
     } catch (err) {
       const reason = err instanceof DocumentTextError ? err.message : `could not sign: ${(err as Error).message}`;
       results.push({ line, id, error: reason });

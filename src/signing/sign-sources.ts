@@ -1,12 +1,11 @@
 // The signing step of the proxy, run in worker threads: document sources (of index and create actions) and
 // update bodies in, the same JSON with the near-dup fields out.
 //
-// A source without the prefix object keeps its bytes: the fields are written in before its closing brace,
-// so numbers beyond 2^53, key order and spacing reach the engine as the client wrote them. A source that
-// already has the prefix object (a document read back and indexed again) is parsed and written anew.
+// Every source keeps its bytes outside near-dup's fields (source-text.ts): numbers beyond 2^53, key order and
+// spacing reach the engine as the client wrote them, in documents, update bodies and upserts alike.
 import { DocumentTextError, extractText, nearDupFields, refusePrototypeKeys, valueAt } from '../annotation.js';
-import { mergeUnderPrefix, underPrefix } from '../stored/layout.js';
 import { ownValue, setOwn } from '../own-keys.js';
+import { prefixKeyPaths, SourceText, setUnderPrefix, sourceWithFields } from './source-text.js';
 import type { Signer } from '../signature.js';
 import type { KeyLists } from '../stored/write.js';
 
@@ -81,27 +80,27 @@ function signEach(signer: Signer, kinds: readonly SourceKind[], bytes: Uint8Arra
  * near-dup's. Undefined when it holds none, or cannot be read (the engine then says why).
  */
 function withoutClientFields(raw: Uint8Array, kind: SourceKind, prefix: string): string | undefined {
+  let text: string;
   let body: Record<string, unknown>;
   try {
-    body = parseObject(decodeStrict(raw), 'the document');
+    text = decodeStrict(raw);
+    body = parseObject(text, 'the document');
   } catch {
     return undefined;
   }
   const path = prefix.split('.');
-  if (kind === 'index') {
-    const { value, removed } = withoutPrefixKeys(body, path, true);
-    return removed ? JSON.stringify(value) : undefined;
-  }
+  const parts = kind === 'index' ? [[] as string[]] : [['doc'], ['upsert']];
+  const source = new SourceText(text);
   let removed = false;
-  for (const part of ['doc', 'upsert'] as const) {
-    const member = ownValue(body, part);
+  for (const base of parts) {
+    const member = base.length === 0 ? body : ownValue(body, base[0]);
     if (member === null || typeof member !== 'object' || Array.isArray(member)) continue;
-    const own = withoutPrefixKeys(member as Record<string, unknown>, path, true);
-    if (!own.removed) continue;
-    body[part] = own.value;
-    removed = true;
+    for (const keyPath of prefixKeyPaths(member as Record<string, unknown>, path, true)) {
+      source.remove([...base, ...keyPath]);
+      removed = true;
+    }
   }
-  return removed ? JSON.stringify(body) : undefined;
+  return removed ? source.text : undefined;
 }
 
 function decodeStrict(raw: Uint8Array): string {
@@ -135,15 +134,9 @@ function parseObject(text: string, what: string): Record<string, unknown> {
 
 function signDocument(text: string, sign: (doc: Record<string, unknown>) => Fields, prefix: string): Outcome {
   const doc = parseObject(text, 'the document');
-  const top = prefix.split('.')[0];
-  const reachesPrefix = Object.keys(doc).some((key) => key === top || key.startsWith(`${top}.`));
-  if (reachesPrefix) refusePrototypeKeys(doc, prefix);
+  refusePrototypeKeys(doc, prefix);
   const { fields, cut } = sign(doc);
-  if (reachesPrefix) {
-    const { value } = withoutPrefixKeys(doc, prefix.split('.'), false);
-    return { outcome: 'signed', source: JSON.stringify(mergeUnderPrefix(value, prefix, fields)), cut };
-  }
-  return { outcome: 'signed', source: spliceMembers(text, underPrefix(prefix, fields)), cut };
+  return { outcome: 'signed', source: sourceWithFields(text, doc, prefix, fields), cut };
 }
 
 /**
@@ -173,14 +166,6 @@ export function withoutPrefixKeys(obj: Record<string, unknown>, path: readonly s
   return { value, removed };
 }
 
-/** The object text with `members` added before its closing brace; the rest of its bytes unchanged. */
-export function spliceMembers(objectText: string, members: Record<string, unknown>): string {
-  const close = objectText.lastIndexOf('}');
-  const head = objectText.slice(0, close).trimEnd();
-  const inner = JSON.stringify(members).slice(1, -1);
-  return `${head}${head.endsWith('{') ? '' : ','}${inner}}`;
-}
-
 /**
  * An update body: `doc` is signed when it holds every text field, left alone when it holds none (the text
  * does not change), and its stored signature removed when it holds only some (the new signature would need
@@ -196,27 +181,29 @@ export function spliceMembers(objectText: string, members: Record<string, unknow
 function signUpdate(text: string, sign: (doc: Record<string, unknown>) => Fields, options: SignSourcesOptions): Outcome {
   const body = parseObject(text, 'the update body');
   for (const part of [body.doc, body.upsert]) if (part !== null && typeof part === 'object' && !Array.isArray(part)) refusePrototypeKeys(part as Record<string, unknown>, options.prefix);
-  const rewritten = dropOwnFields(body, options.prefix);
-  const fromDoc = signUpdateDoc(body, sign, options);
+  const source = new SourceText(text);
+  const rewritten = dropOwnFields(body, source, options.prefix);
+  if (isTrue(body.scripted_upsert) && body.script !== undefined) return scriptedUpsert(body, source, rewritten, options.prefix);
+  const fromDoc = signUpdateDoc(body, source, sign, options);
   let cut = fromDoc.cut;
   let signed = fromDoc.signed;
-  if (isTrue(body.scripted_upsert) && body.script !== undefined) return scriptedUpsert(body, rewritten, options.prefix);
   if (isTrue(body.doc_as_upsert) && body.doc !== null && typeof body.doc === 'object') {
     // The doc becomes the document when there is none: sign it as one, sent on as an explicit upsert.
-    body.upsert = body.doc;
-    delete body.doc_as_upsert;
-    if (!fromDoc.signed) body.upsert = signWhole(body.upsert as Record<string, unknown>, sign, options.prefix, 'with doc_as_upsert, the doc is indexed as a new document when there is none, and it').doc;
+    const upsert = new SourceText(source.valueText(['doc']) as string);
+    if (!fromDoc.signed) signWhole(body.doc as Record<string, unknown>, upsert, sign, options.prefix, 'with doc_as_upsert, the doc is indexed as a new document when there is none, and it');
+    source.setText(['upsert'], upsert.text);
+    source.remove(['doc_as_upsert']);
     signed = true;
   } else if (body.upsert !== undefined && body.upsert !== null) {
     if (typeof body.upsert !== 'object' || Array.isArray(body.upsert)) throw new DocumentTextError('"upsert" of the update is not a JSON object');
-    const whole = signWhole(body.upsert as Record<string, unknown>, sign, options.prefix, 'the upsert');
-    body.upsert = whole.doc;
-    cut = Math.max(cut, whole.cut);
+    const upsert = new SourceText(source.valueText(['upsert']) as string);
+    cut = Math.max(cut, signWhole(body.upsert as Record<string, unknown>, upsert, sign, options.prefix, 'the upsert'));
+    source.setText(['upsert'], upsert.text);
     signed = true;
   }
-  if (fromDoc.cleared) return { outcome: 'cleared', source: JSON.stringify(body) };
-  if (signed) return { outcome: 'signed', source: JSON.stringify(body), cut };
-  return rewritten ? { outcome: 'untouched', source: JSON.stringify(body) } : { outcome: 'untouched' };
+  if (fromDoc.cleared) return { outcome: 'cleared', source: source.text };
+  if (signed) return { outcome: 'signed', source: source.text, cut };
+  return rewritten ? { outcome: 'untouched', source: source.text } : { outcome: 'untouched' };
 }
 
 /** A boolean flag of an update as the engines read it: true, or the string "true". */
@@ -225,55 +212,55 @@ function isTrue(value: unknown): boolean {
 }
 
 /** A scripted upsert: the script makes the document, so nothing is signed; near-dup's keys in the upsert are dropped. */
-function scriptedUpsert(body: Record<string, unknown>, rewritten: boolean, prefix: string): Outcome {
+function scriptedUpsert(body: Record<string, unknown>, source: SourceText, rewritten: boolean, prefix: string): Outcome {
   const upsert = body.upsert;
   if (upsert !== null && typeof upsert === 'object' && !Array.isArray(upsert)) {
-    const own = withoutPrefixKeys(upsert as Record<string, unknown>, prefix.split('.'), true);
-    body.upsert = own.value;
-    rewritten ||= own.removed;
+    for (const path of prefixKeyPaths(upsert as Record<string, unknown>, prefix.split('.'), true)) {
+      source.remove(['upsert', ...path]);
+      rewritten = true;
+    }
   }
-  return rewritten ? { outcome: 'untouched', source: JSON.stringify(body) } : { outcome: 'untouched' };
+  return rewritten ? { outcome: 'untouched', source: source.text } : { outcome: 'untouched' };
 }
 
-/** Drops every key of the update's doc at or under the prefix: near-dup writes those fields (a client could forge a signature). Whether any was there. */
-function dropOwnFields(body: Record<string, unknown>, prefix: string): boolean {
+/**
+ * Drops every key of the update's doc at or under the prefix, from the text and from `body.doc`: near-dup
+ * writes those fields (a client could forge a signature). Whether any was there.
+ */
+function dropOwnFields(body: Record<string, unknown>, source: SourceText, prefix: string): boolean {
   if (body.doc === undefined || body.doc === null) return false;
   if (typeof body.doc !== 'object' || Array.isArray(body.doc)) throw new DocumentTextError('"doc" of the update is not a JSON object');
-  const own = withoutPrefixKeys(body.doc as Record<string, unknown>, prefix.split('.'), true);
-  body.doc = own.value;
-  return own.removed;
+  const paths = prefixKeyPaths(body.doc as Record<string, unknown>, prefix.split('.'), true);
+  for (const path of paths) source.remove(['doc', ...path]);
+  body.doc = withoutPrefixKeys(body.doc as Record<string, unknown>, prefix.split('.'), true).value;
+  return paths.length > 0;
 }
 
 /** The update's doc signed when it holds every text field, its signature removed (null) when it holds some. */
-function signUpdateDoc(body: Record<string, unknown>, sign: (doc: Record<string, unknown>) => Fields, options: SignSourcesOptions): { signed: boolean; cleared: boolean; cut: number } {
+function signUpdateDoc(body: Record<string, unknown>, source: SourceText, sign: (doc: Record<string, unknown>) => Fields, options: SignSourcesOptions): { signed: boolean; cleared: boolean; cut: number } {
   const doc = body.doc as Record<string, unknown> | undefined | null;
   if (doc === undefined || doc === null) return { signed: false, cleared: false, cut: 0 };
   const present = options.fields.filter((f) => valueAt(doc, f) !== undefined).length;
   if (present === options.fields.length) {
     const signed = sign(doc);
-    body.doc = mergeUnderPrefix(doc, options.prefix, signed.fields);
+    setUnderPrefix(source, ['doc'], options.prefix, signed.fields);
     return { signed: true, cleared: false, cut: signed.cut };
   }
   if (present === 0) return { signed: false, cleared: false, cut: 0 };
-  body.doc = withNullAt(doc, options.prefix);
+  // A partial update that removes the object at the prefix.
+  source.set(['doc', ...options.prefix.split('.')], null);
   return { signed: false, cleared: true, cut: 0 };
 }
 
-/** A whole document signed, the keys that would reach the prefix by a dotted name removed first. */
-function signWhole(doc: Record<string, unknown>, sign: (doc: Record<string, unknown>) => Fields, prefix: string, what: string): { doc: Record<string, unknown>; cut: number } {
-  const { value } = withoutPrefixKeys(doc, prefix.split('.'), false);
+/** A whole document (`doc`, its text in `source`) signed, the keys that would reach the prefix by a dotted name removed first. The cut. */
+function signWhole(doc: Record<string, unknown>, source: SourceText, sign: (doc: Record<string, unknown>) => Fields, prefix: string, what: string): number {
+  for (const path of prefixKeyPaths(doc, prefix.split('.'), false)) source.remove(path);
   try {
-    const signed = sign(value);
-    return { doc: mergeUnderPrefix(value, prefix, signed.fields), cut: signed.cut };
+    const signed = sign(withoutPrefixKeys(doc, prefix.split('.'), false).value);
+    setUnderPrefix(source, [], prefix, signed.fields);
+    return signed.cut;
   } catch (err) {
     if (err instanceof DocumentTextError && what !== 'the upsert') throw new DocumentTextError(`${what} cannot be signed: ${err.message}`);
     throw err;
   }
-}
-
-/** A copy of doc whose object at the prefix is null: a partial update that removes it. */
-function withNullAt(doc: Record<string, unknown>, prefix: string): Record<string, unknown> {
-  const cut = prefix.lastIndexOf('.');
-  if (cut < 0) return { ...doc, [prefix]: null };
-  return mergeUnderPrefix(doc, prefix.slice(0, cut), { [prefix.slice(cut + 1)]: null });
 }

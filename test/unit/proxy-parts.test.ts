@@ -3,7 +3,8 @@
 import { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { createSigner } from '../../src/signature.js';
-import { signSources, spliceMembers, withoutPrefixKeys } from '../../src/signing/sign-sources.js';
+import { signSources, withoutPrefixKeys } from '../../src/signing/sign-sources.js';
+import { appendMembers as spliceMembers } from '../../src/signing/source-text.js';
 import { bulkItems, readAction } from '../../src/proxy/bulk-items.js';
 import { resolveDateMath } from '../../src/proxy/date-math.js';
 import { isJsonMediaType } from '../../src/proxy/request-body.js';
