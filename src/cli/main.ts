@@ -1,59 +1,14 @@
 #!/usr/bin/env node
 // The `near-dup` command: yargs parses, each command module calls a job and prints.
-import { readFileSync } from 'node:fs';
-import yargs from 'yargs';
 import { hideBin } from 'yargs/helpers';
-import { commandLoaders } from './commands/index.js';
 import { UsageError, UserError } from '../errors.js';
+import { cliParser } from './parser.js';
 import { escaped, escapedLines } from './terminal-text.js';
 import { endQuietlyOnClosedPipes } from './closed-pipe.js';
 import { cliMessage } from './option-flags.js';
 
-/**
- * The version of the package this file was installed with, read beside dist/. Not left to yargs, which
- * reads the package.json above the node_modules folder holding yargs: where npm hoisted yargs into a
- * project that installed near-dup, that is the project's ("unknown" when it has no version).
- */
-function packageVersion(): string {
-  try {
-    return (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version?: string }).version ?? 'unknown';
-  } catch {
-    return 'unknown';
-  }
-}
-
 async function main(argv: string[]): Promise<void> {
-  let parser = yargs(argv)
-    .scriptName('near-dup')
-    .version(packageVersion())
-    .strict()
-    .demandCommand(1, 'Name a command: see `near-dup --help`.')
-    .recommendCommands()
-    .help()
-    .option('help-all', { type: 'boolean', describe: 'Show help with every option, the advanced ones too' })
-    .wrap(Math.min(110, process.stdout.columns ?? 110))
-    .fail((msg, err) => {
-      // A yargs validation message is a usage error (exit 2); anything thrown by a handler is passed on.
-      if (err) throw err;
-      throw new UsageError(msg);
-    });
-  // Only the command being run is loaded; --help, no command or a misspelt one load them all.
-  const named = argv.find((arg) => !arg.startsWith('-'));
-  const names = named !== undefined && Object.hasOwn(commandLoaders, named) ? [named] : Object.keys(commandLoaders);
-  for (const name of names) parser = parser.command((await commandLoaders[name]()) as never);
-  skipHelpCache(parser);
-  await parser.parseAsync();
-}
-
-/**
- * yargs renders the whole help text of a command each time it runs one, to keep for a failure message that
- * shows help; this CLI's own fail handler never shows it (`--help` renders its own). The rendering measures
- * every line's width (string-width's emoji pattern, wrap-ansi): 30 ms of CPU before `sign` reads a line.
- * The cache is an internal of yargs (17 and 18): where it is missing, nothing changes.
- */
-function skipHelpCache(parser: unknown): void {
-  const usage = (parser as { getInternalMethods?: () => { getUsageInstance?: () => { cacheHelpMessage?: unknown } } }).getInternalMethods?.().getUsageInstance?.();
-  if (usage && typeof usage.cacheHelpMessage === 'function') usage.cacheHelpMessage = () => undefined;
+  await (await cliParser(argv)).parseAsync();
 }
 
 /** `--debug` (or NEAR_DUP_DEBUG=1) prints the stack trace of a failure; without it, a user sees one line. */

@@ -5,6 +5,12 @@ import type { Readable } from 'node:stream';
 
 const NEWLINE = 0x0a;
 
+/**
+ * The longest line a reader may be asked to hold: the longest string V8 makes (0x1fffffe8 characters, just
+ * under 512 MiB) less room for the lines batched beside it, so that a batch still decodes to one string.
+ */
+export const MAX_LINE_BYTES = 500 * 1024 * 1024;
+
 export interface LineBatch {
   /** Whole lines, the last one ending in a newline unless it ends the input. */
   bytes: Uint8Array;

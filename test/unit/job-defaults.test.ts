@@ -142,13 +142,13 @@ describe('the defaults kept in more than one place agree', () => {
   });
 });
 
-describe('the CLI says the flags, word for word as before, and connects to nothing', () => {
+describe('the CLI says the flags, and connects to nothing', () => {
   it.each([
     [['annotate', '--index', 'docs', '--field', 'text', '--slices', '2', '--slice', '2'], 'near-dup: --slice must be a whole number from 0 to 1 for --slices 2, got 2'],
-    [['annotate', '--index', 'docs', '--field', 'text', '--threads', '0'], 'near-dup: --threads must be a whole number of at least 1, got 0'],
-    [['annotate', '--index', 'docs', '--field', 'text', '--bulk-size', '0'], 'near-dup: --bulk-size must be a whole number of at least 1, got 0'],
-    [['ingest', '--index', 'docs', '--field', 'text', '--bulk-bytes', '10'], 'near-dup: --bulk-bytes must be a whole number of at least 1024, got 10'],
-    [['ingest', '--index', 'docs', '--field', 'text', '--threads', '0'], 'near-dup: --threads must be a whole number of at least 1, got 0'],
+    [['annotate', '--index', 'docs', '--field', 'text', '--threads', '0'], `near-dup: --threads must be a whole number from 1 to ${4 * os.availableParallelism()} (4 for each of the ${os.availableParallelism()} cores), got 0`],
+    [['annotate', '--index', 'docs', '--field', 'text', '--bulk-size', '0'], 'near-dup: --bulk-size must be a whole number from 1 to 100000, got 0'],
+    [['ingest', '--index', 'docs', '--field', 'text', '--bulk-bytes', '10'], 'near-dup: --bulk-bytes must be a whole number from 1024 to 524288000 (a request body is one string), got 10'],
+    [['ingest', '--index', 'docs', '--field', 'text', '--threads', '0'], `near-dup: --threads must be a whole number from 1 to ${4 * os.availableParallelism()} (4 for each of the ${os.availableParallelism()} cores), got 0`],
   ])('near-dup %j', (args, line) => {
     // Port 1 refuses connections: the mistake is said before any is tried.
     const result = spawnSync(process.execPath, [CLI, ...args, '--url', 'http://127.0.0.1:1'], { encoding: 'utf8', input: '' });

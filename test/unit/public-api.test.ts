@@ -131,8 +131,8 @@ describe('an option named by its key in the library, by its flag on the command 
   });
 
   it.each([
-    [['dedup', '--index', 'docs', '--min-similarity', '2'], 'near-dup: --min-similarity must be above 0 and at most 1, got 2'],
-    [['annotate', '--index', 'docs', '--field', 'text', '--bulk-bytes', '10'], 'near-dup: --bulk-bytes must be a whole number of at least 1024, got 10'],
+    [['dedup', '--index', 'docs', '--min-similarity', '2'], 'near-dup: --min-similarity must be a number above 0 and at most 1, got 2'],
+    [['annotate', '--index', 'docs', '--field', 'text', '--bulk-bytes', '10'], 'near-dup: --bulk-bytes must be a whole number from 1024 to 524288000 (a request body is one string), got 10'],
     [['dedup', '--index', 'docs', '--share', '1/2', '--pairs-index', 'p', '--dry-run'], 'near-dup: --dry-run is not for --share: give it to the final step (--from-shares N), which clusters and writes back; a share writes only its pairs to --pairs-index'],
   ])('near-dup %j says the flag', (args, line) => {
     // Port 1 refuses connections: the mistake is said before any is tried.

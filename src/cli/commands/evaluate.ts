@@ -87,10 +87,6 @@ export const evaluateCommand: CommandModule<object, EvaluateArgs> = {
         ]),
       ) as never,
   handler: async (argv) => {
-    for (const [name, value, min] of [['sample', argv.sample, 2], ['neighbours', argv.neighbours, 1]] as const) {
-      if (!(Number.isInteger(value) && value >= min)) throw new UsageError(`--${name} must be a whole number of at least ${min}, got ${value}`);
-    }
-    if (!(argv.threshold > 0 && argv.threshold < 1)) throw new UsageError(`--threshold must be between 0 and 1, got ${argv.threshold}`);
     const labels = argv.pairs ? readLabels(argv.pairs) : undefined;
     const client = await connectFromArgs(argv);
     const layout = await olderLayoutNote(client, argv.index, argv.prefix, argv.field.join(' --field '));

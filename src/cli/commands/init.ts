@@ -42,9 +42,6 @@ export const initCommand: CommandModule<object, InitArgs> = {
   handler: async (argv) => {
     const patterns = (argv.template ?? []).flatMap((p) => p.split(',')).map((p) => p.trim()).filter(Boolean);
     if (!argv.index && patterns.length === 0) throw new UsageError('give --index NAME (an index to map) or --template PATTERN (new indices), or both');
-    if (!Number.isInteger(argv.templatePriority) || argv.templatePriority < 0) {
-      throw new UsageError(`--template-priority must be a whole number of at least 0, got ${argv.templatePriority}`);
-    }
     prefixPath(argv.prefix);
     const client = await connectFromArgs(argv);
     try {

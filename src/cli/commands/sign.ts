@@ -2,7 +2,7 @@
 import { createReadStream } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import type { CommandModule } from 'yargs';
-import { UsageError, UserError } from '../../errors.js';
+import { UserError } from '../../errors.js';
 import { signStream } from '../../signing/sign-stream.js';
 import { createSigner, signatureToJson } from '../../signature.js';
 import { readAllStdin, decodeText, warnNotUtf8 } from '../input.js';
@@ -40,9 +40,6 @@ export const signCommand: CommandModule<object, SignArgs> = {
       ) as never,
   handler: async (argv) => {
     const options = signerOptionsFrom(argv);
-    if (argv.threads !== undefined && !(Number.isInteger(argv.threads) && argv.threads >= 1)) {
-      throw new UsageError(`--threads must be a whole number of at least 1, got ${argv.threads}`);
-    }
     if (argv.jsonl) {
       const input = argv.file ? createReadStream(argv.file) : process.stdin;
       input.on('error', () => undefined); // reported by the read loop below
