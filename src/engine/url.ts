@@ -15,6 +15,8 @@ export interface ParsedClusterUrl {
  */
 export function parseClusterUrl(raw: string): ParsedClusterUrl {
   const text = raw.trim();
+  // "http:/host" would read as the host "http" with the path "/host" once http:// is put before it.
+  if (/^https?:(?!\/\/)/i.test(text)) throw new UsageError(`--url "${redactCredentials(text)}" is not a URL: "${text.slice(0, text.indexOf(':') + 1)}" must be followed by "//", as in http://localhost:9200`);
   const withScheme = /^[a-z][a-z0-9+.-]*:\/\//i.test(text) ? text : `http://${text}`;
   let url: URL;
   try {
@@ -22,8 +24,9 @@ export function parseClusterUrl(raw: string): ParsedClusterUrl {
   } catch {
     // A password holding # ? / unencoded cuts the URL short (https://user:pa#ss@host reads as host "user",
     // port "pa"): said as such, not as "https://host is not a URL" (the redacted text looks fine).
-    if (withScheme.slice(withScheme.indexOf('://') + 3).includes('@')) throw unreadableCredentials(text);
-    throw new UsageError(`--url "${redactCredentials(text)}" is not a URL; give one like http://localhost:9200`);
+    const port = portProblem(withScheme);
+    if (!port && withScheme.slice(withScheme.indexOf('://') + 3).includes('@')) throw unreadableCredentials(text);
+    throw new UsageError(`--url "${redactCredentials(text)}" is not a URL${port}; give one like http://localhost:9200`);
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
     throw new UsageError(`--url "${redactUrl(text)}" must start with http:// or https://`);
@@ -34,11 +37,41 @@ export function parseClusterUrl(raw: string): ParsedClusterUrl {
   // A password holding / ? # unencoded makes the URL parser take part of it for the host or the path.
   const afterScheme = withScheme.slice(withScheme.indexOf('://') + 3);
   if (!url.username && afterScheme.includes('@')) throw unreadableCredentials(text);
-  const username = url.username ? decodeURIComponent(url.username) : undefined;
-  const password = url.password ? decodeURIComponent(url.password) : undefined;
+  if (url.port === '0') throw new UsageError(`--url "${redactUrl(text)}" is not a URL: port 0 is no port to connect to; give one from 1 to 65535`);
+  if (RAW_PERCENT.test(url.pathname)) {
+    throw new UsageError(`--url "${redactUrl(text)}" has a "%" in its path that is not followed by two hexadecimal digits: write a "%" there as %25`);
+  }
+  const username = decodedCredential(url.username, 'user name', '--username (or SEARCH_USERNAME)', text);
+  const password = decodedCredential(url.password, 'password', '--password (or SEARCH_PASSWORD)', text);
   url.username = '';
   url.password = '';
   return { url: url.toString().replace(/\/+$/, ''), username, password };
+}
+
+/** A "%" that does not start a percent-encoded byte (%XX). */
+const RAW_PERCENT = /%(?![0-9a-f]{2})/i;
+
+/**
+ * A user name or password of the URL, percent-decoded. One that cannot be decoded (a raw "%", or bytes
+ * that are not UTF-8) is said in one line, without its value, with both ways out.
+ */
+function decodedCredential(encoded: string, what: string, option: string, text: string): string | undefined {
+  if (!encoded) return undefined;
+  try {
+    return decodeURIComponent(encoded);
+  } catch {
+    const problem = RAW_PERCENT.test(encoded)
+      ? `holds a "%" that is not followed by two hexadecimal digits: write each "%" of it as %25`
+      : 'holds percent-encoded bytes that are not UTF-8: write each character as its UTF-8 bytes (é as %C3%A9)';
+    throw new UsageError(`--url "${redactCredentials(text)}": its ${what} ${problem}, or give the ${what} with ${option} instead`);
+  }
+}
+
+/** Why a URL that does not parse has no port a client can use, when that is why (": port 99999 is above 65535"). */
+function portProblem(withScheme: string): string {
+  const authority = /^[^:]+:\/\/([^/?#]*)/.exec(withScheme)?.[1] ?? '';
+  const port = /:(\d+)$/.exec(authority.slice(authority.lastIndexOf('@') + 1))?.[1];
+  return port !== undefined && Number(port) > 65535 ? `: port ${port} is above 65535` : '';
 }
 
 function unreadableCredentials(text: string): UsageError {
