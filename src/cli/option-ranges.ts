@@ -55,6 +55,7 @@ export const OPTION_RANGES: Readonly<Record<string, OptionRange>> = {
   // reading and signing
   '--threads': whole(1, MAX_THREADS, `4 for each of the ${CORES} cores`),
   '--max-chars': whole(1, MAX_LINE_BYTES, 'a text is one string'),
+  '--max-line-bytes': whole(1, MAX_LINE_BYTES, 'a line is read as one string'),
   '--page-size': whole(1, RESULT_WINDOW, "the engines' index.max_result_window"),
   '--slices': whole(1, MAX_SLICES, "the engines' index.max_slices_per_scroll"),
   '--slice': whole(0, MAX_SLICES - 1, 'and below --slices'),

@@ -24,7 +24,7 @@ import type { IngestLineOptions, IngestResult } from '../signing/ingest-lines.js
 import { InFlightLimit } from '../engine/in-flight.js';
 import { planInFlight } from '../engine/in-flight-plan.js';
 import { initIndex } from '../indices/init.js';
-import { lineBatches } from '../signing/line-batches.js';
+import { type LineBatch, type LongLine, lineBatches, MAX_LINE_BYTES } from '../signing/line-batches.js';
 import { createSignPool, type SignPool } from '../signing/sign-pool.js';
 
 /** What ingest writes, and where. */
@@ -47,6 +47,11 @@ export interface IngestLimits {
   maxChars?: number;
   /** Signing threads (default: every core, `os.availableParallelism()`; at least 1). */
   threads?: number;
+  /**
+   * Bytes of the longest line taken (default 100 MB; 1 to MAX_LINE_BYTES, 500 MiB): a longer line is
+   * passed over as it is read, never held whole, and fails alone (listed with its number and length).
+   */
+  maxLineBytes?: number;
   /** The bulk requests that index the documents (defaults in INGEST_DEFAULTS.bulk; concurrency planned from the cluster). */
   bulk?: BulkOptions;
 }
@@ -98,6 +103,10 @@ export interface IngestSummary {
   cut: number;
   /** Blank lines, skipped. */
   blank: number;
+  /** Lines longer than `maxLineBytes`, passed over unread (counted in `failed` too, each listed in the errors file). */
+  tooLong: number;
+  /** The first of them: its line number and length in bytes. */
+  firstTooLong?: LongLine;
   /** Documents sent again after a request whose answer was lost (none doubled). */
   resent: number;
   /** Documents the engine confirmed it holds at the end, of those reported indexed. */
@@ -117,6 +126,8 @@ export const INGEST_DEFAULTS = {
   prefix: DEFAULT_PREFIX,
   /** Characters of a text signed; the rest is cut. */
   maxChars: DEFAULT_MAX_CHARS,
+  /** Bytes of the longest line read: a document of 100 MB is the engines' own http.max_content_length. */
+  maxLineBytes: 100 * 1024 * 1024,
   /** Each bulk request at most 5 MB and 1,000 operations: annotate's (ANNOTATE_DEFAULTS.bulk). */
   bulk: ANNOTATE_DEFAULTS.bulk,
 } as const satisfies Partial<IngestLimits & IngestOutput>;
@@ -127,7 +138,7 @@ export interface IngestSettings {
   fields: string[];
   signer: SignerOptions;
   output: { prefix: string; idField?: string; errorsFile: string };
-  limits: { maxChars: number; threads: number; bulk: AnnotateSettings['limits']['bulk'] };
+  limits: { maxChars: number; threads: number; maxLineBytes: number; bulk: AnnotateSettings['limits']['bulk'] };
   onProgress?: (progress: IngestProgress) => void;
 }
 
@@ -137,14 +148,19 @@ export interface IngestSettings {
  */
 export function resolveIngestOptions(options: IngestOptions): IngestSettings {
   const output = optionGroup<IngestOutput>(options, 'output', ['prefix', 'idField', 'errorsFile']);
-  const limits = optionGroup<IngestLimits>(options, 'limits', ['maxChars', 'threads', 'bulk']);
+  const limits = optionGroup<IngestLimits>(options, 'limits', ['maxChars', 'threads', 'maxLineBytes', 'bulk']);
   const { index, fields, signer = {}, onProgress } = options;
   return {
     index,
     fields,
     signer,
     output: { prefix: output.prefix ?? INGEST_DEFAULTS.prefix, idField: output.idField, errorsFile: ErrorsFile.forIndex(index, output.errorsFile).file },
-    limits: { maxChars: limits.maxChars ?? INGEST_DEFAULTS.maxChars, threads: limits.threads ?? os.availableParallelism(), bulk: resolveBulkOptions(limits.bulk) },
+    limits: {
+      maxChars: limits.maxChars ?? INGEST_DEFAULTS.maxChars,
+      threads: limits.threads ?? os.availableParallelism(),
+      maxLineBytes: limits.maxLineBytes ?? INGEST_DEFAULTS.maxLineBytes,
+      bulk: resolveBulkOptions(limits.bulk),
+    },
     onProgress,
   };
 }
@@ -153,8 +169,8 @@ export function resolveIngestOptions(options: IngestOptions): IngestSettings {
  * The job's options, grouped or flat, checked here once for the CLI and the library alike (ingestStream
  * checks them too, before connecting).
  *
- * @throws {UsageError} no field, `maxChars` or `threads` not a whole number of at least 1, bulk options
- *   out of range; the message names the option key.
+ * @throws {UsageError} no field, `maxChars` or `threads` not a whole number of at least 1, `maxLineBytes`
+ *   not one from 1 to MAX_LINE_BYTES, bulk options out of range; the message names the option key.
  */
 export function checkIngestOptions(options: IngestOptions): void {
   checkSettings(resolveIngestOptions(options));
@@ -162,7 +178,10 @@ export function checkIngestOptions(options: IngestOptions): void {
 
 function checkSettings({ fields, limits }: IngestSettings): void {
   if (!Array.isArray(fields) || fields.length === 0) throw new UsageError((o) => `name at least one text field with ${o('fields')}`);
-  requireWholeNumbers([['maxChars', limits.maxChars, 1], ['threads', limits.threads, 1]]);
+  requireWholeNumbers([['maxChars', limits.maxChars, 1], ['threads', limits.threads, 1], ['maxLineBytes', limits.maxLineBytes, 1]]);
+  if (limits.maxLineBytes > MAX_LINE_BYTES) {
+    throw new UsageError((o) => `${o('maxLineBytes')} must be a whole number from 1 to ${MAX_LINE_BYTES} (a line is read as one string), got ${limits.maxLineBytes}`);
+  }
   checkBulkOptions(limits.bulk);
 }
 
@@ -218,8 +237,9 @@ const CHECK_CHUNK = 1000;
  * @param options `index` and `fields` (at least one; several are joined); `signer` (createSigner's
  *   options); `output`: `prefix` (`near_dup`), `idField` (default: a random id), `errorsFile`
  *   (near-dup-errors-INDEX.jsonl); `limits`: `maxChars` (10,000,000: longer texts are cut), `threads`
- *   (every core), `bulk` (5 MB, 1,000 operations); `onProgress`. Defaults in INGEST_DEFAULTS; the flat
- *   names of 0.x (`prefix`, `maxChars`, ...) are taken too.
+ *   (every core), `maxLineBytes` (100 MB: a longer line fails alone, unread), `bulk` (5 MB, 1,000
+ *   operations); `onProgress`. Defaults in INGEST_DEFAULTS; the flat names of 0.x (`prefix`, `maxChars`,
+ *   ...) are taken too.
  * @returns the counts; lines that could not be signed or written are counted as failed and listed in the errors file.
  * @throws {UsageError} an option out of range, signer options that are not valid (CondenserSpecError), or
  *   `fields` that none of the first documents holds (before anything is written); the message names the option key.
@@ -233,7 +253,7 @@ export async function ingestStream(client: EngineClient, input: Readable, option
   const settings = resolveSignerSettings(job.signer);
   // The first batch is read before the index is made: `fields` that none of its documents has is refused
   // there, rather than an index created and every line failed.
-  const batches = lineBatches(input, 256 * 1024)[Symbol.asyncIterator]();
+  const batches = lineBatches(input, 256 * 1024, job.limits.maxLineBytes, 'skip')[Symbol.asyncIterator]();
   const first = await batches.next();
   if (!first.done) checkFieldsPresent(first.value.bytes, job.fields, job.index);
   const keyLists = await prepareIndex(client, job.index, job.output.prefix);
@@ -254,6 +274,7 @@ export async function ingestStream(client: EngineClient, input: Readable, option
     ...run.counts,
     resent: run.resent,
     confirmed: run.confirmed,
+    ...(run.firstTooLong ? { firstTooLong: run.firstTooLong } : {}),
     retries: client.retries.since(retriesAtStart),
     inFlight: inFlight.describe(),
     seconds: (performance.now() - started) / 1000,
@@ -292,8 +313,11 @@ async function mayWriteIfThere(client: EngineClient, index: string): Promise<boo
 
 /** One ingest: its counts, its signing pool and writer, and the check that the engine holds what it indexed. */
 class IngestRun {
-  readonly counts = { seen: 0, indexed: 0, failed: 0, empty: 0, cut: 0, blank: 0 };
+  readonly counts = { seen: 0, indexed: 0, failed: 0, empty: 0, cut: 0, blank: 0, tooLong: 0 };
   confirmed = 0;
+  firstTooLong?: LongLine;
+  /** Lines passed over for their length, by number, until their place in the signed results (an empty line) comes. */
+  private readonly longLines = new Map<number, number>();
   private readonly errors: ErrorsFile;
   private readonly writer: BulkWriter;
   private readonly pool: SignPool;
@@ -339,7 +363,8 @@ class IngestRun {
   }
 
   /** Queues a batch of lines for signing; waits while twice as many batches as threads are signed or written. */
-  async add({ bytes, firstLineNumber }: { bytes: Uint8Array; firstLineNumber: number }): Promise<void> {
+  async add({ bytes, firstLineNumber, longLines = [] }: LineBatch): Promise<void> {
+    for (const long of longLines) this.longLines.set(long.line, long.bytes);
     this.pending.push(this.pool.ingest({ options: this.job.signer, ingest: this.lines, bytes, firstLineNumber }, [bytes.buffer as ArrayBuffer]));
     while (this.pending.length >= this.pool.threads * 2) await this.drainOne();
   }
@@ -393,9 +418,22 @@ class IngestRun {
     }
   }
 
+  /** A line passed over for its length (an empty line stands in its place): it held a document, which failed. */
+  private tooLong(line: number): void {
+    const bytes = this.longLines.get(line) as number;
+    this.longLines.delete(line);
+    this.counts.seen++;
+    this.counts.failed++;
+    this.counts.tooLong++;
+    this.firstTooLong ??= { line, bytes };
+    const limit = this.job.limits.maxLineBytes;
+    this.errors.add({ line, bytes, reason: `the line is ${bytes} bytes, longer than the ${limit} bytes of maxLineBytes (--max-line-bytes): not read; split the document, or raise the limit` });
+  }
+
   private async handle(result: IngestResult): Promise<void> {
     if ('blank' in result) {
-      this.counts.blank++;
+      if (this.longLines.has(result.line)) this.tooLong(result.line);
+      else this.counts.blank++;
       return;
     }
     this.counts.seen++;

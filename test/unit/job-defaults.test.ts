@@ -89,16 +89,16 @@ describe('resolveIngestOptions', () => {
       fields: ['text'],
       signer: {},
       output: { prefix: 'near_dup', idField: undefined, errorsFile: 'near-dup-errors-docs.jsonl' },
-      limits: { maxChars: 10_000_000, threads: os.availableParallelism(), bulk: { maxBytes: 5 * 1024 * 1024, maxOperations: 1000 } },
+      limits: { maxChars: 10_000_000, threads: os.availableParallelism(), maxLineBytes: 100 * 1024 * 1024, bulk: { maxBytes: 5 * 1024 * 1024, maxOperations: 1000 } },
       onProgress: undefined,
     });
     expect(api.INGEST_DEFAULTS).toMatchObject({ prefix: api.ANNOTATE_DEFAULTS.prefix, maxChars: api.ANNOTATE_DEFAULTS.maxChars, bulk: api.ANNOTATE_DEFAULTS.bulk });
   });
 
   it('takes each group and the flat options of 0.x, a group winning', () => {
-    const grouped = api.resolveIngestOptions({ ...base, output: { prefix: 'nd', idField: 'id', errorsFile: 'e.jsonl' }, limits: { maxChars: 10, threads: 1, bulk: { maxBytes: 2048 } } });
+    const grouped = api.resolveIngestOptions({ ...base, output: { prefix: 'nd', idField: 'id', errorsFile: 'e.jsonl' }, limits: { maxChars: 10, threads: 1, maxLineBytes: 4096, bulk: { maxBytes: 2048 } } });
     expect(grouped.output).toEqual({ prefix: 'nd', idField: 'id', errorsFile: 'e.jsonl' });
-    expect(grouped.limits).toEqual({ maxChars: 10, threads: 1, bulk: { maxBytes: 2048, maxOperations: 1000 } });
+    expect(grouped.limits).toEqual({ maxChars: 10, threads: 1, maxLineBytes: 4096, bulk: { maxBytes: 2048, maxOperations: 1000 } });
     const flat = api.resolveIngestOptions({ ...base, prefix: 'old', idField: 'key', maxChars: 5, output: { prefix: 'new' } });
     expect(flat.output).toMatchObject({ prefix: 'new', idField: 'key' });
     expect(flat.limits.maxChars).toBe(5);
@@ -114,6 +114,7 @@ describe('a mistake in a grouped option', () => {
     ['fields', () => checkAnnotateOptions({ index: 'docs', fields: [] }), 'name at least one text field with fields', 'name at least one text field with --field'],
     ['ingest limits.maxChars', () => checkIngestOptions({ ...base, limits: { maxChars: 0 } }), 'maxChars must be a whole number of at least 1, got 0', '--max-chars must be a whole number of at least 1, got 0'],
     ['ingest limits.bulk', () => checkIngestOptions({ ...base, limits: { bulk: { maxBytes: 10 } } }), 'bulk.maxBytes must be a whole number of at least 1024, got 10', '--bulk-bytes must be a whole number of at least 1024, got 10'],
+    ['ingest limits.maxLineBytes', () => checkIngestOptions({ ...base, limits: { maxLineBytes: 2 ** 30 } }), `maxLineBytes must be a whole number from 1 to ${500 * 1024 * 1024} (a line is read as one string), got ${2 ** 30}`, `--max-line-bytes must be a whole number from 1 to ${500 * 1024 * 1024} (a line is read as one string), got ${2 ** 30}`],
   ])('%s: the key in the library, the flag on the command line', (_name, check, library, command) => {
     const err = thrown(check);
     expect(err).toBeInstanceOf(api.UsageError);

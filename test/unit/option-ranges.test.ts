@@ -69,7 +69,7 @@ describe('every numeric option has a range, and is held to it by the parser', ()
     const used = new Set(pairs.map(([, flag]) => flag));
     expect(Object.keys(OPTION_RANGES).filter((flag) => !used.has(flag))).toEqual([]);
     // The options of the issue, by name.
-    for (const expected of [['annotate', '--threads'], ['proxy', '--threads'], ['proxy', '--max-body-mb'], ['dedup', '--from-shares']]) {
+    for (const expected of [['annotate', '--threads'], ['proxy', '--threads'], ['ingest', '--max-line-bytes'], ['proxy', '--max-body-mb'], ['dedup', '--from-shares']]) {
       expect(pairs).toContainEqual(expected);
     }
   });

@@ -20,6 +20,7 @@ interface IngestArgs extends ConnectionArgs, SignerArgs, BulkArgs {
   errorsFile?: string;
   maxChars: number;
   threads?: number;
+  maxLineBytes: number;
 }
 
 export const ingestCommand: CommandModule<object, IngestArgs> = {
@@ -35,6 +36,12 @@ export const ingestCommand: CommandModule<object, IngestArgs> = {
       .option('errors-file', advanced({ type: 'string', describe: 'where failed lines go [default: near-dup-errors-INDEX.jsonl]' }))
       .option('max-chars', advanced({ type: 'number', default: INGEST_DEFAULTS.maxChars, describe: 'cut longer texts (reported)' }))
       .option('threads', advanced({ type: 'number', describe: 'signing threads [default: every core]' }))
+      .option('max-line-bytes', advanced({
+        type: 'number',
+        default: INGEST_DEFAULTS.maxLineBytes,
+        defaultDescription: '104857600, 100 MB',
+        describe: 'longest line read: a longer one is passed over unread and fails alone (listed with its number and length); the others go on',
+      }))
       .epilogue(
         examples([
           ['near-dup ingest --index news --field body --id-field id < news.ndjson', 'index and annotate'],
@@ -58,7 +65,7 @@ export const ingestCommand: CommandModule<object, IngestArgs> = {
       fields: argv.field,
       signer,
       output: { prefix: argv.prefix, idField: argv.idField, errorsFile: argv.errorsFile },
-      limits: { maxChars: argv.maxChars, threads: argv.threads, bulk },
+      limits: { maxChars: argv.maxChars, threads: argv.threads, maxLineBytes: argv.maxLineBytes, bulk },
       onProgress: (p) => progress.update(p),
     };
     checkIngestOptions(options); // before connecting: a usage error is said first
@@ -69,6 +76,7 @@ export const ingestCommand: CommandModule<object, IngestArgs> = {
       process.stderr.write(
         escaped`indexed ${summary.indexed} of ${summary.seen} documents in ${summary.seconds.toFixed(1)} s (${summary.empty} empty, ` +
           `${summary.failed} failed, ${summary.cut} cut at --max-chars, ${summary.blank} blank lines skipped)` +
+          `${summary.firstTooLong ? `; ${summary.tooLong} lines longer than --max-line-bytes passed over unread (the first: line ${summary.firstTooLong.line}, ${summary.firstTooLong.bytes} bytes)` : ''}` +
           escaped`${summary.errorsFile ? `; failures listed in ${summary.errorsFile}` : ''}${retriesNote(summary)}` +
           `${summary.resent ? `; ${summary.resent} documents sent again after a lost answer, none doubled` : ''}\n`,
       );
