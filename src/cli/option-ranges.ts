@@ -114,16 +114,19 @@ function camel(name: string): string {
 
 /**
  * What the user typed for `flag`, as typed (`abc`, `1e6`, where yargs has NaN and 1000000): the last
- * `--flag VALUE` or `--flag=VALUE` before `--`. Undefined when it is not on the command line.
+ * `--flag VALUE` or `--flag=VALUE` before `--`, or `--no-flag` (which yargs reads as 0). Undefined when it is
+ * not on the command line.
  */
 export function typedValue(args: readonly string[], flag: string): { typed: true; text?: string } | undefined {
   const names = new Set([flag, `--${camel(flag.slice(2))}`]);
+  const negated = new Set([...names].map((name) => `--no-${name.slice(2)}`));
   let found: { typed: true; text?: string } | undefined;
   for (let i = 0; i < args.length && args[i] !== '--'; i++) {
     const arg = args[i];
     const eq = arg.indexOf('=');
     if (eq !== -1 && names.has(arg.slice(0, eq))) found = { typed: true, text: arg.slice(eq + 1) };
     else if (names.has(arg)) found = { typed: true, text: args[i + 1] };
+    else if (negated.has(arg)) found = { typed: true, text: arg };
   }
   return found;
 }

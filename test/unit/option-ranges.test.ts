@@ -106,6 +106,7 @@ describe('every numeric option has a range, and is held to it by the parser', ()
     expect(await message('--threads', '2', '--threads', '3')).toBe(`--threads is given 2 times (2, 3); give it once: ${threads}`);
     expect(await message('--threads', '--dry-run')).toBe(`--threads needs a value: ${threads}`);
     expect(await message('--threads')).toBe(`--threads needs a value: ${threads}`);
+    expect(await message('--no-threads')).toBe(`--threads must be ${threads}, got --no-threads`);
   });
 
   it('ranges read as a user would write them', () => {
