@@ -153,6 +153,41 @@ describe('a canonical left without duplicates goes with its nearest member', () 
   });
 });
 
+describe('near-identical copies are never split', () => {
+  // C is first in the order; X is within the bar of C, X2 (X with a few values changed) just below it.
+  const base = Array.from({ length: 100 }, (_, p) => p + 1);
+  const c = Uint32Array.from(base);
+  const x = Uint32Array.from(base, (v, p) => (p < 52 ? v : v + 1000));
+  const x2 = Uint32Array.from(x, (v, p) => (p < 5 ? v + 2000 : v));
+  const sameBand = [Int32Array.of(7), Int32Array.of(7), Int32Array.of(7)];
+
+  it('the copy of a duplicate goes with it, not to a canonical it is not near', () => {
+    expect([estimate(c, x), estimate(c, x2), estimate(x, x2)]).toEqual([0.52, 0.47, 0.95]);
+    const owner = centres(['c', 'x', 'x2'], sameBand, [c, x, x2], BAR);
+    expect(owner[1]).toBe(owner[2]);
+    for (const [i, o] of owner.entries()) expect(estimate([c, x, x2][o], [c, x, x2][i])).toBeGreaterThanOrEqual(BAR);
+  });
+
+  it('a group of copies joins a canonical only when every copy is within the bar of it', () => {
+    const near = Uint32Array.from(base, (v, p) => (p < 60 ? v : v + 1000));
+    const owner = centres(['c', 'n', 'n2'], sameBand, [c, near, Uint32Array.from(near, (v, p) => (p < 3 ? v + 2000 : v))], BAR);
+    expect(owner).toEqual([0, 0, 0]);
+  });
+
+  it('the same clusters whatever order the members come in', () => {
+    const chain = driftingChain(40, 'q');
+    const facts = new Map([...chain.keys()].map((id) => [id, { tokens: 100 + (id.charCodeAt(2) % 3), sortKey: null }]));
+    const family = [...chain.keys()];
+    const first = cut(family, chain, facts, 'centres', 'longest');
+    fc.assert(
+      fc.property(fc.shuffledSubarray(family, { minLength: family.length }), (shuffled) => {
+        expect(cut(shuffled, chain, facts, 'centres', 'longest')).toEqual(first);
+      }),
+      { numRuns: 20 },
+    );
+  });
+});
+
 describe('the canonical order over mixed sort values', () => {
   // One field can hold dates in one document, keywords, numbers or booleans in others: the order must still
   // be total and transitive, or the canonical would depend on the order the engine returned the members in.
