@@ -4,6 +4,8 @@
 // since the 9 client refuses older servers), used only as a transport: connection pool, retries, TLS,
 // auth. Every call is a plain REST request, so search, bulk and mapping bodies are the same JSON for both
 // engines.
+import { constants as bufferLimits } from 'node:buffer';
+import { unzipSync } from 'node:zlib';
 import { UsageError, UserError } from '../errors.js';
 import { authorizationHeader, type ConnectionOptions, type ResolvedConnection, resolveConnection, tlsSettings } from './connection.js';
 import { type EngineInfo, type Flavour, detectEngine } from './detect.js';
@@ -28,7 +30,8 @@ interface RawResponse {
 
 /** What each official client provides, reduced to one request function (which never retries by itself). */
 interface Sender {
-  send(method: HttpMethod, path: string, body: unknown, query: QueryParams | undefined, ndjson: string | undefined): Promise<RawResponse>;
+  /** With `asText`, the answer's body is its text as the engine sent it (an error answer's, parsed when it is JSON). */
+  send(method: HttpMethod, path: string, body: unknown, query: QueryParams | undefined, ndjson: string | undefined, asText?: TextAnswer): Promise<RawResponse>;
   close(): Promise<void>;
 }
 
@@ -39,6 +42,14 @@ export interface RequestOptions {
    */
   retry?: boolean;
 }
+
+/** An answer read as text, and the most of it read: beyond this, the request fails rather than fill the memory. */
+interface TextAnswer {
+  maxBytes: number;
+}
+
+/** The longest text Node can hold (about 512 MB): the official clients refuse a larger answer too. */
+export const MAX_TEXT_ANSWER_BYTES = bufferLimits.MAX_STRING_LENGTH;
 
 /** First wait before a retry; doubled each time, with jitter. */
 const RETRY_BASE_MS = 250;
@@ -180,17 +191,28 @@ export class EngineClient {
   }
 
   /**
+   * Any REST call whose answer is wanted as the engine wrote it, as text: sources whose bytes must be kept
+   * (JSON.parse rounds integers beyond 2^53 and rewrites 1.0, 1e2 and the order of keys like "10" and "2").
+   * An answer longer than `maxBytes` fails the request. Sent again as `request` is; throws as it does.
+   */
+  async requestText(method: HttpMethod, path: string, body?: unknown, maxBytes = MAX_TEXT_ANSWER_BYTES): Promise<string> {
+    const response = await this.#send(method, path, body, undefined, undefined, true, { maxBytes });
+    if (response.statusCode >= 400) throw this.#error(method, path, response);
+    return response.body as string;
+  }
+
+  /**
    * One request; with `retry`, sent again (up to the connection's maxRetries) after a failure that may
    * pass, waiting longer each time. Each retry is counted in `retries`.
    */
-  async #send(method: HttpMethod, path: string, body?: unknown, query?: QueryParams, ndjson?: string, retry = true): Promise<RawResponse> {
+  async #send(method: HttpMethod, path: string, body?: unknown, query?: QueryParams, ndjson?: string, retry = true, asText?: TextAnswer): Promise<RawResponse> {
     const clean = query ? (Object.fromEntries(Object.entries(query).filter(([, v]) => v !== undefined)) as QueryParams) : undefined;
     if (this.info.serverless) requireServerlessOperation(method, path, clean);
     for (let attempt = 1; ; attempt++) {
       let failure: unknown;
       const sent = performance.now();
       try {
-        const response = await this.#sender.send(method, path, body, clean, ndjson).finally(() => this.#waited(sent));
+        const response = await this.#sender.send(method, path, body, clean, ndjson, asText).finally(() => this.#waited(sent));
         if (!retry || retryCause({ statusCode: response.statusCode }) === undefined || permanentRefusal(response)) return response;
         failure = this.#error(method, path, response);
         if (attempt > this.#connection.maxRetries) return response;
@@ -478,7 +500,7 @@ async function createSender(info: EngineInfo, connection: ResolvedConnection): P
   // key an own property, which sets no prototype; near-dup reads documents by own keys only (own-keys.ts).
   const common = { nodes: connection.nodes, requestTimeout: connection.requestTimeoutMs, maxRetries: 0, disablePrototypePoisoningProtection: true };
   const client = pkg === '@opensearch-project/opensearch' ? await openSearchClient(connection, common) : await elasticsearchClient(pkg, connection, common);
-  return clientSender(client, clientSupport(pkg).meta, info, connection.url);
+  return clientSender(client, clientSupport(pkg).meta, info, connection);
 }
 
 /** TLS settings for the clients: only where a node is https (the clients refuse TLS options for http). */
@@ -521,22 +543,27 @@ function tlsOption(pkg: ClientPackage, connection: ResolvedConnection): Record<s
   return { [clientSupport(pkg).tlsOption]: clientTls(connection) };
 }
 
-function clientSender(client: any, meta: boolean, info: EngineInfo, url: string): Sender {
+function clientSender(client: any, meta: boolean, info: EngineInfo, connection: ResolvedConnection): Sender {
+  const url = connection.url;
   return {
-    async send(method, path, body, query, ndjson) {
+    async send(method, path, body, query, ndjson, asText) {
       const params: Record<string, unknown> = { method, path };
       if (query && Object.keys(query).length > 0) params.querystring = query;
       if (ndjson !== undefined) params.bulkBody = ndjson;
       else if (body !== undefined) params.body = body;
       const options: Record<string, unknown> = { maxRetries: 0 };
       if (meta) options.meta = true;
+      // As a stream, the clients hand the body over unread and unparsed (whatever the status).
+      if (asText) options.asStream = true;
       try {
         const result = await client.transport.request(params, options);
+        if (asText) return await textResponse(result, asText, connection, `${method} ${path}`);
         return { statusCode: result.statusCode, body: result.body, headers: result.headers ?? {} };
       } catch (err) {
         // The official clients' errors, told apart by name: their classes come from whichever client package
         // serves the cluster (support.json), so no one class can be named for instanceof. From here on they
         // are near-dup's own: an error answer, or an EngineConnectionError.
+        if (err instanceof UserError || err instanceof EngineConnectionError) throw err; // reading a text answer: already said
         const e = err as ClientError;
         if (e?.name === 'ResponseError' && e.meta?.statusCode !== undefined) {
           return { statusCode: e.meta.statusCode, body: e.meta.body, headers: e.meta.headers ?? {} };
@@ -557,6 +584,46 @@ function clientSender(client: any, meta: boolean, info: EngineInfo, url: string)
       await client.close();
     },
   };
+}
+
+/** An answer the client gave as a stream, read whole as text; an error answer's text parsed when it is JSON (its reason read as any other's). */
+async function textResponse(result: { statusCode: number; body: AsyncIterable<Buffer> & { destroy(err?: Error): void }; headers?: Record<string, unknown> }, asText: TextAnswer, connection: ResolvedConnection, request: string): Promise<RawResponse> {
+  const headers = result.headers ?? {};
+  const text = await readText(result.body, String(headers['content-encoding'] ?? ''), asText.maxBytes, connection, request);
+  if (result.statusCode < 400) return { statusCode: result.statusCode, body: text, headers };
+  try {
+    return { statusCode: result.statusCode, body: JSON.parse(text), headers };
+  } catch {
+    return { statusCode: result.statusCode, body: text, headers };
+  }
+}
+
+/**
+ * A body read whole, at most `maxBytes` of it, within the connection's request timeout (the clients time out
+ * waiting for an answer, not while a stream of one is read); gzip or deflate undone, as the clients do.
+ */
+async function readText(stream: AsyncIterable<Buffer> & { destroy(err?: Error): void }, encoding: string, maxBytes: number, connection: ResolvedConnection, request: string): Promise<string> {
+  const tooLarge = () => new UserError(`the answer to ${request} from ${connection.url} is larger than ${maxBytes} bytes, more than near-dup reads as one answer; ask for fewer documents at a time`);
+  const timer = setTimeout(() => stream.destroy(new EngineConnectionError(`no whole answer to ${request} within ${connection.requestTimeoutMs} ms`, 'ETIMEDOUT', connection.url, { timeout: true })), connection.requestTimeoutMs);
+  const chunks: Buffer[] = [];
+  let size = 0;
+  try {
+    for await (const chunk of stream) {
+      size += chunk.length;
+      if (size > maxBytes) throw tooLarge(); // leaving the loop destroys the stream: the rest is never read
+      chunks.push(chunk);
+    }
+  } finally {
+    clearTimeout(timer);
+  }
+  const whole = Buffer.concat(chunks);
+  if (!/gzip|deflate/i.test(encoding)) return whole.toString('utf8');
+  try {
+    return unzipSync(whole, { maxOutputLength: maxBytes }).toString('utf8');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE') throw tooLarge();
+    throw new EngineConnectionError(`the answer to ${request} could not be decompressed: ${(err as Error).message}`, undefined, connection.url, { cause: err });
+  }
 }
 
 export { EngineConnectionError, EngineResponseError };
