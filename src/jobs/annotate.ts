@@ -8,7 +8,7 @@
 // is not complete.
 import os from 'node:os';
 import { peakMemoryMb, UsageMeter } from './usage.js';
-import { DEFAULT_MAX_CHARS, DEFAULT_PREFIX, mergeUnderPrefix, underPrefix } from '../annotation.js';
+import { DEFAULT_MAX_CHARS, DEFAULT_PREFIX, underPrefix } from '../annotation.js';
 import type { EngineClient, IndexMappings } from '../engine/client.js';
 import type { RetrySnapshot } from '../engine/retry.js';
 import { countMatching, scanIndex, type ScanHit } from '../engine/scan.js';
@@ -32,6 +32,8 @@ import { planMapping } from '../indices/mapping.js';
 import { requireScroll } from '../engine/privileges.js';
 import type { KeyLists } from '../stored/write.js';
 import { createSignPool, type SignPool } from '../signing/sign-pool.js';
+import { sourceWithFields } from '../signing/source-text.js';
+import { readStoredSources, type StoredSource } from './stored-sources.js';
 
 /** Which documents of the index are read and signed. */
 export interface AnnotateRead {
@@ -567,7 +569,8 @@ class AnnotateRun {
   /** Signs a page on the pool and queues its updates; the writer holds us back when the cluster is slower. */
   private async processHits(hits: ScanHit[], mode: 'scan' | 'recheck'): Promise<void> {
     const results = await this.sign(hits);
-    for (let i = 0; i < results.length; i++) await this.handleResult(hits[i], results[i], mode);
+    const stored = await this.storedSources(hits, results);
+    for (let i = 0; i < results.length; i++) await this.handleResult(hits[i], results[i], mode, stored[i]);
     if (mode === 'scan') this.counts.seen += hits.length;
     this.report();
     if (performance.now() - this.lastCheckpoint > 5000) {
@@ -585,12 +588,24 @@ class AnnotateRun {
     return (await Promise.all(chunks)).flat();
   }
 
+  /** With `keepVersion`, the stored source of each document to be written back whole (the others undefined), read in one _mget. */
+  private async storedSources(hits: ScanHit[], results: AnnotateResult[]): Promise<Array<StoredSource | undefined>> {
+    const stored = new Array<StoredSource | undefined>(hits.length);
+    if (!this.job.output.keepVersion || this.dryRun) return stored;
+    const whole = hits.flatMap((hit, i) => (results[i].status === 'annotated' && hit._version !== undefined ? [i] : []));
+    const read = await readStoredSources(this.client, whole.map((i) => ({ id: hits[i]._id, location: locationOf(hits[i]) })));
+    whole.forEach((hitAt, k) => {
+      stored[hitAt] = read[k];
+    });
+    return stored;
+  }
+
   /**
    * One document's outcome. In a recheck (after a 409), a document found current was written by our own
    * lost request (annotated) or by someone else's run (unchanged); only one that must be signed again
    * changed meanwhile.
    */
-  private async handleResult(hit: ScanHit, result: AnnotateResult, mode: 'scan' | 'recheck'): Promise<void> {
+  private async handleResult(hit: ScanHit, result: AnnotateResult, mode: 'scan' | 'recheck', stored?: StoredSource): Promise<void> {
     if (result.status === 'unchanged') {
       if (mode === 'recheck' && this.resent.has(hit._id)) this.counts.annotated++;
       else this.counts.unchanged++;
@@ -610,14 +625,35 @@ class AnnotateRun {
     }
     // Written where the document lives (its own index, its routing), never through the alias or stream read.
     const location = locationOf(hit);
-    if (this.job.output.keepVersion && hit._version !== undefined) {
-      // The document as read, with the fields, at its own version: a newer version written meanwhile answers 409.
-      const whole = mergeUnderPrefix(hit._source ?? {}, this.job.output.prefix, result.fields as unknown as Record<string, unknown>);
-      const meta = actionMeta(hit._id, location, { version: hit._version, version_type: 'external_gte' });
-      return this.writer.add({ id: hit._id, action: { index: meta }, body: whole, context: location });
-    }
+    if (this.job.output.keepVersion && hit._version !== undefined) return this.writeWhole(hit, location, result.fields as unknown as Record<string, unknown>, stored);
     const guard = hit._seq_no !== undefined && hit._primary_term !== undefined ? { if_seq_no: hit._seq_no, if_primary_term: hit._primary_term } : {};
     await this.writer.add({ id: hit._id, action: { update: actionMeta(hit._id, location, guard) }, body: { doc }, context: location });
+  }
+
+  /**
+   * `--keep-version`: the document written back whole from its own stored text, the near-dup fields its only
+   * change (sourceWithFields), at the version it was signed at with version_type external_gte, so that a newer
+   * version written since answers 409 and is read and signed again. That version is the stored one's, taken
+   * as the engine wrote it (an external version may be a long beyond what a number holds), once the stored
+   * text is known to be the one signed: the same _seq_no and _primary_term as the hit. A text read after a
+   * change (the scan's hit is older) is a conflict as that 409 would be.
+   */
+  private async writeWhole(hit: ScanHit, location: DocLocation, fields: Record<string, unknown>, stored: StoredSource | undefined): Promise<void> {
+    if (!stored?.found) {
+      if (stored?.error === undefined) return this.fail(hit._id, 'deleted while being annotated');
+      return this.onWriteFailure(hit._id, location, `could not be read back to be written whole: ${stored.error}`, undefined, false);
+    }
+    const signed = stored.seqNo === hit._seq_no && stored.primaryTerm === hit._primary_term && Number(stored.version) === hit._version;
+    if (!signed || stored.version === undefined) {
+      this.conflicted.set(hit._id, location);
+      return;
+    }
+    // A bulk line is one line: a source stored over several lines has them joined (a line break in JSON text
+    // can only be white space between its tokens; a string holds it escaped).
+    const text = sourceWithFields(stored.source, hit._source ?? {}, this.job.output.prefix, fields).replaceAll('\n', ' ');
+    const version = Number.isSafeInteger(Number(stored.version)) ? Number(stored.version) : stored.version; // the engines take a long as a string
+    const meta = actionMeta(hit._id, location, { version, version_type: 'external_gte' });
+    await this.writer.add({ id: hit._id, action: { index: meta }, body: text, context: location });
   }
 
   private fail(id: string, reason: string, status?: number): void {

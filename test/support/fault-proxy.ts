@@ -1,8 +1,9 @@
 // A loopback HTTP proxy between near-dup and a real engine that injects the faults of a bad network:
 // an error status instead of the engine's answer (429, 503), an answer dropped after the engine has
 // acted on the request (the connection closed without a response), and an answer held back past the
-// client's timeout. Each request is shown to `decide`, which says what happens to it; `injected` counts
-// what was done.
+// client's timeout; and a request held until the test releases it, so that something can happen at an exact
+// point between two requests of a job. Each request is shown to `decide`, which says what happens to it;
+// `injected` counts what was done.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 
@@ -20,14 +21,18 @@ export interface ProxiedRequest {
 
 export type RequestKind = 'bulk' | 'scroll' | 'search' | 'pit' | 'mget' | 'count' | 'other';
 
-/** pass: forward; status: answer this without forwarding; drop: forward, then close without answering; stall: forward, answer after ms. */
-export type Fault = 'pass' | { status: number } | 'drop' | { stallMs: number };
+/**
+ * pass: forward; status: answer this without forwarding; drop: forward, then close without answering; stall:
+ * forward, answer after ms; holdUntil: forward only once the promise settles (the engine has not seen it until then).
+ */
+export type Fault = 'pass' | { status: number } | 'drop' | { stallMs: number } | { holdUntil: Promise<unknown> };
 
 export interface FaultCounts {
   status429: number;
   status503: number;
   dropped: number;
   stalled: number;
+  held: number;
   passed: number;
 }
 
@@ -42,7 +47,7 @@ export function kindOf(method: string, path: string): RequestKind {
 }
 
 export class FaultProxy {
-  readonly injected: FaultCounts = { status429: 0, status503: 0, dropped: 0, stalled: 0, passed: 0 };
+  readonly injected: FaultCounts = { status429: 0, status503: 0, dropped: 0, stalled: 0, held: 0, passed: 0 };
   decide: (request: ProxiedRequest) => Fault = () => 'pass';
   private readonly seen = new Map<RequestKind, number>();
   private server?: http.Server;
@@ -88,6 +93,10 @@ export class FaultProxy {
       const error = { error: { type: fault.status === 429 ? 'es_rejected_execution_exception' : 'unavailable', reason: 'injected by the test proxy' }, status: fault.status };
       res.writeHead(fault.status, { 'content-type': 'application/json' }).end(JSON.stringify(error));
       return;
+    }
+    if (typeof fault === 'object' && 'holdUntil' in fault) {
+      this.injected.held++;
+      await fault.holdUntil.catch(() => undefined);
     }
     let answer: { status: number; headers: http.IncomingHttpHeaders; body: Buffer };
     try {
