@@ -62,7 +62,11 @@ export function setUnderPrefix(source: SourceText, base: JSONPath, prefix: strin
     source.set(at, fields);
     return;
   }
-  for (const [key, value] of Object.entries(fields)) source.set([...at, key], value);
+  // The prefix object edited by itself (small beside a document's text, which each edit would parse again),
+  // then put back in one edit.
+  const prefixObject = new SourceText(existing);
+  for (const [key, value] of Object.entries(fields)) prefixObject.set([key], value);
+  source.setText(at, prefixObject.text);
 }
 
 /**
