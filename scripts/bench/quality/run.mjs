@@ -8,7 +8,7 @@
 //   npm run build && node scripts/bench/quality/run.mjs [--corpus templated,licences,news,pep] [--limit N]
 //     [--variant 'white-space-5-grams;min-similarity=0.8' ...] [--url http://127.0.0.1:9231]
 //     [--python /work/venvs/quality/bin/python] [--text-dedup-python /work/venvs/textdedup/bin/python]
-//     [--peers datatrove,datasketch,text-dedup] [--cache .cache/quality] [--json out.json] [--keep]
+//     [--peers datatrove,datasketch,text-dedup] [--peer-timeout 3600] [--cache .cache/quality] [--json out.json] [--keep]
 import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -42,6 +42,7 @@ function options() {
       cache: { type: 'string', default: path.join(root, '.cache/quality') },
       json: { type: 'string' },
       keep: { type: 'boolean', default: false },
+      'peer-timeout': { type: 'string', default: '3600' },
     },
   });
   const corpora = values.corpus.split(',').filter(Boolean);
@@ -50,7 +51,9 @@ function options() {
   for (const p of peers) if (!PEERS[p]) fail(`--peers ${p}: not a peer; valid: ${Object.keys(PEERS).join(', ')}`);
   const limit = values.limit === undefined ? undefined : Number(values.limit);
   if (limit !== undefined && !(Number.isInteger(limit) && limit > 1)) fail(`--limit ${values.limit}: give a whole number of documents above 1, e.g. --limit 1000`);
-  return { ...values, corpora, peers, limit, textDedupPython: values['text-dedup-python'] ?? values.python, cache: path.resolve(values.cache) };
+  const peerTimeout = Number(values['peer-timeout']);
+  if (!(peerTimeout > 0)) fail(`--peer-timeout ${values['peer-timeout']}: give the seconds a peer may run, e.g. 3600`);
+  return { ...values, corpora, peers, limit, peerTimeout, textDedupPython: values['text-dedup-python'] ?? values.python, cache: path.resolve(values.cache) };
 }
 
 function fail(message) {
@@ -68,15 +71,17 @@ function peerMissing(python, peer) {
   return undefined;
 }
 
-function runPeer(name, python, docsFile, workDir) {
+function runPeer(name, python, docsFile, workDir, timeout) {
   const peer = PEERS[name];
   const missing = peerMissing(python, peer);
   if (missing) return { missing };
   const out = path.join(workDir, `${name}.json`);
   const log = path.join(workDir, `${name}.log`);
   const started = performance.now();
-  const run = spawnSync(python, [path.join(here, peer.script), docsFile, out], { encoding: 'utf8', maxBuffer: 1 << 30 });
+  // coreutils timeout ends the peer's whole process group (text-dedup starts worker processes).
+  const run = spawnSync('timeout', ['--kill-after=10', String(timeout), python, path.join(here, peer.script), docsFile, out], { encoding: 'utf8', maxBuffer: 1 << 30 });
   writeFileSync(log, `${run.stdout ?? ''}\n${run.stderr ?? ''}`);
+  if (run.status === 124 || run.status === 137) return { missing: `did not finish in --peer-timeout ${timeout} s (see ${log})` };
   if (run.status !== 0) return { missing: `failed (exit ${run.status}; see ${log}): ${(run.stderr ?? '').trim().split('\n').pop()}` };
   return { ...JSON.parse(readFileSync(out, 'utf8')), wall: (performance.now() - started) / 1000 };
 }
@@ -137,7 +142,7 @@ async function measureCorpus(name, opts) {
   for (const peer of opts.peers) {
     say(`${name}: ${peer} ...`);
     started = performance.now();
-    const r = runPeer(peer, PEERS[peer].python ? opts[PEERS[peer].python] : opts.python, docsFile, workDir);
+    const r = runPeer(peer, PEERS[peer].python ? opts[PEERS[peer].python] : opts.python, docsFile, workDir, opts.peerTimeout);
     if (r.missing) {
       say(`${name}: ${peer} left out: ${r.missing}`);
       result.rows.push({ tool: peer, failed: r.missing });
