@@ -68,7 +68,12 @@ export const DEDUP_DEFAULTS = {
   prefix: DEFAULT_PREFIX,
   /** The LSH threshold the signatures are made for, by default. */
   minSimilarity: 0.5,
-  canonical: 'oldest',
+  /**
+   * The document each cluster keeps, when none is asked for: the oldest by --date-field when one is given,
+   * else the longest (ties to the smallest id). Never the time of signing (annotated_at), which follows how
+   * the documents were ingested: the same documents gave other clusters on every run.
+   */
+  canonical: 'longest',
   clusters: 'centres',
   /** About 0.6 KB each in memory: past this many documents the signatures are spilled to local disk. */
   maxCachedSignatures: 1_000_000,
@@ -99,7 +104,7 @@ export interface DedupCompare {
   params?: string;
   /** Pairs below this estimated Jaccard are not near-duplicates (default 0.5, the LSH threshold; above 0, at most 1). */
   minSimilarity?: number;
-  /** The document each cluster keeps: oldest (default), newest, longest, or the lowest (asc) or highest (desc) value of a field. */
+  /** The document each cluster keeps: oldest, newest, longest, or the lowest (asc) or highest (desc) value of a field (default: oldest with dateField, else longest). */
   canonical?: CanonicalRule;
   /**
    * centres (default): each family of verified pairs is cut into clusters whose every duplicate is within
@@ -233,7 +238,7 @@ export function resolveDedupOptions(options: DedupOptions): DedupSettings {
   const { prefix, minSimilarity, canonical, clusters, maxCachedSignatures, maxCachedMembers, bucketChunk, pageSize } = DEDUP_DEFAULTS;
   return {
     index: options.index,
-    compare: { prefix, minSimilarity, canonical, clusters, ...compare },
+    compare: { prefix, minSimilarity, clusters, ...compare, canonical: compare.canonical ?? (compare.dateField ? 'oldest' : canonical) },
     limits: { maxCachedSignatures, maxCachedMembers, bucketChunk, pageSize, ...limits },
     state: { stateFile: state.stateFile ?? defaultStatePath(options.index), resume: state.resume ?? false, full: state.full ?? false },
     output: { ...output, dryRun: output.dryRun ?? false, collectMatches: output.collectMatches ?? false },

@@ -33,7 +33,7 @@ interface DedupArgs extends ConnectionArgs {
   prefix: string;
   minSimilarity: number;
   containment?: number;
-  canonical: string;
+  canonical?: string;
   clusters: ClusterMethod;
   dateField?: string;
   params?: string;
@@ -62,7 +62,8 @@ const HEAP_GROWING_PERCENT = 30;
 /** The progress line's unit for each stage of the job. */
 const UNITS: Record<DedupStage, string> = { signatures: 'signatures', bands: 'bands', 'new documents': 'docs', containment: 'lookups' };
 
-export function parseCanonical(value: string): CanonicalRule {
+export function parseCanonical(value: string | undefined): CanonicalRule | undefined {
+  if (value === undefined) return undefined;
   if (value === 'oldest' || value === 'newest' || value === 'longest') return value;
   const m = /^(-?)([A-Za-z0-9_.@-]+)$/.exec(value);
   if (!m) throw new UsageError(`--canonical must be oldest, newest, longest, or a field name (-FIELD for the highest value), got "${value}"`);
@@ -79,8 +80,7 @@ export const dedupCommand: CommandModule<object, DedupArgs> = {
       .option('min-similarity', { type: 'number', default: DEDUP_DEFAULTS.minSimilarity, describe: 'estimated Jaccard a verified pair must reach' })
       .option('canonical', {
         type: 'string',
-        default: DEDUP_DEFAULTS.canonical,
-        describe: 'the document kept: oldest | newest (--date-field) | longest | FIELD (lowest) | -FIELD (highest)',
+        describe: 'the document kept: oldest | newest (--date-field) | longest | FIELD (lowest) | -FIELD (highest) [default: oldest with --date-field, else longest]',
       })
       .option('clusters', {
         choices: ['centres', 'components'],
@@ -196,13 +196,13 @@ export const dedupCommand: CommandModule<object, DedupArgs> = {
 };
 
 /** What is compared, as the command line gives it (a share and the final step alike). */
-function compareOptions(argv: DedupArgs, canonical: CanonicalRule): DedupCompare {
+function compareOptions(argv: DedupArgs, canonical: CanonicalRule | undefined): DedupCompare {
   const { prefix, minSimilarity, containment, clusters, dateField, params } = argv;
   return { prefix, minSimilarity, containment, canonical, clusters, dateField, params };
 }
 
 /** One share of a split run (--share K/N): its pairs written to --pairs-index, a line saying what, the summary as JSON. */
-async function runShare(argv: DedupArgs, canonical: CanonicalRule): Promise<void> {
+async function runShare(argv: DedupArgs, canonical: CanonicalRule | undefined): Promise<void> {
   const progress = createProgressPrinter('dedup share');
   const options: DedupShareOptions = {
     index: argv.index,
