@@ -2,13 +2,16 @@
 //
 // What changed is asked of the engine by sequence number: every write to a document (a new one, a text
 // changed by a full index or a partial update, and annotate's own writes) gives it the next `_seq_no` of
-// its shard. Before each pass the highest sequence number of every shard is noted; the next pass reads
-// only the documents above the lowest of them in each index (a range query on `_seq_no`, which both
-// engines index), and signs those whose text or parameters differ from their stored signature (the others
-// are counted unchanged and not written). A pass that does not end complete keeps the previous marks, so
-// nothing it missed is skipped. An index deleted and made again (a new uuid) is read whole. The marks of
-// the last complete pass are kept in a file (.near-dup/follow-INDEX.json), so a follower started again
-// for the same job goes on from them instead of reading the whole index.
+// its shard. Each pass first notes every shard's global checkpoint (every write at or below it has been
+// applied on all copies of the shard), then refreshes the followed indices, so that the pass's scan sees
+// every write up to its marks, searchable or not before (refresh off, or between two refreshes); the
+// highest sequence number would not do, as writes up to it may be neither applied nor searchable yet. A
+// pass reads only the documents above the lowest mark of each index (a range query on `_seq_no`, which
+// both engines index), and signs those whose text or parameters differ from their stored signature (the
+// others are counted unchanged and not written). A pass that does not end complete keeps the previous
+// marks, so nothing it missed is skipped. An index deleted and made again (a new uuid) is read whole. The
+// marks of the last complete pass are kept in a file (.near-dup/follow-INDEX.json), so a follower started
+// again for the same job goes on from them instead of reading the whole index.
 import { readFile } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { EngineClient } from '../engine/client.js';
@@ -46,8 +49,17 @@ export interface FollowPass {
   totals: FollowTotals;
 }
 
-/** Per concrete index: its uuid and the lowest of its shards' highest sequence numbers. */
+/** Per concrete index: its uuid and the lowest of its shards' global checkpoints. */
 export type SeqNoMarks = Map<string, { uuid: string; seqNo: number }>;
+
+/** Where the followed indices are: the marks a pass reads above, and each index's lowest highest sequence number. */
+export interface SeqNoProgress {
+  marks: SeqNoMarks;
+  highest: Map<string, number>;
+}
+
+/** What the saved marks are (files without it were written before marks were checkpoints, and are not trusted). */
+const MARKS_BASIS = 'global_checkpoint';
 
 /** "10s", "500ms", "2m", "1h", or a number of seconds. */
 export function parseInterval(text: string | number): number {
@@ -67,9 +79,9 @@ export async function followIndex(client: EngineClient, options: FollowOptions):
   let marks = await readMarks(file, identity, options.onNote);
   while (!options.signal?.aborted) {
     try {
-      const next = await seqNoMarks(client, options.index);
+      const next = await marksThenRefresh(client, options.index);
       if (marks) marks = withoutMarksAhead(marks, next, file, options.onNote);
-      const query = marks ? changedSince(job.read.query, marks, next) : job.read.query;
+      const query = marks ? changedSince(job.read.query, marks, next.marks) : job.read.query;
       const resume = totals.passes === 0 ? job.state.resume : false;
       const summary = await annotateIndex(client, { ...options, read: { ...job.read, query }, state: { ...job.state, resume } });
       totals.passes++;
@@ -77,8 +89,10 @@ export async function followIndex(client: EngineClient, options: FollowOptions):
       totals.unchanged += summary.unchanged;
       totals.failed += summary.failed;
       options.onPass?.({ pass: totals.passes, whole: query === job.read.query, summary, totals: { ...totals } });
-      if (summary.complete && summary.missing === 0) {
-        marks = next;
+      // A resumed pass leaves out what the interrupted run signed, and so any of those changed since: its
+      // marks are not kept, and the next pass reads those documents again.
+      if (summary.complete && summary.missing === 0 && !resume) {
+        marks = next.marks;
         await writeMarks(file, identity, marks);
       }
     } catch (err) {
@@ -95,18 +109,39 @@ export async function followIndex(client: EngineClient, options: FollowOptions):
   return totals;
 }
 
-/** The marks of every concrete index behind `index` (an alias or pattern may have several). */
-export async function seqNoMarks(client: EngineClient, index: string): Promise<SeqNoMarks> {
+/**
+ * The pass's marks, then a refresh of the followed indices, in this order: a write at or below a checkpoint
+ * is applied, and so made searchable by the refresh after it, whatever the index's refresh interval.
+ * annotateIndex refreshes too, but lets a user who may not refresh go on; marks may not.
+ */
+async function marksThenRefresh(client: EngineClient, index: string): Promise<SeqNoProgress> {
+  const progress = await seqNoProgress(client, index);
+  await client.refresh(index);
+  return progress;
+}
+
+/**
+ * The marks of every concrete index behind `index` (an alias, a pattern or a data stream may have several),
+ * from its primary shards: the lowest global checkpoint, and the lowest highest sequence number. A shard
+ * that says neither (unassigned, say) gives -1: its index is read whole.
+ */
+export async function seqNoProgress(client: EngineClient, index: string): Promise<SeqNoProgress> {
   const stats = (await client.request('GET', `/${encodeURIComponent(index)}/_stats`, undefined, {
     level: 'shards',
-    filter_path: 'indices.*.uuid,indices.*.shards.*.routing.primary,indices.*.shards.*.seq_no.max_seq_no',
-  })) as { indices?: Record<string, { uuid: string; shards: Record<string, Array<{ routing: { primary: boolean }; seq_no?: { max_seq_no: number } }>> }> };
-  const marks: SeqNoMarks = new Map();
+    filter_path: 'indices.*.uuid,indices.*.shards.*.routing.primary,indices.*.shards.*.seq_no.global_checkpoint,indices.*.shards.*.seq_no.max_seq_no',
+  })) as { indices?: Record<string, { uuid: string; shards: Record<string, ShardCopy[]> }> };
+  const progress: SeqNoProgress = { marks: new Map(), highest: new Map() };
   for (const [name, entry] of Object.entries(stats.indices ?? {})) {
-    const primaries = Object.values(entry.shards).map((copies) => copies.find((c) => c.routing.primary)?.seq_no?.max_seq_no ?? -1);
-    marks.set(name, { uuid: entry.uuid, seqNo: Math.min(...primaries) });
+    const primaries = Object.values(entry.shards).map((copies) => copies.find((c) => c.routing.primary)?.seq_no);
+    progress.marks.set(name, { uuid: entry.uuid, seqNo: Math.min(...primaries.map((s) => s?.global_checkpoint ?? -1)) });
+    progress.highest.set(name, Math.min(...primaries.map((s) => s?.max_seq_no ?? -1)));
   }
-  return marks;
+  return progress;
+}
+
+interface ShardCopy {
+  routing: { primary: boolean };
+  seq_no?: { global_checkpoint?: number; max_seq_no?: number };
 }
 
 /**
@@ -125,6 +160,7 @@ export function changedSince(query: Record<string, unknown> | undefined, marks: 
 
 interface SavedMarks {
   identity: Record<string, unknown>;
+  basis?: string;
   savedAt: string;
   marks: Array<[string, { uuid: string; seqNo: number }]>;
 }
@@ -140,6 +176,10 @@ async function readMarks(file: string, identity: Record<string, unknown>, note?:
   try {
     const saved = JSON.parse(text) as SavedMarks;
     if (identityDifferences(saved.identity ?? {}, identity).length > 0) return undefined;
+    if (saved.basis !== MARKS_BASIS) {
+      note?.(`the marks in ${file} were written by an earlier near-dup (at the highest sequence numbers, which can pass over writes not yet searchable); the first pass reads the whole job, and the file is written anew after it`);
+      return undefined;
+    }
     const marks = new Map(saved.marks);
     const valid = [...marks].every(([name, m]) => typeof name === 'string' && typeof m?.uuid === 'string' && Number.isSafeInteger(m.seqNo) && m.seqNo >= -1);
     if (valid && marks.size > 0) return marks;
@@ -154,19 +194,19 @@ async function readMarks(file: string, identity: Record<string, unknown>, note?:
  * Marks above the index's own highest sequence numbers (a file from another cluster, or edited) would skip
  * every write until the index caught up: such an index is read whole, and that is said.
  */
-function withoutMarksAhead(marks: SeqNoMarks, now: SeqNoMarks, file: string, note?: (line: string) => void): SeqNoMarks {
+function withoutMarksAhead(marks: SeqNoMarks, now: SeqNoProgress, file: string, note?: (line: string) => void): SeqNoMarks {
   const kept: SeqNoMarks = new Map(marks);
   for (const [name, mark] of marks) {
-    const current = now.get(name);
-    if (current && current.uuid === mark.uuid && mark.seqNo > current.seqNo) {
+    const top = now.highest.get(name) ?? -1;
+    if (now.marks.get(name)?.uuid === mark.uuid && mark.seqNo > top) {
       kept.delete(name);
-      note?.(`the mark of ${name} in ${file} (sequence number ${mark.seqNo}) is ahead of the index (${current.seqNo}); ${name} is read whole`);
+      note?.(`the mark of ${name} in ${file} (sequence number ${mark.seqNo}) is ahead of the index (${top}); ${name} is read whole`);
     }
   }
   return kept;
 }
 
 async function writeMarks(file: string, identity: Record<string, unknown>, marks: SeqNoMarks): Promise<void> {
-  const saved: SavedMarks = { identity, savedAt: new Date().toISOString(), marks: [...marks] };
+  const saved: SavedMarks = { identity, basis: MARKS_BASIS, savedAt: new Date().toISOString(), marks: [...marks] };
   await writeJsonFile(file, saved);
 }
