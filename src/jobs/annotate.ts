@@ -11,6 +11,7 @@ import { peakMemoryMb, UsageMeter } from './usage.js';
 import { DEFAULT_MAX_CHARS, DEFAULT_PREFIX, underPrefix } from '../annotation.js';
 import type { EngineClient, IndexMappings } from '../engine/client.js';
 import type { RetrySnapshot } from '../engine/retry.js';
+import { EngineResponseError } from '../engine/errors.js';
 import { countMatching, scanIndex, type ScanHit } from '../engine/scan.js';
 import { type BulkOptions, checkBulkOptions, requireWholeNumbers, UsageError, UserError } from '../errors.js';
 import { absentFields, textFields } from '../indices/fields.js';
@@ -485,9 +486,26 @@ class AnnotateRun {
     const { index, read: { slice } } = this.job;
     // A scroll's pages after the first need a privilege of their own: asked before the first page is signed and written.
     if (this.client.pointInTime !== 'elasticsearch' || slice) await requireScroll(this.client, index);
+    await this.refreshBeforeReading();
     this.total = await countMatching(this.client, { index, query: this.firstQuery(), slice });
     // The whole source is cheaper for the engine to hand out than a filtered one, where little is left out.
     if (this.sourceIncludes !== true && this.total > 0) this.sourceIncludes = await sourceToRead(this.client, index, this.firstQuery(), this.sourceIncludes);
+  }
+
+  /**
+   * What was written before the run started is read by it, searchable yet or not (refresh off, or written
+   * since the last refresh): otherwise the scan, and the count of what is left unsigned after it, would not
+   * see it, and the run would say complete. Not in a dry run (it changes nothing), nor on Serverless (no
+   * refresh to ask; it makes writes searchable within its interval), nor for a user who may not refresh
+   * (a read-only user's run reads what is searchable, and can write nothing anyway).
+   */
+  private async refreshBeforeReading(): Promise<void> {
+    if (this.dryRun || this.client.info.serverless) return;
+    try {
+      await this.client.refresh(this.job.index);
+    } catch (err) {
+      if (!(err instanceof EngineResponseError && (err.refusal !== undefined || err.statusCode === 403))) throw err;
+    }
   }
 
   // --- queries -------------------------------------------------------------------------------------

@@ -57,6 +57,22 @@ for (const { name, docs } of testCorpora(25, 25)) {
       expect(stored.get(changed.id)!.near_dup.content_hash).toBe(signer(`${changed.text}\nA new closing line.`).content_hash);
     });
 
+    it('reads what was written before it started and is not searchable yet (refresh off): a text changed by a partial update, a new document', async () => {
+      const index = ctx.index('unrefreshed');
+      await ctx.client.createIndex(index, { settings: { refresh_interval: '-1' } });
+      await indexDocs(ctx.client, index, docs);
+      await annotateIndex(ctx.client, { index, fields: ['text'], prefix: 'near_dup', signer: {} });
+      const [changed, added] = [docs[3], { ...docs[4], id: 'added-unrefreshed' }];
+      const text = `${changed.text}\nA new closing line.`;
+      await ctx.client.request('POST', `/${index}/_update/${encodeURIComponent(changed.id)}`, { doc: { text } });
+      await ctx.client.request('PUT', `/${index}/_doc/${added.id}`, added);
+      const summary = await annotateIndex(ctx.client, { index, fields: ['text'], prefix: 'near_dup', signer: {} });
+      expect(summary).toMatchObject({ annotated: 2, unchanged: docs.length - 1, failed: 0, complete: true });
+      const stored = await allSources(ctx.client, index);
+      expect(stored.get(changed.id)!.near_dup.content_hash).toBe(signer(text).content_hash);
+      expect(stored.get(added.id)!.near_dup.content_hash).toBe(signer(added.text).content_hash);
+    });
+
     it('reports bad documents one by one and goes on: missing field, not text, arrays joined, huge text cut', async () => {
       const index = ctx.index('bad-docs');
       const errorsFile = path.join(tmp, `bad-${index}.jsonl`);
