@@ -18,6 +18,7 @@
 // verifies the buckets of its share of the band-key hashes and writes their pairs to a pairs index
 // (dedup/share-pass.ts); the final step (--from-shares N) takes every share's pairs, checked, in their
 // place (dedup/shares-final.ts), then cuts and writes back as above.
+import { clusterWarnings } from './dedup/cluster-guard.js';
 import { storedPath, type StoredField } from '../stored/layout.js';
 import { paramsShape } from '../stored/read.js';
 import { peakMemoryMb, UsageMeter } from './usage.js';
@@ -266,6 +267,8 @@ export interface DedupSummary {
   damaged: number;
   /** What the run decided that the user should know (a state file it could not trust, and why). */
   notes: string[];
+  /** What a reviewer should know before reading the clusters (a family chaining a large share of the index, a loose large cluster), each with the command that raises the bar; also among the notes. */
+  warnings: string[];
   buckets: number;
   candidatePairs: number;
   verifiedPairs: number;
@@ -800,6 +803,8 @@ function summarize(client: EngineClient, job: DedupSettings, run: DedupRun, pair
   const { store, verifier, full } = pairs.pieces;
   const { clusters } = cut;
   const { written, containment, errors } = results;
+  const top = topClusters(clusters);
+  const warnings = clusterWarnings({ index: job.index, documents: run.documents, largestFamily: cut.largestFamily, minSimilarity: run.job.compare.minSimilarity, largest: top[0] });
   return {
     index: job.index,
     params: run.params,
@@ -807,7 +812,8 @@ function summarize(client: EngineClient, job: DedupSettings, run: DedupRun, pair
     newDocuments: pairs.newDocuments,
     documents: run.documents,
     damaged: store.damagedCount + run.damagedParams.count,
-    notes: run.notes,
+    notes: [...run.notes, ...warnings],
+    warnings,
     buckets: verifier.buckets,
     candidatePairs: verifier.candidatePairs,
     verifiedPairs: verifier.verifiedPairs,
@@ -835,7 +841,7 @@ function summarize(client: EngineClient, job: DedupSettings, run: DedupRun, pair
       writeSeconds: (performance.now() - clock.clustered) / 1000,
       ...clock.usage.read(),
     },
-    top: topClusters(clusters),
+    top,
     matches: verifier.matches,
     errorsFile: errors.count > 0 ? errors.file : undefined,
     fromShares: pairs.shared && {

@@ -1,0 +1,44 @@
+// What a reviewer should be told before reading the clusters: a family that chains a large share of the
+// index together (documents that share a template, a licence, a notice section are joined through it by
+// word sets, and clusters cut from such a family are mostly different documents), or a large cluster whose
+// members are far from their canonical. Each warning names what was seen and the command that raises the bar.
+
+/** A family this large a share of the documents (and at least FAMILY_AT_LEAST of them) is said. */
+export const FAMILY_SHARE = 0.05;
+const FAMILY_AT_LEAST = 50;
+/** A cluster of at least this many members, some below LOOSE_SIMILARITY from the canonical, is said. */
+const CLUSTER_AT_LEAST = 20;
+const LOOSE_SIMILARITY = 0.8;
+
+export interface GuardFacts {
+  index: string;
+  documents: number;
+  largestFamily: number;
+  minSimilarity: number;
+  /** The largest cluster: its size, canonical and least similarity of a duplicate to it. */
+  largest?: { size: number; canonical: string; minCanonicalSimilarity: number | null };
+}
+
+/** The warnings for one run's clusters; none when nothing looks chained. */
+export function clusterWarnings(facts: GuardFacts): string[] {
+  const warnings: string[] = [];
+  const higher = Math.min(0.9, Math.round((facts.minSimilarity + 0.2) * 10) / 10);
+  const raise = `near-dup dedup --index ${facts.index} --min-similarity ${higher}`;
+  if (facts.documents > 0 && facts.largestFamily >= Math.max(FAMILY_AT_LEAST, FAMILY_SHARE * facts.documents)) {
+    const share = ((100 * facts.largestFamily) / facts.documents).toFixed(0);
+    warnings.push(
+      `one family chains ${facts.largestFamily} of the ${facts.documents} documents (${share}%) through pairs at --min-similarity ${facts.minSimilarity}: ` +
+        `documents that share a template or boilerplate are joined by it, and its clusters may hold different documents; ` +
+        `look at them (near-dup explore --index ${facts.index}), raise the bar (${raise}), or sign with word shingles ` +
+        `(near-dup annotate --index ${facts.index} --condenser white-space-5-grams --force, then dedup again)`,
+    );
+  }
+  const largest = facts.largest;
+  if (largest && largest.size >= CLUSTER_AT_LEAST && largest.minCanonicalSimilarity !== null && largest.minCanonicalSimilarity < LOOSE_SIMILARITY) {
+    warnings.push(
+      `the largest cluster (${largest.canonical}) holds ${largest.size} documents, some only ${largest.minCanonicalSimilarity.toFixed(2)} from its canonical: ` +
+        `check it before acting on it (near-dup explore --index ${facts.index}), or raise the bar (${raise})`,
+    );
+  }
+  return warnings;
+}
