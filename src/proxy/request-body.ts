@@ -11,12 +11,15 @@ import { REFUSAL_TYPE } from './bulk-response.js';
 /** The engines' own default limit on a request body (http.max_content_length: 100mb). */
 export const DEFAULT_MAX_BODY_BYTES = 100 * 1024 * 1024;
 
+// The codings the engines decode (Netty's HttpContentDecompressor: gzip, x-gzip, deflate, x-deflate), and br.
 const DECODERS: Record<string, () => NodeJS.ReadWriteStream> = {
   gzip: () => zlib.createGunzip(),
   'x-gzip': () => zlib.createGunzip(),
   deflate: () => zlib.createInflate(),
+  'x-deflate': () => zlib.createInflate(),
   br: () => zlib.createBrotliDecompress(),
 };
+const TAKEN = `identity, ${Object.keys(DECODERS).slice(0, -1).join(', ')} and ${Object.keys(DECODERS).at(-1)}`;
 
 /** Readable, or why not (for the message). */
 export type BodyFormat = { readable: true } | { readable: false; why: string };
@@ -24,15 +27,41 @@ export type BodyFormat = { readable: true } | { readable: false; why: string };
 /**
  * JSON or NDJSON by the media type itself (`type/subtype`, parameters aside): application/json,
  * application/x-ndjson and the vendor forms (`application/vnd.elasticsearch+json; compatible-with=8`). No
- * Content-Type is read as JSON too (the engines refuse such a write themselves). SMILE, CBOR, YAML, anything
- * else, and codings the proxy cannot undo (or more than one) are not readable.
+ * Content-Type is read as JSON too (the engines refuse such a write themselves). SMILE, CBOR, YAML and
+ * anything else are not readable. (A coding is checked before: codingRefusal.)
  */
 export function bodyFormat(req: http.IncomingMessage): BodyFormat {
   const type = req.headers['content-type'];
   if (type !== undefined && !isJsonMediaType(type)) return { readable: false, why: `Content-Type ${JSON.stringify(type)}` };
-  const codings = codingsOf(req);
-  if (codings.length > 1 || (codings.length === 1 && !(codings[0] in DECODERS))) return { readable: false, why: `Content-Encoding ${JSON.stringify(req.headers['content-encoding'])}` };
   return { readable: true };
+}
+
+/**
+ * Why a write's Content-Encoding cannot be taken (undefined: it can): one the proxy cannot undo, or more
+ * than one. Such a write is refused whatever --on-error says: sent on, the engines index a body in a coding
+ * they do not know as it is (a plain body under "bogus" lands unsigned), or drop the connection (zstd).
+ */
+export function codingRefusal(req: http.IncomingMessage): ProxyRefusal | undefined {
+  const codings = codingsOf(req);
+  if (codings.length === 0 || (codings.length === 1 && codings[0] in DECODERS)) return undefined;
+  return new ProxyRefusal(
+    415,
+    REFUSAL_TYPE,
+    `near-dup cannot read a body sent with Content-Encoding ${JSON.stringify(req.headers['content-encoding'])}, so it cannot sign it: it takes ${TAKEN}; send the request in one of those`,
+  );
+}
+
+/**
+ * A transfer coding other than chunked (`Transfer-Encoding: gzip, chunked`), for any request: Node undoes
+ * only chunked, and the header is hop-by-hop, so the body would go on with a coding nobody undoes (the
+ * engines would read the gzip bytes as the body). RFC 9112 6.1: 501.
+ */
+export function transferCodingRefusal(req: http.IncomingMessage): ProxyRefusal | undefined {
+  const header = req.headers['transfer-encoding'];
+  if (header === undefined) return undefined;
+  const codings = header.toLowerCase().split(',').map((c) => c.trim()).filter((c) => c !== '' && c !== 'chunked' && c !== 'identity');
+  if (codings.length === 0) return undefined;
+  return new ProxyRefusal(501, 'near_dup_proxy_exception', `near-dup proxy: Transfer-Encoding ${JSON.stringify(header)} is not taken (only chunked is); send the body chunked or with Content-Length, compressed with Content-Encoding (${TAKEN})`);
 }
 
 export function isJsonMediaType(header: string): boolean {

@@ -20,7 +20,7 @@ import { handleDocument } from './document.js';
 import { IndexFieldsGuard } from './index-fields.js';
 import { indexMatcher } from './index-pattern.js';
 import { decodeSegment, queryParams, rawPath, withFirstSegment } from './raw-path.js';
-import { bodyFormat, DEFAULT_MAX_BODY_BYTES, declaredTooLarge, decodedBody } from './request-body.js';
+import { bodyFormat, codingRefusal, DEFAULT_MAX_BODY_BYTES, declaredTooLarge, decodedBody, transferCodingRefusal } from './request-body.js';
 import { ProxyStats } from './stats.js';
 import { type Target, WriteTargets } from './targets.js';
 
@@ -170,6 +170,8 @@ async function handle(ctx: ProxyContext, req: http.IncomingMessage, res: http.Se
     });
     return;
   }
+  const transfer = transferCodingRefusal(req);
+  if (transfer) throw transfer;
   if (route.kind === 'pass') return passThrough(ctx, req, res);
   // The engines refuse a query string they cannot decode, before reading the body.
   const params = queryParams(target);
@@ -181,10 +183,13 @@ async function handle(ctx: ProxyContext, req: http.IncomingMessage, res: http.Se
       ctx.stats.documents.other_indices++;
       return passThrough(ctx, req, res, document.rewritten ? withFirstSegment(target, document.index) : target);
     }
-    if (document.kind === 'undecided' && ctx.onError === 'pass') {
-      ctx.stats.documents.passed++;
-      return passThrough(ctx, req, res);
-    }
+  }
+  // Whatever --on-error says: a coding the engine does not know either is indexed as it is, unsigned.
+  const coding = codingRefusal(req);
+  if (coding) throw Object.assign(coding, { appliedItems: 0 });
+  if (document?.kind === 'undecided' && ctx.onError === 'pass') {
+    ctx.stats.documents.passed++;
+    return passThrough(ctx, req, res);
   }
   const format = bodyFormat(req);
   // A bulk may write anywhere, whatever its path says: its items name their indices.
@@ -203,7 +208,7 @@ async function handle(ctx: ProxyContext, req: http.IncomingMessage, res: http.Se
 }
 
 /**
- * A write the proxy cannot read (SMILE, CBOR, YAML, an unknown coding): passed on unread and counted with
+ * A write the proxy cannot read (SMILE, CBOR, YAML): passed on unread and counted with
  * --on-error pass; refused with --on-error reject when it may reach a signed index.
  */
 function unreadable(ctx: ProxyContext, req: http.IncomingMessage, res: http.ServerResponse, kind: 'bulk' | 'document', targeted: boolean, why: string): Promise<void> | undefined {
@@ -215,7 +220,7 @@ function unreadable(ctx: ProxyContext, req: http.IncomingMessage, res: http.Serv
   ctx.stats.requests.refused++;
   if (kind === 'document') ctx.stats.documents.rejected++;
   const as = kind === 'bulk' ? 'application/x-ndjson' : 'application/json';
-  refuse(req, res, 415, REFUSAL_TYPE, `near-dup signs JSON and NDJSON bodies (plain, gzip, deflate or br); this one came with ${why}: send it as ${as}, or run the proxy with --on-error pass to let it through unsigned`);
+  refuse(req, res, 415, REFUSAL_TYPE, `near-dup signs JSON and NDJSON bodies; this one came with ${why}: send it as ${as}, or run the proxy with --on-error pass to let it through unsigned`);
   return undefined;
 }
 
@@ -231,7 +236,14 @@ async function passThrough(ctx: ProxyContext, req: http.IncomingMessage, res: ht
   ctx.stats.requests.passed_through++;
   const { request, response } = ctx.upstream.send(req.method ?? 'GET', target, req.rawHeaders, req);
   onClientGone(res, () => request.destroy());
-  pipeAnswer(await response, res);
+  pipeAnswer(await response.catch((err: unknown) => Promise.reject(withCodingHint(req, err))), res);
+}
+
+/** A cluster that drops the connection over a body in a coding it does not take (OpenSearch and zstd) is not "unreachable" alone. */
+function withCodingHint(req: http.IncomingMessage, err: unknown): unknown {
+  const coding = req.headers['content-encoding'];
+  if (!(err instanceof UpstreamError) || coding === undefined) return err;
+  return new UpstreamError(`${err.message} (the request came with Content-Encoding ${JSON.stringify(coding)}, which the cluster may not take)`);
 }
 
 function failed(ctx: ProxyContext, req: http.IncomingMessage, res: http.ServerResponse, err: unknown): void {
