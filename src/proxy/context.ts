@@ -7,6 +7,8 @@ import type { Upstream } from './forward.js';
 import type { SignerOptions } from '../signature.js';
 import type { SignPool } from '../signing/sign-pool.js';
 import type { SignedSource, SignSourcesOptions } from '../signing/sign-sources.js';
+import type { BodyTimeouts } from './body-clock.js';
+import type { ClientSlots } from './client-slots.js';
 import type { IndexFieldsGuard } from './index-fields.js';
 import type { IndexMatcher } from './index-pattern.js';
 import type { ProxyStats } from './stats.js';
@@ -30,6 +32,10 @@ export interface ProxyContext {
   maxLineBytes: number;
   /** The writes being read and signed (bounded): the rest wait. */
   writes: PQueue;
+  /** The write slots each client address may hold. */
+  clientSlots: ClientSlots;
+  /** How long the proxy waits for a body's bytes. */
+  bodyTimeouts: BodyTimeouts;
   /** How many writes go upstream at once: chosen from the cluster, moved by its answers (the queue follows it). */
   inFlight: InFlightLimit;
   stats: ProxyStats;

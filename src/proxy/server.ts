@@ -14,6 +14,8 @@ import { createSignPool } from '../signing/sign-pool.js';
 import type { SourceKind } from '../signing/sign-sources.js';
 import { resolveSignerSettings, type SignerOptions } from '../signature.js';
 import { handleBulk } from './bulk.js';
+import { type BodyTimeoutError, watchBody } from './body-clock.js';
+import { ClientSlots } from './client-slots.js';
 import { REFUSAL_TYPE } from './bulk-response.js';
 import { type OnError, type ProxyContext, ProxyRefusal, sendError, sendJson } from './context.js';
 import { handleDocument } from './document.js';
@@ -46,6 +48,12 @@ export interface ProxyOptions {
   maxConcurrentWrites?: number;
   /** A client connection with nothing sent or read for this long is closed, its upstream request aborted (default 120 s). */
   idleTimeoutMs?: number;
+  /** The time spent waiting for a request's body, in all, past which it is answered 408 (default 60 s; the time the proxy holds the client back does not count). */
+  bodyTimeoutMs?: number;
+  /** The longest wait for the next byte of a body, past which it is answered 408 (default 30 s). */
+  bodyIdleTimeoutMs?: number;
+  /** Write slots one client address may hold at once (default: half the write slots, at least 1). */
+  maxWritesPerClient?: number;
   /** PEM texts, to serve HTTPS. */
   tls?: { cert: string; key: string };
   warn: (line: string) => void;
@@ -61,6 +69,8 @@ export interface RunningProxy {
 export const STATS_PATH = '/_near_dup/stats';
 const DEFAULT_IDLE_TIMEOUT_MS = 120_000;
 const DEFAULT_CONCURRENT_WRITES = 16;
+export const DEFAULT_BODY_TIMEOUT_MS = 60_000;
+export const DEFAULT_BODY_IDLE_TIMEOUT_MS = 30_000;
 /** The error type of what went wrong in the proxy itself (the cluster unreachable, a body too large). */
 const PROXY_ERROR = 'near_dup_proxy_exception';
 
@@ -88,6 +98,8 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
     maxBodyBytes: options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
     maxLineBytes: options.maxLineBytes ?? options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
     writes,
+    clientSlots: new ClientSlots(options.maxWritesPerClient ?? Math.max(1, Math.ceil(plan.limit / 2))),
+    bodyTimeouts: { totalMs: options.bodyTimeoutMs ?? DEFAULT_BODY_TIMEOUT_MS, idleMs: options.bodyIdleTimeoutMs ?? DEFAULT_BODY_IDLE_TIMEOUT_MS },
     inFlight: new InFlightLimit(plan, (limit) => {
       writes.concurrency = limit;
     }),
@@ -102,6 +114,10 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
   // A client that stops sending its body, or stops reading its answer, is cut off after this long idle:
   // its upstream request (one of a bounded pool of sockets to the cluster) is then aborted.
   server.timeout = options.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS;
+  // Bodies are timed by the body clock (body-clock.ts), which stops while the proxy holds a client back;
+  // Node's own limit on a whole request (5 minutes, waiting for a write slot included) would cut those.
+  // headersTimeout still bounds the head.
+  server.requestTimeout = 0;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.port, options.host, () => resolve());
@@ -196,15 +212,18 @@ async function handle(ctx: ProxyContext, req: http.IncomingMessage, res: http.Se
   if (!format.readable) return unreadable(ctx, req, res, route.kind, true, format.why);
   const declared = declaredTooLarge(req, ctx.maxBodyBytes);
   if (declared) throw Object.assign(declared, { appliedItems: 0 });
-  // A few writes at a time are read and signed; the others wait unread (their clients held back by TCP).
-  return ctx.writes.add(async () => {
+  // A few writes at a time are read and signed, a few per client address; the others wait unread (their
+  // clients held back by TCP).
+  const write = async () => {
     if (res.destroyed) return;
     const body = decodedBody(req, ctx.maxBodyBytes);
+    watchBody(req, ctx.bodyTimeouts, (err) => body.destroy(err));
     if (route.kind === 'bulk') return handleBulk(ctx, req, body, res, route.index, params);
     const decided = document as Target;
     const forwardTarget = decided.kind === 'signed' && decided.rewritten ? withFirstSegment(target, decided.index) : target;
     return handleDocument(ctx, req, body, res, decided, route.source, forwardTarget);
-  });
+  };
+  return ctx.clientSlots.run(req.socket.remoteAddress ?? '', () => ctx.writes.add(write));
 }
 
 /**
@@ -236,7 +255,14 @@ async function passThrough(ctx: ProxyContext, req: http.IncomingMessage, res: ht
   ctx.stats.requests.passed_through++;
   const { request, response } = ctx.upstream.send(req.method ?? 'GET', target, req.rawHeaders, req);
   onClientGone(res, () => request.destroy());
-  pipeAnswer(await response.catch((err: unknown) => Promise.reject(withCodingHint(req, err))), res);
+  let late: BodyTimeoutError | undefined;
+  const stopWatching = watchBody(req, ctx.bodyTimeouts, (err) => {
+    late = err;
+    request.destroy(err);
+  });
+  const answer = await response.catch((err: unknown) => Promise.reject(late ?? withCodingHint(req, err)));
+  stopWatching();
+  pipeAnswer(answer, res);
 }
 
 /** A cluster that drops the connection over a body in a coding it does not take (OpenSearch and zstd) is not "unreachable" alone. */

@@ -57,8 +57,9 @@ forEachEngine('proxy at the edges', (ctx) => {
     startProxy({ upstream: { url: ctx.engine.url }, host: '127.0.0.1', port: 0, index: signed, fields: ['text'], prefix: 'near_dup', signer: {}, maxChars: 1e7, threads: 1, warn: () => undefined, onError: 'reject', maxUpstreamBytes: 64 * 1024, ...extra });
 
   beforeAll(async () => {
-    // Twelve clients at once in the vanishing-clients test: writes in flight fixed above the cluster's choice.
-    proxy = await startEdgeProxy({ maxConcurrentWrites: 16 });
+    // Twelve clients at once in the vanishing-clients test: writes in flight fixed above the cluster's choice,
+    // every slot open to one address (the clients all come from 127.0.0.1).
+    proxy = await startEdgeProxy({ maxConcurrentWrites: 16, maxWritesPerClient: 16 });
     passing = await startEdgeProxy({ onError: 'pass' });
   });
   afterAll(async () => {
@@ -130,7 +131,7 @@ forEachEngine('proxy at the edges', (ctx) => {
   });
 
   it('writes are read a few at a time (--max-concurrent-writes): many clients at once cost the memory and upstream sockets of that many', async () => {
-    const few = await startEdgeProxy({ maxConcurrentWrites: 2 });
+    const few = await startEdgeProxy({ maxConcurrentWrites: 2, maxWritesPerClient: 2 });
     try {
       const lines = distinctDocs(1500, `${prefix}-few`, 'w');
       const body = Buffer.from(ndjson(lines));

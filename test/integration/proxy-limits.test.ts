@@ -4,6 +4,8 @@
 // is answered 408 and its slot freed within the body timeouts, and one address cannot take every slot;
 // the bodies held at once stay within --max-buffered-mb (a request past it waits, or is answered 413 or
 // 429 naming the setting); and a write the proxy signs is never sent on in a coding it could not read.
+import http from 'node:http';
+import net from 'node:net';
 import zlib from 'node:zlib';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { type ProxyOptions, type RunningProxy, startProxy } from '../../src/proxy/server.js';
@@ -109,4 +111,147 @@ forEachEngine('proxy limits: codings', (ctx) => {
     if (zstd.status === 502) expect(zstd.json.error.reason).toMatch(/Content-Encoding "zstd"/);
     else expect(zstd.status).toBe(200);
   });
+});
+
+/** What a raw-socket client got back: the status and the error's reason (undefined until the proxy answers or closes). */
+interface SlowAnswer {
+  status: number;
+  reason?: string;
+}
+
+/**
+ * A client from `localAddress` (any 127.x.y.z reaches the proxy on loopback, from its own address) that
+ * sends the head of `path` with a Content-Length of `body`, then one byte of it every `everyMs` (none with
+ * `everyMs` 0): the slow writer of issue 48. `answer` settles when the proxy answers or closes.
+ */
+function slowClient(base: string, localAddress: string, path: string, body: Buffer, everyMs: number, sentFirst = 0): { answer: Promise<SlowAnswer>; stop(): void } {
+  const url = new URL(base);
+  const socket = net.connect({ port: Number(url.port), host: url.hostname, localAddress });
+  socket.on('error', () => undefined);
+  socket.write(`POST ${path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-ndjson\r\nContent-Length: ${body.length}\r\n\r\n`);
+  socket.write(body.subarray(0, sentFirst));
+  let at = sentFirst;
+  const timer = everyMs > 0 ? setInterval(() => at < body.length && socket.write(body.subarray(at, ++at)), everyMs) : undefined;
+  let text = '';
+  socket.on('data', (chunk: Buffer) => {
+    text += chunk.toString('utf8');
+  });
+  const answer = new Promise<SlowAnswer>((resolve) => {
+    socket.on('close', () => {
+      clearInterval(timer);
+      const status = Number(/^HTTP\/1\.1 (\d+)/.exec(text)?.[1] ?? 0);
+      let reason: string | undefined;
+      try {
+        reason = JSON.parse(text.slice(text.indexOf('\r\n\r\n') + 4)).error?.reason;
+      } catch {
+        // no JSON answer
+      }
+      resolve({ status, reason });
+    });
+  });
+  return {
+    answer,
+    stop: () => {
+      clearInterval(timer);
+      socket.destroy();
+    },
+  };
+}
+
+/** A whole request from `localAddress`, answered within `withinMs` or failed. */
+function requestFrom(base: string, localAddress: string, method: string, path: string, body: string, withinMs: number): Promise<{ status: number; json: any }> {
+  const url = new URL(base);
+  return new Promise((resolve, reject) => {
+    const req = http.request({ hostname: url.hostname, port: url.port, method, path, localAddress, headers: ND }, (res) => {
+      let text = '';
+      res.on('data', (c: Buffer) => {
+        text += c.toString('utf8');
+      });
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, json: JSON.parse(text) }));
+    });
+    req.setTimeout(withinMs, () => {
+      req.destroy();
+      reject(new Error(`no answer within ${withinMs} ms`));
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+forEachEngine('proxy limits: slow clients', (ctx) => {
+  const index = ctx.index('slow');
+  const slowBody = Buffer.from(ndjson([{ index: { _index: index, _id: 'slow' } }, { text: 'x'.repeat(1_000_000) }]));
+  const bulk = (id: string) => ndjson([{ index: { _index: index, _id: id } }, { text: `a document from a client that sends it at once (${id})` }]);
+  const proxies: RunningProxy[] = [];
+  const clients: Array<{ stop(): void }> = [];
+
+  /** Four write slots (fixed, the cluster's choice aside); the timeouts long unless the test sets them. */
+  const start = async (extra: Partial<ProxyOptions>) => {
+    const proxy = await startProxy({
+      upstream: { url: ctx.engine.url },
+      host: '127.0.0.1',
+      port: 0,
+      index,
+      fields: ['text'],
+      prefix: 'near_dup',
+      signer: {},
+      maxChars: 1e7,
+      threads: 1,
+      warn: () => undefined,
+      onError: 'reject',
+      maxUpstreamBytes: 16 * 1024 * 1024,
+      maxConcurrentWrites: 4,
+      ...extra,
+    });
+    proxies.push(proxy);
+    return proxy;
+  };
+  const slow = (...args: Parameters<typeof slowClient>) => {
+    const client = slowClient(...args);
+    clients.push(client);
+    return client;
+  };
+  const stats = async (proxy: RunningProxy) => (await rawRequest(proxy.url, 'GET', '/_near_dup/stats', {})).json;
+
+  afterAll(async () => {
+    for (const client of clients) client.stop();
+    for (const proxy of proxies) await proxy.close();
+  });
+
+  it('four slow writers from one address hold half the write slots, not all: another client writes at once', async () => {
+    const proxy = await start({});
+    for (let i = 0; i < 4; i++) slow(proxy.url, '127.0.0.2', '/_bulk', slowBody, 200);
+    await expect.poll(async () => (await stats(proxy)).requests.bulk, { timeout: 10_000 }).toBe(2);
+    const answer = await requestFrom(proxy.url, '127.0.0.3', 'POST', '/_bulk?refresh=true', bulk('fifth'), 10_000);
+    expect([answer.status, answer.json.errors]).toEqual([200, false]);
+    // The slow ones still hold only their two: the other two wait behind them.
+    expect((await stats(proxy)).requests.bulk).toBe(3);
+  }, 60_000);
+
+  it('four slow writers from four addresses hold every slot until --body-timeout: each is answered 408, and a fifth client writes within the timeout', async () => {
+    const proxy = await start({ bodyTimeoutMs: 3000 });
+    const writers = [2, 3, 4, 5].map((n) => slow(proxy.url, `127.0.0.${n}`, '/_bulk', slowBody, 200));
+    await expect.poll(async () => (await stats(proxy)).requests.bulk, { timeout: 10_000 }).toBe(4);
+    const started = Date.now();
+    const answer = await requestFrom(proxy.url, '127.0.0.6', 'POST', '/_bulk?refresh=true', bulk('after-timeout'), 15_000);
+    expect([answer.status, answer.json.errors]).toEqual([200, false]);
+    expect(Date.now() - started).toBeLessThan(10_000);
+    for (const writer of writers) {
+      expect(await writer.answer).toEqual({ status: 408, reason: expect.stringMatching(/--body-timeout.*nothing was applied/) });
+    }
+    const doc = await ctx.client.request<any>('GET', `/${index}/_doc/after-timeout`);
+    expect(doc._source.near_dup).toBeDefined();
+    await expect.poll(async () => (await stats(proxy)).upstream_sockets.in_use, { timeout: 10_000 }).toBe(0);
+  }, 60_000);
+
+  it('a client that stops in the middle of its body is answered 408 after --body-idle-timeout (a write, and a request passed on), its upstream request aborted', async () => {
+    const proxy = await start({ bodyIdleTimeoutMs: 1500 });
+    const write = slow(proxy.url, '127.0.0.2', '/_bulk', slowBody, 0, slowBody.length / 2);
+    const search = slow(proxy.url, '127.0.0.3', `/${index}/_search`, Buffer.from(JSON.stringify({ query: { match: { text: 'x'.repeat(100_000) } } })), 0, 1000);
+    const started = Date.now();
+    expect(await write.answer).toEqual({ status: 408, reason: expect.stringMatching(/--body-idle-timeout/) });
+    expect(await search.answer).toEqual({ status: 408, reason: expect.stringMatching(/--body-idle-timeout/) });
+    expect(Date.now() - started).toBeLessThan(10_000);
+    await expect.poll(async () => (await stats(proxy)).upstream_sockets.in_use, { timeout: 10_000 }).toBe(0);
+  }, 60_000);
 });
