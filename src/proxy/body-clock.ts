@@ -4,7 +4,7 @@
 // client counts: while it holds the client back itself (the body paused: signing, a cluster slow to take
 // the body, room for large documents), the clock stops, so a large body through a busy cluster is not cut.
 import type { Readable } from 'node:stream';
-import { ProxyRefusal } from './context.js';
+import { PROXY_ERROR, ProxyRefusal } from './refusal.js';
 
 export interface BodyTimeouts {
   /** The time spent waiting for the body's bytes, in all. */
@@ -16,7 +16,7 @@ export interface BodyTimeouts {
 /** A body that did not come in time: 408, as the engines and reverse proxies answer it. */
 export class BodyTimeoutError extends ProxyRefusal {
   constructor(reason: string) {
-    super(408, 'near_dup_proxy_exception', reason);
+    super(408, PROXY_ERROR, reason);
   }
 }
 

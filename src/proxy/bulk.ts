@@ -16,10 +16,12 @@ import type { SignedSource, SourceKind } from '../signing/sign-sources.js';
 import type { KeyLists } from '../stored/write.js';
 import { type BulkItem, bulkItems, type RawBytes, withIndex } from './bulk-items.js';
 import { type BulkAnswer, bulkAnswerChunks, notAppliedAnswer, REFUSAL_TYPE, type RefusedItem } from './bulk-response.js';
-import { forwardedBody, type ProxyContext, ProxyRefusal } from './context.js';
+import { forwardedBody, type ProxyContext } from './context.js';
+import { ProxyRefusal } from './refusal.js';
 import { lastParam, type QueryParam, queryString, rawPath, withFirstSegment } from './raw-path.js';
 import type { Target } from './targets.js';
 import { type PartAnswer, UpstreamParts } from './upstream-parts.js';
+import { LARGE_BYTES } from './budget-meter.js';
 
 const GROUP_ITEMS = 200;
 const GROUP_BYTES = 512 * 1024;
@@ -28,6 +30,8 @@ type Entry = BulkItem | RawBytes;
 
 interface SignedGroup {
   entries: Entry[];
+  /** It holds a large line (budget-meter.ts): once written, its part is sent and answered before more is read. */
+  large: boolean;
   /** The outcome per entry, for the items that were signed. */
   outcomes: Map<Entry, SignedSource>;
   /** Where each item goes (deletes aside: they write no document). */
@@ -41,9 +45,10 @@ interface BulkRequest {
 }
 
 /**
- * `pathIndex`: the index of the path (/{index}/_bulk); `params`: the query string as the engines read it.
+ * `pathIndex`: the index of the path (/{index}/_bulk); `params`: the query string as the engines read it;
+ * `largeDone`: called when the large lines read so far are done with (sent and answered).
  */
-export async function handleBulk(ctx: ProxyContext, req: http.IncomingMessage, body: Readable, res: http.ServerResponse, pathIndex: string | undefined, params: QueryParam[]): Promise<void> {
+export async function handleBulk(ctx: ProxyContext, req: http.IncomingMessage, body: Readable, res: http.ServerResponse, pathIndex: string | undefined, params: QueryParam[], largeDone: () => void = () => undefined): Promise<void> {
   const started = performance.now();
   ctx.stats.requests.bulk++;
   const request: BulkRequest = { headers: req.rawHeaders, now: Date.now() };
@@ -83,6 +88,10 @@ export async function handleBulk(ctx: ProxyContext, req: http.IncomingMessage, b
         const index = target && target.kind !== 'undecided' ? target.index : entry.index;
         const action = actionLine(entry, target);
         await parts.write(source === undefined ? [action, NEWLINE] : [action, NEWLINE, source, NEWLINE], { verb, index, id });
+      }
+      if (group.large) {
+        await parts.flush();
+        largeDone();
       }
     }
     const statuses = await answer(res, await parts.finish(refused.length === 0), refused, filterPath);
@@ -181,8 +190,8 @@ async function* signedGroups(ctx: ProxyContext, entries: AsyncIterable<Entry>, r
   const limit = ctx.pool.threads * 2;
   let group: Entry[] = [];
   let bytes = 0;
-  const launch = () => {
-    const signing = signGroup(ctx, group, request);
+  const launch = (large: boolean) => {
+    const signing = signGroup(ctx, group, large, request);
     signing.catch(() => {}); // awaited in order below
     inFlight.push(signing);
     group = [];
@@ -190,11 +199,15 @@ async function* signedGroups(ctx: ProxyContext, entries: AsyncIterable<Entry>, r
   };
   for await (const entry of entries) {
     group.push(entry);
-    bytes += entry.kind === 'raw' ? entry.bytes.length : (entry.sourceLine?.length ?? 0);
-    if (group.length >= GROUP_ITEMS || bytes >= GROUP_BYTES) launch();
-    if (inFlight.length >= limit) yield await (inFlight.shift() as Promise<SignedGroup>);
+    const size = entry.kind === 'raw' ? entry.bytes.length : (entry.sourceLine?.length ?? 0);
+    bytes += size;
+    const large = size > LARGE_BYTES;
+    if (large || group.length >= GROUP_ITEMS || bytes >= GROUP_BYTES) launch(large);
+    // A large line is done with (signed, sent, answered) before the next is read: a bulk holds one at a time.
+    if (large) while (inFlight.length > 0) yield await (inFlight.shift() as Promise<SignedGroup>);
+    else if (inFlight.length >= limit) yield await (inFlight.shift() as Promise<SignedGroup>);
   }
-  if (group.length > 0) launch();
+  if (group.length > 0) launch(false);
   while (inFlight.length > 0) yield await (inFlight.shift() as Promise<SignedGroup>);
 }
 
@@ -204,7 +217,7 @@ async function* signedGroups(ctx: ProxyContext, entries: AsyncIterable<Entry>, r
  * signed in one batch per way. Items whose index is undecided are signed as if it were signed, with
  * lists, only to learn whether they would be.
  */
-async function signGroup(ctx: ProxyContext, entries: Entry[], request: BulkRequest): Promise<SignedGroup> {
+async function signGroup(ctx: ProxyContext, entries: Entry[], large: boolean, request: BulkRequest): Promise<SignedGroup> {
   const targets = new Map<Entry, Target>();
   const decided = new Map<string, Promise<Target>>();
   const byKeyLists = new Map<KeyLists, ToSign[]>();
@@ -231,7 +244,7 @@ async function signGroup(ctx: ProxyContext, entries: Entry[], request: BulkReque
     const signed = await signBatch(ctx, toSign, keyLists);
     for (let i = 0; i < toSign.length; i++) outcomes.set(toSign[i].entry, signed[i]);
   }
-  return { entries, outcomes, targets };
+  return { entries, large, outcomes, targets };
 }
 
 type ToSign = { entry: BulkItem; kind: SourceKind };

@@ -8,6 +8,7 @@ import type { SignerOptions } from '../signature.js';
 import type { SignPool } from '../signing/sign-pool.js';
 import type { SignedSource, SignSourcesOptions } from '../signing/sign-sources.js';
 import type { BodyTimeouts } from './body-clock.js';
+import type { ByteBudget } from './byte-budget.js';
 import type { ClientSlots } from './client-slots.js';
 import type { IndexFieldsGuard } from './index-fields.js';
 import type { IndexMatcher } from './index-pattern.js';
@@ -32,6 +33,10 @@ export interface ProxyContext {
   maxLineBytes: number;
   /** The writes being read and signed (bounded): the rest wait. */
   writes: PQueue;
+  /** The room for large documents held at once. */
+  budget: ByteBudget;
+  /** A client connection idle this long is closed (stopped while the proxy holds the client back). */
+  idleTimeoutMs: number;
   /** The write slots each client address may hold. */
   clientSlots: ClientSlots;
   /** How long the proxy waits for a body's bytes. */
@@ -40,18 +45,6 @@ export interface ProxyContext {
   inFlight: InFlightLimit;
   stats: ProxyStats;
   fields: IndexFieldsGuard;
-}
-
-/** A request the proxy answers itself with an error (the engines' shape), before or while reading it. */
-export class ProxyRefusal extends Error {
-  override name = 'ProxyRefusal';
-  constructor(
-    readonly status: number,
-    readonly type: string,
-    reason: string,
-  ) {
-    super(reason);
-  }
 }
 
 /** A JSON answer the proxy writes itself. */

@@ -12,6 +12,7 @@ import { ClientGoneError, onClientGone, passableHeaders, pipeAnswer, readBody } 
 import type { SignedSource, SourceKind } from '../signing/sign-sources.js';
 import type { KeyLists } from '../stored/write.js';
 import { REFUSAL_TYPE } from './bulk-response.js';
+import { plainLength } from './request-body.js';
 import { forwardedBody, type ProxyContext, sendError } from './context.js';
 import type { Target } from './targets.js';
 
@@ -20,7 +21,7 @@ export async function handleDocument(ctx: ProxyContext, req: http.IncomingMessag
   const started = performance.now();
   ctx.stats.requests.document++;
   onClientGone(res, () => body.destroy(new ClientGoneError()));
-  const original = await readBody(body).catch((err: Error) => {
+  const original = await readBody(body, Number.POSITIVE_INFINITY, plainLength(req)).catch((err: Error) => {
     throw Object.assign(err, { appliedItems: 0 }); // nothing was sent: the answer says so
   });
   let forwarded: Uint8Array | null;

@@ -67,16 +67,27 @@ export function byteLimit(limit: number, what: string): Transform {
   });
 }
 
-/** A whole body (a request's or an answer's) as one buffer; past `limit` bytes, a BodyTooLargeError. */
-export async function readBody(stream: Readable, limit = Number.POSITIVE_INFINITY): Promise<Buffer> {
-  const chunks: Buffer[] = [];
+/**
+ * A whole body (a request's or an answer's) as one buffer; past `limit` bytes, a BodyTooLargeError. With
+ * `expected` (its Content-Length), the bytes are copied into one buffer of that size as they come, never
+ * held as chunks and their join at once.
+ */
+export async function readBody(stream: Readable, limit = Number.POSITIVE_INFINITY, expected?: number): Promise<Buffer> {
+  let chunks: Buffer[] = [];
   let size = 0;
+  let whole = expected !== undefined && expected <= limit ? Buffer.allocUnsafe(expected) : undefined;
   for await (const chunk of stream) {
-    size += (chunk as Buffer).length;
-    if (size > limit) throw new BodyTooLargeError(`the request body is larger than ${limit} bytes`);
-    chunks.push(chunk as Buffer);
+    const bytes = chunk as Buffer;
+    if (size + bytes.length > limit) throw new BodyTooLargeError(`the request body is larger than ${limit} bytes`);
+    if (whole && size + bytes.length > whole.length) {
+      chunks = [whole.subarray(0, size)];
+      whole = undefined;
+    }
+    if (whole) bytes.copy(whole, size);
+    else chunks.push(bytes);
+    size += bytes.length;
   }
-  return Buffer.concat(chunks, size);
+  return whole ? whole.subarray(0, size) : Buffer.concat(chunks, size);
 }
 
 /** Raw name/value pairs without hop-by-hop headers and without the names in `drop` (lower case). */

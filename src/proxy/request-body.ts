@@ -5,7 +5,7 @@ import type http from 'node:http';
 import { pipeline, type Readable } from 'node:stream';
 import zlib from 'node:zlib';
 import { BodyTooLargeError, byteLimit } from './forward.js';
-import { ProxyRefusal } from './context.js';
+import { PROXY_ERROR, ProxyRefusal } from './refusal.js';
 import { REFUSAL_TYPE } from './bulk-response.js';
 
 /** The engines' own default limit on a request body (http.max_content_length: 100mb). */
@@ -61,7 +61,7 @@ export function transferCodingRefusal(req: http.IncomingMessage): ProxyRefusal |
   if (header === undefined) return undefined;
   const codings = header.toLowerCase().split(',').map((c) => c.trim()).filter((c) => c !== '' && c !== 'chunked' && c !== 'identity');
   if (codings.length === 0) return undefined;
-  return new ProxyRefusal(501, 'near_dup_proxy_exception', `near-dup proxy: Transfer-Encoding ${JSON.stringify(header)} is not taken (only chunked is); send the body chunked or with Content-Length, compressed with Content-Encoding (${TAKEN})`);
+  return new ProxyRefusal(501, PROXY_ERROR, `near-dup proxy: Transfer-Encoding ${JSON.stringify(header)} is not taken (only chunked is); send the body chunked or with Content-Length, compressed with Content-Encoding (${TAKEN})`);
 }
 
 export function isJsonMediaType(header: string): boolean {
@@ -77,6 +77,12 @@ function codingsOf(req: http.IncomingMessage): string[] {
     .split(',')
     .map((c) => c.trim())
     .filter((c) => c !== '' && c !== 'identity');
+}
+
+/** The body's size as it will be read, when the client says it (Content-Length, no coding). */
+export function plainLength(req: http.IncomingMessage): number | undefined {
+  const length = Number(req.headers['content-length']);
+  return codingsOf(req).length === 0 && Number.isSafeInteger(length) && length >= 0 && req.headers['content-length'] !== undefined ? length : undefined;
 }
 
 /** A body whose Content-Length already says it is over the limit (only for bodies sent as they are). */

@@ -4,6 +4,7 @@
 import http from 'node:http';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
+import { pipeline, type Readable } from 'node:stream';
 import PQueue from 'p-queue';
 import type { AwsSigning } from '../engine/aws-sigv4.js';
 import { InFlightLimit } from '../engine/in-flight.js';
@@ -17,12 +18,15 @@ import { handleBulk } from './bulk.js';
 import { type BodyTimeoutError, watchBody } from './body-clock.js';
 import { ClientSlots } from './client-slots.js';
 import { REFUSAL_TYPE } from './bulk-response.js';
-import { type OnError, type ProxyContext, ProxyRefusal, sendError, sendJson } from './context.js';
+import { type OnError, type ProxyContext, sendError, sendJson } from './context.js';
+import { PROXY_ERROR, ProxyRefusal } from './refusal.js';
 import { handleDocument } from './document.js';
 import { IndexFieldsGuard } from './index-fields.js';
 import { indexMatcher } from './index-pattern.js';
-import { decodeSegment, queryParams, rawPath, withFirstSegment } from './raw-path.js';
-import { bodyFormat, codingRefusal, DEFAULT_MAX_BODY_BYTES, declaredTooLarge, decodedBody, transferCodingRefusal } from './request-body.js';
+import { decodeSegment, type QueryParam, queryParams, rawPath, withFirstSegment } from './raw-path.js';
+import { bodyFormat, codingRefusal, DEFAULT_MAX_BODY_BYTES, declaredTooLarge, decodedBody, plainLength, transferCodingRefusal } from './request-body.js';
+import { BudgetMeter, LARGE_BYTES } from './budget-meter.js';
+import { ByteBudget, type Lease } from './byte-budget.js';
 import { ProxyStats } from './stats.js';
 import { type Target, WriteTargets } from './targets.js';
 
@@ -54,6 +58,8 @@ export interface ProxyOptions {
   bodyIdleTimeoutMs?: number;
   /** Write slots one client address may hold at once (default: half the write slots, at least 1). */
   maxWritesPerClient?: number;
+  /** The room for large documents and bulk lines (over 1 MB) held at once, to be signed (default: maxBodyBytes, one body of the largest size). */
+  maxBufferedBytes?: number;
   /** PEM texts, to serve HTTPS. */
   tls?: { cert: string; key: string };
   warn: (line: string) => void;
@@ -71,8 +77,6 @@ const DEFAULT_IDLE_TIMEOUT_MS = 120_000;
 const DEFAULT_CONCURRENT_WRITES = 16;
 export const DEFAULT_BODY_TIMEOUT_MS = 60_000;
 export const DEFAULT_BODY_IDLE_TIMEOUT_MS = 30_000;
-/** The error type of what went wrong in the proxy itself (the cluster unreachable, a body too large). */
-const PROXY_ERROR = 'near_dup_proxy_exception';
 
 export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
   resolveSignerSettings(options.signer); // a bad spec is said before anything listens
@@ -98,6 +102,8 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
     maxBodyBytes: options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
     maxLineBytes: options.maxLineBytes ?? options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
     writes,
+    budget: new ByteBudget(options.maxBufferedBytes ?? options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES),
+    idleTimeoutMs: options.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS,
     clientSlots: new ClientSlots(options.maxWritesPerClient ?? Math.max(1, Math.ceil(plan.limit / 2))),
     bodyTimeouts: { totalMs: options.bodyTimeoutMs ?? DEFAULT_BODY_TIMEOUT_MS, idleMs: options.bodyIdleTimeoutMs ?? DEFAULT_BODY_IDLE_TIMEOUT_MS },
     inFlight: new InFlightLimit(plan, (limit) => {
@@ -113,7 +119,7 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
   server.keepAliveTimeout = 65_000;
   // A client that stops sending its body, or stops reading its answer, is cut off after this long idle:
   // its upstream request (one of a bounded pool of sockets to the cluster) is then aborted.
-  server.timeout = options.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS;
+  server.timeout = ctx.idleTimeoutMs;
   // Bodies are timed by the body clock (body-clock.ts), which stops while the proxy holds a client back;
   // Node's own limit on a whole request (5 minutes, waiting for a write slot included) would cut those.
   // headersTimeout still bounds the head.
@@ -183,6 +189,7 @@ async function handle(ctx: ProxyContext, req: http.IncomingMessage, res: http.Se
       target_lookups: { made: ctx.targets.lookups, failed: ctx.targets.failedLookups },
       upstream_sockets: ctx.upstream.sockets(),
       upstream_writes: ctx.inFlight.describe(),
+      buffered: { limit_bytes: ctx.budget.total, held_bytes: ctx.budget.held, peak_bytes: ctx.budget.peak, waiting: ctx.budget.waiting },
     });
     return;
   }
@@ -213,17 +220,44 @@ async function handle(ctx: ProxyContext, req: http.IncomingMessage, res: http.Se
   const declared = declaredTooLarge(req, ctx.maxBodyBytes);
   if (declared) throw Object.assign(declared, { appliedItems: 0 });
   // A few writes at a time are read and signed, a few per client address; the others wait unread (their
-  // clients held back by TCP).
-  const write = async () => {
-    if (res.destroyed) return;
-    const body = decodedBody(req, ctx.maxBodyBytes);
-    watchBody(req, ctx.bodyTimeouts, (err) => body.destroy(err));
-    if (route.kind === 'bulk') return handleBulk(ctx, req, body, res, route.index, params);
+  // clients held back by TCP, and their connections' idle timeout stopped meanwhile: the proxy holds them).
+  req.socket.setTimeout(0);
+  return ctx.clientSlots.run(req.socket.remoteAddress ?? '', () => ctx.writes.add(() => write(ctx, req, res, route, params, document)));
+}
+
+/** A write in its slot: room taken for a large document, its body read (timed), signed and sent on. */
+async function write(ctx: ProxyContext, req: http.IncomingMessage, res: http.ServerResponse, route: Route & { kind: 'bulk' | 'document' }, params: QueryParam[], document: Target | undefined): Promise<void> {
+  if (res.destroyed) return;
+  const lease = ctx.budget.lease();
+  const { socket } = req; // a request whose body failed has let go of its socket
+  try {
+    const length = plainLength(req);
+    // A document whose size is known waits for its room before it is read; others take it as they are read.
+    if (route.kind === 'document' && length !== undefined && length > LARGE_BYTES) {
+      await lease.take(length).catch((err: Error) => Promise.reject(Object.assign(err, { appliedItems: 0 })));
+      if (res.destroyed) return; // the client left while it waited
+    }
+    socket.setTimeout(ctx.idleTimeoutMs);
+    const decoded = decodedBody(req, ctx.maxBodyBytes);
+    watchBody(req, ctx.bodyTimeouts, (err) => decoded.destroy(err));
+    if (route.kind === 'bulk') {
+      const meter = metered(decoded, lease, true);
+      return await handleBulk(ctx, req, meter, res, route.index, params, () => meter.releaseEnded());
+    }
+    const body = lease.held > 0 ? decoded : metered(decoded, lease, false);
+    const target = req.url ?? '/';
     const decided = document as Target;
     const forwardTarget = decided.kind === 'signed' && decided.rewritten ? withFirstSegment(target, decided.index) : target;
-    return handleDocument(ctx, req, body, res, decided, route.source, forwardTarget);
-  };
-  return ctx.clientSlots.run(req.socket.remoteAddress ?? '', () => ctx.writes.add(write));
+    return await handleDocument(ctx, req, body, res, decided, route.source, forwardTarget);
+  } finally {
+    socket.setTimeout(ctx.idleTimeoutMs);
+    lease.close();
+  }
+}
+
+function metered(body: Readable, lease: Lease, lines: boolean): BudgetMeter {
+  const meter = new BudgetMeter(lease, lines);
+  return pipeline(body, meter, () => {});
 }
 
 /**
@@ -244,8 +278,9 @@ function unreadable(ctx: ProxyContext, req: http.IncomingMessage, res: http.Serv
 }
 
 /** Answers an error before the body was read, and closes the connection rather than read what is left of it. */
-function refuse(req: http.IncomingMessage, res: http.ServerResponse, status: number, type: string, reason: string): void {
+function refuse(req: http.IncomingMessage, res: http.ServerResponse, status: number, type: string, reason: string, retryAfter?: number): void {
   res.setHeader('connection', 'close');
+  if (retryAfter !== undefined) res.setHeader('retry-after', String(retryAfter));
   sendError(res, status, type, reason);
   res.once('finish', () => req.destroy());
 }
@@ -286,7 +321,7 @@ function failed(ctx: ProxyContext, req: http.IncomingMessage, res: http.ServerRe
   }
   if (err instanceof ProxyRefusal) {
     ctx.stats.requests.refused++;
-    refuse(req, res, err.status, err.type, `${err.message}${appliedNote(err)}`);
+    refuse(req, res, err.status, err.type, `${err.message}${appliedNote(err)}`, err.retryAfter);
     return;
   }
   ctx.stats.requests.failed++;

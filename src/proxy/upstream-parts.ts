@@ -132,6 +132,11 @@ export class UpstreamParts {
     return this.answers;
   }
 
+  /** Sends the open part and waits for its answer (a large document in it is then done with, its memory free). */
+  async flush(): Promise<void> {
+    if (this.current && !this.aborted) await this.close();
+  }
+
   /** Cuts the open part off (the client went away, or its body could not be read), and sends nothing more. */
   abort(): void {
     this.current?.request.destroy();

@@ -9,6 +9,7 @@ import net from 'node:net';
 import zlib from 'node:zlib';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { type ProxyOptions, type RunningProxy, startProxy } from '../../src/proxy/server.js';
+import { startProxyProcess } from '../support/proxy-process.js';
 import { rawRequest } from '../support/raw-request.js';
 import { type EngineContext, forEachEngine } from './harness.js';
 
@@ -254,4 +255,115 @@ forEachEngine('proxy limits: slow clients', (ctx) => {
     expect(Date.now() - started).toBeLessThan(10_000);
     await expect.poll(async () => (await stats(proxy)).upstream_sockets.in_use, { timeout: 10_000 }).toBe(0);
   }, 60_000);
+});
+
+/**
+ * A document sent in steps: the head of `PUT path` (with Content-Length `declared`, else chunked), then
+ * each `send(bytes)` when the test says; `answer` settles with the proxy's answer.
+ */
+function steppedDocument(base: string, path: string, declared?: number): { send(bytes: string): void; end(bytes?: string): void; answer: Promise<{ status: number; json: any; retryAfter?: string }> } {
+  const url = new URL(base);
+  const headers: Record<string, string | number> = { ...JSON_TYPE, ...(declared === undefined ? {} : { 'content-length': declared }) };
+  const req = http.request({ hostname: url.hostname, port: url.port, method: 'PUT', path, headers });
+  const answer = new Promise<{ status: number; json: any; retryAfter?: string }>((resolve, reject) => {
+    req.on('response', (res) => {
+      let text = '';
+      res.on('data', (c: Buffer) => {
+        text += c.toString('utf8');
+      });
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, json: JSON.parse(text), retryAfter: res.headers['retry-after'] }));
+    });
+    req.on('error', reject);
+  });
+  req.flushHeaders();
+  return { send: (bytes) => void req.write(bytes), end: (bytes) => void req.end(bytes), answer };
+}
+
+forEachEngine('proxy limits: memory', (ctx) => {
+  const index = ctx.index('memory');
+  const MB = 1024 * 1024;
+  let proxy: RunningProxy;
+  const stats = async () => (await rawRequest(proxy.url, 'GET', '/_near_dup/stats', {})).json;
+
+  beforeAll(async () => {
+    // Four writes at once from this one address; room for 4 MB of large documents.
+    proxy = await startProxy({ upstream: { url: ctx.engine.url }, host: '127.0.0.1', port: 0, index, fields: ['text'], prefix: 'near_dup', signer: {}, maxChars: 1e7, threads: 1, warn: () => undefined, onError: 'reject', maxUpstreamBytes: 16 * MB, maxConcurrentWrites: 4, maxWritesPerClient: 4, maxBufferedBytes: 4 * MB });
+  });
+  afterAll(async () => {
+    await proxy?.close();
+  });
+
+  it('a document larger than --max-buffered-mb, or a bulk line, is answered 413 naming it; nothing is applied', async () => {
+    const big = JSON.stringify({ text: 'word '.repeat(MB) }); // 5 MB
+    const doc = await rawRequest(proxy.url, 'PUT', `/${index}/_doc/too-large`, JSON_TYPE, big);
+    expect([doc.status, doc.json.error?.reason]).toEqual([413, expect.stringMatching(/--max-buffered-mb.*nothing was applied/)]);
+    const bulk = await rawRequest(proxy.url, 'POST', '/_bulk', ND, `${JSON.stringify({ index: { _index: index, _id: 'small' } })}\n{"text":"a small one first"}\n${JSON.stringify({ index: { _index: index, _id: 'too-large-line' } })}\n${big}\n`);
+    expect([bulk.status, bulk.json.error?.reason]).toEqual([413, expect.stringMatching(/--max-buffered-mb.*nothing was applied/)]);
+    expect((await stored(ctx, index)).ids).toEqual([]);
+    expect((await stats()).buffered).toMatchObject({ held_bytes: 0, waiting: 0 });
+  });
+
+  it('a document whose size is said waits for the room held by another, then goes', async () => {
+    const body = (n: number) => JSON.stringify({ text: `${'word '.repeat((3 * MB) / 5)}${n}` });
+    const first = steppedDocument(proxy.url, `/${index}/_doc/first?refresh=true`, body(1).length);
+    first.send(body(1).slice(0, MB));
+    await expect.poll(async () => (await stats()).buffered.held_bytes).toBe(body(1).length);
+    const second = steppedDocument(proxy.url, `/${index}/_doc/second?refresh=true`, body(2).length);
+    second.end(body(2));
+    await expect.poll(async () => (await stats()).buffered.waiting).toBe(1);
+    first.end(body(1).slice(MB));
+    expect((await first.answer).status).toBe(201);
+    expect((await second.answer).status).toBe(201);
+    const after = (await stats()).buffered;
+    expect(after).toMatchObject({ held_bytes: 0, waiting: 0, limit_bytes: 4 * MB });
+    expect(after.peak_bytes).toBeLessThanOrEqual(4 * MB);
+    expect((await stored(ctx, index)).unsigned).toEqual([]);
+  });
+
+  it('documents of unsaid size that each hold half the room and want more: the newest is answered 429 with Retry-After naming the setting, the other goes on', async () => {
+    const a = steppedDocument(proxy.url, `/${index}/_doc/chunked-a?refresh=true`);
+    const b = steppedDocument(proxy.url, `/${index}/_doc/chunked-b?refresh=true`);
+    const head = '{"text":"';
+    a.send(head + 'a'.repeat(2 * MB - head.length));
+    await expect.poll(async () => (await stats()).buffered.held_bytes).toBe(2 * MB);
+    b.send(head + 'b'.repeat(2 * MB - head.length));
+    await expect.poll(async () => (await stats()).buffered.held_bytes).toBe(4 * MB);
+    a.send(' more words');
+    await expect.poll(async () => (await stats()).buffered.waiting).toBe(1);
+    b.send(' more words');
+    const refused = await b.answer;
+    expect([refused.status, refused.retryAfter, refused.json.error?.reason]).toEqual([429, '1', expect.stringMatching(/--max-buffered-mb.*nothing was applied/)]);
+    a.end('"}');
+    expect((await a.answer).status).toBe(201);
+    expect((await stored(ctx, index)).ids).toContain('chunked-a');
+    expect((await stored(ctx, index)).ids).not.toContain('chunked-b');
+    expect((await stats()).buffered).toMatchObject({ held_bytes: 0, waiting: 0 });
+  });
+});
+
+forEachEngine('proxy limits: memory of a process', (ctx) => {
+  it('four 48 MB documents at once on four signing threads: held one at a time within --max-buffered-mb, the proxy growing by a third of what four at once cost', async () => {
+    const index = ctx.index('memory-process');
+    // The text stored, not indexed: the engine's work is not what is measured.
+    await ctx.client.request('PUT', `/${index}`, { mappings: { properties: { text: { type: 'text', index: false } } } });
+    const { url, run, memory } = await startProxyProcess(['--url', ctx.engine.url, '--index', index, '--field', 'text', '--threads', '4', '--max-buffered-mb', '50']);
+    try {
+      const words = Array.from({ length: 100_000 }, (_, i) => `w${((i * 7919) % 4000).toString(36)}`).join(' ');
+      const text = words.repeat(Math.ceil((48 * 1024 * 1024) / words.length)).slice(0, 48 * 1024 * 1024);
+      const body = Buffer.from(JSON.stringify({ text }));
+      const before = memory('VmRSS');
+      const answers = await Promise.all([0, 1, 2, 3].map((i) => rawRequest(url, 'PUT', `/${index}/_doc/${i}`, JSON_TYPE, body)));
+      const peak = memory('VmHWM');
+      const counters = (await rawRequest(url, 'GET', '/_near_dup/stats', {})).json;
+      // Signed and sent on each: the engine's answer (it may refuse so large a document for its own memory).
+      for (const answer of answers) expect(answer.json.error?.type ?? 'stored').not.toMatch(/near_dup/);
+      expect(counters.buffered.peak_bytes).toBeLessThanOrEqual(50 * 1024 * 1024);
+      expect(counters.documents.signed + counters.refused_by_cluster.documents).toBe(4);
+      // One at a time costs about 10 times a document (its copies as it is signed: 0.5 GB); four at once, on four threads, 1.6 GB.
+      expect(peak - before, `peak ${peak.toFixed(0)} MB, ${before.toFixed(0)} MB before`).toBeLessThan(800);
+    } finally {
+      run.child.kill('SIGTERM');
+      await run.done;
+    }
+  }, 300_000);
 });

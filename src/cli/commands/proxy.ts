@@ -39,6 +39,10 @@ interface ProxyArgs extends SignerArgs {
   maxBodyMb: number;
   maxLineMb?: number;
   maxConcurrentWrites?: number;
+  maxWritesPerClient?: number;
+  maxBufferedMb?: number;
+  bodyTimeout: number;
+  bodyIdleTimeout: number;
 }
 
 /** "host:port", "[::1]:port" or a bare port (loopback). */
@@ -93,16 +97,52 @@ async function upstreamFrom(argv: ProxyArgs, warn: (line: string) => void): Prom
   return { url: resolved.url, ca: resolved.ca, insecure: resolved.insecure, aws: resolved.aws };
 }
 
+type NumericArgs = Pick<ProxyArgs, 'maxChars' | 'threads' | 'maxUpstreamMb' | 'maxBodyMb' | 'maxLineMb' | 'maxConcurrentWrites' | 'maxWritesPerClient' | 'maxBufferedMb' | 'bodyTimeout' | 'bodyIdleTimeout'>;
+
+/** A numeric option's range: whole numbers or not, from `min` (or above it, when `above`) to `max`. */
+interface Range {
+  min: number;
+  max: number;
+  whole?: boolean;
+  above?: boolean;
+}
+
+const WHOLE = (max: number): Range => ({ min: 1, max, whole: true });
+/** Sizes in MB: above 0; a line or a document is decoded to one string, which V8 keeps under 512 MB. */
+const SIZE_MB = (max: number): Range => ({ min: 0, max, above: true });
+const SECONDS: Range = { min: 0, max: 86_400, above: true };
+
+/** Every numeric option of the command, checked against its range in one line naming the flag (NaN, 0, -1 and 1e6 included). */
+export function checkRanges(argv: NumericArgs): void {
+  const options: Array<[string, number | undefined, Range]> = [
+    ['--max-chars', argv.maxChars, WHOLE(Number.MAX_SAFE_INTEGER)],
+    ['--threads', argv.threads, WHOLE(1024)],
+    ['--max-upstream-mb', argv.maxUpstreamMb, SIZE_MB(2048)],
+    ['--max-body-mb', argv.maxBodyMb, SIZE_MB(2048)],
+    ['--max-line-mb', argv.maxLineMb, SIZE_MB(512)],
+    ['--max-concurrent-writes', argv.maxConcurrentWrites, WHOLE(1024)],
+    ['--max-writes-per-client', argv.maxWritesPerClient, WHOLE(1024)],
+    ['--max-buffered-mb', argv.maxBufferedMb, SIZE_MB(1024 * 1024)],
+    ['--body-timeout', argv.bodyTimeout, SECONDS],
+    ['--body-idle-timeout', argv.bodyIdleTimeout, SECONDS],
+  ];
+  for (const [flag, value, range] of options) {
+    if (value === undefined) continue;
+    const low = range.above ? value > range.min : value >= range.min;
+    if (low && value <= range.max && (!range.whole || Number.isInteger(value))) continue;
+    const kind = range.whole ? 'a whole number' : 'a number';
+    const from = range.above ? `above ${range.min}` : `from ${range.min}`;
+    throw new UsageError(`${flag} must be ${kind} ${from} ${range.above ? 'up ' : ''}to ${range.max}, got ${value}`);
+  }
+}
+
 export async function proxyOptionsFrom(argv: ProxyArgs, warn: (line: string) => void): Promise<ProxyOptions> {
   const signer = signerOptionsFrom(argv);
   prefixPath(argv.prefix);
   indexMatcher(argv.index);
   if (argv.onError !== 'reject' && argv.onError !== 'pass') throw new UsageError(`--on-error must be reject or pass, got "${argv.onError}"`);
   if ((argv.cert === undefined) !== (argv.key === undefined)) throw new UsageError('give --cert and --key together to serve HTTPS');
-  for (const [option, value] of [['--max-upstream-mb', argv.maxUpstreamMb], ['--max-body-mb', argv.maxBodyMb], ['--max-line-mb', argv.maxLineMb ?? 1]] as const) {
-    if (!(value > 0)) throw new UsageError(`${option} must be above 0, got ${value}`);
-  }
-  if (argv.maxConcurrentWrites !== undefined && !(Number.isInteger(argv.maxConcurrentWrites) && argv.maxConcurrentWrites >= 1)) throw new UsageError(`--max-concurrent-writes must be a whole number of at least 1, got ${argv.maxConcurrentWrites}`);
+  checkRanges(argv);
   const upstream = await upstreamFrom(argv, warn);
   const cert = readPem(argv.cert, '--cert');
   const key = readPem(argv.key, '--key');
@@ -120,6 +160,10 @@ export async function proxyOptionsFrom(argv: ProxyArgs, warn: (line: string) => 
     maxBodyBytes: Math.round(argv.maxBodyMb * MB),
     maxLineBytes: Math.round((argv.maxLineMb ?? argv.maxBodyMb) * MB),
     maxConcurrentWrites: argv.maxConcurrentWrites,
+    maxWritesPerClient: argv.maxWritesPerClient,
+    maxBufferedBytes: argv.maxBufferedMb === undefined ? undefined : Math.round(argv.maxBufferedMb * MB),
+    bodyTimeoutMs: Math.round(argv.bodyTimeout * 1000),
+    bodyIdleTimeoutMs: Math.round(argv.bodyIdleTimeout * 1000),
     tls: cert && key ? { cert, key } : undefined,
     warn,
   };
@@ -158,6 +202,17 @@ export const proxyCommand: CommandModule<object, ProxyArgs> = {
         describe:
           'bulk and document requests read, signed and sent upstream at once, fixed; more wait their turn, unread (memory holds at most this many bodies). Default: chosen from the cluster (data nodes, write threads; at most 16, 16 when the cluster does not say), lowered when it answers 429 or slows down',
       }))
+      .option('max-writes-per-client', advanced({
+        type: 'number',
+        describe: 'write slots one client address may hold at once (slow or greedy connections from one address cannot take them all; everyone behind one NAT or reverse proxy shares an address) [default: half of --max-concurrent-writes, at least 1]',
+      }))
+      .option('max-buffered-mb', advanced({
+        type: 'number',
+        describe:
+          'room for the large documents and bulk lines (over 1 MB) held at once to be signed; signing one takes about 8 times its size in memory. A request past it waits its turn; one larger than it all is answered 413; one whose size was not said (chunked, compressed) that cannot go on while all the room is held, 429 with Retry-After [default: --max-body-mb]',
+      }))
+      .option('body-timeout', advanced({ type: 'number', default: 60, describe: "seconds spent waiting for a request body's bytes, in all (not counting the time the proxy holds the client back); past it, 408" }))
+      .option('body-idle-timeout', advanced({ type: 'number', default: 30, describe: 'seconds waiting for the next byte of a request body; past it, 408' }))
       .epilogue(
         examples([
           ['near-dup proxy --url http://localhost:9200 --index "news-*" --field body', 'then point the clients at http://127.0.0.1:9290'],
