@@ -78,6 +78,10 @@ export const OPTION_RANGES: Readonly<Record<string, OptionRange>> = {
   '--max-body-mb': fraction(0, 2048, { aboveMin: true }, "the engines' largest http.max_content_length"),
   '--max-line-mb': fraction(0, MAX_LINE_BYTES / MB, { aboveMin: true }, 'a line is read as one string'),
   '--max-concurrent-writes': whole(1, 256),
+  '--max-writes-per-client': whole(1, 256),
+  '--max-buffered-mb': fraction(0, 1024 * 1024, { aboveMin: true }),
+  '--body-timeout': fraction(0, 86_400, { aboveMin: true }, 'seconds: a day'),
+  '--body-idle-timeout': fraction(0, 86_400, { aboveMin: true }, 'seconds: a day'),
 };
 
 /** Flags whose range differs in one command. */

@@ -97,52 +97,12 @@ async function upstreamFrom(argv: ProxyArgs, warn: (line: string) => void): Prom
   return { url: resolved.url, ca: resolved.ca, insecure: resolved.insecure, aws: resolved.aws };
 }
 
-type NumericArgs = Pick<ProxyArgs, 'maxChars' | 'threads' | 'maxUpstreamMb' | 'maxBodyMb' | 'maxLineMb' | 'maxConcurrentWrites' | 'maxWritesPerClient' | 'maxBufferedMb' | 'bodyTimeout' | 'bodyIdleTimeout'>;
-
-/** A numeric option's range: whole numbers or not, from `min` (or above it, when `above`) to `max`. */
-interface Range {
-  min: number;
-  max: number;
-  whole?: boolean;
-  above?: boolean;
-}
-
-const WHOLE = (max: number): Range => ({ min: 1, max, whole: true });
-/** Sizes in MB: above 0; a line or a document is decoded to one string, which V8 keeps under 512 MB. */
-const SIZE_MB = (max: number): Range => ({ min: 0, max, above: true });
-const SECONDS: Range = { min: 0, max: 86_400, above: true };
-
-/** Every numeric option of the command, checked against its range in one line naming the flag (NaN, 0, -1 and 1e6 included). */
-export function checkRanges(argv: NumericArgs): void {
-  const options: Array<[string, number | undefined, Range]> = [
-    ['--max-chars', argv.maxChars, WHOLE(Number.MAX_SAFE_INTEGER)],
-    ['--threads', argv.threads, WHOLE(1024)],
-    ['--max-upstream-mb', argv.maxUpstreamMb, SIZE_MB(2048)],
-    ['--max-body-mb', argv.maxBodyMb, SIZE_MB(2048)],
-    ['--max-line-mb', argv.maxLineMb, SIZE_MB(512)],
-    ['--max-concurrent-writes', argv.maxConcurrentWrites, WHOLE(1024)],
-    ['--max-writes-per-client', argv.maxWritesPerClient, WHOLE(1024)],
-    ['--max-buffered-mb', argv.maxBufferedMb, SIZE_MB(1024 * 1024)],
-    ['--body-timeout', argv.bodyTimeout, SECONDS],
-    ['--body-idle-timeout', argv.bodyIdleTimeout, SECONDS],
-  ];
-  for (const [flag, value, range] of options) {
-    if (value === undefined) continue;
-    const low = range.above ? value > range.min : value >= range.min;
-    if (low && value <= range.max && (!range.whole || Number.isInteger(value))) continue;
-    const kind = range.whole ? 'a whole number' : 'a number';
-    const from = range.above ? `above ${range.min}` : `from ${range.min}`;
-    throw new UsageError(`${flag} must be ${kind} ${from} ${range.above ? 'up ' : ''}to ${range.max}, got ${value}`);
-  }
-}
-
 export async function proxyOptionsFrom(argv: ProxyArgs, warn: (line: string) => void): Promise<ProxyOptions> {
   const signer = signerOptionsFrom(argv);
   prefixPath(argv.prefix);
   indexMatcher(argv.index);
   if (argv.onError !== 'reject' && argv.onError !== 'pass') throw new UsageError(`--on-error must be reject or pass, got "${argv.onError}"`);
   if ((argv.cert === undefined) !== (argv.key === undefined)) throw new UsageError('give --cert and --key together to serve HTTPS');
-  checkRanges(argv);
   const upstream = await upstreamFrom(argv, warn);
   const cert = readPem(argv.cert, '--cert');
   const key = readPem(argv.key, '--key');
