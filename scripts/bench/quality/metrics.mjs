@@ -5,51 +5,11 @@
 //  - split: the truth groups with a pair at exact J >= 0.9 whose two documents end in different clusters;
 //  - the largest cluster, and how many truth groups it mixes.
 // And, from the pairs a tool verified with their similarity, a curve of what each threshold would give.
-const pairsOf = (n) => (n * (n - 1)) / 2;
+// The measures themselves are near-dup's (dist/jobs/evaluate/truth-scores.js), shared with evaluate --truth-field.
+import { scoreClusters } from '../../../dist/jobs/evaluate/truth-scores.js';
 
-/** Cluster keys (one per document, undefined when alone) as cluster numbers, each alone document its own. */
-function numbered(keys) {
-  const numbers = new Map();
-  return keys.map((k, i) => {
-    if (k === undefined || k === null) return -1 - i;
-    if (!numbers.has(k)) numbers.set(k, numbers.size);
-    return numbers.get(k);
-  });
-}
-
-/** The measures of one clustering: keys[i] is document i's cluster key. */
-export function measure(keys, truth) {
-  const cluster = numbered(keys);
-  const members = new Map();
-  for (const [i, c] of cluster.entries()) {
-    if (!members.has(c)) members.set(c, []);
-    members.get(c).push(i);
-  }
-  let clusterPairs = 0, truePairs = 0, clusters = 0, clustered = 0;
-  let largest = { size: 0, groups: 0 };
-  for (const list of members.values()) {
-    if (list.length < 2) continue;
-    clusters++;
-    clustered += list.length;
-    clusterPairs += pairsOf(list.length);
-    const byGroup = new Map();
-    for (const i of list) byGroup.set(truth.group[i], (byGroup.get(truth.group[i]) ?? 0) + 1);
-    for (const n of byGroup.values()) truePairs += pairsOf(n);
-    if (list.length > largest.size || (list.length === largest.size && byGroup.size > largest.groups)) largest = { size: list.length, groups: byGroup.size };
-  }
-  const found = truth.recallPairs.filter(([i, j]) => cluster[i] === cluster[j]).length;
-  const split = new Set(truth.mustJoin.filter(([i, j]) => cluster[i] !== cluster[j]).map(([i]) => truth.group[i]));
-  return {
-    precision: clusterPairs ? truePairs / clusterPairs : null,
-    clusterPairs,
-    recall: truth.recallPairs.length ? found / truth.recallPairs.length : null,
-    split: split.size,
-    splitOf: truth.groupsWithSameText,
-    clusters,
-    clustered,
-    largest,
-  };
-}
+/** The measures of one clustering: keys[i] is document i's cluster key (undefined when alone). */
+export const measure = scoreClusters;
 
 /** Thresholds of the curves: 0.5 to 0.95 in steps of 0.05. */
 export const CURVE = Array.from({ length: 10 }, (_, k) => Math.round((0.5 + 0.05 * k) * 100) / 100);
