@@ -1,5 +1,6 @@
 // near-dup evaluate: how well an index's signatures find its near-duplicates, measured on its own texts (or
-// on the user's labelled pairs), written as DIR/report.json and plots, with a recommendation.
+// on the user's labelled pairs), written as DIR/report.json and plots, with a recommendation. Or, given a
+// truth field (each document's source), how well dedup's clusters match it (evaluateTruth).
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import type { EngineClient } from '../engine/client.js';
@@ -8,6 +9,8 @@ import { resolveSignerSettings, signerOptionsFromParams } from '../signature.js'
 import { type GatheredPairs, gatherPairs, type PairSource } from './evaluate/pairs.js';
 import { type PlotName, plotSpecs, renderSvg, svgToPng } from './evaluate/plots.js';
 import { type QualityReport, qualityReport } from './evaluate/quality.js';
+import { readTruthDocs, requireClusters, type TruthSource } from './evaluate/truth-read.js';
+import { type TruthReport, truthReport } from './evaluate/truth-report.js';
 import { replaceFile } from './file-writes.js';
 
 export interface EvaluateOptions extends PairSource {
@@ -57,4 +60,38 @@ async function writePlots(report: QualityReport, out: string): Promise<string[]>
     files.push(path.join(out, `${name}.svg`), path.join(out, `${name}.png`));
   }
   return files;
+}
+
+export interface TruthOptions extends TruthSource {
+  out: string;
+}
+
+export interface TruthSummary {
+  index: string;
+  out: string;
+  report: TruthReport;
+  /** The whole run, the scan included. */
+  seconds: number;
+  file: string;
+}
+
+/** Dedup's clusters against the sources of the truth field, written as DIR/report.json. */
+export async function evaluateTruth(client: EngineClient, options: TruthOptions): Promise<TruthSummary> {
+  const started = performance.now();
+  let report: TruthReport;
+  try {
+    await requireClusters(client, options.index, options.prefix);
+    report = truthReport(await readTruthDocs(client, options), options.truthField);
+  } catch (err) {
+    throw client.explain(err, options.index);
+  }
+  if (report.documents.evaluated === 0) {
+    throw new UserError(`no document of "${options.index}" has text in --field ${options.fields.join(' --field ')} (${report.documents.withoutText.examples[0]?.reason ?? 'none read'}); check --field`);
+  }
+  const seconds = (performance.now() - started) / 1000;
+  await mkdir(options.out, { recursive: true });
+  const file = path.join(options.out, REPORT_FILE);
+  const { onProgress: _progress, ...asked } = options;
+  await replaceFile(file, JSON.stringify({ index: options.index, generatedAt: new Date().toISOString(), options: asked, seconds, ...report }, null, 2));
+  return { index: options.index, out: options.out, report, seconds, file };
 }

@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import type { CommandModule } from 'yargs';
 import { DEFAULT_MAX_CHARS, DEFAULT_PREFIX } from '../../annotation.js';
 import { UsageError, UserError } from '../../errors.js';
-import { evaluateIndex } from '../../jobs/evaluate.js';
+import { evaluateIndex, evaluateTruth, type TruthSummary } from '../../jobs/evaluate.js';
 import type { PairLabel } from '../../jobs/evaluate/pairs.js';
 import { PARTIAL_COPY, type QualityReport } from '../../jobs/evaluate/quality.js';
 import { olderLayoutNote } from '../../jobs/params-held.js';
@@ -18,6 +18,7 @@ interface EvaluateArgs extends ConnectionArgs {
   out: string;
   sample: number;
   pairs?: string;
+  truthField?: string;
   threshold: number;
   seed: number;
   neighbours: number;
@@ -66,6 +67,25 @@ function summaryLines(report: QualityReport, index: string): string[] {
   ];
 }
 
+const fixed = (x: number | null) => (x === null ? 'none' : x.toFixed(3));
+
+/** The figures of a truth evaluation, each with the numbers behind it. */
+export function truthLines(summary: TruthSummary): string[] {
+  const { documents: d, truth: t, scores: s } = summary.report;
+  const field = summary.report.truthField;
+  const lines = [
+    `evaluated the clusters of "${summary.index}" against ${field}: ${d.evaluated} documents, ${t.sources} sources, ${t.groups} truth groups (sources joined by ${t.crossSourcePairsAtSameText} pairs of different sources at J >= ${t.sameText}); similarity: ${summary.report.similarity}`,
+    `pair precision ${fixed(s.precision)}: ${s.truePairsInClusters} of the ${s.clusterPairs} pairs in ${s.clusters} clusters (${s.clustered} documents) are of one truth group`,
+    `recall ${fixed(s.recall)}: ${s.recallFound} of the ${s.recallPairs} true pairs at J >= ${t.recallFrom} share a cluster`,
+    `truth groups split: ${s.split} of the ${s.splitOf} with a pair at J >= ${t.sameText} (${t.mustJoinPairs} such pairs) have it in different clusters`,
+    s.largest.size === 0 ? 'largest cluster: none' : `largest cluster: ${s.largest.size} documents from ${s.largest.sources} sources (${s.largest.groups} truth group${s.largest.groups === 1 ? '' : 's'}), cluster_id ${s.largest.clusterId}, e.g. ${s.largest.example}`,
+  ];
+  if (d.withoutSource.count > 0) lines.push(`${d.withoutSource.count} documents have no ${field}, each its own source (${d.withoutSource.examples.join(', ')}${d.withoutSource.count > d.withoutSource.examples.length ? ', ...' : ''})`);
+  if (d.withoutText.count > 0) lines.push(`${d.withoutText.count} documents left out, without text (${d.withoutText.examples[0].id}: ${d.withoutText.examples[0].reason}${d.withoutText.count > 1 ? ', ...' : ''})`);
+  lines.push(`in ${summary.seconds.toFixed(1)} s; report in ${summary.file}`);
+  return lines;
+}
+
 export const evaluateCommand: CommandModule<object, EvaluateArgs> = {
   command: 'evaluate',
   describe: 'Measure precision, recall and the estimate error on your own data; plots and a recommendation',
@@ -76,6 +96,7 @@ export const evaluateCommand: CommandModule<object, EvaluateArgs> = {
       .option('out', { type: 'string', demandOption: true, describe: 'folder for report.json and the plots (SVG and PNG)' })
       .option('sample', { type: 'number', default: 200, describe: 'documents drawn at random (without --pairs)' })
       .option('pairs', { type: 'string', describe: 'labelled pairs: JSON lines {"a": ID, "b": ID, "duplicate": true|false}' })
+      .option('truth-field', { type: 'string', describe: "measure dedup's clusters against this field, each document's source (its value names the text it comes from): pair precision, recall, groups split" })
       .option('threshold', { type: 'number', default: 0.5, describe: 'the similarity you use now (marked on the plots)' })
       .option('seed', advanced({ type: 'number', default: 1, describe: 'seed of the random sample' }))
       .option('neighbours', advanced({ type: 'number', default: 20, describe: 'neighbours asked per sampled document, of LSH and of more_like_this each' }))
@@ -84,9 +105,11 @@ export const evaluateCommand: CommandModule<object, EvaluateArgs> = {
       .epilogue(
         examples([
           ['near-dup evaluate --index news --field body --out quality/', 'sample 200 documents, write report.json and plots'],
+          ['near-dup evaluate --index docs --field body --truth-field source --out quality/', "after dedup: its clusters against each document's source"],
         ]),
       ) as never,
   handler: async (argv) => {
+    if (argv.truthField !== undefined) return handleTruth(argv);
     const labels = argv.pairs ? readLabels(argv.pairs) : undefined;
     const client = await connectFromArgs(argv);
     const layout = await olderLayoutNote(client, argv.index, argv.prefix, argv.field.join(' --field '));
@@ -118,3 +141,27 @@ export const evaluateCommand: CommandModule<object, EvaluateArgs> = {
     }
   },
 };
+
+async function handleTruth(argv: EvaluateArgs): Promise<void> {
+  if (argv.pairs) throw new UsageError(`--truth-field ${argv.truthField} and --pairs ${argv.pairs} are two truths: give one`);
+  if (argv.truthField === '') throw new UsageError('--truth-field is empty: give the field that names each document\'s source, e.g. --truth-field source');
+  const client = await connectFromArgs(argv);
+  const progress = createProgressPrinter('evaluate');
+  try {
+    const summary = await evaluateTruth(client, {
+      index: argv.index,
+      fields: argv.field,
+      prefix: argv.prefix,
+      maxChars: argv.maxChars,
+      truthField: argv.truthField as string,
+      out: argv.out,
+      onProgress: (p) => progress.update({ seen: p.done, total: p.total, elapsedSeconds: p.elapsedSeconds, unit: 'docs' }),
+    });
+    progress.done();
+    process.stderr.write(escapedLines(truthLines(summary)));
+    const { precision, recall, split, splitOf, largest } = summary.report.scores;
+    process.stdout.write(jsonLine({ index: summary.index, truthField: summary.report.truthField, files: [summary.file], precision, recall, split, splitOf, largest }));
+  } finally {
+    await client.close();
+  }
+}
