@@ -2,7 +2,9 @@
 // identical texts, the pairs at or above a Jaccard found by prefix filtering, and the figures of a clustering,
 // on hand-made sets whose figures are worked out in the comments.
 import { describe, expect, it } from 'vitest';
+import { documentFrequency, shingleSets } from '../../src/jobs/evaluate/shingle-sets.js';
 import { jaccard, pairsAtLeast, scoreClusters, truthOf } from '../../src/jobs/evaluate/truth-scores.js';
+import { normalizer } from '../../src/text/normalize.js';
 
 const range = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, k) => from + k);
 const set = (...tokens: number[]) => Int32Array.from(new Set(tokens)).sort();
@@ -72,5 +74,41 @@ describe('pairs at or above a Jaccard, by prefix filtering', () => {
       expect(pairsAtLeast(docs, t).map(([i, j]) => `${i}-${j}`).sort()).toEqual(expected);
       expect(pairsAtLeast(docs, t, tooHigh).map(([i, j]) => `${i}-${j}`).sort()).toEqual(expected);
     }
+  });
+});
+
+describe('the shingle sets evaluate measures with', () => {
+  const texts = [
+    'The <b>quick</b> brown fox jumps over the lazy dog, and the quick brown fox runs away.',
+    'the quick brown fox jumps over the lazy dog and the quick brown fox runs far away',
+    'Été: café crème, naïve façade. The quick brown fox jumps over the lazy dog.',
+    'three words only',
+  ];
+  // The same shingles as strings: the text as norm-html makes it, every 4 consecutive words (fewer: all of them).
+  const strings = texts.map((t) => {
+    const w = normalizer('norm-html')(t).split(' ').filter(Boolean);
+    return new Set(w.length <= 4 ? [w.join(' ')] : w.slice(3).map((_, i) => w.slice(i, i + 4).join(' ')));
+  });
+  const sets = texts.map(shingleSets());
+
+  it("are the word 4-shingles of the normalized text, one hash each, ascending, as Jaccard on the strings", () => {
+    for (const [k, set] of sets.entries()) {
+      expect(set.length).toBe(strings[k].size);
+      expect(Array.from(set)).toEqual(Array.from(set).sort((a, b) => a - b));
+    }
+    for (let a = 0; a < texts.length; a++) {
+      for (let b = a + 1; b < texts.length; b++) {
+        const shared = [...strings[a]].filter((s) => strings[b].has(s)).length;
+        expect(jaccard(sets[a], sets[b])).toBeCloseTo(shared / (strings[a].size + strings[b].size - shared), 12);
+      }
+    }
+    expect(jaccard(sets[0], sets[1])).toBeGreaterThan(0.5); // markup, case and punctuation do not count
+  });
+
+  it('counts the documents that hold each shingle, never too few', () => {
+    const { df } = documentFrequency(sets);
+    for (const set of sets) for (const token of set) expect(df(token)).toBeGreaterThanOrEqual(sets.filter((s) => s.includes(token)).length);
+    const shared = sets[0].find((t) => sets[1].includes(t))!;
+    expect(df(shared)).toBeGreaterThanOrEqual(2);
   });
 });
