@@ -80,7 +80,7 @@ export function truthLines(summary: TruthSummary): string[] {
     `truth groups split: ${s.split} of the ${s.splitOf} with a pair at J >= ${t.sameText} (${t.mustJoinPairs} such pairs) have it in different clusters`,
     s.largest.size === 0 ? 'largest cluster: none' : `largest cluster: ${s.largest.size} documents from ${s.largest.sources} sources (${s.largest.groups} truth group${s.largest.groups === 1 ? '' : 's'}), cluster_id ${s.largest.clusterId}, e.g. ${s.largest.example}`,
   ];
-  if (d.withoutSource.count > 0) lines.push(`${d.withoutSource.count} documents have no ${field}, each its own source (${d.withoutSource.examples.join(', ')}${d.withoutSource.count > d.withoutSource.examples.length ? ', ...' : ''})`);
+  if (d.withoutSource.count > 0) lines.push(`${d.withoutSource.count} documents have no single value of ${field}, each its own source (${d.withoutSource.examples.join(', ')}${d.withoutSource.count > d.withoutSource.examples.length ? ', ...' : ''})`);
   if (d.withoutText.count > 0) lines.push(`${d.withoutText.count} documents left out, without text (${d.withoutText.examples[0].id}: ${d.withoutText.examples[0].reason}${d.withoutText.count > 1 ? ', ...' : ''})`);
   lines.push(`in ${summary.seconds.toFixed(1)} s; report in ${summary.file}`);
   return lines;
