@@ -1,7 +1,7 @@
 // The bucket and verify stages of the whole-index pass, without an engine: the radix sort of a band against
 // the comparison sort it replaces, and the pairs, counts and clusters of the band pass with the signatures in
 // memory and spilled to disk, against the pass in memory that dedup ran before.
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import fc from 'fast-check';
@@ -268,12 +268,15 @@ describe('the band pass, signatures in memory or spilled to disk', () => {
     expect(existsSync(spill.path)).toBe(false);
     // A second spill in the same parent gets a folder of its own, whatever is planted beside it.
     symlinkSync(victim, path.join(scratch, 'near-dup-spill-planted'));
-    // A killed run's folder (its process gone) is removed; a link named like one, and a live run's folder, are not.
+    // A killed run's folder (its process gone, untouched for an hour: an earlier version's, which names no
+    // namespace) is removed; a link named like one, and a live run's folder, are not (spill-folder.test.ts has the rest).
     const dead = path.join(scratch, 'near-dup-spill-2147483000-abcdef');
     const live = path.join(scratch, `near-dup-spill-${process.ppid}-abcdef`);
     const linked = path.join(scratch, 'near-dup-spill-2147483001-abcdef');
+    const hourAgo = new Date(Date.now() - 3600_000);
     for (const folder of [dead, live]) mkdirSync(folder);
     writeFileSync(path.join(dead, 'records.bin'), 'x');
+    for (const folder of [dead, live]) utimesSync(folder, hourAgo, hourAgo);
     symlinkSync(scratch, linked);
     const second = new SignatureSpill(scratch);
     second.addSignature('x', docs[0].signature);

@@ -1,22 +1,33 @@
 // A folder of dedup's own on local disk, for what it spills when an index is too large for memory (the
 // signatures, the ids): made fresh with mkdtemp, every file in it created with O_EXCL (nothing planted is
 // followed), removed when the run ends. A run killed before it could remove its folder leaves it behind:
-// the next spill in the same place removes the folders of processes that are gone. Reads and writes are
-// whole (a short read means the folder was changed under dedup, and is said).
+// the next spill in the same place removes the folders whose runs are gone, told from live ones in any PID
+// namespace (spill-liveness.ts). Reads and writes are whole (a short read means the folder was changed
+// under dedup, and is said).
 import { closeSync, lstatSync, mkdtempSync, openSync, readdirSync, readSync, rmSync, statfsSync, writeSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { BEAT_MS, type Holder, isAbandoned, OWN_SPACE, STALE_AFTER_MS, startBeating, stopBeating } from './spill-liveness.js';
 
 const SPILL_PREFIX = 'near-dup-spill-';
+/** A spill folder's name: its holder's pid, the tag of its host and PID namespace (none from older runs), mkdtemp's six characters. */
+const SPILL_NAME = /^near-dup-spill-(\d+)-(?:([0-9a-f]{8})-)?[A-Za-z0-9]+$/;
+
+/** How often this run touches its folder, and how long another run's must go untouched to be taken for abandoned (for tests; spill-liveness.ts). */
+export interface SpillTiming {
+  beatMs?: number;
+  staleAfterMs?: number;
+}
 
 export class SpillFolder {
   readonly path: string;
   private readonly files: number[] = [];
 
   /** `parent`: where the folder is made (default: the system's temporary folder). */
-  constructor(parent: string = os.tmpdir()) {
-    removeStaleSpills(parent);
-    this.path = mkdtempSync(path.join(parent, `${SPILL_PREFIX}${process.pid}-`));
+  constructor(parent: string = os.tmpdir(), timing: SpillTiming = {}) {
+    removeAbandonedSpills(parent, timing.staleAfterMs ?? STALE_AFTER_MS);
+    this.path = mkdtempSync(path.join(parent, `${SPILL_PREFIX}${process.pid}-${OWN_SPACE ? `${OWN_SPACE}-` : ''}`));
+    startBeating(this.path, timing.beatMs ?? BEAT_MS);
   }
 
   /** A new file in the folder, open for reading and writing (closed with the folder). */
@@ -28,6 +39,7 @@ export class SpillFolder {
 
   /** Closes its files and removes the folder. */
   remove(): void {
+    stopBeating(this.path);
     for (const fd of this.files.splice(0)) closeSync(fd);
     rmSync(this.path, { recursive: true, force: true });
   }
@@ -61,28 +73,21 @@ export function freeBytes(folder: string): number {
   return stats.bavail * stats.bsize;
 }
 
-/** The spill folders in `parent` of processes that no longer run (killed runs): removed, when they are folders of this user. */
-function removeStaleSpills(parent: string): void {
+/** The spill folders in `parent` whose runs are gone (spill-liveness.ts): removed, when they are folders of this user. */
+function removeAbandonedSpills(parent: string, staleAfterMs: number): void {
   let names: string[];
   try {
     names = readdirSync(parent);
   } catch {
-    return; // made by mkdtemp below, or said there
+    return; // made by mkdtemp next, or said there
   }
   for (const name of names) {
-    const pid = Number(new RegExp(`^${SPILL_PREFIX}(\\d+)-`).exec(name)?.[1]);
-    if (!pid || pid === process.pid || isRunning(pid)) continue;
+    const named = SPILL_NAME.exec(name);
+    if (!named) continue;
+    const holder: Holder = { pid: Number(named[1]), space: named[2] };
+    if (holder.pid === process.pid && holder.space === OWN_SPACE) continue;
     const at = path.join(parent, name);
     const stat = lstatSync(at, { throwIfNoEntry: false });
-    if (stat?.isDirectory() && stat.uid === process.getuid?.()) rmSync(at, { recursive: true, force: true });
-  }
-}
-
-function isRunning(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
+    if (stat?.isDirectory() && stat.uid === process.getuid?.() && isAbandoned(holder, stat.mtimeMs, staleAfterMs)) rmSync(at, { recursive: true, force: true });
   }
 }

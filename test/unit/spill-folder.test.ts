@@ -1,0 +1,101 @@
+// dedup's spill folder: a live spill is told from an abandoned one from any PID namespace (a container's run
+// has a pid this one cannot see). Holders are real processes (the built module, in dist/), killed with SIGKILL.
+import { type ChildProcess, spawn } from 'node:child_process';
+import { existsSync, mkdirSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterEach, describe, expect, it } from 'vitest';
+import { SpillFolder } from '../../src/jobs/dedup/spill-folder.js';
+import { OWN_SPACE } from '../../src/jobs/dedup/spill-liveness.js';
+import { spillFolders } from '../support/spill-folders.js';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const DIST = path.resolve(here, '../../dist/jobs/dedup');
+const built = existsSync(path.join(DIST, 'spill-liveness.js'));
+const { scratch } = spillFolders('nd-spill-folder-');
+
+/** A short stale period, so that a test waits a fraction of a second, not minutes. */
+const STALE_MS = 600;
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+const children: ChildProcess[] = [];
+afterEach(() => {
+  for (const child of children.splice(0)) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+});
+
+/** A process running `code` (an ES module given the built folder as argv[1]), once it has printed its first line. */
+async function holder(code: string, ...args: string[]): Promise<{ child: ChildProcess; line: string }> {
+  const child = spawn(process.execPath, ['--input-type=module', '-e', code, DIST, ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
+  children.push(child);
+  const line = await new Promise<string>((resolve, reject) => {
+    let out = '';
+    child.stdout!.on('data', (b) => {
+      out += b;
+      if (out.includes('\n')) resolve(out.trim());
+    });
+    child.on('exit', (code) => reject(new Error(`the holder ended (${code}) before it said anything`)));
+  });
+  return { child, line };
+}
+
+async function killed(child: ChildProcess): Promise<void> {
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  child.kill('SIGKILL');
+  await exited;
+}
+
+/** A run that shares the parent: it removes the abandoned folders it finds, then its own. */
+function nextRun(staleAfterMs = STALE_MS): void {
+  new SpillFolder(scratch, { staleAfterMs }).remove();
+}
+
+describe.skipIf(!built)('spill folders of other runs, from any PID namespace', () => {
+  it('a live spill whose pid is not seen here is kept while its holder touches it, and taken once the holder is killed and the stale period has passed', async () => {
+    // Named as a run in another namespace would name it: a pid that does not run here, another tag.
+    const otherSpace = OWN_SPACE === '0badf00d' ? '0badf00e' : '0badf00d';
+    const spill = path.join(scratch, `near-dup-spill-2147483000-${otherSpace}-AbC123`);
+    mkdirSync(spill);
+    writeFileSync(path.join(spill, 'band-0-members.bin'), 'live');
+    const long = new Date(Date.now() - 3600_000);
+    utimesSync(spill, long, long);
+    const { child } = await holder(
+      `const { startBeating } = await import(process.argv[1] + '/spill-liveness.js'); startBeating(process.argv[2], 25); setInterval(() => {}, 1 << 30); console.log('beating');`,
+      spill,
+    );
+    // Two stale periods, a run looking after each.
+    for (let k = 0; k < 2; k++) {
+      await sleep(STALE_MS);
+      nextRun();
+      expect(existsSync(path.join(spill, 'band-0-members.bin'))).toBe(true);
+    }
+    await killed(child);
+    // Just killed: it might be a run stopped a moment elsewhere, so it is kept until the stale period passes.
+    nextRun();
+    expect(existsSync(spill)).toBe(true);
+    await sleep(STALE_MS + 100);
+    nextRun();
+    expect(existsSync(spill)).toBe(false);
+  });
+
+  it("a spill of this host and namespace whose holder was killed is taken by the next run at once; a live holder's is kept, touched or not", async () => {
+    const code = `const { SpillFolder } = await import(process.argv[1] + '/spill-folder.js'); const f = new SpillFolder(process.argv[2]); f.create('records.bin'); setInterval(() => {}, 1 << 30); console.log(f.path);`;
+    const dead = await holder(code, scratch);
+    const live = await holder(code, scratch);
+    const long = new Date(Date.now() - 3600_000);
+    utimesSync(live.line, long, long);
+    await killed(dead.child);
+    nextRun(3600_000);
+    expect([existsSync(dead.line), existsSync(path.join(live.line, 'records.bin'))]).toEqual([false, true]);
+  });
+
+  it('a folder touches itself while it is held, and stops when removed', async () => {
+    const folder = new SpillFolder(scratch, { beatMs: 20 });
+    const long = new Date(Date.now() - 3600_000);
+    utimesSync(folder.path, long, long);
+    const deadline = Date.now() + 5000;
+    while (statSync(folder.path).mtimeMs < Date.now() - 60_000 && Date.now() < deadline) await sleep(10);
+    expect(statSync(folder.path).mtimeMs).toBeGreaterThan(Date.now() - 60_000);
+    folder.remove();
+    expect(existsSync(folder.path)).toBe(false);
+  });
+});
