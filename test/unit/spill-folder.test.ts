@@ -1,10 +1,15 @@
 // dedup's spill folder: a live spill is told from an abandoned one from any PID namespace (a container's run
-// has a pid this one cannot see). Holders are real processes (the built module, in dist/), killed with SIGKILL.
+// has a pid this one cannot see), and a folder it cannot make is one line naming the value and the way out.
+// Holders are real processes (the built module, in dist/), killed with SIGKILL; what only a damaged machine
+// gives (EROFS, a full disk) is injected at the file system's own functions.
 import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync, mkdirSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import fs, { existsSync, mkdirSync, statSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
+import { syncBuiltinESMExports } from 'node:module';
+import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
+import { UserError } from '../../src/errors.js';
 import { SpillFolder } from '../../src/jobs/dedup/spill-folder.js';
 import { OWN_SPACE } from '../../src/jobs/dedup/spill-liveness.js';
 import { spillFolders } from '../support/spill-folders.js';
@@ -97,5 +102,64 @@ describe.skipIf(!built)('spill folders of other runs, from any PID namespace', (
     expect(statSync(folder.path).mtimeMs).toBeGreaterThan(Date.now() - 60_000);
     folder.remove();
     expect(existsSync(folder.path)).toBe(false);
+  });
+});
+
+/** Runs `test` with `name` of node:fs answering `code` (each ESM import of it too), then puts it back. */
+function withFailing<T>(name: 'mkdtempSync', code: string, test: () => T): T {
+  const original = fs[name];
+  (fs as any)[name] = () => {
+    throw Object.assign(new Error(`${code}: injected`), { code });
+  };
+  syncBuiltinESMExports();
+  try {
+    return test();
+  } finally {
+    (fs as any)[name] = original;
+    syncBuiltinESMExports();
+  }
+}
+
+/** The message of what `make` throws, which must be a UserError. */
+function refusal(make: () => unknown): string {
+  try {
+    make();
+  } catch (err) {
+    expect(err).toBeInstanceOf(UserError);
+    return (err as Error).message;
+  }
+  throw new Error('nothing was refused');
+}
+
+describe('a folder the spill cannot be made in', () => {
+  const fix = "give a folder near-dup may write to, or leave the option out to use the system's temporary folder";
+
+  it('a file, a missing folder, a dangling link: one line naming the value and the way out', () => {
+    const file = path.join(scratch, 'a-file');
+    writeFileSync(file, 'x');
+    const missing = path.join(scratch, 'no-such-folder');
+    const dangling = path.join(scratch, 'dangling');
+    symlinkSync(path.join(scratch, 'gone'), dangling);
+    expect(refusal(() => new SpillFolder(file))).toBe(`limits.spillDir ${file}: not a folder; ${fix}`);
+    expect(refusal(() => new SpillFolder(path.join(file, 'below')))).toBe(`limits.spillDir ${path.join(file, 'below')}: not a folder; ${fix}`);
+    expect(refusal(() => new SpillFolder(missing))).toBe(`limits.spillDir ${missing}: no such folder; ${fix}`);
+    expect(refusal(() => new SpillFolder(dangling))).toBe(`limits.spillDir ${dangling}: a link to ${path.join(scratch, 'gone')}, which does not exist; ${fix}`);
+  });
+
+  it.skipIf(process.platform !== 'linux')('read-only and unwritable places: /proc, /sys, a read-only file system (injected: root writes anywhere else)', () => {
+    expect(refusal(() => new SpillFolder('/proc'))).toBe(`limits.spillDir /proc: no folder can be made there; ${fix}`);
+    expect(refusal(() => new SpillFolder('/sys'))).toBe(`limits.spillDir /sys: near-dup may not write there (permission denied); ${fix}`);
+    expect(withFailing('mkdtempSync', 'EROFS', () => refusal(() => new SpillFolder(scratch)))).toBe(`limits.spillDir ${scratch}: on a read-only file system; ${fix}`);
+    expect(withFailing('mkdtempSync', 'EACCES', () => refusal(() => new SpillFolder(scratch)))).toBe(`limits.spillDir ${scratch}: near-dup may not write there (permission denied); ${fix}`);
+  });
+
+  it("the system's temporary folder, when no folder was given, is named as such with the option and TMPDIR", () => {
+    expect(withFailing('mkdtempSync', 'ENOSPC', () => refusal(() => new SpillFolder()))).toBe(
+      `the system's temporary folder ${os.tmpdir()} (where dedup spills without limits.spillDir): its disk is full; give limits.spillDir a folder near-dup may write to, or set TMPDIR to one`,
+    );
+  });
+
+  it('an error the folder does not explain is passed on as it is', () => {
+    expect(() => withFailing('mkdtempSync', 'EIO', () => new SpillFolder(scratch))).toThrow(/^EIO: injected$/);
   });
 });

@@ -3,10 +3,11 @@
 // followed), removed when the run ends. A run killed before it could remove its folder leaves it behind:
 // the next spill in the same place removes the folders whose runs are gone, told from live ones in any PID
 // namespace (spill-liveness.ts). Reads and writes are whole (a short read means the folder was changed
-// under dedup, and is said).
-import { closeSync, lstatSync, mkdtempSync, openSync, readdirSync, readSync, rmSync, statfsSync, writeSync } from 'node:fs';
+// under dedup, and is said). A folder that cannot be made is said in one line with the folder and the way out.
+import { closeSync, lstatSync, mkdtempSync, openSync, readdirSync, readlinkSync, readSync, rmSync, statfsSync, writeSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { type OptionMessage, UserError } from '../../errors.js';
 import { BEAT_MS, type Holder, isAbandoned, OWN_SPACE, STALE_AFTER_MS, startBeating, stopBeating } from './spill-liveness.js';
 
 const SPILL_PREFIX = 'near-dup-spill-';
@@ -26,7 +27,7 @@ export class SpillFolder {
   /** `parent`: where the folder is made (default: the system's temporary folder). */
   constructor(parent: string = os.tmpdir(), timing: SpillTiming = {}) {
     removeAbandonedSpills(parent, timing.staleAfterMs ?? STALE_AFTER_MS);
-    this.path = mkdtempSync(path.join(parent, `${SPILL_PREFIX}${process.pid}-${OWN_SPACE ? `${OWN_SPACE}-` : ''}`));
+    this.path = madeIn(parent);
     startBeating(this.path, timing.beatMs ?? BEAT_MS);
   }
 
@@ -43,6 +44,62 @@ export class SpillFolder {
     for (const fd of this.files.splice(0)) closeSync(fd);
     rmSync(this.path, { recursive: true, force: true });
   }
+}
+
+/** The run's own folder in `parent`, named for its holder; a parent that cannot hold one is said with the way out. */
+function madeIn(parent: string): string {
+  try {
+    return mkdtempSync(path.join(parent, `${SPILL_PREFIX}${process.pid}-${OWN_SPACE ? `${OWN_SPACE}-` : ''}`));
+  } catch (err) {
+    const why = whyNoFolder(parent, (err as NodeJS.ErrnoException).code);
+    if (why === undefined) throw err;
+    throw new UserError(spillDirMessage(parent, why));
+  }
+}
+
+/** What is wrong with `parent` as a place for a folder, by the error making one gave; undefined for an error it does not explain. */
+function whyNoFolder(parent: string, code: string | undefined): string | undefined {
+  switch (code) {
+    case 'ENOENT':
+      return missing(parent);
+    case 'ENOTDIR':
+      return 'not a folder';
+    case 'EROFS':
+      return 'on a read-only file system';
+    case 'EACCES':
+    case 'EPERM':
+      return 'near-dup may not write there (permission denied)';
+    case 'ENOSPC':
+    case 'EDQUOT':
+      return 'its disk is full';
+    case 'ELOOP':
+      return 'a loop of symbolic links';
+    case 'ENAMETOOLONG':
+      return 'too long a path';
+    default:
+      return undefined;
+  }
+}
+
+/** Why a folder could not be made in `parent` that the system says is not there. */
+function missing(parent: string): string {
+  try {
+    const found = lstatSync(parent, { throwIfNoEntry: false });
+    if (found?.isSymbolicLink()) return `a link to ${readlinkSync(parent)}, which does not exist`;
+    // (/proc and the like: there, but no folder can be made in them.)
+    if (found) return 'no folder can be made there';
+  } catch {
+    // said as missing
+  }
+  return 'no such folder';
+}
+
+/** A line naming `parent` (the option's value, or the system's temporary folder) and what is wrong, with the way out. */
+function spillDirMessage(parent: string, why: string): OptionMessage {
+  if (parent === os.tmpdir()) {
+    return (o) => `the system's temporary folder ${parent} (where dedup spills without ${o('limits.spillDir')}): ${why}; give ${o('limits.spillDir')} a folder near-dup may write to, or set TMPDIR to one`;
+  }
+  return (o) => `${o('limits.spillDir')} ${parent}: ${why}; give a folder near-dup may write to, or leave the option out to use the system's temporary folder`;
 }
 
 /** Writes every byte, where the file is at (appending), or from `position`. */
