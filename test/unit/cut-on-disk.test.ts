@@ -4,6 +4,7 @@
 import { closeSync, openSync, readdirSync, readSync, statSync, writeSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { UserError } from '../../src/errors.js';
 import { type CutSettings, cutFamilies } from '../../src/jobs/dedup/cluster-cut.js';
 import { ClusterList } from '../../src/jobs/dedup/cluster-list.js';
 import { BytesInMemory, BytesOnDisk, ClusterLog } from '../../src/jobs/dedup/cluster-members.js';
@@ -214,6 +215,33 @@ describe('the clustered ids on disk (IdSetOnDisk)', () => {
       });
     });
   }
+
+  it('is sealed by the cut (its sorted file written before the write-back asks), its room on the disk checked first', async () => {
+    await inFolder(async (folder) => {
+      const { documents, signatures, list } = families(100, 5);
+      const cut = await cutFamilies(list, settings(documents, signatures, folder));
+      const sorted = path.join(folder.path, 'clustered-ids-sorted.bin');
+      const written = cut.clusters.memberCount + cut.alone.length;
+      expect(written).toBeGreaterThan(100);
+      expect([statSync(sorted).size, statSync(path.join(folder.path, 'clustered-ids.bin')).size]).toEqual([8 * written, 0]);
+    });
+    await inFolder((folder) => {
+      const set = new IdSetOnDisk(folder);
+      for (let k = 0; k < 5000; k++) set.add(`d${k}`);
+      let refused: unknown;
+      try {
+        set.seal(1024);
+      } catch (err) {
+        refused = err;
+      }
+      expect(refused).toBeInstanceOf(UserError);
+      expect((refused as Error).message).toBe(
+        `the disk of ${path.dirname(folder.path)} has 1 KB free, and dedup needs 40 KB more there for the 5,000 ids it writes cluster fields to (8 bytes each), before it writes any; ` +
+          'nothing was written to the index: free room there, or give limits.spillDir a folder on a disk with room, and run the same command again',
+      );
+      expect(statSync(path.join(folder.path, 'clustered-ids-sorted.bin')).size).toBe(0);
+    });
+  });
 
   it('an empty set has nothing', async () => {
     await inFolder((folder) => expect(new IdSetOnDisk(folder).has('a')).toBe(false));

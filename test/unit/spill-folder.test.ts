@@ -1,7 +1,8 @@
 // dedup's spill folder: a live spill is told from an abandoned one from any PID namespace (a container's run
-// has a pid this one cannot see), and a folder it cannot make is one line naming the value and the way out.
-// Holders are real processes (the built module, in dist/), killed with SIGKILL; what only a damaged machine
-// gives (EROFS, a full disk) is injected at the file system's own functions.
+// has a pid this one cannot see), a folder it cannot make is one line naming the value and the way out, and a
+// disk that fills is said with its folder and what the spill needs. Holders are real processes (the built
+// module, in dist/), killed with SIGKILL; what only a damaged machine gives (EROFS, ENOSPC) is injected at the
+// file system's own functions.
 import { type ChildProcess, spawn } from 'node:child_process';
 import fs, { existsSync, mkdirSync, statSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { syncBuiltinESMExports } from 'node:module';
@@ -10,7 +11,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { UserError } from '../../src/errors.js';
-import { SpillFolder } from '../../src/jobs/dedup/spill-folder.js';
+import { fromWorker, SpillFolder, writeAll } from '../../src/jobs/dedup/spill-folder.js';
 import { OWN_SPACE } from '../../src/jobs/dedup/spill-liveness.js';
 import { spillFolders } from '../support/spill-folders.js';
 
@@ -106,7 +107,7 @@ describe.skipIf(!built)('spill folders of other runs, from any PID namespace', (
 });
 
 /** Runs `test` with `name` of node:fs answering `code` (each ESM import of it too), then puts it back. */
-function withFailing<T>(name: 'mkdtempSync', code: string, test: () => T): T {
+function withFailing<T>(name: 'mkdtempSync' | 'writeSync', code: string, test: () => T): T {
   const original = fs[name];
   (fs as any)[name] = () => {
     throw Object.assign(new Error(`${code}: injected`), { code });
@@ -161,5 +162,36 @@ describe('a folder the spill cannot be made in', () => {
 
   it('an error the folder does not explain is passed on as it is', () => {
     expect(() => withFailing('mkdtempSync', 'EIO', () => new SpillFolder(scratch))).toThrow(/^EIO: injected$/);
+  });
+});
+
+describe('a disk that fills under the spill', () => {
+  it("said by the sorting worker (which keeps only an error's message across threads), is the same one line here", () => {
+    const said = 'the disk of /x is full (0 KB free): dedup could not write a file of its spill /x/s, which needs at least 4 KB more there; nothing was written to the index: free room there, or give limits.spillDir a folder on a disk with room, and run the same command again';
+    const here = fromWorker(new Error(said));
+    expect(here).toBeInstanceOf(UserError);
+    expect((here as UserError).messageNaming(() => '--spill-dir')).toBe(said.replace('limits.spillDir', '--spill-dir'));
+    const other = new Error('ENOENT: no such file or directory');
+    expect(fromWorker(other)).toBe(other);
+  });
+
+  it('is said with the disk, the file and its folder, and what the spill needs in all when it knows', () => {
+    const folder = new SpillFolder(scratch);
+    try {
+      const fd = folder.create('records.bin');
+      writeAll(fd, new Uint8Array(3 * 1024 * 1024));
+      folder.expectedBytes = 10 * 1024 * 1024;
+      const message = withFailing('writeSync', 'ENOSPC', () => refusal(() => writeAll(fd, new Uint8Array(1024))));
+      expect(message).toMatch(
+        new RegExp(
+          `^the disk of ${scratch} is full \\(.+ free\\): dedup could not write records\\.bin of its spill ${folder.path}, which needs about 7\\.0 MB more there \\(10\\.0 MB in all, 3\\.0 MB written\\); nothing was written to the index: free room there, or give limits\\.spillDir a folder on a disk with room, and run the same command again$`,
+        ),
+      );
+      // Without an estimate, at least what was left of the write.
+      folder.expectedBytes = 0;
+      expect(withFailing('writeSync', 'EDQUOT', () => refusal(() => writeAll(fd, new Uint8Array(4096))))).toMatch(/which needs at least 4 KB more there \(beside the 3\.0 MB written\)/);
+    } finally {
+      folder.remove();
+    }
   });
 });

@@ -11,6 +11,7 @@ import type { GatherTask } from './band-gather.js';
 import { MembersOnDisk, membersFiles } from './band-members-file.js';
 import type { BandMembersAt } from './band-ranges.js';
 import type { BandSortTask, SortedRuns } from './band-sort-worker.js';
+import { fromWorker } from './spill-folder.js';
 
 /** A band sorted into buckets: its members in bucket order with their ranges (a range's files when gathered), its large keys. */
 export interface SortedBand extends Omit<SortedRuns, 'members' | 'ranges'> {
@@ -52,7 +53,7 @@ export class BandSorter {
       gather: [...gather],
       passKeys: this.passKeys,
     };
-    const sorted = (await this.pool.run(task)) as SortedRuns[];
+    const sorted = (await this.pool.run(task).catch((err: unknown) => Promise.reject(fromWorker(err)))) as SortedRuns[];
     return sorted.map(({ members, ranges, ...band }, k) => ({ ...band, members: new MembersOnDisk(files[k], ranges, members) }));
   }
 

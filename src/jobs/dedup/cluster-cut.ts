@@ -114,6 +114,9 @@ export async function cutFamilies(families: Iterable<ArrayLike<number>>, setting
     if (batchSize >= MEMBERS_PER_READ) await cutBatch();
   }
   await cutBatch();
+  // Sorted (on disk: written out) now, so that the write-back writes nothing to the disk once its first
+  // update is sent (the clusters' last buffer goes to their file at their first read, before that).
+  written.seal();
   return {
     clusters,
     families: count,

@@ -5,10 +5,12 @@
 // documents matter. Two ids hash alike with odds of about (ids in the set) / 2^64 a lookup (one in a
 // trillion at ten million clustered documents); a stale document so mistaken keeps its old cluster fields,
 // and the write-back's count check with the engine then says the run is not complete (the same ids would
-// collide again in the next run: the hash has no seed, so that runs are alike).
+// collide again in the next run: the hash has no seed, so that runs are alike). Once every id is in, the
+// set is sealed (sorted, and on disk written out) before the write-back asks its first question: the
+// write-back then writes nothing to the disk, so a disk that fills cannot stop it half way.
 import { mixed } from './doc-numbers.js';
 import { ftruncateSync } from 'node:fs';
-import { foldCheck, readAll, type SpillFolder, writeAll } from './spill-folder.js';
+import { foldCheck, readAll, requireRoom, type SpillFolder, writeAll } from './spill-folder.js';
 
 export class IdSet {
   /** The hashes added (sorted once a lookup comes), 8 bytes each and up to half as many again of room. */
@@ -31,11 +33,15 @@ export class IdSet {
   }
 
   has(id: string): boolean {
-    if (!this.sorted) {
-      this.hashes.subarray(0, this.count).sort();
-      this.sorted = true;
-    }
+    this.seal();
     return binarySearch(this.hashes, this.count, hash64(id));
+  }
+
+  /** Every id is in: sorted now. */
+  seal(): void {
+    if (this.sorted) return;
+    this.hashes.subarray(0, this.count).sort();
+    this.sorted = true;
   }
 }
 
@@ -48,15 +54,16 @@ const PAGE = 64;
 
 /**
  * The same set with its hashes on disk, for a run that spills its ids: while ids are added, each hash goes
- * to one of 256 lists by its top byte, each written out a block at a time into clustered-ids.bin; at the
- * first look-up each list is read back, sorted and appended to clustered-ids-sorted.bin (the lists are
- * ranges of the hashes, so the file is sorted whole), with the first hash of each page of 64 kept in
+ * to one of 256 lists by its top byte, each written out a block at a time into clustered-ids.bin; when sealed
+ * (or at the first look-up) each list is read back, sorted and appended to clustered-ids-sorted.bin (the
+ * lists are ranges of the hashes, so the file is sorted whole), with the first hash of each page of 64 kept in
  * memory with a check of the page. A look-up then reads one page. Memory: 4 MB of lists while adding, the
  * largest list while sorting, 12 bytes a page of 64 hashes after (and 12 a block of the lists while they
  * are kept). Every block and page read is held to its check (a damaged file is said, never taken as "not
  * clustered").
  */
 export class IdSetOnDisk {
+  private readonly folder: SpillFolder;
   private readonly listsFile: number;
   private readonly sortedFile: number;
   private lists?: BigUint64Array[];
@@ -75,6 +82,7 @@ export class IdSetOnDisk {
 
   /** `sizes`: other sizes of the lists' blocks and of the sorted file's pages (for tests). */
   constructor(folder: SpillFolder, sizes: { listBlock?: number; page?: number } = {}) {
+    this.folder = folder;
     this.listsFile = folder.create('clustered-ids.bin');
     this.sortedFile = folder.create('clustered-ids-sorted.bin');
     this.listBlock = sizes.listBlock ?? LIST_BLOCK;
@@ -99,7 +107,7 @@ export class IdSetOnDisk {
   }
 
   has(id: string): boolean {
-    const firsts = this.sorted();
+    const firsts = this.seal();
     const wanted = hash64(id);
     // The last page whose first hash is at most the one wanted.
     let lo = 0;
@@ -121,9 +129,14 @@ export class IdSetOnDisk {
     this.listed[b] = 0;
   }
 
-  /** The sorted file made, once: each list read back, sorted and appended; the lists and their file let go. */
-  private sorted(): BigUint64Array {
+  /**
+   * Every id is in: the sorted file made, once, its room on the disk checked first (`free`: the bytes free
+   * there, for tests); each list read back, sorted and appended; the lists and their file let go. Gives the
+   * first hash of each page.
+   */
+  seal(free?: number): BigUint64Array {
     if (this.firsts) return this.firsts;
+    requireRoom(this.folder, this.count * 8, `the ${this.count.toLocaleString('en')} ids it writes cluster fields to (8 bytes each), before it writes any`, free);
     const every = this.pageHashes;
     const firsts = new BigUint64Array(Math.ceil(this.count / every));
     const checks = new Uint32Array(firsts.length);

@@ -192,6 +192,7 @@ export class SignatureSpill implements SignatureTable {
     this.bandCount = bandCount;
     const valueBits = this.bits === 'auto' ? chooseValueBits({ expected: this.expected, width, bandCount, free: freeBytes(this.folder.path), where: this.folder.path }) : this.bits;
     this.recordLayout = { width, bandCount, valueBits };
+    if (this.expected > 0) this.folder.expectedBytes = spillBytes(this.expected, width, bandCount, valueBits);
     this.recordBuffer = Buffer.alloc(Math.max(1, Math.floor(RECORD_BUFFER_BYTES / this.recordBytes)) * this.recordBytes);
     this.recordFile = this.folder.create('records.bin');
     for (let k = 0; k < bandCount; k++) {

@@ -3,7 +3,9 @@
 // followed), removed when the run ends. A run killed before it could remove its folder leaves it behind:
 // the next spill in the same place removes the folders whose runs are gone, told from live ones in any PID
 // namespace (spill-liveness.ts). Reads and writes are whole (a short read means the folder was changed
-// under dedup, and is said). A folder that cannot be made is said in one line with the folder and the way out.
+// under dedup, and is said). A folder that cannot be made, and a disk that fills, are said in one line with
+// the folder and the way out: dedup writes to the index only once its spill is written, so neither leaves
+// anything half written there.
 import { closeSync, lstatSync, mkdtempSync, openSync, readdirSync, readlinkSync, readSync, rmSync, statfsSync, writeSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -20,8 +22,14 @@ export interface SpillTiming {
   staleAfterMs?: number;
 }
 
+/** The spill folders this process holds, and the file behind each descriptor they made (named when its disk fills). */
+const held = new Set<SpillFolder>();
+const fileOf = new Map<number, { folder: SpillFolder; name: string }>();
+
 export class SpillFolder {
   readonly path: string;
+  /** Bytes what spills here expects to write in all, when it knows (0: not known): said when the disk fills. */
+  expectedBytes = 0;
   private readonly files: number[] = [];
 
   /** `parent`: where the folder is made (default: the system's temporary folder). */
@@ -29,19 +37,25 @@ export class SpillFolder {
     removeAbandonedSpills(parent, timing.staleAfterMs ?? STALE_AFTER_MS);
     this.path = madeIn(parent);
     startBeating(this.path, timing.beatMs ?? BEAT_MS);
+    held.add(this);
   }
 
   /** A new file in the folder, open for reading and writing (closed with the folder). */
   create(name: string): number {
     const fd = openSync(path.join(this.path, name), 'wx+', 0o600);
     this.files.push(fd);
+    fileOf.set(fd, { folder: this, name });
     return fd;
   }
 
   /** Closes its files and removes the folder. */
   remove(): void {
     stopBeating(this.path);
-    for (const fd of this.files.splice(0)) closeSync(fd);
+    held.delete(this);
+    for (const fd of this.files.splice(0)) {
+      fileOf.delete(fd);
+      closeSync(fd);
+    }
     rmSync(this.path, { recursive: true, force: true });
   }
 }
@@ -102,9 +116,15 @@ function spillDirMessage(parent: string, why: string): OptionMessage {
   return (o) => `${o('limits.spillDir')} ${parent}: ${why}; give a folder near-dup may write to, or leave the option out to use the system's temporary folder`;
 }
 
-/** Writes every byte, where the file is at (appending), or from `position`. */
+/** Writes every byte, where the file is at (appending), or from `position`; a full disk is said with its folder and what the spill needs. */
 export function writeAll(fd: number, bytes: Uint8Array, position?: number): void {
-  for (let at = 0; at < bytes.length; ) at += writeSync(fd, bytes, at, bytes.length - at, position === undefined ? null : position + at);
+  let at = 0;
+  try {
+    while (at < bytes.length) at += writeSync(fd, bytes, at, bytes.length - at, position === undefined ? null : position + at);
+  } catch (err) {
+    if (!isDiskFull(err)) throw err;
+    throw diskFull(fd, bytes.length - at);
+  }
 }
 
 export function readAll(fd: number, into: Uint8Array, position: number): void {
@@ -128,6 +148,80 @@ export function foldCheck(check: number, value: number): number {
 export function freeBytes(folder: string): number {
   const stats = statfsSync(folder);
   return stats.bavail * stats.bsize;
+}
+
+/**
+ * Refuses, before it is written, what would not fit the disk of `folder`: `bytes` for `what`, said with
+ * both sizes and the way out (nothing has been written to the index when dedup asks).
+ */
+export function requireRoom(folder: SpillFolder, bytes: number, what: string, free = freeBytes(folder.path)): void {
+  if (bytes <= free) return;
+  const parent = path.dirname(folder.path);
+  throw new UserError(
+    (o) =>
+      `the disk of ${parent} has ${size(Math.max(0, free))} free, and dedup needs ${size(bytes)} more there for ${what}; nothing was written to the index: ${makeRoom(o)}`,
+  );
+}
+
+function isDiskFull(err: unknown): boolean {
+  const code = (err as NodeJS.ErrnoException).code;
+  return code === 'ENOSPC' || code === 'EDQUOT';
+}
+
+/** The disk of a spill file filled while `left` bytes were still to be written to it. */
+function diskFull(fd: number, left: number): UserError {
+  const file = fileOf.get(fd);
+  const spill = file?.folder.path ?? folderOf(fd);
+  const parent = spill ? path.dirname(spill) : undefined;
+  // (A worker thread holds no folder of its own: what was written is not known there.)
+  const written = parent && held.size > 0 ? bytesHeld(parent) : undefined;
+  const expected = parent ? [...held].filter((f) => path.dirname(f.path) === parent).reduce((sum, f) => sum + f.expectedBytes, 0) : 0;
+  const needs =
+    written !== undefined && expected > written
+      ? `about ${size(Math.max(left, expected - written))} more there (${size(expected)} in all, ${size(written)} written)`
+      : `at least ${size(left)} more there${written === undefined ? '' : ` (beside the ${size(written)} written)`}`;
+  const name = `${file?.name ?? 'a file'} of its spill${spill ? ` ${spill}` : ''}`;
+  const free = parent ? ` (${size(Math.max(0, freeBytes(parent)))} free)` : '';
+  return new UserError((o) => `the disk of ${parent ?? "dedup's spill"} is full${free}: dedup could not write ${name}, which needs ${needs}; nothing was written to the index: ${makeRoom(o)}`);
+}
+
+/**
+ * A full disk said in a worker thread (band-sort-worker.ts) reaches this thread as a plain Error with its
+ * message alone (all a thread's error keeps): made the UserError it was, the option named as the caller names it.
+ */
+export function fromWorker(err: unknown): unknown {
+  if (!(err instanceof Error) || err instanceof UserError || !/^the disk of .* is full/.test(err.message)) return err;
+  const message = err.message;
+  return new UserError((o) => message.replaceAll('limits.spillDir', o('limits.spillDir')));
+}
+
+/** The folder of a file dedup opened by path (a worker's), where the system says (Linux); undefined elsewhere. */
+function folderOf(fd: number): string | undefined {
+  try {
+    return path.dirname(readlinkSync(`/proc/self/fd/${fd}`));
+  } catch {
+    return undefined;
+  }
+}
+
+/** Bytes in the spill folders this process holds in `parent`. */
+function bytesHeld(parent: string): number {
+  let bytes = 0;
+  for (const folder of held) {
+    if (path.dirname(folder.path) !== parent) continue;
+    for (const name of readdirSync(folder.path)) bytes += lstatSync(path.join(folder.path, name), { throwIfNoEntry: false })?.size ?? 0;
+  }
+  return bytes;
+}
+
+function makeRoom(o: (key: string) => string): string {
+  return `free room there, or give ${o('limits.spillDir')} a folder on a disk with room, and run the same command again`;
+}
+
+function size(bytes: number): string {
+  if (bytes >= 1024 ** 3) return `${(bytes / 1024 ** 3).toFixed(1)} GB`;
+  if (bytes >= 1024 ** 2) return `${(bytes / 1024 ** 2).toFixed(1)} MB`;
+  return `${Math.ceil(bytes / 1024)} KB`;
 }
 
 /** The spill folders in `parent` whose runs are gone (spill-liveness.ts): removed, when they are folders of this user. */
