@@ -42,7 +42,9 @@ export async function replaceFile(file: string, data: string | Uint8Array, optio
   // Beside the file (a rename does not cross file systems), hidden, its name cut to stay within NAME_MAX.
   const tmp = path.join(dir, `.${path.basename(file).slice(0, 200)}.${randomBytes(8).toString('hex')}.tmp`);
   // 'wx': O_CREAT|O_EXCL. Fails on anything already there, a symbolic link included, instead of following it.
-  const handle = await open(tmp, 'wx', options.mode ?? 0o666);
+  const handle = await open(tmp, 'wx', options.mode ?? 0o666).catch((err: unknown) => {
+    throw diskFull(err, file, Buffer.byteLength(data));
+  });
   let renamed = false;
   try {
     try {
@@ -53,10 +55,19 @@ export async function replaceFile(file: string, data: string | Uint8Array, optio
     }
     await rename(tmp, file);
     renamed = true;
+  } catch (err) {
+    throw diskFull(err, file, Buffer.byteLength(data));
   } finally {
     if (!renamed) await unlink(tmp).catch(() => undefined);
   }
   await syncFolder(dir);
+}
+
+/** A full disk said with the file, its folder and the way out (the old file is left whole); any other error as it is. */
+function diskFull(err: unknown, file: string, bytes: number): unknown {
+  const code = (err as NodeJS.ErrnoException).code;
+  if (code !== 'ENOSPC' && code !== 'EDQUOT') return err;
+  return new UserError(`cannot write ${file}: the disk of ${path.dirname(path.resolve(file))} is full (${bytes.toLocaleString('en')} bytes to write; the file as it was is kept); free room there, and run the same command again`);
 }
 
 /**

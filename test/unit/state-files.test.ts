@@ -2,9 +2,12 @@
 // name of a temporary file, of a state file, of near-dup's state folder, of the errors file or of the
 // dedup journal's pairs leaves the file it points to as it was; a failed write leaves no temporary file.
 import { lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import fsp from 'node:fs/promises';
+import { syncBuiltinESMExports } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, expect, it } from 'vitest';
+import { UserError } from '../../src/errors.js';
 import { type Checkpoint, readCheckpoint, writeCheckpoint, writeJsonFile } from '../../src/jobs/checkpoint.js';
 import { DocNumbers } from '../../src/jobs/dedup/doc-numbers.js';
 import { DedupJournal, type DedupRunPlan } from '../../src/jobs/dedup/journal.js';
@@ -111,6 +114,44 @@ it('the errors file is not appended to through a link to a file; a link to a dev
   plain.add({ id: 'd', reason: 'refused' });
   await plain.close();
   expect(readFileSync(path.join(dir, 'errors.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l).id)).toEqual(['c', 'd']);
+});
+
+it('an errors file on a full disk does not stop the job listing into it: each failure is counted, and closing says the file, its disk and the way out', async () => {
+  const errors = new ErrorsFile('/dev/full'); // every write: ENOSPC
+  for (let k = 0; k < 50; k++) errors.add({ id: `doc-${k}`, reason: 'refused' });
+  await new Promise((resolve) => setTimeout(resolve, 50)); // the writes fail meanwhile
+  errors.add({ id: 'doc-50', reason: 'refused' });
+  expect(errors.count).toBe(51);
+  const refused = await errors.close().catch((err: unknown) => err);
+  expect(refused).toBeInstanceOf(UserError);
+  expect((refused as Error).message).toBe(
+    'the errors file /dev/full could not be written (the disk of /dev is full): 51 documents failed, not all of them listed there; free room there, or give errorsFile a file elsewhere, and run the same command again',
+  );
+});
+
+it('a state file on a full disk is said with the file and its folder, and the old file is kept whole', async () => {
+  const file = path.join(dir, 'state.json');
+  await writeCheckpoint(file, checkpoint());
+  const before = readFileSync(file, 'utf8');
+  const open = fsp.open;
+  fsp.open = (async (...args: Parameters<typeof open>) => {
+    const handle = await open(...args);
+    handle.writeFile = async () => {
+      throw Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' });
+    };
+    return handle;
+  }) as typeof open;
+  syncBuiltinESMExports();
+  try {
+    await expect(writeCheckpoint(file, { ...checkpoint(), counts: { annotated: 4 } })).rejects.toThrow(
+      new UserError(`cannot write ${file}: the disk of ${dir} is full (${Buffer.byteLength(before).toLocaleString('en')} bytes to write; the file as it was is kept); free room there, and run the same command again`),
+    );
+  } finally {
+    fsp.open = open;
+    syncBuiltinESMExports();
+  }
+  expect(readFileSync(file, 'utf8')).toBe(before);
+  expect(temporaries(dir)).toEqual([]);
 });
 
 it("the dedup journal's pairs are not appended to, nor cut, through a link", async () => {
