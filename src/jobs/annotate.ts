@@ -782,8 +782,12 @@ class AnnotateRun {
 
   async close(): Promise<void> {
     await this.pool.close();
-    await this.errors.close();
-    await this.saveCheckpoint(this.complete).catch(() => undefined);
+    // (An errors file its disk could not take is said, after the checkpoint is saved.)
+    try {
+      await this.errors.close();
+    } finally {
+      await this.saveCheckpoint(this.complete).catch(() => undefined);
+    }
   }
 
   summary(): AnnotateSummary {

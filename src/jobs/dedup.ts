@@ -22,7 +22,7 @@ import { clusterWarnings } from './dedup/cluster-guard.js';
 import { storedPath, type StoredField } from '../stored/layout.js';
 import { paramsShape } from '../stored/read.js';
 import { peakMemoryMb, UsageMeter } from './usage.js';
-import { createWriteStream, type WriteStream } from 'node:fs';
+import type { WriteStream } from 'node:fs';
 import { DEFAULT_PREFIX } from '../annotation.js';
 import type { EngineClient } from '../engine/client.js';
 import { locationOf } from '../engine/doc-location.js';
@@ -50,7 +50,7 @@ import { PairsIndex } from './dedup/pairs-index.js';
 import { SharePass } from './dedup/share-pass.js';
 import { type SharedPairs, sharedPairs } from './dedup/shares-final.js';
 import { checkPairsIndexName, checkShareCount, parseShare, runName, shareName, type ShareRunIdentity } from './dedup/share-plan.js';
-import { openForWriting } from './file-writes.js';
+import { closeStream as closeWritten, openForWriting, streamInto } from './file-writes.js';
 import { chooseParams, type ParamsDamage } from './params-held.js';
 
 export type { CanonicalRule, ClusterMethod, DedupCluster };
@@ -658,7 +658,7 @@ function pairPieces(client: EngineClient, job: DedupSettings, run: DedupRun, kin
     keepTokens: run.job.compare.canonical === 'longest',
     expected,
   });
-  const pairsOut = job.output.pairsFile ? createWriteStream(job.output.pairsFile, { fd: openForWriting(job.output.pairsFile, { what: '--pairs' }) }) : undefined;
+  const pairsOut = job.output.pairsFile ? streamInto(job.output.pairsFile, openForWriting(job.output.pairsFile, { what: '--pairs' })) : undefined;
   const pieces: PairPieces = {
     numbers,
     store,
@@ -971,7 +971,7 @@ function signatureReader(client: EngineClient, index: string, scope: Record<stri
 }
 
 function closeStream(stream: WriteStream): Promise<void> {
-  return new Promise((resolve, reject) => stream.end((err?: Error | null) => (err ? reject(err) : resolve())));
+  return closeWritten(stream, 'the pairs verified until then are in it');
 }
 
 /** A canonical field or date field that the mapping does not have is a typo (`--canonical longst`), not a field. */

@@ -16,7 +16,7 @@
 // - near-dup's own state folder (.near-dup) must be a real folder of the user running near-dup: one that is
 //   a symbolic link, or another user's, is refused. Folders in a path the user typed are the user's choice.
 import { randomBytes } from 'node:crypto';
-import { closeSync, constants, fstatSync, openSync } from 'node:fs';
+import { closeSync, constants, createWriteStream, fstatSync, openSync, type WriteStream } from 'node:fs';
 import { lstat, mkdir, open, rename, stat, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import { UserError } from '../errors.js';
@@ -42,8 +42,9 @@ export async function replaceFile(file: string, data: string | Uint8Array, optio
   // Beside the file (a rename does not cross file systems), hidden, its name cut to stay within NAME_MAX.
   const tmp = path.join(dir, `.${path.basename(file).slice(0, 200)}.${randomBytes(8).toString('hex')}.tmp`);
   // 'wx': O_CREAT|O_EXCL. Fails on anything already there, a symbolic link included, instead of following it.
+  const kept = `${Buffer.byteLength(data).toLocaleString('en')} bytes to write; the file as it was is kept`;
   const handle = await open(tmp, 'wx', options.mode ?? 0o666).catch((err: unknown) => {
-    throw diskFull(err, file, Buffer.byteLength(data));
+    throw diskFullError(err, file, kept);
   });
   let renamed = false;
   try {
@@ -56,18 +57,37 @@ export async function replaceFile(file: string, data: string | Uint8Array, optio
     await rename(tmp, file);
     renamed = true;
   } catch (err) {
-    throw diskFull(err, file, Buffer.byteLength(data));
+    throw diskFullError(err, file, kept);
   } finally {
     if (!renamed) await unlink(tmp).catch(() => undefined);
   }
   await syncFolder(dir);
 }
 
-/** A full disk said with the file, its folder and the way out (the old file is left whole); any other error as it is. */
-function diskFull(err: unknown, file: string, bytes: number): unknown {
+/** A full disk said with the file, its folder, what became of the file (`kept`) and the way out; any other error as it is. */
+export function diskFullError(err: unknown, file: string, kept: string): unknown {
   const code = (err as NodeJS.ErrnoException).code;
   if (code !== 'ENOSPC' && code !== 'EDQUOT') return err;
-  return new UserError(`cannot write ${file}: the disk of ${path.dirname(path.resolve(file))} is full (${bytes.toLocaleString('en')} bytes to write; the file as it was is kept); free room there, and run the same command again`);
+  return new UserError(`cannot write ${file}: the disk of ${path.dirname(path.resolve(file))} is full (${kept}); free room there, and run the same command again`);
+}
+
+/** A stream into `file` (opened with openForWriting or openForAppend) whose failure, a full disk, does not end the process: it is said by closeStream. */
+export function streamInto(file: string, fd: number): WriteStream {
+  const stream = createWriteStream(file, { fd });
+  const written: { file: string; failure?: Error } = { file };
+  streams.set(stream, written);
+  stream.on('error', (err) => void (written.failure ??= err));
+  return stream;
+}
+
+/** Each stream of streamInto: its file, and its first failure. */
+const streams = new WeakMap<WriteStream, { file: string; failure?: Error }>();
+
+/** Ends a stream of streamInto; its first failure is said (`kept`: what the file holds then). */
+export async function closeStream(stream: WriteStream, kept: string): Promise<void> {
+  await new Promise<void>((resolve) => stream.end(() => resolve()));
+  const written = streams.get(stream);
+  if (written?.failure) throw diskFullError(written.failure, written.file, kept);
 }
 
 /**

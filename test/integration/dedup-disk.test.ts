@@ -1,8 +1,9 @@
 // dedup and the disk it spills to, on real engines: a disk that fills while the clusters are about to be
 // written leaves each cluster as it was, says the folder and what it needs, and the same command run again
-// writes each cluster as it will be; a --spill-dir dedup cannot make its folder in is one line naming it and
-// the way out, exit code 1. The full disk is injected at the file system's write (node:fs's writeSync, as
-// every import of it sees it), for the file named, so that no root is needed for a small file system.
+// writes each cluster as it will be; a --spill-dir dedup cannot make its folder in, and a --pairs file on a
+// full disk, are one line naming it and the way out, exit code 1. The full spill disk is injected at the file
+// system's write (node:fs's writeSync, as every import of it sees it), for the file named, so that no root is
+// needed for a small file system; /dev/full is a full disk for --pairs.
 import fs, { mkdtempSync, readdirSync, readlinkSync, symlinkSync, writeFileSync } from 'node:fs';
 import { syncBuiltinESMExports } from 'node:module';
 import os from 'node:os';
@@ -95,6 +96,17 @@ forEachEngine('dedup and its disk', (ctx) => {
       }
     });
   }
+
+  it.skipIf(process.platform !== 'linux')('--pairs on a full disk (/dev/full): one line naming the file and its folder, exit code 1, nothing written to the index', async () => {
+    const index = ctx.index('pairs-full');
+    await indexSignatures(ctx.client, index, families(3));
+    const run = await runCli(['dedup', '--url', ctx.engine.url, '--index', index, '--pairs', '/dev/full'], { cwd: mkdtempSync(path.join(tmp, 'pairs-')) }).done;
+    expect({ code: run.code, last: run.stderr.trimEnd().split('\n').pop() }).toEqual({
+      code: 1,
+      last: 'near-dup: cannot write /dev/full: the disk of /dev is full (the pairs verified until then are in it); free room there, and run the same command again',
+    });
+    expect([...(await clusterFields(ctx.client, index)).values()].every((fields) => JSON.parse(fields)?.cluster_id === undefined)).toBe(true);
+  });
 
   it('a --spill-dir that is a file, missing, a dangling link or a place no folder can be made: one line naming it and the way out, exit code 1', async () => {
     const index = ctx.index('spill-dir');

@@ -2,6 +2,7 @@
 // name of a temporary file, of a state file, of near-dup's state folder, of the errors file or of the
 // dedup journal's pairs leaves the file it points to as it was; a failed write leaves no temporary file.
 import { lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import { syncBuiltinESMExports } from 'node:module';
 import os from 'node:os';
@@ -125,7 +126,7 @@ it('an errors file on a full disk does not stop the job listing into it: each fa
   const refused = await errors.close().catch((err: unknown) => err);
   expect(refused).toBeInstanceOf(UserError);
   expect((refused as Error).message).toBe(
-    'the errors file /dev/full could not be written (the disk of /dev is full): 51 documents failed, not all of them listed there; free room there, or give errorsFile a file elsewhere, and run the same command again',
+    'cannot write /dev/full: the disk of /dev is full (51 documents failed, not all of them listed there); free room there, and run the same command again',
   );
 });
 
@@ -152,6 +153,30 @@ it('a state file on a full disk is said with the file and its folder, and the ol
   }
   expect(readFileSync(file, 'utf8')).toBe(before);
   expect(temporaries(dir)).toEqual([]);
+});
+
+it("the dedup journal's pairs on a full disk are said with the file, and its last checkpoint stands for --resume", async () => {
+  const file = path.join(dir, '.near-dup', 'dedup-docs.run.json');
+  const plan: DedupRunPlan = { index: 'docs', uuids: 'u', params: 'p', prefix: 'near_dup', minSimilarity: 0.5, bucketChunk: 10, pass: 'bands', partitions: 2 };
+  const documents = new DocNumbers();
+  const journal = (await DedupJournal.start(file, plan)).namesBy(documents);
+  journal.add({ na: documents.numberOf('x'), nb: documents.numberOf('y'), jaccard: 0.9, hamming: 1 });
+  const append = fs.appendFileSync;
+  fs.appendFileSync = () => {
+    throw Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' });
+  };
+  syncBuiltinESMExports();
+  try {
+    const refused = await journal.checkpoint(1, { buckets: 1, candidatePairs: 1, verifiedPairs: 1 }).catch((err: unknown) => err);
+    expect(refused).toBeInstanceOf(UserError);
+    expect((refused as Error).message).toBe(
+      `cannot write ${file}.pairs.jsonl: the disk of ${path.dirname(file)} is full (what its last checkpoint counted stands: --resume goes on from there); free room there, and run the same command again`,
+    );
+  } finally {
+    fs.appendFileSync = append;
+    syncBuiltinESMExports();
+  }
+  expect((await readCheckpoint(file))?.counts).toMatchObject({ partitionsDone: 0, pairsBytes: 0 });
 });
 
 it("the dedup journal's pairs are not appended to, nor cut, through a link", async () => {

@@ -11,7 +11,7 @@ import { appendFileSync, fsyncSync, closeSync } from 'node:fs';
 import { readFile, rm } from 'node:fs/promises';
 import { UserError } from '../../errors.js';
 import { readCheckpoint, writeCheckpoint } from '../checkpoint.js';
-import { openForAppend, truncateFile } from '../file-writes.js';
+import { diskFullError, openForAppend, truncateFile } from '../file-writes.js';
 import type { DocIds } from './doc-numbers.js';
 import { namedPairs, type NumberedPair, type VerifiedPair } from './pair-verifier.js';
 
@@ -146,6 +146,8 @@ export class DedupJournal {
     try {
       appendFileSync(fd, text);
       fsyncSync(fd);
+    } catch (err) {
+      throw diskFullError(err, DedupJournal.pairsFile(this.file), 'what its last checkpoint counted stands: --resume goes on from there');
     } finally {
       closeSync(fd);
     }
