@@ -7,7 +7,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, truncateSync, watch, wr
 import os from 'node:os';
 import path from 'node:path';
 import fc from 'fast-check';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type GatherTask, gatherBands } from '../../src/jobs/dedup/band-gather.js';
 import { MembersOnDisk, sortedToFiles } from '../../src/jobs/dedup/band-members-file.js';
 import { bandSets, verifyBandOf, verifyBands } from '../../src/jobs/dedup/band-pass.js';
@@ -19,6 +19,7 @@ import { BucketChecker } from '../../src/jobs/dedup/bucket-checker.js';
 import { DocNumbers } from '../../src/jobs/dedup/doc-numbers.js';
 import { RangeRecords } from '../../src/jobs/dedup/range-records.js';
 import { SignatureSpill } from '../../src/jobs/dedup/signature-spill.js';
+import { beaterOnline } from '../../src/jobs/dedup/spill-liveness.js';
 import { keyRange } from '../../src/jobs/dedup/share-plan.js';
 import { shareTable } from '../../src/jobs/dedup/share-table.js';
 import { type RecordLayout, RecordReader, recordBytes } from '../../src/jobs/dedup/spill-records.js';
@@ -26,6 +27,8 @@ import { BANDS, corpus, type Doc, memoryPass, newVerifier, type Outcome, outcome
 
 const scratch = mkdtempSync(path.join(os.tmpdir(), 'nd-gather-'));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
+// The thread that touches spill folders (spill-liveness.ts) running before any test counts this process's descriptors.
+beforeAll(() => beaterOnline());
 
 function spillOf(docs: Doc[], numbers?: DocNumbers, valueBits: 16 | 32 = 32): SignatureSpill {
   const spill = new SignatureSpill(scratch, numbers, { valueBits });
