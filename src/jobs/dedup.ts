@@ -18,6 +18,9 @@
 // verifies the buckets of its share of the band-key hashes and writes their pairs to a pairs index
 // (dedup/share-pass.ts); the final step (--from-shares N) takes every share's pairs, checked, in their
 // place (dedup/shares-final.ts), then cuts and writes back as above.
+// A run that writes holds a lock on the indices in the engine while it runs (dedup/run-lock.ts): a second one
+// is refused, naming the first. A run that records its state notes where its view of each shard began and
+// ended (dedup/run-marks.ts), so that the next incremental run reads every document written meanwhile.
 import { clusterWarnings } from './dedup/cluster-guard.js';
 import { storedPath, type StoredField } from '../stored/layout.js';
 import { paramsShape } from '../stored/read.js';
@@ -41,6 +44,8 @@ import { type IncrementalSettings, incrementalPass } from './dedup/incremental-p
 import { PairVerifier, type VerifiedPair } from './dedup/pair-verifier.js';
 import { type SignatureReader, SignatureStore, storedFields } from './dedup/signature-store.js';
 import { continues, type DedupState, defaultStatePath, readDedupState, writeDedupState } from './dedup/state.js';
+import { type LockSettings, lockHolder, RunLock, writingUnder } from './dedup/run-lock.js';
+import { RunView } from './dedup/run-marks.js';
 import { type CanonicalRule, type ClusterMethod, CLUSTER_METHODS, type Cut, cutFamilies } from './dedup/cluster-cut.js';
 import type { DedupCluster } from './dedup/cluster-list.js';
 import type { ClusterList } from './dedup/cluster-list.js';
@@ -49,7 +54,7 @@ import { ErrorsFile } from './errors-file.js';
 import { PairsIndex } from './dedup/pairs-index.js';
 import { SharePass } from './dedup/share-pass.js';
 import { type SharedPairs, sharedPairs } from './dedup/shares-final.js';
-import { checkPairsIndexName, checkShareCount, parseShare, runName, shareName, type ShareRunIdentity } from './dedup/share-plan.js';
+import { checkPairsIndexName, checkShareCount, markerId, parseShare, runName, shareName, type ShareRunIdentity } from './dedup/share-plan.js';
 import { closeStream as closeWritten, openForWriting, streamInto } from './file-writes.js';
 import { chooseParams, type ParamsDamage } from './params-held.js';
 
@@ -201,6 +206,8 @@ export interface DedupOptions extends FlatDedupOptions {
   fromShares?: number;
   /** Where the shares of a split run write their pairs and progress (dedupShare), and the final step reads them. */
   pairsIndex?: string;
+  /** The lock a run that writes holds while it runs: where it is kept, and its lease (dedup/run-lock.ts). */
+  lock?: LockSettings;
   onProgress?: DedupProgress;
 }
 
@@ -220,6 +227,7 @@ export interface DedupSettings {
   output: { dryRun: boolean; pairsFile?: string; collectMatches: boolean; errorsFile?: string };
   fromShares?: number;
   pairsIndex?: string;
+  lock: LockSettings;
   onProgress?: DedupProgress;
 }
 
@@ -245,6 +253,7 @@ export function resolveDedupOptions(options: DedupOptions): DedupSettings {
     output: { ...output, dryRun: output.dryRun ?? false, collectMatches: output.collectMatches ?? false },
     fromShares: options.fromShares,
     pairsIndex: options.pairsIndex,
+    lock: options.lock ?? {},
     onProgress: options.onProgress,
   };
 }
@@ -256,7 +265,7 @@ export interface DedupSummary {
   params: string;
   /** full: every bucket of the index; incremental: only what documents annotated since the last run touch. */
   mode: 'full' | 'incremental';
-  /** Documents annotated since the last run (incremental mode). */
+  /** Documents annotated since the last run, or written since its view of the index ended (incremental mode). */
   newDocuments?: number;
   documents: number;
   /**
@@ -415,23 +424,59 @@ export async function dedupIndex(client: EngineClient, options: DedupOptions): P
   checkSettings(job);
   const progress: Progress = (stage, done, total) => job.onProgress?.({ stage, done, total, elapsedSeconds: (performance.now() - started) / 1000 });
   let run: DedupRun | undefined;
+  let lock: RunLock | undefined;
+  let view: RunView | undefined;
   try {
     run = await prepareRun(client, job);
+    lock = await lockRun(client, job, run);
+    // Where this run's view begins, before it reads anything (only a run that records its state needs it;
+    // the final step of a split run clusters what its shares read, earlier).
+    view = job.output.dryRun || job.fromShares !== undefined ? undefined : await RunView.open(client, job.index);
     const pairs = await findPairs(client, job, run, progress);
     const found = performance.now();
     const cut = await cutClusters(run, pairs.pieces);
     const clustered = performance.now();
     const errors = ErrorsFile.forIndex(job.index, job.output.errorsFile);
-    const written = await writeClusters(client, job, run, pairs, cut, errors);
-    const containment = job.compare.containment === undefined ? undefined : await findContainment(client, job, { prefix: run.job.compare.prefix, scope: run.scope, params: run.params, pageSize: run.job.limits.pageSize, errors, progress });
+    // Every write checks the lock first: a run paused past its lease writes nothing once another took it over.
+    const writer = lock ? writingUnder(lock, client) : client;
+    lock?.check();
+    const written = await writeClusters(writer, job, run, pairs, cut, errors);
+    const containment = job.compare.containment === undefined ? undefined : await findContainment(writer, job, { prefix: run.job.compare.prefix, scope: run.scope, params: run.params, pageSize: run.job.limits.pageSize, errors, progress });
     await errors.close();
-    if (written.complete) await recordCompleteRun(run, pairs.pieces.full);
+    lock?.check();
+    if (written.complete) await recordCompleteRun(run, pairs, view);
     return summarize(client, job, run, pairs, cut, { written, containment, errors }, { started, found, clustered, usage, retriesAtStart });
   } catch (err) {
     throw client.explain(err, job.index);
   } finally {
+    await view?.close();
+    await lock?.release();
     for (const spill of run?.spilled.splice(0) ?? []) spill.close();
   }
+}
+
+/**
+ * The lock of the indices a run writes, one key a concrete index (an alias and one of its indices exclude each
+ * other). A dry run writes nothing and takes none: it says in its notes when another run is writing.
+ */
+async function lockRun(client: EngineClient, job: DedupSettings, run: DedupRun): Promise<RunLock | undefined> {
+  const request = { keys: run.uuids.map((uuid) => `dedup-${uuid}`), what: `dedup of "${job.index}"`, settings: holderSettings(job, run) };
+  if (job.output.dryRun) {
+    const holder = await lockHolder(client, request.keys, job.lock);
+    if (holder) run.notes.push(holder);
+    return undefined;
+  }
+  const lock = await RunLock.take(client, request, job.lock);
+  run.notes.push(...lock.notes);
+  return lock;
+}
+
+/** A run's settings as a refused run names them. */
+function holderSettings(job: DedupSettings, run: DedupRun): string {
+  const { minSimilarity, clusters, canonical, dateField } = job.compare;
+  const rule = typeof canonical === 'object' ? `${canonical.order === 'desc' ? '-' : ''}${canonical.field}` : canonical;
+  const mode = job.fromShares !== undefined ? `final step of ${job.fromShares} shares from ${job.pairsIndex}` : job.state.full ? 'full' : job.state.resume ? 'resumed' : 'incremental where it can';
+  return `${mode}, min similarity ${minSimilarity}, clusters ${clusters}, canonical ${rule}${dateField ? ` by ${dateField}` : ''}, params ${run.params}`;
 }
 
 /** Checks the index, chooses the params, counts the documents in scope and reads the last run's state. */
@@ -473,7 +518,7 @@ async function findPairs(client: EngineClient, job: DedupSettings, run: DedupRun
   if (job.fromShares !== undefined) return findSharedPairs(client, job, run, job.fromShares);
   if (continues(run.saved, run.current)) {
     const pieces = pairPieces(client, job, run, 'incremental');
-    const result = await incrementalPass(client, pieces.store, pieces.verifier, incrementalSettings(job, run, run.saved.lastRunAt, progress));
+    const result = await incrementalPass(client, pieces.store, pieces.verifier, incrementalSettings(job, run, run.saved, progress));
     if (!result.tooLarge) return { pieces, incremental: true, decided: result.decided, newDocuments: result.newDocuments };
     run.notes.push(`the families the ${result.newDocuments} new documents touch needed ${result.tooLarge.lookups} lookups or more; this run is a full one instead`);
     if (pieces.pairsOut) await closeStream(pieces.pairsOut);
@@ -559,6 +604,8 @@ export interface ShareSummary {
   retries: RetrySnapshot;
   timing: { cpuSeconds: number; engineWaitSeconds: number };
   errorsFile?: string;
+  /** What the share decided that the user should know (a killed attempt's lock taken over). */
+  notes: string[];
 }
 
 /**
@@ -576,12 +623,20 @@ export async function dedupShare(client: EngineClient, options: DedupShareOption
   const share = parseShare(options.share);
   const progress: Progress = (stage, done, total) => job.onProgress?.({ stage, done, total, elapsedSeconds: (performance.now() - started) / 1000 });
   let run: DedupRun | undefined;
+  let lock: RunLock | undefined;
   try {
     // Dry, as far as the index goes: a share writes nothing there (the index may even be blocked for writes meanwhile).
     run = await prepareRun(client, { ...job, state: { ...job.state, full: true }, output: { ...job.output, dryRun: true } });
     const pairsIndex = await PairsIndex.open(client, options.pairsIndex);
     const identity = await shareIdentity(client, job.index, run, share.count);
     const name = runName(identity);
+    // A share writes only its own marker and pages: it locks them, not the index (the shares of one run go on
+    // side by side, each in its own process; the same share started twice would overwrite its own pages).
+    lock = await RunLock.take(
+      client,
+      { keys: [`share-${pairsIndex.name}-${markerId(name, share)}`], what: `dedup share ${shareName(share)} of "${job.index}" into ${pairsIndex.name}`, settings: `run ${name}, min similarity ${job.compare.minSimilarity}, params ${run.params}` },
+      job.lock,
+    );
     const pieces = pairPieces(client, { ...job, output: { ...job.output, pairsFile: undefined, collectMatches: false } }, run, 'full');
     const damaged = () => pieces.store.damagedCount + (run as DedupRun).damagedParams.count;
     pieces.share = new SharePass(client, pieces.store, pieces.verifier, {
@@ -596,6 +651,7 @@ export async function dedupShare(client: EngineClient, options: DedupShareOption
       onProgress: progress,
     });
     const outcome = await pieces.share.run();
+    lock.check();
     const errors = ErrorsFile.forIndex(job.index, job.output.errorsFile);
     nameDamaged(errors, run, pieces.store);
     await errors.close();
@@ -624,10 +680,12 @@ export async function dedupShare(client: EngineClient, options: DedupShareOption
       retries: client.retries.since(retriesAtStart),
       timing: usage.read(),
       errorsFile: errors.count > 0 ? errors.file : undefined,
+      notes: lock.notes,
     };
   } catch (err) {
     throw client.explain(err, job.index);
   } finally {
+    await lock?.release();
     for (const spill of run?.spilled.splice(0) ?? []) spill.close();
   }
 }
@@ -691,13 +749,14 @@ function spilledIds(run: DedupRun, spillDir: string | undefined): SpilledIds {
   return ids;
 }
 
-/** What the incremental pass reads: the documents annotated since `since`, and their neighbourhood. */
-function incrementalSettings(job: DedupSettings, run: DedupRun, since: string, progress: Progress): IncrementalSettings {
+/** What the incremental pass reads: the documents annotated or written since the last run, and their neighbourhood. */
+function incrementalSettings(job: DedupSettings, run: DedupRun, saved: DedupState, progress: Progress): IncrementalSettings {
   return {
     index: job.index,
     prefix: run.job.compare.prefix,
     scope: run.scope,
-    since,
+    since: saved.lastRunAt,
+    marks: saved.marks,
     bucketChunk: run.job.limits.bucketChunk,
     pageSize: run.job.limits.pageSize,
     // A family is cut as a whole, so it is read whole; past a tenth of the index a full run is cheaper.
@@ -792,10 +851,32 @@ function nameDamaged(errors: ErrorsFile, run: DedupRun, store: SignatureStore): 
   for (const d of run.damagedParams.documents) errors.add({ id: d.id, index: d.index, reason: `stored signature left out of dedup: ${d.reason}; ${fix}` });
 }
 
-/** A complete run: nothing is left to resume, and the next run may be an incremental one from this run's start. */
-async function recordCompleteRun(run: DedupRun, full: FullPass | undefined): Promise<void> {
-  await full?.journal?.finish();
-  await writeDedupState(run.job.state.stateFile, { version: 1, ...run.current, lastRunAt: run.runStartedAt });
+/**
+ * A complete run: nothing is left to resume, and the next run may be an incremental one from where this run's
+ * view ended (its marks, and its start or the annotated_at of what was signed before it and written meanwhile).
+ * When that cannot be told (the engine fails the reads it takes), the state of the run before is kept: the
+ * next run then reads more than it needs, and misses nothing.
+ */
+async function recordCompleteRun(run: DedupRun, pairs: PairsFound, view: RunView | undefined): Promise<void> {
+  await pairs.pieces.full?.journal?.finish();
+  let settled: { since: string; marks?: DedupState['marks']; note?: string };
+  try {
+    settled = view ? await view.settle(run.scope, run.job.compare.prefix, run.runStartedAt) : { since: splitRunStart(run, pairs) };
+  } catch (err) {
+    run.notes.push(`this run's state was not recorded (${(err as Error).message}): the next run starts from the run before it`);
+    return;
+  }
+  if (settled.note) run.notes.push(settled.note);
+  await writeDedupState(run.job.state.stateFile, { version: 1, ...run.current, lastRunAt: settled.since, ...(settled.marks ? { marks: settled.marks } : {}) });
+}
+
+/**
+ * The final step of a split run clusters what its shares read, from the first share's start: documents
+ * annotated after that are new to the next run (the shares note no marks of their own).
+ */
+function splitRunStart(run: DedupRun, pairs: PairsFound): string {
+  const starts = (pairs.shared?.shares ?? []).map((s) => Date.parse(s.startedAt)).filter((t) => !Number.isNaN(t));
+  return starts.length > 0 ? new Date(Math.min(...starts, Date.parse(run.runStartedAt))).toISOString() : run.runStartedAt;
 }
 
 /** What the run found, wrote and cost (the summary printed, and returned to a library caller). */
@@ -908,7 +989,7 @@ function checkSettings(job: DedupSettings): void {
     throw new UsageError((o) => `${o('containment')} must be above 0 and at most 1 (the least share of a document inside a larger one, e.g. 0.8), got ${containment}`);
   }
   const { maxCachedSignatures, maxCachedMembers, pageSize, bucketChunk, maxFamilyLookups, bulk } = job.limits;
-  requireWholeNumbers([['maxCachedSignatures', maxCachedSignatures, 1], ['maxCachedMembers', maxCachedMembers, 1], ['pageSize', pageSize, 1], ['bucketChunk', bucketChunk, 4], ['maxFamilyLookups', maxFamilyLookups, 0]]);
+  requireWholeNumbers([['maxCachedSignatures', maxCachedSignatures, 1], ['maxCachedMembers', maxCachedMembers, 1], ['pageSize', pageSize, 1], ['bucketChunk', bucketChunk, 4], ['maxFamilyLookups', maxFamilyLookups, 0], ['leaseSeconds', job.lock.leaseSeconds, 3]]);
   checkBulkOptions(bulk);
   if (!CLUSTER_METHODS.includes(clusters)) {
     throw new UsageError((o) => `${o('clusters')} must be ${CLUSTER_METHODS.join(' or ')} (centres: every duplicate near its canonical; components: whole families), got "${clusters}"`);

@@ -6,6 +6,7 @@ import { securedDefinitions, userPassword } from '../../scripts/engine/secured.m
 
 const definitions = securedDefinitions() as {
   indexPattern: string;
+  lockIndex: string;
   roles: Record<string, { cluster_permissions: string[]; index_permissions: Array<{ index_patterns: string[]; allowed_actions: string[] }> }>;
   users: Record<string, { roles: string[] }>;
 };
@@ -13,14 +14,22 @@ const definitions = securedDefinitions() as {
 const BUILT_IN = ['all_access'];
 
 describe('secured-users.json', () => {
-  it('gives each user roles that exist, and each role only the test indices', () => {
+  it('gives each user roles that exist, and each role only the test indices (and near_dup dedup\'s lock index)', () => {
     for (const [name, user] of Object.entries(definitions.users)) {
       expect(user.roles.length, name).toBeGreaterThan(0);
       for (const role of user.roles) expect([...Object.keys(definitions.roles), ...BUILT_IN], `${name}: ${role}`).toContain(role);
     }
     for (const [name, role] of Object.entries(definitions.roles)) {
-      for (const grant of role.index_permissions) expect(grant.index_patterns, name).toEqual([definitions.indexPattern]);
+      const patterns = role.index_permissions.map((grant) => grant.index_patterns);
+      expect(patterns, name).toEqual(name === 'near_dup' ? [[definitions.indexPattern], [definitions.lockIndex]] : [[definitions.indexPattern]]);
     }
+  });
+
+  it("names dedup's lock index as dedup does, and grants there only what the lock takes", async () => {
+    const { DEFAULT_LOCK_INDEX } = await import('../../src/jobs/dedup/run-lock.js');
+    expect(definitions.lockIndex).toBe(DEFAULT_LOCK_INDEX);
+    const lockGrant = definitions.roles.near_dup.index_permissions[1];
+    expect(lockGrant.allowed_actions.sort()).toEqual(['indices:admin/create', 'indices:data/read/mget[shard]', 'indices:data/write/bulk[s]', 'indices:data/write/index']);
   });
 
   it('has a near_dup user, a read-only user whose role writes nothing, and an administrator', () => {

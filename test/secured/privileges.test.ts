@@ -181,9 +181,10 @@ const SCENARIOS: Scenario[] = [
     args: (_ctx, index) => ['similar', '--index', index, '--id', docs[0].id],
   },
   {
-    // A complete run is recorded (its state file): a refused run leaves it, and starts no journal.
+    // A complete run is recorded (its state file): a refused run leaves it, and starts no journal. Its lock
+    // (near-dup-locks, made by the admin's run in prepare) is read with _mget and taken with _create.
     name: 'dedup-full',
-    needs: SCANS_AND_UPDATES,
+    needs: [...SCANS_AND_UPDATES, 'indices:data/read/mget', 'indices:data/read/mget[shard]', 'indices:data/write/index'],
     prepare: async (ctx, index) => {
       await annotatedAsAdmin(ctx, index);
       asAdmin(ctx, ['dedup', '--index', index, '--full']);

@@ -220,6 +220,7 @@ async function runShare(argv: DedupArgs, canonical: CanonicalRule | undefined): 
   try {
     const summary = await dedupShare(client, options);
     progress.done();
+    for (const note of summary.notes) process.stderr.write(escaped`near-dup: ${note}\n`);
     const what = summary.alreadyComplete
       ? `share ${summary.share} was complete already: ${summary.pairs} pairs in ${summary.pages} documents of ${summary.pairsIndex} (checked); nothing to do`
       : `share ${summary.share}: ${summary.verifiedPairs} of ${summary.candidatePairs} candidate pairs verified in its ${summary.buckets} buckets of ${summary.bands} bands among ${summary.documents} documents, ` +

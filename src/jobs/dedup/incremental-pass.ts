@@ -1,4 +1,6 @@
 // The incremental pass of dedup: only the neighbourhood of what was annotated since the last complete run.
+// New are the documents annotated after its time mark and those written above its marks of each shard,
+// whenever they were signed (a bulk signed before that run and written while or after it ran: run-marks.ts).
 // The new documents, the documents that share a band key or the content hash with them, and every member
 // of the clusters these touch are verified again, so that a document that changed can also split the
 // cluster it was in. When the clusters are cut from families (dedup/cluster-cut.ts), a new document can
@@ -10,6 +12,7 @@ import { valueAt } from '../../annotation.js';
 import type { EngineClient } from '../../engine/client.js';
 import { scanIndex } from '../../engine/scan.js';
 import type { PairVerifier } from './pair-verifier.js';
+import { type ShardMarks, writtenAbove } from './run-marks.js';
 import type { SignatureStore } from './signature-store.js';
 
 /** Cluster ids per query that reads the members of the clusters touched. */
@@ -21,8 +24,10 @@ export interface IncrementalSettings {
   index: string;
   prefix: string;
   scope: Record<string, unknown>;
-  /** The last complete run's start: documents annotated after it are new. */
+  /** The last complete run's time mark: documents annotated after it are new. */
   since: string;
+  /** The last complete run's marks of each shard: documents written above them are new too. */
+  marks?: ShardMarks[];
   /** Neighbours read per new document (the size of one bucket). */
   bucketChunk: number;
   pageSize: number;
@@ -117,22 +122,32 @@ function neighbourQuery(source: Record<string, unknown>, settings: IncrementalSe
 
 /** Each new document against the documents that share a band key or its content hash. */
 async function verifyNewDocuments(client: EngineClient, store: SignatureStore, verifier: PairVerifier, settings: IncrementalSettings): Promise<string[]> {
-  const f = (name: StoredField) => storedPath(settings.prefix, name);
-  const fresh: string[] = [];
-  for await (const page of scanIndex(client, {
-    index: settings.index,
-    query: { bool: { filter: [settings.scope, { range: { [f('annotated_at')]: { gt: settings.since } } }] } },
-    sourceIncludes: [f('bands'), f('content_hash')],
-    pageSize: settings.pageSize,
-    pointInTime: client.pointInTime,
-  })) {
+  const fresh = new Set<string>();
+  for await (const page of newDocuments(client, settings)) {
     for (const hit of page) {
-      fresh.push(hit._id);
+      if (fresh.has(hit._id)) continue;
+      fresh.add(hit._id);
       const response = await client.search(settings.index, neighbourQuery(hit._source ?? {}, settings));
       const ids = [hit._id, ...response.hits.hits.map((h) => h._id)];
       verifier.verifyBucket(ids, await store.load(ids), { anchor: hit._id });
     }
-    settings.onNewDocuments?.(fresh.length);
+    settings.onNewDocuments?.(fresh.size);
   }
-  return fresh;
+  return [...fresh];
+}
+
+/** The documents in scope annotated after the time mark, then those signed before it but written above the marks. */
+async function* newDocuments(client: EngineClient, settings: IncrementalSettings): AsyncGenerator<Array<{ _id: string; _source?: Record<string, unknown> }>> {
+  const f = (name: StoredField) => storedPath(settings.prefix, name);
+  const source = [f('bands'), f('content_hash')];
+  yield* scanIndex(client, {
+    index: settings.index,
+    query: { bool: { filter: [settings.scope, { range: { [f('annotated_at')]: { gt: settings.since } } }] } },
+    sourceIncludes: source,
+    pageSize: settings.pageSize,
+    pointInTime: client.pointInTime,
+  });
+  if (!settings.marks) return;
+  // (Those annotated after the time mark were read above.)
+  yield* writtenAbove(client, settings.marks, { bool: { filter: [settings.scope, { range: { [f('annotated_at')]: { lte: settings.since } } }] } }, source);
 }

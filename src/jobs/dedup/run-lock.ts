@@ -1,0 +1,315 @@
+// The lock of a dedup run, kept in the engine: two runs that write the clusters of one index at once mix
+// their clusters (members of one cluster with another's cluster_size), so a second run is refused while
+// one holds the lock, and the refusal names the holder (host, pid, when it started, its settings).
+//
+// A lock is a document of a small index of near-dup's own (`near-dup-locks`, hidden; one document per thing
+// locked: each concrete index behind the name dedup was given, so that a run over an alias and a run over
+// one of its indices exclude each other). It is taken with `_create` (absent) or an index guarded by
+// `if_seq_no`/`if_primary_term` (free or expired), so that of two runs only one can take it. It holds a lease
+// the holder renews while it runs (every third of the lease, each renewal guarded the same way): a killed
+// run cannot keep it past its lease, and the run that takes it over says so. The lease is read against
+// this machine's clock: the machines that run dedup must agree on the time to well within a lease. A
+// holder on this machine whose process is gone (killed) is known at once, so its lock is taken over without
+// waiting for the lease: the same boot, the same pid namespace (a pid means another process in another
+// container, even under the same host name) and no process of that pid started when it did.
+// Released at the end by writing it free (no delete: the writes above need no other privilege).
+// Input: the client, the keys, what is locked and the holder's settings. Output: the lock, or a refusal.
+import { randomUUID } from 'node:crypto';
+import { readFileSync, readlinkSync } from 'node:fs';
+import os from 'node:os';
+import type { EngineClient } from '../../engine/client.js';
+import { EngineResponseError } from '../../engine/errors.js';
+import { privilegeRefusal } from '../../engine/refusal.js';
+import { UserError } from '../../errors.js';
+
+/** The index near-dup keeps its locks in, unless told another. */
+export const DEFAULT_LOCK_INDEX = 'near-dup-locks';
+/** How long a lock outlives its holder's last renewal, by default. */
+export const DEFAULT_LEASE_SECONDS = 60;
+
+export interface LockSettings {
+  /** Where the locks are kept (default near-dup-locks). */
+  index?: string;
+  /** The lease (default 60 s): renewed every third of it while the run goes on; a killed run's lock is free this long after its last renewal. */
+  leaseSeconds?: number;
+}
+
+export interface LockRequest {
+  /** One id a thing locked (dedup-UUID for each concrete index). */
+  keys: string[];
+  /** What the holder does, as messages name it: `dedup of "INDEX"`. */
+  what: string;
+  /** The holder's settings, as messages name them. */
+  settings: string;
+}
+
+/** A lock document as it is stored. */
+interface LockDocument {
+  what: string;
+  host: string;
+  pid: number;
+  started_at: string;
+  settings: string;
+  /** Where a run on the same machine can tell whether the holder's process is gone (Linux only). */
+  process: ProcessIdentity | null;
+  /** This holder's own mark: a lock read back with it is this run's (a write retried after its answer was lost). */
+  token: string;
+  lease_seconds: number;
+  renewed_at: string;
+  expires_at: string;
+  released_at: string | null;
+}
+
+interface Held {
+  key: string;
+  seqNo: number;
+  primaryTerm: number;
+}
+
+type Stored = { source: LockDocument; seqNo: number; primaryTerm: number };
+
+/** A process as the machine knows it: its boot, its pid namespace, and when it started (clock ticks since boot). */
+interface ProcessIdentity {
+  boot: string;
+  pidNamespace: string;
+  startedAt: string;
+}
+
+export class RunLock {
+  private readonly held: Held[] = [];
+  private timer?: NodeJS.Timeout;
+  private renewing?: Promise<void>;
+  private lostReason?: string;
+  private expiresAt = 0;
+  /** What the run should say: locks of killed runs it took over. */
+  readonly notes: string[] = [];
+
+  private constructor(
+    private readonly client: EngineClient,
+    private readonly index: string,
+    private readonly leaseMs: number,
+    private readonly mine: LockDocument,
+  ) {}
+
+  /** Takes every key of the request, or none: refuses (UserError) naming the holder of the first that is taken. */
+  static async take(client: EngineClient, request: LockRequest, settings: LockSettings = {}): Promise<RunLock> {
+    const index = settings.index ?? DEFAULT_LOCK_INDEX;
+    const leaseMs = (settings.leaseSeconds ?? DEFAULT_LEASE_SECONDS) * 1000;
+    const now = new Date();
+    const mine: LockDocument = {
+      what: request.what,
+      host: os.hostname(),
+      pid: process.pid,
+      started_at: now.toISOString(),
+      settings: request.settings,
+      process: processIdentity() ?? null,
+      token: randomUUID(),
+      lease_seconds: leaseMs / 1000,
+      renewed_at: now.toISOString(),
+      expires_at: new Date(now.getTime() + leaseMs).toISOString(),
+      released_at: null,
+    };
+    const lock = new RunLock(client, index, leaseMs, mine);
+    const found = await readLocks(client, index, request.keys, true);
+    try {
+      // In one order, so that two runs over overlapping indices cannot each hold a part and wait on the other.
+      for (const key of [...request.keys].sort()) await lock.takeOne(key, found.get(key));
+    } catch (err) {
+      await lock.release();
+      throw err;
+    }
+    lock.expiresAt = Date.parse(mine.expires_at);
+    lock.schedule();
+    return lock;
+  }
+
+  /** Throws when the lock was lost (taken over after the lease ran out, or not renewed in time): the run must not go on writing. */
+  check(): void {
+    if (this.lostReason === undefined && this.held.length > 0 && Date.now() > this.expiresAt) this.lostReason = `its lease ran out at ${new Date(this.expiresAt).toISOString()} before it could be renewed`;
+    if (this.lostReason !== undefined) {
+      throw new UserError(`this run's lock on ${this.mine.what} in ${this.index} was lost (${this.lostReason}), so it stopped: another run may be writing; run dedup again once it has ended`);
+    }
+  }
+
+  /** Frees every key held (best effort: a lock not freed is free when its lease ends). */
+  async release(): Promise<void> {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    await this.renewing;
+    const now = new Date().toISOString();
+    const held = this.held.splice(0);
+    await Promise.all(held.map((h) => this.write(h.key, { ...this.mine, renewed_at: now, expires_at: now, released_at: now }, h).catch(() => undefined)));
+  }
+
+  private async takeOne(key: string, current: Stored | undefined): Promise<void> {
+    const gone = current !== undefined && processGone(current.source, this.mine);
+    if (current && isLive(current.source) && !gone && current.source.token !== this.mine.token) throw refusal(current.source, key, this.index);
+    try {
+      const written = current ? await this.write(key, this.mine, current) : await this.create(key);
+      this.held.push({ key, ...written });
+    } catch (err) {
+      if (!(err instanceof EngineResponseError && err.statusCode === 409)) throw err;
+      // Another run took it between the read and the write, or this run's own write was sent twice (a retry
+      // after a lost answer): the lock as it is now says which.
+      const now = (await readLocks(this.client, this.index, [key], false)).get(key);
+      if (now?.source.token !== this.mine.token) throw now ? refusal(now.source, key, this.index) : err;
+      this.held.push({ key, seqNo: now.seqNo, primaryTerm: now.primaryTerm });
+      return;
+    }
+    if (current && current.source.released_at === null) {
+      const was = current.source;
+      const why = gone ? 'whose process is gone (killed)' : `whose lease ended at ${was.expires_at} without it being released (killed, or cut off from the engine)`;
+      this.notes.push(`took over the lock of a ${was.what} on ${was.host} (pid ${was.pid}, started ${was.started_at}) ${why}; what it wrote is rewritten by this run`);
+    }
+  }
+
+  private async create(key: string): Promise<{ seqNo: number; primaryTerm: number }> {
+    const answer = await this.client.request('PUT', `/${encodeURIComponent(this.index)}/_create/${encodeURIComponent(key)}`, this.mine);
+    return { seqNo: answer._seq_no, primaryTerm: answer._primary_term };
+  }
+
+  private async write(key: string, document: LockDocument, guard: { seqNo: number; primaryTerm: number }): Promise<{ seqNo: number; primaryTerm: number }> {
+    const answer = await this.client.request('PUT', `/${encodeURIComponent(this.index)}/_doc/${encodeURIComponent(key)}`, document, {
+      if_seq_no: guard.seqNo,
+      if_primary_term: guard.primaryTerm,
+    });
+    return { seqNo: answer._seq_no, primaryTerm: answer._primary_term };
+  }
+
+  /** The next renewal, a third of the lease from now (not keeping the process alive for it). */
+  private schedule(): void {
+    this.timer = setTimeout(() => {
+      this.renewing = this.renew().finally(() => {
+        this.renewing = undefined;
+        if (this.timer !== undefined && this.lostReason === undefined) this.schedule();
+      });
+    }, this.leaseMs / 3);
+    this.timer.unref();
+  }
+
+  private async renew(): Promise<void> {
+    const now = new Date();
+    const renewed = { ...this.mine, renewed_at: now.toISOString(), expires_at: new Date(now.getTime() + this.leaseMs).toISOString() };
+    try {
+      for (const h of this.held) Object.assign(h, await this.write(h.key, renewed, h));
+      this.expiresAt = Date.parse(renewed.expires_at);
+    } catch (err) {
+      if (err instanceof EngineResponseError && err.statusCode === 409) {
+        const key = this.held[0]?.key;
+        const now = key ? (await readLocks(this.client, this.index, [key], false).catch(() => new Map<string, Stored>())).get(key) : undefined;
+        this.lostReason = now ? `taken over by a ${now.source.what} on ${now.source.host}, pid ${now.source.pid}, after its lease ran out` : 'taken over after its lease ran out';
+      }
+      // Any other failure (the engine away for a moment): the next renewal tries again; check() says when the lease ran out meanwhile.
+    }
+  }
+}
+
+/**
+ * The client, but each bulk request first checks that the lock is still held: a run paused past its lease
+ * (whose lock another run may have taken over since) writes nothing more once it goes on. (A request already
+ * sent when the pause began still lands: the engine has no way to refuse a write by a lock's owner.)
+ */
+export function writingUnder(lock: RunLock, client: EngineClient): EngineClient {
+  return new Proxy(client, {
+    get(target, property) {
+      const value = Reflect.get(target, property, target);
+      if (property === 'bulkNdjson') {
+        return (...args: Parameters<EngineClient['bulkNdjson']>) => {
+          lock.check();
+          return target.bulkNdjson(...args);
+        };
+      }
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  });
+}
+
+/** A holder named, for a dry run that takes no lock: undefined when none of the keys is held. */
+export async function lockHolder(client: EngineClient, keys: string[], settings: LockSettings = {}): Promise<string | undefined> {
+  const index = settings.index ?? DEFAULT_LOCK_INDEX;
+  let found: Map<string, Stored>;
+  try {
+    found = await readLocks(client, index, keys, false);
+  } catch {
+    return undefined; // no lock index, or no right to read it: a dry run goes on without knowing
+  }
+  const live = [...found.values()].find((s) => isLive(s.source));
+  return live && `a ${live.source.what} on ${holderText(live.source)} holds the lock: what this dry run read may be half written by it`;
+}
+
+/** The locks of these keys that exist, read in real time; with `create`, a missing lock index is made first. */
+async function readLocks(client: EngineClient, index: string, keys: string[], create: boolean): Promise<Map<string, Stored>> {
+  let answer: { docs: Array<{ _id: string; found?: boolean; error?: { type?: string; reason?: string }; _source?: LockDocument; _seq_no?: number; _primary_term?: number }> };
+  const path = `/${encodeURIComponent(index)}/_mget`;
+  try {
+    answer = await client.request('POST', path, { ids: keys });
+  } catch (err) {
+    if (!(create && err instanceof EngineResponseError && err.type === 'index_not_found_exception')) throw err;
+    await createLockIndex(client, index);
+    return new Map();
+  }
+  // A user who may not read the locks gets an error per document (200): a refusal naming the privilege, not locks that are free.
+  const refused = answer.docs.find((d) => d.error !== undefined);
+  if (refused) throw new EngineResponseError(privilegeRefusal(refused.error) ? 403 : 500, refused.error?.type, refused.error?.reason, 'POST', path, client.url, refused);
+  const found = answer.docs.filter((d) => d.found && d._source);
+  return new Map(found.map((d) => [d._id, { source: d._source as LockDocument, seqNo: d._seq_no as number, primaryTerm: d._primary_term as number }]));
+}
+
+/** One shard, a copy where there is a second node, hidden from wildcards (a user's `*` does not find it), nothing indexed. */
+async function createLockIndex(client: EngineClient, index: string): Promise<void> {
+  try {
+    await client.createIndex(index, {
+      settings: { number_of_shards: 1, auto_expand_replicas: '0-1', 'index.hidden': true },
+      mappings: { dynamic: false, properties: {} },
+    });
+  } catch (err) {
+    // Made by another run meanwhile.
+    if (!(err instanceof EngineResponseError && err.type === 'resource_already_exists_exception')) throw err;
+  }
+}
+
+/** This process as the machine knows it (undefined where there is no /proc). */
+function processIdentity(): ProcessIdentity | undefined {
+  try {
+    const startedAt = startTicks('self');
+    return startedAt === undefined ? undefined : { boot: readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim(), pidNamespace: readlinkSync('/proc/self/ns/pid'), startedAt };
+  } catch {
+    return undefined;
+  }
+}
+
+/** When a process of this machine started, in clock ticks since boot (field 22 of its stat, counted after the command name, which may hold spaces); undefined when there is none. */
+function startTicks(pid: 'self' | number): string | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19];
+  } catch {
+    return undefined;
+  }
+}
+
+/** Whether the holder ran on this machine, in this pid namespace, since its last boot, and its process is no more (or the pid is another's now). */
+function processGone(holder: LockDocument, mine: LockDocument): boolean {
+  const was = holder.process;
+  const here = mine.process;
+  if (!was || !here || holder.host !== mine.host || was.boot !== here.boot || was.pidNamespace !== here.pidNamespace) return false;
+  return startTicks(holder.pid) !== was.startedAt;
+}
+
+function isLive(lock: LockDocument): boolean {
+  return lock.released_at === null && Date.parse(lock.expires_at) > Date.now();
+}
+
+function holderText(lock: LockDocument): string {
+  return `${lock.host} (pid ${lock.pid}, started ${lock.started_at}, settings: ${lock.settings})`;
+}
+
+/** The one line that refuses a second run: who holds the lock, until when, and what to do. */
+function refusal(lock: LockDocument, key: string, index: string): UserError {
+  const seconds = Math.max(0, Math.ceil((Date.parse(lock.expires_at) - Date.now()) / 1000));
+  return new UserError(
+    `${lock.what} is running on ${holderText(lock)}; two runs at once would mix their clusters, so this one did nothing. ` +
+      `Wait for that run to end; if it was killed, run this again after its lease ends at ${lock.expires_at} (in ${seconds} s; ` +
+      `the lease is renewed while the run goes on) and the lock is taken over (lock ${key} in ${index})`,
+  );
+}

@@ -1,0 +1,193 @@
+// Where a dedup run's view of the index begins and ends, so that the next incremental run misses no document
+// signed while this one ran.
+//
+// `annotated_at` is stamped when a document is signed, not when its write lands: a bulk signed before a run
+// started and written while it ran, or after it ended, has an annotated_at older than the run, and a mark
+// of time alone skips it for good. The engine numbers the writes to each shard in the order they land
+// (`_seq_no`), so the marks are kept per primary shard of each concrete index. Not one number per index: an
+// alias or pattern has several indices and each index several shards, each numbered on its own; a single
+// number would be too low for some shards (this run's own writes there taken for new ones, every time) or
+// too high for others (writes there skipped).
+// - open: each shard's global checkpoint is noted, then the index refreshed: every write at or below a mark
+//   is in what the run reads. A point in time opened then keeps what the run read.
+// - settle, after the write-back: the marks are taken again; the next run reads every document written above
+//   them, whatever its annotated_at. The writes between the two marks (the run's own cluster fields, and
+//   what others wrote meanwhile) are compared with the point in time: a document whose signature differs from
+//   the one the run read (or that it could not read) lowers the time mark below its own annotated_at, so the
+//   next run reads it again; the run's own writes leave the signature as it was and are not taken for new.
+// Input: the client, the index, the run's scope. Output: the marks and the time mark the state keeps.
+import type { EngineClient, SearchHit } from '../../engine/client.js';
+import { storedPath, type StoredField } from '../../stored/layout.js';
+import { valueAt } from '../../annotation.js';
+
+/** One concrete index: its uuid and each primary shard's mark (its global checkpoint), by shard number. */
+export interface ShardMarks {
+  index: string;
+  uuid: string;
+  shards: number[];
+}
+
+/** Documents read a request, by the searches of one shard and the lookups in the point in time. */
+const PAGE = 1000;
+/** A point in time is kept this long after each use; the run touches it more often than that. */
+const PIT_KEEP_ALIVE = '10m';
+const PIT_TOUCH_MS = 4 * 60_000;
+
+/** Each primary shard's global checkpoint, per concrete index; or why the engine does not say (Serverless, or no right to its stats). */
+export async function shardMarks(client: EngineClient, index: string): Promise<ShardMarks[] | { problem: string }> {
+  if (client.info.serverless) return { problem: 'Serverless gives no sequence numbers' };
+  type Stats = { indices?: Record<string, { uuid: string; shards: Record<string, Array<{ routing: { primary: boolean }; seq_no?: { global_checkpoint: number } }>> }> };
+  let stats: Stats;
+  try {
+    stats = await client.request('GET', `/${encodeURIComponent(index)}/_stats/docs`, undefined, {
+      level: 'shards',
+      filter_path: 'indices.*.uuid,indices.*.shards.*.routing.primary,indices.*.shards.*.seq_no.global_checkpoint',
+    });
+  } catch (err) {
+    return { problem: `the shards' sequence numbers could not be read (${(err as Error).message})` };
+  }
+  const marks: ShardMarks[] = [];
+  for (const [name, entry] of Object.entries(stats.indices ?? {})) {
+    const shards: number[] = [];
+    for (const [number, copies] of Object.entries(entry.shards)) shards[Number(number)] = copies.find((c) => c.routing.primary)?.seq_no?.global_checkpoint ?? -1;
+    marks.push({ index: name, uuid: entry.uuid, shards: Array.from(shards, (m) => m ?? -1) });
+  }
+  return marks.sort((a, b) => (a.index < b.index ? -1 : 1));
+}
+
+/**
+ * The documents matching `query` written above the marks, shard by shard (a search of one shard, in the order
+ * of its sequence numbers), a page at a time.
+ */
+export async function* writtenAbove(client: EngineClient, marks: readonly ShardMarks[], query: Record<string, unknown>, source: string[]): AsyncGenerator<SearchHit[]> {
+  for (const { index, shards } of marks) {
+    for (const [shard, mark] of shards.entries()) {
+      let after: unknown[] | undefined;
+      for (;;) {
+        const body = {
+          size: PAGE,
+          query: { bool: { filter: [query, { range: { _seq_no: { gt: mark } } }] } },
+          sort: [{ _seq_no: 'asc' }],
+          _source: source,
+          ...(after ? { search_after: after } : {}),
+        };
+        const hits = (await client.search(index, body, { preference: `_shards:${shard}` })).hits.hits;
+        if (hits.length > 0) yield hits;
+        if (hits.length < PAGE) break;
+        after = hits[hits.length - 1].sort;
+      }
+    }
+  }
+}
+
+/** What the state keeps of a complete run for the next one. */
+export interface Settled {
+  /** The marks at the end of the run (none where the engine gives none: the next run goes by time alone). */
+  marks?: ShardMarks[];
+  /** Documents annotated after this are new to the next run. */
+  since: string;
+  /** Documents written while the run went on whose signature it did not read. */
+  late: number;
+  /** What the run should say about it. */
+  note?: string;
+}
+
+export class RunView {
+  private touching?: NodeJS.Timeout;
+
+  private constructor(
+    private readonly client: EngineClient,
+    private readonly index: string,
+    /** The marks where the view began, or why there are none. */
+    private readonly marks: ShardMarks[] | { problem: string },
+    private pit: { id: string } | { problem: string },
+  ) {}
+
+  /** Notes the marks, makes every write up to them visible, and keeps the view in a point in time. */
+  static async open(client: EngineClient, index: string): Promise<RunView> {
+    const marks = await shardMarks(client, index);
+    await client.refresh(index);
+    const view = new RunView(client, index, marks, Array.isArray(marks) ? await openPointInTime(client, index) : marks);
+    view.keepAlive();
+    return view;
+  }
+
+  /**
+   * After a complete write-back: the marks for the next run, and the time mark, lowered below the annotated_at
+   * of any document written meanwhile whose signature this run did not read. `startedAt`: the run's start,
+   * the time mark when none was.
+   */
+  async settle(scope: Record<string, unknown>, prefix: string, startedAt: string): Promise<Settled> {
+    if (!Array.isArray(this.marks)) {
+      return { since: startedAt, late: 0, note: `${this.marks.problem}: the next run reads what was annotated after this run started, and may miss a document signed before and written after that` };
+    }
+    const marks = await shardMarks(this.client, this.index);
+    await this.client.refresh(this.index);
+    const f = (name: StoredField) => storedPath(prefix, name);
+    const fields = [f('annotated_at'), f('content_hash'), f('params')];
+    const signedBefore = { bool: { filter: [scope, { range: { [f('annotated_at')]: { lte: startedAt } } }] } };
+    let earliest = Date.parse(startedAt);
+    let late = 0;
+    for await (const page of writtenAbove(this.client, this.marks, signedBefore, fields)) {
+      const read = await this.readInView(page.map((h) => h._id), fields);
+      for (const hit of page) {
+        const before = read?.get(`${hit._index}\u0000${hit._id}`);
+        if (before !== undefined && fields.every((field) => valueAt(before, field) === valueAt(hit._source ?? {}, field))) continue;
+        late++;
+        const at = Date.parse(String(valueAt(hit._source ?? {}, f('annotated_at'))));
+        if (at <= earliest) earliest = at - 1;
+      }
+    }
+    const notes = [
+      'problem' in this.pit && late > 0 ? `${this.pit.problem}: the ${late} documents written while this run went on are read again by the next run` : undefined,
+      // (Then the next run goes by time alone, from the earliest signature it must read again.)
+      Array.isArray(marks) ? undefined : `${marks.problem}: the next run may miss a document signed before this run and written after it`,
+    ].filter((n) => n !== undefined);
+    return { marks: Array.isArray(marks) ? marks : undefined, since: new Date(earliest).toISOString(), late, note: notes.join('; ') || undefined };
+  }
+
+  /** Stops keeping the point in time (best effort: it ends by itself after its keep-alive). */
+  async close(): Promise<void> {
+    clearInterval(this.touching);
+    if ('id' in this.pit) await closePointInTime(this.client, this.pit.id);
+  }
+
+  /** These documents as the run read them (by index and id), or undefined without a point in time (then every one counts as changed). */
+  private async readInView(ids: string[], fields: string[]): Promise<Map<string, Record<string, unknown>> | undefined> {
+    if (!('id' in this.pit)) return undefined;
+    // (An id may be in several indices of an alias: room for a few of each.)
+    const answer = await this.client.search(undefined, { size: ids.length * 4, query: { ids: { values: ids } }, pit: { id: this.pit.id, keep_alive: PIT_KEEP_ALIVE }, _source: fields });
+    if (answer.pit_id) this.pit = { id: answer.pit_id };
+    return new Map(answer.hits.hits.map((h) => [`${h._index}\u0000${h._id}`, h._source ?? {}]));
+  }
+
+  /** A point in time ends unless used: touched every few minutes while the run goes on (not keeping the process alive). */
+  private keepAlive(): void {
+    if (!('id' in this.pit)) return;
+    this.touching = setInterval(() => {
+      if (!('id' in this.pit)) return;
+      this.client
+        .search(undefined, { size: 0, pit: { id: this.pit.id, keep_alive: PIT_KEEP_ALIVE } })
+        .then((answer) => answer.pit_id && (this.pit = { id: answer.pit_id }))
+        .catch(() => undefined);
+    }, PIT_TOUCH_MS);
+    this.touching.unref();
+  }
+}
+
+/** A point in time of the index (each engine's own API), or why there is none. */
+async function openPointInTime(client: EngineClient, index: string): Promise<{ id: string } | { problem: string }> {
+  const path = encodeURIComponent(index);
+  try {
+    if (client.pointInTime === 'elasticsearch') return { id: (await client.request('POST', `/${path}/_pit`, undefined, { keep_alive: PIT_KEEP_ALIVE })).id };
+    if (client.pointInTime === 'opensearch') return { id: (await client.request('POST', `/${path}/_search/point_in_time`, undefined, { keep_alive: PIT_KEEP_ALIVE })).pit_id };
+    return { problem: 'the engine has no point in time to keep what this run read' };
+  } catch (err) {
+    return { problem: `no point in time could be opened to keep what this run read (${(err as Error).message})` };
+  }
+}
+
+async function closePointInTime(client: EngineClient, id: string): Promise<void> {
+  const request = client.pointInTime === 'elasticsearch' ? client.request('DELETE', '/_pit', { id }) : client.request('DELETE', '/_search/point_in_time', { pit_id: [id] });
+  await request.catch(() => undefined);
+}
