@@ -12,7 +12,7 @@ import path from 'node:path';
 import { expect, it } from 'vitest';
 import { connect, type EngineClient } from '../../src/engine/client.js';
 import { annotateIndex } from '../../src/jobs/annotate.js';
-import { dedupIndex, type DedupOptions } from '../../src/jobs/dedup.js';
+import { dedupIndex, type DedupOptions, dedupShare } from '../../src/jobs/dedup.js';
 import { DEFAULT_LOCK_INDEX } from '../../src/jobs/dedup/run-lock.js';
 import { editText, seededRandom } from '../support/corpus.js';
 import { indexDocuments } from '../support/documents.js';
@@ -82,13 +82,20 @@ forEachEngine('dedup overlapping other work', (ctx) => {
     return { relay, client, url };
   };
 
-  /** An index of BASE, annotated and deduplicated (a complete run: the next one may be incremental), with LATE indexed unsigned. */
-  const prepared = async (label: string) => {
-    const index = ctx.index(label);
-    await indexDocuments(ctx.client, index, BASE);
+  /**
+   * BASE annotated and deduplicated (a complete run: the next one may be incremental), then LATE indexed
+   * unsigned: in one index of three shards, or (`alias`) in two indices of two shards each, behind an alias.
+   */
+  const prepared = async (label: string, shape: 'index' | 'alias' = 'index') => {
+    const first = ctx.index(label);
+    const second = shape === 'alias' ? ctx.index(`${label}-2`) : first;
+    for (const name of new Set([first, second])) await ctx.client.createIndex(name, { settings: { number_of_shards: shape === 'alias' ? 2 : 3, number_of_replicas: 0 } });
+    const index = shape === 'alias' ? ctx.name(`${label}-alias`) : first;
+    if (shape === 'alias') await ctx.client.request('POST', '/_aliases', { actions: [{ add: { indices: [first, second], alias: index } }] });
+    await indexDocuments(ctx.client, first, BASE);
     await annotate(ctx.client, index);
     expect(await dedup(ctx.client, index, { full: true })).toMatchObject({ clusters: 20, complete: true });
-    await indexDocuments(ctx.client, index, LATE);
+    await indexDocuments(ctx.client, second, LATE);
     return index;
   };
 
@@ -106,7 +113,7 @@ forEachEngine('dedup overlapping other work', (ctx) => {
   };
 
   it('clusters, on the next incremental run, documents signed before a run and written after it ended', async () => {
-    const index = await prepared('late-after');
+    const index = await prepared('late-after', 'alias');
     const { relay, client } = await relayed();
     const bulk = holdFirst(relay, isBulkWith('annotated_at'));
     const annotating = annotate(client, index);
@@ -181,6 +188,24 @@ forEachEngine('dedup overlapping other work', (ctx) => {
     // Released at its end: the next run takes the lock at once.
     expect(await dedup(ctx.client, index, { full: true, minSimilarity: 0.7 })).toMatchObject({ complete: true });
     expect(Date.now() - started).toBeLessThan(60_000);
+  });
+
+  it('refuses the same share of a split run twice at once, and runs another share beside it', async () => {
+    const index = ctx.index('shares');
+    await indexDocuments(ctx.client, index, BASE);
+    await annotate(ctx.client, index);
+    const pairsIndex = ctx.index('shares-pairs');
+    const { relay, client } = await relayed();
+    // The share's first write of its marker held: it holds its lock meanwhile.
+    const marker = holdFirst(relay, (r) => r.method === 'PUT' && r.path.startsWith(`/${pairsIndex}/_doc/`));
+    const first = dedupShare(client, { index, share: '1/2', pairsIndex });
+    await marker.seen;
+    const twice = await dedupShare(ctx.client, { index, share: '1/2', pairsIndex }).catch((e: Error) => e);
+    expect((twice as Error).message).toMatch(new RegExp(`dedup share 1/2 of "${index}" into ${pairsIndex} is running on .*pid ${process.pid}`));
+    expect(await dedupShare(ctx.client, { index, share: '2/2', pairsIndex })).toMatchObject({ complete: true });
+    marker.release();
+    expect(await first).toMatchObject({ complete: true });
+    expect(await dedup(ctx.client, index, { fromShares: 2, pairsIndex })).toMatchObject({ clusters: 20, complete: true });
   });
 
   /** A dedup run in another process, through the relay, the first read of the signatures held there; `lease` in seconds. */

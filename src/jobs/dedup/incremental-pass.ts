@@ -149,5 +149,5 @@ async function* newDocuments(client: EngineClient, settings: IncrementalSettings
   });
   if (!settings.marks) return;
   // (Those annotated after the time mark were read above.)
-  yield* writtenAbove(client, settings.marks, { bool: { filter: [settings.scope, { range: { [f('annotated_at')]: { lte: settings.since } } }] } }, source);
+  yield* writtenAbove(client, settings.index, settings.marks, { bool: { filter: [settings.scope, { range: { [f('annotated_at')]: { lte: settings.since } } }] } }, source);
 }

@@ -35,13 +35,21 @@ const PIT_TOUCH_MS = 4 * 60_000;
 
 /** Each primary shard's global checkpoint, per concrete index; or why the engine does not say (Serverless, or no right to its stats). */
 export async function shardMarks(client: EngineClient, index: string): Promise<ShardMarks[] | { problem: string }> {
+  return shardNumbers(client, index, 'global_checkpoint');
+}
+
+/**
+ * One sequence number of each primary shard, per concrete index: its global checkpoint (every write up to it
+ * is on every copy, so a refresh after makes it visible wherever a search goes) or its highest number given.
+ */
+async function shardNumbers(client: EngineClient, index: string, which: 'global_checkpoint' | 'max_seq_no'): Promise<ShardMarks[] | { problem: string }> {
   if (client.info.serverless) return { problem: 'Serverless gives no sequence numbers' };
-  type Stats = { indices?: Record<string, { uuid: string; shards: Record<string, Array<{ routing: { primary: boolean }; seq_no?: { global_checkpoint: number } }>> }> };
-  let stats: Stats;
+  type Copy = { routing: { primary: boolean }; seq_no?: Record<string, number> };
+  let stats: { indices?: Record<string, { uuid: string; shards: Record<string, Copy[]> }> };
   try {
     stats = await client.request('GET', `/${encodeURIComponent(index)}/_stats/docs`, undefined, {
       level: 'shards',
-      filter_path: 'indices.*.uuid,indices.*.shards.*.routing.primary,indices.*.shards.*.seq_no.global_checkpoint',
+      filter_path: `indices.*.uuid,indices.*.shards.*.routing.primary,indices.*.shards.*.seq_no.${which}`,
     });
   } catch (err) {
     return { problem: `the shards' sequence numbers could not be read (${(err as Error).message})` };
@@ -49,7 +57,7 @@ export async function shardMarks(client: EngineClient, index: string): Promise<S
   const marks: ShardMarks[] = [];
   for (const [name, entry] of Object.entries(stats.indices ?? {})) {
     const shards: number[] = [];
-    for (const [number, copies] of Object.entries(entry.shards)) shards[Number(number)] = copies.find((c) => c.routing.primary)?.seq_no?.global_checkpoint ?? -1;
+    for (const [number, copies] of Object.entries(entry.shards)) shards[Number(number)] = copies.find((c) => c.routing.primary)?.seq_no?.[which] ?? -1;
     marks.push({ index: name, uuid: entry.uuid, shards: Array.from(shards, (m) => m ?? -1) });
   }
   return marks.sort((a, b) => (a.index < b.index ? -1 : 1));
@@ -57,26 +65,35 @@ export async function shardMarks(client: EngineClient, index: string): Promise<S
 
 /**
  * The documents matching `query` written above the marks, shard by shard (a search of one shard, in the order
- * of its sequence numbers), a page at a time.
+ * of its sequence numbers), a page at a time. A shard whose highest number given is not above its mark has
+ * none (one request of `index`'s stats spares a search of every shard when little was written).
  */
-export async function* writtenAbove(client: EngineClient, marks: readonly ShardMarks[], query: Record<string, unknown>, source: string[]): AsyncGenerator<SearchHit[]> {
-  for (const { index, shards } of marks) {
+export async function* writtenAbove(client: EngineClient, index: string, marks: readonly ShardMarks[], query: Record<string, unknown>, source: string[]): AsyncGenerator<SearchHit[]> {
+  const highest = await shardNumbers(client, index, 'max_seq_no');
+  const top = new Map(Array.isArray(highest) ? highest.map((m) => [m.uuid, m.shards]) : []);
+  for (const { index: concrete, uuid, shards } of marks) {
     for (const [shard, mark] of shards.entries()) {
-      let after: unknown[] | undefined;
-      for (;;) {
-        const body = {
-          size: PAGE,
-          query: { bool: { filter: [query, { range: { _seq_no: { gt: mark } } }] } },
-          sort: [{ _seq_no: 'asc' }],
-          _source: source,
-          ...(after ? { search_after: after } : {}),
-        };
-        const hits = (await client.search(index, body, { preference: `_shards:${shard}` })).hits.hits;
-        if (hits.length > 0) yield hits;
-        if (hits.length < PAGE) break;
-        after = hits[hits.length - 1].sort;
-      }
+      if ((top.get(uuid)?.[shard] ?? Number.POSITIVE_INFINITY) <= mark) continue;
+      yield* shardWrittenAbove(client, concrete, shard, mark, query, source);
     }
+  }
+}
+
+/** The documents of one shard matching `query` written above `mark`, in the order of their sequence numbers. */
+async function* shardWrittenAbove(client: EngineClient, index: string, shard: number, mark: number, query: Record<string, unknown>, source: string[]): AsyncGenerator<SearchHit[]> {
+  let after: unknown[] | undefined;
+  for (;;) {
+    const body = {
+      size: PAGE,
+      query: { bool: { filter: [query, { range: { _seq_no: { gt: mark } } }] } },
+      sort: [{ _seq_no: 'asc' }],
+      _source: source,
+      ...(after ? { search_after: after } : {}),
+    };
+    const hits = (await client.search(index, body, { preference: `_shards:${shard}` })).hits.hits;
+    if (hits.length > 0) yield hits;
+    if (hits.length < PAGE) return;
+    after = hits[hits.length - 1].sort;
   }
 }
 
@@ -128,7 +145,7 @@ export class RunView {
     const signedBefore = { bool: { filter: [scope, { range: { [f('annotated_at')]: { lte: startedAt } } }] } };
     let earliest = Date.parse(startedAt);
     let late = 0;
-    for await (const page of writtenAbove(this.client, this.marks, signedBefore, fields)) {
+    for await (const page of writtenAbove(this.client, this.index, this.marks, signedBefore, fields)) {
       const read = await this.readInView(page.map((h) => h._id), fields);
       for (const hit of page) {
         const before = read?.get(`${hit._index}\u0000${hit._id}`);
