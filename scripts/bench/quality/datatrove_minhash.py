@@ -28,15 +28,15 @@ def main(path):
         config = MinhashConfig()
         workers = os.cpu_count() or 1
         started = time.perf_counter()
-        common = dict(logging_dir=None, skip_completed=False)
+        common = dict(skip_completed=False)
         LocalPipelineExecutor(pipeline=[JsonlReader(data, text_key="text", id_key="id"),
                                         MinhashDedupSignature(output_folder=f"{work}/sigs", config=config)],
-                              tasks=1, workers=1, **common).run()
+                              tasks=1, workers=1, logging_dir=f"{work}/logs/1", **common).run()
         LocalPipelineExecutor(pipeline=[MinhashDedupBuckets(input_folder=f"{work}/sigs", output_folder=f"{work}/buckets", config=config)],
-                              tasks=config.num_buckets, workers=workers, **common).run()
+                              tasks=config.num_buckets, workers=workers, logging_dir=f"{work}/logs/2", **common).run()
         LocalPipelineExecutor(pipeline=[MinhashDedupCluster(input_folder=f"{work}/buckets", output_folder=f"{work}/remove",
                                                             config=config, save_cluster_id=True)],
-                              tasks=1, workers=1, **common).run()
+                              tasks=1, workers=1, logging_dir=f"{work}/logs/3", **common).run()
         clusters = {}
         cluster_file = f"{work}/remove/000000.clusters"
         if os.path.exists(cluster_file):

@@ -3,14 +3,16 @@
 Run by each Python version found (python3.9 ... python3.13): prints one JSON line per page,
 {"family": "module:json" or "class:json.JSONDecoder", "python": "3.12", "text": ...}, the plain text
 pydoc.render_doc gives for every public top-level module the version can import and every public class
-defined in it. Module lists come from the running version (sys.stdlib_module_names, or the names given
-on the command line for a version without it), so each version documents what it has.
+defined in it, of the modules named on the command line (by default the running version's
+sys.stdlib_module_names). Object addresses (" at 0x7f...", ctypes' " handle 7f...") differ from run to run:
+they are written " at 0x...", " handle ...", and the caller sets PYTHONHASHSEED, so that every run renders the same pages.
 """
 import contextlib
 import io
 import json
 import pkgutil
 import pydoc
+import re
 import sys
 import warnings
 
@@ -26,10 +28,13 @@ def module_names(given):
     return [n for n in names if not n.startswith("_") and n not in SKIP]
 
 
+ADDRESS = re.compile(r"( at 0x| handle )[0-9a-fA-F]+")
+
+
 def page(obj):
     with contextlib.redirect_stdout(io.StringIO()), warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return pydoc.render_doc(obj, renderer=pydoc.plaintext)
+        return ADDRESS.sub(r"\1...", pydoc.render_doc(obj, renderer=pydoc.plaintext))
 
 
 def main(given):

@@ -105,7 +105,8 @@ function pydocPages(cache) {
   for (const [minor, python] of found) {
     const file = path.join(folder, `python3.${minor}.jsonl.gz`);
     if (!existsSync(file)) {
-      const out = execFileSync(python, [script, ...[...names].sort()], { maxBuffer: 1 << 30, stdio: ['ignore', 'pipe', 'ignore'] });
+      const env = { ...process.env, PYTHONHASHSEED: '0' }; // sets and dicts of str print in one order on every run
+      const out = execFileSync(python, [script, ...[...names].sort()], { env, maxBuffer: 1 << 30, stdio: ['ignore', 'pipe', 'ignore'] });
       writeFileSync(file, gzipSync(out));
     }
     for (const p of readJsonLines(file)) pages.push({ id: `py${p.python}/${p.family}`, family: `pydoc:${p.family}`, text: p.text });
