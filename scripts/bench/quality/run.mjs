@@ -8,7 +8,7 @@
 //   npm run build && node scripts/bench/quality/run.mjs [--corpus templated,licences,news,pep] [--limit N]
 //     [--variant 'white-space-5-grams;min-similarity=0.8' ...] [--url http://127.0.0.1:9231]
 //     [--python /work/venvs/quality/bin/python] [--text-dedup-python /work/venvs/textdedup/bin/python]
-//     [--peers datatrove,datasketch,text-dedup] [--peer-timeout 3600] [--cache .cache/quality] [--json out.json] [--keep]
+//     [--peers datatrove,datasketch,text-dedup] [--peer-timeout 3600] [--repeat 1] [--cache .cache/quality] [--json out.json] [--keep]
 import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -43,6 +43,7 @@ function options() {
       json: { type: 'string' },
       keep: { type: 'boolean', default: false },
       'peer-timeout': { type: 'string', default: '3600' },
+      repeat: { type: 'string', default: '1' },
     },
   });
   const corpora = values.corpus.split(',').filter(Boolean);
@@ -53,7 +54,9 @@ function options() {
   if (limit !== undefined && !(Number.isInteger(limit) && limit > 1)) fail(`--limit ${values.limit}: give a whole number of documents above 1, e.g. --limit 1000`);
   const peerTimeout = Number(values['peer-timeout']);
   if (!(peerTimeout > 0)) fail(`--peer-timeout ${values['peer-timeout']}: give the seconds a peer may run, e.g. 3600`);
-  return { ...values, corpora, peers, limit, peerTimeout, textDedupPython: values['text-dedup-python'] ?? values.python, cache: path.resolve(values.cache) };
+  const repeat = Number(values.repeat);
+  if (!(Number.isInteger(repeat) && repeat >= 1)) fail(`--repeat ${values.repeat}: give how many times to run each near-dup row, e.g. 3`);
+  return { ...values, corpora, peers, limit, peerTimeout, repeat, textDedupPython: values['text-dedup-python'] ?? values.python, cache: path.resolve(values.cache) };
 }
 
 function fail(message) {
@@ -84,6 +87,32 @@ function runPeer(name, python, docsFile, workDir, timeout) {
   if (run.status === 124 || run.status === 137) return { missing: `did not finish in --peer-timeout ${timeout} s (see ${log})` };
   if (run.status !== 0) return { missing: `failed (exit ${run.status}; see ${log}): ${(run.stderr ?? '').trim().split('\n').pop()}` };
   return { ...JSON.parse(readFileSync(out, 'utf8')), wall: (performance.now() - started) / 1000 };
+}
+
+/** Each document's cluster as the first document of it (a partition, whatever the cluster keys are called). */
+function partition(keys) {
+  const first = new Map();
+  return keys.map((k, i) => {
+    if (k === undefined || k === null) return i;
+    if (!first.has(k)) first.set(k, i);
+    return first.get(k);
+  });
+}
+
+/** What repeated runs of one row gave: each measure's lowest and highest, and how many runs made the first run's clusters. */
+function repeats(runs, truth) {
+  const measures = runs.map((keys) => measure(keys, truth));
+  const span = (f) => [Math.min(...measures.map(f)), Math.max(...measures.map(f))];
+  const first = partition(runs[0]);
+  const same = runs.filter((keys) => partition(keys).every((c, i) => c === first[i])).length;
+  return {
+    runs: runs.length,
+    sameClusters: same,
+    precision: span((m) => m.precision ?? 0),
+    recall: span((m) => m.recall ?? 0),
+    split: span((m) => m.split),
+    largest: span((m) => m.largest.size),
+  };
 }
 
 const num = (x, digits = 3) => (x === null || x === undefined ? '—' : x.toFixed(digits));
@@ -123,8 +152,13 @@ async function measureCorpus(name, opts) {
     const label = variant ? `near-dup ${variant}` : 'near-dup defaults';
     say(`${name}: ${label} ...`);
     try {
-      const r = await runNearDup({ url: opts.url, index: `quality-${name}-${k}`, docsFile, variant, workDir, keep: opts.keep });
-      const m = measure(docs.map((d) => r.clusters.get(d.id)), truth);
+      const runs = [];
+      for (let n = 0; n < opts.repeat; n++) {
+        const r = await runNearDup({ url: opts.url, index: `quality-${name}-${k}`, docsFile, variant, workDir, keep: opts.keep });
+        runs.push({ r, keys: docs.map((d) => r.clusters.get(d.id)) });
+      }
+      const [{ r, keys }] = runs;
+      const m = measure(keys, truth);
       result.rows.push({
         tool: label,
         settings: `${r.params}; dedup --min-similarity ${r.minSimilarity}`,
@@ -133,6 +167,7 @@ async function measureCorpus(name, opts) {
         time: `${num(r.seconds.ingest, 1)} + ${num(r.seconds.dedup, 1)} s`,
         verifiedPairs: r.pairs.length,
         curve: curve(r.pairs, truth, r.minSimilarity, indexOf, docs.length),
+        ...(runs.length > 1 && { repeats: repeats(runs.map((x) => x.keys), truth) }),
       });
     } catch (err) {
       say(`${name}: ${label} failed: ${err.message}`);
@@ -166,6 +201,11 @@ function markdown(result) {
   for (const r of result.rows) lines.push(r.failed ? `| ${r.tool} | left out: ${r.failed} | | | | | |` : row(r.tool, r, r.time));
   lines.push('');
   for (const r of result.rows) if (r.settings) lines.push(`- ${r.tool}: ${r.settings}`);
+  for (const r of result.rows.filter((x) => x.repeats)) {
+    const { runs, sameClusters, precision, recall, split, largest } = r.repeats;
+    const span = ([a, b], d = 3) => (a === b ? num(a, d) : `${num(a, d)} to ${num(b, d)}`);
+    lines.push(`- ${r.tool}, ${runs} runs on the same documents: ${sameClusters} of ${runs} gave the first run's clusters; pair precision ${span(precision)}, recall ${span(recall)}, groups split ${span(split, 0)}, largest cluster ${span(largest, 0)}`);
+  }
   for (const r of result.rows.filter((x) => x.curve)) {
     lines.push('');
     lines.push(`${r.tool}, against the verification threshold (its ${r.verifiedPairs} verified pairs at similarity >= t; components: the connected components of those pairs):`);
