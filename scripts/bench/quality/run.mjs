@@ -68,9 +68,10 @@ const say = (line) => process.stderr.write(`${line}\n`);
 
 /** Why a peer cannot run with this Python (a missing interpreter or module), or undefined when it can. */
 function peerMissing(python, peer) {
+  const flag = peer.python ? '--text-dedup-python' : '--python';
   const check = spawnSync(python, ['-c', `import ${peer.modules.join(', ')}`], { encoding: 'utf8' });
-  if (check.error) return `${python} cannot be run (${check.error.code}): give --python the venv's python, where ${peer.install}`;
-  if (check.status !== 0) return `${python} cannot import it (${check.stderr.trim().split('\n').pop()}): ${peer.install} in that environment, or give --python another`;
+  if (check.error) return `${python} cannot be run (${check.error.code}): give ${flag} the venv's python, where ${peer.install}`;
+  if (check.status !== 0) return `${python} cannot import it (${check.stderr.trim().split('\n').pop()}): ${peer.install} in that environment, or give ${flag} another`;
   return undefined;
 }
 
