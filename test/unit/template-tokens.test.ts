@@ -1,0 +1,91 @@
+// Template tokens (src/sketch/template-tokens.ts): which token hashes a sample makes template text, the
+// set's name, and what a document keeps of its tokens without them.
+import { describe, expect, it } from 'vitest';
+import { keepsEnough, TemplateFilter, TemplateSampler, templateDigest, templateTokens } from '../../src/sketch/template-tokens.js';
+
+describe('TemplateSampler', () => {
+  it('keeps the hashes in more than the share of the documents and in at least the minimum count', () => {
+    const sampler = new TemplateSampler(0.25, 3);
+    // 20 documents: 7 in every one, 8 in 6 (30%), 9 in 5 (25%: not more than the share), 10 in 2 only.
+    for (let d = 0; d < 20; d++) {
+      const doc = [7, 100 + d, 7];
+      if (d < 6) doc.push(8);
+      if (d < 5) doc.push(9);
+      if (d < 2) doc.push(10);
+      sampler.add(doc);
+    }
+    const t = sampler.result();
+    expect(Array.from(t.hashes)).toEqual([7, 8]);
+    expect(t).toMatchObject({ share: 0.25, minCount: 3, sample: 20 });
+  });
+
+  it('needs the minimum count in a small sample, whatever the share', () => {
+    const sampler = new TemplateSampler(0.05, 3);
+    sampler.add([1, 2]);
+    sampler.add([1, 3]);
+    expect(sampler.result().hashes.length).toBe(0);
+    sampler.add([1, 4]);
+    expect(Array.from(sampler.result().hashes)).toEqual([1]);
+  });
+
+  it('counts a hash once per document, and reads only the first `count` values', () => {
+    const sampler = new TemplateSampler(0.5, 1);
+    sampler.add(new Uint32Array([5, 5, 5, 6]), 3);
+    sampler.add([0xffffffff]);
+    sampler.add([0xffffffff]);
+    expect(Array.from(sampler.result().hashes)).toEqual([0xffffffff]);
+  });
+
+  it('refuses a share or a count that cannot be meant', () => {
+    expect(() => new TemplateSampler(0)).toThrow(/template share .* got 0/);
+    expect(() => new TemplateSampler(5)).toThrow(/above 0 and below 1/);
+    expect(() => new TemplateSampler(0.05, 0)).toThrow(/minimum count .* got 0/);
+  });
+});
+
+describe('templateTokens', () => {
+  it('sorts and deduplicates, and names the set by its values only', () => {
+    const a = templateTokens([3, 0xfffffffe, 3, 1], { share: 0.05, minCount: 3, sample: 10 });
+    const b = templateTokens([1, 0xfffffffe, 3], { share: 0.1, minCount: 2, sample: 99 });
+    expect(Array.from(a.hashes)).toEqual([1, 3, 0xfffffffe]);
+    expect(a.digest).toMatch(/^[0-9a-f]{12}$/);
+    expect(a.digest).toBe(b.digest);
+    expect(templateTokens([1, 3], b).digest).not.toBe(a.digest);
+    expect(templateDigest(new Uint32Array(0))).toBe('da39a3ee5e6b'); // SHA-1 of nothing
+  });
+});
+
+describe('TemplateFilter', () => {
+  const template = templateTokens([10, 11, 12, 13, 14, 15, 16, 17, 18, 19], { share: 0.05, minCount: 3, sample: 100 });
+  const filter = new TemplateFilter(template);
+
+  it('knows its members and nothing else', () => {
+    for (const h of template.hashes) expect(filter.has(h)).toBe(true);
+    for (const h of [0, 9, 20, 0xffffffff]) expect(filter.has(h)).toBe(false);
+  });
+
+  it('drops the template tokens of a document that keeps enough of its own', () => {
+    const doc = new Uint32Array([10, 1, 11, 2, 3, 12, 4, 5, 13]);
+    const { hashes, count } = filter.keep(doc, doc.length);
+    expect(Array.from(hashes.subarray(0, count))).toEqual([1, 2, 3, 4, 5]);
+  });
+
+  it('keeps every token when fewer than 5, or fewer than 10% of them, would remain', () => {
+    const four = new Uint32Array([10, 1, 2, 3, 4, 11]);
+    expect(filter.keep(four, four.length)).toEqual({ hashes: four, count: 6 });
+    // 6 of 70 distinct tokens (8.6%) would remain.
+    const mostly = new Uint32Array(70);
+    for (let i = 0; i < 64; i++) mostly[i] = 10 + (i % 10); // template tokens; distinct in real use, enough here
+    mostly.set([1, 2, 3, 4, 5, 6], 64);
+    expect(filter.keep(mostly, 70).count).toBe(70);
+    expect(keepsEnough(6, 70)).toBe(false);
+    expect(keepsEnough(7, 70)).toBe(true);
+    expect(keepsEnough(5, 5)).toBe(true);
+    expect(keepsEnough(4, 4)).toBe(false);
+  });
+
+  it('gives the document back as it is when it has no template token', () => {
+    const doc = new Uint32Array([1, 2, 3]);
+    expect(filter.keep(doc, 3).hashes).toBe(doc);
+  });
+});
