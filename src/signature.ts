@@ -10,6 +10,7 @@ import { createSigningKernels, SIMHASH_WINDOW } from './sketch/signing-kernels.j
 import { formatParams, paramsOptions, parseParams, sampleEvery } from './stored/params.js';
 import { DEFAULT_SIMHASH_BLOCKS, type Hash64, simhashBlockKeys, simhashHex } from './sketch/simhash.js';
 import { simhashBase32, simhashDocOf } from './sketch/simhash-doc.js';
+import { type TemplateTokens, templateDigest } from './sketch/template-tokens.js';
 import { DEFAULT_TOKEN_HASH, TOKEN_HASH_REGISTRY, type TokenHashName } from './sketch/token-hash.js';
 import { DEFAULT_NORMALIZER, NORMALIZER_REGISTRY, type NormalizerName, normalizer, normalizerEntry, splitNormalizer } from './text/normalize.js';
 import { layoutWords, TokenRanges } from './text/token-ranges.js';
@@ -80,6 +81,17 @@ export interface SignerOptions {
   containmentSample?: number;
   /** How band keys and sample terms are written (default 2, compact; 1 reads and signs like an index of the first layout). */
   keyEncoding?: KeyEncoding;
+  /**
+   * Template tokens left out of the MinHash (sketch/template-tokens.ts), recorded in the params as
+   * `tpl=<digest>`; none by default. The containment sample and the SimHash see every token.
+   */
+  template?: TemplateTokens;
+  /**
+   * The digest of the template tokens these options sign with, as a params keyword names them
+   * (signerOptionsFromParams): settings can be resolved with it alone, but a signer needs `template`, the
+   * set of that digest.
+   */
+  templateDigest?: string;
 }
 
 export interface Signature {
@@ -112,6 +124,8 @@ export interface SignerSettings {
   /** The preset asked for, and the SimHash it makes (w4: near-dup's own, in hex). */
   preset?: string;
   simhash: SimhashScheme;
+  /** The digest of the template tokens left out of the MinHash; absent when none are. */
+  template?: string;
   params: string;
 }
 
@@ -156,8 +170,25 @@ export function resolveSignerSettings(options: SignerOptions = {}): SignerSettin
   const keyEncoding = options.keyEncoding ?? DEFAULT_KEY_ENCODING;
   if (keyEncoding !== 1 && keyEncoding !== 2) throw new CondenserSpecError(`key encoding must be 1 or 2, got ${options.keyEncoding}`);
   const condenser = formatCondenserSpec(spec);
-  const params = formatParams({ condenser, numPerm: spec.numPerm, seed, scheme, bands: lsh.b, rows: lsh.r, simhash, blocks: simhashBlocks, keys: keyEncoding, sample: containmentSample });
-  return { spec, condenser, seed, scheme, lsh, simhashBlocks, containmentSample, keyEncoding, preset: options.preset, simhash, params };
+  const template = templateDigestOf(options);
+  const params = formatParams({ condenser, numPerm: spec.numPerm, seed, scheme, bands: lsh.b, rows: lsh.r, simhash, blocks: simhashBlocks, keys: keyEncoding, sample: containmentSample, ...(template === undefined ? {} : { template }) });
+  return { spec, condenser, seed, scheme, lsh, simhashBlocks, containmentSample, keyEncoding, preset: options.preset, simhash, ...(template === undefined ? {} : { template }), params };
+}
+
+/** The digest of the template tokens the options sign with: the set's, or the one asked for (they must agree). */
+function templateDigestOf(options: SignerOptions): string | undefined {
+  const { template, templateDigest: asked } = options;
+  if (asked !== undefined && !/^[0-9a-f]{12}$/.test(asked)) {
+    throw new CondenserSpecError(`template digest "${asked}" must be 12 lowercase hex digits (as a params keyword's tpl= gives it)`);
+  }
+  if (template === undefined) return asked;
+  if (template.digest !== templateDigest(template.hashes)) {
+    throw new CondenserSpecError(`the template tokens named ${template.digest} are not that set (their digest is ${templateDigest(template.hashes)}); read them again from where they are stored`);
+  }
+  if (asked !== undefined && asked !== template.digest) {
+    throw new CondenserSpecError(`the signature asks for the template tokens ${asked}, but the set given is ${template.digest}; give the set the index stored under ${asked}`);
+  }
+  return template.digest;
 }
 
 /** The SimHash scheme and the condenser spec that options ask for, a preset's parts filled in. */
@@ -231,9 +262,12 @@ const NO_DIGESTS = new Uint32Array(0);
 export function createSigner(options: SignerOptions = {}): Signer {
   const settings = resolveSignerSettings(options);
   const { spec, lsh, simhashBlocks, keyEncoding } = settings;
+  if (settings.template !== undefined && options.template === undefined) {
+    throw new CondenserSpecError(`these signatures leave out the template tokens ${settings.template} (params tpl=${settings.template}); sign with that set, which is stored with the index they were written to`);
+  }
   // The simhash-doc normalizers give the tokens already, joined by single spaces.
   const docTokens = normalizerEntry(spec.normalizer).simhashDocTokens === true;
-  const kernels = createSigningKernels({ hash: spec.hash, tokenizer: spec.tokenizer, scheme: settings.scheme, perms: minhashPermutations(spec.numPerm, settings.seed, settings.scheme) });
+  const kernels = createSigningKernels({ hash: spec.hash, tokenizer: spec.tokenizer, scheme: settings.scheme, perms: minhashPermutations(spec.numPerm, settings.seed, settings.scheme), template: options.template });
   const normalize = normalizer(spec.normalizer, kernels.foldAscii);
   const split = splitNormalizer(spec.normalizer, kernels.foldAscii);
   const layoutTokens = tokenLayout(spec.tokenizer);

@@ -8,6 +8,7 @@ import { DistinctUint32 } from './distinct.js';
 import { bandDigests, type LshParams } from './lsh.js';
 import { type MinhashScheme, type Permutations, updateMinhash } from './minhash.js';
 import { type Hash64, SimhashAccumulator } from './simhash.js';
+import { TemplateFilter, type TemplateTokens } from './template-tokens.js';
 import { CachedByteHash, type TokenHashName, tokenHashEntry } from './token-hash.js';
 import { type ArenaWords, createWasmKernels, type WasmKernels } from './wasm-kernels.js';
 
@@ -48,6 +49,8 @@ export interface KernelSpec {
   tokenizer: string;
   scheme: MinhashScheme;
   perms: Permutations;
+  /** Token hashes left out of the MinHash (and only of it): template-tokens.ts. */
+  template?: TemplateTokens;
 }
 
 /** The WebAssembly kernels when they load (NEAR_DUP_WASM=0 turns them off), else the JavaScript ones. */
@@ -64,11 +67,14 @@ export class JsSigning implements SigningKernels {
   private readonly distinct = new DistinctUint32();
   private readonly features = new TokenRanges();
   private readonly md5Out = new Uint32Array(2);
+  /** Narrows a document's distinct token hashes to those its MinHash is made of; none without a template. */
+  protected readonly filter: TemplateFilter | undefined;
 
   constructor(protected readonly spec: KernelSpec) {
     const { hash, memo } = tokenHashEntry(spec.hash);
     this.hash = hash;
     this.cache = memo ? new CachedByteHash(hash) : undefined;
+    this.filter = spec.template && new TemplateFilter(spec.template);
   }
 
   signAsciiWords(_clean: string, _minhash: Uint32Array, _onDistinct?: DistinctSink): { tokens: number; fingerprint: Hash64 } | undefined {
@@ -95,7 +101,9 @@ export class JsSigning implements SigningKernels {
     const { source: bytes, starts, ends } = tokens;
     for (let i = 0; i < tokens.count; i++) distinct.add(cache ? cache.get(bytes, starts[i], ends[i]) : hash(bytes, starts[i], ends[i]));
     onDistinct?.(distinct.values, distinct.size);
-    this.foldHashes(minhash, distinct.values, distinct.size);
+    // The containment sample has seen every distinct token; the MinHash leaves the template ones out.
+    const count = this.filter ? this.filter.narrow(distinct.values, distinct.size) : distinct.size;
+    this.foldHashes(minhash, distinct.values, count);
   }
 
   protected foldHashes(minhash: Uint32Array, hashes: Uint32Array, count: number): void {
@@ -159,7 +167,7 @@ export class WasmSigning extends JsSigning {
   private signArenaWords(laid: ArenaWords, minhash: Uint32Array, onDistinct?: DistinctSink): { tokens: number; fingerprint: Hash64 } {
     const { wasm } = this;
     const hashes = wasm.tokenHashes(this.spec.hash, laid.src, laid.starts, laid.ends, laid.count);
-    wasm.minhashAffine32(minhash, this.spec.perms, hashes, laid.count, onDistinct);
+    wasm.minhashAffine32(minhash, this.spec.perms, hashes, laid.count, onDistinct, this.filter);
     return { tokens: laid.count, fingerprint: wasm.simhashShingles(laid.src, laid.starts, laid.ends, laid.count, SIMHASH_WINDOW) };
   }
 
@@ -177,7 +185,7 @@ export class WasmSigning extends JsSigning {
         tokenEnds = wasm.copyInt32(tokens.ends, tokens.count);
       }
       const hashes = wasm.tokenHashes(this.spec.hash, tokenSrc, tokenStarts, tokenEnds, tokens.count);
-      wasm.minhashAffine32(minhash, this.spec.perms, hashes, tokens.count, onDistinct);
+      wasm.minhashAffine32(minhash, this.spec.perms, hashes, tokens.count, onDistinct, this.filter);
     } else {
       this.foldTokens(tokens, minhash, onDistinct);
     }

@@ -107,8 +107,6 @@ export class TemplateFilter {
   private readonly table: Uint32Array;
   private readonly used: Uint8Array;
   private readonly mask: number;
-  /** Where the kept hashes of the last `keep` are (when they were not all kept). */
-  private kept = new Uint32Array(1024);
 
   constructor(readonly template: TemplateTokens) {
     let slots = 16;
@@ -141,17 +139,16 @@ export class TemplateFilter {
   }
 
   /**
-   * The hashes the MinHash is made of, given a document's `count` distinct token hashes: those that are
-   * not template tokens, or all of them when fewer than TEMPLATE_KEEP_MIN or TEMPLATE_KEEP_SHARE of them
-   * would remain. Either `hashes` itself, or a view of this filter's own array, valid until the next call.
+   * Narrows a document's `count` distinct token hashes, in place, to those the MinHash is made of: the
+   * ones that are not template tokens, or all of them when fewer than TEMPLATE_KEEP_MIN or
+   * TEMPLATE_KEEP_SHARE of them would remain. Gives how many there are now, first in `hashes`.
    */
-  keep(hashes: Uint32Array, count: number): { hashes: Uint32Array; count: number } {
+  narrow(hashes: Uint32Array, count: number): number {
     const kept = this.countKept(hashes, count);
-    if (kept === count || !keepsEnough(kept, count)) return { hashes, count };
-    if (this.kept.length < kept) this.kept = new Uint32Array(Math.max(kept, this.kept.length * 2));
+    if (kept === count || !keepsEnough(kept, count)) return count;
     let n = 0;
-    for (let i = 0; i < count; i++) if (!this.has(hashes[i])) this.kept[n++] = hashes[i];
-    return { hashes: this.kept, count: n };
+    for (let i = 0; i < count; i++) if (!this.has(hashes[i])) hashes[n++] = hashes[i];
+    return n;
   }
 }
 

@@ -7,6 +7,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { Permutations } from './minhash.js';
 import type { Hash64 } from './simhash.js';
+import type { TemplateFilter } from './template-tokens.js';
 import { type TokenHashName, tokenHashEntry } from './token-hash.js';
 
 // The few WebAssembly JS API types used here (the project's lib settings declare none).
@@ -301,15 +302,16 @@ export class WasmKernels {
   /**
    * updateMinhash (affine32 scheme only) with the `count` uint32 hashes at the arena pointer `hashes`,
    * which it overwrites. Repeats are dropped first, as they cannot change a minimum; `onDistinct` is shown
-   * the distinct hashes before they are overwritten.
+   * the distinct hashes before they are overwritten, and `filter` then narrows them (template-tokens.ts).
    */
-  minhashAffine32(values: Uint32Array, perms: Permutations, hashes: number, count: number, onDistinct?: (hashes: Uint32Array, count: number) => void): void {
+  minhashAffine32(values: Uint32Array, perms: Permutations, hashes: number, count: number, onDistinct?: (hashes: Uint32Array, count: number) => void, filter?: TemplateFilter): void {
     if (perms.scheme !== 'affine32') throw new Error('the wasm MinHash kernel does the affine32 scheme only');
     let slots = 16;
     while (slots < count * 2) slots *= 2;
     const table = this.alloc(slots * 5);
-    const distinct = this.x.distinctInPlace(hashes, count, table, slots, DISTINCT_KEY);
+    let distinct = this.x.distinctInPlace(hashes, count, table, slots, DISTINCT_KEY);
     onDistinct?.(this.u32.subarray(hashes >>> 2, (hashes >>> 2) + distinct), distinct);
+    if (filter) distinct = filter.narrow(this.u32.subarray(hashes >>> 2, (hashes >>> 2) + distinct), distinct);
     const { a, b, padded } = this.paddedPerms(perms);
     const ap = this.copyUint32(a, padded), bp = this.copyUint32(b, padded);
     const vp = this.alloc(padded * 4);

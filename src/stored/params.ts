@@ -7,10 +7,12 @@
 //   paramsShape     what its stored fields must look like (a version may compare what it cannot sign)
 //   paramsOptions   the signer options that make it (signature.ts signerOptionsFromParams checks them)
 //
-// The form: condenser;seed=S;scheme=X;b=B;r=R;simhash=FmM[;k=K][;sample=N], where the condenser is
+// The form: condenser;seed=S;scheme=X;b=B;r=R;simhash=FmM[;k=K][;sample=N][;tpl=D], where the condenser is
 // tokenizer:normalizer:hash:permutations, F is `w4` (near-dup's SimHash of word 4-shingles) or a named
 // scheme followed by a colon (`simhash-doc:`), and `;k=` and `;sample=` are left out at 1 and 0, the values
-// of the versions before them, so that their signatures keep their params.
+// of the versions before them, so that their signatures keep their params. `;tpl=D` names, by its digest
+// (12 hex digits), the set of template tokens left out of the MinHash (sketch/template-tokens.ts); absent
+// when none is.
 import { OWN_SIMHASH, presetOfSimhash } from '../presets.js';
 import type { KeyEncoding } from '../sketch/lsh.js';
 import type { MinhashScheme } from '../sketch/minhash.js';
@@ -35,6 +37,8 @@ export interface Params {
   keys: number;
   /** 1 distinct token in this many kept for containment; 0 for none. */
   sample: number;
+  /** The digest of the template tokens left out of the MinHash; absent when none are. */
+  template?: string;
 }
 
 /** The params keyword of a parameter set. */
@@ -42,10 +46,11 @@ export function formatParams(p: Params): string {
   const features = /^w\d+$/.test(p.simhash) ? p.simhash : `${p.simhash}:`;
   const keys = p.keys === 1 ? '' : `;k=${p.keys}`;
   const sample = p.sample === 0 ? '' : `;sample=${p.sample}`;
-  return `${p.condenser};seed=${p.seed};scheme=${p.scheme};b=${p.bands};r=${p.rows};simhash=${features}m${p.blocks}${keys}${sample}`;
+  const template = p.template === undefined ? '' : `;tpl=${p.template}`;
+  return `${p.condenser};seed=${p.seed};scheme=${p.scheme};b=${p.bands};r=${p.rows};simhash=${features}m${p.blocks}${keys}${sample}${template}`;
 }
 
-const PARAMS = /^([^;]+:(\d+));seed=(\d+);scheme=([a-z0-9]+);b=(\d+);r=(\d+);simhash=(w\d+|[a-z-]+:)m(\d+)(?:;k=(\d+))?(?:;sample=(\d+))?$/;
+const PARAMS = /^([^;]+:(\d+));seed=(\d+);scheme=([a-z0-9]+);b=(\d+);r=(\d+);simhash=(w\d+|[a-z-]+:)m(\d+)(?:;k=(\d+))?(?:;sample=(\d+))?(?:;tpl=([0-9a-f]{12}))?$/;
 
 /** A params keyword taken apart, or undefined when it does not have the form at all. */
 export function parseParams(params: string): Params | undefined {
@@ -62,6 +67,7 @@ export function parseParams(params: string): Params | undefined {
     blocks: Number(m[8]),
     keys: Number(m[9] ?? 1),
     sample: Number(m[10] ?? 0),
+    ...(m[11] === undefined ? {} : { template: m[11] }),
   };
 }
 
@@ -124,6 +130,8 @@ export interface ParamsOptions {
   simhashBlocks: number;
   keyEncoding: KeyEncoding;
   containmentSample: number;
+  /** The digest of the template tokens a signer needs to sign this way (the set itself is stored with the index). */
+  templateDigest?: string;
 }
 
 /**
@@ -145,5 +153,6 @@ export function paramsOptions(p: Params): ParamsOptions | undefined {
     simhashBlocks: p.blocks,
     keyEncoding: p.keys as KeyEncoding,
     containmentSample: p.sample,
+    ...(p.template === undefined ? {} : { templateDigest: p.template }),
   };
 }
