@@ -1,0 +1,30 @@
+// Template tokens as an index mapping's `_meta` holds them (src/indices/template-store.ts): read back to the
+// same set, small enough for 10,000 hashes, and anything else there taken for damage, never for the set.
+import { describe, expect, it } from 'vitest';
+import { storedTemplate, templateOfStored } from '../../src/indices/template-store.js';
+import { templateTokens } from '../../src/sketch/template-tokens.js';
+
+const drawn = { share: 0.05, minCount: 3, sample: 10_000 };
+
+describe('storedTemplate', () => {
+  it('reads back to the same set, and 10,000 hashes take under 60 KB of JSON', () => {
+    const hashes = Array.from({ length: 10_000 }, (_, i) => (Math.imul(i + 1, 0x9e3779b1) >>> 0));
+    const template = templateTokens(hashes, drawn);
+    const stored = storedTemplate(template);
+    expect(JSON.stringify(stored).length).toBeLessThan(60_000);
+    const back = templateOfStored(template.digest, JSON.parse(JSON.stringify(stored)));
+    expect(back).toEqual(template);
+  });
+
+  it('takes what is not the set of the digest asked for as damage', () => {
+    const template = templateTokens([1, 2, 0xffffffff], drawn);
+    const stored = storedTemplate(template);
+    expect(templateOfStored(template.digest, stored)?.hashes).toEqual(new Uint32Array([1, 2, 0xffffffff]));
+    expect(templateOfStored('000000000000', stored)).toBeUndefined();
+    expect(templateOfStored(template.digest, { ...stored, count: 2 })).toBeUndefined();
+    expect(templateOfStored(template.digest, { ...stored, hashes: storedTemplate(templateTokens([1, 2, 3], drawn)).hashes })).toBeUndefined();
+    expect(templateOfStored(template.digest, { ...stored, share: '0.05' })).toBeUndefined();
+    expect(templateOfStored(template.digest, 'x')).toBeUndefined();
+    expect(templateOfStored(template.digest, null)).toBeUndefined();
+  });
+});
