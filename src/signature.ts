@@ -228,6 +228,11 @@ export interface Signer {
   signNormalized(clean: string): Signature;
   /** The signature as numbers, before its strings are made (valid until the signer's next call). */
   signParts(text: string): SignatureParts;
+  /**
+   * The distinct token hashes of a text, every one (template tokens too), as the MinHash would see them
+   * without a template: what a sample of template tokens is drawn from (sketch/template-tokens.ts).
+   */
+  tokenHashes(text: string): Uint32Array;
 }
 
 const utf8 = new TextDecoder();
@@ -286,10 +291,14 @@ export function createSigner(options: SignerOptions = {}): Signer {
     words: 0,
     content_hash: '',
   };
-  // The distinct token hashes of the document being signed, seen by the kernels on the way.
+  // The distinct token hashes of the document being signed, seen by the kernels on the way (and kept, when
+  // tokenHashes asks for them).
+  let keepHashes = false;
+  let kept = new Uint32Array(0);
   const onDistinct = (hashes: Uint32Array, count: number) => {
     parts.distinct = count;
     parts.sample.fill(hashes, count, settings.containmentSample);
+    if (keepHashes) kept = hashes.slice(0, count);
   };
   const start = (minhash: Uint32Array): Uint32Array => {
     parts.distinct = 0;
@@ -354,6 +363,16 @@ export function createSigner(options: SignerOptions = {}): Signer {
   sign.normalize = normalize;
   sign.signNormalized = (clean: string): Signature => toSignature(partsNormalized(clean, emptyMinhash(spec.numPerm)));
   sign.signParts = (text: string): SignatureParts => partsOf(text, scratchMinhash.fill(MAX_HASH));
+  sign.tokenHashes = (text: string): Uint32Array => {
+    keepHashes = true;
+    kept = new Uint32Array(0);
+    try {
+      if (partsOf(text, scratchMinhash.fill(MAX_HASH)).tokens === 0) return new Uint32Array(0);
+      return kept;
+    } finally {
+      keepHashes = false;
+    }
+  };
   return sign;
 }
 

@@ -11,6 +11,8 @@ const FLAG_OF_KEY: Readonly<Record<string, string>> = {
   'bulk.concurrency': '--concurrency',
   'slice.id': '--slice',
   'slice.max': '--slices',
+  'template.share': '--template-share',
+  'template.sample': '--template-sample',
   checkpointFile: '--checkpoint',
   pairsFile: '--pairs',
   collectMatches: '--format text',

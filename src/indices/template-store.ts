@@ -11,8 +11,16 @@ import { type TemplateTokens, templateTokens } from '../sketch/template-tokens.j
 /** The `_meta` key of the template sets, by digest. */
 export const TEMPLATES_META_KEY = 'near_dup_templates';
 
+/** What a set was drawn for: the condenser its hashes are tokens of, and the sample size asked for. */
+export interface TemplateDraw {
+  condenser: string;
+  sampleAsked: number;
+}
+
 /** One set as `_meta` holds it. */
 export interface StoredTemplate {
+  condenser?: string;
+  sample_asked?: number;
   share: number;
   min_count: number;
   sample: number;
@@ -23,10 +31,11 @@ export interface StoredTemplate {
 }
 
 /** A template set as `_meta` holds it. */
-export function storedTemplate(template: TemplateTokens): StoredTemplate {
+export function storedTemplate(template: TemplateTokens, draw?: TemplateDraw): StoredTemplate {
   const bytes = Buffer.alloc(template.hashes.length * 4);
   for (let i = 0; i < template.hashes.length; i++) bytes.writeUInt32LE(template.hashes[i], i * 4);
-  return { share: template.share, min_count: template.minCount, sample: template.sample, count: template.hashes.length, hashes: bytes.toString('base64') };
+  const drawn = draw ? { condenser: draw.condenser, sample_asked: draw.sampleAsked } : {};
+  return { ...drawn, share: template.share, min_count: template.minCount, sample: template.sample, count: template.hashes.length, hashes: bytes.toString('base64') };
 }
 
 /** A set read back from `_meta`; undefined when what is there is not the set of that digest (damaged, or edited by hand). */
@@ -46,12 +55,12 @@ export function templateOfStored(digest: string, stored: unknown): TemplateToken
  * Adds a template set to the `_meta` of every concrete index that `index` names, keeping what else their
  * `_meta` holds (an update of the mapping replaces `_meta` whole).
  */
-export async function storeTemplate(client: EngineClient, index: string, template: TemplateTokens): Promise<void> {
+export async function storeTemplate(client: EngineClient, index: string, template: TemplateTokens, draw?: TemplateDraw): Promise<void> {
   const mappings = await client.getMapping(index);
   for (const [name, { mappings: mapping }] of Object.entries(mappings)) {
     const meta = (mapping?._meta ?? {}) as Record<string, unknown>;
     const sets = (ownValue(meta, TEMPLATES_META_KEY) ?? {}) as Record<string, unknown>;
-    const _meta = { ...meta, [TEMPLATES_META_KEY]: { ...sets, [template.digest]: storedTemplate(template) } };
+    const _meta = { ...meta, [TEMPLATES_META_KEY]: { ...sets, [template.digest]: storedTemplate(template, draw) } };
     await client.putMapping(name, { _meta });
   }
 }
@@ -75,4 +84,22 @@ export async function loadTemplate(client: EngineClient, index: string, digest: 
     throw new UsageError(`the template tokens ${digest} in the mapping of "${damaged}" (_meta.${TEMPLATES_META_KEY}) are not that set any more; sign the index again with annotate --force and a new template`);
   }
   throw new UsageError(`the signatures of "${index}" leave out the template tokens ${digest} (params tpl=${digest}), but no mapping of "${index}" keeps them (_meta.${TEMPLATES_META_KEY}); sign the index again with annotate --force`);
+}
+
+/**
+ * A set `index` keeps that was drawn for the same condenser, share, minimum count and sample size (the
+ * first found), so that every run and every process signing the index uses one set; undefined when none is.
+ */
+export async function findTemplate(client: EngineClient, index: string, draw: TemplateDraw & { share: number; minCount: number }): Promise<TemplateTokens | undefined> {
+  const mappings = await client.getMapping(index);
+  for (const { mappings: mapping } of Object.values(mappings)) {
+    const sets = ownValue((mapping?._meta ?? {}) as Record<string, unknown>, TEMPLATES_META_KEY) as Record<string, unknown> | undefined;
+    for (const [digest, stored] of Object.entries(sets ?? {})) {
+      const s = stored as Partial<StoredTemplate> | null;
+      if (s?.condenser !== draw.condenser || s.sample_asked !== draw.sampleAsked || s.share !== draw.share || s.min_count !== draw.minCount) continue;
+      const template = templateOfStored(digest, stored);
+      if (template) return template;
+    }
+  }
+  return undefined;
 }

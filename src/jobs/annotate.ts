@@ -33,6 +33,7 @@ import { planMapping } from '../indices/mapping.js';
 import { requireScroll } from '../engine/privileges.js';
 import type { KeyLists } from '../stored/write.js';
 import { createSignPool, type SignPool } from '../signing/sign-pool.js';
+import { type TemplateRequest, templateForJob } from './template-sample.js';
 import { sourceWithFields } from '../signing/source-text.js';
 import { readStoredSources, type StoredSource } from './stored-sources.js';
 
@@ -111,6 +112,11 @@ export interface AnnotateOptions extends FlatAnnotateOptions {
   fields: string[];
   /** How signatures are made: createSigner's options (default: every default, `DEFAULT_CONDENSER`). */
   signer?: SignerOptions;
+  /**
+   * Leave template tokens out of the MinHash: those in more than `share` of a sample of the documents
+   * (jobs/template-sample.ts), the set kept in the index's mapping and named in the params. None by default.
+   */
+  template?: TemplateRequest;
   read?: AnnotateRead;
   limits?: AnnotateLimits;
   state?: AnnotateStateFiles;
@@ -139,6 +145,7 @@ export interface AnnotateSettings {
   index: string;
   fields: string[];
   signer: SignerOptions;
+  template?: TemplateRequest;
   read: AnnotateRead;
   limits: { pageSize: number; threads: number; maxChars: number; bulk: BulkOptions & Required<Pick<BulkOptions, 'maxBytes' | 'maxOperations'>> };
   state: { resume: boolean; checkpointFile: string };
@@ -176,12 +183,13 @@ export function resolveAnnotateOptions(options: AnnotateOptions): AnnotateSettin
   const limits = optionGroup<AnnotateLimits>(options, 'limits', ['pageSize', 'threads', 'maxChars', 'bulk']);
   const state = optionGroup<AnnotateStateFiles>(options, 'state', ['resume', 'checkpointFile']);
   const output = optionGroup<AnnotateOutput>(options, 'output', ['prefix', 'dryRun', 'force', 'keepVersion', 'errorsFile']);
-  const { index, fields, signer = {}, onProgress, signal } = options;
+  const { index, fields, signer = {}, template, onProgress, signal } = options;
   const { prefix, maxChars, pageSize } = ANNOTATE_DEFAULTS;
   return {
     index,
     fields,
     signer,
+    ...(template === undefined ? {} : { template }),
     read,
     limits: { pageSize, maxChars, ...limits, threads: limits.threads ?? os.availableParallelism(), bulk: resolveBulkOptions(limits.bulk) },
     state: { resume: state.resume ?? false, checkpointFile: state.checkpointFile ?? defaultCheckpointPath('annotate', index, read.slice) },
@@ -301,6 +309,10 @@ export async function annotateIndex(client: EngineClient, options: AnnotateOptio
     if (plans.some((p) => p.conflicts.length > 0)) await initIndex(client, index, output.prefix);
     keyLists = plans.some((p) => p.keyLists === 'lists') ? 'lists' : 'joined';
   }
+  if (job.template) {
+    const source = { index, fields: job.fields, query: job.read.query, maxChars: job.limits.maxChars, signer: job.signer, dryRun: output.dryRun };
+    job.signer = { ...job.signer, template: await templateForJob(client, source, job.template) };
+  }
   const inFlight = new InFlightLimit(await planInFlight(client, index, job.limits.bulk.concurrency));
   const run = new AnnotateRun(client, job, await openCheckpoint(job), { keyLists, inFlight });
   run.closedIndices = await closedIndicesBehind(client, index);
@@ -328,9 +340,12 @@ export function checkAnnotateOptions(options: AnnotateOptions): void {
   checkSettings(resolveAnnotateOptions(options));
 }
 
-function checkSettings({ fields, limits, read }: AnnotateSettings): void {
+function checkSettings({ fields, limits, read, template }: AnnotateSettings): void {
   if (!Array.isArray(fields) || fields.length === 0) throw new UsageError((o) => `name at least one text field with ${o('fields')}`);
-  requireWholeNumbers([['pageSize', limits.pageSize, 1], ['maxChars', limits.maxChars, 1], ['threads', limits.threads, 1]]);
+  requireWholeNumbers([['pageSize', limits.pageSize, 1], ['maxChars', limits.maxChars, 1], ['threads', limits.threads, 1], ['template.sample', template?.sample, 1]]);
+  if (template && !(template.share > 0 && template.share < 1)) {
+    throw new UsageError((o) => `${o('template.share')} must be a number above 0 and below 1 (0.05: tokens in more than 5% of the documents are template text), got ${template.share}`);
+  }
   checkBulkOptions(limits.bulk);
   if (read.slice) checkSlice(read.slice);
 }
@@ -376,8 +391,10 @@ export function annotateIdentity(options: AnnotateOptions): Record<string, unkno
   return identityOf(resolveAnnotateOptions(options));
 }
 
-function identityOf({ index, fields, signer, read, output }: AnnotateSettings): Record<string, unknown> {
-  return { index, fields, prefix: output.prefix, params: resolveSignerSettings(signer).params, query: read.query ?? null, slice: read.slice ?? null };
+// The template set itself is not part of it: the same request finds the same set, kept in the index.
+function identityOf({ index, fields, signer, template, read, output }: AnnotateSettings): Record<string, unknown> {
+  const params = resolveSignerSettings({ ...signer, template: undefined }).params;
+  return { index, fields, prefix: output.prefix, params, query: read.query ?? null, slice: read.slice ?? null, ...(template ? { template } : {}) };
 }
 
 /** The checkpoint to continue (with `resume`, checked to be the same job) or a new one. */

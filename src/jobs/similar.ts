@@ -13,6 +13,7 @@ import { simhashDistance } from '../sketch/simhash-doc.js';
 import { CONTAINMENT_DIRECTIONS, type ContainmentDirection, DEFAULT_DIRECTION, findContaining } from './containment-lookup.js';
 import { minhashDocValues, withoutDocValues } from './doc-values.js';
 import { paramsHeld } from './params-held.js';
+import { loadTemplate } from '../indices/template-store.js';
 import { planMapping } from '../indices/mapping.js';
 
 export type SimilarMethod = 'minhash' | 'simhash' | 'both';
@@ -147,7 +148,7 @@ export async function findSimilar(client: EngineClient, options: SimilarOptions)
     const query =
       options.id !== undefined
         ? await storedSignature(client, options.index, options.id, prefix, options.routing)
-        : signText(options.text!, await signerForIndex(client, options.index, prefix, options.signer));
+        : signText(options.text!, await withTemplate(client, options.index, await signerForIndex(client, options.index, prefix, options.signer)));
     if (options.id !== undefined) checkSignerForStored(options.signer, query.params, options.id, options.index);
     const result: SimilarResult = { query: { id: options.id, params: query.params, tokens: query.tokens }, hits: [], candidates: 0, excludedParams: 0, damaged: 0, tookMs: 0 };
     if (method !== 'minhash' && query.blocks.length > 0 && maxDistance >= query.blocks.length) {
@@ -377,6 +378,12 @@ function checkSignerForStored(asked: SignerOptions | undefined, stored: string, 
   throw new UsageError(
     (o) => `a lookup by ${o('id')} uses the signature stored with document "${id}" of "${index}" ("${stored}"); the signature options given would make "${wanted}", and are not used: leave them out`,
   );
+}
+
+/** Options that name template tokens (params tpl=) with the set the index keeps under that digest. */
+async function withTemplate(client: EngineClient, index: string, signer: SignerOptions | undefined): Promise<SignerOptions | undefined> {
+  const digest = signer?.templateDigest;
+  return digest === undefined ? signer : { ...signer, template: await loadTemplate(client, index, digest) };
 }
 
 function signText(text: string, signer?: SignerOptions): StoredSignature {

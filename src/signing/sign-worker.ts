@@ -10,7 +10,9 @@ import { type SignedSource, type SignSourcesOptions, type SourceKind, signSource
 const signers = new Map<string, Signer>();
 
 function signerFor(options: SignerOptions): Signer {
-  const key = JSON.stringify(options);
+  // A template set is known by its digest (createSigner checks that it is that set): its 10,000 hashes
+  // written out for every batch would cost more than the batch's signing.
+  const key = JSON.stringify(options, (name, value) => (name === 'template' && value ? value.digest : value));
   let signer = signers.get(key);
   if (!signer) {
     signer = createSigner(options);

@@ -65,6 +65,14 @@ describe.each(CONDENSERS)('a signer with template tokens, %o', (base) => {
     expect(Array.from(signer.signNormalized(signer.normalize(text)).minhash)).toEqual(Array.from(sig.minhash));
   });
 
+  it.each(TEXTS)('gives every distinct token hash of a text, template ones too, to draw a template from: %s', (text) => {
+    const sorted = (hashes: Iterable<number>) => Array.from(hashes).sort((a, b) => a - b);
+    expect(sorted(signer.tokenHashes(text))).toEqual(sorted(distinctHashes(base, text)));
+    expect(sorted(plain.tokenHashes(text))).toEqual(sorted(distinctHashes(base, text)));
+    expect(signer.tokenHashes('   ')).toEqual(new Uint32Array(0));
+    expect(Array.from(signer(text).minhash)).toEqual(Array.from(minhashOf(base, distinctHashes(base, text).filter((h) => !template.hashes.includes(h)))));
+  });
+
   it('keeps every token of a document that is nearly all template', () => {
     const text = `${BOILER} ok`;
     expect(Array.from(signer(text).minhash)).toEqual(Array.from(plain(text).minhash));

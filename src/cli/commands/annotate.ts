@@ -32,6 +32,8 @@ interface AnnotateArgs extends ConnectionArgs, SignerArgs, BulkArgs {
   pageSize: number;
   follow: boolean;
   interval: string;
+  templateShare?: number;
+  templateSample?: number;
 }
 
 export function parseQuery(text: string | undefined): Record<string, unknown> | undefined {
@@ -92,6 +94,15 @@ export function printSummary(summary: AnnotateSummary, verb: string): void {
   process.stdout.write(jsonLine(summary));
 }
 
+/** --template-share and --template-sample as annotate's `template` option (none without a share). */
+function templateOption(argv: AnnotateArgs): Pick<AnnotateOptions, 'template'> {
+  if (argv.templateShare === undefined) {
+    if (argv.templateSample !== undefined) throw new UsageError('--template-sample goes with --template-share: give the share of the documents a template token is in (0.05 is usual)');
+    return {};
+  }
+  return { template: { share: argv.templateShare, sample: argv.templateSample } };
+}
+
 export const annotateCommand: CommandModule<object, AnnotateArgs> = {
   command: 'annotate',
   describe: 'Add near-dup fields to every document of an existing index (bulk partial updates, resumable)',
@@ -116,6 +127,11 @@ export const annotateCommand: CommandModule<object, AnnotateArgs> = {
       .option('max-chars', advanced({ type: 'number', default: ANNOTATE_DEFAULTS.maxChars, describe: 'cut longer texts (reported in the summary)' }))
       .option('threads', advanced({ type: 'number', describe: 'signing threads [default: every core]' }))
       .option('page-size', advanced({ type: 'number', default: ANNOTATE_DEFAULTS.pageSize, describe: 'documents per search page' }))
+      .option('template-share', advanced({
+        type: 'number',
+        describe: 'leave out of the MinHash the tokens in more than this share of a sample of the documents (template text: shared headings, notices; 0.05 is usual), the set kept in the index mapping [default: none]',
+      }))
+      .option('template-sample', advanced({ type: 'number', describe: 'with --template-share: how many documents (the first scanned) the set is drawn from [default: 10000]' }))
       .option('follow', { type: 'boolean', default: false, describe: 'keep annotating what is new or changed every --interval, until Ctrl-C' })
       .option('interval', advanced({ type: 'string', default: '10s', describe: 'with --follow: time between passes (10s, 500ms, 2m)' }))
       .epilogue(
@@ -137,6 +153,7 @@ export const annotateCommand: CommandModule<object, AnnotateArgs> = {
       index: argv.index,
       fields: argv.field,
       signer,
+      ...templateOption(argv),
       read: { query, slice },
       limits: { pageSize: argv.pageSize, threads: argv.threads, maxChars: argv.maxChars, bulk },
       state: { resume: argv.resume, checkpointFile: argv.checkpoint },
