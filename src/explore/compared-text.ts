@@ -29,7 +29,8 @@ export function normalizerOf(params: string): ((text: string) => string) | undef
   if (!normalizers.has(params)) {
     const options = signerOptionsFromParams(params);
     if (normalizers.size >= KEPT_NORMALIZERS) normalizers.delete(normalizers.keys().next().value as string);
-    normalizers.set(params, options ? createSigner(options).normalize : undefined);
+    // The normalizer is the same with or without template tokens (params tpl=): the set is not needed for it.
+    normalizers.set(params, options ? createSigner({ ...options, templateDigest: undefined }).normalize : undefined);
   }
   return normalizers.get(params);
 }

@@ -129,3 +129,14 @@ describe('the params keyword of template tokens', () => {
     expect(signerOptionsFromParams(`${resolveSignerSettings().params};tpl=xyz`)).toBeUndefined();
   });
 });
+
+describe('the explorer on signatures made with template tokens', () => {
+  it('normalizes their text as the signer did, without the set', async () => {
+    const { normalizerOf } = await import('../../src/explore/compared-text.js');
+    const template = boilerTemplate({});
+    const { params } = resolveSignerSettings({ template });
+    const normalize = normalizerOf(params);
+    expect(normalize).toBeDefined();
+    expect(normalize!(TEXTS[1])).toBe(createSigner({ template }).normalize(TEXTS[1]));
+  });
+});
