@@ -131,24 +131,22 @@ export class TemplateFilter {
     return false;
   }
 
-  /** How many of the first `count` distinct hashes are not template tokens. */
-  countKept(hashes: ArrayLike<number>, count: number): number {
-    let kept = 0;
-    for (let i = 0; i < count; i++) if (!this.has(hashes[i] >>> 0)) kept++;
-    return kept;
-  }
-
   /**
    * Narrows a document's `count` distinct token hashes, in place, to those the MinHash is made of: the
    * ones that are not template tokens, or all of them when fewer than TEMPLATE_KEEP_MIN or
-   * TEMPLATE_KEEP_SHARE of them would remain. Gives how many there are now, first in `hashes`.
+   * TEMPLATE_KEEP_SHARE of them would remain. Gives how many there are now, first in `hashes`. One look-up
+   * a token: the kept ones are swapped to the front, so all are still there, in another order (which a
+   * MinHash does not see), when too few are kept.
    */
   narrow(hashes: Uint32Array, count: number): number {
-    const kept = this.countKept(hashes, count);
-    if (kept === count || !keepsEnough(kept, count)) return count;
-    let n = 0;
-    for (let i = 0; i < count; i++) if (!this.has(hashes[i])) hashes[n++] = hashes[i];
-    return n;
+    let kept = 0;
+    for (let i = 0; i < count; i++) {
+      const h = hashes[i];
+      if (this.has(h)) continue;
+      hashes[i] = hashes[kept];
+      hashes[kept++] = h;
+    }
+    return keepsEnough(kept, count) ? kept : count;
   }
 }
 
