@@ -64,4 +64,14 @@ forEachEngine('annotate --template-share', (ctx) => {
     expect(again).toMatchObject({ annotated: 0, unchanged: DOCS.length, complete: true });
     expect(Object.keys((await ctx.client.getMapping(index))[index].mappings._meta[TEMPLATES_META_KEY])).toHaveLength(1);
   });
+
+  it('keeps nothing in the mapping in a dry run', async () => {
+    const dry = ctx.index('templated-dry');
+    const lines = DOCS.slice(0, 10).flatMap((d) => [{ index: { _index: dry, _id: d.id } }, { text: d.text }]);
+    expect((await ctx.client.bulk(lines)).errors).toBe(false);
+    await ctx.client.refresh(dry);
+    const result = await annotateIndex(ctx.client, { index: dry, fields: ['text'], template: { share: 0.05 }, output: { dryRun: true } });
+    expect(result).toMatchObject({ annotated: 10, failed: 0 });
+    expect((await ctx.client.getMapping(dry))[dry].mappings._meta?.[TEMPLATES_META_KEY]).toBeUndefined();
+  });
 });
