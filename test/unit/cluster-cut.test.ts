@@ -174,6 +174,22 @@ describe('near-identical copies are never split', () => {
     expect(owner).toEqual([0, 0, 0]);
   });
 
+  it('a family of exact copies is grouped in a pass, not by comparing every pair', () => {
+    const n = 5000;
+    const one = Uint32Array.from({ length: 100 }, (_, p) => p);
+    let reads = 0;
+    // Counts the signatures read: each comparison reads two.
+    const values = new Proxy(Array.from({ length: n }, () => one), {
+      get: (target, key, receiver) => {
+        if (typeof key === 'string' && /^\d+$/.test(key)) reads++;
+        return Reflect.get(target, key, receiver);
+      },
+    });
+    const owner = centres(Array.from({ length: n }, (_, i) => `c${i}`), Array.from({ length: n }, () => Int32Array.of(7)), values, BAR);
+    expect(new Set(owner)).toEqual(new Set([0]));
+    expect(reads).toBeLessThan(100 * n); // every pair would be 25 million
+  });
+
   it('the same clusters whatever order the members come in', () => {
     const chain = driftingChain(40, 'q');
     const facts = new Map([...chain.keys()].map((id) => [id, { tokens: 100 + (id.charCodeAt(2) % 3), sortKey: null }]));

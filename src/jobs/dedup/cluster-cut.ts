@@ -225,13 +225,18 @@ function tightGroups(n: number, bands: ReadonlyArray<Int32Array>, near: (i: numb
   };
   const index = candidatesOf(bands, scanUpTo);
   for (let i = 0; i < n; i++) {
+    let copy = false;
     index.some(i, (j) => {
-      if (near(i, j) < tight) return false;
+      const similarity = near(i, j);
+      if (similarity < tight) return false;
       const [a, b] = [root(i), root(j)];
       if (a !== b) parent[Math.max(a, b)] = Math.min(a, b); // the earlier member roots its group
+      copy ||= similarity === 1;
       return false;
     });
-    index.add(i);
+    // A member with the same values as one indexed finds what that one finds: not indexed, so that a family
+    // of exact copies costs a pass, not a comparison of every pair.
+    if (!copy) index.add(i);
   }
   const byRoot = new Map<number, number[]>();
   for (let i = 0; i < n; i++) {
