@@ -46,6 +46,10 @@ export function ingestBytes(signer: Signer, bytes: Uint8Array, firstLineNumber: 
       const record = parseDocumentLine(text);
       if (options.idField) {
         const value = valueAt(record, options.idField);
+        if (typeof value === 'number' && !Number.isSafeInteger(value)) {
+          // Read as a number, 1234567890123456789 is 1234567890123456800: two lines would share an id.
+          throw new DocumentTextError(`the id in "${options.idField}" is a number JSON cannot carry exactly (read as ${value}); write it as a string ("${options.idField}": "...")`);
+        }
         if (typeof value === 'string' || typeof value === 'number') id = checkedId(String(value), options.idField);
       }
       // near-dup writes the fields under the prefix, and keeps no key there that names a prototype.

@@ -38,6 +38,14 @@ describe('ingestBytes', () => {
     expect('json' in c && c.id).toBe('c');
   });
 
+  it('refuses an id that is a number JSON cannot carry exactly (two lines would share an _id), takes one that is safe', () => {
+    const bytes = Buffer.from('{"id":1234567890123456789,"text":"one"}\n{"id":1234567890123456790,"text":"two"}\n{"id":42,"text":"three"}\n');
+    const [first, second, third] = ingestBytes(signer, bytes, 1, options);
+    expect('error' in first && first.error).toMatch(/^the id in "id" is a number JSON cannot carry exactly \(read as 1234567890123456800\); write it as a string/);
+    expect('error' in second).toBe(true);
+    expect('json' in third && third.id).toBe('42');
+  });
+
   it('gives the same documents from batches cut anywhere as from one batch', async () => {
     const texts = Array.from({ length: 40 }, (_, i) => `text ${i} — déjà vu ${'東京 '.repeat(i % 5)}`);
     const ndjson = Buffer.from(texts.map((t, i) => JSON.stringify({ id: `d${i}`, text: t })).join('\r\n') + '\r\n');
