@@ -4,6 +4,7 @@
 // are edited as text (jsonc-parser finds each member by its path): the members named are removed or set, and
 // every other byte reaches the engine as the client gave it. The text must already be strict JSON (the
 // callers JSON.parse it first, to read the document's text and refuse what is not an object).
+import { DocumentTextError } from '../annotation.js';
 import { applyEdits, findNodeAtLocation, type JSONPath, modify, parseTree } from 'jsonc-parser';
 
 export class SourceText {
@@ -75,6 +76,18 @@ export function setUnderPrefix(source: SourceText, base: JSONPath, prefix: strin
  * with `all` the member at the prefix itself. The paths name members as written (a dotted key is one segment).
  */
 export function prefixKeyPaths(obj: Record<string, unknown>, path: readonly string[], all: boolean): string[][] {
+  const found = keyPathsReaching(obj, path, all);
+  // Each is removed by an edit of the whole text: a document of thousands would cost seconds of a signing thread.
+  if (found.length > MAX_PREFIX_KEYS) {
+    throw new DocumentTextError(`${found.length} keys reach the near-dup fields ("${path.join('.')}") by dotted names; near-dup writes those fields itself: remove them from the document`);
+  }
+  return found;
+}
+
+/** More keys reaching the prefix than a document of near-dup's own holds (it writes about a dozen). */
+const MAX_PREFIX_KEYS = 64;
+
+function keyPathsReaching(obj: Record<string, unknown>, path: readonly string[], all: boolean): string[][] {
   const found: string[][] = [];
   for (const [key, member] of Object.entries(obj)) {
     const segments = key.split('.');
@@ -82,7 +95,7 @@ export function prefixKeyPaths(obj: Record<string, unknown>, path: readonly stri
     if (!leads) continue;
     if (segments.length >= path.length && (all || segments.length > 1)) found.push([key]);
     else if (segments.length < path.length && member !== null && typeof member === 'object' && !Array.isArray(member)) {
-      for (const inner of prefixKeyPaths(member as Record<string, unknown>, path.slice(segments.length), all)) found.push([key, ...inner]);
+      for (const inner of keyPathsReaching(member as Record<string, unknown>, path.slice(segments.length), all)) found.push([key, ...inner]);
     }
   }
   return found;

@@ -37,6 +37,12 @@ describe('source text', () => {
     expect(prefixKeyPaths(doc, ['meta', 'near_dup'], false)).toEqual([['meta', 'near_dup.b']]);
   });
 
+  it('a document with more keys reaching the prefix than near-dup writes is refused, not edited key by key', () => {
+    const keys = (count: number) => `{"t":"x",${Array.from({ length: count }, (_, i) => `"near_dup.x${i}":1`).join(',')}}`;
+    expect(() => sourceWithFields(keys(64), JSON.parse(keys(64)), 'near_dup', FIELDS)).not.toThrow();
+    expect(() => sourceWithFields(keys(65), JSON.parse(keys(65)), 'near_dup', FIELDS)).toThrow(/65 keys reach the near-dup fields \("near_dup"\)/);
+  });
+
   it('setText puts a value in as given', () => {
     const source = new SourceText('{"doc":{"a":1.0}}');
     source.setText(['upsert'], source.valueText(['doc']) as string);
