@@ -158,7 +158,11 @@ export class RunLock {
     }
     if (current && current.source.released_at === null) {
       const was = current.source;
-      const why = gone ? 'whose process is gone (killed)' : `whose lease ended at ${was.expires_at} without it being released (killed, or cut off from the engine)`;
+      const why = gone
+        ? 'whose process is gone (killed)'
+        : leaseImplausible(was, Date.now())
+          ? `whose lease end (${was.expires_at}) lies further ahead than any run sets it (a damaged lock, or a clock far ahead)`
+          : `whose lease ended at ${was.expires_at} without it being released (killed, or cut off from the engine)`;
       this.notes.push(`took over the lock of a ${was.what} on ${was.host} (pid ${was.pid}, started ${was.started_at}) ${why}; what it wrote is rewritten by this run`);
     }
   }
@@ -296,8 +300,19 @@ function processGone(holder: LockDocument, mine: LockDocument): boolean {
   return startTicks(holder.pid) !== was.startedAt;
 }
 
-function isLive(lock: LockDocument): boolean {
-  return lock.released_at === null && Date.parse(lock.expires_at) > Date.now();
+/** No run sets a lease longer than this; a lock read from the index is not trusted beyond it. */
+const MAX_LEASE_MS = 3_600_000;
+/** How far the clocks of two machines sharing an index may disagree. */
+const CLOCK_SKEW_MS = 300_000;
+
+/** Held by a run that may still be going: not released, its lease not ended, and its end no further ahead than a run sets it (a forged "9999-..." or a clock far ahead would block every run for good). */
+export function isLive(lock: Pick<LockDocument, 'released_at' | 'expires_at' | 'lease_seconds'>, now = Date.now()): boolean {
+  return lock.released_at === null && Date.parse(lock.expires_at) > now && !leaseImplausible(lock, now);
+}
+
+function leaseImplausible(lock: Pick<LockDocument, 'expires_at' | 'lease_seconds'>, now: number): boolean {
+  const lease = Math.min(Number.isFinite(lock.lease_seconds) && lock.lease_seconds > 0 ? lock.lease_seconds * 1000 : MAX_LEASE_MS, MAX_LEASE_MS);
+  return Date.parse(lock.expires_at) > now + lease + CLOCK_SKEW_MS;
 }
 
 function holderText(lock: LockDocument): string {
