@@ -42,11 +42,11 @@ export function storedTemplate(template: TemplateTokens, draw?: TemplateDraw): S
 export function templateOfStored(digest: string, stored: unknown): TemplateTokens | undefined {
   if (typeof stored !== 'object' || stored === null) return undefined;
   const { share, min_count, sample, count, hashes } = stored as Partial<StoredTemplate>;
-  if (typeof hashes !== 'string' || typeof count !== 'number' || typeof share !== 'number' || typeof min_count !== 'number' || typeof sample !== 'number') return undefined;
+  if (typeof hashes !== 'string' || !Number.isSafeInteger(count) || (count as number) < 0 || typeof share !== 'number' || typeof min_count !== 'number' || typeof sample !== 'number') return undefined;
   const bytes = Buffer.from(hashes, 'base64');
-  if (bytes.length !== count * 4) return undefined;
-  const values = new Uint32Array(count);
-  for (let i = 0; i < count; i++) values[i] = bytes.readUInt32LE(i * 4);
+  if (bytes.length !== (count as number) * 4) return undefined;
+  const values = new Uint32Array(count as number);
+  for (let i = 0; i < (count as number); i++) values[i] = bytes.readUInt32LE(i * 4);
   const template = templateTokens(values, { share, minCount: min_count, sample });
   return template.digest === digest ? template : undefined;
 }

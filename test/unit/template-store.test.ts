@@ -22,6 +22,7 @@ describe('storedTemplate', () => {
     expect(templateOfStored(template.digest, stored)?.hashes).toEqual(new Uint32Array([1, 2, 0xffffffff]));
     expect(templateOfStored('000000000000', stored)).toBeUndefined();
     expect(templateOfStored(template.digest, { ...stored, count: 2 })).toBeUndefined();
+    for (const count of [2.5, -1, Number.NaN, 1e300]) expect(templateOfStored(template.digest, { ...stored, count })).toBeUndefined();
     expect(templateOfStored(template.digest, { ...stored, hashes: storedTemplate(templateTokens([1, 2, 3], drawn)).hashes })).toBeUndefined();
     expect(templateOfStored(template.digest, { ...stored, share: '0.05' })).toBeUndefined();
     expect(templateOfStored(template.digest, 'x')).toBeUndefined();
