@@ -153,6 +153,13 @@ forEachEngine('dedup overlapping other work', (ctx) => {
     expect(await dedup(ctx.client, index)).toMatchObject({ mode: 'incremental', newDocuments: 0, written: 0 });
   });
 
+  it('goes on when the lock index was deleted between runs (an _mget of a missing index answers 200 with an error per document)', async () => {
+    const index = await prepared('locks-deleted');
+    await ctx.client.request('DELETE', '/near-dup-locks', undefined, { expand_wildcards: 'all' });
+    expect(await dedup(ctx.client, index, { full: true })).toMatchObject({ complete: true });
+    expect(await ctx.client.indexExists('near-dup-locks')).toBe(true);
+  });
+
   it('runs in full, and says why, when the marks of the last run were edited', async () => {
     const index = await prepared('edited-marks');
     const state = JSON.parse(readFileSync(stateOf(index), 'utf8'));

@@ -252,6 +252,11 @@ async function readLocks(client: EngineClient, index: string, keys: string[], cr
     await createLockIndex(client, index);
     return new Map();
   }
+  // A missing lock index may also be said per document (200, as the engines answer an _mget of one): no lock is held.
+  if (answer.docs.some((d) => d.error?.type === 'index_not_found_exception')) {
+    if (create) await createLockIndex(client, index);
+    return new Map();
+  }
   // A user who may not read the locks gets an error per document (200): a refusal naming the privilege, not locks that are free.
   const refused = answer.docs.find((d) => d.error !== undefined);
   if (refused) throw new EngineResponseError(privilegeRefusal(refused.error) ? 403 : 500, refused.error?.type, refused.error?.reason, 'POST', path, client.url, refused);
