@@ -25,26 +25,29 @@ async function stored(ctx: EngineContext, index: string): Promise<{ ids: string[
   return { ids: hits.map((h) => h._id).sort(), unsigned: hits.filter((h) => h._source.near_dup === undefined).map((h) => h._id).sort() };
 }
 
+/** The proxy options every block starts from: signs "text" of `index` on one thread, the rest as `extra` says. */
+const proxyOptions = (url: string, index: string, extra: Partial<ProxyOptions>): ProxyOptions => ({
+  upstream: { url },
+  host: '127.0.0.1',
+  port: 0,
+  index,
+  fields: ['text'],
+  prefix: 'near_dup',
+  signer: {},
+  maxChars: 1e7,
+  threads: 1,
+  warn: () => undefined,
+  onError: 'pass',
+  maxUpstreamBytes: 16 * 1024 * 1024,
+  ...extra,
+});
+
 forEachEngine('proxy limits: codings', (ctx) => {
   const index = ctx.index('codings');
   let proxy: RunningProxy;
 
   /** Signs "text" of `index`; --on-error pass, the default, which sends on what it cannot sign. */
-  const options = (extra: Partial<ProxyOptions> = {}): ProxyOptions => ({
-    upstream: { url: ctx.engine.url },
-    host: '127.0.0.1',
-    port: 0,
-    index,
-    fields: ['text'],
-    prefix: 'near_dup',
-    signer: {},
-    maxChars: 1e7,
-    threads: 1,
-    warn: () => undefined,
-    onError: 'pass',
-    maxUpstreamBytes: 16 * 1024 * 1024,
-    ...extra,
-  });
+  const options = (extra: Partial<ProxyOptions> = {}): ProxyOptions => proxyOptions(ctx.engine.url, index, extra);
 
   beforeAll(async () => {
     proxy = await startProxy(options());
@@ -188,22 +191,7 @@ forEachEngine('proxy limits: slow clients', (ctx) => {
 
   /** Four write slots (fixed, the cluster's choice aside); the timeouts long unless the test sets them. */
   const start = async (extra: Partial<ProxyOptions>) => {
-    const proxy = await startProxy({
-      upstream: { url: ctx.engine.url },
-      host: '127.0.0.1',
-      port: 0,
-      index,
-      fields: ['text'],
-      prefix: 'near_dup',
-      signer: {},
-      maxChars: 1e7,
-      threads: 1,
-      warn: () => undefined,
-      onError: 'reject',
-      maxUpstreamBytes: 16 * 1024 * 1024,
-      maxConcurrentWrites: 4,
-      ...extra,
-    });
+    const proxy = await startProxy(proxyOptions(ctx.engine.url, index, { onError: 'reject', maxConcurrentWrites: 4, ...extra }));
     proxies.push(proxy);
     return proxy;
   };
