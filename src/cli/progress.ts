@@ -3,6 +3,7 @@
 // (terminal-text.ts), whatever a job names its stages. A job reports as often as it likes; what is printed
 // is paced: the bar is redrawn at most a few times a second, and a JSON line comes at most once every few
 // seconds, the first only once the job has run that long (a sub-second job prints none: its summary says all).
+import { progressLine } from './progress-line.js';
 import { escapeTerminal, jsonLine } from './terminal-text.js';
 
 export interface ProgressCounts {
@@ -17,19 +18,14 @@ export interface ProgressCounts {
 export const DEFAULT_LINE_SECONDS = 5;
 /** Seconds between two redraws of the bar on a terminal. */
 const REDRAW_SECONDS = 0.1;
+/** The width taken for a terminal that gives none (a CI log shown as a terminal). */
+const UNSIZED_COLUMNS = 80;
 
 export interface ProgressPace {
   /** Seconds between JSON lines, and before the first. */
   lineSeconds?: number;
   /** The clock, in seconds (tests give their own). */
   now?: () => number;
-}
-
-function clock(seconds: number): string {
-  if (!Number.isFinite(seconds)) return '--:--';
-  const s = Math.max(0, Math.round(seconds));
-  const h = Math.floor(s / 3600), m = Math.floor((s % 3600) / 60), r = s % 60;
-  return `${h > 0 ? `${h}:` : ''}${String(m).padStart(h > 0 ? 2 : 1, '0')}:${String(r).padStart(2, '0')}`;
 }
 
 /** The pace of JSON lines from the environment: NEAR_DUP_PROGRESS_SECONDS, a number of seconds (0: every report). */
@@ -58,12 +54,10 @@ export function createProgressPrinter(job: string, stream: NodeJS.WriteStream = 
       stream.write(jsonLine(record));
       return;
     }
-    const width = 28;
-    const share = p.total ? Math.min(1, p.seen / p.total) : 0;
-    const bar = p.total ? `[${'#'.repeat(Math.round(share * width)).padEnd(width, '.')}] ${(share * 100).toFixed(1).padStart(5)}% ` : '';
-    const others = extra.map((k) => `${k} ${(p as unknown as Record<string, unknown>)[k] ?? 0}`).join(' ');
-    const line = escapeTerminal(`${job} ${bar}${p.seen}${p.total !== undefined ? `/${p.total}` : ''} ${unit}  ${Math.round(rate)} ${unit}/s  ETA ${eta === undefined ? '--:--' : clock(eta)}  ${others}`);
-    stream.write(`\r${line.slice(0, (stream.columns ?? 120) - 1).padEnd(Math.min(line.length, (stream.columns ?? 120) - 1))}`);
+    const named = extra.map((k): [string, number] => [k, Number((p as unknown as Record<string, unknown>)[k] ?? 0)]);
+    const line = progressLine({ job: escapeTerminal(job), seen: p.seen, total: p.total, unit: escapeTerminal(unit), rate, eta, named }, stream.columns ?? UNSIZED_COLUMNS);
+    // Back to the line's start, the new line, the rest of the old one wiped (a shorter line leaves none of it).
+    stream.write(`\r${line}\x1b[K`);
     printed = true;
   };
 
