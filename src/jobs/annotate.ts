@@ -36,6 +36,7 @@ import { createSignPool, type SignPool } from '../signing/sign-pool.js';
 import { type TemplateRequest, templateForJob } from './template-sample.js';
 import { sourceWithFields } from '../signing/source-text.js';
 import { readStoredSources, type StoredSource } from './stored-sources.js';
+import { plural } from '../plural.js';
 
 /** Which documents of the index are read and signed. */
 export interface AnnotateRead {
@@ -721,7 +722,7 @@ class AnnotateRun {
       await this.processHits(fresh, 'recheck');
       await this.writer.flush();
     }
-    for (const id of this.conflicted.keys()) this.fail(id, `still changing after ${MAX_CONFLICT_ROUNDS} attempts; run annotate again`, 409);
+    for (const id of this.conflicted.keys()) this.fail(id, `still changing after ${plural(MAX_CONFLICT_ROUNDS, 'attempt')}; run annotate again`, 409);
     this.conflicted.clear();
   }
 
@@ -754,7 +755,7 @@ class AnnotateRun {
       for (const hit of page) {
         if (listed++ >= MAX_LISTED_MISSING) return;
         const why = this.unwritten.get(hit._id) ?? 'no answer from the engine for this document';
-        this.errors.add({ id: hit._id, reason: `still without a signature after the job and ${this.sweeps} sweeps (${why}); run the same command with --resume` });
+        this.errors.add({ id: hit._id, reason: `still without a signature after the job and ${plural(this.sweeps, 'sweep')} (${why}); run the same command with --resume` });
       }
     }
   }

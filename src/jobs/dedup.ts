@@ -57,6 +57,7 @@ import { type SharedPairs, sharedPairs } from './dedup/shares-final.js';
 import { checkPairsIndexName, checkShareCount, markerId, parseShare, runName, shareName, type ShareRunIdentity } from './dedup/share-plan.js';
 import { closeStream as closeWritten, openForWriting, streamInto } from './file-writes.js';
 import { chooseParams, type ParamsDamage } from './params-held.js';
+import { plural } from '../plural.js';
 
 export type { CanonicalRule, ClusterMethod, DedupCluster };
 
@@ -475,7 +476,7 @@ async function lockRun(client: EngineClient, job: DedupSettings, run: DedupRun):
 function holderSettings(job: DedupSettings, run: DedupRun): string {
   const { minSimilarity, clusters, canonical, dateField } = job.compare;
   const rule = typeof canonical === 'object' ? `${canonical.order === 'desc' ? '-' : ''}${canonical.field}` : canonical;
-  const mode = job.fromShares !== undefined ? `final step of ${job.fromShares} shares from ${job.pairsIndex}` : job.state.full ? 'full' : job.state.resume ? 'resumed' : 'incremental where it can';
+  const mode = job.fromShares !== undefined ? `final step of ${plural(job.fromShares, 'share')} from ${job.pairsIndex}` : job.state.full ? 'full' : job.state.resume ? 'resumed' : 'incremental where it can';
   return `${mode}, min similarity ${minSimilarity}, clusters ${clusters}, canonical ${rule}${dateField ? ` by ${dateField}` : ''}, params ${run.params}`;
 }
 
@@ -520,7 +521,7 @@ async function findPairs(client: EngineClient, job: DedupSettings, run: DedupRun
     const pieces = pairPieces(client, job, run, 'incremental');
     const result = await incrementalPass(client, pieces.store, pieces.verifier, incrementalSettings(job, run, run.saved, progress));
     if (!result.tooLarge) return { pieces, incremental: true, decided: result.decided, newDocuments: result.newDocuments };
-    run.notes.push(`the families the ${result.newDocuments} new documents touch needed ${result.tooLarge.lookups} lookups or more; this run is a full one instead`);
+    run.notes.push(`the families the ${plural(result.newDocuments, 'new document')} touch needed ${plural(result.tooLarge.lookups, 'lookup')} or more; this run is a full one instead`);
     if (pieces.pairsOut) await closeStream(pieces.pairsOut);
   }
   const pieces = pairPieces(client, job, run, 'full');

@@ -26,6 +26,7 @@ import { planInFlight } from '../engine/in-flight-plan.js';
 import { initIndex } from '../indices/init.js';
 import { type LineBatch, type LongLine, lineBatches, MAX_LINE_BYTES } from '../signing/line-batches.js';
 import { createSignPool, type SignPool } from '../signing/sign-pool.js';
+import { plural } from '../plural.js';
 
 /** What ingest writes, and where. */
 export interface IngestOutput {
@@ -214,7 +215,7 @@ export function checkFieldsPresent(bytes: Uint8Array, fields: readonly string[],
   const theirs = [...seen.entries()].sort((a, b) => b[1] - a[1]).slice(0, 12).map(([k]) => JSON.stringify(k)).join(', ');
   throw new UsageError(
     (o) =>
-      `none of the first ${documents} documents has ${fields.length > 1 ? 'any of the fields' : 'the field'} ${fields.map((f) => `"${f}"`).join(', ')}; ` +
+      `none of the first ${plural(documents, 'document')} has ${fields.length > 1 ? 'any of the fields' : 'the field'} ${fields.map((f) => `"${f}"`).join(', ')}; ` +
       `their fields are ${theirs}: give one of those with ${o('fields')} (nothing was written to "${index}")`,
   );
 }

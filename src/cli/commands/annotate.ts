@@ -13,6 +13,7 @@ import { type BulkArgs, bulkOptionsFrom, type SignerArgs, signerOptionsFrom, wit
 import { escaped, escapeTerminal, jsonLine } from '../terminal-text.js';
 import { advanced, examples } from '../help.js';
 import { cliMessage } from '../option-flags.js';
+import { forCount, plural } from '../../plural.js';
 
 interface AnnotateArgs extends ConnectionArgs, SignerArgs, BulkArgs {
   index: string;
@@ -68,8 +69,8 @@ export function retriesNote(summary: { retries: RetrySnapshot; restarts?: number
     r.connection ? `${r.connection} after dropped connections` : '',
   ].filter(Boolean);
   const extra = [
-    summary.restarts ? `${summary.restarts} scans restarted from what was left` : '',
-    summary.sweeps ? `${summary.sweeps} sweeps of documents still unsigned` : '',
+    summary.restarts ? `${plural(summary.restarts, 'scan')} restarted from what was left` : '',
+    summary.sweeps ? `${plural(summary.sweeps, 'sweep')} of documents still unsigned` : '',
   ].filter(Boolean);
   if (parts.length === 0 && extra.length === 0) return '';
   return `; ${[parts.length ? `retries: ${parts.join(', ')} (${r.waitedSeconds.toFixed(1)} s waiting)` : '', ...extra].filter(Boolean).join('; ')}`;
@@ -77,13 +78,13 @@ export function retriesNote(summary: { retries: RetrySnapshot; restarts?: number
 
 export function printSummary(summary: AnnotateSummary, verb: string): void {
   const human =
-    `${summary.dryRun ? `dry run: would have ${verb}` : verb} ${summary.annotated} of ${summary.seen} documents in ${summary.seconds.toFixed(1)} s ` +
+    `${summary.dryRun ? `dry run: would have ${verb}` : verb} ${summary.annotated} of ${plural(summary.seen, 'document')} in ${summary.seconds.toFixed(1)} s ` +
     `(${summary.unchanged} unchanged, ${summary.empty} empty, ${summary.failed} failed, ${summary.cut} cut at --max-chars, ` +
     `${summary.conflicts} changed meanwhile and redone)` +
     (summary.errorsFile ? `; failures listed in ${summary.errorsFile}` : '') +
     retriesNote(summary) +
     (summary.missing > 0
-      ? `; INCOMPLETE: ${summary.missing} documents still have no signature (listed); run the same command with --resume`
+      ? `; INCOMPLETE: ${plural(summary.missing, 'document')} still ${forCount(summary.missing, 'has', 'have')} no signature (listed); run the same command with --resume`
       : summary.complete
         ? ''
         : `; interrupted: run the same command with --resume to continue`) +
@@ -201,11 +202,11 @@ async function follow(client: EngineClient, options: FollowOptions): Promise<voi
           `${totals.annotated} annotated in all`,
       ),
     onWait: ({ nextInMs, totals }) =>
-      tty && process.stderr.write(escaped`\rfollowing ${options.index}: ${totals.annotated} annotated in ${totals.passes} passes; next pass in ${(nextInMs / 1000).toFixed(0)} s`.padEnd(100)),
+      tty && process.stderr.write(escaped`\rfollowing ${options.index}: ${totals.annotated} annotated in ${plural(totals.passes, 'pass')}; next pass in ${(nextInMs / 1000).toFixed(0)} s`.padEnd(100)),
     onNote: (line) => process.stderr.write(`${tty ? '\n' : ''}${escaped`near-dup: ${line}\n`}`),
     onPassError: (error, pass) => process.stderr.write(`${tty ? '\n' : ''}${escaped`near-dup: pass ${pass} failed (${cliMessage(error)}); trying again at the next pass\n`}`),
   });
   if (tty) process.stderr.write('\n');
-  process.stderr.write(escaped`stopped following ${options.index} after ${totals.passes} passes: ${totals.annotated} annotated, ${totals.failed} failed\n`);
+  process.stderr.write(escaped`stopped following ${options.index} after ${plural(totals.passes, 'pass')}: ${totals.annotated} annotated, ${totals.failed} failed\n`);
   process.stdout.write(jsonLine({ index: options.index, follow: true, ...totals }));
 }

@@ -24,6 +24,7 @@ import { createProgressPrinter } from '../progress.js';
 import { escaped, escapeTerminal, jsonLine, terminalValue } from '../terminal-text.js';
 import type { EngineClient } from '../../engine/client.js';
 import { advanced, examples } from '../help.js';
+import { forCount, plural } from '../../plural.js';
 
 interface DedupArgs extends ConnectionArgs {
   resume: boolean;
@@ -160,21 +161,21 @@ export const dedupCommand: CommandModule<object, DedupArgs> = {
       const { matches, ...rest } = summary;
       const held = summary.mode === 'incremental' ? await clustersHeld(client, argv.index, argv.prefix) : undefined;
       const nothingNew = summary.mode === 'incremental' && (summary.newDocuments ?? 0) === 0;
-      const damage = `${summary.damaged ? `; ${summary.damaged} documents with a damaged stored signature left out${summary.errorsFile ? ` (listed in ${summary.errorsFile})` : ''}` : ''}`;
+      const damage = `${summary.damaged ? `; ${plural(summary.damaged, 'document')} with a damaged stored signature left out${summary.errorsFile ? ` (listed in ${summary.errorsFile})` : ''}` : ''}`;
       process.stderr.write(
         escapeTerminal(
           nothingNew
             ? `${incrementalNote(0, held, summary.documents)}${damage}`
-            : `${summary.mode === 'incremental' ? incrementalNote(summary.newDocuments ?? 0, held, summary.documents) : ''}${summary.clusters} clusters holding ${summary.duplicates} duplicates among ${summary.documents} documents` +
-            `${summary.clusterMethod === 'centres' ? `, cut from ${summary.families} families${summary.canonicalSimilarity.min === null ? '' : ` (every duplicate's similarity to its canonical at least ${summary.canonicalSimilarity.min.toFixed(3)})`} ` : ' (whole families) '}` +
+            : `${summary.mode === 'incremental' ? incrementalNote(summary.newDocuments ?? 0, held, summary.documents) : ''}${plural(summary.clusters, 'cluster')} holding ${plural(summary.duplicates, 'duplicate')} among ${plural(summary.documents, 'document')}` +
+            `${summary.clusterMethod === 'centres' ? `, cut from ${plural(summary.families, 'family')}${summary.canonicalSimilarity.min === null ? '' : ` (every duplicate's similarity to its canonical at least ${summary.canonicalSimilarity.min.toFixed(3)})`} ` : ' (whole families) '}` +
             `(${summary.verifiedPairs} of ${summary.candidatePairs} candidate pairs verified; largest cluster ${summary.largestCluster}) ` +
-            `in ${summary.seconds.toFixed(1)} s${summary.dryRun ? ' (dry run: nothing written)' : `; ${summary.written} documents updated, ${summary.cleared} cleared`}` +
-            `${summary.alone ? `; ${summary.alone} documents whose near-duplicates all went to other canonicals are canonicals of their own (cluster_size 1)` : ''}` +
-            `${summary.containment ? `; ${summary.containment.contained} documents at least ${summary.containment.minContainment} inside a larger one (${summary.containment.lookups} looked up in ${summary.containment.seconds.toFixed(1)} s)` : ''}` +
-            `${summary.resumedPartitions ? `; resumed after ${summary.resumedPartitions} bands` : ''}${retriesNote(summary)}` +
-            `${summary.fromShares ? `; from the ${summary.fromShares.pairs} pairs of ${summary.fromShares.shares} shares in ${summary.fromShares.pairsIndex}${summary.fromShares.duplicates ? ` (${summary.fromShares.duplicates} found by two shares, kept once)` : ''}` : ''}` +
+            `in ${summary.seconds.toFixed(1)} s${summary.dryRun ? ' (dry run: nothing written)' : `; ${plural(summary.written, 'document')} updated, ${summary.cleared} cleared`}` +
+            `${summary.alone ? `; ${plural(summary.alone, 'document')} whose near-duplicates all went to other canonicals ${forCount(summary.alone, 'is a canonical of its own', 'are canonicals of their own')} (cluster_size 1)` : ''}` +
+            `${summary.containment ? `; ${plural(summary.containment.contained, 'document')} at least ${summary.containment.minContainment} inside a larger one (${summary.containment.lookups} looked up in ${summary.containment.seconds.toFixed(1)} s)` : ''}` +
+            `${summary.resumedPartitions ? `; resumed after ${plural(summary.resumedPartitions, 'band')}` : ''}${retriesNote(summary)}` +
+            `${summary.fromShares ? `; from the ${plural(summary.fromShares.pairs, 'pair')} of ${plural(summary.fromShares.shares, 'share')} in ${summary.fromShares.pairsIndex}${summary.fromShares.duplicates ? ` (${summary.fromShares.duplicates} found by two shares, kept once)` : ''}` : ''}` +
             damage +
-            `${!summary.dryRun && !summary.complete ? `; INCOMPLETE: ${summary.failed} writes failed${summary.errorsFile ? ` (listed in ${summary.errorsFile})` : ''}; run dedup again` : ''}`,
+            `${!summary.dryRun && !summary.complete ? `; INCOMPLETE: ${plural(summary.failed, 'write')} failed${summary.errorsFile ? ` (listed in ${summary.errorsFile})` : ''}; run dedup again` : ''}`,
         ) + '\n',
       );
       if (argv.format === 'text') {
@@ -222,12 +223,12 @@ async function runShare(argv: DedupArgs, canonical: CanonicalRule | undefined): 
     progress.done();
     for (const note of summary.notes) process.stderr.write(escaped`near-dup: ${note}\n`);
     const what = summary.alreadyComplete
-      ? `share ${summary.share} was complete already: ${summary.pairs} pairs in ${summary.pages} documents of ${summary.pairsIndex} (checked); nothing to do`
-      : `share ${summary.share}: ${summary.verifiedPairs} of ${summary.candidatePairs} candidate pairs verified in its ${summary.buckets} buckets of ${summary.bands} bands among ${summary.documents} documents, ` +
-        `${summary.pairs} pairs written to ${summary.pairsIndex} in ${summary.seconds.toFixed(1)} s` +
-        `${summary.resumedBands ? `; went on after the ${summary.resumedBands} bands an earlier attempt had done` : ''}` +
+      ? `share ${summary.share} was complete already: ${plural(summary.pairs, 'pair')} in ${plural(summary.pages, 'document')} of ${summary.pairsIndex} (checked); nothing to do`
+      : `share ${summary.share}: ${summary.verifiedPairs} of ${summary.candidatePairs} candidate pairs verified in its ${plural(summary.buckets, 'bucket')} of ${plural(summary.bands, 'band')} among ${plural(summary.documents, 'document')}, ` +
+        `${plural(summary.pairs, 'pair')} written to ${summary.pairsIndex} in ${summary.seconds.toFixed(1)} s` +
+        `${summary.resumedBands ? `; went on after the ${plural(summary.resumedBands, 'band')} an earlier attempt had done` : ''}` +
         `${summary.restarted ? `; started over: ${summary.restarted}` : ''}${retriesNote(summary)}`;
-    const damage = summary.damaged ? `; ${summary.damaged} documents with a damaged stored signature left out${summary.errorsFile ? ` (listed in ${summary.errorsFile})` : ''}` : '';
+    const damage = summary.damaged ? `; ${plural(summary.damaged, 'document')} with a damaged stored signature left out${summary.errorsFile ? ` (listed in ${summary.errorsFile})` : ''}` : '';
     process.stderr.write(escapeTerminal(`${what}${damage}. When every share is complete: ${summary.next}`) + '\n');
     process.stdout.write(jsonLine(summary));
   } finally {
@@ -255,10 +256,10 @@ async function clustersHeld(client: EngineClient, index: string, prefix: string)
  */
 export function incrementalNote(newDocuments: number, held: { clusters: number; duplicates: number } | undefined, documents: number): string {
   const holds = held
-    ? `the index already holds ${held.clusters} clusters with ${held.duplicates} duplicates among its ${documents} signed documents, from earlier runs`
+    ? `the index already holds ${plural(held.clusters, 'cluster')} with ${plural(held.duplicates, 'duplicate')} among its ${documents} signed documents, from earlier runs`
     : 'the clusters of earlier runs stay as they are';
   if (newDocuments === 0) return `incremental run: nothing annotated since the last run, nothing to do: ${holds}; near-dup dedup --full recomputes them all`;
-  return `incremental run over the ${newDocuments} documents annotated since the last run (${holds}; --full recomputes them all): `;
+  return `incremental run over the ${plural(newDocuments, 'document')} annotated since the last run (${holds}; --full recomputes them all): `;
 }
 
 /** --output: replaced whole through a temporary file (a symbolic link there is replaced, not followed: file-writes.ts). */

@@ -10,6 +10,7 @@ import { createProgressPrinter } from '../progress.js';
 import { escaped, jsonLine } from '../terminal-text.js';
 import { type BulkArgs, bulkOptionsFrom, type SignerArgs, signerOptionsFrom, withBulkOptions, withSignerOptions } from '../signer-options.js';
 import { advanced, examples } from '../help.js';
+import { plural } from '../../plural.js';
 
 interface IngestArgs extends ConnectionArgs, SignerArgs, BulkArgs {
   index: string;
@@ -74,11 +75,11 @@ export const ingestCommand: CommandModule<object, IngestArgs> = {
       const summary = await ingestStream(client, input, options);
       progress.done();
       process.stderr.write(
-        escaped`indexed ${summary.indexed} of ${summary.seen} documents in ${summary.seconds.toFixed(1)} s (${summary.empty} empty, ` +
+        escaped`indexed ${summary.indexed} of ${plural(summary.seen, 'document')} in ${summary.seconds.toFixed(1)} s (${summary.empty} empty, ` +
           `${summary.failed} failed, ${summary.cut} cut at --max-chars, ${summary.blank} blank lines skipped)` +
-          `${summary.firstTooLong ? `; ${summary.tooLong} lines longer than --max-line-bytes passed over unread (the first: line ${summary.firstTooLong.line}, ${summary.firstTooLong.bytes} bytes)` : ''}` +
+          `${summary.firstTooLong ? `; ${plural(summary.tooLong, 'line')} longer than --max-line-bytes passed over unread (the first: line ${summary.firstTooLong.line}, ${summary.firstTooLong.bytes} bytes)` : ''}` +
           escaped`${summary.errorsFile ? `; failures listed in ${summary.errorsFile}` : ''}${retriesNote(summary)}` +
-          `${summary.resent ? `; ${summary.resent} documents sent again after a lost answer, none doubled` : ''}\n`,
+          `${summary.resent ? `; ${plural(summary.resent, 'document')} sent again after a lost answer, none doubled` : ''}\n`,
       );
       process.stdout.write(jsonLine(summary));
       if (summary.failed > 0) process.exitCode = 1;

@@ -9,6 +9,7 @@ import { readAllStdin, decodeText, warnNotUtf8 } from '../input.js';
 import { type SignerArgs, signerOptionsFrom, withSignerOptions } from '../signer-options.js';
 import { jsonLine } from '../terminal-text.js';
 import { examples } from '../help.js';
+import { plural } from '../../plural.js';
 
 interface SignArgs extends SignerArgs {
   file?: string;
@@ -55,7 +56,7 @@ export const signCommand: CommandModule<object, SignArgs> = {
       }
       warnNotUtf8(argv.file, summary.replaced);
       process.stderr.write(
-        `signed ${summary.documents - summary.failed} of ${summary.documents} documents (${summary.empty} empty, ` +
+        `signed ${summary.documents - summary.failed} of ${plural(summary.documents, 'document')} (${summary.empty} empty, ` +
           `${summary.failed} failed) in ${summary.seconds.toFixed(2)} s\n`,
       );
       if (summary.failed > 0) process.exitCode = 1;

@@ -11,6 +11,7 @@ import { decodeText } from '../input.js';
 import { givenSignerOptions, type SignerArgs, signerOptionsFrom, withSignerOptions } from '../signer-options.js';
 import { escaped, jsonLine, terminalValue } from '../terminal-text.js';
 import { advanced, examples } from '../help.js';
+import { plural } from '../../plural.js';
 
 interface SimilarArgs extends ConnectionArgs, SignerArgs {
   index: string;
@@ -100,7 +101,7 @@ export const similarCommand: CommandModule<object, SimilarArgs> = {
       if (result.damaged > 0) {
         const first = result.damagedDocuments?.[0];
         process.stderr.write(
-          escaped`warning: ${result.damaged} candidates left out, their stored signature damaged (first: "${first?.id}" in ${first?.index}: ${first?.reason}); ` +
+          escaped`warning: ${plural(result.damaged, 'candidate')} left out, their stored signature damaged (first: "${first?.id}" in ${first?.index}: ${first?.reason}); ` +
             `near-dup annotate --force --query '{"ids":{"values":[...]}}' signs them again\n`,
         );
       }
@@ -128,6 +129,6 @@ function printTable(result: SimilarResult): void {
   const row = (id: string, cells: string[]) => [id.padEnd(width), ...cells.map((c, i) => c.padStart(columns[i][0].length))].join('  ');
   const lines = [row('id', columns.map(([name]) => name)), ...result.hits.map((h, i) => row(ids[i], columns.map(([, cell]) => cell(h))))];
   process.stdout.write(lines.join('\n') + '\n');
-  process.stderr.write(`${result.hits.length} hits from ${result.candidates} candidates${result.excludedParams ? ` (${result.excludedParams} signed with other parameters, not compared)` : ''} in ${result.tookMs.toFixed(0)} ms\n`);
+  process.stderr.write(`${plural(result.hits.length, 'hit')} from ${plural(result.candidates, 'candidate')}${result.excludedParams ? ` (${result.excludedParams} signed with other parameters, not compared)` : ''} in ${result.tookMs.toFixed(0)} ms\n`);
 
 }

@@ -13,6 +13,7 @@ import { MAX_QUERY_TERMS, MIN_TRUSTED_SAMPLE } from '../../sketch/containment.js
 import { holdingQuery, sampleTerms } from '../containment-lookup.js';
 import type { ErrorsFile } from '../errors-file.js';
 import { type FieldWriterSettings, fieldWriter } from './field-writer.js';
+import { forCount, plural } from '../../plural.js';
 
 /** Containing documents written per document, the best first. */
 export const MAX_CONTAINED_IN = 10;
@@ -111,7 +112,7 @@ export async function writeContainment(
   await writer.finish();
   const holding = await client.count(settings.index, { bool: { filter: [settings.scope, { exists: { field: storedPath(settings.prefix, 'contained_in') } }] } });
   if (holding !== found.contained.size) {
-    errors.add({ reason: `after the write-back ${holding} documents hold contained_in, but ${found.contained.size} were found contained; run dedup --containment again` });
+    errors.add({ reason: `after the write-back ${plural(holding, 'document')} ${forCount(holding, 'holds', 'hold')} contained_in, but ${found.contained.size} ${forCount(found.contained.size, 'was', 'were')} found contained; run dedup --containment again` });
   }
   return { written: writer.written, failed: writer.failed, cleared: found.stale.length, complete: writer.failed === 0 && holding === found.contained.size, inFlight: writer.inFlight };
 }

@@ -11,6 +11,7 @@ import type { ErrorsFile } from '../errors-file.js';
 import type { DedupCluster } from './cluster-list.js';
 import { fieldWriter } from './field-writer.js';
 import type { FactsLookup } from './facts.js';
+import { forCount, plural } from '../../plural.js';
 
 /**
  * Who is in a cluster, and each document's best similarity in any verified pair, and with which document:
@@ -114,7 +115,7 @@ export async function writeBack(
   // Checked with the engine: the documents holding a cluster_id are exactly the clusters' members.
   const holding = settings.decided ? members : await client.count(settings.index, { exists: { field: storedPath(settings.prefix, 'cluster_id') } });
   if (holding !== members) {
-    errors.add({ reason: `after the write-back ${holding} documents hold a cluster_id, but the clusters have ${members} members; run dedup --full again` });
+    errors.add({ reason: `after the write-back ${plural(holding, 'document')} ${forCount(holding, 'holds', 'hold')} a cluster_id, but the clusters have ${plural(members, 'member')}; run dedup --full again` });
   }
   return { written: writer.written, failed: writer.failed, cleared, complete: writer.failed === 0 && holding === members, inFlight: writer.inFlight };
 }
