@@ -8,6 +8,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import licenses from 'spdx-license-list/full.js';
 import { connect } from '../dist/engine/client.js';
+import { status } from './engine/engines.mjs';
 import { annotateIndex } from '../dist/jobs/annotate.js';
 import { dedupIndex } from '../dist/jobs/dedup.js';
 import { findSimilar } from '../dist/jobs/similar.js';
@@ -17,7 +18,9 @@ const index = process.env.NEAR_DUP_DEMO_INDEX ?? 'near-dup-demo-licenses';
 
 let url = process.env.SEARCH_URL;
 if (!url) {
-  console.log('No SEARCH_URL: starting the embedded OpenSearch (the first start downloads it from Maven Central) ...');
+  // Said after a look at the port: a running engine is reused (no word of a download that does not happen).
+  const running = (await status('opensearch')).answering;
+  console.log(running ? 'No SEARCH_URL: using the embedded OpenSearch, already running' : 'No SEARCH_URL: starting the embedded OpenSearch (the first start downloads it from Maven Central) ...');
   const out = execFileSync(process.execPath, [path.join(here, 'engine/cli.mjs'), 'start', 'opensearch'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
   url = out.trim().split('\n').map((l) => l.split(' ')).find(([flavour]) => flavour === 'opensearch')?.[1];
   if (!url) throw new Error(`the embedded OpenSearch did not start: ${out}`);

@@ -5,9 +5,10 @@
 // (opensearch-secured: OpenSearch 2.19.1 with its security plugin, TLS and test users, by name only)
 // (and `node scripts/engine/cli.mjs resolve [...]` to download the Maven artifacts only).
 // stdout: one line per engine, "<flavour> <url>" for start (a secured engine adds the path of its
-// credentials file: CA and passwords), "<flavour> <state> <url>" for status, "<flavour> stopped" for stop;
+// credentials file: CA and passwords), "<flavour> <state> <url>" for status, "<flavour> stopped" (or "<flavour> was not running ...") for stop;
 // everything else (progress, timings) goes to stderr.
 import { EngineError, ENGINES, FLAVOURS, GROUPS, logPath, parseFlavours, resolveArtifacts, SECURED, start, status, stop } from './engines.mjs';
+import { stopLines, toResolve } from './messages.mjs';
 
 const usage = `usage: node scripts/engine/cli.mjs start|stop|status|resolve [NAME[,NAME...]|all], NAME one of ${[...FLAVOURS, ...SECURED, ...Object.keys(GROUPS)].join(', ')}`;
 
@@ -24,8 +25,10 @@ async function main([command, which = 'all', ...rest]) {
       return 0;
     }
     case 'start': {
-      // Artifacts one engine at a time (Maven and one ~/.m2), then the JVMs side by side.
-      for (const flavour of flavours) resolveArtifacts(flavour);
+      // Artifacts one engine at a time (Maven and one ~/.m2), then the JVMs side by side; an engine that
+      // already answers is reused, so nothing is resolved for it (no "resolving ... with Maven" before "reused").
+      const answering = await Promise.all(flavours.map(async (flavour) => (await status(flavour)).answering));
+      for (const flavour of toResolve(flavours, answering)) resolveArtifacts(flavour);
       const results = await Promise.allSettled(flavours.map((flavour) => start(flavour)));
       let failed = 0;
       results.forEach((result, i) => {
@@ -49,9 +52,9 @@ async function main([command, which = 'all', ...rest]) {
     case 'stop': {
       for (const flavour of flavours) {
         const result = await stop(flavour);
-        if (result.stopped) process.stderr.write(`engine: ${flavour} stopped (pid ${result.pid}), its data folder removed\n`);
-        else process.stderr.write(`engine: ${flavour} was not running (no engine started by scripts/engine)\n`);
-        process.stdout.write(`${flavour} stopped\n`);
+        const lines = stopLines(flavour, result);
+        process.stderr.write(lines.stderr);
+        process.stdout.write(lines.stdout);
       }
       return 0;
     }
