@@ -43,7 +43,7 @@ import { FullPass, type FullPassSettings } from './dedup/full-pass.js';
 import { type IncrementalSettings, incrementalPass } from './dedup/incremental-pass.js';
 import { PairVerifier, type VerifiedPair } from './dedup/pair-verifier.js';
 import { type SignatureReader, SignatureStore, storedFields } from './dedup/signature-store.js';
-import { continues, type DedupState, defaultStatePath, readDedupState, writeDedupState } from './dedup/state.js';
+import { clusterUuid, continues, type DedupState, defaultStatePath, readDedupState, stateFileOf, whyFull, writeDedupState } from './dedup/state.js';
 import { type LockSettings, lockHolder, RunLock, writingUnder } from './dedup/run-lock.js';
 import { RunView } from './dedup/run-marks.js';
 import { type CanonicalRule, type ClusterMethod, CLUSTER_METHODS, type Cut, cutFamilies } from './dedup/cluster-cut.js';
@@ -160,7 +160,7 @@ export interface DedupLimits {
 
 /** What the run remembers between runs, in files of its own. */
 export interface DedupStateFiles {
-  /** Where the last run is remembered, for incremental re-runs (default .near-dup/dedup-INDEX.json). */
+  /** Where the last run is remembered, for incremental re-runs (default .near-dup/dedup-CLUSTERUUID-INDEX.json; one named by the index alone, of an earlier version, is read until then). */
   stateFile?: string;
   /** Continue a full run that was killed or stopped, from its last finished band (see dedup/journal.ts). */
   resume?: boolean;
@@ -224,7 +224,8 @@ export interface DedupSettings {
   index: string;
   compare: Required<Pick<DedupCompare, 'prefix' | 'minSimilarity' | 'canonical' | 'clusters'>> & Pick<DedupCompare, 'params' | 'dateField' | 'containment'>;
   limits: Required<Pick<DedupLimits, 'maxCachedSignatures' | 'maxCachedMembers' | 'bucketChunk' | 'pageSize'>> & Pick<DedupLimits, 'spillDir' | 'maxFamilyLookups' | 'bulk'>;
-  state: { stateFile: string; resume: boolean; full: boolean };
+  /** `byCluster`: the state file is the default one, named by the cluster's uuid and the index once connected. */
+  state: { stateFile: string; resume: boolean; full: boolean; byCluster?: boolean };
   output: { dryRun: boolean; pairsFile?: string; collectMatches: boolean; errorsFile?: string };
   fromShares?: number;
   pairsIndex?: string;
@@ -250,7 +251,7 @@ export function resolveDedupOptions(options: DedupOptions): DedupSettings {
     index: options.index,
     compare: { prefix, minSimilarity, clusters, ...compare, canonical: compare.canonical ?? (compare.dateField ? 'oldest' : canonical) },
     limits: { maxCachedSignatures, maxCachedMembers, bucketChunk, pageSize, ...limits },
-    state: { stateFile: state.stateFile ?? defaultStatePath(options.index), resume: state.resume ?? false, full: state.full ?? false },
+    state: { stateFile: state.stateFile ?? defaultStatePath(options.index), resume: state.resume ?? false, full: state.full ?? false, byCluster: state.stateFile === undefined },
     output: { ...output, dryRun: output.dryRun ?? false, collectMatches: output.collectMatches ?? false },
     fromShares: options.fromShares,
     pairsIndex: options.pairsIndex,
@@ -481,7 +482,9 @@ function holderSettings(job: DedupSettings, run: DedupRun): string {
 }
 
 /** Checks the index, chooses the params, counts the documents in scope and reads the last run's state. */
-async function prepareRun(client: EngineClient, job: DedupSettings): Promise<DedupRun> {
+async function prepareRun(client: EngineClient, given: DedupSettings): Promise<DedupRun> {
+  const { read: stateRead, write: stateFile } = given.state.byCluster ? stateFileOf(given.index, await clusterUuid(client)) : { read: given.state.stateFile, write: given.state.stateFile };
+  const job = { ...given, state: { ...given.state, stateFile } };
   const { prefix, minSimilarity, canonical, clusters } = job.compare;
   const f = (name: StoredField) => storedPath(prefix, name);
   await checkTarget(client, job);
@@ -492,11 +495,14 @@ async function prepareRun(client: EngineClient, job: DedupSettings): Promise<Ded
   // When the whole index fits the cache, its signatures are held in memory; else spilled to disk.
   const everythingCached = documents <= job.limits.maxCachedSignatures;
   const runStartedAt = new Date().toISOString();
-  const read = job.state.full || job.state.resume || job.fromShares !== undefined ? {} : await readDedupState(job.state.stateFile);
+  const incremental = !(job.state.full || job.state.resume || job.fromShares !== undefined);
+  const read = incremental ? await readDedupState(stateRead) : {};
   const uuids = await client.indexUuids(job.index);
   const order = JSON.stringify({ canonical, sortField });
   const current = { index: job.index, params, prefix, minSimilarity, uuids, clusters, order };
-  const notes = read.note ? [read.note] : [];
+  // Why a run that could have been incremental is full, in one line (a state it could not trust says its own).
+  const why = read.note ?? (incremental ? whyFull(read.state, current, stateRead) : undefined);
+  const notes = why ? [why] : [];
   const fields = storedFields(prefix, sortField);
   return { job, params, excludedParams, scope, documents, damagedParams, sortField, everythingCached, runStartedAt, saved: read.state, uuids, current, notes, fields, spilled: [] };
 }

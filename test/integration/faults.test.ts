@@ -9,6 +9,7 @@ import { afterEach, beforeAll, beforeEach, expect, it } from 'vitest';
 import { connect, type EngineClient } from '../../src/engine/client.js';
 import { annotateIndex } from '../../src/jobs/annotate.js';
 import { dedupIndex } from '../../src/jobs/dedup.js';
+import { clusterUuid } from '../../src/jobs/dedup/state.js';
 import { ingestStream } from '../../src/jobs/ingest.js';
 import { createSigner } from '../../src/signature.js';
 import { fixtureSample } from '../support/corpus.js';
@@ -203,7 +204,8 @@ forEachEngine('jobs on a faulty network', (ctx) => {
     await annotateIndex(ctx.client, { index, fields: ['text'], prefix: 'near_dup', signer: {} });
     const clean = await dedupIndex(ctx.client, { index, full: true, dryRun: true, stateFile: path.join(tmp, `dd-clean-${index}.json`) });
     const cwd = mkdtempSync(path.join(tmp, `${label}-`));
-    return { index, clean, cwd, runFile: path.join(cwd, '.near-dup', `dedup-${index}.run.json`) };
+    // The journal is named as the state file is: by the cluster's uuid and the index.
+    return { index, clean, cwd, runFile: path.join(cwd, '.near-dup', `dedup-${await clusterUuid(ctx.client)}-${index}.run.json`) };
   }
 
   /** `--resume` ends with the clusters of the clean run, written and checked, and nothing left to resume; its summary. */

@@ -6,7 +6,7 @@ import { nearDupFieldSpecs, savedObjectsFor } from '../../dashboards/saved-objec
 import { prefixPath } from '../../indices/mapping.js';
 import { inFormat, SAVED_OBJECT_FORMATS, type SavedObjectFormat } from '../../dashboards/saved-object-formats.js';
 import { UsageError } from '../../errors.js';
-import { defaultStatePath, readDedupState } from '../../jobs/dedup/state.js';
+import { latestStatePath, readDedupState } from '../../jobs/dedup/state.js';
 import { parseClusterUrl, redactUrl } from '../../engine/url.js';
 import { decodeCloudId } from '../../engine/cloud-id.js';
 import { CLOUD_ID_OPTION, CONNECTION_ENV, type ConnectionArgs, connectionArgsFrom, CREDENTIAL_OPTIONS } from '../connection-options.js';
@@ -55,7 +55,7 @@ export const dashboardsCommand: CommandModule<object, DashboardsArgs> = {
       .option('aws-profile', CREDENTIAL_OPTIONS['aws-profile'])
       .option('space', advanced({ type: 'string', describe: 'Kibana space path, e.g. /s/research' }))
       .option('title-field', { type: 'string', describe: "a field of your documents shown beside each document's id in the clusters and partial-copies tables (a title, or the text)" })
-      .option('dedup-state', advanced({ type: 'string', describe: 'the state file of the dedup run to describe (threshold, parameters) [default: .near-dup/dedup-INDEX.json]' }))
+      .option('dedup-state', advanced({ type: 'string', describe: 'the state file of the dedup run to describe (threshold, parameters) [default: the newest .near-dup/dedup-CLUSTER-INDEX.json]' }))
       .option('print', { type: 'boolean', default: false, describe: 'print the saved objects as NDJSON instead of importing them (with --format)' })
       .option('format', {
         type: 'string',
@@ -71,7 +71,7 @@ export const dashboardsCommand: CommandModule<object, DashboardsArgs> = {
   handler: async (argv) => {
     prefixPath(argv.prefix);
     if (argv.titleField !== undefined && argv.titleField.trim() === '') throw new UsageError('--title-field is empty: name a field of your documents, e.g. --title-field title');
-    const statePath = argv.dedupState ?? defaultStatePath(argv.index);
+    const statePath = argv.dedupState ?? latestStatePath(argv.index);
     const { state, note } = await readDedupState(statePath);
     const usable = state && state.index === argv.index && state.prefix === argv.prefix ? state : undefined;
     const mismatch = state && !usable ? `it describes index "${state.index}" with prefix "${state.prefix}"` : note;

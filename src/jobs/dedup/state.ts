@@ -1,7 +1,10 @@
-// What dedup remembers between runs (.near-dup/dedup-INDEX.json): enough for the next run to revisit only
-// what was annotated or written since, when it clusters the same signatures with the same bar.
+// What dedup remembers between runs (.near-dup/dedup-CLUSTERUUID-INDEX.json): enough for the next run to
+// revisit only what was annotated or written since, when it clusters the same signatures with the same bar.
+// Kept by cluster and index: a run on another cluster with an index of the same name has its own state.
+import { existsSync, readdirSync, statSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
+import type { EngineClient } from '../../engine/client.js';
 import { writeJsonFile } from '../checkpoint.js';
 import type { ClusterMethod } from './cluster-cut.js';
 import type { ShardMarks } from './run-marks.js';
@@ -30,8 +33,55 @@ export interface DedupState {
   order?: string;
 }
 
-export function defaultStatePath(index: string): string {
-  return path.join('.near-dup', `dedup-${index.replace(/[^A-Za-z0-9._-]/g, '_')}.json`);
+/** The state file of an index on a cluster (by the index alone when the cluster gives no uuid, as earlier versions named it). */
+export function defaultStatePath(index: string, clusterUuid?: string): string {
+  const safe = (name: string) => name.replace(/[^A-Za-z0-9._-]/g, '_');
+  return path.join('.near-dup', `dedup-${clusterUuid ? `${safe(clusterUuid)}-` : ''}${safe(index)}.json`);
+}
+
+/**
+ * The state file of an index for a reader that knows no cluster (dashboards, which talks to Dashboards or
+ * Kibana): the newest of the index's files on any cluster (uuids are 22 characters), else the old name;
+ * under `root`, the working folder by default.
+ */
+export function latestStatePath(index: string, root = '.'): string {
+  const old = path.join(root, defaultStatePath(index));
+  const name = path.basename(old).slice('dedup-'.length);
+  let files: string[] = [];
+  try {
+    files = readdirSync(path.dirname(old)).filter((f) => f.startsWith('dedup-') && f.length === 'dedup-'.length + 23 + name.length && f.endsWith(`-${name}`));
+  } catch {
+    return old;
+  }
+  const newest = files.map((f) => path.join(path.dirname(old), f)).sort((a, b) => statSync(b).mtimeMs - statSync(a).mtimeMs)[0];
+  return newest ?? old;
+}
+
+/**
+ * The cluster's uuid: from GET / (cheap, and allowed to most users), else from the cluster state's metadata
+ * (an Elasticsearch node that serves no GET /); undefined when neither answers (Serverless, a narrow role).
+ */
+export async function clusterUuid(client: EngineClient): Promise<string | undefined> {
+  const asked = [
+    async () => (await client.request('GET', '/', undefined, undefined, { retry: false }))?.cluster_uuid,
+    async () => (await client.request('GET', '/_cluster/state/metadata', undefined, { filter_path: 'metadata.cluster_uuid' }, { retry: false }))?.metadata?.cluster_uuid,
+  ];
+  for (const ask of asked) {
+    const uuid = await ask().catch(() => undefined);
+    // "_na_" is what a cluster says before it has elected a master.
+    if (typeof uuid === 'string' && uuid !== '' && uuid !== '_na_') return uuid;
+  }
+  return undefined;
+}
+
+/**
+ * The state file a run reads and writes for an index on a cluster: keyed by both, or, until a run has
+ * written one so named, the file an earlier version named by the index alone (read once, then left as it was).
+ */
+export function stateFileOf(index: string, clusterUuid: string | undefined): { read: string; write: string } {
+  const write = defaultStatePath(index, clusterUuid);
+  const old = defaultStatePath(index);
+  return { read: existsSync(write) || !existsSync(old) ? write : old, write };
 }
 
 /**
@@ -92,4 +142,25 @@ export function continues(saved: DedupState | undefined, current: Omit<DedupStat
     (saved.clusters ?? 'components') === (current.clusters ?? 'centres') &&
     (saved.order === undefined || saved.order === current.order);
   return same && (saved.uuids === undefined || saved.uuids.join(',') === (current.uuids ?? []).join(','));
+}
+
+/** The settings a state names, as a run that changed one says it (the key, and how it is said). */
+const SETTINGS: Array<[keyof Omit<DedupState, 'version' | 'lastRunAt'>, string]> = [['params', 'params'], ['prefix', 'prefix'], ['minSimilarity', 'min similarity'], ['clusters', 'clusters'], ['order', 'canonical rule']];
+
+/**
+ * Why a run that could have been incremental is a full one, in one line; undefined when the saved state
+ * allows an incremental run.
+ */
+export function whyFull(saved: DedupState | undefined, current: Omit<DedupState, 'version' | 'lastRunAt'>, file: string): string | undefined {
+  // (Asked as a boolean: continues narrows `saved` to never where it says no.)
+  const allowed: boolean = continues(saved, current);
+  if (allowed) return undefined;
+  if (saved === undefined) return `no state of an earlier complete run for this cluster and index (${file}): this run is a full one`;
+  if (saved.index !== current.index) return `the state in ${file} is of the index "${saved.index}", not "${current.index}": this run is a full one`;
+  const changed = SETTINGS.filter(([key]) => saved[key] !== undefined && saved[key] !== current[key]).map(([key, name]) => `${name} changed (${saved[key]} then, ${current[key]} now)`);
+  if (saved.clusters === undefined && current.clusters !== 'components') changed.push('clusters changed (whole families then, centres now)');
+  if (changed.length === 0 && (saved.uuids ?? []).join(',') !== (current.uuids ?? []).join(',')) {
+    changed.push('the index was deleted and made again (or is another index of the same name) since the last run');
+  }
+  return `${changed.join('; ')} since the last run recorded in ${file}: this run is a full one`;
 }
