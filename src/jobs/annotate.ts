@@ -226,6 +226,11 @@ export interface AnnotateCounts {
 
 /** What onProgress is told: the counts so far. */
 export interface AnnotateProgress extends AnnotateCounts {
+  /**
+   * Documents settled: written and acknowledged by the engine, found current, or failed (a dry run's counted
+   * as written). Progress and its ETA count these: `seen` (read and signed) runs ahead by the writes in flight.
+   */
+  done: number;
   /** Documents the job reads, as the engine counted them at the start. */
   total?: number;
   elapsedSeconds: number;
@@ -476,6 +481,7 @@ class AnnotateRun {
       onSuccess: (op) => {
         this.counts.annotated++;
         this.unwritten.delete(op.id);
+        this.report();
       },
       onFailure: (op, reason, status, resent) => this.onWriteFailure(op.id, op.context as DocLocation, reason, status, resent),
       // Only a run that is about to write checks that it may, adds the fields to the mapping and replaces
@@ -599,6 +605,8 @@ class AnnotateRun {
       void next.catch(() => undefined); // the first error is the one to report
       throw err;
     }
+    // Everything read: said at once, with the writes still to come (the ETA counts them, not the reads).
+    this.report(true);
     await this.writer.flush();
   }
 
@@ -778,7 +786,8 @@ class AnnotateRun {
     const t = performance.now();
     if (!force && t - this.lastProgress < 1000) return;
     this.lastProgress = t;
-    this.job.onProgress?.({ ...this.counts, total: this.total, elapsedSeconds: (t - this.started) / 1000 });
+    const { annotated, unchanged, failed } = this.counts;
+    this.job.onProgress?.({ ...this.counts, done: annotated + unchanged + failed, total: this.total, elapsedSeconds: (t - this.started) / 1000 });
   }
 
   get complete(): boolean {

@@ -159,7 +159,8 @@ export const annotateCommand: CommandModule<object, AnnotateArgs> = {
       limits: { pageSize: argv.pageSize, threads: argv.threads, maxChars: argv.maxChars, bulk },
       state: { resume: argv.resume, checkpointFile: argv.checkpoint },
       output: { prefix: argv.prefix, dryRun: argv.dryRun, force: argv.force, keepVersion: argv.keepVersion, errorsFile: argv.errorsFile },
-      onProgress: (p) => progress.update(p),
+      // The bar counts documents settled (written and acknowledged, current, or failed), not read: the writes take time too.
+      onProgress: (p) => progress.update({ ...p, seen: p.done }),
       signal: controller.signal,
     };
     checkAnnotateOptions(options); // before connecting: a usage error is said first
