@@ -23,6 +23,8 @@ export const PAGE = `<!doctype html>
   img.plot { max-width: 48%; margin: 4px; border: 1px solid #eee; }
   button { margin: 6px 4px 6px 0; }
   .error { color: #b00020; }
+  .next-step { background: #fff8e1; border: 1px solid #f0d58a; padding: 8px 12px; }
+  .next-step code { display: block; margin: 6px 0; font-family: ui-monospace, "DejaVu Sans Mono", monospace; user-select: all; }
 </style>
 </head>
 <body>
@@ -35,6 +37,7 @@ export const PAGE = `<!doctype html>
 </aside>
 <main>
   <p id="error" class="error" hidden></p>
+  <div id="next-step" class="next-step" hidden><strong>Nothing to review yet.</strong> <span id="next-why"></span><code></code>Then reload this page.</div>
   <section id="cluster" hidden>
     <h2>Cluster <span id="cluster-id"></span> <span class="muted" id="member-count"></span></h2>
     <p class="muted">Tick two members and compare them, or open a member's similar documents.</p>
@@ -79,6 +82,9 @@ async function loadClusters(reset) {
   if (reset) { clustersAfter = null; $('clusters').replaceChildren(); }
   const data = await api('/api/clusters?size=' + PAGE + '&q=' + encodeURIComponent(query) + (clustersAfter ? '&after=' + encodeURIComponent(clustersAfter) : ''));
   $('cluster-count').textContent = data.total + ' clusters' + (query ? ' matching' : '') + ', largest first';
+  // An index not yet signed or deduplicated: the step it lacks and the command that makes it.
+  $('next-step').hidden = !data.missing;
+  if (data.missing) { $('next-why').textContent = data.why + '. Run:'; $('next-step').querySelector('code').textContent = data.command; }
   for (const c of data.clusters) {
     const li = el('li', undefined, 'cluster');
     li.dataset.id = c.clusterId;

@@ -6,6 +6,7 @@ import { extractText, valueAt } from '../annotation.js';
 import { type EngineClient, totalHits } from '../engine/client.js';
 import { EngineResponseError } from '../engine/errors.js';
 import { UserError } from '../errors.js';
+import { type MissingStep, missingStep } from './next-step.js';
 import { MAX_ID_BYTES, notAPosition, ParamError } from './params.js';
 import { findSimilar } from '../jobs/similar.js';
 import { sampleEvery } from '../signature.js';
@@ -126,13 +127,14 @@ const cursor = {
 /**
  * Clusters largest first; with `q`, the clusters of the documents whose id or text matches it. Pages follow
  * one another by `after` (the `next` of the page before: search_after on size and cluster id, which is
- * unique), so a list of any length pages through whole, past the engine's result window.
+ * unique), so a list of any length pages through whole, past the engine's result window. An empty list of
+ * an index not yet signed or deduplicated says which step is missing, and its command (next-step.ts).
  */
 export async function listClusters(
   client: EngineClient,
   src: ExploreSource,
   options: { q?: string; size: number; after?: string },
-): Promise<{ clusters: ClusterSummary[]; total: number; next?: string }> {
+): Promise<{ clusters: ClusterSummary[]; total: number; next?: string } & Partial<MissingStep>> {
   checkSize(options.size);
   const f = (name: StoredField) => storedPath(src.prefix, name);
   const canonical: Record<string, unknown>[] = [{ term: { [f('is_canonical')]: true } }];
@@ -150,7 +152,8 @@ export async function listClusters(
     track_total_hits: true,
     _source: [...src.fields, f('cluster_id'), f('cluster_size'), f('max_similarity')],
     query: { bool: { filter: canonical } },
-    sort: [{ [f('cluster_size')]: 'desc' }, { [f('cluster_id')]: 'asc' }],
+    // Unmapped until the index is deduplicated: then no document matches, and missingStep says why.
+    sort: [{ [f('cluster_size')]: { order: 'desc', unmapped_type: 'integer' } }, { [f('cluster_id')]: { order: 'asc', unmapped_type: 'keyword' } }],
     ...(options.after ? { search_after: cursor.read(options.after) } : {}),
   });
   const hits = found.hits.hits;
@@ -160,7 +163,9 @@ export async function listClusters(
     canonical: { id: h._id, snippet: snippet(h._source, src.fields) },
     bestSimilarity: (valueAt(h._source, f('max_similarity')) as number | undefined) ?? null,
   }));
-  return { clusters, total: totalHits(found.hits.total), next: hits.length === options.size ? cursor.of(hits[hits.length - 1].sort) : undefined };
+  const total = totalHits(found.hits.total);
+  const step = total === 0 ? await missingStep(client, src) : undefined;
+  return { clusters, total, next: hits.length === options.size ? cursor.of(hits[hits.length - 1].sort) : undefined, ...step };
 }
 
 interface MembersPage {

@@ -2,6 +2,7 @@
 import type { CommandModule } from 'yargs';
 import type { EngineClient } from '../../engine/client.js';
 import { DEFAULT_PREFIX } from '../../annotation.js';
+import { missingStep } from '../../explore/next-step.js';
 import { startExplorer } from '../../explore/server.js';
 import { UserError } from '../../errors.js';
 import { olderLayoutNote } from '../../jobs/params-held.js';
@@ -63,6 +64,9 @@ export const exploreCommand: CommandModule<object, ExploreArgs> = {
     if (layout) process.stderr.write(escaped`near-dup explore: ${layout}\n`);
     const missing = await fieldsNoDocumentHas(client, argv.index, argv.field);
     if (missing) process.stderr.write(escaped`near-dup explore: ${missing}\n`);
+    // The page says it too; the terminal is where the command is run.
+    const step = await missingStep(client, { index: argv.index, fields: argv.field, prefix: argv.prefix }).catch(() => undefined);
+    if (step) process.stderr.write(escaped`near-dup explore: ${step.why}; run: ${step.command}\n`);
     try {
       // The page is told a failure without the cluster's address; the operator, here, is told all of it.
       const onError = (err: unknown) => process.stderr.write(escaped`near-dup explore: a request failed: ${err instanceof Error ? err.message : String(err)}\n`);
