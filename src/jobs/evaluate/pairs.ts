@@ -1,5 +1,6 @@
-// The pairs an evaluation is made of, read from the engine: a random sample of documents, each paired with
-// its LSH candidates (a shared band key), with what the engine's own more_like_this finds for it (so that
+// The pairs an evaluation is made of, read from the engine: a sample of documents (by a seeded rank of their
+// ids: the same documents give the same sample on any engine or number of shards), each paired with some of
+// its LSH candidates (a shared band key), of what the engine's own more_like_this finds for it (so that
 // pairs LSH missed are counted), and with a few other documents of the sample (the background). Or the
 // pairs of the user's labels. For each pair: exact Jaccard of the two texts' token sets (every distinct
 // token, as MinHash sees them), the estimate from the stored signatures, and whether LSH makes it a candidate.
@@ -13,6 +14,7 @@ import { minhashValues } from '../../sketch/lean-minhash.js';
 import { minhashJaccard } from '../../sketch/minhash.js';
 import { MIN_TRUSTED_SAMPLE } from '../../sketch/containment.js';
 import { paramsHeld } from '../params-held.js';
+import { idRank, lowestRanked, sampleByIdRank } from './id-rank.js';
 import type { EvaluatedPair } from './quality.js';
 
 export interface PairLabel {
@@ -63,6 +65,8 @@ export interface GatheredPairs {
 }
 
 const MSEARCH_BATCH = 50;
+/** Neighbours asked of each query, of which `neighbours` are kept (at least this many). */
+const NEIGHBOUR_POOL = 100;
 const READ_BATCH = 500;
 
 export async function gatherPairs(client: EngineClient, source: PairSource): Promise<GatheredPairs> {
@@ -96,12 +100,12 @@ type Report = (stage: EvaluateProgress['stage'], done: number, total: number) =>
 
 async function samplePairs(client: EngineClient, source: PairSource, params: string, report: Report): Promise<WantedPair[]> {
   const signed = { term: { [storedPath(source.prefix, 'params')]: params } };
-  const drawn = await client.search(source.index, {
-    size: source.sample,
-    _source: [storedPath(source.prefix, 'bands')],
-    query: { function_score: { query: signed, random_score: { seed: source.seed, field: '_seq_no' }, boost_mode: 'replace' } },
-  });
-  const sampled = drawn.hits.hits;
+  const bandsPath = storedPath(source.prefix, 'bands');
+  // Drawn by a seeded rank of the ids (id-rank.ts), read back in that order.
+  const ids = await sampleByIdRank(client, source.index, signed, source.sample, source.seed);
+  const drawn = ids.length === 0 ? [] : (await client.search(source.index, { size: ids.length, _source: [bandsPath], query: { ids: { values: ids } } })).hits.hits;
+  const byId = new Map(drawn.map((hit) => [hit._id, hit]));
+  const sampled = ids.flatMap((id) => byId.get(id) ?? []);
   if (sampled.length < 2) throw new UserError(`"${source.index}" has ${sampled.length} signed document(s); an evaluation needs at least 2`);
   const wanted = new Map<string, WantedPair>();
   const add = (a: string, b: string, kind: EvaluatedPair['source']) => {
@@ -110,20 +114,25 @@ async function samplePairs(client: EngineClient, source: PairSource, params: str
     const key = `${x}\u0000${y}`;
     if (!wanted.has(key)) wanted.set(key, { a: x, b: y, source: kind });
   };
+  // Each document's neighbours: a pool of them asked for, the `neighbours` of lowest seeded rank kept, so
+  // that the engine's order of equal scores (its shards' own) does not choose.
+  const pool = Math.max(NEIGHBOUR_POOL, source.neighbours);
+  const chosen = (id: string, hits: Array<{ _id: string }>) =>
+    lowestRanked(hits.filter((n) => n._id !== id).map((n) => ({ id: n._id, rank: idRank(source.seed, id, n._id) })), source.neighbours).map((n) => n.id);
   for (let i = 0; i < sampled.length; i += MSEARCH_BATCH) {
     const batch = sampled.slice(i, i + MSEARCH_BATCH);
     const bodies = batch.flatMap((hit) => [
-      { size: source.neighbours, _source: false, query: { bool: { filter: [signed, { terms: { [storedPath(source.prefix, 'bands')]: (valueAt(hit._source, storedPath(source.prefix, 'bands')) as string[]) ?? [] } }] } } },
+      { size: pool, _source: false, query: { bool: { filter: [signed, { terms: { [bandsPath]: (valueAt(hit._source, bandsPath) as string[]) ?? [] } }] } } },
       {
-        size: source.neighbours,
+        size: pool,
         _source: false,
         query: { bool: { filter: [signed], must: [{ more_like_this: { fields: source.fields, like: [{ _index: hit._index, _id: hit._id }], min_term_freq: 1, min_doc_freq: 1, max_query_terms: 50 } }] } },
       },
     ]);
     const answers = await client.msearch(source.index, bodies);
     batch.forEach((hit, j) => {
-      for (const n of answers[2 * j].hits.hits) add(hit._id, n._id, 'lsh');
-      for (const n of answers[2 * j + 1].hits.hits) add(hit._id, n._id, 'mlt');
+      for (const n of chosen(hit._id, answers[2 * j].hits.hits)) add(hit._id, n, 'lsh');
+      for (const n of chosen(hit._id, answers[2 * j + 1].hits.hits)) add(hit._id, n, 'mlt');
     });
     report('neighbours', Math.min(i + MSEARCH_BATCH, sampled.length), sampled.length);
   }
