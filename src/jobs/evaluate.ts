@@ -6,6 +6,7 @@ import path from 'node:path';
 import type { EngineClient } from '../engine/client.js';
 import { UserError } from '../errors.js';
 import { resolveSignerSettings, signerOptionsFromParams } from '../signature.js';
+import { type NextCommands, nextCommands } from './evaluate/next-commands.js';
 import { type GatheredPairs, gatherPairs, type PairSource } from './evaluate/pairs.js';
 import { type PlotName, plotSpecs, renderSvg, svgToPng } from './evaluate/plots.js';
 import { type QualityReport, qualityReport } from './evaluate/quality.js';
@@ -24,6 +25,8 @@ export interface EvaluateSummary {
   params: string;
   out: string;
   report: QualityReport;
+  /** The commands that apply the recommendation, the cheap one first. */
+  commands: NextCommands;
   skipped: GatheredPairs['skipped'];
   files: string[];
 }
@@ -42,13 +45,14 @@ export async function evaluateIndex(client: EngineClient, options: EvaluateOptio
   }
   const settings = resolveSignerSettings(signerOptionsFromParams(gathered.params));
   const report = qualityReport(gathered.pairs, { bands: settings.lsh.b, rows: settings.lsh.r, numPerm: settings.spec.numPerm }, options.currentThreshold);
+  const commands = nextCommands({ ...options, params: gathered.params }, report.recommendation);
   await mkdir(options.out, { recursive: true });
   const reportFile = path.join(options.out, REPORT_FILE);
   const { labels: _labels, ...asked } = options;
   // Each file replaced through a fresh temporary one: a symbolic link in the folder is replaced, not followed (file-writes.ts).
-  await replaceFile(reportFile, JSON.stringify({ index: options.index, params: gathered.params, generatedAt: new Date().toISOString(), options: asked, skipped: gathered.skipped, ...report }, null, 2));
+  await replaceFile(reportFile, JSON.stringify({ index: options.index, params: gathered.params, generatedAt: new Date().toISOString(), options: asked, skipped: gathered.skipped, ...report, commands }, null, 2));
   const files = [reportFile, ...(await writePlots(report, options.out))];
-  return { index: options.index, params: gathered.params, out: options.out, report, skipped: gathered.skipped, files };
+  return { index: options.index, params: gathered.params, out: options.out, report, commands, skipped: gathered.skipped, files };
 }
 
 async function writePlots(report: QualityReport, out: string): Promise<string[]> {

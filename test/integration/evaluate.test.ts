@@ -51,7 +51,13 @@ forEachEngine('evaluate', (ctx) => {
     expect(report.containment.meanAbsoluteError).toBeLessThan(0.1);
     expect(stderr).toMatch(/partial copies a Jaccard lookup misses: \d+ pairs/);
     expect(report.recommendation.threshold).toBeGreaterThanOrEqual(0.2);
-    expect(stderr).toMatch(/recommended --threshold [0-9.]+ --false-negative-weight [0-9.]+ \(b=\d+, r=\d+\)/);
+    // The commands that apply it, cheap first, with the flags those commands take.
+    const t = report.recommendation.threshold;
+    expect(stderr).toContain(`first (clusters again from the signatures as they are, nothing signed): near-dup dedup --index ${index} --min-similarity ${t}\n`);
+    expect(report.commands.dedup).toBe(`near-dup dedup --index ${index} --min-similarity ${t}`);
+    if (report.recommendation.bands !== report.bands || report.recommendation.rows !== report.rows) {
+      expect(stderr).toContain(`sign every document again and run that dedup again: near-dup annotate --index ${index} --field text --threshold ${t} --false-negative-weight ${report.recommendation.falseNegativeWeight}\n`);
+    }
     for (const name of PLOTS) {
       expect(readFileSync(path.join(out, `${name}.svg`), 'utf8').startsWith('<svg')).toBe(true);
       expect(readFileSync(path.join(out, `${name}.png`)).subarray(1, 4).toString()).toBe('PNG');

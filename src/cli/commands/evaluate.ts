@@ -5,6 +5,7 @@ import { DEFAULT_MAX_CHARS, DEFAULT_PREFIX } from '../../annotation.js';
 import { UsageError, UserError } from '../../errors.js';
 import { evaluateIndex, evaluateTruth, type TruthSummary } from '../../jobs/evaluate.js';
 import type { PairLabel } from '../../jobs/evaluate/pairs.js';
+import type { NextCommands } from '../../jobs/evaluate/next-commands.js';
 import { PARTIAL_COPY, type QualityReport } from '../../jobs/evaluate/quality.js';
 import { olderLayoutNote } from '../../jobs/params-held.js';
 import { type ConnectionArgs, connectFromArgs, withConnectionOptions } from '../connection-options.js';
@@ -52,7 +53,20 @@ export function readLabels(file: string): PairLabel[] {
   });
 }
 
-function summaryLines(report: QualityReport, index: string): string[] {
+/** The recommendation's commands, cheap first, each with what it costs and gives. */
+function commandLines(report: QualityReport, commands: NextCommands): string[] {
+  const r = report.recommendation;
+  const lines = [`to apply it, first (clusters again from the signatures as they are, nothing signed): ${commands.dedup}`];
+  const tuned = `${(r.expectedRecall * 100).toFixed(1)}% of the pairs at or above it become candidates, ${(r.expectedFalseCandidates * 100).toFixed(1)}% of the others`;
+  if (commands.annotate === undefined) lines.push(`its LSH bands (b=${r.bands}, r=${r.rows}) are already the ones for ${r.threshold}: ${tuned}; no need to sign again`);
+  else {
+    lines.push(`then, for LSH bands tuned to ${r.threshold} (b=${r.bands}, r=${r.rows} in place of b=${report.bands}, r=${report.rows}: ${tuned}), sign every document again and run that dedup again: ${commands.annotate}`);
+    if (commands.note) lines.push(`  (${commands.note})`);
+  }
+  return lines;
+}
+
+function summaryLines(report: QualityReport, index: string, commands: NextCommands): string[] {
   const at = report.thresholds.reduce((best, row) => (Math.abs(row.threshold - report.currentThreshold) < Math.abs(best.threshold - report.currentThreshold) ? row : best));
   const sources = Object.entries(report.pairs.bySource).map(([k, n]) => `${n} ${k === 'mlt' ? 'from more_like_this' : k === 'lsh' ? 'from LSH' : k}`);
   const r = report.recommendation;
@@ -63,7 +77,7 @@ function summaryLines(report: QualityReport, index: string): string[] {
     `partial copies a Jaccard lookup misses: ${report.containment.partialCopies} pairs hold at least ${PARTIAL_COPY} of the smaller text at Jaccard under ${report.currentThreshold} (similar --measure containment finds them); ` +
       `the containment estimate from the stored samples: mean absolute error ${report.containment.meanAbsoluteError.toFixed(3)} over ${report.containment.estimatedPairs} pairs`,
     `recommended threshold ${r.threshold}: ${r.why}`,
-    `recommended --threshold ${r.threshold} --false-negative-weight ${r.falseNegativeWeight} (b=${r.bands}, r=${r.rows}): ${(r.expectedRecall * 100).toFixed(1)}% of the pairs at or above it become candidates, ${(r.expectedFalseCandidates * 100).toFixed(1)}% of the others`,
+    ...commandLines(report, commands),
   ];
 }
 
@@ -131,11 +145,11 @@ export const evaluateCommand: CommandModule<object, EvaluateArgs> = {
         onProgress: (p) => progress.update({ seen: p.done, total: p.total, elapsedSeconds: p.elapsedSeconds, unit: p.stage === 'neighbours' ? 'sampled' : 'docs' }),
       });
       progress.done();
-      const lines = summaryLines(summary.report, summary.index);
+      const lines = summaryLines(summary.report, summary.index, summary.commands);
       if (summary.skipped.length > 0) lines.push(`${summary.skipped.length} documents left out (${summary.skipped[0].id}: ${summary.skipped[0].reason}${summary.skipped.length > 1 ? ', ...' : ''})`);
       lines.push(`report and plots in ${summary.out}`);
       process.stderr.write(escapedLines(lines));
-      process.stdout.write(jsonLine({ index: summary.index, params: summary.params, files: summary.files, recommendation: summary.report.recommendation }));
+      process.stdout.write(jsonLine({ index: summary.index, params: summary.params, files: summary.files, recommendation: summary.report.recommendation, commands: summary.commands }));
     } finally {
       await client.close();
     }

@@ -1,0 +1,50 @@
+// The commands evaluate prints to apply its recommendation: dedup's --min-similarity first; then annotate
+// with flags that, parsed as the command line parses them, sign with the index's settings and the
+// recommended bands, and nothing else changed.
+import { expect, it } from 'vitest';
+import { nextCommands } from '../../src/jobs/evaluate/next-commands.js';
+import type { Recommendation } from '../../src/jobs/evaluate/quality.js';
+import { resolveSignerSettings, type SignerOptions } from '../../src/signature.js';
+
+const recommendation = (threshold: number, falseNegativeWeight: number, signed: SignerOptions = {}): Recommendation => {
+  const { b, r } = resolveSignerSettings({ ...signed, threshold, falseNegativeWeight }).lsh;
+  return { threshold, falseNegativeWeight, bands: b, rows: r, expectedRecall: 1, expectedFalseCandidates: 0, why: '', alternatives: [] };
+};
+
+/** The signer options a command's flags give (the flags evaluate can print). */
+function optionsOf(command: string): SignerOptions {
+  const words = command.split(' ');
+  const value = (flag: string) => (words.includes(flag) ? words[words.indexOf(flag) + 1] : undefined);
+  const num = (flag: string) => (value(flag) === undefined ? undefined : Number(value(flag)));
+  return {
+    preset: value('--preset'),
+    condenser: value('--condenser'),
+    seed: num('--seed'),
+    scheme: value('--scheme') as SignerOptions['scheme'],
+    threshold: num('--threshold'),
+    falseNegativeWeight: num('--false-negative-weight'),
+    simhashBlocks: num('--simhash-blocks'),
+    containmentSample: num('--containment-sample'),
+    keyEncoding: num('--key-encoding') as SignerOptions['keyEncoding'],
+  };
+}
+
+it('dedup first, then annotate with the index settings and the recommended bands', () => {
+  for (const signed of [{}, { condenser: '3-grams:norm:sha1:256', seed: 7, containmentSample: 0, simhashBlocks: 6 }] as SignerOptions[]) {
+    const params = resolveSignerSettings(signed).params;
+    const r = recommendation(0.9, 0.75, signed);
+    const commands = nextCommands({ index: 'docs', fields: ['title', 'body'], prefix: 'near_dup', maxChars: 10_000_000, params }, r);
+    expect(commands.dedup).toBe('near-dup dedup --index docs --min-similarity 0.9');
+    expect(commands.annotate).toMatch(/^near-dup annotate --index docs --field title --field body .*--threshold 0\.9 --false-negative-weight 0\.75$/);
+    const resigned = resolveSignerSettings(optionsOf(commands.annotate!)).params;
+    expect(resigned).toBe(params.replace(/;b=\d+;r=\d+;/, `;b=${r.bands};r=${r.rows};`));
+  }
+});
+
+it('no annotate when the index has the recommended bands already; --prefix and --max-chars kept', () => {
+  const params = resolveSignerSettings({ threshold: 0.8 }).params;
+  const commands = nextCommands({ index: 'my docs', fields: ['body'], prefix: 'nd', maxChars: 5000, params }, recommendation(0.8, 0.75));
+  expect(commands).toEqual({ dedup: "near-dup dedup --index 'my docs' --min-similarity 0.8 --prefix nd" });
+  const other = nextCommands({ index: 'docs', fields: ['body'], prefix: 'nd', maxChars: 5000, params }, recommendation(0.6, 0.5));
+  expect(other.annotate).toBe('near-dup annotate --index docs --field body --prefix nd --max-chars 5000 --threshold 0.6 --false-negative-weight 0.5');
+});
