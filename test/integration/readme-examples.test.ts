@@ -9,11 +9,19 @@
 // are free ports, given with --listen when the command names none. In the output the engine's URL, product
 // and version read as the README's default engine (opensearch 2.19.1 at http://127.0.0.1:9201) and the
 // free ports as the README's. Progress lines, which depend on time, are off (NEAR_DUP_PROGRESS_SECONDS).
+//
+// Then the TypeScript blocks (```ts) of the README and of docs/library.md, in order, after the console
+// blocks (they use the index `news` of the ingest example): each stripped of its types (vite's
+// transformWithOxc, which vitest runs on; typescript 7 has no JavaScript API) and run by node as a module in
+// the scratch folder, `from 'near-dup'` importing the built package (dist/index.js), http://localhost:9200
+// the engine's URL. A block fails when node exits with another status than 0.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { chmodSync, cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { transformWithOxc } from 'vite';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { CLI } from '../support/documents.js';
 import { consoleBlocks, matchOutput, outputReached, type ReadmeCommand, shellFencesOtherThanConsole, stripComment } from '../support/readme-examples.js';
@@ -23,6 +31,7 @@ const root = path.resolve(__dirname, '../..');
 const readme = readFileSync(path.join(root, 'README.md'), 'utf8');
 const blocks = consoleBlocks(readme);
 const running = blocks.filter((b) => !b.notRun);
+const typeScriptBlocks = ['README.md', 'docs/library.md'].flatMap((file) => codeBlocks(readFileSync(path.join(root, file), 'utf8'), 'ts').map((b) => ({ file, ...b })));
 
 /** What the README's output shows for the engine the test runs on. */
 const README_ENGINE = { hostPort: '127.0.0.1:9201', product: 'opensearch 2.19.1' };
@@ -148,7 +157,36 @@ forEachEngine('README examples', (ctx) => {
       }
     }, 600_000);
   }
+
+  for (const block of typeScriptBlocks) {
+    it(`${block.file}:${block.line} (TypeScript) runs as written`, async () => {
+      const code = block.code.replace(/from 'near-dup'/g, `from '${pathToFileURL(path.join(root, 'dist/index.js')).href}'`).replaceAll('http://localhost:9200', ctx.engine.url.replace(/\/+$/, ''));
+      const js = (await transformWithOxc(code, 'block.ts', { lang: 'ts' })).code;
+      const file = path.join(scratch, `${block.file.replace(/\W+/g, '-')}-${block.line}.mjs`);
+      writeFileSync(file, js);
+      const run = await start(`"${process.execPath}" "${file}"`, scratch, env()).done;
+      expect(run.status, `${block.file}:${block.line}: the TypeScript block exited ${run.status ?? run.signal}; it printed:\n${asShown(run.output)}`).toBe(0);
+    }, 120_000);
+  }
 });
+
+it('the README and docs/library.md have TypeScript blocks, each run above', () => {
+  expect(typeScriptBlocks.map((b) => b.file)).toEqual(expect.arrayContaining(['README.md', 'docs/library.md']));
+  for (const block of typeScriptBlocks) expect(block.code, `${block.file}:${block.line}`).toMatch(/from 'near-dup'/);
+});
+
+/** The fenced blocks of one language in a markdown text, with the line of each opening fence. */
+function codeBlocks(markdown: string, language: string): Array<{ line: number; code: string }> {
+  const lines = markdown.split('\n');
+  const found: Array<{ line: number; code: string }> = [];
+  for (let i = 0; i < lines.length; i++) {
+    if (lines[i].trim() !== `\`\`\`${language}`) continue;
+    const end = lines.findIndex((l, j) => j > i && /^```\s*$/.test(l));
+    found.push({ line: i + 1, code: lines.slice(i + 1, end).join('\n') });
+    i = end;
+  }
+  return found;
+}
 
 /** bash running one command, stdout and stderr in one stream as a terminal shows them, in a process group of its own. */
 function start(command: string, cwd: string, env: NodeJS.ProcessEnv) {
