@@ -7,6 +7,7 @@
 // the index (similar, the proxy) leaves out the very same tokens.
 import { hash } from 'node:crypto';
 import { fmix32 } from './minhash.js';
+import { DEFAULT_MAX_TRACKED, TokenCounts } from './token-counts.js';
 
 /** The default share: a token in more than 5% of the sampled documents is template text. */
 export const DEFAULT_TEMPLATE_SHARE = 0.05;
@@ -59,18 +60,20 @@ export function checkTemplateDraw(share: number, minCount: number): void {
 
 /**
  * Counts, over a sample of documents, in how many each token hash occurs; `result()` keeps those in more
- * than `share` of the documents and in at least `minCount`.
+ * than `share` of the documents and in at least `minCount`. The counts are held in bounded memory
+ * (token-counts.ts: at most `maxTracked` distinct tokens, the rarest dropped when full).
  */
 export class TemplateSampler {
-  private readonly counts = new Map<number, number>();
-  private readonly lastDoc = new Map<number, number>();
+  private readonly counts: TokenCounts;
   private docs = 0;
 
   constructor(
     private readonly share = DEFAULT_TEMPLATE_SHARE,
     private readonly minCount = DEFAULT_TEMPLATE_MIN_COUNT,
+    maxTracked = DEFAULT_MAX_TRACKED,
   ) {
     checkTemplateDraw(share, minCount);
+    this.counts = new TokenCounts(maxTracked);
   }
 
   /** How many documents were added. */
@@ -78,23 +81,24 @@ export class TemplateSampler {
     return this.docs;
   }
 
+  /** How many documents a count may be short by, the rarest tokens having been dropped to bound memory (0: exact). */
+  get undercount(): number {
+    return this.counts.undercount;
+  }
+
   /** Adds one document's token hashes (the first `count`; repeats within it count once). */
   add(hashes: ArrayLike<number>, count = hashes.length): void {
     const doc = ++this.docs;
-    const { counts, lastDoc } = this;
-    for (let i = 0; i < count; i++) {
-      const h = hashes[i] >>> 0;
-      if (lastDoc.get(h) === doc) continue;
-      lastDoc.set(h, doc);
-      counts.set(h, (counts.get(h) ?? 0) + 1);
-    }
+    for (let i = 0; i < count; i++) this.counts.add(hashes[i] >>> 0, doc);
   }
 
   /** The template set of the documents added so far. */
   result(): TemplateTokens {
     const above = this.share * this.docs;
     const kept: number[] = [];
-    for (const [h, c] of this.counts) if (c > above && c >= this.minCount) kept.push(h);
+    this.counts.forEach((h, c) => {
+      if (c > above && c >= this.minCount) kept.push(h);
+    });
     return templateTokens(kept, { share: this.share, minCount: this.minCount, sample: this.docs });
   }
 }
