@@ -72,7 +72,9 @@ export class TokenCounts {
   /** Drops the tokens of the smallest counts, the fewest ceiling that frees at least half of the room. */
   private prune(): void {
     const histogram = new Map<number, number>();
-    this.forEach((_, c) => histogram.set(c, (histogram.get(c) ?? 0) + 1));
+    this.forEach((_, c) => {
+      histogram.set(c, (histogram.get(c) ?? 0) + 1);
+    });
     let ceiling = 0;
     let freed = 0;
     for (const c of [...histogram.keys()].sort((a, b) => a - b)) {
