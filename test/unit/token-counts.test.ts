@@ -19,7 +19,7 @@ describe('TokenCounts', () => {
     for (let d = 1; d <= 500; d++) for (const h of doc(d, 20)) counts.add(h, d);
     expect(counts.tracked).toBeLessThanOrEqual(1000);
     const held = new Map<number, number>();
-    counts.forEach((h, c) => held.set(h, c));
+    counts.forEach((h, c) => void held.set(h, c));
     expect(held.get(1)).toBe(500);
     expect(held.get(4)).toBe(50); // never among the rarest: counted exactly
     expect(counts.undercount).toBeGreaterThan(0);
@@ -30,7 +30,7 @@ describe('TokenCounts', () => {
     const counts = new TokenCounts(1000);
     for (let d = 1; d <= 10; d++) for (const h of [7, 7, 8, 9 + d]) counts.add(h, d);
     const held = new Map<number, number>();
-    counts.forEach((h, c) => held.set(h, c));
+    counts.forEach((h, c) => void held.set(h, c));
     expect(held.get(7)).toBe(10);
     expect(held.get(8)).toBe(10);
     expect(held.get(12)).toBe(1);
