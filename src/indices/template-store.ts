@@ -1,14 +1,27 @@
-// Where an index keeps its template tokens (sketch/template-tokens.ts): in its mapping's `_meta`, under
-// near_dup_templates.<digest>, so that whoever signs for the index later (similar, the proxy, annotate on
-// another machine) finds the set that the params keyword's tpl=<digest> names, with the index itself and
-// under the same privileges as its mapping. The hashes are written as base64 of their little-endian bytes:
-// 10,000 of them take 53 KB (as a JSON array of numbers, about 110 KB).
+// Where an index keeps its template tokens (sketch/template-tokens.ts), so that whoever signs for the index
+// later (similar, the proxy, ingest, sign --for-index, annotate on another machine) finds the set that the
+// params keyword's tpl=<digest> names: in a small hidden index of near-dup's own, `near-dup-templates`, one
+// document per concrete index and draw (id: the index's uuid and a digest of the condenser, share, minimum
+// count and sample asked), written with `_create`.
+//
+// Why not the index mapping's `_meta`, where the sets were first kept: an update of a mapping replaces
+// `_meta` whole and the engines have no compare-and-set for it, so a store was a read of `_meta` and a put
+// of all of it. Two runs storing at once lost one set (its signatures then named a set no one could load),
+// and a key a user put in `_meta` between the two calls was lost too; no read-back and retry closes that
+// window (the other run may have checked before the loss). A document written with `_create` is atomic: two
+// draws of one request meet at one id, the first kept and the second given it (so both runs sign with one
+// set); two draws of different requests are two documents. It also takes the 53 KB of a set of 10,000 out of
+// the mapping that every node holds in its cluster state. A uuid, not a name, so that an index deleted and
+// made again under its name does not find the old index's sets. Sets kept in `_meta` by earlier versions
+// are still read (never written).
+import { hash } from 'node:crypto';
 import { UsageError } from '../errors.js';
-import type { EngineClient } from '../engine/client.js';
+import type { HttpMethod } from '../engine/client.js';
+import { EngineResponseError } from '../engine/errors.js';
 import { ownValue } from '../own-keys.js';
 import { type TemplateTokens, templateTokens } from '../sketch/template-tokens.js';
 
-/** The `_meta` key of the template sets, by digest. */
+/** The `_meta` key under which earlier versions kept the template sets, by digest (read, never written). */
 export const TEMPLATES_META_KEY = 'near_dup_templates';
 
 /** What a set was drawn for: the condenser its hashes are tokens of, and the sample size asked for. */
@@ -17,7 +30,7 @@ export interface TemplateDraw {
   sampleAsked: number;
 }
 
-/** One set as `_meta` holds it. */
+/** One set as it is kept (in near-dup-templates, and in the `_meta` of earlier versions). */
 export interface StoredTemplate {
   condenser?: string;
   sample_asked?: number;
@@ -30,7 +43,7 @@ export interface StoredTemplate {
   hashes: string;
 }
 
-/** A template set as `_meta` holds it. */
+/** A template set as it is kept. */
 export function storedTemplate(template: TemplateTokens, draw?: TemplateDraw): StoredTemplate {
   const bytes = Buffer.alloc(template.hashes.length * 4);
   for (let i = 0; i < template.hashes.length; i++) bytes.writeUInt32LE(template.hashes[i], i * 4);
@@ -38,7 +51,7 @@ export function storedTemplate(template: TemplateTokens, draw?: TemplateDraw): S
   return { ...drawn, share: template.share, min_count: template.minCount, sample: template.sample, count: template.hashes.length, hashes: bytes.toString('base64') };
 }
 
-/** A set read back from `_meta`; undefined when what is there is not the set of that digest (damaged, or edited by hand). */
+/** A set read back; undefined when what is there is not the set of that digest (damaged, or edited by hand). */
 export function templateOfStored(digest: string, stored: unknown): TemplateTokens | undefined {
   if (typeof stored !== 'object' || stored === null) return undefined;
   const { share, min_count, sample, count, hashes } = stored as Partial<StoredTemplate>;
@@ -51,55 +64,171 @@ export function templateOfStored(digest: string, stored: unknown): TemplateToken
   return template.digest === digest ? template : undefined;
 }
 
+/** near-dup's index of template sets. */
+export const TEMPLATE_INDEX = 'near-dup-templates';
+
+/** What the store needs of a connection: an engine client, or the proxy's requests with a client's credentials. */
+export interface TemplateAccess {
+  request<T = unknown>(method: HttpMethod, path: string, body?: unknown): Promise<T>;
+}
+
+/** A set as near-dup-templates holds it: the set, what it was drawn for, and the index it is kept for. */
+interface TemplateDocument extends StoredTemplate {
+  index: string;
+  uuid: string;
+  digest: string;
+  stored_at: string;
+}
+
+const STORE_PATH = `/${TEMPLATE_INDEX}`;
+
 /**
- * Adds a template set to the `_meta` of every concrete index that `index` names, keeping what else their
- * `_meta` holds (an update of the mapping replaces `_meta` whole).
+ * Keeps a template set for every concrete index that `index` names. Gives the set kept: this one, or the
+ * one another run kept first for the same draw (whose signatures this run must then match).
  */
-export async function storeTemplate(client: EngineClient, index: string, template: TemplateTokens, draw?: TemplateDraw): Promise<void> {
-  const mappings = await client.getMapping(index);
-  for (const [name, { mappings: mapping }] of Object.entries(mappings)) {
-    const meta = (mapping?._meta ?? {}) as Record<string, unknown>;
-    const sets = (ownValue(meta, TEMPLATES_META_KEY) ?? {}) as Record<string, unknown>;
-    const _meta = { ...meta, [TEMPLATES_META_KEY]: { ...sets, [template.digest]: storedTemplate(template, draw) } };
-    await client.putMapping(name, { _meta });
+export async function storeTemplate(access: TemplateAccess, index: string, template: TemplateTokens, draw?: TemplateDraw): Promise<TemplateTokens> {
+  const indices = await concreteIndices(access, index);
+  await ensureStoreIndex(access);
+  let kept: TemplateTokens | undefined;
+  for (const [name, uuid] of indices) {
+    const id = documentId(uuid, template, draw);
+    const doc: TemplateDocument = { ...storedTemplate(template, draw), index: name, uuid, digest: template.digest, stored_at: new Date().toISOString() };
+    try {
+      // Visible to searches on return: the signatures that name it are written after.
+      await access.request('PUT', `${STORE_PATH}/_create/${encodeURIComponent(id)}?refresh=wait_for`, doc);
+      kept ??= template;
+    } catch (err) {
+      if (!(err instanceof EngineResponseError && err.statusCode === 409)) throw err;
+      kept ??= await keptDocument(access, id, name);
+    }
   }
+  return kept ?? template;
 }
 
 /**
  * The template set of `digest` that `index` keeps (the first of its concrete indices that has it).
  * @throws {UsageError} none of them has it, or what is there is damaged: naming the index and what to do.
  */
-export async function loadTemplate(client: EngineClient, index: string, digest: string): Promise<TemplateTokens> {
-  const mappings = await client.getMapping(index);
-  let damaged: string | undefined;
-  for (const [name, { mappings: mapping }] of Object.entries(mappings)) {
-    const sets = ownValue((mapping?._meta ?? {}) as Record<string, unknown>, TEMPLATES_META_KEY) as Record<string, unknown> | undefined;
-    const stored = sets && ownValue(sets, digest);
-    if (stored === undefined) continue;
-    const template = templateOfStored(digest, stored);
-    if (template) return template;
-    damaged ??= name;
+export async function loadTemplate(access: TemplateAccess, index: string, digest: string): Promise<TemplateTokens> {
+  const indices = await concreteIndices(access, index);
+  const found = await searchStore(access, { bool: { filter: [{ terms: { uuid: [...indices.values()] } }, { term: { digest } }] } });
+  const template = found.map((d) => templateOfStored(digest, d)).find((t) => t !== undefined) ?? legacyTemplate(await legacySets(access, index), digest);
+  if (template instanceof DamagedSet || (template === undefined && found.length > 0)) {
+    const where = template instanceof DamagedSet ? `the mapping of "${template.index}" (_meta.${TEMPLATES_META_KEY})` : `${TEMPLATE_INDEX} for "${found[0].index}"`;
+    throw new UsageError(`the template tokens ${digest} in ${where} are not that set any more; sign the index again with annotate --force and a new template`);
   }
-  if (damaged !== undefined) {
-    throw new UsageError(`the template tokens ${digest} in the mapping of "${damaged}" (_meta.${TEMPLATES_META_KEY}) are not that set any more; sign the index again with annotate --force and a new template`);
-  }
-  throw new UsageError(`the signatures of "${index}" leave out the template tokens ${digest} (params tpl=${digest}), but no mapping of "${index}" keeps them (_meta.${TEMPLATES_META_KEY}); sign the index again with annotate --force`);
+  if (template) return template;
+  throw new UsageError(`the signatures of "${index}" leave out the template tokens ${digest} (params tpl=${digest}), but ${TEMPLATE_INDEX} keeps no such set for "${index}"; sign the index again with annotate --force`);
 }
 
 /**
  * A set `index` keeps that was drawn for the same condenser, share, minimum count and sample size (the
  * first found), so that every run and every process signing the index uses one set; undefined when none is.
  */
-export async function findTemplate(client: EngineClient, index: string, draw: TemplateDraw & { share: number; minCount: number }): Promise<TemplateTokens | undefined> {
-  const mappings = await client.getMapping(index);
-  for (const { mappings: mapping } of Object.values(mappings)) {
-    const sets = ownValue((mapping?._meta ?? {}) as Record<string, unknown>, TEMPLATES_META_KEY) as Record<string, unknown> | undefined;
-    for (const [digest, stored] of Object.entries(sets ?? {})) {
-      const s = stored as Partial<StoredTemplate> | null;
-      if (s?.condenser !== draw.condenser || s.sample_asked !== draw.sampleAsked || s.share !== draw.share || s.min_count !== draw.minCount) continue;
-      const template = templateOfStored(digest, stored);
-      if (template) return template;
-    }
+export async function findTemplate(access: TemplateAccess, index: string, draw: TemplateDraw & { share: number; minCount: number }): Promise<TemplateTokens | undefined> {
+  const indices = await concreteIndices(access, index);
+  const ids = [...indices.values()].map((uuid) => documentId(uuid, undefined, draw));
+  for (const doc of await getDocuments(access, ids)) {
+    const template = templateOfStored(doc.digest, doc);
+    if (template) return template;
+  }
+  for (const [digest, stored] of Object.entries(await legacySets(access, index))) {
+    const s = stored as Partial<StoredTemplate> | null;
+    if (s?.condenser !== draw.condenser || s.sample_asked !== draw.sampleAsked || s.share !== draw.share || s.min_count !== draw.minCount) continue;
+    const template = templateOfStored(digest, stored);
+    if (template) return template;
   }
   return undefined;
+}
+
+/** The concrete indices behind a name (an alias, a data stream, a pattern), by name, with their uuids. */
+async function concreteIndices(access: TemplateAccess, index: string): Promise<Map<string, string>> {
+  const settings = await access.request<Record<string, { settings: { index: { uuid: string } } }>>('GET', `/${encodeURIComponent(index)}/_settings?filter_path=*.settings.index.uuid`);
+  return new Map(Object.entries(settings ?? {}).map(([name, s]) => [name, s.settings.index.uuid]));
+}
+
+/**
+ * One document a concrete index and draw; a set stored without its draw, by its digest. The draw's
+ * values are hashed, not written out: a condenser spec may hold any character.
+ */
+function documentId(uuid: string, template: TemplateTokens | undefined, draw: (TemplateDraw & { share?: number; minCount?: number }) | undefined): string {
+  if (!draw) return `${uuid}.set-${template?.digest}`;
+  const share = draw.share ?? template?.share;
+  const minCount = draw.minCount ?? template?.minCount;
+  return `${uuid}.${hash('sha1', JSON.stringify([draw.condenser, share, minCount, draw.sampleAsked])).slice(0, 20)}`;
+}
+
+/** One shard, a copy where there is a second node, hidden from wildcards; the sets in `_source` only, uuid and digest to find them by. */
+async function ensureStoreIndex(access: TemplateAccess): Promise<void> {
+  try {
+    await access.request('GET', `${STORE_PATH}/_settings?filter_path=*.settings.index.uuid&expand_wildcards=all`);
+    return;
+  } catch (err) {
+    if (!(err instanceof EngineResponseError && err.type === 'index_not_found_exception')) throw err;
+  }
+  try {
+    await access.request('PUT', STORE_PATH, {
+      settings: { number_of_shards: 1, auto_expand_replicas: '0-1', 'index.hidden': true },
+      mappings: { dynamic: false, properties: { uuid: { type: 'keyword' }, digest: { type: 'keyword' } } },
+    });
+  } catch (err) {
+    // Made by another run meanwhile.
+    if (!(err instanceof EngineResponseError && err.type === 'resource_already_exists_exception')) throw err;
+  }
+}
+
+/** The set of a document another run created first; damage there is said, not signed with. */
+async function keptDocument(access: TemplateAccess, id: string, index: string): Promise<TemplateTokens> {
+  const [doc] = await getDocuments(access, [id]);
+  const template = doc && templateOfStored(doc.digest, doc);
+  if (!template) throw new UsageError(`the template tokens kept in ${TEMPLATE_INDEX} for "${index}" (document ${id}) are damaged; delete that document and run again`);
+  return template;
+}
+
+/** The documents of these ids that near-dup-templates holds (none when it is not there). */
+async function getDocuments(access: TemplateAccess, ids: string[]): Promise<TemplateDocument[]> {
+  if (ids.length === 0) return [];
+  let answer: { docs: Array<{ found?: boolean; _source?: TemplateDocument; error?: { type?: string; reason?: string } }> };
+  try {
+    answer = await access.request('POST', `${STORE_PATH}/_mget`, { ids });
+  } catch (err) {
+    if (err instanceof EngineResponseError && err.type === 'index_not_found_exception') return [];
+    throw err;
+  }
+  // A missing index may be said per document (200); a refusal too, which is not "no set".
+  const refused = answer.docs.find((d) => d.error !== undefined && d.error.type !== 'index_not_found_exception');
+  if (refused) throw new UsageError(`cannot read the template tokens in ${TEMPLATE_INDEX}: ${refused.error?.reason ?? refused.error?.type}; give this user read on ${TEMPLATE_INDEX}`);
+  return answer.docs.filter((d) => d.found && d._source).map((d) => d._source as TemplateDocument);
+}
+
+async function searchStore(access: TemplateAccess, query: Record<string, unknown>): Promise<TemplateDocument[]> {
+  try {
+    const answer = await access.request<{ hits: { hits: Array<{ _source: TemplateDocument }> } }>('POST', `${STORE_PATH}/_search`, { size: 100, query });
+    return answer.hits.hits.map((h) => h._source);
+  } catch (err) {
+    if (err instanceof EngineResponseError && err.type === 'index_not_found_exception') return [];
+    throw err;
+  }
+}
+
+/** The sets earlier versions kept in the `_meta` of the mappings behind `index`, by digest, with the index they are in. */
+async function legacySets(access: TemplateAccess, index: string): Promise<Record<string, unknown>> {
+  const mappings = await access.request<Record<string, { mappings?: { _meta?: Record<string, unknown> } }>>('GET', `/${encodeURIComponent(index)}/_mapping`);
+  const sets: Record<string, unknown> = {};
+  for (const [name, { mappings: mapping }] of Object.entries(mappings ?? {})) {
+    const kept = ownValue(mapping?._meta ?? {}, TEMPLATES_META_KEY) as Record<string, unknown> | undefined;
+    for (const [digest, stored] of Object.entries(kept ?? {})) if (!(digest in sets)) sets[digest] = typeof stored === 'object' && stored !== null ? { ...stored, index: name } : stored;
+  }
+  return sets;
+}
+
+/** A set of `_meta` that is there but not the set of its digest. */
+class DamagedSet {
+  constructor(readonly index: string) {}
+}
+
+function legacyTemplate(sets: Record<string, unknown>, digest: string): TemplateTokens | DamagedSet | undefined {
+  const stored = ownValue(sets, digest);
+  if (stored === undefined) return undefined;
+  return templateOfStored(digest, stored) ?? new DamagedSet(String((stored as { index?: unknown } | null)?.index ?? ''));
 }

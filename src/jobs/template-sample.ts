@@ -1,7 +1,8 @@
 // The template tokens annotate signs an index with (annotate --template-share): the set the index keeps
 // for this condenser, share and sample size when it has one, so that every run, resumed or not, and every
 // slice signs with the same set; else one drawn from the first documents of a scan of the job's query
-// (the whole of it, never a slice, so that the slices draw the same set) and kept in the index's mapping.
+// (the whole of it, never a slice, so that the slices draw the same set) and kept with the index
+// (indices/template-store.ts).
 import { extractText } from '../annotation.js';
 import type { EngineClient } from '../engine/client.js';
 import { scanIndex } from '../engine/scan.js';
@@ -38,8 +39,8 @@ export async function templateForJob(client: EngineClient, source: TemplateSourc
   const kept = await findTemplate(client, source.index, draw);
   if (kept) return kept;
   const template = await drawTemplate(client, source, draw);
-  if (!source.dryRun) await storeTemplate(client, source.index, template, draw);
-  return template;
+  // Another run may have kept its draw first: that one is signed with, by every run.
+  return source.dryRun ? template : await storeTemplate(client, source.index, template, draw);
 }
 
 async function drawTemplate(client: EngineClient, source: TemplateSource, draw: { sampleAsked: number; share: number; minCount: number }): Promise<TemplateTokens> {

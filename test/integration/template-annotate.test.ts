@@ -1,9 +1,10 @@
 // annotate --template-share on the real engines: pages of one template (a long shared section, a few lines
 // of their own, some pages edited copies of others) signed without the template's tokens in the MinHash;
-// the set drawn from the documents, kept in the mapping and named by the params; `similar` signs a text
+// the set drawn from the documents, kept with the index and named by the params; `similar` signs a text
 // with it; a second run finds the same set and leaves every document as it is.
 import { beforeAll, expect, it } from 'vitest';
-import { loadTemplate, TEMPLATES_META_KEY } from '../../src/indices/template-store.js';
+import { loadTemplate } from '../../src/indices/template-store.js';
+import { keptDigests } from '../support/templates-kept.js';
 import { annotateIndex } from '../../src/jobs/annotate.js';
 import { findSimilar } from '../../src/jobs/similar.js';
 import { createSigner, resolveSignerSettings } from '../../src/signature.js';
@@ -34,7 +35,7 @@ forEachEngine('annotate --template-share', (ctx) => {
     expect(summary).toMatchObject({ annotated: DOCS.length, failed: 0, complete: true });
     const plain = createSigner();
     const expected = new Set(plain.tokenHashes(TEMPLATE));
-    const digest = Object.keys((await ctx.client.getMapping(index))[index].mappings._meta[TEMPLATES_META_KEY]);
+    const digest = await keptDigests(ctx.client, index);
     expect(digest).toHaveLength(1);
     const template = await loadTemplate(ctx.client, index, digest[0]);
     expect(new Set(template.hashes)).toEqual(expected);
@@ -62,16 +63,16 @@ forEachEngine('annotate --template-share', (ctx) => {
   it('finds the same set on a second run, and leaves every document as it is', async () => {
     const again = await annotateIndex(ctx.client, { index, fields: ['text'], template: { share: 0.05, sample: 1000 } });
     expect(again).toMatchObject({ annotated: 0, unchanged: DOCS.length, complete: true });
-    expect(Object.keys((await ctx.client.getMapping(index))[index].mappings._meta[TEMPLATES_META_KEY])).toHaveLength(1);
+    expect(await keptDigests(ctx.client, index)).toHaveLength(1);
   });
 
-  it('keeps nothing in the mapping in a dry run', async () => {
+  it('keeps nothing in a dry run', async () => {
     const dry = ctx.index('templated-dry');
     const lines = DOCS.slice(0, 10).flatMap((d) => [{ index: { _index: dry, _id: d.id } }, { text: d.text }]);
     expect((await ctx.client.bulk(lines)).errors).toBe(false);
     await ctx.client.refresh(dry);
     const result = await annotateIndex(ctx.client, { index: dry, fields: ['text'], template: { share: 0.05 }, output: { dryRun: true } });
     expect(result).toMatchObject({ annotated: 10, failed: 0 });
-    expect((await ctx.client.getMapping(dry))[dry].mappings._meta?.[TEMPLATES_META_KEY]).toBeUndefined();
+    expect(await keptDigests(ctx.client, dry)).toEqual([]);
   });
 });

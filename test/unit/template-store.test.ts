@@ -1,4 +1,4 @@
-// Template tokens as an index mapping's `_meta` holds them (src/indices/template-store.ts): read back to the
+// Template tokens as they are kept (in near-dup-templates, and in the `_meta` of earlier versions) (src/indices/template-store.ts): read back to the
 // same set, small enough for 10,000 hashes, and anything else there taken for damage, never for the set.
 import { describe, expect, it } from 'vitest';
 import { storedTemplate, templateOfStored } from '../../src/indices/template-store.js';
