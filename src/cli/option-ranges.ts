@@ -59,7 +59,7 @@ export const OPTION_RANGES: Readonly<Record<string, OptionRange>> = {
   '--page-size': whole(1, RESULT_WINDOW, "the engines' index.max_result_window"),
   '--slices': whole(1, MAX_SLICES, "the engines' index.max_slices_per_scroll"),
   '--slice': whole(0, MAX_SLICES - 1, 'and below --slices'),
-  // annotate: template tokens (jobs/template-sample.ts)
+  // annotate, ingest, proxy, sign: template tokens (jobs/template-sample.ts)
   '--template-share': fraction(0, 1, { aboveMin: true, belowMax: true }, 'the share of the documents a template token is in'),
   '--template-sample': whole(1, MAX_DOCUMENTS),
   // similar, evaluate

@@ -88,6 +88,7 @@ const STORE_PATH = `/${TEMPLATE_INDEX}`;
  */
 export async function storeTemplate(access: TemplateAccess, index: string, template: TemplateTokens, draw?: TemplateDraw): Promise<TemplateTokens> {
   const indices = await concreteIndices(access, index);
+  if (indices.size === 0) throw new UsageError(`cannot keep template tokens for "${index}": no index has that name yet (a data stream is made by its first document); write a first document, or annotate it afterwards with --template-share`);
   await ensureStoreIndex(access);
   let kept: TemplateTokens | undefined;
   for (const [name, uuid] of indices) {
@@ -141,9 +142,15 @@ export async function findTemplate(access: TemplateAccess, index: string, draw: 
   return undefined;
 }
 
-/** The concrete indices behind a name (an alias, a data stream, a pattern), by name, with their uuids. */
+/** The concrete indices behind a name (an alias, a data stream, a pattern), by name, with their uuids; none for a name not there. */
 async function concreteIndices(access: TemplateAccess, index: string): Promise<Map<string, string>> {
-  const settings = await access.request<Record<string, { settings: { index: { uuid: string } } }>>('GET', `/${encodeURIComponent(index)}/_settings?filter_path=*.settings.index.uuid`);
+  let settings: Record<string, { settings: { index: { uuid: string } } }>;
+  try {
+    settings = await access.request('GET', `/${encodeURIComponent(index)}/_settings?filter_path=*.settings.index.uuid`);
+  } catch (err) {
+    if (err instanceof EngineResponseError && err.type === 'index_not_found_exception') return new Map();
+    throw err;
+  }
   return new Map(Object.entries(settings ?? {}).map(([name, s]) => [name, s.settings.index.uuid]));
 }
 
@@ -213,7 +220,13 @@ async function searchStore(access: TemplateAccess, query: Record<string, unknown
 
 /** The sets earlier versions kept in the `_meta` of the mappings behind `index`, by digest, with the index they are in. */
 async function legacySets(access: TemplateAccess, index: string): Promise<Record<string, unknown>> {
-  const mappings = await access.request<Record<string, { mappings?: { _meta?: Record<string, unknown> } }>>('GET', `/${encodeURIComponent(index)}/_mapping`);
+  let mappings: Record<string, { mappings?: { _meta?: Record<string, unknown> } }>;
+  try {
+    mappings = await access.request('GET', `/${encodeURIComponent(index)}/_mapping`);
+  } catch (err) {
+    if (err instanceof EngineResponseError && err.type === 'index_not_found_exception') return {};
+    throw err;
+  }
   const sets: Record<string, unknown> = {};
   for (const [name, { mappings: mapping }] of Object.entries(mappings ?? {})) {
     const kept = ownValue(mapping?._meta ?? {}, TEMPLATES_META_KEY) as Record<string, unknown> | undefined;

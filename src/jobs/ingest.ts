@@ -17,6 +17,7 @@ import type { RetrySnapshot } from '../engine/retry.js';
 import { type BulkOptions, checkBulkOptions, requireWholeNumbers, UsageError } from '../errors.js';
 import { resolveSignerSettings, type SignerOptions } from '../signature.js';
 import type { KeyLists } from '../stored/write.js';
+import type { TemplateTokens } from '../sketch/template-tokens.js';
 import { ANNOTATE_DEFAULTS, type AnnotateSettings, optionGroup, resolveBulkOptions } from './annotate.js';
 import { type BulkOperation, BulkWriter } from './bulk-writer.js';
 import { ErrorsFile } from './errors-file.js';
@@ -27,6 +28,8 @@ import { initIndex } from '../indices/init.js';
 import { type LineBatch, type LongLine, lineBatches, MAX_LINE_BYTES } from '../signing/line-batches.js';
 import { createSignPool, type SignPool } from '../signing/sign-pool.js';
 import { plural } from '../plural.js';
+import { findTemplate, storeTemplate } from '../indices/template-store.js';
+import { drawFromLines, MAX_HELD_SAMPLE_BYTES, type TemplateRequest, templateDraw } from './template-sample.js';
 
 /** What ingest writes, and where. */
 export interface IngestOutput {
@@ -84,6 +87,20 @@ export interface IngestOptions extends FlatIngestOptions {
   signer?: SignerOptions;
   output?: IngestOutput;
   limits?: IngestLimits;
+  /**
+   * Leave template tokens out of the MinHash (annotate's `template`): the set the index keeps for the same
+   * draw, else one drawn from the first `sample` documents of the input and kept with the index before the
+   * first write. None by default.
+   */
+  template?: TemplateRequest;
+  /**
+   * The input again from its start (a file): the sample is then read in a first pass and the input read
+   * again. Without it, the sample's lines are held in memory (at most MAX_HELD_SAMPLE_BYTES) and ingested
+   * after it.
+   */
+  reread?: () => Readable;
+  /** Told, in one line each, what the user should know of the run (a sample cut short). */
+  onWarning?: (line: string) => void;
   onProgress?: (progress: IngestProgress) => void;
 }
 
@@ -140,6 +157,7 @@ export interface IngestSettings {
   signer: SignerOptions;
   output: { prefix: string; idField?: string; errorsFile: string };
   limits: { maxChars: number; threads: number; maxLineBytes: number; bulk: AnnotateSettings['limits']['bulk'] };
+  template?: TemplateRequest;
   onProgress?: (progress: IngestProgress) => void;
 }
 
@@ -150,11 +168,12 @@ export interface IngestSettings {
 export function resolveIngestOptions(options: IngestOptions): IngestSettings {
   const output = optionGroup<IngestOutput>(options, 'output', ['prefix', 'idField', 'errorsFile']);
   const limits = optionGroup<IngestLimits>(options, 'limits', ['maxChars', 'threads', 'maxLineBytes', 'bulk']);
-  const { index, fields, signer = {}, onProgress } = options;
+  const { index, fields, signer = {}, template, onProgress } = options;
   return {
     index,
     fields,
     signer,
+    ...(template === undefined ? {} : { template }),
     output: { prefix: output.prefix ?? INGEST_DEFAULTS.prefix, idField: output.idField, errorsFile: ErrorsFile.forIndex(index, output.errorsFile).file },
     limits: {
       maxChars: limits.maxChars ?? INGEST_DEFAULTS.maxChars,
@@ -177,9 +196,12 @@ export function checkIngestOptions(options: IngestOptions): void {
   checkSettings(resolveIngestOptions(options));
 }
 
-function checkSettings({ fields, limits }: IngestSettings): void {
+function checkSettings({ fields, limits, template }: IngestSettings): void {
   if (!Array.isArray(fields) || fields.length === 0) throw new UsageError((o) => `name at least one text field with ${o('fields')}`);
-  requireWholeNumbers([['maxChars', limits.maxChars, 1], ['threads', limits.threads, 1], ['maxLineBytes', limits.maxLineBytes, 1]]);
+  requireWholeNumbers([['maxChars', limits.maxChars, 1], ['threads', limits.threads, 1], ['maxLineBytes', limits.maxLineBytes, 1], ['template.sample', template?.sample, 1]]);
+  if (template && !(template.share > 0 && template.share < 1)) {
+    throw new UsageError((o) => `${o('template.share')} must be a number above 0 and below 1 (0.05: tokens in more than 5% of the documents are template text), got ${template.share}`);
+  }
   if (limits.maxLineBytes > MAX_LINE_BYTES) {
     throw new UsageError((o) => `${o('maxLineBytes')} must be a whole number from 1 to ${MAX_LINE_BYTES} (a line is read as one string), got ${limits.maxLineBytes}`);
   }
@@ -251,17 +273,24 @@ export async function ingestStream(client: EngineClient, input: Readable, option
   checkSettings(job);
   const started = performance.now();
   const retriesAtStart = client.retries.snapshot();
-  const settings = resolveSignerSettings(job.signer);
   // The first batch is read before the index is made: `fields` that none of its documents has is refused
   // there, rather than an index created and every line failed.
-  const batches = lineBatches(input, 256 * 1024, job.limits.maxLineBytes, 'skip')[Symbol.asyncIterator]();
+  const batches = lineBatches(input, BATCH_BYTES, job.limits.maxLineBytes, 'skip')[Symbol.asyncIterator]();
   const first = await batches.next();
   if (!first.done) checkFieldsPresent(first.value.bytes, job.fields, job.index);
   const keyLists = await prepareIndex(client, job.index, job.output.prefix);
+  let lines = prepend(first, batches);
+  if (job.template) {
+    const chosen = await templateForIngest(client, job, job.template, lines, options);
+    job.signer = { ...job.signer, template: chosen.template };
+    if (chosen.reread) input.destroy();
+    lines = chosen.lines;
+  }
+  const settings = resolveSignerSettings(job.signer);
   const inFlight = new InFlightLimit(await planInFlight(client, job.index, job.limits.bulk.concurrency));
   const run = new IngestRun(client, job, { keyLists, inFlight, started });
   try {
-    for (let next = first; !next.done; next = await batches.next()) await run.add(next.value);
+    for (let next = await lines.next(); !next.done; next = await lines.next()) await run.add(next.value);
     await run.finish();
   } catch (err) {
     run.abandon();
@@ -281,6 +310,49 @@ export async function ingestStream(client: EngineClient, input: Readable, option
     seconds: (performance.now() - started) / 1000,
     errorsFile: run.errorsFile,
   };
+}
+
+/** Bytes of NDJSON a batch of lines holds, about. */
+const BATCH_BYTES = 256 * 1024;
+
+/** The batches of `rest` after `first` (already read). */
+async function* prepend(first: IteratorResult<LineBatch>, rest: AsyncIterator<LineBatch>): AsyncGenerator<LineBatch> {
+  for (let next = first; !next.done; next = await rest.next()) yield next.value;
+}
+
+/** Batches already read, then the rest of `rest`. */
+async function* heldThen(held: LineBatch[], rest: AsyncIterator<LineBatch>): AsyncGenerator<LineBatch> {
+  yield* held;
+  for (let next = await rest.next(); !next.done; next = await rest.next()) yield next.value;
+}
+
+/**
+ * The template set ingest signs with: the one the index keeps for the same draw, else one drawn from the
+ * first documents of the input and kept with the index (before the first write); and the lines to ingest,
+ * from the start: the input read again (`reread`), or the lines held for the sample and the rest after them.
+ */
+async function templateForIngest(
+  client: EngineClient,
+  job: IngestSettings,
+  asked: TemplateRequest,
+  lines: AsyncGenerator<LineBatch>,
+  options: Pick<IngestOptions, 'reread' | 'onWarning'>,
+): Promise<{ template: TemplateTokens; lines: AsyncGenerator<LineBatch>; reread: boolean }> {
+  const draw = templateDraw(job.signer, asked);
+  const kept = await findTemplate(client, job.index, draw);
+  if (kept) return { template: kept, lines, reread: false };
+  const { fields, limits } = job;
+  const holdBytes = options.reread ? undefined : MAX_HELD_SAMPLE_BYTES;
+  const sample = await drawFromLines(lines, { fields, maxChars: limits.maxChars, signer: job.signer, draw, holdBytes });
+  if (sample.cutShort) {
+    options.onWarning?.(
+      `the template sample is ${sample.template.sample} documents, not ${draw.sampleAsked}: their lines filled the ${MAX_HELD_SAMPLE_BYTES / 1024 / 1024} MB held from a stream read once; give the input as a file (--file) to draw from all ${draw.sampleAsked}`,
+    );
+  }
+  const template = await storeTemplate(client, job.index, sample.template, draw);
+  if (!options.reread) return { template, lines: heldThen(sample.held, lines), reread: false };
+  const again = lineBatches(options.reread(), BATCH_BYTES, limits.maxLineBytes, 'skip')[Symbol.asyncIterator]();
+  return { template, lines: prepend(await again.next(), again), reread: true };
 }
 
 /**

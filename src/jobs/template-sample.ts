@@ -3,12 +3,14 @@
 // slice signs with the same set; else one drawn from the first documents of a scan of the job's query
 // (the whole of it, never a slice, so that the slices draw the same set) and kept with the index
 // (indices/template-store.ts).
-import { extractText } from '../annotation.js';
+import { extractText, parseDocumentLine } from '../annotation.js';
 import type { EngineClient } from '../engine/client.js';
 import { scanIndex } from '../engine/scan.js';
-import { findTemplate, storeTemplate } from '../indices/template-store.js';
+import { findTemplate, storeTemplate, type TemplateDraw } from '../indices/template-store.js';
 import { createSigner, resolveSignerSettings, type SignerOptions } from '../signature.js';
 import { DEFAULT_TEMPLATE_MIN_COUNT, type TemplateTokens, TemplateSampler } from '../sketch/template-tokens.js';
+import type { LineBatch } from '../signing/line-batches.js';
+import { utf8Lines } from '../text/decode.js';
 
 /** Documents a template is drawn from, by default. */
 export const DEFAULT_TEMPLATE_SAMPLE = 10_000;
@@ -31,11 +33,15 @@ export interface TemplateSource {
   dryRun: boolean;
 }
 
+/** What a set is drawn for: the condenser of these signer options (without any set), the sample asked, the share. */
+export function templateDraw(signer: SignerOptions, asked: TemplateRequest): TemplateDraw & { share: number; minCount: number } {
+  const { condenser } = resolveSignerSettings({ ...signer, template: undefined, templateDigest: undefined });
+  return { condenser, sampleAsked: asked.sample ?? DEFAULT_TEMPLATE_SAMPLE, share: asked.share, minCount: DEFAULT_TEMPLATE_MIN_COUNT };
+}
+
 /** The template set for a job: the one the index keeps for the same draw, or a new one, kept unless in a dry run. */
 export async function templateForJob(client: EngineClient, source: TemplateSource, asked: TemplateRequest): Promise<TemplateTokens> {
-  const sampleAsked = asked.sample ?? DEFAULT_TEMPLATE_SAMPLE;
-  const { condenser } = resolveSignerSettings({ ...source.signer, template: undefined, templateDigest: undefined });
-  const draw = { condenser, sampleAsked, share: asked.share, minCount: DEFAULT_TEMPLATE_MIN_COUNT };
+  const draw = templateDraw(source.signer, asked);
   const kept = await findTemplate(client, source.index, draw);
   if (kept) return kept;
   const template = await drawTemplate(client, source, draw);
@@ -66,4 +72,64 @@ async function drawTemplate(client: EngineClient, source: TemplateSource, draw: 
     if (sampler.documents >= draw.sampleAsked) break;
   }
   return sampler.result();
+}
+
+/** Bytes of NDJSON held in memory while a sample is drawn from a stream that cannot be read twice (standard input). */
+export const MAX_HELD_SAMPLE_BYTES = 256 * 1024 * 1024;
+
+export interface LineSampleOptions {
+  fields: readonly string[];
+  maxChars: number;
+  signer: SignerOptions;
+  draw: { sampleAsked: number; share: number; minCount: number };
+  /** Keep the batches read (a stream read once), up to this many bytes; undefined: keep none (a file, read again). */
+  holdBytes?: number;
+}
+
+/** A set drawn from the first documents of NDJSON batches, and the batches read for it when they are kept. */
+export interface LineSample {
+  template: TemplateTokens;
+  /** The batches read, in order (only when kept): they are ingested before the rest of the stream. */
+  held: LineBatch[];
+  /** The sample stopped short of the documents asked for, as the batches held filled `holdBytes`. */
+  cutShort: boolean;
+}
+
+/**
+ * Draws a set from the first `draw.sampleAsked` documents of `batches` (lines that are not documents, or
+ * hold no text of a token, left out as annotate leaves them out), reading no further than that.
+ */
+export async function drawFromLines(batches: AsyncIterator<LineBatch>, options: LineSampleOptions): Promise<LineSample> {
+  const sampler = new TemplateSampler(options.draw.share, options.draw.minCount);
+  const sign = createSigner({ ...options.signer, template: undefined, templateDigest: undefined });
+  const held: LineBatch[] = [];
+  let heldBytes = 0;
+  let cutShort = false;
+  while (sampler.documents < options.draw.sampleAsked) {
+    const next = await batches.next();
+    if (next.done) break;
+    if (options.holdBytes !== undefined) {
+      held.push(next.value);
+      heldBytes += next.value.bytes.length;
+    }
+    for (const line of utf8Lines(next.value.bytes)) {
+      if (sampler.documents >= options.draw.sampleAsked) break;
+      const hashes = typeof line === 'string' ? lineTokens(line, sign, options) : undefined;
+      if (hashes && hashes.length > 0) sampler.add(hashes);
+    }
+    if (options.holdBytes !== undefined && heldBytes >= options.holdBytes && sampler.documents < options.draw.sampleAsked) {
+      cutShort = true;
+      break;
+    }
+  }
+  return { template: sampler.result(), held, cutShort };
+}
+
+function lineTokens(line: string, sign: ReturnType<typeof createSigner>, options: LineSampleOptions): Uint32Array | undefined {
+  if (line.trim() === '') return undefined;
+  try {
+    return sign.tokenHashes(extractText(parseDocumentLine(line), options.fields, options.maxChars).text);
+  } catch {
+    return undefined; // not a document, or no text: the signing names it when it comes to it
+  }
 }

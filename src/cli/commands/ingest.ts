@@ -2,7 +2,7 @@
 import { createReadStream } from 'node:fs';
 import type { CommandModule } from 'yargs';
 import { prefixPath } from '../../indices/mapping.js';
-import { UserError } from '../../errors.js';
+import { UsageError, UserError } from '../../errors.js';
 import { checkIngestOptions, INGEST_DEFAULTS, type IngestOptions, ingestStream } from '../../jobs/ingest.js';
 import { retriesNote } from './annotate.js';
 import { type ConnectionArgs, connectFromArgs, withConnectionOptions } from '../connection-options.js';
@@ -22,6 +22,19 @@ interface IngestArgs extends ConnectionArgs, SignerArgs, BulkArgs {
   maxChars: number;
   threads?: number;
   maxLineBytes: number;
+  templateShare?: number;
+  templateSample?: number;
+}
+
+/** --template-share and --template-sample as ingest's `template` option (none without a share). */
+function templateOption(argv: IngestArgs): Pick<IngestOptions, 'template' | 'reread'> {
+  if (argv.templateShare === undefined) {
+    if (argv.templateSample !== undefined) throw new UsageError('--template-sample goes with --template-share: give the share of the documents a template token is in (0.05 is usual)');
+    return {};
+  }
+  // A file is read twice (the sample, then every line); standard input holds the sample's lines.
+  const file = argv.file;
+  return { template: { share: argv.templateShare, sample: argv.templateSample }, ...(file ? { reread: () => createReadStream(file) } : {}) };
 }
 
 export const ingestCommand: CommandModule<object, IngestArgs> = {
@@ -43,6 +56,11 @@ export const ingestCommand: CommandModule<object, IngestArgs> = {
         defaultDescription: '104857600, 100 MB',
         describe: 'longest line read: a longer one is passed over unread and fails alone (listed with its number and length); the others go on',
       }))
+      .option('template-share', advanced({
+        type: 'number',
+        describe: "leave out of the MinHash the tokens in more than this share of the first documents (template text: shared headings, notices; 0.05 is usual): the index's set for the same draw, else one drawn from the input and kept with the index [default: none]",
+      }))
+      .option('template-sample', advanced({ type: 'number', describe: 'with --template-share: how many documents (the first of the input) the set is drawn from; standard input holds their lines in memory, up to 256 MB [default: 10000]' }))
       .epilogue(
         examples([
           ['near-dup ingest --index news --field body --id-field id < news.ndjson', 'index and annotate'],
@@ -65,6 +83,8 @@ export const ingestCommand: CommandModule<object, IngestArgs> = {
       index: argv.index,
       fields: argv.field,
       signer,
+      ...templateOption(argv),
+      onWarning: (line) => process.stderr.write(escaped`near-dup ingest: ${line}\n`),
       output: { prefix: argv.prefix, idField: argv.idField, errorsFile: argv.errorsFile },
       limits: { maxChars: argv.maxChars, threads: argv.threads, maxLineBytes: argv.maxLineBytes, bulk },
       onProgress: (p) => progress.update(p),
