@@ -19,7 +19,8 @@ import { UsageError } from '../errors.js';
 import type { HttpMethod } from '../engine/client.js';
 import { EngineResponseError } from '../engine/errors.js';
 import { ownValue } from '../own-keys.js';
-import { type TemplateTokens, templateTokens } from '../sketch/template-tokens.js';
+import { resolveSignerSettings, type SignerOptions } from '../signature.js';
+import { DEFAULT_TEMPLATE_MIN_COUNT, type TemplateTokens, templateTokens } from '../sketch/template-tokens.js';
 
 /** The `_meta` key under which earlier versions kept the template sets, by digest (read, never written). */
 export const TEMPLATES_META_KEY = 'near_dup_templates';
@@ -28,6 +29,23 @@ export const TEMPLATES_META_KEY = 'near_dup_templates';
 export interface TemplateDraw {
   condenser: string;
   sampleAsked: number;
+}
+
+/** Documents a template is drawn from, by default. */
+export const DEFAULT_TEMPLATE_SAMPLE = 10_000;
+
+/** A template asked for (annotate, ingest and the proxy's --template-share and --template-sample). */
+export interface TemplateRequest {
+  /** A token in more than this share of the sampled documents is left out of the MinHash (0.05 is usual). */
+  share: number;
+  /** How many documents (the first read) the set is drawn from (default 10,000). */
+  sample?: number;
+}
+
+/** What a set is drawn for: the condenser of these signer options (without any set), the sample asked, the share. */
+export function templateDraw(signer: SignerOptions, asked: TemplateRequest): TemplateDraw & { share: number; minCount: number } {
+  const { condenser } = resolveSignerSettings({ ...signer, template: undefined, templateDigest: undefined });
+  return { condenser, sampleAsked: asked.sample ?? DEFAULT_TEMPLATE_SAMPLE, share: asked.share, minCount: DEFAULT_TEMPLATE_MIN_COUNT };
 }
 
 /** One set as it is kept (in near-dup-templates, and in the `_meta` of earlier versions). */

@@ -6,21 +6,13 @@
 import { extractText, parseDocumentLine } from '../annotation.js';
 import type { EngineClient } from '../engine/client.js';
 import { scanIndex } from '../engine/scan.js';
-import { findTemplate, storeTemplate, type TemplateDraw } from '../indices/template-store.js';
-import { createSigner, resolveSignerSettings, type SignerOptions } from '../signature.js';
-import { DEFAULT_TEMPLATE_MIN_COUNT, type TemplateTokens, TemplateSampler } from '../sketch/template-tokens.js';
+import { findTemplate, storeTemplate, type TemplateRequest, templateDraw } from '../indices/template-store.js';
+import { createSigner, type SignerOptions } from '../signature.js';
+import { type TemplateTokens, TemplateSampler } from '../sketch/template-tokens.js';
 import type { LineBatch } from '../signing/line-batches.js';
 import { utf8Lines } from '../text/decode.js';
 
-/** Documents a template is drawn from, by default. */
-export const DEFAULT_TEMPLATE_SAMPLE = 10_000;
-
-export interface TemplateRequest {
-  /** A token in more than this share of the sampled documents is left out of the MinHash (0.05 is usual). */
-  share: number;
-  /** How many documents (the first of the scan) the set is drawn from (default 10,000). */
-  sample?: number;
-}
+export { DEFAULT_TEMPLATE_SAMPLE, type TemplateRequest, templateDraw } from '../indices/template-store.js';
 
 export interface TemplateSource {
   index: string;
@@ -31,12 +23,6 @@ export interface TemplateSource {
   signer: SignerOptions;
   /** Draw, but keep nothing in the mapping (a dry run). */
   dryRun: boolean;
-}
-
-/** What a set is drawn for: the condenser of these signer options (without any set), the sample asked, the share. */
-export function templateDraw(signer: SignerOptions, asked: TemplateRequest): TemplateDraw & { share: number; minCount: number } {
-  const { condenser } = resolveSignerSettings({ ...signer, template: undefined, templateDigest: undefined });
-  return { condenser, sampleAsked: asked.sample ?? DEFAULT_TEMPLATE_SAMPLE, share: asked.share, minCount: DEFAULT_TEMPLATE_MIN_COUNT };
 }
 
 /** The template set for a job: the one the index keeps for the same draw, or a new one, kept unless in a dry run. */

@@ -14,6 +14,7 @@ import type { Readable } from 'node:stream';
 import { ClientGoneError, onClientGone, passableHeaders, pipeAnswer, readBody } from './forward.js';
 import type { SignedSource, SourceKind } from '../signing/sign-sources.js';
 import type { KeyLists } from '../stored/write.js';
+import type { SignerOptions } from '../signature.js';
 import { type BulkItem, bulkItems, type RawBytes, withIndex } from './bulk-items.js';
 import { type BulkAnswer, bulkAnswerChunks, notAppliedAnswer, REFUSAL_TYPE, type RefusedItem } from './bulk-response.js';
 import { forwardedBody, type ProxyContext } from './context.js';
@@ -214,13 +215,14 @@ async function* signedGroups(ctx: ProxyContext, entries: AsyncIterable<Entry>, r
 /**
  * Decides where a group's items go, then signs them. Each signed index gets the fields first (once in a
  * while, see IndexFieldsGuard): how it maps them decides how the signature is written, so the items are
- * signed in one batch per way. Items whose index is undecided are signed as if it were signed, with
+ * signed in one batch per way (and per template set, proxy --template-share). Items whose index is undecided are signed as if it were signed, with
  * lists, only to learn whether they would be.
  */
 async function signGroup(ctx: ProxyContext, entries: Entry[], large: boolean, request: BulkRequest): Promise<SignedGroup> {
   const targets = new Map<Entry, Target>();
   const decided = new Map<string, Promise<Target>>();
-  const byKeyLists = new Map<KeyLists, ToSign[]>();
+  // One batch per way of writing the fields and per signer (an index's template set): a batch is signed alike.
+  const batches = new Map<string, { keyLists: KeyLists; options: SignerOptions; toSign: ToSign[] }>();
   for (const entry of entries) {
     if (entry.kind !== 'item' || entry.verb === 'delete' || entry.index === undefined) continue;
     const name = entry.index;
@@ -236,12 +238,17 @@ async function signGroup(ctx: ProxyContext, entries: Entry[], large: boolean, re
     const target = targets.get(entry);
     const kind = sourceKind(entry, target);
     if (!kind || !target) continue;
-    const keyLists = target.kind === 'signed' ? await ctx.fields.ensure(target.index, request.headers) : 'lists';
-    byKeyLists.set(keyLists, [...(byKeyLists.get(keyLists) ?? []), { entry, kind }]);
+    const signed = target.kind === 'signed';
+    const keyLists = signed ? await ctx.fields.ensure(target.index, request.headers) : 'lists';
+    const options = signed ? await ctx.templates.signerFor(target.index, request.headers) : ctx.signer;
+    const key = `${keyLists} ${options.template?.digest ?? ''}`;
+    const batch = batches.get(key) ?? { keyLists, options, toSign: [] };
+    batch.toSign.push({ entry, kind });
+    batches.set(key, batch);
   }
   const outcomes = new Map<Entry, SignedSource>();
-  for (const [keyLists, toSign] of byKeyLists) {
-    const signed = await signBatch(ctx, toSign, keyLists);
+  for (const { keyLists, options, toSign } of batches.values()) {
+    const signed = await signBatch(ctx, toSign, keyLists, options);
     for (let i = 0; i < toSign.length; i++) outcomes.set(toSign[i].entry, signed[i]);
   }
   return { entries, large, outcomes, targets };
@@ -249,7 +256,7 @@ async function signGroup(ctx: ProxyContext, entries: Entry[], large: boolean, re
 
 type ToSign = { entry: BulkItem; kind: SourceKind };
 
-async function signBatch(ctx: ProxyContext, toSign: ToSign[], keyLists: KeyLists): Promise<SignedSource[]> {
+async function signBatch(ctx: ProxyContext, toSign: ToSign[], keyLists: KeyLists, options: SignerOptions): Promise<SignedSource[]> {
   const packed = new Uint8Array(toSign.reduce((sum, s) => sum + (s.entry.sourceLine as Uint8Array).length, 0));
   const ends: number[] = [];
   let at = 0;
@@ -259,7 +266,7 @@ async function signBatch(ctx: ProxyContext, toSign: ToSign[], keyLists: KeyLists
     ends.push(at);
   }
   const sources = { ...ctx.sources, keyLists };
-  return ctx.pool.signSources({ options: ctx.signer, sources, kinds: toSign.map((s) => s.kind), bytes: packed, ends }, [packed.buffer]);
+  return ctx.pool.signSources({ options, sources, kinds: toSign.map((s) => s.kind), bytes: packed, ends }, [packed.buffer]);
 }
 
 /**

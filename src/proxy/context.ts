@@ -11,6 +11,7 @@ import type { BodyTimeouts } from './body-clock.js';
 import type { ByteBudget } from './byte-budget.js';
 import type { ClientSlots } from './client-slots.js';
 import type { IndexFieldsGuard } from './index-fields.js';
+import type { IndexTemplates } from './index-templates.js';
 import type { IndexMatcher } from './index-pattern.js';
 import type { ProxyStats } from './stats.js';
 import type { WriteTargets } from './targets.js';
@@ -45,6 +46,8 @@ export interface ProxyContext {
   inFlight: InFlightLimit;
   stats: ProxyStats;
   fields: IndexFieldsGuard;
+  /** The signer options of each signed index (with the template set it keeps, under --template-share). */
+  templates: IndexTemplates;
 }
 
 /** A JSON answer the proxy writes itself. */

@@ -38,7 +38,7 @@ export async function handleDocument(ctx: ProxyContext, req: http.IncomingMessag
   } else {
     // The index gets the fields first: how it maps them decides how the signature is written.
     const keyLists = await ctx.fields.ensure(target.index, req.rawHeaders);
-    const outcome = await signOne(ctx, original, kind, keyLists);
+    const outcome = await signOne(ctx, original, kind, keyLists, await ctx.templates.signerFor(target.index, req.rawHeaders));
     forwarded = forwardedBody(ctx, outcome, original);
     if (outcome.outcome === 'signed' || outcome.outcome === 'cleared') counted = outcome.outcome;
     if (forwarded === null) {
@@ -57,10 +57,10 @@ export async function handleDocument(ctx: ProxyContext, req: http.IncomingMessag
   pipeAnswer(answer, res);
 }
 
-async function signOne(ctx: ProxyContext, bytes: Uint8Array, kind: SourceKind, keyLists: KeyLists): Promise<SignedSource> {
+async function signOne(ctx: ProxyContext, bytes: Uint8Array, kind: SourceKind, keyLists: KeyLists, options = ctx.signer): Promise<SignedSource> {
   const copy = new Uint8Array(bytes); // the original is sent on if nothing changes
   const sources = { ...ctx.sources, keyLists };
-  const [outcome] = await ctx.pool.signSources({ options: ctx.signer, sources, kinds: [kind], bytes: copy, ends: [copy.length] }, [copy.buffer]);
+  const [outcome] = await ctx.pool.signSources({ options, sources, kinds: [kind], bytes: copy, ends: [copy.length] }, [copy.buffer]);
   return outcome;
 }
 

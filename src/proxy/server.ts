@@ -22,6 +22,8 @@ import { type OnError, type ProxyContext, sendError, sendJson } from './context.
 import { PROXY_ERROR, ProxyRefusal } from './refusal.js';
 import { handleDocument } from './document.js';
 import { IndexFieldsGuard } from './index-fields.js';
+import { IndexTemplates } from './index-templates.js';
+import type { TemplateRequest } from '../indices/template-store.js';
 import { indexMatcher } from './index-pattern.js';
 import { decodeSegment, type QueryParam, queryParams, rawPath, withFirstSegment } from './raw-path.js';
 import { bodyFormat, codingRefusal, DEFAULT_MAX_BODY_BYTES, declaredTooLarge, decodedBody, plainLength, transferCodingRefusal } from './request-body.js';
@@ -40,6 +42,8 @@ export interface ProxyOptions {
   fields: string[];
   prefix: string;
   signer: SignerOptions;
+  /** Sign each index with the template tokens it keeps for this draw (annotate's and ingest's `template`), when it keeps them. */
+  template?: TemplateRequest;
   maxChars: number;
   onError: OnError;
   threads?: number;
@@ -111,6 +115,7 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
     }),
     stats,
     fields,
+    templates: new IndexTemplates(upstream, options.signer, options.template, options.fields, options.warn),
   };
   const listener = (req: http.IncomingMessage, res: http.ServerResponse) => {
     handle(ctx, req, res).catch((err: unknown) => failed(ctx, req, res, err));

@@ -43,6 +43,17 @@ interface ProxyArgs extends SignerArgs {
   maxBufferedMb?: number;
   bodyTimeout: number;
   bodyIdleTimeout: number;
+  templateShare?: number;
+  templateSample?: number;
+}
+
+/** --template-share and --template-sample as the draw whose set each index is signed with (none without a share). */
+function templateOption(argv: ProxyArgs): Pick<ProxyOptions, 'template'> {
+  if (argv.templateShare === undefined) {
+    if (argv.templateSample !== undefined) throw new UsageError('--template-sample goes with --template-share: give the share the indices\' template tokens were drawn with (as annotate or ingest was given it)');
+    return {};
+  }
+  return { template: { share: argv.templateShare, sample: argv.templateSample } };
 }
 
 /** "host:port", "[::1]:port" or a bare port (loopback). */
@@ -113,6 +124,7 @@ export async function proxyOptionsFrom(argv: ProxyArgs, warn: (line: string) => 
     fields: argv.field,
     prefix: argv.prefix,
     signer,
+    ...templateOption(argv),
     maxChars: argv.maxChars,
     onError: argv.onError,
     threads: argv.threads,
@@ -153,6 +165,11 @@ export const proxyCommand: CommandModule<object, ProxyArgs> = {
       .option('client-cert', { ...CREDENTIAL_OPTIONS['client-cert'], hidden: true })
       .option('client-key', { ...CREDENTIAL_OPTIONS['client-key'], hidden: true })
       .option('max-chars', advanced({ type: 'number', default: DEFAULT_MAX_CHARS, describe: 'cut longer texts before signing' }))
+      .option('template-share', advanced({
+        type: 'number',
+        describe: 'sign each index with the template tokens it keeps for this share (as annotate or ingest --template-share drew them; an index that keeps none is signed without, and said once) [default: none]',
+      }))
+      .option('template-sample', advanced({ type: 'number', describe: 'with --template-share: the sample the set was drawn from [default: 10000]' }))
       .option('threads', advanced({ type: 'number', describe: 'signing threads [default: every core]' }))
       .option('max-upstream-mb', advanced({ type: 'number', default: 16, describe: 'a bulk body goes to the cluster in parts of about this size, in order' }))
       .option('max-body-mb', advanced({ type: 'number', default: 100, describe: "largest request body, decompressed (the engines' http.max_content_length); larger ones are answered 413" }))
