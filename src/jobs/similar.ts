@@ -338,7 +338,7 @@ async function fetchCandidates(client: EngineClient, index: string, layout: Stor
  * nothing, and ignoring options that were asked for would be a silent surprise. Without options, the one
  * parameter set the index holds is used (or the defaults, when it holds those among several).
  */
-async function signerForIndex(client: EngineClient, index: string, prefix: string, asked?: SignerOptions): Promise<SignerOptions | undefined> {
+export async function signerForIndex(client: EngineClient, index: string, prefix: string, asked?: SignerOptions): Promise<SignerOptions | undefined> {
   const held = (await paramsHeld(client, index, prefix)).map((b) => b.key);
   const given = hasSignerOptions(asked);
   const wanted = resolveSignerSettings(given ? asked : undefined).params;

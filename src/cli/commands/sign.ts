@@ -2,7 +2,11 @@
 import { createReadStream } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import type { CommandModule } from 'yargs';
-import { UserError } from '../../errors.js';
+import { UsageError, UserError } from '../../errors.js';
+import { indexSigner } from '../../jobs/index-signer.js';
+import type { SignerOptions } from '../../signature.js';
+import { type ConnectionArgs, connectFromArgs, withConnectionOptions } from '../connection-options.js';
+import { advanced } from '../help.js';
 import { signStream } from '../../signing/sign-stream.js';
 import { createSigner, signatureToJson } from '../../signature.js';
 import { readAllStdin, decodeText, warnNotUtf8 } from '../input.js';
@@ -11,7 +15,10 @@ import { jsonLine } from '../terminal-text.js';
 import { examples } from '../help.js';
 import { plural } from '../../plural.js';
 
-interface SignArgs extends SignerArgs {
+interface SignArgs extends SignerArgs, ConnectionArgs {
+  forIndex?: string;
+  templateShare?: number;
+  templateSample?: number;
   file?: string;
   jsonl: boolean;
   threads?: number;
@@ -23,7 +30,13 @@ export const signCommand: CommandModule<object, SignArgs> = {
   command: 'sign',
   describe: 'Print the signature (MinHash, LSH band keys, SimHash) of a document as JSON',
   builder: (yargs) =>
-    withSignerOptions(yargs)
+    withConnectionOptions(withSignerOptions(yargs))
+      .option('for-index', {
+        type: 'string',
+        describe: "sign as this index's documents are signed: the options of its stored params, with the template tokens it keeps (with --url and the connection options)",
+      })
+      .option('template-share', advanced({ type: 'number', describe: 'with --for-index: sign with the template tokens the index keeps for this share (as annotate or ingest drew them)' }))
+      .option('template-sample', advanced({ type: 'number', describe: 'with --template-share: the sample the set was drawn from [default: 10000]' }))
       .option('file', { alias: 'f', type: 'string', describe: 'read from this file instead of standard input' })
       .option('jsonl', {
         type: 'boolean',
@@ -37,10 +50,11 @@ export const signCommand: CommandModule<object, SignArgs> = {
         examples([
           ['near-dup sign --file page.html', 'signature of one file'],
           ['near-dup sign --jsonl < docs.jsonl > signatures.jsonl', 'batch mode'],
+          ['near-dup sign --for-index news --url http://localhost:9200 --file page.txt', 'as the index signs (its params, its template tokens)'],
         ]),
       ) as never,
   handler: async (argv) => {
-    const options = signerOptionsFrom(argv);
+    const options = await signerFor(argv);
     if (argv.jsonl) {
       const input = argv.file ? createReadStream(argv.file) : process.stdin;
       input.on('error', () => undefined); // reported by the read loop below
@@ -75,6 +89,27 @@ export const signCommand: CommandModule<object, SignArgs> = {
     process.stdout.write(jsonLine({ ...signatureToJson(sig), params: sign.settings.params }));
   },
 };
+
+/** The signer options of the command line, or those of --for-index's signatures (and template tokens). */
+async function signerFor(argv: SignArgs): Promise<SignerOptions> {
+  const given = signerOptionsFrom(argv);
+  if (argv.forIndex === undefined) {
+    if (argv.templateShare !== undefined || argv.templateSample !== undefined) {
+      throw new UsageError('sign --template-share needs the index that keeps the template tokens: give --for-index INDEX (and --url), or leave the template options out');
+    }
+    return given;
+  }
+  if (argv.templateSample !== undefined && argv.templateShare === undefined) throw new UsageError('--template-sample goes with --template-share: give the share the index\'s set was drawn with');
+  const template = argv.templateShare === undefined ? undefined : { share: argv.templateShare, sample: argv.templateSample };
+  const client = await connectFromArgs(argv);
+  try {
+    return await indexSigner(client, argv.forIndex, { signer: given, template });
+  } catch (err) {
+    throw client.explain(err, argv.forIndex);
+  } finally {
+    await client.close();
+  }
+}
 
 function fileError(err: unknown, file: string | undefined): Error {
   const code = (err as NodeJS.ErrnoException).code;
