@@ -346,7 +346,7 @@ async function templateForIngest(
   const sample = await drawFromLines(lines, { fields, maxChars: limits.maxChars, signer: job.signer, draw, holdBytes });
   if (sample.cutShort) {
     options.onWarning?.(
-      `the template sample is ${sample.template.sample} documents, not ${draw.sampleAsked}: their lines filled the ${MAX_HELD_SAMPLE_BYTES / 1024 / 1024} MB held from a stream read once; give the input as a file (--file) to draw from all ${draw.sampleAsked}`,
+      `the template sample is ${plural(sample.template.sample, 'document')}, not ${draw.sampleAsked}: their lines filled the ${MAX_HELD_SAMPLE_BYTES / 1024 / 1024} MB held from a stream read once; give the input as a file (--file) to draw from all ${draw.sampleAsked}`,
     );
   }
   const template = await storeTemplate(client, job.index, sample.template, draw);
