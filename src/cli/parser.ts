@@ -5,6 +5,7 @@ import yargs, { type Argv } from 'yargs';
 import { commandLoaders } from './commands/index.js';
 import { UsageError } from '../errors.js';
 import { checkOptionRanges } from './option-ranges.js';
+import { checkFlags } from './flag-check.js';
 
 /**
  * The version of the package this file was installed with, read beside dist/. Not left to yargs, which
@@ -30,6 +31,8 @@ export async function cliParser(argv: string[]): Promise<Argv> {
     .help()
     .option('help-all', { type: 'boolean', describe: 'Show help with every option, the advanced ones too' })
     .wrap(Math.min(110, process.stdout.columns ?? 110))
+    // A mistyped flag or a flag without its value first, then the numbers' ranges; both before yargs' checks.
+    .middleware(checkFlags(argv) as never, true)
     .middleware(checkOptionRanges(argv) as never, true)
     .fail((msg, err) => {
       // A yargs validation message is a usage error (exit 2); anything thrown by a handler is passed on.

@@ -1,0 +1,164 @@
+// The command line's flags read before yargs' own checks: a mistyped flag is named with the nearest declared
+// one (before "Missing required argument"), a single-dash long option is named with its two-dash form, and
+// every option that takes a value refuses to be given none (yargs gave it its default, silently). Through
+// the CLI's own parser for every option of every command, and through the real CLI process for the
+// commands of the issue.
+import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import type { Argv } from 'yargs';
+import { describe, expect, it } from 'vitest';
+import { commandLoaders } from '../../src/cli/commands/index.js';
+import { declaredOptions, editDistance, nearestFlag } from '../../src/cli/flag-check.js';
+import { describeRange, rangeOf } from '../../src/cli/option-ranges.js';
+import { cliParser } from '../../src/cli/parser.js';
+import { UsageError } from '../../src/errors.js';
+
+const CLI = path.resolve(__dirname, '../../dist/cli/main.js');
+
+/** What each command demands, so that parsing reaches the options. */
+const REQUIRED: Record<string, string[]> = {
+  annotate: ['--index', 'x', '--field', 'f'],
+  ingest: ['--index', 'x', '--field', 'f'],
+  similar: ['--index', 'x'],
+  dedup: ['--index', 'x'],
+  evaluate: ['--index', 'x', '--field', 'f', '--out', 'o'],
+  explore: ['--index', 'x', '--field', 'f'],
+  proxy: ['--index', 'x', '--field', 'f'],
+  dashboards: ['--index', 'x'],
+};
+
+/** Thrown by the test's own middleware, after yargs' validation: the command would have run. */
+class Reached extends Error {
+  constructor(readonly declared: ReturnType<typeof declaredOptions>) {
+    super('the command would have run');
+  }
+}
+
+/** Parses as the CLI does, stopping before the command's handler: the error, or Reached. */
+async function parse(args: string[]): Promise<unknown> {
+  const parser = await cliParser(args);
+  parser.middleware(((_argv: unknown, yargs: Argv) => {
+    throw new Reached(declaredOptions(yargs));
+  }) as never);
+  try {
+    await parser.parseAsync();
+  } catch (err) {
+    return err;
+  }
+  throw new Error(`${args.join(' ')}: parsed without reaching the command`);
+}
+
+async function message(args: string[]): Promise<string> {
+  const result = await parse(args);
+  expect(result, args.join(' ')).toBeInstanceOf(UsageError);
+  return (result as Error).message;
+}
+
+describe('a mistyped flag is named, with the nearest declared one', () => {
+  it('the distance counts a swap of neighbours as one edit', () => {
+    expect(editDistance('feild', 'field')).toBe(1);
+    expect(editDistance('min-similarty', 'min-similarity')).toBe(1);
+    expect(editDistance('', 'abc')).toBe(3);
+    expect(nearestFlag('feild', ['index', 'field', 'f'])).toBe('--field');
+    expect(nearestFlag('zzzzzz', ['index', 'field'])).toBeUndefined();
+  });
+
+  it.each([
+    [['annotate', '--index', 'docs', '--feild', 'body'], 'unknown option --feild (did you mean --field?)'],
+    [['similar', '--index', 'docs', '--min-similarty', '0.8'], 'unknown option --min-similarty (did you mean --min-similarity?)'],
+    [['similar', '--index', 'docs', '--min-similarty=0.8'], 'unknown option --min-similarty (did you mean --min-similarity?)'],
+    [['dedup', '--index', 'docs', '--Dry-Run'], 'unknown option --Dry-Run (did you mean --dry-run?)'],
+    [['annotate', '--index', 'docs', '--field', 'body', '-dry-run'], '-dry-run: did you mean --dry-run?'],
+    [['annotate', '--index', 'docs', '--field', 'body', '-dryrun'], '-dryrun: did you mean --dry-run?'],
+    [['similar', '--index', 'docs', '-dry-run'], 'unknown option -dry-run (long options take two dashes; see near-dup similar --help)'],
+    [['similar', '--index', 'docs', '--zzzzzz'], 'unknown option --zzzzzz (see near-dup similar --help)'],
+    [['similar', '--index', 'docs', '-z', 'x'], 'unknown option -z (see near-dup similar --help)'],
+    [['--verison'], 'unknown option --verison (did you mean --version?)'],
+  ])('near-dup %j', async (args, line) => {
+    expect(await message(args)).toBe(line);
+  });
+
+  it('a value given to a mistyped flag is not quoted (it may be a password)', async () => {
+    const line = await message(['annotate', '--index', 'docs', '--field', 'body', '--pasword=hunter2']);
+    expect(line).toBe('unknown option --pasword (did you mean --password?)');
+    expect(await message(['annotate', '--index', 'docs', '--field', 'body', '--password', '-hunter2'])).not.toContain('hunter2');
+  });
+
+  it('every spelling yargs takes is still taken', async () => {
+    const similar = ['similar', '--index', 'docs'];
+    for (const args of [
+      [...similar, '--minSimilarity', '0.5'],
+      [...similar, '--min-similarity=0.5', '--limit', '3', '--format', 'table'],
+      ['similar', '-i', 'docs', '--text', 'hello'],
+      ['similar', '-i=docs', '--text', 'hello'],
+      ['annotate', '--index', 'docs', '--field', 'a', 'b', '--no-dry-run', '--dryRun', '--', '--not-a-flag'],
+      ['sign', '--seed', '0', '--jsonl', '--threads', '2'],
+    ]) {
+      expect(await parse(args), args.join(' ')).toBeInstanceOf(Reached);
+    }
+    // A negative number is a value (refused by its range), not a flag.
+    expect(await message(['annotate', '--index', 'docs', '--field', 'body', '--threads', '-1'])).toMatch(/^--threads must be .*, got -1$/);
+  });
+});
+
+/** Every option of every command that takes a value, with the command's declared options. */
+async function valueOptions(): Promise<Array<{ command: string; flag: string; declared: ReturnType<typeof declaredOptions> }>> {
+  const found: Array<{ command: string; flag: string; declared: ReturnType<typeof declaredOptions> }> = [];
+  for (const command of Object.keys(commandLoaders)) {
+    const reached = await parse([command, ...(REQUIRED[command] ?? [])]);
+    expect(reached, command).toBeInstanceOf(Reached);
+    const { declared } = reached as Reached;
+    for (const name of declared.names) {
+      if (name.length > 1 && !declared.flagsOnly.has(name) && !declared.canonical.has(name)) found.push({ command, flag: `--${name}`, declared });
+    }
+  }
+  return found;
+}
+
+describe('an option given without its value is refused, naming the flag and what it takes', () => {
+  it('every option that takes a value, of every command: last on the line, or followed by another flag', async () => {
+    const options = await valueOptions();
+    expect(options.length).toBeGreaterThan(150);
+    for (const { command, flag, declared } of options) {
+      const key = flag.slice(2);
+      const range = rangeOf(command, flag);
+      const choices = declared.choices[key] as string[] | undefined;
+      const takes = declared.numbers.has(key) ? describeRange(range!) : choices?.length ? choices.at(-1)! : (declared.descriptions[key] ?? '');
+      expect(takes, `${command} ${flag}: something to say it takes`).not.toBe('');
+      const required = REQUIRED[command] ?? [];
+      for (const args of [[command, ...required, flag], [command, flag, ...required, '--help-all']]) {
+        const line = await message(args);
+        expect(line, args.join(' ')).toMatch(new RegExp(`^${flag} needs a value\\b`));
+        expect(line, args.join(' ')).toContain(takes);
+      }
+    }
+  }, 120_000);
+
+  it('the lines of the issue', async () => {
+    const similar = ['similar', '--index', 'docs', '--text', 'hello'];
+    expect(await message([...similar, '--limit', '--format', 'table'])).toBe('--limit needs a value: a whole number from 1 to 10000, e.g. --limit 10');
+    expect(await message([...similar, '--min-similarity', '--format', 'table'])).toBe('--min-similarity needs a value: a number from 0 to 1');
+    expect(await message([...similar, '--format', '--limit', '3'])).toBe('--format needs a value: json or table');
+    expect(await message(['similar', '--text', 'hello', '-i'])).toBe('-i needs a value (annotated index)');
+    expect(await message(['annotate', '--index', 'docs', '--field', '--dry-run'])).toMatch(/^--field needs a value \(.+\)$/);
+  });
+});
+
+describe.skipIf(!existsSync(CLI))('the real CLI process', () => {
+  // Port 1 refuses connections: each mistake must be said before any is tried.
+  const run = (args: string[]) => spawnSync(process.execPath, [CLI, ...args], { encoding: 'utf8', input: '', timeout: 20_000 });
+  const url = ['--url', 'http://127.0.0.1:1'];
+
+  it.each([
+    [['annotate', '--index', 'docs', '--feild', 'body', ...url], 'unknown option --feild (did you mean --field?)'],
+    [['similar', '--index', 'docs', '--min-similarty', '0.8', ...url], 'unknown option --min-similarty (did you mean --min-similarity?)'],
+    [['annotate', '--index', 'docs', '--field', 'body', '-dry-run', ...url], '-dry-run: did you mean --dry-run?'],
+    [['similar', '--index', 'docs', '--text', 'hello', '--limit', '--format', 'table', ...url], '--limit needs a value: a whole number from 1 to 10000, e.g. --limit 10'],
+    [['similar', '--index', 'docs', '--text', 'hello', '--min-similarity', '--format', 'table', ...url], '--min-similarity needs a value: a number from 0 to 1'],
+  ])('near-dup %j: exit 2, one line', (args, line) => {
+    const result = run(args);
+    expect(result.stderr).toBe(`near-dup: ${line}\n`);
+    expect(result.status).toBe(2);
+  });
+});
