@@ -1,24 +1,11 @@
 // The `near-dup` command line's parser: every command, the global options, and the checks that run before
 // any command (option-ranges.ts). Built here, apart from main.ts, so that tests parse as the CLI does.
-import { readFileSync } from 'node:fs';
 import yargs, { type Argv } from 'yargs';
 import { commandLoaders } from './commands/index.js';
 import { UsageError } from '../errors.js';
 import { checkOptionRanges } from './option-ranges.js';
 import { checkFlags } from './flag-check.js';
-
-/**
- * The version of the package this file was installed with, read beside dist/. Not left to yargs, which
- * reads the package.json above the node_modules folder holding yargs: where npm hoisted yargs into a
- * project that installed near-dup, that is the project's ("unknown" when it has no version).
- */
-function packageVersion(): string {
-  try {
-    return (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version?: string }).version ?? 'unknown';
-  } catch {
-    return 'unknown';
-  }
-}
+import { packageVersion } from './package-version.js';
 
 /** The parser of the command line `argv` (without node and the script): parseAsync() runs the command. */
 export async function cliParser(argv: string[]): Promise<Argv> {

@@ -8,7 +8,6 @@ import { DEFAULT_FALSE_NEGATIVE_WEIGHT, DEFAULT_KEY_ENCODING, DEFAULT_THRESHOLD,
 import { MINHASH_SCHEMES, type MinhashScheme } from '../sketch/minhash.js';
 import { DEFAULT_SIMHASH_BLOCKS } from '../sketch/simhash.js';
 import { advanced } from './help.js';
-import { BULK_DEFAULTS } from '../jobs/bulk-writer.js';
 
 // No yargs defaults here: an option left out stays undefined, so a command can tell the options a user gave
 // (similar refuses those that do not match the index) from the defaults, which resolveSignerSettings fills in.
@@ -107,30 +106,4 @@ export function signerOptionsFrom(argv: SignerArgs): SignerOptions {
     throw err instanceof UsageError ? err : new UsageError((err as Error).message);
   }
   return options;
-}
-
-/** Bulk writing options shared by the commands that write (annotate, ingest). */
-export function withBulkOptions<T>(yargs: Argv<T>) {
-  return yargs
-    .option('bulk-size', advanced({ type: 'number', default: BULK_DEFAULTS.maxOperations, describe: 'operations per bulk request', group: 'Writing:' }))
-    .option('bulk-bytes', advanced({ type: 'number', default: BULK_DEFAULTS.maxBytes, describe: 'bytes per bulk request', group: 'Writing:' }))
-    .option(
-      'concurrency',
-      advanced({
-        type: 'number',
-        describe: 'bulk requests in flight, fixed [default: from the data nodes and shards, lowered on 429s]',
-        group: 'Writing:',
-      }),
-    );
-}
-
-export interface BulkArgs {
-  bulkSize: number;
-  bulkBytes: number;
-  concurrency?: number;
-}
-
-/** The bulk options as the jobs take them (the jobs check them). */
-export function bulkOptionsFrom(argv: BulkArgs): { maxOperations: number; maxBytes: number; concurrency?: number } {
-  return { maxOperations: argv.bulkSize, maxBytes: argv.bulkBytes, concurrency: argv.concurrency };
 }

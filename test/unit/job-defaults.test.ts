@@ -10,7 +10,7 @@ import { describe, expect, it } from 'vitest';
 import yargs from 'yargs';
 import * as api from '../../src/index.js';
 import { cliMessage, flagOf } from '../../src/cli/option-flags.js';
-import { withBulkOptions } from '../../src/cli/signer-options.js';
+import { withBulkOptions } from '../../src/cli/bulk-options.js';
 import { annotateIdentity, checkAnnotateOptions } from '../../src/jobs/annotate.js';
 import { BULK_DEFAULTS, BulkWriter } from '../../src/jobs/bulk-writer.js';
 import { checkIngestOptions } from '../../src/jobs/ingest.js';

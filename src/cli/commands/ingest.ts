@@ -8,7 +8,8 @@ import { retriesNote } from './annotate.js';
 import { type ConnectionArgs, connectFromArgs, withConnectionOptions } from '../connection-options.js';
 import { createProgressPrinter } from '../progress.js';
 import { escaped, jsonLine } from '../terminal-text.js';
-import { type BulkArgs, bulkOptionsFrom, type SignerArgs, signerOptionsFrom, withBulkOptions, withSignerOptions } from '../signer-options.js';
+import { type SignerArgs, signerOptionsFrom, withSignerOptions } from '../signer-options.js';
+import { type BulkArgs, bulkOptionsFrom, withBulkOptions } from '../bulk-options.js';
 import { advanced, examples } from '../help.js';
 import { plural } from '../../plural.js';
 

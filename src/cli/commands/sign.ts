@@ -3,11 +3,9 @@ import { createReadStream } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import type { CommandModule } from 'yargs';
 import { UsageError, UserError } from '../../errors.js';
-import { indexSigner } from '../../jobs/index-signer.js';
 import type { SignerOptions } from '../../signature.js';
 import { type ConnectionArgs, connectFromArgs, withConnectionOptions } from '../connection-options.js';
 import { advanced } from '../help.js';
-import { signStream } from '../../signing/sign-stream.js';
 import { createSigner, signatureToJson } from '../../signature.js';
 import { readAllStdin, decodeText, warnNotUtf8 } from '../input.js';
 import { type SignerArgs, signerOptionsFrom, withSignerOptions } from '../signer-options.js';
@@ -58,6 +56,8 @@ export const signCommand: CommandModule<object, SignArgs> = {
     if (argv.jsonl) {
       const input = argv.file ? createReadStream(argv.file) : process.stdin;
       input.on('error', () => undefined); // reported by the read loop below
+      // Loaded for batch mode only: one text is signed without it.
+      const { signStream } = await import('../../signing/sign-stream.js');
       let summary: Awaited<ReturnType<typeof signStream>>;
       try {
         summary = await signStream(input, process.stdout, {
@@ -101,6 +101,8 @@ async function signerFor(argv: SignArgs): Promise<SignerOptions> {
   }
   if (argv.templateSample !== undefined && argv.templateShare === undefined) throw new UsageError('--template-sample goes with --template-share: give the share the index\'s set was drawn with');
   const template = argv.templateShare === undefined ? undefined : { share: argv.templateShare, sample: argv.templateSample };
+  // Loaded with --for-index only: signing with the given options needs no index.
+  const { indexSigner } = await import('../../jobs/index-signer.js');
   const client = await connectFromArgs(argv);
   try {
     return await indexSigner(client, argv.forIndex, { signer: given, template });
