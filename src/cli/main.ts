@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// The `near-dup` command: yargs parses, each command module calls a job and prints.
+// The `near-dup` command: yargs parses (a plain command line: quick-parse.ts), each command module calls a job and prints.
 // Start-up is paid by every command: nothing heavy is imported here. yargs (about 60 ms of loading, as long
 // as Node's own start) comes with the parser, and a command's modules with the command (commands/index.ts).
 import { UsageError, UserError } from '../errors.js';
@@ -11,6 +11,14 @@ import { asksForVersion, packageVersion } from './package-version.js';
 async function main(argv: string[]): Promise<void> {
   // Answered without the parser: yargs would print the same line.
   if (asksForVersion(argv)) return void process.stdout.write(`${packageVersion()}\n`);
+  // A plain command line runs without yargs (quick-parse.ts); anything else is parsed, checked and said by it.
+  const [{ commandLoaders }, { quickArgv }] = await Promise.all([import('./commands/index.js'), import('./quick-parse.js')]);
+  const name = argv[0];
+  if (name !== undefined && Object.hasOwn(commandLoaders, name)) {
+    const command = await commandLoaders[name]();
+    const quick = quickArgv(name, command, argv);
+    if (quick) return void (await command.handler(quick as never));
+  }
   const { cliParser } = await import('./parser.js');
   await (await cliParser(argv)).parseAsync();
 }
