@@ -45,11 +45,17 @@ export function characterShingles(text: string, n: number): string[] {
   return out;
 }
 
-const wordSegmenter = new Intl.Segmenter(undefined, { granularity: 'word' });
-const sentenceSegmenter = new Intl.Segmenter(undefined, { granularity: 'sentence' });
+// Made on first use: the first Intl.Segmenter of a process loads ICU's break rules, about 9 ms that every
+// start of the command line paid, the default white-space tokenizer included.
+let segmenters: { word: Intl.Segmenter; sentence: Intl.Segmenter } | undefined;
+function segmenterOf(granularity: 'word' | 'sentence'): Intl.Segmenter {
+  segmenters ??= { word: new Intl.Segmenter(undefined, { granularity: 'word' }), sentence: new Intl.Segmenter(undefined, { granularity: 'sentence' }) };
+  return segmenters[granularity];
+}
 
 export function splitWords(text: string): string[] {
   const out: string[] = [];
+  const wordSegmenter = segmenterOf('word');
   for (const piece of segmentPieces(wordSegmenter, text, wordCutBefore)) {
     for (const s of wordSegmenter.segment(piece)) if (s.isWordLike) out.push(s.segment);
   }
@@ -58,6 +64,7 @@ export function splitWords(text: string): string[] {
 
 export function splitSentences(text: string): string[] {
   const out: string[] = [];
+  const sentenceSegmenter = segmenterOf('sentence');
   for (const piece of segmentPieces(sentenceSegmenter, text, sentenceCutBefore)) {
     for (const s of sentenceSegmenter.segment(piece)) {
       const sentence = s.segment.trim();
