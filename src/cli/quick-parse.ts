@@ -85,6 +85,8 @@ export function quickArgv(name: string, command: CommandModule<any, any>, args: 
     if (token.kind !== 'option') return undefined;
     // `-idocs` is `-i docs` to util.parseArgs and five flags to yargs; a flag given twice is an array to yargs.
     if ((token.rawName.length === 2 && token.inlineValue) || (seen.has(token.name) && !options[token.name].multiple)) return undefined;
+    // yargs takes no word starting with a dash as a value (`--file -`: an empty file name and a stray `-`).
+    if (!token.inlineValue && token.value?.startsWith('-')) return undefined;
     seen.add(token.name);
   }
   const argv: Record<string, unknown> = { _: [name], $0: 'near-dup' };

@@ -107,6 +107,7 @@ describe('a plain command line, without yargs', () => {
     ['a value glued to a short alias', ['similar', '-idocs']],
     ['array values after one flag', ['annotate', '--index', 'docs', '--field', 'a', 'b']],
     ['a positional', ['sign', 'page.html']],
+    ['a lone dash as a value', ['sign', '--file', '-']],
     ['a double dash', ['sign', '--', '--jsonl']],
     ['help', ['sign', '--help']],
     ['help with every option', ['sign', '--help-all']],
