@@ -2,11 +2,9 @@
 // Secrets are never given defaults (yargs would print them in --help) and never printed.
 import type { Argv } from 'yargs';
 import { UsageError } from '../errors.js';
-import { type EngineClient, connect } from '../engine/client.js';
+import type { EngineClient } from '../engine/client.js';
 import type { ConnectionOptions } from '../engine/connection.js';
 import { advanced } from './help.js';
-import { chooseUrl } from '../engine/locate.js';
-import { redactUrl } from '../engine/url.js';
 import { escaped } from './terminal-text.js';
 
 /** Option -> environment variable, as the README lists them. */
@@ -125,6 +123,8 @@ export function parseBooleanEnv(value: string | undefined, name: string): boolea
  * stderr). Every failure is a one-line UserError or UsageError.
  */
 export async function connectFromArgs(argv: ConnectionArgs, env: NodeJS.ProcessEnv = process.env): Promise<EngineClient> {
+  // Loaded here, not with the options: a command that declares them (sign, for --for-index) may never connect.
+  const [{ connect }, { chooseUrl }, { redactUrl }] = await Promise.all([import('../engine/client.js'), import('../engine/locate.js'), import('../engine/url.js')]);
   const args = connectionArgsFrom(argv, env);
   const url = args.cloudId ? args.url : await chooseUrl(args.url, (found) => process.stderr.write(escaped`near-dup: no --url given; using ${redactUrl(found)}\n`));
   const options: ConnectionOptions = { ...args, url };
