@@ -25,7 +25,8 @@ import { clusterWarnings } from './dedup/cluster-guard.js';
 import { storedPath, type StoredField } from '../stored/layout.js';
 import { paramsShape } from '../stored/read.js';
 import { peakMemoryMb, UsageMeter } from './usage.js';
-import type { WriteStream } from 'node:fs';
+import { existsSync, type WriteStream } from 'node:fs';
+import path from 'node:path';
 import { DEFAULT_PREFIX } from '../annotation.js';
 import type { EngineClient } from '../engine/client.js';
 import { locationOf } from '../engine/doc-location.js';
@@ -43,7 +44,7 @@ import { FullPass, type FullPassSettings } from './dedup/full-pass.js';
 import { type IncrementalSettings, incrementalPass } from './dedup/incremental-pass.js';
 import { PairVerifier, type VerifiedPair } from './dedup/pair-verifier.js';
 import { type SignatureReader, SignatureStore, storedFields } from './dedup/signature-store.js';
-import { clusterUuid, continues, type DedupState, defaultStatePath, readDedupState, stateFileOf, whyFull, writeDedupState } from './dedup/state.js';
+import { clusterUuid, continues, type DedupState, defaultStatePath, latestStatePath, readDedupState, stateFileOf, whyFull, writeDedupState } from './dedup/state.js';
 import { type LockSettings, lockHolder, RunLock, writingUnder } from './dedup/run-lock.js';
 import { RunView } from './dedup/run-marks.js';
 import { type CanonicalRule, type ClusterMethod, CLUSTER_METHODS, type Cut, cutFamilies } from './dedup/cluster-cut.js';
@@ -501,10 +502,16 @@ async function prepareRun(client: EngineClient, given: DedupSettings): Promise<D
   const order = JSON.stringify({ canonical, sortField });
   const current = { index: job.index, params, prefix, minSimilarity, uuids, clusters, order };
   // Why a run that could have been incremental is full, in one line (a state it could not trust says its own).
-  const why = read.note ?? (incremental ? whyFull(read.state, current, stateRead) : undefined);
+  const why = read.note ?? (incremental ? whyFull(read.state, current, stateRead, job.state.byCluster ? stateElsewhere(job.index, stateRead) : undefined) : undefined);
   const notes = why ? [why] : [];
   const fields = storedFields(prefix, sortField);
   return { job, params, excludedParams, scope, documents, damagedParams, sortField, everythingCached, runStartedAt, saved: read.state, uuids, current, notes, fields, spilled: [] };
+}
+
+/** A state file of the index on another cluster (in the state file's folder), when there is one. */
+function stateElsewhere(index: string, own: string): string | undefined {
+  const other = latestStatePath(index, path.dirname(path.dirname(own)));
+  return other !== own && path.resolve(other) !== path.resolve(own) && existsSync(other) ? other : undefined;
 }
 
 /** Refuses, before any work, an index the write-back would harm and a sort field that is a typo. */

@@ -23,8 +23,11 @@ describe('why a run is full', () => {
   it('says nothing when the saved state allows an incremental run', () => {
     expect(whyFull(saved, current, 'f.json')).toBeUndefined();
   });
-  it('no state for this cluster and index', () => {
-    expect(whyFull(undefined, current, 'f.json')).toMatch(/^no state of an earlier complete run for this cluster and index \(f\.json\): this run is a full one/);
+  it('a first run (no state anywhere) says nothing', () => {
+    expect(whyFull(undefined, current, 'f.json')).toBeUndefined();
+  });
+  it('no state for this cluster, but one of the index on another cluster: named', () => {
+    expect(whyFull(undefined, current, 'f.json', 'g.json')).toMatch(/^no state of an earlier complete run for this cluster and index \(f\.json; g\.json is of another cluster\): this run is a full one/);
   });
   it('names what changed, with the old and new value', () => {
     expect(whyFull({ ...saved, minSimilarity: 0.9 }, current, 'f.json')).toMatch(/min similarity changed \(0\.9 then, 0\.8 now\)/);

@@ -149,13 +149,15 @@ const SETTINGS: Array<[keyof Omit<DedupState, 'version' | 'lastRunAt'>, string]>
 
 /**
  * Why a run that could have been incremental is a full one, in one line; undefined when the saved state
- * allows an incremental run.
+ * allows an incremental run, or when there is none and `elsewhere` (a state of the index on another cluster)
+ * is not given either: a first run.
  */
-export function whyFull(saved: DedupState | undefined, current: Omit<DedupState, 'version' | 'lastRunAt'>, file: string): string | undefined {
+export function whyFull(saved: DedupState | undefined, current: Omit<DedupState, 'version' | 'lastRunAt'>, file: string, elsewhere?: string): string | undefined {
   // (Asked as a boolean: continues narrows `saved` to never where it says no.)
   const allowed: boolean = continues(saved, current);
   if (allowed) return undefined;
-  if (saved === undefined) return `no state of an earlier complete run for this cluster and index (${file}): this run is a full one`;
+  // A first run is full without saying so; one after runs of the index on another cluster says why.
+  if (saved === undefined) return elsewhere === undefined ? undefined : `no state of an earlier complete run for this cluster and index (${file}; ${elsewhere} is of another cluster): this run is a full one`;
   if (saved.index !== current.index) return `the state in ${file} is of the index "${saved.index}", not "${current.index}": this run is a full one`;
   const changed = SETTINGS.filter(([key]) => saved[key] !== undefined && saved[key] !== current[key]).map(([key, name]) => `${name} changed (${saved[key]} then, ${current[key]} now)`);
   if (saved.clusters === undefined && current.clusters !== 'components') changed.push('clusters changed (whole families then, centres now)');
