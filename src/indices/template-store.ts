@@ -1,8 +1,8 @@
 // Where an index keeps its template tokens (sketch/template-tokens.ts), so that whoever signs for the index
 // later (similar, the proxy, ingest, sign --for-index, annotate on another machine) finds the set that the
 // params keyword's tpl=<digest> names: in a small hidden index of near-dup's own, `near-dup-templates`, one
-// document per concrete index and draw (id: the index's uuid and a digest of the condenser, share, minimum
-// count and sample asked), written with `_create`.
+// document per data stream, rollover alias or concrete index (below) and draw (id: that key and a digest of
+// the condenser, share, minimum count and sample asked), written with `_create`.
 //
 // Why not the index mapping's `_meta`, where the sets were first kept: an update of a mapping replaces
 // `_meta` whole and the engines have no compare-and-set for it, so a store was a read of `_meta` and a put
@@ -11,9 +11,15 @@
 // window (the other run may have checked before the loss). A document written with `_create` is atomic: two
 // draws of one request meet at one id, the first kept and the second given it (so both runs sign with one
 // set); two draws of different requests are two documents. It also takes the 53 KB of a set of 10,000 out of
-// the mapping that every node holds in its cluster state. A uuid, not a name, so that an index deleted and
-// made again under its name does not find the old index's sets. Sets kept in `_meta` by earlier versions
-// are still read (never written).
+// the mapping that every node holds in its cluster state.
+//
+// Kept under what the index's documents are written through, so that the indices a name rolls over to
+// share its set: a data stream's backing indices under the data stream's name, and the indices of an alias
+// that marks its write index (is_write_index, as rollover keeps it) under the alias's name; so a rolled-over
+// backing index (a new uuid) is signed with the set its data stream was drawn with. Any other index under
+// its uuid, not its name, so that an index deleted and made again under its name does not find the old
+// index's sets (none of its documents was signed with them). Sets kept in `_meta` by earlier versions are
+// still read (never written).
 import { hash } from 'node:crypto';
 import { UsageError } from '../errors.js';
 import type { HttpMethod } from '../engine/client.js';
@@ -90,9 +96,14 @@ export interface TemplateAccess {
   request<T = unknown>(method: HttpMethod, path: string, body?: unknown): Promise<T>;
 }
 
-/** A set as near-dup-templates holds it: the set, what it was drawn for, and the index it is kept for. */
+/** A set as near-dup-templates holds it: the set, what it was drawn for, and what it is kept for. */
 interface TemplateDocument extends StoredTemplate {
+  /** The data stream, alias or index it is kept for, by name. */
   index: string;
+  /**
+   * What it is kept under and found by (setOwners): the index's uuid, `data-stream:NAME` or `alias:NAME`. The
+   * field kept the name it had when it held uuids only, so that the store's mapping is the same.
+   */
   uuid: string;
   digest: string;
   stored_at: string;
@@ -106,12 +117,14 @@ const STORE_PATH = `/${TEMPLATE_INDEX}`;
  */
 export async function storeTemplate(access: TemplateAccess, index: string, template: TemplateTokens, draw?: TemplateDraw): Promise<TemplateTokens> {
   const indices = await concreteIndices(access, index);
-  if (indices.size === 0) throw new UsageError(`cannot keep template tokens for "${index}": no index has that name yet (a data stream is made by its first document); write a first document, or annotate it afterwards with --template-share`);
+  if (indices.length === 0) throw new UsageError(`cannot keep template tokens for "${index}": no index has that name yet (a data stream is made by its first document); write a first document, or annotate it afterwards with --template-share`);
   await ensureStoreIndex(access);
   let kept: TemplateTokens | undefined;
-  for (const [name, uuid] of indices) {
-    const id = documentId(uuid, template, draw);
-    const doc: TemplateDocument = { ...storedTemplate(template, draw), index: name, uuid, digest: template.digest, stored_at: new Date().toISOString() };
+  // One set a key: the backing indices of a data stream share one document.
+  const owners = new Map(indices.map((owners) => [owners[0].key, owners[0].name]));
+  for (const [key, name] of owners) {
+    const id = documentId(key, template, draw);
+    const doc: TemplateDocument = { ...storedTemplate(template, draw), index: name, uuid: key, digest: template.digest, stored_at: new Date().toISOString() };
     try {
       // Visible to searches on return: the signatures that name it are written after.
       await access.request('PUT', `${STORE_PATH}/_create/${encodeURIComponent(id)}?refresh=wait_for`, doc);
@@ -129,8 +142,8 @@ export async function storeTemplate(access: TemplateAccess, index: string, templ
  * @throws {UsageError} none of them has it, or what is there is damaged: naming the index and what to do.
  */
 export async function loadTemplate(access: TemplateAccess, index: string, digest: string): Promise<TemplateTokens> {
-  const indices = await concreteIndices(access, index);
-  const found = await searchStore(access, { bool: { filter: [{ terms: { uuid: [...indices.values()] } }, { term: { digest } }] } });
+  const keys = await keysBehind(access, index);
+  const found = await searchStore(access, { bool: { filter: [{ terms: { uuid: [...keys] } }, { term: { digest } }] } });
   const template = found.map((d) => templateOfStored(digest, d)).find((t) => t !== undefined) ?? legacyTemplate(await legacySets(access, index), digest);
   if (template instanceof DamagedSet || (template === undefined && found.length > 0)) {
     const where = template instanceof DamagedSet ? `the mapping of "${template.index}" (_meta.${TEMPLATES_META_KEY})` : `${TEMPLATE_INDEX} for "${found[0].index}"`;
@@ -145,8 +158,8 @@ export async function loadTemplate(access: TemplateAccess, index: string, digest
  * first found), so that every run and every process signing the index uses one set; undefined when none is.
  */
 export async function findTemplate(access: TemplateAccess, index: string, draw: TemplateDraw & { share: number; minCount: number }): Promise<TemplateTokens | undefined> {
-  const indices = await concreteIndices(access, index);
-  const ids = [...indices.values()].map((uuid) => documentId(uuid, undefined, draw));
+  const keys = await keysBehind(access, index);
+  const ids = [...keys].map((key) => documentId(key, undefined, draw));
   for (const doc of await getDocuments(access, ids)) {
     const template = templateOfStored(doc.digest, doc);
     if (template) return template;
@@ -160,30 +173,65 @@ export async function findTemplate(access: TemplateAccess, index: string, draw: 
   return undefined;
 }
 
-/** The concrete indices behind a name (an alias, a data stream, a pattern), by name, with their uuids; none for a name not there. */
-async function concreteIndices(access: TemplateAccess, index: string): Promise<Map<string, string>> {
-  let settings: Record<string, { settings: { index: { uuid: string } } }>;
+/** A name a set is kept under (a data stream, a rollover alias, an index), and its key in near-dup-templates. */
+export interface SetOwner {
+  name: string;
+  key: string;
+}
+
+/** What GET /{name} says of each index behind the name, as far as the store asks. */
+export type IndexAnswer = Record<string, { settings?: { index?: { uuid?: string } }; aliases?: Record<string, { is_write_index?: boolean }>; data_stream?: string }>;
+
+/**
+ * What the sets of each concrete index behind a name (an alias, a data stream, a pattern) are kept under,
+ * the one they are stored under first; none for a name not there.
+ */
+async function concreteIndices(access: TemplateAccess, index: string): Promise<SetOwner[][]> {
+  let answer: IndexAnswer;
   try {
-    settings = await access.request('GET', `/${encodeURIComponent(index)}/_settings?filter_path=*.settings.index.uuid`);
+    answer = await access.request('GET', `/${encodeURIComponent(index)}?filter_path=*.settings.index.uuid,*.aliases,*.data_stream`);
   } catch (err) {
-    if (err instanceof EngineResponseError && err.type === 'index_not_found_exception') return new Map();
+    if (err instanceof EngineResponseError && err.type === 'index_not_found_exception') return [];
     throw err;
   }
-  return new Map(Object.entries(settings ?? {}).map(([name, s]) => [name, s.settings.index.uuid]));
+  return Object.entries(answer ?? {})
+    .filter(([, i]) => typeof i.settings?.index?.uuid === 'string')
+    .map(([name, i]) => setOwners(name, i));
+}
+
+/** Every key the sets of the indices behind a name may be kept under. */
+async function keysBehind(access: TemplateAccess, index: string): Promise<Set<string>> {
+  return new Set((await concreteIndices(access, index)).flat().map((o) => o.key));
 }
 
 /**
- * One document a concrete index and draw; a set stored without its draw, by its digest. The draw's
- * values are hashed, not written out: a condenser spec may hold any character.
+ * What one index's sets are kept under, first the one they are stored under: its data stream; else each
+ * alias that marks it as a write index or not (as rollover leaves the alias on every index it rolled over
+ * from), by name; then its uuid (a plain index's only key, and what the first version kept every set under).
  */
-function documentId(uuid: string, template: TemplateTokens | undefined, draw: (TemplateDraw & { share?: number; minCount?: number }) | undefined): string {
-  if (!draw) return `${uuid}.set-${template?.digest}`;
-  const share = draw.share ?? template?.share;
-  const minCount = draw.minCount ?? template?.minCount;
-  return `${uuid}.${hash('sha1', JSON.stringify([draw.condenser, share, minCount, draw.sampleAsked])).slice(0, 20)}`;
+export function setOwners(name: string, index: IndexAnswer[string]): SetOwner[] {
+  const owners: SetOwner[] = [];
+  if (typeof index.data_stream === 'string') owners.push({ name: index.data_stream, key: `data-stream:${index.data_stream}` });
+  // By name: the same order whoever asks.
+  const marked = Object.keys(index.aliases ?? {}).filter((alias) => typeof index.aliases?.[alias]?.is_write_index === 'boolean').sort();
+  if (owners.length === 0) owners.push(...marked.map((alias) => ({ name: alias, key: `alias:${alias}` })));
+  owners.push({ name, key: index.settings?.index?.uuid as string });
+  return owners;
 }
 
-/** One shard, a copy where there is a second node, hidden from wildcards; the sets in `_source` only, uuid and digest to find them by. */
+/**
+ * One document a key (a uuid, `data-stream:NAME`, `alias:NAME`: no index name holds a colon) and draw; a
+ * set stored without its draw, by its digest. The draw's values are hashed, not written out: a condenser
+ * spec may hold any character.
+ */
+function documentId(key: string, template: TemplateTokens | undefined, draw: (TemplateDraw & { share?: number; minCount?: number }) | undefined): string {
+  if (!draw) return `${key}.set-${template?.digest}`;
+  const share = draw.share ?? template?.share;
+  const minCount = draw.minCount ?? template?.minCount;
+  return `${key}.${hash('sha1', JSON.stringify([draw.condenser, share, minCount, draw.sampleAsked])).slice(0, 20)}`;
+}
+
+/** One shard, a copy where there is a second node, hidden from wildcards; the sets in `_source` only, what they are kept under (uuid) and digest to find them by. */
 async function ensureStoreIndex(access: TemplateAccess): Promise<void> {
   try {
     await access.request('GET', `${STORE_PATH}/_settings?filter_path=*.settings.index.uuid&expand_wildcards=all`);

@@ -43,7 +43,7 @@ export class IndexTemplates {
       if (template) return { ...this.signer, template };
       this.once(index, `index "${index}" keeps no template tokens for --template-share ${asked.share} (sample ${draw.sampleAsked}, condenser ${draw.condenser}): its documents are signed without; near-dup annotate --index ${index} --field ${this.fields.join(' --field ')} --template-share ${asked.share}${asked.sample === undefined ? '' : ` --template-sample ${asked.sample}`} --force draws one and signs the index again`);
     } catch (err) {
-      this.once(index, `could not read the template tokens of "${index}" (${redactSecret((err as Error).message, authorization)}); its documents are signed without. Give the clients read on ${TEMPLATE_INDEX} and on the index's settings`);
+      this.once(index, `could not read the template tokens of "${index}" (${redactSecret((err as Error).message, authorization)}); its documents are signed without. Give the clients read on ${TEMPLATE_INDEX} and indices:admin/get (view_index_metadata) on the index`);
     }
     return this.signer;
   }

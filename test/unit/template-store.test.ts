@@ -1,7 +1,8 @@
 // Template tokens as they are kept (in near-dup-templates, and in the `_meta` of earlier versions) (src/indices/template-store.ts): read back to the
-// same set, small enough for 10,000 hashes, and anything else there taken for damage, never for the set.
+// same set, small enough for 10,000 hashes, and anything else there taken for damage, never for the set; what
+// an index's sets are kept under (its data stream, a rollover alias, its uuid).
 import { describe, expect, it } from 'vitest';
-import { storedTemplate, templateOfStored } from '../../src/indices/template-store.js';
+import { setOwners, storedTemplate, templateOfStored } from '../../src/indices/template-store.js';
 import { templateTokens } from '../../src/sketch/template-tokens.js';
 
 const drawn = { share: 0.05, minCount: 3, sample: 10_000 };
@@ -27,5 +28,29 @@ describe('storedTemplate', () => {
     expect(templateOfStored(template.digest, { ...stored, share: '0.05' })).toBeUndefined();
     expect(templateOfStored(template.digest, 'x')).toBeUndefined();
     expect(templateOfStored(template.digest, null)).toBeUndefined();
+  });
+});
+
+describe('setOwners', () => {
+  const settings = { index: { uuid: 'u1' } };
+
+  it("keeps a backing index's sets under its data stream, and finds them by its uuid too", () => {
+    expect(setOwners('.ds-logs-000002', { settings, aliases: {}, data_stream: 'logs' })).toEqual([
+      { name: 'logs', key: 'data-stream:logs' },
+      { name: '.ds-logs-000002', key: 'u1' },
+    ]);
+  });
+
+  it('keeps them under each alias that marks its write index (rolled over from or to), by name; a plain alias is no owner', () => {
+    const aliases = { reads: {}, 'b-writes': { is_write_index: false }, 'a-writes': { is_write_index: true } };
+    expect(setOwners('logs-000001', { settings, aliases })).toEqual([
+      { name: 'a-writes', key: 'alias:a-writes' },
+      { name: 'b-writes', key: 'alias:b-writes' },
+      { name: 'logs-000001', key: 'u1' },
+    ]);
+  });
+
+  it('keeps a plain index under its uuid only', () => {
+    expect(setOwners('docs', { settings, aliases: { reads: {} } })).toEqual([{ name: 'docs', key: 'u1' }]);
   });
 });
