@@ -7,6 +7,7 @@ import { securedDefinitions, userPassword } from '../../scripts/engine/secured.m
 const definitions = securedDefinitions() as {
   indexPattern: string;
   lockIndex: string;
+  templateIndex: string;
   roles: Record<string, { cluster_permissions: string[]; index_permissions: Array<{ index_patterns: string[]; allowed_actions: string[] }> }>;
   users: Record<string, { roles: string[] }>;
 };
@@ -14,14 +15,15 @@ const definitions = securedDefinitions() as {
 const BUILT_IN = ['all_access'];
 
 describe('secured-users.json', () => {
-  it('gives each user roles that exist, and each role only the test indices (and near_dup dedup\'s lock index)', () => {
+  it("gives each user roles that exist, and each role only the test indices (and dedup's lock index, the template sets' index)", () => {
     for (const [name, user] of Object.entries(definitions.users)) {
       expect(user.roles.length, name).toBeGreaterThan(0);
       for (const role of user.roles) expect([...Object.keys(definitions.roles), ...BUILT_IN], `${name}: ${role}`).toContain(role);
     }
     for (const [name, role] of Object.entries(definitions.roles)) {
       const patterns = role.index_permissions.map((grant) => grant.index_patterns);
-      expect(patterns, name).toEqual(name === 'near_dup' ? [[definitions.indexPattern], [definitions.lockIndex]] : [[definitions.indexPattern]]);
+      const own = name === 'near_dup' ? [[definitions.lockIndex]] : [];
+      expect(patterns, name).toEqual([[definitions.indexPattern], ...own, [definitions.templateIndex]]);
     }
   });
 
@@ -30,6 +32,17 @@ describe('secured-users.json', () => {
     expect(definitions.lockIndex).toBe(DEFAULT_LOCK_INDEX);
     const lockGrant = definitions.roles.near_dup.index_permissions[1];
     expect(lockGrant.allowed_actions.sort()).toEqual(['indices:admin/create', 'indices:data/read/mget[shard]', 'indices:data/write/bulk[s]', 'indices:data/write/index']);
+  });
+
+  it('names the template sets\' index as the store does: near_dup may make it and write sets, the reader only read them', async () => {
+    const { TEMPLATE_INDEX } = await import('../../src/indices/template-store.js');
+    expect(definitions.templateIndex).toBe(TEMPLATE_INDEX);
+    const grant = (role: string) => definitions.roles[role].index_permissions.find((g) => g.index_patterns[0] === TEMPLATE_INDEX)?.allowed_actions.sort();
+    const reads = ['indices:data/read/mget[shard]', 'indices:data/read/search'];
+    expect(grant('near_dup')).toEqual(['indices:admin/create', ...reads, 'indices:data/write/bulk[s]', 'indices:data/write/index', 'indices:monitor/settings/get']);
+    expect(grant('near_dup_reader')).toEqual(reads);
+    // What an index is (its uuid, data stream, rollover aliases) says where its sets are kept.
+    for (const role of ['near_dup', 'near_dup_reader']) expect(definitions.roles[role].index_permissions[0].allowed_actions).toContain('indices:admin/get');
   });
 
   it('has a near_dup user, a read-only user whose role writes nothing, and an administrator', () => {
