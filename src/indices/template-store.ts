@@ -21,9 +21,9 @@
 // index's sets (none of its documents was signed with them). Sets kept in `_meta` by earlier versions are
 // still read (never written).
 import { hash } from 'node:crypto';
-import { UsageError } from '../errors.js';
+import { UsageError, UserError } from '../errors.js';
 import type { HttpMethod } from '../engine/client.js';
-import { EngineResponseError } from '../engine/errors.js';
+import { describeRefusal, EngineResponseError } from '../engine/errors.js';
 import { ownValue } from '../own-keys.js';
 import { resolveSignerSettings, type SignerOptions } from '../signature.js';
 import { DEFAULT_TEMPLATE_MIN_COUNT, type TemplateTokens, templateTokens } from '../sketch/template-tokens.js';
@@ -115,7 +115,8 @@ const STORE_PATH = `/${TEMPLATE_INDEX}`;
  * Keeps a template set for every concrete index that `index` names. Gives the set kept: this one, or the
  * one another run kept first for the same draw (whose signatures this run must then match).
  */
-export async function storeTemplate(access: TemplateAccess, index: string, template: TemplateTokens, draw?: TemplateDraw): Promise<TemplateTokens> {
+export async function storeTemplate(given: TemplateAccess, index: string, template: TemplateTokens, draw?: TemplateDraw): Promise<TemplateTokens> {
+  const access = refusalsNamed(given);
   const indices = await concreteIndices(access, index);
   if (indices.length === 0) throw new UsageError(`cannot keep template tokens for "${index}": no index has that name yet (a data stream is made by its first document); write a first document, or annotate it afterwards with --template-share`);
   await ensureStoreIndex(access);
@@ -141,7 +142,8 @@ export async function storeTemplate(access: TemplateAccess, index: string, templ
  * The template set of `digest` that `index` keeps (the first of its concrete indices that has it).
  * @throws {UsageError} none of them has it, or what is there is damaged: naming the index and what to do.
  */
-export async function loadTemplate(access: TemplateAccess, index: string, digest: string): Promise<TemplateTokens> {
+export async function loadTemplate(given: TemplateAccess, index: string, digest: string): Promise<TemplateTokens> {
+  const access = refusalsNamed(given);
   const keys = await keysBehind(access, index);
   const found = await searchStore(access, { bool: { filter: [{ terms: { uuid: [...keys] } }, { term: { digest } }] } });
   const template = found.map((d) => templateOfStored(digest, d)).find((t) => t !== undefined) ?? legacyTemplate(await legacySets(access, index), digest);
@@ -157,7 +159,8 @@ export async function loadTemplate(access: TemplateAccess, index: string, digest
  * A set `index` keeps that was drawn for the same condenser, share, minimum count and sample size (the
  * first found), so that every run and every process signing the index uses one set; undefined when none is.
  */
-export async function findTemplate(access: TemplateAccess, index: string, draw: TemplateDraw & { share: number; minCount: number }): Promise<TemplateTokens | undefined> {
+export async function findTemplate(given: TemplateAccess, index: string, draw: TemplateDraw & { share: number; minCount: number }): Promise<TemplateTokens | undefined> {
+  const access = refusalsNamed(given);
   const keys = await keysBehind(access, index);
   const ids = [...keys].map((key) => documentId(key, undefined, draw));
   for (const doc of await getDocuments(access, ids)) {
@@ -171,6 +174,25 @@ export async function findTemplate(access: TemplateAccess, index: string, draw: 
     if (template) return template;
   }
   return undefined;
+}
+
+/**
+ * The store's requests, a refusal for want of a privilege made one line naming it and where to grant it
+ * (the store's requests are not the job's, whose refusals the job names).
+ */
+export function refusalsNamed(access: TemplateAccess): TemplateAccess {
+  return {
+    request: async <T>(method: HttpMethod, path: string, body?: unknown) => {
+      try {
+        return await access.request<T>(method, path, body);
+      } catch (err) {
+        const refusal = err instanceof EngineResponseError ? err.refusal : undefined;
+        if (!refusal || !(err instanceof EngineResponseError)) throw err;
+        const index = path.startsWith(STORE_PATH) ? TEMPLATE_INDEX : decodeURIComponent(path.split(/[/?]/)[1] ?? '');
+        throw new UserError(describeRefusal(refusal, { url: err.url, method, path: path.split('?')[0], index }), { cause: err });
+      }
+    },
+  };
 }
 
 /** A name a set is kept under (a data stream, a rollover alias, an index), and its key in near-dup-templates. */

@@ -2,7 +2,9 @@
 // same set, small enough for 10,000 hashes, and anything else there taken for damage, never for the set; what
 // an index's sets are kept under (its data stream, a rollover alias, its uuid).
 import { describe, expect, it } from 'vitest';
-import { setOwners, storedTemplate, templateOfStored } from '../../src/indices/template-store.js';
+import { EngineResponseError } from '../../src/engine/errors.js';
+import { UserError } from '../../src/errors.js';
+import { findTemplate, setOwners, storedTemplate, templateOfStored } from '../../src/indices/template-store.js';
 import { templateTokens } from '../../src/sketch/template-tokens.js';
 
 const drawn = { share: 0.05, minCount: 3, sample: 10_000 };
@@ -52,5 +54,17 @@ describe('setOwners', () => {
 
   it('keeps a plain index under its uuid only', () => {
     expect(setOwners('docs', { settings, aliases: { reads: {} } })).toEqual([{ name: 'docs', key: 'u1' }]);
+  });
+});
+
+describe('refusals of the store', () => {
+  it('are one line naming the privilege and where to grant it', async () => {
+    const reason = 'no permissions for [indices:admin/get] and User [name=nd_reader, backend_roles=[], requestedTenant=null]';
+    const refused = new EngineResponseError(403, 'security_exception', reason, 'GET', '/docs?filter_path=x', 'https://127.0.0.1:9271', { error: { type: 'security_exception', reason }, status: 403 });
+    const access = { request: async () => Promise.reject(refused) };
+    const draw = { condenser: 'white-space::xxh3::256', sampleAsked: 1000, share: 0.05, minCount: 3 };
+    const found = findTemplate(access, 'docs', draw);
+    await expect(found).rejects.toThrow(UserError);
+    await expect(found).rejects.toThrow(/^https:\/\/127\.0\.0\.1:9271 denied GET \/docs: the user lacks the privilege indices:admin\/get; .*"docs"/);
   });
 });
