@@ -13,6 +13,8 @@ interface Part {
 
 export interface LineCounts {
   job: string;
+  /** The stage of a job of several, shown after the job's name. */
+  stage?: string;
   seen: number;
   total?: number;
   unit: string;
@@ -44,6 +46,7 @@ function parts(c: LineCounts): Part[] {
     ...(share === undefined ? [] : [{ text: `${(share * 100).toFixed(1)}%`, order: 2, rank: 1 }]),
     { text: `ETA ${c.eta === undefined ? '--:--' : clock(c.eta)}`, order: 4, rank: c.eta === undefined ? 7 : 2 },
     { text: c.job, order: 0, rank: 6.5 },
+    ...(c.stage === undefined ? [] : [{ text: c.stage, order: 0.5, rank: 0.5 }]),
     ...named,
     { text: `${Math.round(c.rate)} ${c.unit}/s`, order: 5, rank: 6 },
   ];

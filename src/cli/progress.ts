@@ -3,6 +3,8 @@
 // (terminal-text.ts), whatever a job names its stages. A job reports as often as it likes; what is printed
 // is paced: the bar is redrawn at most a few times a second, and a JSON line comes at most once every few
 // seconds, the first only once the job has run that long (a sub-second job prints none: its summary says all).
+// A job of several stages (dedup) names each: the stage is on the line, its rate and ETA are counted from the
+// stage's start, and without a terminal a change of stage is written at once (once the job has run that long).
 import { progressLine } from './progress-line.js';
 import { escapeTerminal, jsonLine } from './terminal-text.js';
 
@@ -12,6 +14,8 @@ export interface ProgressCounts {
   elapsedSeconds: number;
   /** What `seen` counts (default "docs"): the bar's label and the JSON field `<unit>_per_second`. */
   unit?: string;
+  /** The stage of a job of several (dedup's signatures, bands, cut, write-back): `seen` and `total` are the stage's. */
+  stage?: string;
 }
 
 /** Seconds between JSON progress lines (and before the first), by default; NEAR_DUP_PROGRESS_SECONDS overrides it. */
@@ -43,9 +47,12 @@ export function createProgressPrinter(job: string, stream: NodeJS.WriteStream = 
   let last = tty ? -Infinity : started;
   let printed = false;
   let pending: ProgressCounts | undefined;
+  // The stage in hand, and where it began (its first report): its rate is counted from there.
+  let stage: { name?: string; seen: number; elapsed: number } = { seen: 0, elapsed: 0 };
 
   const draw = (p: ProgressCounts): void => {
-    const rate = p.elapsedSeconds > 0 ? p.seen / p.elapsedSeconds : 0;
+    const seconds = p.elapsedSeconds - stage.elapsed;
+    const rate = seconds > 0 ? (p.seen - stage.seen) / seconds : 0;
     const eta = p.total !== undefined && rate > 0 ? (p.total - p.seen) / rate : undefined;
     const { unit = 'docs', ...counts } = p;
     if (!tty) {
@@ -55,7 +62,7 @@ export function createProgressPrinter(job: string, stream: NodeJS.WriteStream = 
       return;
     }
     const named = extra.map((k): [string, number] => [k, Number((p as unknown as Record<string, unknown>)[k] ?? 0)]);
-    const line = progressLine({ job: escapeTerminal(job), seen: p.seen, total: p.total, unit: escapeTerminal(unit), rate, eta, named }, stream.columns ?? UNSIZED_COLUMNS);
+    const line = progressLine({ job: escapeTerminal(job), stage: p.stage === undefined ? undefined : escapeTerminal(p.stage), seen: p.seen, total: p.total, unit: escapeTerminal(unit), rate, eta, named }, stream.columns ?? UNSIZED_COLUMNS);
     // Back to the line's start, the new line, the rest of the old one wiped (a shorter line leaves none of it).
     stream.write(`\r${line}\x1b[K`);
     printed = true;
@@ -64,7 +71,11 @@ export function createProgressPrinter(job: string, stream: NodeJS.WriteStream = 
   return {
     update(p: ProgressCounts): void {
       const t = now();
-      if (t - last < every) {
+      const changed = p.stage !== stage.name;
+      if (changed) stage = { name: p.stage, seen: p.seen, elapsed: p.elapsedSeconds };
+      // A new stage is said at once (without a terminal, once the job has run long enough to say anything).
+      const due = changed && (tty || t - started >= every);
+      if (!due && t - last < every) {
         pending = p;
         return;
       }
