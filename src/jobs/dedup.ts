@@ -62,8 +62,13 @@ import { plural } from '../plural.js';
 
 export type { CanonicalRule, ClusterMethod, DedupCluster };
 
-/** What the progress callback is told about: signatures read and bands done of the full pass, new documents of an incremental one, containment lookups. */
-export type DedupStage = 'signatures' | 'bands' | 'new documents' | 'containment';
+/**
+ * The stages the progress callback is told about, in the order a run goes through them: signatures read and
+ * bands done (each band's buckets sorted and their pairs verified) of the full pass, or the new documents of an
+ * incremental one and the pairs verified around them (verify); then families cut into clusters (cut), documents
+ * written back (write-back), containment lookups.
+ */
+export type DedupStage = 'signatures' | 'bands' | 'new documents' | 'verify' | 'cut' | 'write-back' | 'containment';
 
 /** Documents an incremental run looks up at most to read the families it touches whole; past that it runs in full. */
 export const MAX_INCREMENTAL_LOOKUPS = 10_000;
@@ -181,7 +186,7 @@ export interface DedupOutput {
   errorsFile?: string;
 }
 
-/** A progress report: signatures read and bands done of the full pass, new documents of an incremental one, containment lookups. */
+/** A progress report: the stage (DedupStage) and how far it is, `done` of `total` when the total is known. */
 export type DedupProgress = (p: { stage: DedupStage; done: number; total?: number; elapsedSeconds: number }) => void;
 
 /**
@@ -437,13 +442,13 @@ export async function dedupIndex(client: EngineClient, options: DedupOptions): P
     view = job.output.dryRun || job.fromShares !== undefined ? undefined : await RunView.open(client, job.index);
     const pairs = await findPairs(client, job, run, progress);
     const found = performance.now();
-    const cut = await cutClusters(run, pairs.pieces);
+    const cut = await cutClusters(run, pairs.pieces, progress);
     const clustered = performance.now();
     const errors = ErrorsFile.forIndex(job.index, job.output.errorsFile);
     // Every write checks the lock first: a run paused past its lease writes nothing once another took it over.
     const writer = lock ? writingUnder(lock, client) : client;
     lock?.check();
-    const written = await writeClusters(writer, job, run, pairs, cut, errors);
+    const written = await writeClusters(writer, job, run, pairs, cut, errors, progress);
     const containment = job.compare.containment === undefined ? undefined : await findContainment(writer, job, { prefix: run.job.compare.prefix, scope: run.scope, params: run.params, pageSize: run.job.limits.pageSize, errors, progress });
     await errors.close();
     lock?.check();
@@ -776,6 +781,7 @@ function incrementalSettings(job: DedupSettings, run: DedupRun, saved: DedupStat
     // A family is cut as a whole, so it is read whole; past a tenth of the index a full run is cheaper.
     wholeFamilies: run.job.compare.clusters === 'centres' ? { maxLookups: job.limits.maxFamilyLookups ?? Math.min(MAX_INCREMENTAL_LOOKUPS, Math.max(100, Math.floor(run.documents / 10))) } : undefined,
     onNewDocuments: (count) => progress('new documents', count),
+    onVerified: (pairs) => progress('verify', pairs),
   };
 }
 
@@ -802,7 +808,7 @@ function fullPassSettings(job: DedupSettings, run: DedupRun, numbers: DocIds, pr
 }
 
 /** Cuts the families of verified pairs into clusters, then closes the pairs file. */
-async function cutClusters(run: DedupRun, pieces: PairPieces): Promise<Cut> {
+async function cutClusters(run: DedupRun, pieces: PairPieces, progress: Progress): Promise<Cut> {
   const { numbers, store, verifier, full } = pieces;
   // With the ids on disk, the sets and best matches go there too before the cut (nothing without a spill
   // to write to): memory then holds the clusters being cut, not a row for every document with a near-duplicate.
@@ -819,6 +825,7 @@ async function cutClusters(run: DedupRun, pieces: PairPieces): Promise<Cut> {
     signatures: full?.signatures ?? ((ids) => store.load(ids)),
     documents: numbers,
     spill: numbers instanceof SpilledIds ? numbers.folder : undefined,
+    onFamilies: (done) => progress('cut', done),
   });
   full?.dropSignatures();
   if (pieces.pairsOut) await closeStream(pieces.pairsOut);
@@ -835,7 +842,7 @@ function* byId(numbers: Int32Array, documents: DocIds): Generator<[string, numbe
 }
 
 /** Names the damaged signatures in the errors file, then writes the clusters back (nothing in a dry run). */
-async function writeClusters(client: EngineClient, job: DedupSettings, run: DedupRun, pairs: PairsFound, cut: Cut, errors: ErrorsFile): Promise<WriteBackResult> {
+async function writeClusters(client: EngineClient, job: DedupSettings, run: DedupRun, pairs: PairsFound, cut: Cut, errors: ErrorsFile, progress: Progress): Promise<WriteBackResult> {
   const { store, verifier } = pairs.pieces;
   nameDamaged(errors, run, store);
   // The fields dedup writes may be newer than the index's mapping (canonical_similarity): added first, or a
@@ -855,6 +862,8 @@ async function writeClusters(client: EngineClient, job: DedupSettings, run: Dedu
         pageSize: run.job.limits.pageSize,
         bulk: job.limits.bulk,
         decided: pairs.decided,
+        updates: cut.clusters.memberCount + cut.alone.length,
+        onProgress: (done, total) => progress('write-back', done, total),
       });
 }
 

@@ -57,7 +57,7 @@ describe('progress by stage on a terminal', () => {
     now = 3;
     progress.update({ stage: 'write-back', seen: 100, total: 400, elapsedSeconds: 10, unit: 'docs' });
     const line = written.at(-1)!.replace(/^\r/, '').replace(/\x1b\[K$/, '');
-    expect(line).toMatch(/^(dedup  )?write-back  100\/400 docs/);
+    expect(line).toMatch(/^(dedup {2})?write-back {2}100\/400 docs/);
     // 100 written in the stage's 2 s: 50 a second, 300 left, 6 s (counted from the job's start: 10 a second, 30 s).
     expect(line).toContain('ETA 0:06');
     expect(line).toContain('50 docs/s');

@@ -61,7 +61,7 @@ interface DedupArgs extends ConnectionArgs {
 const HEAP_GROWING_PERCENT = 30;
 
 /** The progress line's unit for each stage of the job. */
-const UNITS: Record<DedupStage, string> = { signatures: 'signatures', bands: 'bands', 'new documents': 'docs', containment: 'lookups' };
+const UNITS: Record<DedupStage, string> = { signatures: 'signatures', bands: 'bands', 'new documents': 'docs', verify: 'pairs', cut: 'families', 'write-back': 'docs', containment: 'lookups' };
 
 export function parseCanonical(value: string | undefined): CanonicalRule | undefined {
   if (value === undefined) return undefined;
@@ -147,7 +147,7 @@ export const dedupCommand: CommandModule<object, DedupArgs> = {
       fromShares: argv.fromShares,
       pairsIndex: argv.pairsIndex,
       onProgress: (p) =>
-        progress.update({ seen: p.done, total: p.total, elapsedSeconds: p.elapsedSeconds, unit: UNITS[p.stage] }),
+        progress.update({ stage: p.stage, seen: p.done, total: p.total, elapsedSeconds: p.elapsedSeconds, unit: UNITS[p.stage] }),
     };
     checkDedupOptions(options); // before connecting: a usage error is said first
     const client = await connectFromArgs(argv);
@@ -213,7 +213,7 @@ async function runShare(argv: DedupArgs, canonical: CanonicalRule | undefined): 
     output: { pairsFile: argv.pairs, collectMatches: argv.format === 'text', dryRun: argv.dryRun },
     share: argv.share as string,
     pairsIndex: argv.pairsIndex as string,
-    onProgress: (p) => progress.update({ seen: p.done, total: p.total, elapsedSeconds: p.elapsedSeconds, unit: UNITS[p.stage] }),
+    onProgress: (p) => progress.update({ stage: p.stage, seen: p.done, total: p.total, elapsedSeconds: p.elapsedSeconds, unit: UNITS[p.stage] }),
   };
   checkShareOptions({ ...options, fromShares: argv.fromShares } as DedupShareOptions); // before connecting: a usage error is said first
   const client = await connectFromArgs(argv);

@@ -47,6 +47,8 @@ export interface CutSettings {
    * few bytes a cluster and none a member (else they are kept in memory).
    */
   spill?: SpillFolder;
+  /** Families cut so far, told once at the start and after each batch (dedup's progress). */
+  onFamilies?: (cut: number) => void;
 }
 
 export interface Cut {
@@ -105,7 +107,9 @@ export async function cutFamilies(families: Iterable<ArrayLike<number>>, setting
     }
     batch = [];
     batchSize = 0;
+    settings.onFamilies?.(count);
   };
+  settings.onFamilies?.(0);
   for (const family of families) {
     count++;
     largestFamily = Math.max(largestFamily, family.length);

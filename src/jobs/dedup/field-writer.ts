@@ -13,6 +13,8 @@ export interface FieldWriterSettings {
   index: string;
   prefix: string;
   bulk?: { maxBytes?: number; maxOperations?: number; concurrency?: number };
+  /** After each update the engine acknowledged, with the count so far (progress). */
+  onWritten?: (written: number) => void;
 }
 
 export interface FieldWriter {
@@ -37,7 +39,7 @@ export async function fieldWriter(client: EngineClient, errors: ErrorsFile, sett
     ...settings.bulk,
     inFlight,
     retries: client.retries,
-    onSuccess: () => counts.written++,
+    onSuccess: () => settings.onWritten?.(++counts.written),
     onFailure: (op, reason, status) => {
       counts.failed++;
       errors.add({ id: op.id, status, reason });

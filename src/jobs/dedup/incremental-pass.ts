@@ -34,6 +34,8 @@ export interface IncrementalSettings {
   /** Read whole families (the clusters are cut from them), looking up at most this many documents; else only the clusters touched. */
   wholeFamilies?: { maxLookups: number };
   onNewDocuments?: (count: number) => void;
+  /** Pairs verified so far, told as the neighbourhood of the new documents is read and verified again. */
+  onVerified?: (pairs: number) => void;
 }
 
 export interface IncrementalResult {
@@ -51,6 +53,7 @@ export async function incrementalPass(client: EngineClient, store: SignatureStor
   const decided = new Set([...fresh, ...verifier.involved()]);
   const lookedUp = new Set(fresh);
   const clustersRead = new Set<string>();
+  settings.onVerified?.(verifier.verifiedPairs);
   for (;;) {
     await readClusters(client, store, settings, decided, clustersRead);
     if (!settings.wholeFamilies) break;
@@ -59,11 +62,13 @@ export async function incrementalPass(client: EngineClient, store: SignatureStor
     if (lookedUp.size + pending.length > settings.wholeFamilies.maxLookups) return { decided: new Set(), newDocuments: fresh.length, tooLarge: { lookups: lookedUp.size + pending.length } };
     for (const id of pending) lookedUp.add(id);
     await lookUpNeighbours(client, store, verifier, settings, pending);
+    settings.onVerified?.(verifier.verifiedPairs);
     for (const id of verifier.involved()) decided.add(id);
   }
   // Re-verify the whole neighbourhood, so a document that changed can also split its old cluster.
   const ids = [...decided];
   verifier.verifyBucket(ids, await store.load(ids));
+  settings.onVerified?.(verifier.verifiedPairs);
   return { decided, newDocuments: fresh.length };
 }
 

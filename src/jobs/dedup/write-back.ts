@@ -39,7 +39,14 @@ export interface WriteBackSettings {
    * a cluster_id is looked at.
    */
   decided?: ReadonlySet<string>;
+  /** The updates the clusters make (their members and the canonicals of their own): the write-back's total, with the documents cleared as they are found. */
+  updates?: number;
+  /** Documents written and acknowledged of the total so far: at the start, at most every PROGRESS_MS, and at the end. */
+  onProgress?: (written: number, total: number) => void;
 }
+
+/** Milliseconds between two progress reports of the write-back. */
+const PROGRESS_MS = 500;
 
 export interface WriteBackResult {
   written: number;
@@ -59,10 +66,18 @@ export async function writeBack(
   errors: ErrorsFile,
   settings: WriteBackSettings,
 ): Promise<WriteBackResult> {
-  const writer = await fieldWriter(client, errors, settings);
+  let cleared = 0;
+  let reported = performance.now();
+  const report = (written: number, force = false) => {
+    const t = performance.now();
+    if (!settings.onProgress || (!force && t - reported < PROGRESS_MS)) return;
+    reported = t;
+    settings.onProgress(written, (settings.updates ?? 0) + cleared);
+  };
+  report(0, true);
+  const writer = await fieldWriter(client, errors, { ...settings, onWritten: (written) => report(written) });
   // Every member was read from the index, so its facts say where it lives; the index named is a last resort.
   const where = (id: string, n?: number): DocLocation => (n !== undefined && facts.at ? facts.at(n) : facts.get(id))?.location ?? { index: settings.index };
-  let cleared = 0;
   let members = 0;
   for (const cluster of clusters) {
     members += cluster.members.length;
@@ -112,6 +127,7 @@ export async function writeBack(
     }
   }
   await writer.finish();
+  report(writer.written, true);
   // Checked with the engine: the documents holding a cluster_id are exactly the clusters' members.
   const holding = settings.decided ? members : await client.count(settings.index, { exists: { field: storedPath(settings.prefix, 'cluster_id') } });
   if (holding !== members) {
