@@ -60,9 +60,14 @@ export interface IngestLimits {
   bulk?: BulkOptions;
 }
 
-/** What onProgress is told, at most once a second: lines read, documents indexed and failed so far. */
+/** What onProgress is told, at most once a second (and once every line is read, and at the end): lines read, documents indexed and failed so far. */
 export interface IngestProgress {
   seen: number;
+  /**
+   * Documents settled: indexed and acknowledged by the engine, or failed. Progress and its rate count these:
+   * `seen` (read and signed) runs ahead by the writes in flight.
+   */
+  done: number;
   indexed: number;
   failed: number;
   elapsedSeconds: number;
@@ -445,7 +450,10 @@ class IngestRun {
   /** Every batch written, the last ids confirmed, and what was indexed made visible. */
   async finish(): Promise<void> {
     while (this.pending.length > 0) await this.drainOne();
+    // Everything read: said at once, with the writes still to come.
+    this.report(true);
     await this.writer.flush();
+    this.report(true);
     await this.confirm(this.indexedIds.splice(0));
     if (this.counts.indexed > 0) await this.client.refresh(this.job.index);
   }
@@ -462,6 +470,7 @@ class IngestRun {
 
   private succeeded(op: BulkOperation): void {
     this.counts.indexed++;
+    this.report();
     this.indexedIds.push(op.id);
     if (this.indexedIds.length >= CHECK_CHUNK) void this.confirm(this.indexedIds.splice(0)).catch(() => undefined);
   }
@@ -483,12 +492,16 @@ class IngestRun {
 
   private async drainOne(): Promise<void> {
     for (const result of await this.pending.shift()!) await this.handle(result);
+    this.report();
+  }
+
+  /** The counts told to onProgress, at most once a second unless `force`. */
+  private report(force = false): void {
     const now = performance.now();
-    if (now - this.lastProgress > 1000) {
-      this.lastProgress = now;
-      const { seen, indexed, failed } = this.counts;
-      this.job.onProgress?.({ seen, indexed, failed, elapsedSeconds: (now - this.setup.started) / 1000 });
-    }
+    if (!force && now - this.lastProgress <= 1000) return;
+    this.lastProgress = now;
+    const { seen, indexed, failed } = this.counts;
+    this.job.onProgress?.({ seen, done: indexed + failed, indexed, failed, elapsedSeconds: (now - this.setup.started) / 1000 });
   }
 
   /** A line passed over for its length (an empty line stands in its place): it held a document, which failed. */

@@ -88,7 +88,8 @@ export const ingestCommand: CommandModule<object, IngestArgs> = {
       onWarning: (line) => process.stderr.write(escaped`near-dup ingest: ${line}\n`),
       output: { prefix: argv.prefix, idField: argv.idField, errorsFile: argv.errorsFile },
       limits: { maxChars: argv.maxChars, threads: argv.threads, maxLineBytes: argv.maxLineBytes, bulk },
-      onProgress: (p) => progress.update(p),
+      // The line counts documents settled (indexed and acknowledged, or failed), not read: the writes take time too.
+      onProgress: (p) => progress.update({ ...p, seen: p.done }),
     };
     checkIngestOptions(options); // before connecting: a usage error is said first
     const client = await connectFromArgs(argv);
