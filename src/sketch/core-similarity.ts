@@ -1,0 +1,121 @@
+// The similarity of two documents' own text, from the MinHash of all their tokens (docs/finding.md,
+// "Quality on labelled corpora"). With a template set (template-tokens.ts), each of a signature's values
+// comes with one bit: whether the token that gave that minimum is a template token. For a pair, the token
+// of the union's minimum in place i is the one of the smaller value, and it is uniform over the union; given
+// that it is not a template token, it is uniform over the union of the two cores (the tokens that are not
+// template), and the values are equal exactly when it is in both. So, over the places whose union minimum is
+// not template, the share of equal values estimates the Jaccard of the cores, as the whole share estimates
+// the Jaccard of the whole texts: one datasketch MinHash, 16 bytes of bits and the core's size give both.
+//
+// The rule that turns them into one similarity, measured on labelled corpora (scripts/bench/quality/
+// core_curves.py; the exact figures are in docs/finding.md):
+//   - texts nearly identical as a whole (Jaccard >= WHOLE_TEXT_BAR) are compared whole, whatever their
+//     template: a page and its alias, two exception classes whose pages differ by a name;
+//   - two documents with cores of CORE_MIN_TOKENS or more are as similar as the shorter core is held by the
+//     other, and never more than their whole texts: an edited copy keeps its original's core (its edits add
+//     core tokens of its own, which Jaccard would count against it), while two pages of one template each
+//     have a core of their own (their names, their own flags) that the other does not hold;
+//   - documents with a smaller core are compared by the Jaccard of the cores, and two documents with no
+//     core at all (all template) whole.
+//
+// Pure functions over the values as a signature pool holds them: the numPerm MinHash values, then
+// CORE_WORDS words of 16 bits (so that a compact spill, which keeps 16 bits a value, keeps them whole): the
+// bits, 16 to a word, then the core's size (clamped to 0xffff).
+import { emptyMinhash, type Permutations, updateMinhash } from './minhash.js';
+
+/** Texts at this whole-text Jaccard or above are compared whole. */
+export const WHOLE_TEXT_BAR = 0.9;
+/** Cores of this many distinct tokens or more are compared by containment (the shorter in the longer). */
+export const CORE_MIN_TOKENS = 20;
+/** The largest core size the extension holds (a larger core is this large for the rule, which only compares it to CORE_MIN_TOKENS and to the other's). */
+export const CORE_SIZE_CAP = 0xffff;
+
+/** How many 16-bit words follow the values of a signature of `numPerm` values: the bits, then the core's size. */
+export function coreWords(numPerm: number): number {
+  return Math.ceil(numPerm / 16) + 1;
+}
+
+/**
+ * The words that follow a signature's values: bit i set when value i came from a template token, then
+ * the number of distinct tokens that are not template (clamped to CORE_SIZE_CAP).
+ */
+export function coreExtension(templateBits: ArrayLike<boolean | number>, coreSize: number): Uint32Array {
+  const words = new Uint32Array(coreWords(templateBits.length));
+  for (let i = 0; i < templateBits.length; i++) if (templateBits[i]) words[i >>> 4] |= 1 << (i & 15);
+  words[words.length - 1] = Math.min(CORE_SIZE_CAP, Math.max(0, Math.floor(coreSize)));
+  return words;
+}
+
+/** The estimates a pair's similarity is made of. */
+export interface CoreEstimate {
+  /** The Jaccard of the whole texts (the share of equal values). */
+  whole: number;
+  /** The Jaccard of the cores; undefined when no place's union minimum is a core token. */
+  core: number | undefined;
+  /** The sizes of the two cores. */
+  sizes: [number, number];
+}
+
+/** The whole and core estimates of two extended signatures of `numPerm` values each. */
+export function coreEstimate(x: ArrayLike<number>, y: ArrayLike<number>, numPerm: number): CoreEstimate {
+  const width = numPerm + coreWords(numPerm);
+  if (x.length !== width || y.length !== width) throw new RangeError(`cannot compare signatures of ${x.length} and ${y.length} words as ${numPerm} values with their template bits (${width} words)`);
+  let equal = 0;
+  let coreSlots = 0;
+  let coreEqual = 0;
+  for (let i = 0; i < numPerm; i++) {
+    const same = x[i] === y[i];
+    if (same) equal++;
+    // The union's minimum is the smaller value; equal values are one token, whose bit both carry.
+    const bits = x[i] <= y[i] ? x[numPerm + (i >>> 4)] : y[numPerm + (i >>> 4)];
+    if ((bits >>> (i & 15)) & 1) continue;
+    coreSlots++;
+    if (same) coreEqual++;
+  }
+  return {
+    whole: numPerm === 0 ? 0 : equal / numPerm,
+    core: coreSlots === 0 ? undefined : coreEqual / coreSlots,
+    sizes: [x[width - 1], y[width - 1]],
+  };
+}
+
+/** The similarity the rule above gives two extended signatures. */
+export function coreSimilarity(x: ArrayLike<number>, y: ArrayLike<number>, numPerm: number): number {
+  return similarityOf(coreEstimate(x, y, numPerm));
+}
+
+/** The rule, on the estimates. */
+export function similarityOf({ whole, core, sizes: [a, b] }: CoreEstimate): number {
+  if (whole >= WHOLE_TEXT_BAR) return whole;
+  if (a === 0 && b === 0) return whole;
+  if (core === undefined) return 0;
+  if (Math.min(a, b) < CORE_MIN_TOKENS) return core;
+  return Math.min(whole, shorterHeld(core, a, b));
+}
+
+/** How much of the shorter of two sets of sizes a and b the other holds, from their Jaccard J: J (a + b) / ((1 + J) min(a, b)), at most 1. */
+export function shorterHeld(jaccard: number, a: number, b: number): number {
+  const shorter = Math.min(a, b);
+  if (shorter === 0) return 0;
+  return Math.min(1, (jaccard * (a + b)) / ((1 + jaccard) * shorter));
+}
+
+/**
+ * A MinHash of every token with its template bits: `hashes` holds a document's distinct token hashes, the
+ * `kept` first of them not template (TemplateFilter.partition's order). The values are those of a MinHash
+ * of all `count` (datasketch's, unchanged); the extension says which came from a template token.
+ */
+export function signWithCore(perms: Permutations, hashes: Uint32Array, kept: number, count: number): { values: Uint32Array; extension: Uint32Array } {
+  const values = emptyMinhash(perms.numPerm);
+  updateMinhash(values, perms, hashes, kept);
+  const template = emptyMinhash(perms.numPerm);
+  updateMinhash(template, perms, hashes.subarray(kept, count));
+  const bits = new Uint8Array(perms.numPerm);
+  for (let i = 0; i < values.length; i++) {
+    if (template[i] < values[i]) {
+      values[i] = template[i];
+      bits[i] = 1;
+    }
+  }
+  return { values, extension: coreExtension(bits, kept) };
+}
