@@ -21,10 +21,19 @@
 // Pure functions over the values as a signature pool holds them: the numPerm MinHash values, then
 // CORE_WORDS words of 16 bits (so that a compact spill, which keeps 16 bits a value, keeps them whole): the
 // bits, 16 to a word, then the core's size (clamped to 0xffff).
-import { emptyMinhash, type Permutations, updateMinhash } from './minhash.js';
+import { emptyMinhash, minhashJaccard, type Permutations, updateMinhash } from './minhash.js';
 
-/** Texts at this whole-text Jaccard or above are compared whole. */
+/** Texts at this whole-text Jaccard or above are compared whole... */
 export const WHOLE_TEXT_BAR = 0.9;
+
+/**
+ * ...as `numPerm` values estimate it: the bar plus one standard deviation of the estimate there, so that
+ * pairs below it (sibling pages at 0.85-0.9) are seldom taken for nearly identical (128 values: 0.927;
+ * core_curves.py measured 0.69 precision at 0.9 and 0.95 at 0.93 on the templated corpus).
+ */
+export function wholeTextBar(numPerm: number): number {
+  return WHOLE_TEXT_BAR + Math.sqrt((WHOLE_TEXT_BAR * (1 - WHOLE_TEXT_BAR)) / numPerm);
+}
 /** Cores of this many distinct tokens or more are compared by containment (the shorter in the longer). */
 export const CORE_MIN_TOKENS = 20;
 /** The largest core size the extension holds (a larger core is this large for the rule, which only compares it to CORE_MIN_TOKENS and to the other's). */
@@ -81,12 +90,12 @@ export function coreEstimate(x: ArrayLike<number>, y: ArrayLike<number>, numPerm
 
 /** The similarity the rule above gives two extended signatures. */
 export function coreSimilarity(x: ArrayLike<number>, y: ArrayLike<number>, numPerm: number): number {
-  return similarityOf(coreEstimate(x, y, numPerm));
+  return similarityOf(coreEstimate(x, y, numPerm), wholeTextBar(numPerm));
 }
 
-/** The rule, on the estimates. */
-export function similarityOf({ whole, core, sizes: [a, b] }: CoreEstimate): number {
-  if (whole >= WHOLE_TEXT_BAR) return whole;
+/** The rule, on the estimates (`bar`: where whole texts are compared whole). */
+export function similarityOf({ whole, core, sizes: [a, b] }: CoreEstimate, bar = WHOLE_TEXT_BAR): number {
+  if (whole >= bar) return whole;
   if (a === 0 && b === 0) return whole;
   if (core === undefined) return 0;
   if (Math.min(a, b) < CORE_MIN_TOKENS) return core;
@@ -118,4 +127,38 @@ export function signWithCore(perms: Permutations, hashes: Uint32Array, kept: num
     }
   }
   return { values, extension: coreExtension(bits, kept) };
+}
+
+/** The `core` field: the extension's words as 16-bit little-endian numbers, base64. */
+export function encodeCore(extension: ArrayLike<number>): string {
+  const bytes = Buffer.alloc(extension.length * 2);
+  for (let i = 0; i < extension.length; i++) bytes.writeUInt16LE(extension[i] & 0xffff, i * 2);
+  return bytes.toString('base64');
+}
+
+/** The extension a `core` field holds for signatures of `numPerm` values; undefined when it is not one (damaged). */
+export function decodeCore(base64: string, numPerm: number): Uint32Array | undefined {
+  const bytes = Buffer.from(base64, 'base64');
+  const words = coreWords(numPerm);
+  if (bytes.length !== words * 2 || bytes.toString('base64') !== base64) return undefined;
+  const out = new Uint32Array(words);
+  for (let i = 0; i < words; i++) out[i] = bytes.readUInt16LE(i * 2);
+  return out;
+}
+
+/** A signature's values followed by its extension: what the comparers take. */
+export function withCore(values: Uint32Array, extension: Uint32Array): Uint32Array {
+  const out = new Uint32Array(values.length + extension.length);
+  out.set(values);
+  out.set(extension, values.length);
+  return out;
+}
+
+/**
+ * How two signatures of one params are compared: the share of equal values (datasketch's estimate), or,
+ * for `;core=` params, the rule above over the values and their extension.
+ */
+export function signatureComparer(numPerm: number, core: boolean): (x: Uint32Array, y: Uint32Array) => number {
+  if (!core) return minhashJaccard;
+  return (x, y) => coreSimilarity(x, y, numPerm);
 }

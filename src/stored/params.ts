@@ -7,12 +7,13 @@
 //   paramsShape     what its stored fields must look like (a version may compare what it cannot sign)
 //   paramsOptions   the signer options that make it (signature.ts signerOptionsFromParams checks them)
 //
-// The form: condenser;seed=S;scheme=X;b=B;r=R;simhash=FmM[;k=K][;sample=N][;tpl=D], where the condenser is
+// The form: condenser;seed=S;scheme=X;b=B;r=R;simhash=FmM[;k=K][;sample=N][;tpl=D|;core=D], where the condenser is
 // tokenizer:normalizer:hash:permutations, F is `w4` (near-dup's SimHash of word 4-shingles) or a named
 // scheme followed by a colon (`simhash-doc:`), and `;k=` and `;sample=` are left out at 1 and 0, the values
 // of the versions before them, so that their signatures keep their params. `;tpl=D` names, by its digest
 // (12 hex digits), the set of template tokens left out of the MinHash (sketch/template-tokens.ts); absent
-// when none is.
+// when none is. `;core=D` names one whose tokens stay in the MinHash, each value marked when a template token
+// gave it (sketch/core-similarity.ts; the marks in the `core` field).
 import { OWN_SIMHASH, presetOfSimhash } from '../presets.js';
 import type { KeyEncoding } from '../sketch/lsh.js';
 import type { MinhashScheme } from '../sketch/minhash.js';
@@ -37,8 +38,13 @@ export interface Params {
   keys: number;
   /** 1 distinct token in this many kept for containment; 0 for none. */
   sample: number;
-  /** The digest of the template tokens left out of the MinHash; absent when none are. */
+  /** The digest of the template tokens left out of the MinHash (the first way, `;tpl=`); absent when none are. */
   template?: string;
+  /**
+   * The digest of the template tokens whose places the signature marks (`;core=`, sketch/core-similarity.ts):
+   * the MinHash is of every token and a `core` field holds a bit a value and the core's size.
+   */
+  core?: string;
 }
 
 /** The params keyword of a parameter set. */
@@ -46,11 +52,11 @@ export function formatParams(p: Params): string {
   const features = /^w\d+$/.test(p.simhash) ? p.simhash : `${p.simhash}:`;
   const keys = p.keys === 1 ? '' : `;k=${p.keys}`;
   const sample = p.sample === 0 ? '' : `;sample=${p.sample}`;
-  const template = p.template === undefined ? '' : `;tpl=${p.template}`;
+  const template = p.template === undefined ? (p.core === undefined ? '' : `;core=${p.core}`) : `;tpl=${p.template}`;
   return `${p.condenser};seed=${p.seed};scheme=${p.scheme};b=${p.bands};r=${p.rows};simhash=${features}m${p.blocks}${keys}${sample}${template}`;
 }
 
-const PARAMS = /^([^;]+:(\d+));seed=(\d+);scheme=([a-z0-9]+);b=(\d+);r=(\d+);simhash=(w\d+|[a-z-]+:)m(\d+)(?:;k=(\d+))?(?:;sample=(\d+))?(?:;tpl=([0-9a-f]{12}))?$/;
+const PARAMS = /^([^;]+:(\d+));seed=(\d+);scheme=([a-z0-9]+);b=(\d+);r=(\d+);simhash=(w\d+|[a-z-]+:)m(\d+)(?:;k=(\d+))?(?:;sample=(\d+))?(?:;(tpl|core)=([0-9a-f]{12}))?$/;
 
 /** A params keyword taken apart, or undefined when it does not have the form at all. */
 export function parseParams(params: string): Params | undefined {
@@ -67,7 +73,7 @@ export function parseParams(params: string): Params | undefined {
     blocks: Number(m[8]),
     keys: Number(m[9] ?? 1),
     sample: Number(m[10] ?? 0),
-    ...(m[11] === undefined ? {} : { template: m[11] }),
+    ...(m[11] === undefined ? {} : m[11] === 'tpl' ? { template: m[12] } : { core: m[12] }),
   };
 }
 
@@ -97,6 +103,8 @@ export interface ParamsShape {
   keys: number;
   /** How the SimHash is written: 16 hex digits (near-dup's own, `simhash=w4`), or base32 (`simhash=simhash-doc:`). */
   simhash: 'hex' | 'base32';
+  /** Whether a `core` field comes with the MinHash (`;core=`): its values then carry template bits and the core's size. */
+  core: boolean;
 }
 
 /** How each SimHash scheme this version reads writes its fingerprint; any `wN` is near-dup's own, in hex. */
@@ -109,7 +117,7 @@ export function paramsShape(params: string): ParamsShape | undefined {
   if (shapes.has(params)) return shapes.get(params);
   const p = parseParams(params);
   const simhash = p && (/^w\d+$/.test(p.simhash) ? 'hex' : Object.hasOwn(SIMHASH_WRITTEN, p.simhash) ? SIMHASH_WRITTEN[p.simhash] : undefined);
-  const shape = p && simhash && (p.keys === 1 || p.keys === 2) ? { numPerm: p.numPerm, bands: p.bands, rows: p.rows, blocks: p.blocks, keys: p.keys, sample: p.sample, simhash } : undefined;
+  const shape = p && simhash && (p.keys === 1 || p.keys === 2) ? { numPerm: p.numPerm, bands: p.bands, rows: p.rows, blocks: p.blocks, keys: p.keys, sample: p.sample, simhash, core: p.core !== undefined } : undefined;
   if (shapes.size < 1000) shapes.set(params, shape);
   return shape;
 }

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { CORE_MIN_TOKENS, coreEstimate, coreExtension, coreSimilarity, coreWords, shorterHeld, signWithCore, WHOLE_TEXT_BAR } from '../../src/sketch/core-similarity.js';
+import { CORE_MIN_TOKENS, coreEstimate, coreExtension, coreSimilarity, coreWords, decodeCore, encodeCore, shorterHeld, signatureComparer, signWithCore, WHOLE_TEXT_BAR, wholeTextBar, withCore } from '../../src/sketch/core-similarity.js';
+import { formatParams, type Params, paramsShape, parseParams } from '../../src/stored/params.js';
 import { emptyMinhash, minhashJaccard, minhashPermutations, updateMinhash } from '../../src/sketch/minhash.js';
 
 const perms = minhashPermutations(128, 1, 'affine32');
@@ -106,5 +107,38 @@ describe('the similarity rule', () => {
   it('the extension clamps a large core and packs the bits 16 to a word', () => {
     const ext = coreExtension([1, 0, 0, 1, ...new Array(28).fill(0), 1], 1e9);
     expect(Array.from(ext)).toEqual([0b1001, 0, 1, 0xffff]);
+  });
+});
+
+describe('the core field and the params that name it', () => {
+  it('round-trips the extension through its base64 field, and refuses a damaged one', () => {
+    const ext = coreExtension(Array.from({ length: 128 }, (_, i) => i % 3 === 0), 1234);
+    const text = encodeCore(ext);
+    expect(Array.from(decodeCore(text, 128) as Uint32Array)).toEqual(Array.from(ext));
+    expect(decodeCore(text, 256)).toBeUndefined();
+    expect(decodeCore(`${text.slice(0, -4)}!!!!`, 128)).toBeUndefined();
+  });
+
+  it('the whole-text bar rises by one standard deviation of the estimate', () => {
+    expect(wholeTextBar(128)).toBeCloseTo(0.9265, 3);
+    expect(wholeTextBar(256)).toBeLessThan(wholeTextBar(128));
+  });
+
+  it('a comparer of plain params is datasketch\'s estimate; of core params, the rule', () => {
+    const x = signed(tokens('px', 60), tokens('t', 300)), y = signed(tokens('py', 60), tokens('t', 300));
+    expect(signatureComparer(128, false)(x.subarray(0, 128), y.subarray(0, 128))).toBe(minhashJaccard(x.subarray(0, 128), y.subarray(0, 128)));
+    expect(signatureComparer(128, true)(x, y)).toBe(coreSimilarity(x, y, 128));
+    expect(Array.from(withCore(x.subarray(0, 128), x.subarray(128)))).toEqual(Array.from(x));
+  });
+
+  it('params: ;core=D is read and written back, apart from ;tpl=D, and its shape asks for the core field', () => {
+    const base = 'white-space-4-grams:norm-html:sha1:128;seed=1;scheme=affine32;b=26;r=4;simhash=w4m8;k=2;sample=4';
+    expect(parseParams(`${base};core=0123456789ab`)).toMatchObject({ core: '0123456789ab' });
+    expect(parseParams(`${base};core=0123456789ab`)?.template).toBeUndefined();
+    expect(formatParams(parseParams(`${base};core=0123456789ab`) as Params)).toBe(`${base};core=0123456789ab`);
+    expect(formatParams(parseParams(`${base};tpl=0123456789ab`) as Params)).toBe(`${base};tpl=0123456789ab`);
+    expect(paramsShape(`${base};core=0123456789ab`)?.core).toBe(true);
+    expect(paramsShape(base)?.core).toBe(false);
+    expect(parseParams(`${base};core=0123456789ab;tpl=0123456789ab`)).toBeUndefined();
   });
 });

@@ -37,6 +37,7 @@ function expectRoundTrip(options: SignerOptions): void {
     sample: settings.containmentSample,
     keys: settings.keyEncoding,
     simhash: settings.simhash === 'simhash-doc' ? 'base32' : 'hex',
+    core: false,
   });
   const back = signerOptionsFromParams(params);
   expect(back, params).toBeDefined();
