@@ -4,6 +4,7 @@ import { hash } from 'node:crypto';
 import { UsageError } from './errors.js';
 import { OWN_SIMHASH, PresetError, preset as presetNamed, presetCondenser, type SimhashScheme } from './presets.js';
 import { DEFAULT_CONTAINMENT_SAMPLE, SampleRanks } from './sketch/containment.js';
+import { CoreMarks, coreExtension, encodeCore } from './sketch/core-similarity.js';
 import { bandKeysOfDigests, checkBandsRows, DEFAULT_FALSE_NEGATIVE_WEIGHT, DEFAULT_KEY_ENCODING, DEFAULT_THRESHOLD, type KeyEncoding, type LshParams, optimalBandsRows } from './sketch/lsh.js';
 import { emptyMinhash, MAX_HASH, MINHASH_SCHEMES, type MinhashScheme, minhashPermutations } from './sketch/minhash.js';
 import { createSigningKernels, SIMHASH_WINDOW } from './sketch/signing-kernels.js';
@@ -82,10 +83,17 @@ export interface SignerOptions {
   /** How band keys and sample terms are written (default 2, compact; 1 reads and signs like an index of the first layout). */
   keyEncoding?: KeyEncoding;
   /**
-   * Template tokens left out of the MinHash (sketch/template-tokens.ts), recorded in the params as
-   * `tpl=<digest>`; none by default. The containment sample and the SimHash see every token.
+   * Template tokens (sketch/template-tokens.ts); none by default. How the signature treats them is
+   * `templateMode`. The containment sample and the SimHash see every token.
    */
   template?: TemplateTokens;
+  /**
+   * 'core' (the default): the MinHash is of every token, and a `core` field marks the values template tokens
+   * gave and holds the core's size (sketch/core-similarity.ts), params `core=<digest>`. 'narrow': template
+   * tokens left out of the MinHash, params `tpl=<digest>` (the first way, kept to read and sign for indices
+   * signed so).
+   */
+  templateMode?: TemplateMode;
   /**
    * The digest of the template tokens these options sign with, as a params keyword names them
    * (signerOptionsFromParams): settings can be resolved with it alone, but a signer needs `template`, the
@@ -109,7 +117,12 @@ export interface Signature {
   simhash_blocks: string[];
   /** SHA-1 of the normalized text: equal for exact duplicates after normalization. */
   content_hash: string;
+  /** With `core=` params: the `core` field (core-similarity.ts encodeCore), the template bits and the core's size. */
+  core?: string;
 }
+
+/** How template tokens are treated (SignerOptions.templateMode). */
+export type TemplateMode = 'core' | 'narrow';
 
 /** Everything that decides whether two stored signatures can be compared, as one keyword. */
 export interface SignerSettings {
@@ -124,8 +137,10 @@ export interface SignerSettings {
   /** The preset asked for, and the SimHash it makes (w4: near-dup's own, in hex). */
   preset?: string;
   simhash: SimhashScheme;
-  /** The digest of the template tokens left out of the MinHash; absent when none are. */
+  /** The digest of the template tokens; absent when none are. */
   template?: string;
+  /** How they are treated: with `template` only. */
+  templateMode?: TemplateMode;
   params: string;
 }
 
@@ -171,15 +186,23 @@ export function resolveSignerSettings(options: SignerOptions = {}): SignerSettin
   if (keyEncoding !== 1 && keyEncoding !== 2) throw new CondenserSpecError(`key encoding must be 1 or 2, got ${options.keyEncoding}`);
   const condenser = formatCondenserSpec(spec);
   const template = templateDigestOf(options);
-  const params = formatParams({ condenser, numPerm: spec.numPerm, seed, scheme, bands: lsh.b, rows: lsh.r, simhash, blocks: simhashBlocks, keys: keyEncoding, sample: containmentSample, ...(template === undefined ? {} : { template }) });
-  return { spec, condenser, seed, scheme, lsh, simhashBlocks, containmentSample, keyEncoding, preset: options.preset, simhash, ...(template === undefined ? {} : { template }), params };
+  const templateMode = template === undefined ? undefined : templateModeOf(options);
+  const marked = template === undefined ? {} : templateMode === 'core' ? { core: template } : { template };
+  const params = formatParams({ condenser, numPerm: spec.numPerm, seed, scheme, bands: lsh.b, rows: lsh.r, simhash, blocks: simhashBlocks, keys: keyEncoding, sample: containmentSample, ...marked });
+  return { spec, condenser, seed, scheme, lsh, simhashBlocks, containmentSample, keyEncoding, preset: options.preset, simhash, ...(template === undefined ? {} : { template, templateMode }), params };
+}
+
+function templateModeOf(options: SignerOptions): TemplateMode {
+  const mode = options.templateMode ?? 'core';
+  if (mode !== 'core' && mode !== 'narrow') throw new CondenserSpecError(`template mode must be core or narrow, got ${String(options.templateMode)}`);
+  return mode;
 }
 
 /** The digest of the template tokens the options sign with: the set's, or the one asked for (they must agree). */
 function templateDigestOf(options: SignerOptions): string | undefined {
   const { template, templateDigest: asked } = options;
   if (asked !== undefined && !/^[0-9a-f]{12}$/.test(asked)) {
-    throw new CondenserSpecError(`template digest "${asked}" must be 12 lowercase hex digits (as a params keyword's tpl= gives it)`);
+    throw new CondenserSpecError(`template digest "${asked}" must be 12 lowercase hex digits (as a params keyword's core= or tpl= gives it)`);
   }
   if (template === undefined) return asked;
   if (template.digest !== templateDigest(template.hashes)) {
@@ -260,6 +283,8 @@ export interface SignatureParts {
   /** Words the SimHash was made of: 0 gives no block keys. */
   words: number;
   content_hash: string;
+  /** With `core=` params: the template bits and the core's size (core-similarity.ts coreExtension). */
+  core?: Uint32Array;
 }
 
 const NO_DIGESTS = new Uint32Array(0);
@@ -268,11 +293,14 @@ export function createSigner(options: SignerOptions = {}): Signer {
   const settings = resolveSignerSettings(options);
   const { spec, lsh, simhashBlocks, keyEncoding } = settings;
   if (settings.template !== undefined && options.template === undefined) {
-    throw new CondenserSpecError(`these signatures leave out the template tokens ${settings.template} (params tpl=${settings.template}); sign with that set, which is stored with the index they were written to`);
+    const key = settings.templateMode === 'core' ? 'core' : 'tpl';
+    throw new CondenserSpecError(`these signatures are made with the template tokens ${settings.template} (params ${key}=${settings.template}); sign with that set, which is stored with the index they were written to`);
   }
+  // The core way: the kernels mark each document's values (core-similarity.ts).
+  const marks = settings.templateMode === 'core' && options.template ? new CoreMarks(spec.numPerm) : undefined;
   // The simhash-doc normalizers give the tokens already, joined by single spaces.
   const docTokens = normalizerEntry(spec.normalizer).simhashDocTokens === true;
-  const kernels = createSigningKernels({ hash: spec.hash, tokenizer: spec.tokenizer, scheme: settings.scheme, perms: minhashPermutations(spec.numPerm, settings.seed, settings.scheme), template: options.template });
+  const kernels = createSigningKernels({ hash: spec.hash, tokenizer: spec.tokenizer, scheme: settings.scheme, perms: minhashPermutations(spec.numPerm, settings.seed, settings.scheme), template: options.template, marks });
   const normalize = normalizer(spec.normalizer, kernels.foldAscii);
   const split = splitNormalizer(spec.normalizer, kernels.foldAscii);
   const layoutTokens = tokenLayout(spec.tokenizer);
@@ -319,6 +347,7 @@ export function createSigner(options: SignerOptions = {}): Signer {
       parts.sample.count = 0;
     }
     parts.bandDigests = empty ? NO_DIGESTS : kernels.bandDigests(minhash, lsh);
+    if (marks) parts.core = empty ? coreExtension([], 0) : marks.extension();
     return parts;
   };
 
@@ -355,6 +384,7 @@ export function createSigner(options: SignerOptions = {}): Signer {
       simhash: settings.simhash === 'simhash-doc' ? simhashBase32(p.fingerprint) : simhashHex(p.fingerprint),
       simhash_blocks: empty || p.words === 0 ? [] : simhashBlockKeys(p.fingerprint, simhashBlocks),
       content_hash: p.content_hash,
+      ...(p.core === undefined ? {} : { core: encodeCore(p.core) }),
     };
   };
 

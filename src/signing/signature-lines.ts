@@ -5,6 +5,7 @@
 // string is made at all: band keys, sample terms, SimHash block keys and the MinHash values are written
 // from their numbers; on ~2 KB texts the strings and objects of a Signature and their writing cost
 // about a fifth of signing one.
+import { encodeCore } from '../sketch/core-similarity.js';
 import type { Signature, SignatureParts, SignerSettings } from '../signature.js';
 import { hashOfRank } from '../sketch/containment.js';
 import { blockWidths, simhashHex } from '../sketch/simhash.js';
@@ -40,6 +41,7 @@ export class SignatureLines {
     this.ascii(`,"simhash":"${sig.simhash}","simhash_blocks":`);
     this.plainStrings(sig.simhash_blocks);
     this.ascii(`,"content_hash":"${sig.content_hash}"`);
+    if (sig.core !== undefined) this.ascii(`,"core":"${sig.core}"`);
     this.ascii(fixed.tail);
   }
 
@@ -68,6 +70,8 @@ export class SignatureLines {
     if (p.tokens > 0 && p.words > 0) this.blockKeys(p.fingerprint.hi, p.fingerprint.lo, fixed.widths);
     this.ascii('],"content_hash":"');
     this.ascii(p.content_hash);
+    // (The tail opens with the quote that closes the last string.)
+    if (p.core !== undefined) this.ascii(`","core":"${encodeCore(p.core)}`);
     this.ascii(fixed.tail);
   }
 

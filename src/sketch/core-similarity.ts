@@ -21,7 +21,7 @@
 // Pure functions over the values as a signature pool holds them: the numPerm MinHash values, then
 // CORE_WORDS words of 16 bits (so that a compact spill, which keeps 16 bits a value, keeps them whole): the
 // bits, 16 to a word, then the core's size (clamped to 0xffff).
-import { emptyMinhash, minhashJaccard, type Permutations, updateMinhash } from './minhash.js';
+import { emptyMinhash, MAX_HASH, minhashJaccard, type Permutations, updateMinhash } from './minhash.js';
 
 /** Texts at this whole-text Jaccard or above are compared whole... */
 export const WHOLE_TEXT_BAR = 0.9;
@@ -161,4 +161,40 @@ export function withCore(values: Uint32Array, extension: Uint32Array): Uint32Arr
 export function signatureComparer(numPerm: number, core: boolean): (x: Uint32Array, y: Uint32Array) => number {
   if (!core) return minhashJaccard;
   return (x, y) => coreSimilarity(x, y, numPerm);
+}
+
+/**
+ * The marks of the document being signed, kept by the signing kernels in `;core=` mode: they fold the core's
+ * hashes into the MinHash, the template's into `template` (reset per document), and `merge` makes the MinHash
+ * of every token and its bits. `signWithCore` is the same in one call.
+ */
+export class CoreMarks {
+  readonly bits: Uint8Array;
+  readonly template: Uint32Array;
+  size = 0;
+
+  constructor(numPerm: number) {
+    this.bits = new Uint8Array(numPerm);
+    this.template = emptyMinhash(numPerm);
+  }
+
+  /** The template MinHash, emptied for the next document. */
+  fresh(): Uint32Array {
+    return this.template.fill(MAX_HASH);
+  }
+
+  /** `values` (the core's MinHash) becomes the MinHash of every token; `kept`: the core's size. */
+  merge(values: Uint32Array, kept: number): void {
+    const { template, bits } = this;
+    for (let i = 0; i < values.length; i++) {
+      bits[i] = template[i] < values[i] ? 1 : 0;
+      if (bits[i]) values[i] = template[i];
+    }
+    this.size = kept;
+  }
+
+  /** The words of the `core` field for the last document merged. */
+  extension(): Uint32Array {
+    return coreExtension(this.bits, this.size);
+  }
 }

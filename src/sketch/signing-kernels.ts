@@ -8,6 +8,7 @@ import { DistinctUint32 } from './distinct.js';
 import { bandDigests, type LshParams } from './lsh.js';
 import { type MinhashScheme, type Permutations, updateMinhash } from './minhash.js';
 import { type Hash64, SimhashAccumulator } from './simhash.js';
+import type { CoreMarks } from './core-similarity.js';
 import { TemplateFilter, type TemplateTokens } from './template-tokens.js';
 import { CachedByteHash, type TokenHashName, tokenHashEntry } from './token-hash.js';
 import { type ArenaWords, createWasmKernels, type WasmKernels } from './wasm-kernels.js';
@@ -51,6 +52,11 @@ export interface KernelSpec {
   perms: Permutations;
   /** Token hashes left out of the MinHash (and only of it): template-tokens.ts. */
   template?: TemplateTokens;
+  /**
+   * With `template`, the `;core=` way instead (core-similarity.ts): the MinHash is of every token, and these
+   * marks get which values the template tokens gave and the core's size, for each document signed.
+   */
+  marks?: CoreMarks;
 }
 
 /** The WebAssembly kernels when they load (NEAR_DUP_WASM=0 turns them off), else the JavaScript ones. */
@@ -101,8 +107,18 @@ export class JsSigning implements SigningKernels {
     const { source: bytes, starts, ends } = tokens;
     for (let i = 0; i < tokens.count; i++) distinct.add(cache ? cache.get(bytes, starts[i], ends[i]) : hash(bytes, starts[i], ends[i]));
     onDistinct?.(distinct.values, distinct.size);
+    const { filter } = this;
+    const marks = this.spec.marks;
+    if (filter && marks) {
+      // The core's tokens first, folded into the MinHash; the template's apart, then merged with their marks.
+      const kept = filter.partition(distinct.values, distinct.size);
+      this.foldHashes(minhash, distinct.values, kept);
+      this.foldHashes(marks.fresh(), distinct.values.subarray(kept), distinct.size - kept);
+      marks.merge(minhash, kept);
+      return;
+    }
     // The containment sample has seen every distinct token; the MinHash leaves the template ones out.
-    const count = this.filter ? this.filter.narrow(distinct.values, distinct.size) : distinct.size;
+    const count = filter ? filter.narrow(distinct.values, distinct.size) : distinct.size;
     this.foldHashes(minhash, distinct.values, count);
   }
 
@@ -167,7 +183,7 @@ export class WasmSigning extends JsSigning {
   private signArenaWords(laid: ArenaWords, minhash: Uint32Array, onDistinct?: DistinctSink): { tokens: number; fingerprint: Hash64 } {
     const { wasm } = this;
     const hashes = wasm.tokenHashes(this.spec.hash, laid.src, laid.starts, laid.ends, laid.count);
-    wasm.minhashAffine32(minhash, this.spec.perms, hashes, laid.count, onDistinct, this.filter);
+    wasm.minhashAffine32(minhash, this.spec.perms, hashes, laid.count, onDistinct, this.filter, this.spec.marks);
     return { tokens: laid.count, fingerprint: wasm.simhashShingles(laid.src, laid.starts, laid.ends, laid.count, SIMHASH_WINDOW) };
   }
 
@@ -185,7 +201,7 @@ export class WasmSigning extends JsSigning {
         tokenEnds = wasm.copyInt32(tokens.ends, tokens.count);
       }
       const hashes = wasm.tokenHashes(this.spec.hash, tokenSrc, tokenStarts, tokenEnds, tokens.count);
-      wasm.minhashAffine32(minhash, this.spec.perms, hashes, tokens.count, onDistinct, this.filter);
+      wasm.minhashAffine32(minhash, this.spec.perms, hashes, tokens.count, onDistinct, this.filter, this.spec.marks);
     } else {
       this.foldTokens(tokens, minhash, onDistinct);
     }

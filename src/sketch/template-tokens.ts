@@ -143,6 +143,12 @@ export class TemplateFilter {
    * MinHash does not see), when too few are kept.
    */
   narrow(hashes: Uint32Array, count: number): number {
+    const kept = this.partition(hashes, count);
+    return keepsEnough(kept, count) ? kept : count;
+  }
+
+  /** Puts a document's `count` distinct token hashes that are not template tokens first, in place; gives how many there are. */
+  partition(hashes: Uint32Array, count: number): number {
     let kept = 0;
     for (let i = 0; i < count; i++) {
       const h = hashes[i];
@@ -150,7 +156,7 @@ export class TemplateFilter {
       hashes[i] = hashes[kept];
       hashes[kept++] = h;
     }
-    return keepsEnough(kept, count) ? kept : count;
+    return kept;
   }
 }
 

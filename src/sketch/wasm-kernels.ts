@@ -7,6 +7,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { Permutations } from './minhash.js';
 import type { Hash64 } from './simhash.js';
+import type { CoreMarks } from './core-similarity.js';
 import type { TemplateFilter } from './template-tokens.js';
 import { type TokenHashName, tokenHashEntry } from './token-hash.js';
 
@@ -302,21 +303,33 @@ export class WasmKernels {
   /**
    * updateMinhash (affine32 scheme only) with the `count` uint32 hashes at the arena pointer `hashes`,
    * which it overwrites. Repeats are dropped first, as they cannot change a minimum; `onDistinct` is shown
-   * the distinct hashes before they are overwritten, and `filter` then narrows them (template-tokens.ts).
+   * the distinct hashes before they are overwritten, and `filter` then narrows them (template-tokens.ts), or,
+   * with `marks`, puts the core's first: the MinHash of every token is made in two parts and merged with its
+   * marks (core-similarity.ts).
    */
-  minhashAffine32(values: Uint32Array, perms: Permutations, hashes: number, count: number, onDistinct?: (hashes: Uint32Array, count: number) => void, filter?: TemplateFilter): void {
+  minhashAffine32(values: Uint32Array, perms: Permutations, hashes: number, count: number, onDistinct?: (hashes: Uint32Array, count: number) => void, filter?: TemplateFilter, marks?: CoreMarks): void {
     if (perms.scheme !== 'affine32') throw new Error('the wasm MinHash kernel does the affine32 scheme only');
     let slots = 16;
     while (slots < count * 2) slots *= 2;
     const table = this.alloc(slots * 5);
     let distinct = this.x.distinctInPlace(hashes, count, table, slots, DISTINCT_KEY);
     onDistinct?.(this.u32.subarray(hashes >>> 2, (hashes >>> 2) + distinct), distinct);
-    if (filter) distinct = filter.narrow(this.u32.subarray(hashes >>> 2, (hashes >>> 2) + distinct), distinct);
+    const view = this.u32.subarray(hashes >>> 2, (hashes >>> 2) + distinct);
+    const kept = filter ? (marks ? filter.partition(view, distinct) : filter.narrow(view, distinct)) : distinct;
     const { a, b, padded } = this.paddedPerms(perms);
     const ap = this.copyUint32(a, padded), bp = this.copyUint32(b, padded);
+    this.foldInArena(values, ap, bp, padded, hashes, kept);
+    if (filter && marks) {
+      this.foldInArena(marks.fresh(), ap, bp, padded, hashes + kept * 4, distinct - kept);
+      marks.merge(values, kept);
+    }
+  }
+
+  /** The affine32 MinHash `values` folded with `count` hashes at the arena pointer `hashes`. */
+  private foldInArena(values: Uint32Array, ap: number, bp: number, padded: number, hashes: number, count: number): void {
     const vp = this.alloc(padded * 4);
     this.u32.set(values, vp >>> 2);
-    this.x.minhashAffine32(vp, ap, bp, padded, hashes, distinct);
+    this.x.minhashAffine32(vp, ap, bp, padded, hashes, count);
     values.set(this.u32.subarray(vp >>> 2, (vp >>> 2) + values.length));
   }
 }

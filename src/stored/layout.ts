@@ -14,7 +14,7 @@ export interface FieldMapping {
 }
 
 /** What reading a field checks its value against (read.ts CHECKS holds one check per name). */
-export type CheckName = 'minhash' | 'simhash' | 'bandKeys' | 'blockKeys' | 'sampleTerms' | 'text' | 'wholeNumber' | 'strings' | 'date';
+export type CheckName = 'minhash' | 'core' | 'simhash' | 'bandKeys' | 'blockKeys' | 'sampleTerms' | 'text' | 'wholeNumber' | 'strings' | 'date';
 
 /** One stored field; `T` is its value as written. */
 export interface FieldSpec<T = unknown> {
@@ -49,6 +49,8 @@ const SIGNATURE = {
   simhash_blocks: field<string[] | string>({ read: 'needed', mapping: KEY_LIST, check: 'blockKeys' }),
   /** datasketch's LeanMinHash buffer, base64. */
   minhash: field<string>({ read: 'needed', mapping: { type: 'binary' }, check: 'minhash' }),
+  /** With `;core=` params: the template bits of the MinHash's values and the core's size (sketch/core-similarity.ts). */
+  core: field<string>({ read: 'when-there', mapping: { type: 'binary' }, check: 'core' }),
   /** The params keyword (params.ts): checked before any other field, against the codec. */
   params: field<string>({ read: 'needed', mapping: KEYWORD }),
   /** SHA-1 of the normalized text. */
@@ -88,7 +90,8 @@ export type SignatureField = keyof typeof SIGNATURE;
 export type StoredValue<K extends StoredField> = (typeof STORED)[K] extends FieldSpec<infer T> ? T : never;
 
 /** The fields of a signature as written, each with its value (write.ts fills every one). */
-export type SignatureValues = { [K in SignatureField]: StoredValue<K> };
+/** A signature's stored values; `core` only with `;core=` params. */
+export type SignatureValues = { [K in Exclude<SignatureField, 'core'>]: StoredValue<K> } & { core?: string };
 
 const names = <T extends object>(table: T) => Object.keys(table) as Array<keyof T & string>;
 

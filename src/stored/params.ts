@@ -140,6 +140,8 @@ export interface ParamsOptions {
   containmentSample: number;
   /** The digest of the template tokens a signer needs to sign this way (the set itself is stored with the index). */
   templateDigest?: string;
+  /** How it treats them: `core=` marks them, `tpl=` left them out (signature.ts TemplateMode). */
+  templateMode?: 'core' | 'narrow';
 }
 
 /**
@@ -161,6 +163,7 @@ export function paramsOptions(p: Params): ParamsOptions | undefined {
     simhashBlocks: p.blocks,
     keyEncoding: p.keys as KeyEncoding,
     containmentSample: p.sample,
-    ...(p.template === undefined ? {} : { templateDigest: p.template }),
+    ...(p.template === undefined ? {} : { templateDigest: p.template, templateMode: 'narrow' as const }),
+    ...(p.core === undefined ? {} : { templateDigest: p.core, templateMode: 'core' as const }),
   };
 }

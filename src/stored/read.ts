@@ -4,6 +4,7 @@
 // a signature or a named reason why not: never an exception, never a silently wrong value. Each command
 // leaves such a document out, names it and counts it, and goes on with the others.
 import { valueAt } from '../annotation.js';
+import { coreWords, decodeCore } from '../sketch/core-similarity.js';
 import { minhashValues, minhashValuesScratch } from '../sketch/lean-minhash.js';
 import { isSimhashBase32 } from '../sketch/simhash-doc.js';
 import type { Signature } from '../signature.js';
@@ -54,8 +55,9 @@ export function checkStored(raw: RawStored, need: readonly StoredField[], expect
   if (expectedParams !== undefined && params !== expectedParams) return new StoredProblem(`signed with other params ("${params}")`, true);
   const shape = paramsShape(params);
   if (!shape) return new StoredProblem(`params "${params.slice(0, 120)}" are not ones this version of near-dup reads`);
-  for (const name of need) if (raw[name] === undefined || raw[name] === null) return new StoredProblem(`no ${name}`);
-  for (const name of [...need, ...optional]) {
+  const required = neededFor(shape, need);
+  for (const name of required) if (raw[name] === undefined || raw[name] === null) return new StoredProblem(`no ${name}`);
+  for (const name of [...required, ...optional]) {
     const value = raw[name];
     if (value === undefined) continue;
     const check = STORED[name].check;
@@ -66,6 +68,12 @@ export function checkStored(raw: RawStored, need: readonly StoredField[], expect
   const bands = raw.bands as unknown[] | undefined;
   if (tokens !== undefined && bands !== undefined && (tokens > 0) !== (bands.length > 0)) return new StoredProblem(`token_count ${tokens} does not go with ${bands.length} band keys`);
   return undefined;
+}
+
+/** The fields a reader needs of a signature of this shape: `core` with the MinHash of `;core=` params, never otherwise. */
+function neededFor(shape: ParamsShape, need: readonly StoredField[]): readonly StoredField[] {
+  const required = need.filter((name) => name !== 'core');
+  return shape.core && need.includes('minhash') ? [...required, 'core'] : required;
 }
 
 type Check = (value: unknown, shape: ParamsShape) => string | undefined;
@@ -111,6 +119,8 @@ const CHECKS: Record<CheckName, Check> = {
     }
     return n === shape.numPerm ? undefined : `holds ${n} values, its params say ${shape.numPerm}`;
   },
+  // Read only for `;core=` params: a core field left from signing another way is not this signature's.
+  core: (v, shape) => (!shape.core || (typeof v === 'string' && decodeCore(v, shape.numPerm)) ? undefined : `is ${describe(v)}, not the ${coreWords(shape.numPerm) * 2} bytes of base64 its params (core=) say`),
   simhash: (v, shape) =>
     shape.simhash === 'base32'
       ? typeof v === 'string' && isSimhashBase32(v) ? undefined : `is ${describe(v)}, not 13 base32 characters (A-Z, 2-7, either case), as its params (simhash-doc) say`

@@ -27,6 +27,7 @@ export function nearDupFields(sig: Signature, settings: SignerSettings, now: Dat
     simhash: sig.simhash,
     simhash_blocks: list(sig.simhash_blocks),
     minhash: Buffer.from(serializeLeanMinhash({ seed: settings.seed, scheme: settings.scheme, values: sig.minhash })).toString('base64'),
+    ...(sig.core === undefined ? {} : { core: sig.core }),
     params: settings.params,
     content_hash: sig.content_hash,
     token_count: sig.tokens,

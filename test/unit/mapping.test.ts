@@ -27,6 +27,7 @@ describe('the JSON in mappings/', () => {
       simhash: 'keyword',
       simhash_blocks: 'text',
       minhash: 'binary',
+      core: 'binary',
       params: 'keyword',
       content_hash: 'keyword',
       token_count: 'integer',

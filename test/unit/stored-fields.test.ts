@@ -6,8 +6,9 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { componentTemplateBody, indexTemplateBody, NEAR_DUP_FIELDS, putMappingBody } from '../../src/indices/mapping.js';
 import { createSigner } from '../../src/signature.js';
+import { templateTokens } from '../../src/sketch/template-tokens.js';
 import { CLUSTER_FIELDS, mergeUnderPrefix, STORED, STORED_FIELDS, StoredLayout, signatureFields, underPrefix } from '../../src/stored/layout.js';
-import { readSignature, SIGNATURE_FIELDS, type StoredProblem, storedSignatureOf } from '../../src/stored/read.js';
+import { readSignature, SIGNATURE_FIELDS, StoredProblem, storedSignatureOf } from '../../src/stored/read.js';
 import { nearDupFields } from '../../src/stored/write.js';
 
 const file = (name: string) => readFileSync(new URL(`../../mappings/${name}`, import.meta.url), 'utf8');
@@ -26,7 +27,11 @@ describe('the table of stored fields', () => {
   it('is what the writer fills: every signature field, in its order, and nothing else', () => {
     const sign = createSigner();
     const written = nearDupFields(sign(TEXT), sign.settings);
-    expect(Object.keys(written)).toEqual(STORED_FIELDS.filter((name) => !(CLUSTER_FIELDS as readonly string[]).includes(name) && !['contained_in', 'max_containment'].includes(name)));
+    const signature = STORED_FIELDS.filter((name) => !(CLUSTER_FIELDS as readonly string[]).includes(name) && !['contained_in', 'max_containment'].includes(name));
+    expect(Object.keys(written)).toEqual(signature.filter((name) => name !== 'core'));
+    // The core field with core= params only (a template set), in its place.
+    const core = createSigner({ template: templateTokens([1, 2, 3], { share: 0.05, minCount: 3, sample: 100 }) });
+    expect(Object.keys(nearDupFields(core(TEXT), core.settings))).toEqual(signature);
     expect(SIGNATURE_FIELDS).toEqual([...signatureFields('needed'), ...signatureFields('when-there')]);
     expect(SIGNATURE_FIELDS).not.toContain('annotated_at');
     expect(CLUSTER_FIELDS).toEqual(['cluster_id', 'duplicate_of', 'is_canonical', 'cluster_size', 'max_similarity', 'canonical_similarity', 'best_match']);
@@ -44,8 +49,9 @@ describe('the table of stored fields', () => {
   });
 
   it('refuses a bad value of every field it checks, naming the field', () => {
-    const sign = createSigner();
+    const sign = createSigner({ template: templateTokens([1, 2, 3], { share: 0.05, minCount: 3, sample: 100 }) });
     const written = nearDupFields(sign(TEXT), sign.settings) as unknown as Record<string, unknown>;
+    expect(readSignature(written, sign.settings.params)).not.toBeInstanceOf(StoredProblem);
     for (const name of signatureFields('needed').concat(signatureFields('when-there'))) {
       if (STORED[name].check === undefined) continue;
       const read = readSignature({ ...written, [name]: { not: 'a value' } }, sign.settings.params);

@@ -4,6 +4,7 @@
 // MinHash, the kernels turned off), and the params keyword says which set it was.
 import { describe, expect, it, vi } from 'vitest';
 import { createSigner, resolveSignerSettings, type SignerOptions, signerOptionsFromParams } from '../../src/signature.js';
+import { decodeCore } from '../../src/sketch/core-similarity.js';
 import { emptyMinhash, minhashPermutations, updateMinhash } from '../../src/sketch/minhash.js';
 import { type TemplateTokens, templateTokens } from '../../src/sketch/template-tokens.js';
 import { tokenHash } from '../../src/sketch/token-hash.js';
@@ -48,9 +49,9 @@ const TEXTS = [`${BOILER} ${OWN} ${BOILER}`, `${BOILER} Grüße aus Köln, ${OWN
 describe.each(CONDENSERS)('a signer with template tokens, %o', (base) => {
   const template = boilerTemplate(base);
   const plain = createSigner(base);
-  const signer = createSigner({ ...base, template });
+  const signer = createSigner({ ...base, template, templateMode: 'narrow' });
 
-  it.each(TEXTS)('makes the MinHash of the tokens that are not template tokens, and the rest as without them: %s', (text) => {
+  it.each(TEXTS)('narrow: makes the MinHash of the tokens that are not template tokens, and the rest as without them: %s', (text) => {
     const set = new Set(template.hashes);
     const all = distinctHashes(base, text);
     const own = all.filter((h) => !set.has(h));
@@ -73,9 +74,27 @@ describe.each(CONDENSERS)('a signer with template tokens, %o', (base) => {
     expect(Array.from(signer(text).minhash)).toEqual(Array.from(minhashOf(base, distinctHashes(base, text).filter((h) => !template.hashes.includes(h)))));
   });
 
-  it('keeps every token of a document that is nearly all template', () => {
+  it('narrow: keeps every token of a document that is nearly all template', () => {
     const text = `${BOILER} ok`;
     expect(Array.from(signer(text).minhash)).toEqual(Array.from(plain(text).minhash));
+  });
+
+  it.each(TEXTS)('core (the default): the MinHash of every token, its values marked where a template token gave them, and the core size: %s', (text) => {
+    const core = createSigner({ ...base, template });
+    const sig = core(text);
+    expect(Array.from(sig.minhash)).toEqual(Array.from(plain(text).minhash));
+    const set = new Set(template.hashes);
+    const all = distinctHashes(base, text);
+    const own = minhashOf(base, all.filter((h) => !set.has(h)));
+    const words = decodeCore(sig.core as string, sig.minhash.length) as Uint32Array;
+    for (let i = 0; i < sig.minhash.length; i++) {
+      const marked = (words[i >>> 4] >>> (i & 15)) & 1;
+      expect(marked, `value ${i}`).toBe(own[i] === sig.minhash[i] ? 0 : 1);
+    }
+    expect(words[words.length - 1]).toBe(all.filter((h) => !set.has(h)).length);
+    expect(core.signParts(text).core).toEqual(words);
+    expect(core.signNormalized(core.normalize(text)).core).toBe(sig.core);
+    expect({ ...sig, core: undefined }).toEqual({ ...plain(text), core: undefined });
   });
 });
 
@@ -88,7 +107,11 @@ describe('a signer with template tokens and the kernels turned off', () => {
       for (const base of CONDENSERS) {
         const template = boilerTemplate(base);
         for (const text of TEXTS) {
-          expect(Array.from(js.createSigner({ ...base, template })(text).minhash)).toEqual(Array.from(createSigner({ ...base, template })(text).minhash));
+          for (const templateMode of ['narrow', 'core'] as const) {
+            const off = js.createSigner({ ...base, template, templateMode })(text), on = createSigner({ ...base, template, templateMode })(text);
+            expect(Array.from(off.minhash)).toEqual(Array.from(on.minhash));
+            expect(off.core).toBe(on.core);
+          }
         }
       }
     } finally {
@@ -101,22 +124,32 @@ describe('a signer with template tokens and the kernels turned off', () => {
 describe('the params keyword of template tokens', () => {
   const template = boilerTemplate({});
 
-  it('names the set as tpl=<digest>, and reads back to options that need that set', () => {
+  it('core (the default) names the set as core=<digest>, and reads back to options that need that set', () => {
     const { params } = resolveSignerSettings({ template });
+    expect(params).toBe(`${resolveSignerSettings().params};core=${template.digest}`);
+    const back = signerOptionsFromParams(params)!;
+    expect(back).toMatchObject({ templateDigest: template.digest, templateMode: 'core' });
+    expect(() => createSigner(back)).toThrow(`made with the template tokens ${template.digest} (params core=${template.digest})`);
+    expect(createSigner({ ...back, template })(TEXTS[0])).toEqual(createSigner({ template })(TEXTS[0]));
+  });
+
+  it('narrow names the set as tpl=<digest>, and reads back to options that need that set', () => {
+    const { params } = resolveSignerSettings({ template, templateMode: 'narrow' });
     expect(params).toBe(`${resolveSignerSettings().params};tpl=${template.digest}`);
     expect(parseParams(params)?.template).toBe(template.digest);
     const back = signerOptionsFromParams(params)!;
     expect(back.templateDigest).toBe(template.digest);
     expect(resolveSignerSettings(back).params).toBe(params);
-    expect(() => createSigner(back)).toThrow(`leave out the template tokens ${template.digest} (params tpl=${template.digest})`);
+    expect(() => createSigner(back)).toThrow(`made with the template tokens ${template.digest} (params tpl=${template.digest})`);
     const again = createSigner({ ...back, template });
     expect(again.settings.params).toBe(params);
-    expect(again(TEXTS[0])).toEqual(createSigner({ template })(TEXTS[0]));
+    expect(again(TEXTS[0])).toEqual(createSigner({ template, templateMode: 'narrow' })(TEXTS[0]));
   });
 
   it('is left out without a template', () => {
     const { params } = resolveSignerSettings({});
     expect(params).not.toContain('tpl=');
+    expect(params).not.toContain('core=');
     expect(parseParams(params)).not.toHaveProperty('template');
     expect(signerOptionsFromParams(params)).not.toHaveProperty('templateDigest');
   });
@@ -138,5 +171,24 @@ describe('the explorer on signatures made with template tokens', () => {
     const normalize = normalizerOf(params);
     expect(normalize).toBeDefined();
     expect(normalize!(TEXTS[1])).toBe(createSigner({ template }).normalize(TEXTS[1]));
+  });
+});
+
+describe('sign lines of core signatures', () => {
+  it('carry the core field, the same from a Signature and from its parts, as the JSON of the signature', async () => {
+    const { SignatureLines } = await import('../../src/signing/signature-lines.js');
+    const { signatureToJson } = await import('../../src/signature.js');
+    const template = boilerTemplate({});
+    const sign = createSigner({ template });
+    const fromParts = new SignatureLines(), fromSignature = new SignatureLines();
+    for (const text of TEXTS) {
+      fromSignature.signature(sign(text), sign.settings.params, 'x');
+      fromParts.parts(sign.signParts(text), sign.settings, 'x');
+    }
+    const lines = Buffer.from(fromParts.bytes()).toString('utf8');
+    expect(lines).toBe(Buffer.from(fromSignature.bytes()).toString('utf8'));
+    const first = JSON.parse(lines.split('\n')[0]);
+    expect(first.core).toBe(sign(TEXTS[0]).core);
+    expect(first).toEqual({ id: 'x', ...signatureToJson(sign(TEXTS[0])), params: sign.settings.params });
   });
 });
