@@ -4,7 +4,7 @@
 // 30 s (SIGSTOP) in the middle of a bulk write, ends with every document holding the fields of an
 // uninterrupted run and no user field changed; three processes, one slice each, on three nodes give the
 // index one process gives.
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -181,14 +181,19 @@ if (!cluster) {
       await annotateIndex(client, { index: name, fields: ['text'], prefix: 'near_dup', signer: {} });
       const clean = await dedupIndex(client, { index: name, full: true, dryRun: true, stateFile: path.join(tmp, `clean-${name}.json`) });
       const cwd = mkdtempSync(path.join(tmp, 'dedup-kill-'));
-      const runFile = path.join(cwd, '.near-dup', `dedup-${name}.run.json`);
+      // The journal is named by the cluster's uuid and the index (dedup/state.ts).
+      const runFile = () => {
+        const dir = path.join(cwd, '.near-dup');
+        const found = existsSync(dir) ? readdirSync(dir).find((f) => f.startsWith('dedup-') && f.endsWith(`-${name}.run.json`)) : undefined;
+        return path.join(dir, found ?? `dedup-${name}.run.json`);
+      };
       const args = ['dedup', '--url', cluster.url, '--index', name, '--full', '--page-size', '10', '--max-cached-signatures', '10'];
       const first = runCli(args, { cwd });
       let done = 0;
       for (let i = 0; i < 3000 && done < 2; i++) {
         await sleep(10);
         try {
-          done = JSON.parse(readFileSync(runFile, 'utf8')).counts.partitionsDone;
+          done = JSON.parse(readFileSync(runFile(), 'utf8')).counts.partitionsDone;
         } catch {
           // not written yet, or being renamed into place
         }
