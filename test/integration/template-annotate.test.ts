@@ -45,7 +45,7 @@ forEachEngine('annotate --template-share', (ctx) => {
     expect(found.hits.hits).toHaveLength(DOCS.length);
     for (const hit of found.hits.hits) {
       const source = hit._source as { text: string; near_dup: { params: string; minhash: string } };
-      expect(source.near_dup.params).toBe(`${resolveSignerSettings().params};tpl=${digest[0]}`);
+      expect(source.near_dup.params).toBe(`${resolveSignerSettings().params};core=${digest[0]}`);
       expect(Array.from(minhashValues(source.near_dup.minhash))).toEqual(Array.from(signer(source.text).minhash));
     }
   });

@@ -33,7 +33,7 @@ forEachEngine('ingest --template-share', (ctx) => {
     expect(found.hits.hits).toHaveLength(count);
     for (const hit of found.hits.hits) {
       const source = hit._source as { text: string; near_dup: { params: string; minhash: string } };
-      expect(source.near_dup.params).toBe(`${PLAIN};tpl=${digest}`);
+      expect(source.near_dup.params).toBe(`${PLAIN};core=${digest}`);
       expect(Array.from(minhashValues(source.near_dup.minhash))).toEqual(Array.from(signer(source.text).minhash));
     }
   }
@@ -45,8 +45,8 @@ forEachEngine('ingest --template-share', (ctx) => {
     const url = ['--url', ctx.engine.url];
     const run = await cli(['ingest', ...url, '--index', index, '--field', 'text', '--id-field', 'id', '--file', file, '--template-share', '0.05', '--template-sample', '1000', '--errors-file', path.join(tmp, 'e1.jsonl')]);
     expect(run.json).toMatchObject({ seen: DOCS.length + 1, indexed: DOCS.length, failed: 1 });
-    const digest = String(run.json.params).split(';tpl=')[1];
-    expect(run.json.params).toBe(`${PLAIN};tpl=${digest}`);
+    const digest = String(run.json.params).split(';core=')[1];
+    expect(run.json.params).toBe(`${PLAIN};core=${digest}`);
     expect(await keptDigests(ctx.client, index)).toEqual([digest]);
     const template = await loadTemplate(ctx.client, index, digest);
     expect(new Set(template.hashes)).toEqual(new Set(createSigner().tokenHashes(TEMPLATE_TEXT)));
@@ -56,7 +56,7 @@ forEachEngine('ingest --template-share', (ctx) => {
     // More pages of the template, from a stream: the index's set, not one drawn from them.
     const more = templatedPages(10, 'q', 100).slice(0, 10);
     const again = await ingestStream(ctx.client, Readable.from([ndjson(more)]), { index, fields: ['text'], output: { idField: 'id', errorsFile: path.join(tmp, 'e2.jsonl') }, template: { share: 0.05, sample: 1000 } });
-    expect(again).toMatchObject({ params: `${PLAIN};tpl=${digest}`, indexed: more.length });
+    expect(again).toMatchObject({ params: `${PLAIN};core=${digest}`, indexed: more.length });
     expect(await keptDigests(ctx.client, index)).toEqual([digest]);
     await checkSigned(index, digest, DOCS.length + more.length);
 
@@ -70,7 +70,7 @@ forEachEngine('ingest --template-share', (ctx) => {
     const chunks = ndjson(DOCS).match(/[\s\S]{1,700}/g) as string[];
     const summary = await ingestStream(ctx.client, Readable.from(chunks), { index, fields: ['text'], output: { idField: 'id', errorsFile: path.join(tmp, 'e3.jsonl') }, template: { share: 0.05, sample: 20 } });
     expect(summary).toMatchObject({ seen: DOCS.length + 1, indexed: DOCS.length, failed: 1 });
-    const digest = summary.params.split(';tpl=')[1];
+    const digest = summary.params.split(';core=')[1];
     expect(await keptDigests(ctx.client, index)).toEqual([digest]);
     const template = await loadTemplate(ctx.client, index, digest);
     expect(template.sample).toBe(20);

@@ -1,5 +1,5 @@
 // proxy --template-share on the real engines: a document written through the proxy to an index annotated
-// with --template-share is signed with the set the index keeps (the same params, tpl= the same digest), found
+// with --template-share is signed with the set the index keeps (the same params, core= the same digest), found
 // by `similar` by its text; an index that keeps no set is signed without, said once with the fix.
 import { beforeAll, expect, it } from 'vitest';
 import { annotateIndex } from '../../src/jobs/annotate.js';
@@ -52,12 +52,12 @@ forEachEngine('proxy --template-share', (ctx) => {
   }
 
   it('signs a document and a bulk item with the set the index keeps, as annotate signed the index', async () => {
-    expect(annotated).toBe(`${resolveSignerSettings().params};tpl=${annotated.split(';tpl=')[1]}`);
+    expect(annotated).toBe(`${resolveSignerSettings().params};core=${annotated.split(';core=')[1]}`);
     expect(await put(`/${index}/_doc/${NEW_PAGE.id}?refresh=true`, JSON.stringify({ text: NEW_PAGE.text }))).toBe(201);
     const copy = { id: 'n500-copy', text: `${NEW_PAGE.text.replace('page500word3 ', 'altered ')}` };
     const bulk = `${JSON.stringify({ index: { _index: index, _id: copy.id } })}\n${JSON.stringify({ text: copy.text })}\n`;
     expect(await put('/_bulk?refresh=true', bulk, 'application/x-ndjson')).toBe(200);
-    const template = await loadTemplate(ctx.client, index, annotated.split(';tpl=')[1]);
+    const template = await loadTemplate(ctx.client, index, annotated.split(';core=')[1]);
     const signer = createSigner({ template });
     for (const doc of [NEW_PAGE, copy]) {
       const source = (await ctx.client.request('GET', `/${index}/_source/${doc.id}`)) as { near_dup: { params: string; minhash: string } };

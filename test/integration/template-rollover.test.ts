@@ -1,6 +1,6 @@
 // Template sets across a rollover on the real engines: a data stream annotated with --template-share, rolled
 // over, and the backing index the set was drawn on deleted (as retention deletes it): what the proxy and
-// ingest write to the new backing index is signed with the same set (the same tpl=), found under the data
+// ingest write to the new backing index is signed with the same set (the same core=), found under the data
 // stream's name; the same for the indices of an alias that marks its write index. A plain index keeps its
 // set by uuid: made again under its name, it keeps none.
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -55,7 +55,7 @@ forEachEngine('template sets across a rollover', (ctx) => {
   async function annotated(name: string): Promise<string> {
     await annotateIndex(ctx.client, { index: name, fields: ['text'], template: ASKED });
     const stored = await ctx.client.search(name, { size: 1, _source: ['near_dup.params'] });
-    return (stored.hits.hits[0]._source as { near_dup: { params: string } }).near_dup.params.split(';tpl=')[1];
+    return (stored.hits.hits[0]._source as { near_dup: { params: string } }).near_dup.params.split(';core=')[1];
   }
 
   /** Rolls `name` over and deletes the index the write went to before (retention), giving the new write index. */
@@ -75,7 +75,7 @@ forEachEngine('template sets across a rollover', (ctx) => {
     const line = JSON.stringify({ '@timestamp': at(51), text: viaIngest.text });
     const errorsFile = path.join(tmp, `${name}.errors.jsonl`);
     const ingested = await ingestStream(ctx.client, Readable.from([line]), { index: name, fields: ['text'], output: { errorsFile }, template: ASKED });
-    expect(ingested.params.split(';tpl=')[1]).toBe(digest);
+    expect(ingested.params.split(';core=')[1]).toBe(digest);
     await ctx.client.refresh(name);
     const signer = createSigner({ template: await loadTemplate(ctx.client, backing, digest) });
     for (const doc of [viaProxy, viaIngest]) {
@@ -84,7 +84,7 @@ forEachEngine('template sets across a rollover', (ctx) => {
       const hit = found.hits.hits[0];
       const signed = hit._source?.near_dup;
       expect(hit._index).toBe(backing);
-      expect(signed?.params.split(';tpl=')[1]).toBe(digest);
+      expect(signed?.params.split(';core=')[1]).toBe(digest);
       expect(Array.from(minhashValues(signed?.minhash ?? ''))).toEqual(Array.from(signer(doc.text).minhash));
     }
     expect(warnings.filter((w) => w.includes(name))).toEqual([]);

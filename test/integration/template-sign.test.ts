@@ -1,5 +1,5 @@
 // sign --for-index on the real engines: a text signed as an index annotated with --template-share signs
-// (its params, tpl= included, and its MinHash with the set); --template-share asks for the set of a draw;
+// (its params, core= included, and its MinHash with the set); --template-share asks for the set of a draw;
 // without an index, --template-share is refused in one line naming what is needed.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -23,7 +23,7 @@ it('refuses --template-share without an index to sign for, in one line', async (
 
 forEachEngine('sign --for-index', (ctx) => {
   const index = ctx.index('tpl-sign');
-  let stored: { params: string; minhash: string };
+  let stored: { params: string; minhash: string; core: string };
   const page = path.join(tmp, 'page.txt');
 
   beforeAll(async () => {
@@ -31,17 +31,20 @@ forEachEngine('sign --for-index', (ctx) => {
     expect((await ctx.client.bulk(lines)).errors).toBe(false);
     await ctx.client.refresh(index);
     await annotateIndex(ctx.client, { index, fields: ['text'], template: { share: 0.05, sample: 1000 } });
-    stored = ((await ctx.client.request('GET', `/${index}/_source/p3`)) as { near_dup: { params: string; minhash: string } }).near_dup;
+    stored = ((await ctx.client.request('GET', `/${index}/_source/p3`)) as { near_dup: { params: string; minhash: string; core: string } }).near_dup;
     writeFileSync(page, DOCS[3].text);
   });
 
   it("signs a text as the index's params say, with the template tokens it keeps", async () => {
-    expect(stored.params).toMatch(/;tpl=[0-9a-f]{12}$/);
+    expect(stored.params).toMatch(/;core=[0-9a-f]{12}$/);
     const run = await cli(['sign', '--for-index', index, '--url', ctx.engine.url, '--file', page]);
     expect(run.code, run.stderr).toBe(0);
-    expect(run.json).toMatchObject({ params: stored.params, minhash: Array.from(minhashValues(stored.minhash)) });
+    expect(run.json).toMatchObject({ params: stored.params, minhash: Array.from(minhashValues(stored.minhash)), core: stored.core });
+    // The core way keeps the MinHash of every token (datasketch's); what the set adds is the core field.
     const plain = await cli(['sign', '--file', page]);
-    expect(plain.json.minhash).not.toEqual(run.json.minhash);
+    expect(plain.json.minhash).toEqual(run.json.minhash);
+    expect(plain.json.core).toBeUndefined();
+    expect(typeof run.json.core).toBe('string');
   });
 
   it('signs with the set of a draw, and says when the index keeps none for it', async () => {

@@ -24,7 +24,7 @@ describeSecured('template tokens as the near_dup and reader roles', (ctx) => {
     const result = ctx.cli(ctx.user('nd_user'), ['annotate', '--index', index, '--field', 'text', '--template-share', '0.05', '--template-sample', '1000']);
     expect(result.code, result.stderr).toBe(0);
     expect(json(result.stdout)).toMatchObject({ annotated: pages.length, failed: 0, complete: true });
-    const digest = String(json(result.stdout).params).split(';tpl=')[1];
+    const digest = String(json(result.stdout).params).split(';core=')[1];
     expect(digest).toMatch(/^[0-9a-f]{12}$/);
     const [uuid] = await ctx.admin.indexUuids(index);
     const kept = await ctx.admin.request('POST', `/${TEMPLATE_INDEX}/_search`, { query: { term: { uuid } } });
