@@ -23,6 +23,7 @@ const SUMMARY_FILES = [
   'src/cli/commands/dedup.ts',
   'src/cli/commands/similar.ts',
   'src/cli/commands/sign.ts',
+  'src/cli/commands/evaluate.ts',
   'src/jobs/annotate.ts',
   'src/jobs/ingest.ts',
   'src/jobs/dedup.ts',
@@ -31,7 +32,7 @@ const SUMMARY_FILES = [
 ];
 
 /** A count put straight before a plural noun in a template: "${n} documents" reads "1 documents" for one (a choice, "${a ? 'their' : 'its'} documents", is no count). */
-const FIXED_PLURAL = /\$\{[^{}?]+\} (documents|hits|candidates|clusters|duplicates|pairs|bands|lines|families|shares|buckets|lookups|passes|sweeps|scans|writes|members|attempts)\b/g;
+const FIXED_PLURAL = /\$\{[^{}?]+\} (documents|hits|candidates|clusters|duplicates|pairs|bands|lines|families|shares|buckets|lookups|passes|sweeps|scans|writes|members|attempts|sources|groups)\b/g;
 
 describe('the summaries', () => {
   for (const file of SUMMARY_FILES) {

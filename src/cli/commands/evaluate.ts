@@ -1,4 +1,5 @@
 // near-dup evaluate: choose the threshold and the bands from evidence on your own data.
+import { forCount, plural } from '../../plural.js';
 import { readFileSync } from 'node:fs';
 import type { CommandModule } from 'yargs';
 import { DEFAULT_MAX_CHARS, DEFAULT_PREFIX } from '../../annotation.js';
@@ -71,11 +72,11 @@ function summaryLines(report: QualityReport, index: string, commands: NextComman
   const sources = Object.entries(report.pairs.bySource).map(([k, n]) => `${n} ${k === 'mlt' ? 'from more_like_this' : k === 'lsh' ? 'from LSH' : k}`);
   const r = report.recommendation;
   return [
-    `evaluated ${report.pairs.total} pairs of "${index}" (${sources.join(', ')}); truth: ${report.truth === 'labels' ? 'your labels' : 'exact Jaccard of the texts'}`,
+    `evaluated ${plural(report.pairs.total, 'pair')} of "${index}" (${sources.join(', ')}); truth: ${report.truth === 'labels' ? 'your labels' : 'exact Jaccard of the texts'}`,
     `at the threshold ${at.threshold} with b=${report.bands}, r=${report.rows}: precision ${at.precision.toFixed(3)}, recall ${at.recall.toFixed(3)}, F1 ${at.f1.toFixed(3)}`,
     `MinHash estimate against exact Jaccard: mean absolute error ${report.estimation.meanAbsoluteError.toFixed(3)}, bias ${report.estimation.bias >= 0 ? '+' : ''}${report.estimation.bias.toFixed(3)}`,
-    `partial copies a Jaccard lookup misses: ${report.containment.partialCopies} pairs hold at least ${PARTIAL_COPY} of the smaller text at Jaccard under ${report.currentThreshold} (similar --measure containment finds them); ` +
-      `the containment estimate from the stored samples: mean absolute error ${report.containment.meanAbsoluteError.toFixed(3)} over ${report.containment.estimatedPairs} pairs`,
+    `partial copies a Jaccard lookup misses: ${plural(report.containment.partialCopies, 'pair')} ${forCount(report.containment.partialCopies, 'holds', 'hold')} at least ${PARTIAL_COPY} of the smaller text at Jaccard under ${report.currentThreshold} (similar --measure containment finds them); ` +
+      `the containment estimate from the stored samples: mean absolute error ${report.containment.meanAbsoluteError.toFixed(3)} over ${plural(report.containment.estimatedPairs, 'pair')}`,
     `recommended threshold ${r.threshold}: ${r.why}`,
     ...commandLines(report, commands),
   ];
@@ -88,14 +89,14 @@ export function truthLines(summary: TruthSummary): string[] {
   const { documents: d, truth: t, scores: s } = summary.report;
   const field = summary.report.truthField;
   const lines = [
-    `evaluated the clusters of "${summary.index}" against ${field}: ${d.evaluated} documents, ${t.sources} sources, ${t.groups} truth groups (sources joined by ${t.crossSourcePairsAtSameText} pairs of different sources at J >= ${t.sameText}); similarity: ${summary.report.similarity}`,
-    `pair precision ${fixed(s.precision)}: ${s.truePairsInClusters} of the ${s.clusterPairs} pairs in ${s.clusters} clusters (${s.clustered} documents) are of one truth group`,
+    `evaluated the clusters of "${summary.index}" against ${field}: ${plural(d.evaluated, 'document')}, ${plural(t.sources, 'source')}, ${plural(t.groups, 'truth group')} (sources joined by ${plural(t.crossSourcePairsAtSameText, 'pair')} of different sources at J >= ${t.sameText}); similarity: ${summary.report.similarity}`,
+    `pair precision ${fixed(s.precision)}: ${s.truePairsInClusters} of the ${plural(s.clusterPairs, 'pair')} in ${plural(s.clusters, 'cluster')} (${plural(s.clustered, 'document')}) ${forCount(s.truePairsInClusters, 'is', 'are')} of one truth group`,
     `recall ${fixed(s.recall)}: ${s.recallFound} of the ${s.recallPairs} true pairs at J >= ${t.recallFrom} share a cluster`,
     `truth groups split: ${s.split} of the ${s.splitOf} with a pair at J >= ${t.sameText} (${t.mustJoinPairs} such pairs) have it in different clusters`,
-    s.largest.size === 0 ? 'largest cluster: none' : `largest cluster: ${s.largest.size} documents from ${s.largest.sources} sources (${s.largest.groups} truth group${s.largest.groups === 1 ? '' : 's'}), cluster_id ${s.largest.clusterId}, e.g. ${s.largest.example}`,
+    s.largest.size === 0 ? 'largest cluster: none' : `largest cluster: ${plural(s.largest.size, 'document')} from ${plural(s.largest.sources, 'source')} (${plural(s.largest.groups, 'truth group')}), cluster_id ${s.largest.clusterId}, e.g. ${s.largest.example}`,
   ];
-  if (d.withoutSource.count > 0) lines.push(`${d.withoutSource.count} documents have no single value of ${field}, each its own source (${d.withoutSource.examples.join(', ')}${d.withoutSource.count > d.withoutSource.examples.length ? ', ...' : ''})`);
-  if (d.withoutText.count > 0) lines.push(`${d.withoutText.count} documents left out, without text (${d.withoutText.examples[0].id}: ${d.withoutText.examples[0].reason}${d.withoutText.count > 1 ? ', ...' : ''})`);
+  if (d.withoutSource.count > 0) lines.push(`${plural(d.withoutSource.count, 'document')} ${forCount(d.withoutSource.count, 'has', 'have')} no single value of ${field}, each its own source (${d.withoutSource.examples.join(', ')}${d.withoutSource.count > d.withoutSource.examples.length ? ', ...' : ''})`);
+  if (d.withoutText.count > 0) lines.push(`${plural(d.withoutText.count, 'document')} left out, without text (${d.withoutText.examples[0].id}: ${d.withoutText.examples[0].reason}${d.withoutText.count > 1 ? ', ...' : ''})`);
   lines.push(`in ${summary.seconds.toFixed(1)} s; report in ${summary.file}`);
   return lines;
 }
@@ -146,7 +147,7 @@ export const evaluateCommand: CommandModule<object, EvaluateArgs> = {
       });
       progress.done();
       const lines = summaryLines(summary.report, summary.index, summary.commands);
-      if (summary.skipped.length > 0) lines.push(`${summary.skipped.length} documents left out (${summary.skipped[0].id}: ${summary.skipped[0].reason}${summary.skipped.length > 1 ? ', ...' : ''})`);
+      if (summary.skipped.length > 0) lines.push(`${plural(summary.skipped.length, 'document')} left out (${summary.skipped[0].id}: ${summary.skipped[0].reason}${summary.skipped.length > 1 ? ', ...' : ''})`);
       lines.push(`report and plots in ${summary.out}`);
       process.stderr.write(escapedLines(lines));
       process.stdout.write(jsonLine({ index: summary.index, params: summary.params, files: summary.files, recommendation: summary.report.recommendation, commands: summary.commands }));
