@@ -99,8 +99,8 @@ export interface IngestOptions extends FlatIngestOptions {
    */
   template?: TemplateRequest;
   /**
-   * The input again from its start (a file): the sample is then read in a first pass and the input read
-   * again. Without it, the sample's lines are held in memory (at most MAX_HELD_SAMPLE_BYTES) and ingested
+   * The input again from its start (a regular file; nothing else can be read twice): the sample is then
+   * read in a first pass and the input read again. Without it, the sample's lines are held in memory (at most MAX_HELD_SAMPLE_BYTES) and ingested
    * after it.
    */
   reread?: () => Readable;
@@ -351,7 +351,7 @@ async function templateForIngest(
   const sample = await drawFromLines(lines, { fields, maxChars: limits.maxChars, signer: job.signer, draw, holdBytes });
   if (sample.cutShort) {
     options.onWarning?.(
-      `the template sample is ${plural(sample.template.sample, 'document')}, not ${draw.sampleAsked}: their lines filled the ${MAX_HELD_SAMPLE_BYTES / 1024 / 1024} MB held from a stream read once; give the input as a file (--file) to draw from all ${draw.sampleAsked}`,
+      `the template sample is ${plural(sample.template.sample, 'document')}, not ${draw.sampleAsked}: their lines filled the ${MAX_HELD_SAMPLE_BYTES / 1024 / 1024} MB held from a stream read once; give the input as a regular file (--file; a pipe or FIFO is read once) to draw from all ${draw.sampleAsked}`,
     );
   }
   const template = await storeTemplate(client, job.index, sample.template, draw);

@@ -2,6 +2,7 @@
 // read twice; a stream whose sample lines are held and then ingested), kept with the index before the first
 // write and named by every params; a second ingest into the index signs with the same set; `similar` by
 // text finds a page's copy and not the other pages of its template.
+import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -12,7 +13,7 @@ import { ingestStream } from '../../src/jobs/ingest.js';
 import { findSimilar } from '../../src/jobs/similar.js';
 import { createSigner, resolveSignerSettings } from '../../src/signature.js';
 import { minhashValues } from '../../src/sketch/lean-minhash.js';
-import { runCliJson as cli } from '../support/documents.js';
+import { runCli, runCliJson as cli } from '../support/documents.js';
 import { keptDigests } from '../support/templates-kept.js';
 import { TEMPLATE_TEXT, templatedPages } from '../support/templated-pages.js';
 import { forEachEngine } from './harness.js';
@@ -77,4 +78,23 @@ forEachEngine('ingest --template-share', (ctx) => {
     expect(new Set(template.hashes)).toEqual(new Set(createSigner().tokenHashes(TEMPLATE_TEXT)));
     await checkSigned(index, digest, DOCS.length);
   });
+
+  it('reads a --file that is a FIFO once: the sample lines are held and every line indexed', async () => {
+    const index = ctx.index('tpl-ingest-fifo');
+    // Enough pages that the sample and the read-ahead are a small part of the input: read again, a FIFO
+    // would go on from where the first pass stopped and the lines before it would never be indexed.
+    const docs = templatedPages(2000);
+    const source = path.join(tmp, `${index}.ndjson`);
+    writeFileSync(source, ndjson(docs));
+    const fifo = path.join(tmp, `${index}.fifo`);
+    expect(spawnSync('mkfifo', [fifo]).status).toBe(0);
+    const writer = spawn('sh', ['-c', 'cat "$1" > "$2"', 'sh', source, fifo], { stdio: 'ignore' });
+    const run = runCli(['ingest', '--url', ctx.engine.url, '--index', index, '--field', 'text', '--id-field', 'id', '--file', fifo, '--template-share', '0.05', '--template-sample', '50', '--errors-file', path.join(tmp, 'e4.jsonl')]);
+    const result = await run.done;
+    writer.kill();
+    const summary = JSON.parse(result.stdout.trim().split('\n').pop() ?? '{}');
+    expect(summary, result.stderr).toMatchObject({ seen: docs.length + 1, indexed: docs.length, failed: 1 });
+    await ctx.client.refresh(index);
+    expect(await ctx.client.count(index)).toBe(docs.length);
+  }, 120_000);
 });

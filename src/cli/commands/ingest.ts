@@ -1,5 +1,5 @@
 // near-dup ingest: index NDJSON documents, annotated on the way in.
-import { createReadStream } from 'node:fs';
+import { createReadStream, fstatSync, type ReadStream } from 'node:fs';
 import type { CommandModule } from 'yargs';
 import { prefixPath } from '../../indices/mapping.js';
 import { UsageError, UserError } from '../../errors.js';
@@ -27,15 +27,29 @@ interface IngestArgs extends ConnectionArgs, SignerArgs, BulkArgs {
   templateSample?: number;
 }
 
-/** --template-share and --template-sample as ingest's `template` option (none without a share). */
-function templateOption(argv: IngestArgs): Pick<IngestOptions, 'template' | 'reread'> {
+/**
+ * --template-share and --template-sample as ingest's `template` option (none without a share); `regular`
+ * when --file is a regular file, the only input that can be read again from its start.
+ */
+function templateOption(argv: IngestArgs, regular: boolean): Pick<IngestOptions, 'template' | 'reread'> {
   if (argv.templateShare === undefined) {
     if (argv.templateSample !== undefined) throw new UsageError('--template-sample goes with --template-share: give the share of the documents a template token is in (0.05 is usual)');
     return {};
   }
-  // A file is read twice (the sample, then every line); standard input holds the sample's lines.
+  // A regular file is read twice (the sample, then every line). Anything else (standard input, a pipe, a
+  // FIFO, /dev/stdin, <(zcat ...)) opened again would go on where the first read stopped, losing the
+  // sample's lines: its sample lines are held instead.
   const file = argv.file;
-  return { template: { share: argv.templateShare, sample: argv.templateSample }, ...(file ? { reread: () => createReadStream(file) } : {}) };
+  return { template: { share: argv.templateShare, sample: argv.templateSample }, ...(file && regular ? { reread: () => createReadStream(file) } : {}) };
+}
+
+/** The descriptor of --file once it is open, or one line naming the file and why it cannot be read. */
+function opened(input: ReadStream, file: string): Promise<number> {
+  return new Promise<number>((resolve, reject) => {
+    input.once('open', (fd: number) => resolve(fd)).once('error', (err: NodeJS.ErrnoException) =>
+      reject(new UserError(err.code === 'ENOENT' ? `file not found: ${file}; check the path given to --file` : `cannot read ${file}: ${err.message}`)),
+    );
+  });
 }
 
 export const ingestCommand: CommandModule<object, IngestArgs> = {
@@ -61,7 +75,7 @@ export const ingestCommand: CommandModule<object, IngestArgs> = {
         type: 'number',
         describe: "leave out of the MinHash the tokens in more than this share of the first documents (template text: shared headings, notices; 0.05 is usual): the index's set for the same draw, else one drawn from the input and kept with the index [default: none]",
       }))
-      .option('template-sample', advanced({ type: 'number', describe: 'with --template-share: how many documents (the first of the input) the set is drawn from; standard input holds their lines in memory, up to 256 MB [default: 10000]' }))
+      .option('template-sample', advanced({ type: 'number', describe: 'with --template-share: how many documents (the first of the input) the set is drawn from; standard input or a --file that is not a regular file (a pipe, a FIFO) holds their lines in memory, up to 256 MB [default: 10000]' }))
       .epilogue(
         examples([
           ['near-dup ingest --index news --field body --id-field id < news.ndjson', 'index and annotate'],
@@ -72,19 +86,14 @@ export const ingestCommand: CommandModule<object, IngestArgs> = {
     prefixPath(argv.prefix);
     const bulk = bulkOptionsFrom(argv);
     const input = argv.file ? createReadStream(argv.file) : process.stdin;
-    if (argv.file) {
-      await new Promise<void>((resolve, reject) => {
-        (input as ReturnType<typeof createReadStream>).once('open', () => resolve()).once('error', (err: NodeJS.ErrnoException) =>
-          reject(new UserError(err.code === 'ENOENT' ? `file not found: ${argv.file}; check the path given to --file` : `cannot read ${argv.file}: ${err.message}`)),
-        );
-      });
-    }
+    // What was opened, not the path again: the path may name something else by the time it is read twice.
+    const regular = argv.file ? fstatSync(await opened(input as ReadStream, argv.file)).isFile() : false;
     const progress = createProgressPrinter('ingest', process.stderr, ['indexed', 'failed']);
     const options: IngestOptions = {
       index: argv.index,
       fields: argv.field,
       signer,
-      ...templateOption(argv),
+      ...templateOption(argv, regular),
       onWarning: (line) => process.stderr.write(escaped`near-dup ingest: ${line}\n`),
       output: { prefix: argv.prefix, idField: argv.idField, errorsFile: argv.errorsFile },
       limits: { maxChars: argv.maxChars, threads: argv.threads, maxLineBytes: argv.maxLineBytes, bulk },
