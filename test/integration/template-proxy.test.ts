@@ -8,6 +8,7 @@ import { findSimilar } from '../../src/jobs/similar.js';
 import { type RunningProxy, startProxy } from '../../src/proxy/server.js';
 import { createSigner, resolveSignerSettings } from '../../src/signature.js';
 import { minhashValues } from '../../src/sketch/lean-minhash.js';
+import { FaultProxy } from '../support/fault-proxy.js';
 import { templatedPages } from '../support/templated-pages.js';
 import { forEachEngine } from './harness.js';
 
@@ -21,6 +22,23 @@ forEachEngine('proxy --template-share', (ctx) => {
   let proxy: RunningProxy;
   let annotated: string;
 
+  /** The proxy's options for this block's indices, to `url`. */
+  const proxyOptions = (url: string, warn: (line: string) => void) => ({
+    upstream: { url },
+    host: '127.0.0.1',
+    port: 0,
+    index: `${index},${bare}`,
+    fields: ['text'],
+    prefix: 'near_dup',
+    signer: {},
+    template: { share: 0.05, sample: 1000 },
+    maxChars: 10_000_000,
+    onError: 'reject' as const,
+    threads: 1,
+    maxUpstreamBytes: 16 * 1024 * 1024,
+    warn,
+  });
+
   beforeAll(async () => {
     const lines = DOCS.flatMap((d) => [{ index: { _index: index, _id: d.id } }, { text: d.text }]);
     expect((await ctx.client.bulk(lines)).errors).toBe(false);
@@ -28,26 +46,12 @@ forEachEngine('proxy --template-share', (ctx) => {
     await annotateIndex(ctx.client, { index, fields: ['text'], template: { share: 0.05, sample: 1000 } });
     const stored = await ctx.client.search(index, { size: 1, _source: ['near_dup.params'] });
     annotated = (stored.hits.hits[0]._source as { near_dup: { params: string } }).near_dup.params;
-    proxy = await startProxy({
-      upstream: { url: ctx.engine.url },
-      host: '127.0.0.1',
-      port: 0,
-      index: `${index},${bare}`,
-      fields: ['text'],
-      prefix: 'near_dup',
-      signer: {},
-      template: { share: 0.05, sample: 1000 },
-      maxChars: 10_000_000,
-      onError: 'reject',
-      threads: 1,
-      maxUpstreamBytes: 16 * 1024 * 1024,
-      warn: (line) => warnings.push(line),
-    });
+    proxy = await startProxy(proxyOptions(ctx.engine.url, (line) => warnings.push(line)));
     ctx.cleanup(() => proxy.close());
   });
 
-  async function put(path: string, body: string, type = 'application/json'): Promise<number> {
-    const answer = await fetch(`${proxy.url}${path}`, { method: path.endsWith('_bulk?refresh=true') ? 'POST' : 'PUT', headers: { 'content-type': type }, body });
+  async function put(path: string, body: string, type = 'application/json', through = proxy): Promise<number> {
+    const answer = await fetch(`${through.url}${path}`, { method: path.endsWith('_bulk?refresh=true') ? 'POST' : 'PUT', headers: { 'content-type': type }, body });
     return answer.status;
   }
 
@@ -78,5 +82,25 @@ forEachEngine('proxy --template-share', (ctx) => {
     expect(said).toEqual([
       `index "${bare}" keeps no template tokens for --template-share 0.05 (sample 1000, condenser ${resolveSignerSettings().condenser}): its documents are signed without; near-dup annotate --index ${bare} --field text --template-share 0.05 --template-sample 1000 --force draws one and signs the index again`,
     ]);
+  });
+
+  it('answers a write whose set could not be looked up with the engine\'s status, and looks it up again for the next', async () => {
+    const relay = new FaultProxy(ctx.engine.url);
+    const url = await relay.start();
+    ctx.cleanup(() => relay.stop());
+    // The store's first request is answered 429 (the cluster busy, or a client without credentials: 401).
+    let refused = 0;
+    relay.decide = (request) => (request.path.startsWith('/near-dup-templates/') && refused++ === 0 ? { status: 429 } : 'pass');
+    const relayed = await startProxy(proxyOptions(url, () => undefined));
+    ctx.cleanup(() => relayed.close());
+    const page = templatedPages(1, 'r', 600)[0];
+    const first = await fetch(`${relayed.url}/${index}/_doc/${page.id}?refresh=true`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ text: page.text }) });
+    expect(first.status).toBe(429);
+    expect(await first.text()).toContain(`template tokens of \\"${index}\\"`);
+    expect(relay.injected.status429).toBe(1);
+    // Nothing was written, and the next write (within the 30 s a set is taken as known) is signed with the set.
+    expect(await put(`/${index}/_doc/${page.id}?refresh=true`, JSON.stringify({ text: page.text }), 'application/json', relayed)).toBe(201);
+    const source = (await ctx.client.request('GET', `/${index}/_source/${page.id}`)) as { near_dup: { params: string } };
+    expect(source.near_dup.params).toBe(annotated);
   });
 });
