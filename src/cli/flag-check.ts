@@ -2,8 +2,9 @@
 // yargs says "Missing required argument: field" for `--feild body`, "Unknown arguments: d, r, y" for
 // `-dry-run`, and gives an option typed without its value (`--limit --format table`) its default, silently.
 // Here the first such mistake is one usage line naming what was typed and the fix. Values are never quoted
-// (one may be a password).
+// (one may be a password), and a secret's value is kept out of yargs' own messages too (`withoutSecrets`).
 import type { Argv } from 'yargs';
+import type { CREDENTIAL_OPTIONS } from './connection-options.js';
 import { UsageError } from '../errors.js';
 import { describeRange, rangeOf } from './option-ranges.js';
 
@@ -95,9 +96,20 @@ function knownName(typed: string, declared: Declared): string | undefined {
   return undefined;
 }
 
+/** The options whose values are secrets: never in a message, whole or in pieces. */
+const SECRET_OPTIONS: ReadonlyArray<keyof typeof CREDENTIAL_OPTIONS> = ['password', 'api-key', 'bearer-token'];
+
+/** A negative number as yargs-parser reads one (its own pattern): the only word starting with a dash it takes as a value. */
+const NEGATIVE = /^-([0-9]+(\.[0-9]+)?|\.[0-9]+)$/;
+
 /** yargs reads a word after an option as its value unless it starts with a dash (a negative number does not count). */
 function isValue(word: string | undefined): boolean {
-  return word !== undefined && (!word.startsWith('-') || /^-\d/.test(word));
+  return word !== undefined && (!word.startsWith('-') || NEGATIVE.test(word));
+}
+
+/** Whether `name` (declared, or an alias) is a secret option. */
+function isSecret(name: string, declared: Declared): boolean {
+  return (SECRET_OPTIONS as readonly string[]).includes(declared.canonical.get(name) ?? name);
 }
 
 /** "a whole number from 1 to 10000, e.g. --limit 10", "json or table", "(annotated index)": what `name` takes. */
@@ -141,12 +153,44 @@ export function flagProblem(args: readonly string[], command: string | undefined
       const near = suggest(typed);
       return `unknown option ${long ? '--' : '-'}${typed} (${near ? `did you mean ${near}?` : helpHint(command)})`;
     }
-    if (eq !== -1 || declared.flagsOnly.has(name) || typed.startsWith('no-')) continue;
-    if (!isValue(args[i + 1])) return `${long ? '--' : '-'}${typed} needs a value${whatItTakes(name, command, declared)}`;
-    i++;
+    if (declared.flagsOnly.has(name) || typed.startsWith('no-')) continue;
+    if (eq === -1) {
+      if (!isValue(args[i + 1])) return `${long ? '--' : '-'}${typed} needs a value${whatItTakes(name, command, declared)}`;
+      i++;
+    }
     if (declared.arrays.has(name)) while (isValue(args[i + 1])) i++;
+    // yargs would name the next word ("Unknown argument: secret"): a piece of an unquoted secret.
+    else if (isSecret(name, declared) && isValue(args[i + 1]) && args[i + 1] !== '--') {
+      return `a word after the value of ${long ? '--' : '-'}${typed} (quote a value that holds spaces; this command takes no words but its flags and their values)`;
+    }
   }
   return undefined;
+}
+
+/** The values given to secret options in `args` (after the flag, or after its `=`), by any spelling yargs takes. */
+function secretValues(args: readonly string[]): string[] {
+  const secrets = new Set<string>([...SECRET_OPTIONS, ...SECRET_OPTIONS.map(camel)]);
+  const values: string[] = [];
+  for (let i = 0; i < args.length; i++) {
+    const [flag, ...rest] = args[i].replace(/^--?/, '').split('=');
+    if (!args[i].startsWith('-') || !secrets.has(flag)) continue;
+    if (rest.length > 0) values.push(rest.join('='));
+    else if (args[i + 1] !== undefined) values.push(args[i + 1]);
+  }
+  return values;
+}
+
+/**
+ * yargs' message without any piece of a secret's value: a message that names one (an unknown argument that is
+ * part of it, a word of it) becomes a line that names the option alone.
+ */
+export function withoutSecrets(message: string, args: readonly string[]): string {
+  const values = secretValues(args).filter((v) => v.length > 0);
+  if (values.length === 0) return message;
+  const listed = /^Unknown arguments?: (.*)$/s.exec(message)?.[1].split(', ').map((w) => w.replace(/^"(.*)"$/, '$1')) ?? [];
+  const named = listed.some((word) => values.some((v) => v.includes(word)));
+  const quoted = values.some((v) => v.split(/\s+/).some((word) => word.length > 2 && message.includes(word)));
+  return named || quoted ? 'the value of --password, --api-key or --bearer-token could not be read as one value (it is not shown): quote it, or give it by its environment variable' : message;
 }
 
 /**

@@ -4,7 +4,7 @@ import yargs, { type Argv } from 'yargs';
 import { commandLoaders } from './commands/index.js';
 import { UsageError } from '../errors.js';
 import { checkOptionRanges } from './option-ranges.js';
-import { checkFlags } from './flag-check.js';
+import { checkFlags, withoutSecrets } from './flag-check.js';
 import { packageVersion } from './package-version.js';
 
 /** The parser of the command line `argv` (without node and the script): parseAsync() runs the command. */
@@ -24,7 +24,7 @@ export async function cliParser(argv: string[]): Promise<Argv> {
     .fail((msg, err) => {
       // A yargs validation message is a usage error (exit 2); anything thrown by a handler is passed on.
       if (err) throw err;
-      throw new UsageError(msg);
+      throw new UsageError(withoutSecrets(msg, argv));
     });
   // Only the command being run is loaded; --help, no command or a misspelt one load them all.
   const named = argv.find((arg) => !arg.startsWith('-'));

@@ -9,7 +9,7 @@ import path from 'node:path';
 import type { Argv } from 'yargs';
 import { describe, expect, it } from 'vitest';
 import { commandLoaders } from '../../src/cli/commands/index.js';
-import { declaredOptions, editDistance, nearestFlag } from '../../src/cli/flag-check.js';
+import { declaredOptions, editDistance, nearestFlag, withoutSecrets } from '../../src/cli/flag-check.js';
 import { describeRange, rangeOf } from '../../src/cli/option-ranges.js';
 import { cliParser } from '../../src/cli/parser.js';
 import { UsageError } from '../../src/errors.js';
@@ -160,5 +160,52 @@ describe.skipIf(!existsSync(CLI))('the real CLI process', () => {
     const result = run(args);
     expect(result.stderr).toBe(`near-dup: ${line}\n`);
     expect(result.status).toBe(2);
+  });
+});
+
+describe('a secret option\'s value is in no message, nor any piece of it', () => {
+  const SECRETS = ['--password', '--api-key', '--bearer-token'];
+  const VALUES = ['-5ecret', 'my secret', '--x'];
+  /** The value's words, and every run of three of its characters or more (`5ecret`, `ecr`): none may be said. */
+  const pieces = (value: string) => {
+    const found = new Set(value.split(/\s+/).filter((w) => w.length > 1));
+    for (let from = 0; from < value.length; from++) for (let to = from + 3; to <= value.length; to++) if (!value.slice(from, to).startsWith('--')) found.add(value.slice(from, to));
+    return [...found];
+  };
+  /** The command lines that give `value` to `flag`: as one word, unquoted (its words apart), after `=`, with a flag after it. */
+  const lines = (command: string, flag: string, value: string) => {
+    const base = [command, ...REQUIRED[command]];
+    return [[...base, flag, value], [...base, flag, ...value.split(' ')], [...base, `${flag}=${value}`], [...base, flag, ...value.split(' '), '--limt', '3']];
+  };
+
+  for (const command of ['annotate', 'similar', 'dashboards']) {
+    it.each(SECRETS.flatMap((flag) => VALUES.map((value) => [flag, value])))(`${command} %s %j`, async (flag, value) => {
+      for (const args of lines(command, flag, value)) {
+        const result = await parse(args);
+        if (result instanceof Reached) continue;
+        const said = (result as Error).message;
+        // Letters one by one (yargs' "Unknown arguments: 5, e, c, r, t") or a word of it.
+        expect(said, args.join(' ')).not.toMatch(/\b\w, \w, \w\b/);
+        for (const piece of pieces(value)) expect(said, args.join(' ')).not.toContain(piece);
+      }
+    });
+  }
+
+  it('the command line says what is wrong without the value', async () => {
+    expect(await message(['annotate', ...REQUIRED.annotate, '--password', '-5ecret'])).toMatch(/^--password needs a value/);
+    expect(await message(['annotate', ...REQUIRED.annotate, '--password', 'my', 'secret'])).toBe(
+      'a word after the value of --password (quote a value that holds spaces; this command takes no words but its flags and their values)',
+    );
+  });
+
+  it("yargs' own message that names a piece of a secret is said without it; any other is left as it is", () => {
+    const args = ['annotate', '--index', 'x', '--field', 'f', '--password', '-5ecret', '--apiKey=my secret'];
+    for (const said of ['Unknown arguments: 5, e, c, r, t', 'Unknown argument: secret', 'Invalid values: my secret']) {
+      const line = withoutSecrets(said, args);
+      expect(line).toMatch(/^the value of --password, --api-key or --bearer-token could not be read as one value/);
+      for (const piece of ['5', 'ecret', 'secret', 'my']) expect(line).not.toContain(piece);
+    }
+    expect(withoutSecrets('Unknown argument: zz', args)).toBe('Unknown argument: zz');
+    expect(withoutSecrets('Unknown argument: e', ['annotate', '--index', 'e'])).toBe('Unknown argument: e');
   });
 });
