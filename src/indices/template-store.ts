@@ -27,6 +27,7 @@ import { describeRefusal, EngineResponseError } from '../engine/errors.js';
 import { ownValue } from '../own-keys.js';
 import { resolveSignerSettings, type SignerOptions } from '../signature.js';
 import { DEFAULT_TEMPLATE_MIN_COUNT, type TemplateTokens, templateTokens } from '../sketch/template-tokens.js';
+import { DEFAULT_MAX_TRACKED } from '../sketch/token-counts.js';
 
 /** The `_meta` key under which earlier versions kept the template sets, by digest (read, never written). */
 export const TEMPLATES_META_KEY = 'near_dup_templates';
@@ -75,11 +76,21 @@ export function storedTemplate(template: TemplateTokens, draw?: TemplateDraw): S
   return { ...drawn, share: template.share, min_count: template.minCount, sample: template.sample, count: template.hashes.length, hashes: bytes.toString('base64') };
 }
 
+/**
+ * The most hashes a drawn set holds: the sampler counts at most this many tokens (sketch/token-counts.ts). A
+ * larger set was not drawn by near-dup, and is not decoded (each signing task would be given a copy).
+ */
+export const MAX_TEMPLATE_HASHES = DEFAULT_MAX_TRACKED;
+
+/** The length of the base64 text of `count` hashes. */
+const base64Length = (count: number) => 4 * Math.ceil((count * 4) / 3);
+
 /** A set read back; undefined when what is there is not the set of that digest (damaged, or edited by hand). */
 export function templateOfStored(digest: string, stored: unknown): TemplateTokens | undefined {
   if (typeof stored !== 'object' || stored === null) return undefined;
   const { share, min_count, sample, count, hashes } = stored as Partial<StoredTemplate>;
   if (typeof hashes !== 'string' || !Number.isSafeInteger(count) || (count as number) < 0 || typeof share !== 'number' || typeof min_count !== 'number' || typeof sample !== 'number') return undefined;
+  if ((count as number) > MAX_TEMPLATE_HASHES || hashes.length !== base64Length(count as number)) return undefined;
   const bytes = Buffer.from(hashes, 'base64');
   if (bytes.length !== (count as number) * 4) return undefined;
   const values = new Uint32Array(count as number);
@@ -132,7 +143,7 @@ export async function storeTemplate(given: TemplateAccess, index: string, templa
       kept ??= template;
     } catch (err) {
       if (!(err instanceof EngineResponseError && err.statusCode === 409)) throw err;
-      kept ??= await keptDocument(access, id, name);
+      kept ??= await keptDocument(access, id, name, draw);
     }
   }
   return kept ?? template;
@@ -146,6 +157,7 @@ export async function loadTemplate(given: TemplateAccess, index: string, digest:
   const access = refusalsNamed(given);
   const keys = await keysBehind(access, index);
   const found = await searchStore(access, { bool: { filter: [{ terms: { uuid: [...keys] } }, { term: { digest } }] } });
+  for (const doc of found) checkSize(doc, index);
   const template = found.map((d) => templateOfStored(digest, d)).find((t) => t !== undefined) ?? legacyTemplate(await legacySets(access, index), digest);
   if (template instanceof DamagedSet || (template === undefined && found.length > 0)) {
     const where = template instanceof DamagedSet ? `the mapping of "${template.index}" (_meta.${TEMPLATES_META_KEY})` : `${TEMPLATE_INDEX} for "${found[0].index}"`;
@@ -164,7 +176,9 @@ export async function findTemplate(given: TemplateAccess, index: string, draw: T
   const keys = await keysBehind(access, index);
   const ids = [...keys].map((key) => documentId(key, undefined, draw));
   for (const doc of await getDocuments(access, ids)) {
-    const template = templateOfStored(doc.digest, doc);
+    checkSize(doc, index);
+    // Anyone who may write the store may write at an id (it is of public values): only a set stored for this draw and key is used.
+    const template = storedFor(doc, draw) ? templateOfStored(doc.digest, doc) : undefined;
     if (template) return template;
   }
   for (const [digest, stored] of Object.entries(await legacySets(access, index))) {
@@ -272,18 +286,40 @@ async function ensureStoreIndex(access: TemplateAccess): Promise<void> {
   }
 }
 
-/** The set of a document another run created first; damage there is said, not signed with. */
-async function keptDocument(access: TemplateAccess, id: string, index: string): Promise<TemplateTokens> {
+/** The set of a document another run created first; damage there, or a set stored for another draw or key, is said, not signed with. */
+async function keptDocument(access: TemplateAccess, id: string, index: string, draw: TemplateDraw | undefined): Promise<TemplateTokens> {
   const [doc] = await getDocuments(access, [id]);
+  if (doc) checkSize(doc, index);
+  if (doc && draw && !storedFor(doc, draw)) throw new UsageError(`the document ${id} of ${TEMPLATE_INDEX} for "${index}" was not stored for this draw (condenser, share, minimum count, sample) and index; delete it and run again`);
   const template = doc && templateOfStored(doc.digest, doc);
   if (!template) throw new UsageError(`the template tokens kept in ${TEMPLATE_INDEX} for "${index}" (document ${id}) are damaged; delete that document and run again`);
   return template;
 }
 
+/** Whether a document is the set of `draw` for the key of its id (what the id was made of). */
+function storedFor(doc: KeptDocument, draw: TemplateDraw & { share?: number; minCount?: number }): boolean {
+  const key = doc.id.slice(0, doc.id.lastIndexOf('.'));
+  const same = doc.condenser === draw.condenser && doc.sample_asked === draw.sampleAsked && doc.uuid === key;
+  return same && (draw.share === undefined || doc.share === draw.share) && (draw.minCount === undefined || doc.min_count === draw.minCount);
+}
+
+/** A set larger than any draw is refused before it is decoded: one line naming the index and the fix. */
+function checkSize(doc: Partial<TemplateDocument> & { id?: string }, index: string): void {
+  const { count, hashes } = doc;
+  if (!(typeof count === 'number' && count > MAX_TEMPLATE_HASHES) && !(typeof hashes === 'string' && hashes.length > base64Length(MAX_TEMPLATE_HASHES))) return;
+  const size = typeof count === 'number' && count > MAX_TEMPLATE_HASHES ? `hold ${count} hashes` : `hold a text of ${(hashes as string).length} characters`;
+  throw new UsageError(
+    `the template tokens kept in ${TEMPLATE_INDEX} for "${index}"${doc.id ? ` (document ${doc.id})` : ''} ${size}, more than near-dup ever draws (${MAX_TEMPLATE_HASHES}): they were not drawn by near-dup; delete that document from ${TEMPLATE_INDEX} and sign the index again with annotate --force --template-share`,
+  );
+}
+
+/** A document of near-dup-templates, with its id. */
+type KeptDocument = TemplateDocument & { id: string };
+
 /** The documents of these ids that near-dup-templates holds (none when it is not there). */
-async function getDocuments(access: TemplateAccess, ids: string[]): Promise<TemplateDocument[]> {
+async function getDocuments(access: TemplateAccess, ids: string[]): Promise<KeptDocument[]> {
   if (ids.length === 0) return [];
-  let answer: { docs: Array<{ found?: boolean; _source?: TemplateDocument; error?: { type?: string; reason?: string } }> };
+  let answer: { docs: Array<{ _id?: string; found?: boolean; _source?: TemplateDocument; error?: { type?: string; reason?: string } }> };
   try {
     answer = await access.request('POST', `${STORE_PATH}/_mget`, { ids });
   } catch (err) {
@@ -293,7 +329,8 @@ async function getDocuments(access: TemplateAccess, ids: string[]): Promise<Temp
   // A missing index may be said per document (200); a refusal too, which is not "no set".
   const refused = answer.docs.find((d) => d.error !== undefined && d.error.type !== 'index_not_found_exception');
   if (refused) throw new UsageError(`cannot read the template tokens in ${TEMPLATE_INDEX}: ${refused.error?.reason ?? refused.error?.type}; give this user read on ${TEMPLATE_INDEX}`);
-  return answer.docs.filter((d) => d.found && d._source).map((d) => d._source as TemplateDocument);
+  // The id asked for, in its order (the engines answer in the order asked).
+  return answer.docs.flatMap((d, i) => (d.found && d._source ? [{ ...d._source, id: ids[i] }] : []));
 }
 
 async function searchStore(access: TemplateAccess, query: Record<string, unknown>): Promise<TemplateDocument[]> {

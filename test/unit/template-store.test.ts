@@ -4,7 +4,9 @@
 import { describe, expect, it } from 'vitest';
 import { EngineResponseError } from '../../src/engine/errors.js';
 import { UserError } from '../../src/errors.js';
-import { findTemplate, setOwners, storedTemplate, templateOfStored } from '../../src/indices/template-store.js';
+import { hash } from 'node:crypto';
+import { findTemplate, loadTemplate, setOwners, storedTemplate, storeTemplate, type TemplateAccess, templateOfStored } from '../../src/indices/template-store.js';
+import { DEFAULT_MAX_TRACKED } from '../../src/sketch/token-counts.js';
 import { templateTokens } from '../../src/sketch/template-tokens.js';
 
 const drawn = { share: 0.05, minCount: 3, sample: 10_000 };
@@ -66,5 +68,63 @@ describe('refusals of the store', () => {
     const found = findTemplate(access, 'docs', draw);
     await expect(found).rejects.toThrow(UserError);
     await expect(found).rejects.toThrow(/^https:\/\/127\.0\.0\.1:9271 denied GET \/docs: the user lacks the privilege indices:admin\/get; .*"docs"/);
+  });
+});
+
+/**
+ * The few requests the store makes, answered for one plain index `docs` (uuid U1) from `kept` (near-dup-templates'
+ * documents by id): the store's behaviour apart from an engine's (the engines' own is in
+ * test/integration/template-store.test.ts).
+ */
+function storeOf(kept: Map<string, unknown>): TemplateAccess {
+  const refused = (status: number, type: string) => new EngineResponseError(status, type, type, 'GET', '/', 'http://127.0.0.1:9200', { error: { type } });
+  return {
+    async request<T>(method: string, path: string, body?: any): Promise<T> {
+      const [at] = path.split('?');
+      if (at === '/docs') return { docs: { settings: { index: { uuid: 'U1' } }, aliases: {} } } as T;
+      if (at === '/docs/_mapping') return {} as T;
+      if (at === '/near-dup-templates/_settings' || (at === '/near-dup-templates' && method === 'PUT')) return {} as T;
+      if (at === '/near-dup-templates/_mget') return { docs: body.ids.map((id: string) => (kept.has(id) ? { _id: id, found: true, _source: kept.get(id) } : { _id: id, found: false })) } as T;
+      if (at === '/near-dup-templates/_search') return { hits: { hits: [...kept.values()].filter((d: any) => d.digest === body.query.bool.filter[1].term.digest).map((d) => ({ _source: d })) } } as T;
+      if (at.startsWith('/near-dup-templates/_create/')) {
+        const id = decodeURIComponent(at.slice('/near-dup-templates/_create/'.length));
+        if (kept.has(id)) throw refused(409, 'version_conflict_engine_exception');
+        kept.set(id, body);
+        return {} as T;
+      }
+      throw new Error(`not asked of the store: ${method} ${path}`);
+    },
+  };
+}
+
+describe('what the store reads', () => {
+  const draw = { condenser: 'white-space::xxh3::128', sampleAsked: 10_000, share: 0.05, minCount: 3 };
+  const id = `U1.${hash('sha1', JSON.stringify([draw.condenser, draw.share, draw.minCount, draw.sampleAsked])).slice(0, 20)}`;
+  const set = templateTokens([1, 2, 3], { share: 0.05, minCount: 3, sample: 100 });
+  const kept = (doc: Record<string, unknown>) => new Map<string, unknown>([[id, { ...storedTemplate(set, draw), index: 'docs', uuid: 'U1', digest: set.digest, ...doc }]]);
+
+  it('finds the set kept for the draw', async () => {
+    expect((await findTemplate(storeOf(kept({})), 'docs', draw))?.digest).toBe(set.digest);
+  });
+
+  it('refuses a set of more hashes than a draw keeps (2^22), in one line naming the index and the fix, before decoding it', async () => {
+    const huge = kept({ count: DEFAULT_MAX_TRACKED + 1 });
+    const said = /^the template tokens kept in near-dup-templates for "docs" \(document U1\.[0-9a-f]{20}\) hold 4194305 hashes, more than near-dup ever draws \(4194304\): they were not drawn by near-dup; delete that document from near-dup-templates and sign the index again with annotate --force --template-share$/;
+    await expect(findTemplate(storeOf(huge), 'docs', draw)).rejects.toThrow(said);
+    await expect(loadTemplate(storeOf(huge), 'docs', set.digest)).rejects.toThrow(/hold 4194305 hashes, more than near-dup ever draws/);
+    // A hashes text longer than the most a draw keeps, whatever its count says.
+    const long = kept({ hashes: 'A'.repeat(4 * Math.ceil((DEFAULT_MAX_TRACKED * 4) / 3) + 4) });
+    await expect(findTemplate(storeOf(long), 'docs', draw)).rejects.toThrow(/more than near-dup ever draws/);
+    expect(templateOfStored(set.digest, { ...storedTemplate(set), count: DEFAULT_MAX_TRACKED + 1 })).toBeUndefined();
+  });
+
+  it('never uses a set at the draw\'s id that was stored for another condenser, share, minimum count, sample or index', async () => {
+    for (const other of [{ condenser: 'other' }, { share: 0.99 }, { min_count: 1 }, { sample_asked: 1 }, { uuid: 'U2' }, { condenser: undefined }]) {
+      expect(await findTemplate(storeOf(kept(other)), 'docs', draw), JSON.stringify(other)).toBeUndefined();
+      // Storing meets it at the id (409): refused with the fix, not signed with.
+      await expect(storeTemplate(storeOf(kept(other)), 'docs', set, draw), JSON.stringify(other)).rejects.toThrow(
+        /^the document .* of near-dup-templates for "docs" was not stored for this draw \(condenser, share, minimum count, sample\) and index; delete it and run again$/,
+      );
+    }
   });
 });
