@@ -489,7 +489,8 @@ function holderSettings(job: DedupSettings, run: DedupRun): string {
 
 /** Checks the index, chooses the params, counts the documents in scope and reads the last run's state. */
 async function prepareRun(client: EngineClient, given: DedupSettings): Promise<DedupRun> {
-  const { read: stateRead, write: stateFile } = given.state.byCluster ? stateFileOf(given.index, await clusterUuid(client)) : { read: given.state.stateFile, write: given.state.stateFile };
+  const uuidNotes: string[] = [];
+  const { read: stateRead, write: stateFile } = given.state.byCluster ? stateFileOf(given.index, await clusterUuid(client, (line) => uuidNotes.push(line))) : { read: given.state.stateFile, write: given.state.stateFile };
   const job = { ...given, state: { ...given.state, stateFile } };
   const { prefix, minSimilarity, canonical, clusters } = job.compare;
   const f = (name: StoredField) => storedPath(prefix, name);
@@ -508,7 +509,7 @@ async function prepareRun(client: EngineClient, given: DedupSettings): Promise<D
   const current = { index: job.index, params, prefix, minSimilarity, uuids, clusters, order };
   // Why a run that could have been incremental is full, in one line (a state it could not trust says its own).
   const why = read.note ?? (incremental ? whyFull(read.state, current, stateRead, job.state.byCluster ? stateElsewhere(job.index, stateRead) : undefined) : undefined);
-  const notes = why ? [why] : [];
+  const notes = [...uuidNotes, ...(why ? [why] : [])];
   const fields = storedFields(prefix, sortField);
   return { job, params, excludedParams, scope, documents, damagedParams, sortField, everythingCached, runStartedAt, saved: read.state, uuids, current, notes, fields, spilled: [] };
 }

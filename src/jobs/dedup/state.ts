@@ -1,6 +1,7 @@
 // What dedup remembers between runs (.near-dup/dedup-CLUSTERUUID-INDEX.json): enough for the next run to
 // revisit only what was annotated or written since, when it clusters the same signatures with the same bar.
 // Kept by cluster and index: a run on another cluster with an index of the same name has its own state.
+import { hash } from 'node:crypto';
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -33,10 +34,29 @@ export interface DedupState {
   order?: string;
 }
 
-/** The state file of an index on a cluster (by the index alone when the cluster gives no uuid, as earlier versions named it). */
+/** The longest file name most file systems take (NAME_MAX), in bytes. */
+const NAME_MAX = 255;
+/** What the journal adds to the state file's name (`.json` -> `.run.json`), the longest name made of it. */
+const JOURNAL_EXTRA = '.run.json'.length - '.json'.length;
+/** How much of a long index name a cut name keeps, to be read by a person. */
+const CUT_NAME_KEEPS = 100;
+/** What a cluster's uuid may be to name a file: the engines give 22 characters of base64url. */
+const CLUSTER_UUID = /^[A-Za-z0-9_-]{1,64}$/;
+
+/**
+ * The state file of an index on a cluster (by the index alone when the cluster gives no uuid, as earlier
+ * versions named it). A name that would be too long for a file with its journal's `.run.json` (index names
+ * take 255 bytes) keeps the start of the index's name and a hash of the uuid and the whole name.
+ */
 export function defaultStatePath(index: string, clusterUuid?: string): string {
   const safe = (name: string) => name.replace(/[^A-Za-z0-9._-]/g, '_');
-  return path.join('.near-dup', `dedup-${clusterUuid ? `${safe(clusterUuid)}-` : ''}${safe(index)}.json`);
+  const cluster = clusterUuid ? `${safe(clusterUuid)}-` : '';
+  let name = `dedup-${cluster}${safe(index)}.json`;
+  if (name.length + JOURNAL_EXTRA > NAME_MAX) {
+    const digest = hash('sha1', JSON.stringify([clusterUuid ?? null, index])).slice(0, 16);
+    name = `dedup-${cluster}${safe(index).slice(0, CUT_NAME_KEEPS)}-${digest}.json`;
+  }
+  return path.join('.near-dup', name);
 }
 
 /**
@@ -46,31 +66,50 @@ export function defaultStatePath(index: string, clusterUuid?: string): string {
  */
 export function latestStatePath(index: string, root = '.'): string {
   const old = path.join(root, defaultStatePath(index));
-  const name = path.basename(old).slice('dedup-'.length);
+  const folder = path.dirname(old);
   let files: string[] = [];
   try {
-    files = readdirSync(path.dirname(old)).filter((f) => f.startsWith('dedup-') && f.length === 'dedup-'.length + 23 + name.length && f.endsWith(`-${name}`));
+    // A file is this index's when it is the name this index has on the cluster its name gives.
+    files = readdirSync(folder).filter((f) => /^dedup-[A-Za-z0-9_-]{22}-/.test(f) && path.basename(defaultStatePath(index, f.slice(6, 28))) === f);
   } catch {
     return old;
   }
-  const newest = files.map((f) => path.join(path.dirname(old), f)).sort((a, b) => statSync(b).mtimeMs - statSync(a).mtimeMs)[0];
+  const modified = (file: string) => {
+    try {
+      return statSync(file).mtimeMs;
+    } catch {
+      return Number.NEGATIVE_INFINITY; // removed meanwhile
+    }
+  };
+  const newest = files.map((f) => path.join(folder, f)).sort((a, b) => modified(b) - modified(a))[0];
   return newest ?? old;
 }
 
 /**
  * The cluster's uuid: from GET / (cheap, and allowed to most users), else from the cluster state's metadata
- * (an Elasticsearch node that serves no GET /); undefined when neither answers (Serverless, a narrow role).
+ * (an Elasticsearch node that serves no GET /); undefined when neither gives one fit to name a file
+ * (Serverless, a narrow role, a busy cluster), which `said` is told in one line: the run then keeps its
+ * state under the index's name alone.
  */
-export async function clusterUuid(client: EngineClient): Promise<string | undefined> {
-  const asked = [
-    async () => (await client.request('GET', '/', undefined, undefined, { retry: false }))?.cluster_uuid,
-    async () => (await client.request('GET', '/_cluster/state/metadata', undefined, { filter_path: 'metadata.cluster_uuid' }, { retry: false }))?.metadata?.cluster_uuid,
+export async function clusterUuid(client: EngineClient, said?: (line: string) => void): Promise<string | undefined> {
+  const asked: Array<[string, () => Promise<unknown>]> = [
+    ['GET /', async () => (await client.request('GET', '/', undefined, undefined, { retry: false }))?.cluster_uuid],
+    ['GET /_cluster/state/metadata', async () => (await client.request('GET', '/_cluster/state/metadata', undefined, { filter_path: 'metadata.cluster_uuid' }, { retry: false }))?.metadata?.cluster_uuid],
   ];
-  for (const ask of asked) {
-    const uuid = await ask().catch(() => undefined);
+  const why: string[] = [];
+  for (const [request, ask] of asked) {
+    let uuid: unknown;
+    try {
+      uuid = await ask();
+    } catch (err) {
+      why.push(`${request}: ${(err as Error).message.replace(/\s+/g, ' ').trim()}`);
+      continue;
+    }
     // "_na_" is what a cluster says before it has elected a master.
-    if (typeof uuid === 'string' && uuid !== '' && uuid !== '_na_') return uuid;
+    if (typeof uuid === 'string' && CLUSTER_UUID.test(uuid) && uuid !== '_na_') return uuid;
+    why.push(`${request}: ${uuid === undefined ? 'no cluster_uuid' : uuid === '_na_' ? 'none yet (_na_, no master elected)' : 'not 1-64 characters of A-Z, a-z, 0-9, _ and -'}`);
   }
+  said?.(`the cluster's uuid could not be read (${why.join('; ')}): the state file is the one named by the index alone, as before near-dup kept it by cluster`);
   return undefined;
 }
 
