@@ -4,7 +4,7 @@
 // a signature or a named reason why not: never an exception, never a silently wrong value. Each command
 // leaves such a document out, names it and counts it, and goes on with the others.
 import { valueAt } from '../annotation.js';
-import { coreWords, decodeCore } from '../sketch/core-similarity.js';
+import { coreWords, decodeCore, withCore } from '../sketch/core-similarity.js';
 import { minhashValues, minhashValuesScratch } from '../sketch/lean-minhash.js';
 import { isSimhashBase32 } from '../sketch/simhash-doc.js';
 import type { Signature } from '../signature.js';
@@ -138,6 +138,21 @@ const CHECKS: Record<CheckName, Check> = {
   date: (v) => (typeof v === 'string' && !Number.isNaN(Date.parse(v)) ? undefined : `is ${describe(v)}, not a date`),
 };
 
+/**
+ * The values a stored signature is compared by, of a stored object checkStored passed with `minhash`
+ * needed: the MinHash values, followed for `;core=` params by the core field's words (withCore).
+ */
+export function storedValues(raw: RawStored): Uint32Array {
+  return valuesWithCore(minhashValues(raw.minhash as string), raw);
+}
+
+/** `values` (the stored object's decoded MinHash), followed by its core field's words when its params have one. */
+export function valuesWithCore(values: Uint32Array, raw: RawStored): Uint32Array {
+  const shape = paramsShape(raw.params as string);
+  if (!shape?.core) return values;
+  return withCore(values, decodeCore(raw.core as string, shape.numPerm) as Uint32Array);
+}
+
 /** A value as a message shows it: short, and its kind. */
 function describe(value: unknown): string {
   if (value === null) return 'null';
@@ -160,7 +175,7 @@ export const SIGNATURE_FIELDS: readonly StoredField[] = [...NEEDED, ...WHEN_THER
  */
 export interface StoredSignature {
   params: string;
-  /** The MinHash values (`minhash`, decoded). */
+  /** The MinHash values (`minhash`, decoded), followed for `;core=` params by the core field's words. */
   values: Uint32Array;
   simhash: string;
   bands: string[];
@@ -179,7 +194,7 @@ export function readSignature(raw: RawStored, expectedParams?: string): StoredSi
   if (problem) return problem;
   return {
     params: raw.params as string,
-    values: minhashValues(raw.minhash as string),
+    values: storedValues(raw),
     simhash: raw.simhash as string,
     bands: raw.bands as string[],
     blocks: keyList(raw.simhash_blocks) as string[],
@@ -194,7 +209,7 @@ export function readSignature(raw: RawStored, expectedParams?: string): StoredSi
 export function storedSignatureOf(sig: Signature, params: string): StoredSignature {
   return {
     params,
-    values: sig.minhash,
+    values: valuesWithCore(sig.minhash, { params, core: sig.core }),
     simhash: sig.simhash,
     bands: sig.bands,
     blocks: sig.simhash_blocks,
