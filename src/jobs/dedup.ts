@@ -744,6 +744,7 @@ function pairPieces(client: EngineClient, job: DedupSettings, run: DedupRun, kin
     verifier: new PairVerifier(run.job.compare.minSimilarity, {
       documents: numbers,
       width: paramsShape(run.params)?.numPerm,
+      core: paramsShape(run.params)?.core,
       // (Past --max-cached-members, the sets go to the disk beside the ids when they are there.)
       spill: numbers instanceof SpilledIds ? { folder: numbers.folder, maxRows: job.limits.maxCachedMembers } : undefined,
       collectMatches: job.output.collectMatches,
@@ -822,6 +823,7 @@ async function cutClusters(run: DedupRun, pieces: PairPieces, progress: Progress
     method: run.job.compare.clusters,
     rule: run.job.compare.canonical,
     minSimilarity: run.job.compare.minSimilarity,
+    comparing: verifier.comparing,
     facts: store.facts,
     signatures: full?.signatures ?? ((ids) => store.load(ids)),
     documents: numbers,

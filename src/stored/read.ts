@@ -148,9 +148,14 @@ export function storedValues(raw: RawStored): Uint32Array {
 
 /** `values` (the stored object's decoded MinHash), followed by its core field's words when its params have one. */
 export function valuesWithCore(values: Uint32Array, raw: RawStored): Uint32Array {
+  const core = storedCore(raw);
+  return core ? withCore(values, core) : values;
+}
+
+/** The core field's words of a checked stored object, or undefined when its params have none. */
+export function storedCore(raw: RawStored): Uint32Array | undefined {
   const shape = paramsShape(raw.params as string);
-  if (!shape?.core) return values;
-  return withCore(values, decodeCore(raw.core as string, shape.numPerm) as Uint32Array);
+  return shape?.core ? decodeCore(raw.core as string, shape.numPerm) : undefined;
 }
 
 /** A value as a message shows it: short, and its kind. */

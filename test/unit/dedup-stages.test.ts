@@ -223,12 +223,14 @@ describe('the band pass, signatures in memory or spilled to disk', () => {
     const checked = checkBuckets({ band: 2, minSimilarity: 0.5, order: Uint32Array.of(0, 1, 2, 3), bounds: Uint32Array.of(0, 4) }, (slot) => members[slot], (band) => large.get(band));
     // 0-1 share band 0's large key and band 1's small one: decided. 0-2, 1-2 share band 1 (small): decided.
     // 0-3 and 1-3, 2-3: new; 0-3 equal in 2 of 4 (at the bar), 1-3 in 1, 2-3 in 0.
-    expect([...checked.pairs]).toEqual([0, 0, 3, 2, hammingDistance({ hi: 1, lo: 0 }, { hi: 0, lo: 0 })]);
+    expect([...checked.pairs]).toEqual([0, 0, 3, hammingDistance({ hi: 1, lo: 0 }, { hi: 0, lo: 0 })]);
+    expect([...checked.similarities]).toEqual([0.5]);
     expect(checked.rejected).toBe(2);
     large.set(1, new Set([8]));
     const again = checkBuckets({ band: 2, minSimilarity: 0.9, order: Uint32Array.of(0, 1, 2), bounds: Uint32Array.of(0, 2, 3) }, (slot) => members[slot], (band) => large.get(band));
     // Now 0-1 share only large keys: kept below the bar (0.75), flagged; the bucket of one has no pair.
-    expect([...again.pairs]).toEqual([0, 0, 1, 3, LARGE]);
+    expect([...again.pairs]).toEqual([0, 0, 1, LARGE]);
+    expect([...again.similarities]).toEqual([0.75]);
     expect(again.rejected).toBe(0);
   });
 

@@ -224,7 +224,7 @@ async function verifyChecked(pass: RangeInHand, checker: BucketChecker, records:
   const pending: Array<Promise<CheckedBuckets> | undefined> = [];
   const send = (g: number) => {
     const [from, to] = groups[g];
-    const task = { ...records, band: pass.band, minSimilarity: pass.verifier.minSimilarity, largeKeys, ...smallRuns(pass, from, to) };
+    const task = { ...records, band: pass.band, minSimilarity: pass.verifier.minSimilarity, comparing: pass.verifier.comparing, largeKeys, ...smallRuns(pass, from, to) };
     const answer = checker.check(task);
     answer.catch(() => undefined); // (awaited in turn; one that fails after an earlier failure is not left unhandled)
     pending[g] = answer;
@@ -234,7 +234,7 @@ async function verifyChecked(pass: RangeInHand, checker: BucketChecker, records:
     const checked = await (pending[g] as Promise<CheckedBuckets>);
     pending[g] = undefined;
     if (g + checker.ahead < groups.length) send(g + checker.ahead);
-    await replayGroup(pass, groups[g], checked, records.layout.width);
+    await replayGroup(pass, groups[g], checked);
   }
 }
 
@@ -261,7 +261,7 @@ function smallRuns(pass: RangeInHand, from: number, to: number): { order: Uint32
 }
 
 /** A group's runs in order: a small one from its checked pairs, a larger one verified here (its signatures loaded here). */
-async function replayGroup(pass: RangeInHand, [from, to]: [number, number], checked: CheckedBuckets, width: number): Promise<void> {
+async function replayGroup(pass: RangeInHand, [from, to]: [number, number], checked: CheckedBuckets): Promise<void> {
   const { order, runs } = pass.window;
   const isSmall = (k: number) => checkedApart(pass, k);
   if (to - from === 1 && loadedInGroups(pass, from)) {
@@ -284,7 +284,7 @@ async function replayGroup(pass: RangeInHand, [from, to]: [number, number], chec
     const begin = p;
     while (p < pairs.length && pairs[p] === bucket) p += PAIR_INTS;
     const numbers = Array.from(order.subarray(runs[2 * k], runs[2 * k + 1]), pass.numberOf);
-    pass.verifier.applyChecked(numbers, width, pairs, begin, p);
+    pass.verifier.applyChecked(numbers, checked, begin, p);
     bucket++;
   }
 }

@@ -6,18 +6,20 @@
 //  - met before only in large keys ('large'): kept whatever its similarity, since whether it is tried at
 //    all depends on whether the clusters have joined its documents by then;
 //  - new ('no'): kept when it reaches the bar, else only counted (a candidate that failed).
-import { equalValues } from '../../sketch/minhash.js';
 import { hammingDistance } from '../../sketch/simhash.js';
+import { type Comparing, comparerOf } from './comparing.js';
 import type { StoredSignature } from './signature-store.js';
 
-/** Ints a kept pair takes in CheckedBuckets.pairs: bucket, i, j, equal values, flags (hamming distance | LARGE). */
-export const PAIR_INTS = 5;
+/** Ints a kept pair takes in CheckedBuckets.pairs: bucket, i, j, flags (hamming distance | LARGE). */
+export const PAIR_INTS = 4;
 /** The flag of a pair met before only in large keys. */
 export const LARGE = 1 << 8;
 
 export interface CheckedBuckets {
   /** The pairs kept, PAIR_INTS ints each, bucket by bucket in order, each bucket's in the order tried. */
   pairs: Int32Array;
+  /** The similarity of each kept pair, in the order of `pairs` (the verifier's comparer's, to the bit). */
+  similarities: Float64Array;
   /** New pairs below the bar (candidates that failed). */
   rejected: number;
 }
@@ -47,12 +49,16 @@ export interface BucketsToCheck {
   /** The slots of the buckets, one after the other: bucket k is order[bounds[k], bounds[k + 1]). */
   order: Uint32Array;
   bounds: Uint32Array;
+  /** How the signatures are compared (the verifier's), as plain data; by the share of equal values when not said. */
+  comparing?: Comparing;
 }
 
 /** Checks every pair of each bucket (all of one width), keeping what the replay needs. */
 export function checkBuckets(buckets: BucketsToCheck, signatureOf: (slot: number) => StoredSignature, largeKeys: LargeKeysBefore): CheckedBuckets {
   const { band, minSimilarity, order, bounds } = buckets;
+  const compare = comparerOf(buckets.comparing);
   const kept: number[] = [];
+  const similarities: number[] = [];
   let rejected = 0;
   for (let k = 0; k + 1 < bounds.length; k++) {
     const members = Array.from(order.subarray(bounds[k], bounds[k + 1]), signatureOf);
@@ -61,12 +67,14 @@ export function checkBuckets(buckets: BucketsToCheck, signatureOf: (slot: number
         const [a, b] = [members[i], members[j]];
         const decided = decidedBefore(a.bands, b.bands, band, largeKeys);
         if (decided === 'yes') continue;
-        const equal = equalValues(a.values, b.values);
-        const passes = equal / a.values.length >= minSimilarity;
-        if (decided === 'no' && !passes) rejected++;
-        else kept.push(k, i, j, equal, hammingDistance(a.simhash, b.simhash) | (decided === 'large' ? LARGE : 0));
+        const similarity = compare(a.values, b.values);
+        if (decided === 'no' && similarity < minSimilarity) rejected++;
+        else {
+          kept.push(k, i, j, hammingDistance(a.simhash, b.simhash) | (decided === 'large' ? LARGE : 0));
+          similarities.push(similarity);
+        }
       }
     }
   }
-  return { pairs: Int32Array.from(kept), rejected };
+  return { pairs: Int32Array.from(kept), similarities: Float64Array.from(similarities), rejected };
 }

@@ -17,6 +17,7 @@
 // The alternatives were measured on real chains (scripts/bench/cluster-methods.mjs).
 import { equalValues } from '../../sketch/minhash.js';
 import { ClusterList, type DedupCluster } from './cluster-list.js';
+import { type Comparing, comparerOf } from './comparing.js';
 import { BytesOnDisk, ClusterLog } from './cluster-members.js';
 import { type DocIds, enlarged } from './doc-numbers.js';
 import type { FactsLookup } from './facts.js';
@@ -38,6 +39,8 @@ export interface CutSettings {
   method: ClusterMethod;
   rule: CanonicalRule;
   minSimilarity: number;
+  /** How two members' signatures are compared (the verifier's); by the share of equal values when not said. */
+  comparing?: Comparing;
   facts: FactsLookup;
   signatures: SignatureSource;
   /** The numbering of the documents (the families' numbers). */
@@ -156,7 +159,8 @@ export function cutFamily(family: readonly string[], signatures: ReadonlyMap<str
   const members = family.filter((id) => signatures.has(id)).sort(canonicalOrder(settings.facts, settings.rule));
   if (members.length < 2) return [];
   const values = members.map((id) => signatures.get(id)!.values);
-  const owner = settings.method === 'components' ? members.map(() => 0) : centres(members, members.map((id) => signatures.get(id)!.bands), values, settings.minSimilarity);
+  const compare = comparerOf(settings.comparing);
+  const owner = settings.method === 'components' ? members.map(() => 0) : centres(members, members.map((id) => signatures.get(id)!.bands), values, settings.minSimilarity, SCANNED_FAMILY, compare);
   const byCanonical = new Map<number, number[]>();
   owner.forEach((c, i) => {
     const list = byCanonical.get(c);
@@ -166,7 +170,7 @@ export function cutFamily(family: readonly string[], signatures: ReadonlyMap<str
   const clusters: DedupCluster[] = [];
   for (const [c, list] of byCanonical) {
     if (list.length < 2) continue;
-    const similarity = new Map(list.map((i) => [members[i], i === c ? 1 : estimate(values[c], values[i])]));
+    const similarity = new Map(list.map((i) => [members[i], i === c ? 1 : compare(values[c], values[i])]));
     clusters.push({ id: members[c], canonical: members[c], members: list.map((i) => members[i]).sort(), similarity, family: members[0] });
   }
   return clusters;
@@ -176,10 +180,18 @@ export function cutFamily(family: readonly string[], signatures: ReadonlyMap<str
  * Each member's canonical, by position in `members` (already in the --canonical order): see the head of
  * this file. A canonical is its own.
  */
-export function centres(members: readonly string[], bands: ReadonlyArray<Int32Array>, values: ReadonlyArray<Uint32Array>, bar: number, scanUpTo = SCANNED_FAMILY): number[] {
+export function centres(
+  members: readonly string[],
+  bands: ReadonlyArray<Int32Array>,
+  values: ReadonlyArray<Uint32Array>,
+  bar: number,
+  scanUpTo = SCANNED_FAMILY,
+  compare: (a: Uint32Array, b: Uint32Array) => number = estimate,
+): number[] {
   const n = members.length;
-  const near = (i: number, j: number) => (values[i].length === values[j].length ? estimate(values[i], values[j]) : 0);
-  const groups = tightGroups(n, bands, near, Math.max(bar, TIGHT_SIMILARITY), scanUpTo);
+  const near = (i: number, j: number) => (values[i].length === values[j].length ? compare(values[i], values[j]) : 0);
+  const identical = (i: number, j: number) => equalValues(values[i], values[j]) === values[i].length;
+  const groups = tightGroups(n, bands, near, identical, Math.max(bar, TIGHT_SIMILARITY), scanUpTo);
   const owner = new Array<number>(n).fill(-1);
   const size = new Int32Array(n);
   const canonicalIndex = candidatesOf(bands, scanUpTo);
@@ -221,7 +233,7 @@ export const TIGHT_SIMILARITY = 0.85;
  * The members joined by pairs at `tight` or above (sharing a band key, as LSH pairs them), each group in
  * order, the groups in the order of their first members.
  */
-function tightGroups(n: number, bands: ReadonlyArray<Int32Array>, near: (i: number, j: number) => number, tight: number, scanUpTo: number): number[][] {
+function tightGroups(n: number, bands: ReadonlyArray<Int32Array>, near: (i: number, j: number) => number, identical: (i: number, j: number) => boolean, tight: number, scanUpTo: number): number[][] {
   const parent = Int32Array.from({ length: n }, (_, i) => i);
   const root = (i: number): number => {
     while (parent[i] !== i) i = parent[i] = parent[parent[i]];
@@ -235,7 +247,8 @@ function tightGroups(n: number, bands: ReadonlyArray<Int32Array>, near: (i: numb
       if (similarity < tight) return false;
       const [a, b] = [root(i), root(j)];
       if (a !== b) parent[Math.max(a, b)] = Math.min(a, b); // the earlier member roots its group
-      copy ||= similarity === 1;
+      // (Under the core rule, two members whose small cores are alike are at 1 with other values.)
+      copy ||= similarity === 1 && identical(i, j);
       return false;
     });
     // A member with the same values as one indexed finds what that one finds: not indexed, so that a family

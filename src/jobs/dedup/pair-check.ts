@@ -7,17 +7,19 @@
 // 16 bits a value) counts two values equal in their low 16 bits as equal, so it may say a similarity
 // above the one the whole values give (never below). Such a similarity is taken when it is exactly what
 // the compact values give, and the pair keeps the similarity of the whole values: when that is under the
-// bar, the pair is left out (it is one the share took only for its compact values). Pure.
-import { minhashJaccard } from '../../sketch/minhash.js';
+// bar, the pair is left out (it is one the share took only for its compact values). Under the core rule
+// (`;core=` params) the similarities are the rule's, of the whole values and of the values masked to 16
+// bits alike. Pure.
 import { hammingDistance } from '../../sketch/simhash.js';
+import { type Comparing, compactComparerOf, comparerOf } from './comparing.js';
 import type { VerifiedPair } from './pair-verifier.js';
 import type { StoredSignature } from './signature-store.js';
 
 /** A pair checked: as the signatures give it, under the bar by its whole values only, or why it cannot be trusted. */
 export type PairCheck = { pair: VerifiedPair } | { belowBar: true } | { problem: string };
 
-/** Checks a pair read back against the signatures of its two documents. */
-export function checkPair(pair: VerifiedPair, a: StoredSignature | undefined, b: StoredSignature | undefined, minSimilarity: number): PairCheck {
+/** Checks a pair read back against the signatures of its two documents, compared as `comparing` says (the share of equal values when not said). */
+export function checkPair(pair: VerifiedPair, a: StoredSignature | undefined, b: StoredSignature | undefined, minSimilarity: number, comparing?: Comparing): PairCheck {
   for (const [id, signature] of [[pair.a, a], [pair.b, b]] as const) {
     if (!signature) return { problem: `names "${id}", which has no signature in scope (deleted, damaged or signed again since)` };
   }
@@ -26,8 +28,8 @@ export function checkPair(pair: VerifiedPair, a: StoredSignature | undefined, b:
   if (!shareABand(x.bands, y.bands)) return { problem: 'names two documents that share no band key (no bucket made them candidates)' };
   const hamming = hammingDistance(x.simhash, y.simhash);
   if (hamming !== pair.hamming) return { problem: `says SimHash distance ${pair.hamming}, their signatures give ${hamming}` };
-  const jaccard = minhashJaccard(x.values, y.values);
-  const compact = pair.jaccard !== jaccard && pair.jaccard === compactJaccard(x.values, y.values);
+  const jaccard = comparerOf(comparing)(x.values, y.values);
+  const compact = pair.jaccard !== jaccard && pair.jaccard === (comparing?.core ? compactComparerOf(comparing) : compactJaccard)(x.values, y.values);
   if (jaccard !== pair.jaccard && !compact) return { problem: `says similarity ${pair.jaccard}, their signatures give ${jaccard}` };
   if (jaccard < minSimilarity) return compact ? { belowBar: true } : { problem: `is below --min-similarity ${minSimilarity}` };
   return { pair: { ...pair, jaccard } };

@@ -2,10 +2,10 @@
 // what a verified pair does (joins a cluster, counts for each document's best similarity, is reported).
 // Which pairs of a bucket to try is decided here too: every pair of a small bucket, and in a large one
 // only pairs not yet in one cluster (joinBucket); a pair that an earlier band already tried is skipped.
-import { minhashJaccard } from '../../sketch/minhash.js';
 import { hammingDistance } from '../../sketch/simhash.js';
-import { decidedBefore, LARGE, PAIR_INTS } from './bucket-check.js';
+import { type CheckedBuckets, decidedBefore, LARGE, PAIR_INTS } from './bucket-check.js';
 import { joinBucket } from './bucket-join.js';
+import { type Comparing, comparerOf } from './comparing.js';
 import { type DocIds, DocNumbers, enlarged } from './doc-numbers.js';
 import { SetsOnDisk } from './sets-on-disk.js';
 import type { StoredSignature } from './signature-store.js';
@@ -77,16 +77,25 @@ export class PairVerifier {
   private readonly largeKeys = new Map<number, Set<number>>();
 
   private readonly hooks: PairHooks;
+  /** How two signatures are compared (comparing.ts): known with the width, else by the share of equal values. */
+  readonly comparing?: Comparing;
+  private readonly compare: (x: Uint32Array, y: Uint32Array) => number;
 
   /**
    * `documents`: the numbering shared with the signature store (one of its own if not given); `width`: the
-   * signatures' number of MinHash values, when every one compared has it (at most 65,535).
+   * signatures' number of MinHash values, when every one compared has it (at most 65,535); `core`: whether
+   * their values carry core words (`;core=` params), compared by the rule of sketch/core-similarity.ts.
    */
   constructor(
     readonly minSimilarity: number,
-    options: { collectMatches?: boolean; documents?: DocIds; width?: number; spill?: SpillRows } & PairHooks = {},
+    options: { collectMatches?: boolean; documents?: DocIds; width?: number; core?: boolean; spill?: SpillRows } & PairHooks = {},
   ) {
     if (options.width !== undefined && Number.isInteger(options.width) && options.width > 0 && options.width < 65_536) this.width = options.width;
+    if (options.core && this.width === undefined) throw new RangeError(`signatures with core words are compared knowing their number of values, got width ${options.width}`);
+    if (this.width !== undefined) this.comparing = { numPerm: this.width, core: options.core === true };
+    this.compare = comparerOf(this.comparing);
+    // The rule's similarities are not counts of equal values over the width: kept as numbers.
+    if (options.core) this.width = undefined;
     if (options.collectMatches) this.matches = new Map();
     this.hooks = { onVerified: options.onVerified, onRecorded: options.onRecorded };
     this.clusters = new UnionFind(options.documents ?? new DocNumbers());
@@ -262,7 +271,7 @@ export class PairVerifier {
     const a = bucket.signatures[i], b = bucket.signatures[j];
     if (bucket.numbers[i] === bucket.numbers[j]) return false; // (one document met twice: no pair)
     this.candidatePairs++;
-    const jaccard = minhashJaccard(a.values, b.values);
+    const jaccard = this.compare(a.values, b.values);
     if (jaccard < this.minSimilarity) return false;
     this.accept({ na: bucket.numbers[i], nb: bucket.numbers[j], jaccard, hamming: hammingDistance(a.simhash, b.simhash) });
     return true;
@@ -332,16 +341,15 @@ export class PairVerifier {
   /**
    * A small bucket checked on another thread (bucket-check.ts), replayed as verifyEveryPair would have
    * verified it: its kept pairs from `from` to `to` (in PAIR_INTS), in order, a pair met before only in
-   * large keys tried only while its documents are in two clusters. `numbers`: the bucket's members;
-   * `width`: their signatures' number of values.
+   * large keys tried only while its documents are in two clusters. `numbers`: the bucket's members.
    */
-  applyChecked(numbers: ArrayLike<number>, width: number, pairs: Int32Array, from: number, to: number): void {
+  applyChecked(numbers: ArrayLike<number>, { pairs, similarities }: CheckedBuckets, from: number, to: number): void {
     this.buckets++;
     for (let p = from; p < to; p += PAIR_INTS) {
-      const na = numbers[pairs[p + 1]], nb = numbers[pairs[p + 2]], flags = pairs[p + 4];
+      const na = numbers[pairs[p + 1]], nb = numbers[pairs[p + 2]], flags = pairs[p + 3];
       if (na === nb || (flags & LARGE && this.clusters.rootOf(na) === this.clusters.rootOf(nb))) continue;
       this.candidatePairs++;
-      const jaccard = pairs[p + 3] / width;
+      const jaccard = similarities[p / PAIR_INTS];
       if (jaccard >= this.minSimilarity) this.accept({ na, nb, jaccard, hamming: flags & (LARGE - 1) });
     }
   }
@@ -365,7 +373,7 @@ export class PairVerifier {
   }
 
   private joinLargeBucket(bucket: BucketMembers, band: number | undefined): void {
-    // Signatures of another length cannot be compared (minhashJaccard refuses them): left out.
+    // Signatures of another length cannot be compared (the comparers refuse them): left out.
     const { numbers, signatures } = bucket;
     const length = signatures[0].values.length;
     const members: number[] = [];
@@ -378,8 +386,12 @@ export class PairVerifier {
     );
   }
 
-  /** The most MinHash values out of `length` in which a pair that passes verification can differ. */
+  /**
+   * The most MinHash values out of `length` in which a pair that passes verification can differ. Any number
+   * under the core rule: a pair with small cores is as similar as its cores, however many values differ.
+   */
   private maxDistance(length: number): number {
+    if (this.comparing?.core) return length;
     let d = 0;
     while (d < length && (length - d - 1) / length >= this.minSimilarity) d++;
     return d;

@@ -169,7 +169,7 @@ export class SharePass {
     const signatures = await table.find(ids, numbers);
     const checked: VerifiedPair[] = [];
     for (const pair of pairs) {
-      const check = checkPair(pair, signatures.get(pair.a), signatures.get(pair.b), this.settings.minSimilarity);
+      const check = checkPair(pair, signatures.get(pair.a), signatures.get(pair.b), this.settings.minSimilarity, this.verifier.comparing);
       if ('problem' in check) return check.problem;
       if ('pair' in check) checked.push(check.pair);
     }

@@ -45,14 +45,14 @@ async function checkChunk(gathered: Gathered, chunk: PagedPair[], settings: { st
   const named = namedPairs(chunk, verifier.clusters.documents);
   const signatures = await store.load([...new Set(named.flatMap((pair) => [pair.a, pair.b]))]);
   for (const [i, pair] of chunk.entries()) {
-    const checked = check(gathered, pair.page, named[i], signatures, minSimilarity);
+    const checked = check(gathered, pair.page, named[i], signatures, minSimilarity, verifier);
     if (checked && record) verifier.recordChecked({ na: pair.na, nb: pair.nb, jaccard: checked.jaccard, hamming: checked.hamming }, checked);
   }
 }
 
 /** One pair checked: as its signatures give it, or undefined (a problem named, or a compact share's pair under the bar counted). */
-function check(gathered: Gathered, page: number, pair: VerifiedPair, signatures: ReadonlyMap<string, StoredSignature>, minSimilarity: number): VerifiedPair | undefined {
-  const checked = checkPair(pair, signatures.get(pair.a), signatures.get(pair.b), minSimilarity);
+function check(gathered: Gathered, page: number, pair: VerifiedPair, signatures: ReadonlyMap<string, StoredSignature>, minSimilarity: number, verifier: PairVerifier): VerifiedPair | undefined {
+  const checked = checkPair(pair, signatures.get(pair.a), signatures.get(pair.b), minSimilarity, verifier.comparing);
   if ('pair' in checked) return checked.pair;
   if ('belowBar' in checked) gathered.belowBar++;
   else gathered.problems.push({ page: gathered.pages[page].id, share: gathered.pages[page].share, reason: `pair ${JSON.stringify(pair.a)} ${JSON.stringify(pair.b)} ${checked.problem}` });

@@ -3,10 +3,9 @@
 // halves) likewise, its id in an array of strings. About 620 bytes a document for 128 values and 26
 // bands, against about 1 KB as separate objects; a document read from the index is decoded straight into
 // them, and a signature handed out is a view into the arrays.
-import { minhashValuesScratch } from '../../sketch/lean-minhash.js';
 import { parseSimhash } from '../../sketch/simhash-doc.js';
 import { type DocIds, enlarged, withRoomFor } from './doc-numbers.js';
-import { keyHash, type SignatureFields, type StoredSignature } from './signature-store.js';
+import { fieldValues, keyHash, type SignatureFields, type StoredSignature } from './signature-store.js';
 
 export class SignaturePool {
   readonly ids: string[] = [];
@@ -71,7 +70,7 @@ export class SignaturePool {
 
   /** A document from its stored fields, decoded straight into the arrays (no signature object made): its number (-1: left out). */
   addFields(id: string, fields: SignatureFields): number {
-    const i = this.slotFor(id, minhashValuesScratch(fields.minhash), fields.bands.length);
+    const i = this.slotFor(id, fieldValues(fields, true), fields.bands.length);
     if (i === undefined) return -1;
     for (let k = 0; k < fields.bands.length; k++) this.bands[i * this.bandCount + k] = keyHash(fields.bands[k]);
     const { hi, lo } = fields.simhash;

@@ -15,11 +15,10 @@
 // the ids are spilled too); only once they part does each slot's number take 8 bytes a document.
 import os from 'node:os';
 import path from 'node:path';
-import { minhashValuesScratch } from '../../sketch/lean-minhash.js';
 import type { Hash64 } from '../../sketch/simhash.js';
 import { UserError } from '../../errors.js';
 import { type DocIds, withRoomFor } from './doc-numbers.js';
-import { keyHash, type SignatureFields, type StoredSignature } from './signature-store.js';
+import { fieldValues, keyHash, type SignatureFields, type StoredSignature } from './signature-store.js';
 import { BAND_CHUNK, type SignatureTable } from './signature-table.js';
 import { MemberRecords } from './member-records.js';
 import { freeBytes, readAll, SpillFolder, writeAll } from './spill-folder.js';
@@ -140,7 +139,7 @@ export class SignatureSpill implements SignatureTable {
 
   /** A document from its stored fields (the MinHash decoded, the band keys hashed), appended: its number (-1: left out). */
   addFields(id: string, fields: SignatureFields): number {
-    return this.add(id, minhashValuesScratch(fields.minhash), fields.bands.length, (k) => keyHash(fields.bands[k]), fields.simhash);
+    return this.add(id, fieldValues(fields, true), fields.bands.length, (k) => keyHash(fields.bands[k]), fields.simhash);
   }
 
   /** A document from its decoded signature, appended: its number (-1: left out). */

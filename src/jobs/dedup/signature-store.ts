@@ -4,8 +4,9 @@
 import { valueAt } from '../../annotation.js';
 import type { DocLocation } from '../../engine/doc-location.js';
 import { StoredLayout, storedPath } from '../../stored/layout.js';
-import { checkStored, StoredProblem, storedIn } from '../../stored/read.js';
-import { minhashValues } from '../../sketch/lean-minhash.js';
+import { checkStored, StoredProblem, storedCore, storedIn } from '../../stored/read.js';
+import { withCore } from '../../sketch/core-similarity.js';
+import { minhashValues, minhashValuesScratch } from '../../sketch/lean-minhash.js';
 import type { Hash64 } from '../../sketch/simhash.js';
 import { parseSimhash } from '../../sketch/simhash-doc.js';
 import { type DocIds, DocNumbers } from './doc-numbers.js';
@@ -48,7 +49,7 @@ export function keyHash(key: string): number {
 
 /** The fields under `prefix` that a signature and its facts are read from. */
 export function storedFields(prefix: string, sortField: string): string[] {
-  return new StoredLayout(prefix).paths('minhash', 'simhash', 'token_count', 'cluster_id', 'bands', 'params').concat(sortField);
+  return new StoredLayout(prefix).paths('minhash', 'core', 'simhash', 'token_count', 'cluster_id', 'bands', 'params').concat(sortField);
 }
 
 /** The stored fields of a signature, before the MinHash is decoded and the band keys hashed. */
@@ -56,11 +57,22 @@ export interface SignatureFields {
   minhash: string;
   bands: string[];
   simhash: Hash64;
+  /** The core field's words, for `;core=` params (compared with the values: sketch/core-similarity.ts). */
+  core?: Uint32Array;
+}
+
+/**
+ * The values a document is compared by, `width` words: its MinHash values (decoded into the decoder's scratch
+ * array when `scratch`, valid until its next call), followed by the core words when it has them.
+ */
+export function fieldValues(fields: SignatureFields, scratch = false): Uint32Array {
+  const values = scratch ? minhashValuesScratch(fields.minhash) : minhashValues(fields.minhash);
+  return fields.core ? withCore(values, fields.core) : values;
 }
 
 /**
  * The near-dup fields a signature is made of, each checked against `params` (the parameter set dedup
- * compares): a MinHash of the right length, a band key per band, a SimHash of 16 hex digits; or why the
+ * compares): a MinHash of the right length (with its core field for `;core=` params), a band key per band, a SimHash of 16 hex digits; or why the
  * document cannot be compared. The shape is checked for every document, never taken from the first one.
  */
 export function signatureFields(source: Record<string, unknown>, prefix: string, params: string): SignatureFields | StoredProblem {
@@ -68,7 +80,8 @@ export function signatureFields(source: Record<string, unknown>, prefix: string,
   if (raw instanceof StoredProblem) return raw;
   const problem = checkStored(raw, ['minhash', 'simhash', 'bands', 'token_count'], params);
   if (problem) return problem;
-  return { minhash: raw.minhash as string, bands: raw.bands as string[], simhash: parseSimhash(raw.simhash as string) };
+  const core = storedCore(raw);
+  return { minhash: raw.minhash as string, bands: raw.bands as string[], simhash: parseSimhash(raw.simhash as string), ...(core ? { core } : {}) };
 }
 
 /** A stored signature, or why it cannot be compared. */
@@ -78,7 +91,7 @@ export function decodeSignature(source: Record<string, unknown>, prefix: string,
 }
 
 function decodeFields(fields: SignatureFields): StoredSignature {
-  return { values: minhashValues(fields.minhash), simhash: fields.simhash, bands: Int32Array.from(fields.bands, keyHash) };
+  return { values: fieldValues(fields), simhash: fields.simhash, bands: Int32Array.from(fields.bands, keyHash) };
 }
 
 export class SignatureStore {

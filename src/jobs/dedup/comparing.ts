@@ -1,0 +1,37 @@
+// How dedup compares two signatures of the run's params: the share of equal values (datasketch's estimate),
+// or for `;core=` params the rule of sketch/core-similarity.ts over the values and their core words. Kept as
+// plain data (it crosses to the threads that check buckets, which rebuild the comparer from it).
+import { signatureComparer } from '../../sketch/core-similarity.js';
+import { minhashJaccard } from '../../sketch/minhash.js';
+import { paramsShape } from '../../stored/read.js';
+
+export interface Comparing {
+  /** The MinHash values of a signature (its core words follow them). */
+  numPerm: number;
+  /** Whether the values carry core words, compared by the rule. */
+  core: boolean;
+}
+
+/** How signatures of these params are compared; undefined for params this version cannot read. */
+export function comparingOf(params: string): Comparing | undefined {
+  const shape = paramsShape(params);
+  return shape && { numPerm: shape.numPerm, core: shape.core };
+}
+
+/** The similarity of two signatures compared so (the share of equal values when not said). */
+export function comparerOf(comparing: Comparing | undefined): (x: Uint32Array, y: Uint32Array) => number {
+  return comparing?.core ? signatureComparer(comparing.numPerm, true) : minhashJaccard;
+}
+
+/**
+ * The similarity of two signatures as a compact spill (16 bits a value: signature-spill.ts) gives it: the
+ * values masked to their low 16 bits, then compared as above (the core words are 16 bits already).
+ */
+export function compactComparerOf(comparing: Comparing | undefined): (x: Uint32Array, y: Uint32Array) => number {
+  const compare = comparerOf(comparing);
+  return (x, y) => compare(low16(x), low16(y));
+}
+
+function low16(values: Uint32Array): Uint32Array {
+  return values.map((v) => v & 0xffff);
+}
