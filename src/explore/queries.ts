@@ -10,10 +10,9 @@ import { type MissingStep, missingStep } from './next-step.js';
 import { MAX_ID_BYTES, notAPosition, ParamError } from './params.js';
 import { findSimilar } from '../jobs/similar.js';
 import { sampleEvery } from '../signature.js';
-import { minhashValues } from '../sketch/lean-minhash.js';
+import { signatureComparer } from '../sketch/core-similarity.js';
 import { StoredLayout, storedPath, type StoredField } from '../stored/layout.js';
-import { checkStored, type RawStored, StoredProblem, storedIn } from '../stored/read.js';
-import { minhashJaccard } from '../sketch/minhash.js';
+import { checkStored, paramsShape, type RawStored, StoredProblem, storedIn, storedValues } from '../stored/read.js';
 import { simhashDistance } from '../sketch/simhash-doc.js';
 
 export interface ExploreSource {
@@ -188,7 +187,7 @@ export async function clusterMembers(
   checkSize(options.size);
   const f = (name: StoredField) => storedPath(src.prefix, name);
   const layout = new StoredLayout(src.prefix);
-  const signature = layout.paths('minhash', 'simhash', 'params', 'is_canonical');
+  const signature = layout.paths('minhash', 'core', 'simhash', 'params', 'is_canonical');
   const inCluster = { term: { [f('cluster_id')]: clusterId } };
   const head = await client.search(src.index, { size: 1, _source: signature, query: { bool: { filter: [inCluster, { term: { [f('is_canonical')]: true } }] } } });
   const canonical = head.hits.hits[0];
@@ -220,7 +219,7 @@ export async function clusterMembers(
       id: h._id,
       snippet: snippet(h._source, src.fields),
       canonical: valueAt(h._source, f('is_canonical')) === true,
-      similarity: base?.values && own.values ? Math.round(minhashJaccard(base.values, own.values) * 1000) / 1000 : null,
+      similarity: base && own.values ? similarityTo(base, own) : null,
       hamming: base?.simhash && own.simhash ? simhashDistance(base.simhash, own.simhash) : null,
       // A damaged stored signature is shown as such, with no measure, and the page goes on.
       ...(own.damaged ? { damaged: own.damaged } : {}),
@@ -278,11 +277,18 @@ export async function similarTo(client: EngineClient, src: ExploreSource, id: st
   return { similar: similar.hits, partialCopies: partial?.hits ?? [], warnings: partial?.warnings ?? [] };
 }
 
-/** A document's MinHash and SimHash when its stored signature is whole; else why not. */
-function comparable(source: unknown, layout: StoredLayout): { values?: Uint32Array; simhash?: string; damaged?: string } {
+/** A document's values (with the core words of `;core=` params), how they compare, and its SimHash when its stored signature is whole; else why not. */
+function comparable(source: unknown, layout: StoredLayout): { values?: Uint32Array; numPerm?: number; core?: boolean; simhash?: string; damaged?: string } {
   const raw = storedIn(source, layout);
   const problem = raw instanceof StoredProblem ? raw : checkStored(raw, ['minhash', 'simhash']);
   if (problem) return { damaged: problem.reason };
   const stored = raw as RawStored;
-  return { values: minhashValues(stored.minhash as string), simhash: stored.simhash as string };
+  const shape = paramsShape(stored.params as string);
+  return { values: storedValues(stored), numPerm: shape?.numPerm, core: shape?.core === true, simhash: stored.simhash as string };
+}
+
+/** A member's similarity to the canonical, as dedup compares them (rounded); none between signatures that cannot be compared. */
+function similarityTo(base: ReturnType<typeof comparable>, own: ReturnType<typeof comparable>): number | null {
+  if (!base.values || !own.values || base.core !== own.core || base.numPerm !== own.numPerm || base.values.length !== own.values.length) return null;
+  return Math.round(signatureComparer(base.numPerm as number, base.core === true)(base.values, own.values) * 1000) / 1000;
 }

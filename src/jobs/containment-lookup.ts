@@ -10,7 +10,7 @@
 // Each candidate is then checked here from the count, the stored sample size and distinct-token count,
 // and the stored MinHash (Jaccard) and SimHash, as the Jaccard lookups are.
 import { type StoredField, StoredLayout, storedPath } from '../stored/layout.js';
-import { checkStored, keyList, type RawStored, type StoredSignature, StoredProblem, storedIn, storedInDocValues } from '../stored/read.js';
+import { checkStored, keyList, paramsShape, type RawStored, type StoredSignature, StoredProblem, storedIn, storedInDocValues } from '../stored/read.js';
 import type { EngineClient, SearchResponse } from '../engine/client.js';
 import { EngineResponseError } from '../engine/errors.js';
 import { UserError } from '../errors.js';
@@ -112,6 +112,7 @@ export async function findContaining(client: EngineClient, query: ContainmentQue
   }
   const direction = lookup.direction ?? DEFAULT_DIRECTION;
   const candidates = await searchBoth(client, lookup, direction, terms, share, query.params);
+  const numPerm = paramsShape(query.params)?.numPerm ?? query.values.length;
   const hits: ContainmentHit[] = [];
   const damaged: ContainmentResult['damaged'] = [];
   for (const c of candidates.values()) {
@@ -134,7 +135,8 @@ export async function findContaining(client: EngineClient, query: ContainmentQue
       containment_interval: interval(forward),
       reverse_containment: reverse.value,
       reverse_containment_interval: interval(reverse),
-      jaccard: minhashJaccard(query.values, minhashValues(raw.minhash as string)),
+      // The whole texts' Jaccard, the core words of `;core=` signatures aside.
+      jaccard: minhashJaccard(query.values.subarray(0, numPerm), minhashValues(raw.minhash as string)),
       hamming: simhashDistance(query.simhash, raw.simhash as string),
     });
   }
@@ -201,7 +203,7 @@ async function searchBoth(
     for (const query of reverseQueries(lookup.prefix, terms, t, share, filter, mustNot)) searches.push({ query, minScore: t * share - 1e-6, sharedOf: (score, size) => score * size });
   }
   const merged = new Map<string, Candidate>();
-  for (const c of await searchCandidates(client, lookup, searches)) merged.set(`${c.index}\u0000${c.id}`, c);
+  for (const c of await searchCandidates(client, lookup, searches, paramsShape(params)?.core === true)) merged.set(`${c.index}\u0000${c.id}`, c);
   return merged;
 }
 
@@ -213,10 +215,11 @@ interface Search {
 }
 
 /** The searches in one _msearch: ids, the shared count from the score, and the stored fields the check needs. */
-async function searchCandidates(client: EngineClient, lookup: ContainmentLookup, searches: Search[]): Promise<Candidate[]> {
+async function searchCandidates(client: EngineClient, lookup: ContainmentLookup, searches: Search[], core: boolean): Promise<Candidate[]> {
   const layout = new StoredLayout(lookup.prefix);
-  const fields = layout.paths(...READ);
-  const fromSource = !(await minhashDocValues(client, lookup.index, layout.path('minhash')));
+  // A `;core=` signature's core field (checked with its MinHash) has no doc values: read from _source.
+  const fromSource = core || !(await minhashDocValues(client, lookup.index, layout.path('minhash')));
+  const fields = fromSource ? layout.paths(...READ, 'core') : layout.paths(...READ);
   const bodies = searches.map((s) => ({
     size: lookup.candidateLimit,
     track_total_hits: false,
@@ -230,7 +233,7 @@ async function searchCandidates(client: EngineClient, lookup: ContainmentLookup,
   } catch (err) {
     if (fromSource || !(err instanceof EngineResponseError && err.statusCode === 400)) throw err;
     withoutDocValues(lookup.index);
-    return searchCandidates(client, lookup, searches);
+    return searchCandidates(client, lookup, searches, core);
   }
   return responses.flatMap((response, k) =>
     response.hits.hits.map((h) => {

@@ -1,13 +1,12 @@
 // "More like this" by signature: candidates from the engine (band keys, SimHash blocks), verified here
 // against the stored signatures, ranked. Only the signature fields are read, never the documents' text.
 import { DEFAULT_PREFIX, type StoredField, StoredLayout } from '../stored/layout.js';
-import { checkStored, type RawStored, readSignature, type StoredSignature, storedSignatureOf, StoredProblem, storedIn, storedInDocValues } from '../stored/read.js';
+import { checkStored, paramsShape, type RawStored, readSignature, type StoredSignature, storedSignatureOf, StoredProblem, storedIn, storedInDocValues, storedValues } from '../stored/read.js';
 import type { EngineClient } from '../engine/client.js';
 import { EngineResponseError } from '../engine/errors.js';
 import { requireWholeNumbers, UsageError, UserError } from '../errors.js';
 import { createSigner, resolveSignerSettings, signerOptionsFromParams, type SignerOptions } from '../signature.js';
-import { minhashValues } from '../sketch/lean-minhash.js';
-import { minhashJaccard } from '../sketch/minhash.js';
+import { signatureComparer } from '../sketch/core-similarity.js';
 import { blocksToMatch } from '../sketch/simhash.js';
 import { simhashDistance } from '../sketch/simhash-doc.js';
 import { CONTAINMENT_DIRECTIONS, type ContainmentDirection, DEFAULT_DIRECTION, findContaining } from './containment-lookup.js';
@@ -195,7 +194,8 @@ export async function findSimilar(client: EngineClient, options: SimilarOptions)
     };
     const keep = (jaccard: number, hamming: number) =>
       method === 'minhash' ? jaccard >= minSimilarity : method === 'simhash' ? hamming <= maxDistance : jaccard >= minSimilarity || hamming <= maxDistance;
-    const signatures = await fetchSignatures(client, options.index, layout, candidateQuery, candidateLimit);
+    // A `;core=` signature's core field has no doc values: such signatures are read from _source.
+    const signatures = paramsShape(query.params)?.core ? undefined : await fetchSignatures(client, options.index, layout, candidateQuery, candidateLimit);
     const verified = verifyCandidates(signatures ?? [], query);
     if (signatures && verified.damaged.length === 0 && signatures.every((c) => !(c.raw instanceof StoredProblem) && typeof c.raw.content_hash === 'string')) {
       // Signatures without ids (reading a document's id costs the engine more than reading its doc values):
@@ -263,13 +263,15 @@ function verifyCandidates(candidates: readonly Candidate[], query: StoredSignatu
   const measured: Array<{ candidate: Candidate; jaccard: number; hamming: number }> = [];
   const damaged: DamagedDocument[] = [];
   let otherParams = 0;
+  const shape = paramsShape(query.params);
+  const compare = signatureComparer(shape?.numPerm ?? query.values.length, shape?.core === true);
   for (const candidate of candidates) {
     const problem = candidate.raw instanceof StoredProblem ? candidate.raw : checkStored(candidate.raw, ['minhash', 'simhash'], query.params, ['content_hash']);
     if (problem?.otherParams) otherParams++;
     else if (problem) damaged.push({ id: candidate.id ?? '?', index: candidate.index ?? '?', reason: problem.reason });
     else {
       const raw = candidate.raw as RawStored; // checked above
-      measured.push({ candidate, jaccard: minhashJaccard(query.values, minhashValues(raw.minhash as string)), hamming: simhashDistance(query.simhash, raw.simhash as string) });
+      measured.push({ candidate, jaccard: compare(query.values, storedValues(raw)), hamming: simhashDistance(query.simhash, raw.simhash as string) });
     }
   }
   return { measured, damaged, otherParams };
@@ -328,7 +330,7 @@ async function idsByContentHash(
 
 /** Ids and signatures together, from _source (filtered to the signature's fields). */
 async function fetchCandidates(client: EngineClient, index: string, layout: StoredLayout, query: object, size: number): Promise<Candidate[]> {
-  const response = await client.search(index, { size, track_total_hits: false, _source: layout.paths(...VERIFIED), query });
+  const response = await client.search(index, { size, track_total_hits: false, _source: layout.paths(...VERIFIED, 'core'), query });
   return response.hits.hits.map((h) => ({ id: h._id, index: h._index, raw: storedIn(h._source, layout) }));
 }
 

@@ -12,7 +12,7 @@ import { DocNumbers } from '../../src/jobs/dedup/doc-numbers.js';
 import { SignaturePool } from '../../src/jobs/dedup/signature-pool.js';
 import { SignatureSpill } from '../../src/jobs/dedup/signature-spill.js';
 import { decodeSignature, type SignatureFields, type StoredSignature, signatureFields, storedFields } from '../../src/jobs/dedup/signature-store.js';
-import { StoredProblem } from '../../src/stored/read.js';
+import type { StoredProblem } from '../../src/stored/read.js';
 import { createSigner } from '../../src/signature.js';
 import { coreFields, coreSignature, templateOf } from '../support/core-signatures.js';
 import { coreSimilarity, coreWords, signWithCore, withCore } from '../../src/sketch/core-similarity.js';

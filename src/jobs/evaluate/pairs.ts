@@ -6,12 +6,11 @@
 // token, as MinHash sees them), the estimate from the stored signatures, and whether LSH makes it a candidate.
 import { DocumentTextError, extractText, valueAt } from '../../annotation.js';
 import { StoredLayout, storedPath } from '../../stored/layout.js';
-import { checkStored, keyList, type RawStored, StoredProblem, storedIn } from '../../stored/read.js';
+import { checkStored, keyList, paramsShape, type RawStored, StoredProblem, storedIn, storedValues } from '../../stored/read.js';
 import type { EngineClient } from '../../engine/client.js';
 import { UserError } from '../../errors.js';
 import { createSigner, type Signer, signerOptionsFromParams } from '../../signature.js';
-import { minhashValues } from '../../sketch/lean-minhash.js';
-import { minhashJaccard } from '../../sketch/minhash.js';
+import { signatureComparer } from '../../sketch/core-similarity.js';
 import { MIN_TRUSTED_SAMPLE } from '../../sketch/containment.js';
 import { paramsHeld } from '../params-held.js';
 import { idRank, lowestRanked, sampleByIdRank } from './id-rank.js';
@@ -51,6 +50,7 @@ export interface EvaluateProgress {
 interface Doc {
   id: string;
   tokens: Set<string>;
+  /** The MinHash values, followed by the core words of `;core=` params. */
   minhash: Uint32Array;
   bands: Set<string>;
   /** The stored containment sample (empty when the signatures have none). */
@@ -82,10 +82,13 @@ export async function gatherPairs(client: EngineClient, source: PairSource): Pro
   const wanted = source.labels ? labelledPairs(source.labels) : await samplePairs(client, source, params, report);
   await reader.load([...new Set(wanted.flatMap((w) => [w.a, w.b]))], report);
   const pairs: EvaluatedPair[] = [];
+  // Estimated as dedup compares them (every document read is of `params`).
+  const shape = paramsShape(params);
+  const compare = signatureComparer(shape?.numPerm ?? 0, shape?.core === true);
   for (const w of wanted) {
     const a = reader.docs.get(w.a);
     const b = reader.docs.get(w.b);
-    if (a && b) pairs.push({ ...w, ...measure(a, b) });
+    if (a && b) pairs.push({ ...w, ...measure(a, b, compare) });
   }
   return { params, pairs, skipped: reader.skipped };
 }
@@ -168,7 +171,7 @@ class DocReader {
       const found = await this.client.search(this.source.index, {
         size: batch.length,
         query: { ids: { values: batch } },
-        _source: [...this.source.fields, ...new StoredLayout(prefix).paths('minhash', 'bands', 'sample', 'params')],
+        _source: [...this.source.fields, ...new StoredLayout(prefix).paths('minhash', 'core', 'bands', 'sample', 'params')],
       });
       for (const hit of found.hits.hits) this.read(hit._id, hit._source);
       const answered = new Set(found.hits.hits.map((h) => h._id));
@@ -190,7 +193,7 @@ class DocReader {
       const tokens = new Set(this.tokenizer(text).sample);
       const bands = new Set(stored.bands as string[]);
       const sample = new Set(keyList(stored.sample) ?? []);
-      this.docs.set(id, { id, tokens, minhash: minhashValues(stored.minhash as string), bands, sample });
+      this.docs.set(id, { id, tokens, minhash: storedValues(stored), bands, sample });
     } catch (err) {
       if (!(err instanceof DocumentTextError)) throw err;
       this.skipped.push({ id, reason: err.message });
@@ -204,11 +207,10 @@ function shared(x: Set<string>, y: Set<string>): number {
   return n;
 }
 
-function measure(a: Doc, b: Doc): Pick<EvaluatedPair, 'exact' | 'estimated' | 'candidate' | 'containment'> {
+function measure(a: Doc, b: Doc, compare: (x: Uint32Array, y: Uint32Array) => number): Pick<EvaluatedPair, 'exact' | 'estimated' | 'candidate' | 'containment'> {
   const both = shared(a.tokens, b.tokens);
   const union = a.tokens.size + b.tokens.size - both;
-  const n = Math.min(a.minhash.length, b.minhash.length);
-  const estimated = minhashJaccard(a.minhash.subarray(0, n), b.minhash.subarray(0, n));
+  const estimated = compare(a.minhash, b.minhash);
   let candidate = false;
   for (const band of a.bands) if (b.bands.has(band)) candidate = true;
   return { exact: union === 0 ? 0 : both / union, estimated, candidate, containment: containment(a, b, both) };
