@@ -106,6 +106,12 @@ forEachEngine('core signatures compared by the core rule', (ctx) => {
     expect(sibling?.jaccard).toBe(minhashJaccard(valuesOf('p0').subarray(0, 128), valuesOf('p1').subarray(0, 128)));
   });
 
+  it('evaluate measures the pairs of an index signed with a template set it does not have (the exact sets are of every token)', async () => {
+    const run = await cli(['evaluate', '--url', ctx.engine.url, '--index', core, '--field', 'text', '--out', path.join(tmp, `${core}-evaluate`)]);
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stderr).not.toMatch(/sign with that set/);
+  });
+
   it('the explorer measures a member against its canonical by the rule', async () => {
     const [cluster] = (await ctx.client.search(core, { size: 1, _source: ['near_dup.cluster_id'], query: { ids: { values: ['p0'] } } })).hits.hits;
     const clusterId = (cluster._source as { near_dup: { cluster_id: string } }).near_dup.cluster_id;

@@ -77,7 +77,9 @@ export async function gatherPairs(client: EngineClient, source: PairSource): Pro
   const params = held[0].key; // the most common parameters; pairs are made within them
   const options = signerOptionsFromParams(params);
   if (!options) throw new UserError(`"${source.index}" holds signatures made with "${params}", which this version cannot read; annotate it again`);
-  const tokenizer = createSigner({ ...options, containmentSample: 1 }); // a sample of every token: the exact set
+  // A sample of every token: the exact set (template tokens too, so the template set itself is not needed).
+  const { templateDigest: _, templateMode: __, ...untemplated } = options;
+  const tokenizer = createSigner({ ...untemplated, containmentSample: 1 });
   const reader = new DocReader(client, source, tokenizer, params);
   const wanted = source.labels ? labelledPairs(source.labels) : await samplePairs(client, source, params, report);
   await reader.load([...new Set(wanted.flatMap((w) => [w.a, w.b]))], report);
