@@ -219,7 +219,7 @@ async function searchCandidates(client: EngineClient, lookup: ContainmentLookup,
   const layout = new StoredLayout(lookup.prefix);
   // A `;core=` signature's core field (checked with its MinHash) has no doc values: read from _source.
   const fromSource = core || !(await minhashDocValues(client, lookup.index, layout.path('minhash')));
-  const fields = fromSource ? layout.paths(...READ, 'core') : layout.paths(...READ);
+  const fields = core ? layout.paths(...READ, 'core') : layout.paths(...READ);
   const bodies = searches.map((s) => ({
     size: lookup.candidateLimit,
     track_total_hits: false,

@@ -195,7 +195,8 @@ export async function findSimilar(client: EngineClient, options: SimilarOptions)
     const keep = (jaccard: number, hamming: number) =>
       method === 'minhash' ? jaccard >= minSimilarity : method === 'simhash' ? hamming <= maxDistance : jaccard >= minSimilarity || hamming <= maxDistance;
     // A `;core=` signature's core field has no doc values: such signatures are read from _source.
-    const signatures = paramsShape(query.params)?.core ? undefined : await fetchSignatures(client, options.index, layout, candidateQuery, candidateLimit);
+    const core = paramsShape(query.params)?.core === true;
+    const signatures = core ? undefined : await fetchSignatures(client, options.index, layout, candidateQuery, candidateLimit);
     const verified = verifyCandidates(signatures ?? [], query);
     if (signatures && verified.damaged.length === 0 && signatures.every((c) => !(c.raw instanceof StoredProblem) && typeof c.raw.content_hash === 'string')) {
       // Signatures without ids (reading a document's id costs the engine more than reading its doc values):
@@ -209,7 +210,7 @@ export async function findSimilar(client: EngineClient, options: SimilarOptions)
       }
     } else {
       // Read with their ids: without doc values, or to name the documents whose stored signature is damaged.
-      const candidates = await fetchCandidates(client, options.index, layout, candidateQuery, candidateLimit);
+      const candidates = await fetchCandidates(client, options.index, layout, candidateQuery, candidateLimit, core);
       const checked = verifyCandidates(candidates, query);
       Object.assign(result, { candidates: candidates.length, excludedParams: checked.otherParams, ...damageOf(checked.damaged) });
       for (const { candidate, jaccard, hamming } of checked.measured) if (keep(jaccard, hamming)) result.hits.push({ id: candidate.id!, index: candidate.index!, jaccard, hamming });
@@ -329,8 +330,8 @@ async function idsByContentHash(
 }
 
 /** Ids and signatures together, from _source (filtered to the signature's fields). */
-async function fetchCandidates(client: EngineClient, index: string, layout: StoredLayout, query: object, size: number): Promise<Candidate[]> {
-  const response = await client.search(index, { size, track_total_hits: false, _source: layout.paths(...VERIFIED, 'core'), query });
+async function fetchCandidates(client: EngineClient, index: string, layout: StoredLayout, query: object, size: number, core: boolean): Promise<Candidate[]> {
+  const response = await client.search(index, { size, track_total_hits: false, _source: layout.paths(...VERIFIED, ...(core ? (['core'] as const) : [])), query });
   return response.hits.hits.map((h) => ({ id: h._id, index: h._index, raw: storedIn(h._source, layout) }));
 }
 
