@@ -312,7 +312,7 @@ export class WasmKernels {
     let slots = 16;
     while (slots < count * 2) slots *= 2;
     const table = this.alloc(slots * 5);
-    let distinct = this.x.distinctInPlace(hashes, count, table, slots, DISTINCT_KEY);
+    const distinct = this.x.distinctInPlace(hashes, count, table, slots, DISTINCT_KEY);
     onDistinct?.(this.u32.subarray(hashes >>> 2, (hashes >>> 2) + distinct), distinct);
     const view = this.u32.subarray(hashes >>> 2, (hashes >>> 2) + distinct);
     const kept = filter ? (marks ? filter.partition(view, distinct) : filter.narrow(view, distinct)) : distinct;
