@@ -43,7 +43,7 @@ export const DEFAULT_TEMPLATE_SAMPLE = 10_000;
 
 /** A template asked for (annotate, ingest and the proxy's --template-share and --template-sample). */
 export interface TemplateRequest {
-  /** A token in more than this share of the sampled documents is left out of the MinHash (0.05 is usual). */
+  /** A token in more than this share of the sampled documents is template text (0.005 on templated pages). */
   share: number;
   /** How many documents (the first read) the set is drawn from (default 10,000). */
   sample?: number;

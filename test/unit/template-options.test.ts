@@ -26,6 +26,6 @@ describe('annotate template options', () => {
     const cli = path.resolve(__dirname, '../../dist/cli/main.js');
     const run = spawnSync(process.execPath, [cli, 'annotate', '--index', 'x', '--field', 'f', '--template-sample', '5', '--url', 'http://127.0.0.1:1'], { encoding: 'utf8' });
     expect(run.status).toBe(2);
-    expect(run.stderr.trim()).toBe('near-dup: --template-sample goes with --template-share: give the share of the documents a template token is in (0.05 is usual)');
+    expect(run.stderr.trim()).toBe('near-dup: --template-sample goes with --template-share: give the share of the documents a template token is in (0.005 on templated pages)');
   });
 });

@@ -99,7 +99,7 @@ export function printSummary(summary: AnnotateSummary, verb: string): void {
 /** --template-share and --template-sample as annotate's `template` option (none without a share). */
 function templateOption(argv: AnnotateArgs): Pick<AnnotateOptions, 'template'> {
   if (argv.templateShare === undefined) {
-    if (argv.templateSample !== undefined) throw new UsageError('--template-sample goes with --template-share: give the share of the documents a template token is in (0.05 is usual)');
+    if (argv.templateSample !== undefined) throw new UsageError('--template-sample goes with --template-share: give the share of the documents a template token is in (0.005 on templated pages)');
     return {};
   }
   return { template: { share: argv.templateShare, sample: argv.templateSample } };
@@ -131,7 +131,7 @@ export const annotateCommand: CommandModule<object, AnnotateArgs> = {
       .option('page-size', advanced({ type: 'number', default: ANNOTATE_DEFAULTS.pageSize, describe: 'documents per search page' }))
       .option('template-share', advanced({
         type: 'number',
-        describe: 'leave out of the MinHash the tokens in more than this share of a sample of the documents (template text: shared headings, notices; 0.05 is usual), the set kept in the index mapping [default: none]',
+        describe: 'compare documents by their own text: the tokens in more than this share of a sample of the documents are template text (shared headings, notices; 0.005 on templated pages), marked in each signature, the set kept in near-dup-templates [default: none]',
       }))
       .option('template-sample', advanced({ type: 'number', describe: 'with --template-share: how many documents (the first scanned) the set is drawn from [default: 10000]' }))
       .option('follow', { type: 'boolean', default: false, describe: 'keep annotating what is new or changed every --interval, until Ctrl-C' })

@@ -33,7 +33,7 @@ interface IngestArgs extends ConnectionArgs, SignerArgs, BulkArgs {
  */
 function templateOption(argv: IngestArgs, regular: boolean): Pick<IngestOptions, 'template' | 'reread'> {
   if (argv.templateShare === undefined) {
-    if (argv.templateSample !== undefined) throw new UsageError('--template-sample goes with --template-share: give the share of the documents a template token is in (0.05 is usual)');
+    if (argv.templateSample !== undefined) throw new UsageError('--template-sample goes with --template-share: give the share of the documents a template token is in (0.005 on templated pages)');
     return {};
   }
   // A regular file is read twice (the sample, then every line). Anything else (standard input, a pipe, a
@@ -73,7 +73,7 @@ export const ingestCommand: CommandModule<object, IngestArgs> = {
       }))
       .option('template-share', advanced({
         type: 'number',
-        describe: "leave out of the MinHash the tokens in more than this share of the first documents (template text: shared headings, notices; 0.05 is usual): the index's set for the same draw, else one drawn from the input and kept with the index [default: none]",
+        describe: "compare documents by their own text: the tokens in more than this share of the first documents are template text (shared headings, notices; 0.005 on templated pages), marked in each signature: the index's set for the same draw, else one drawn from the input and kept with the index [default: none]",
       }))
       .option('template-sample', advanced({ type: 'number', describe: 'with --template-share: how many documents (the first of the input) the set is drawn from; standard input or a --file that is not a regular file (a pipe, a FIFO) holds their lines in memory, up to 256 MB [default: 10000]' }))
       .epilogue(
