@@ -13,6 +13,7 @@ import { type QualityReport, qualityReport } from './evaluate/quality.js';
 import { readTruthDocs, requireClusters, type TruthSource } from './evaluate/truth-read.js';
 import { type TruthReport, truthReport } from './evaluate/truth-report.js';
 import { replaceFile } from './file-writes.js';
+import { plural } from '../plural.js';
 
 export interface EvaluateOptions extends PairSource {
   out: string;
@@ -41,7 +42,7 @@ export async function evaluateIndex(client: EngineClient, options: EvaluateOptio
     throw client.explain(err, options.index);
   }
   if (gathered.pairs.length === 0) {
-    throw new UserError(`no pair of "${options.index}" could be evaluated (${gathered.skipped.length} documents left out, e.g. ${gathered.skipped[0]?.reason ?? 'none'}); check --field and --pairs`);
+    throw new UserError(`no pair of "${options.index}" could be evaluated (${plural(gathered.skipped.length, 'document')} left out, e.g. ${gathered.skipped[0]?.reason ?? 'none'}); check --field and --pairs`);
   }
   const settings = resolveSignerSettings(signerOptionsFromParams(gathered.params));
   const report = qualityReport(gathered.pairs, { bands: settings.lsh.b, rows: settings.lsh.r, numPerm: settings.spec.numPerm }, options.currentThreshold);

@@ -8,6 +8,7 @@ import type { EngineClient } from '../engine/client.js';
 import { actionMeta, type DocLocation } from '../engine/doc-location.js';
 import { EngineResponseError } from '../engine/errors.js';
 import { privilegeRefusal } from '../engine/refusal.js';
+import { plural } from '../plural.js';
 
 /**
  * One document as the _mget found it: its source's text and the version it is at (as text too: an external
@@ -33,7 +34,7 @@ export function storedSources(answer: string, count: number): StoredSource[] {
   const tree = parseTree(answer, errors, { disallowComments: true });
   const docs = tree && findNodeAtLocation(tree, ['docs']);
   if (errors.length > 0 || docs?.type !== 'array' || docs.children?.length !== count) {
-    throw new Error(`the engine's answer to an _mget of ${count} documents is not one (it begins ${JSON.stringify(answer.slice(0, 200))})`);
+    throw new Error(`the engine's answer to an _mget of ${plural(count, 'document')} is not one (it begins ${JSON.stringify(answer.slice(0, 200))})`);
   }
   return (docs.children ?? []).map((doc) => storedSource(answer, doc));
 }

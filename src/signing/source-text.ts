@@ -6,6 +6,7 @@
 // callers JSON.parse it first, to read the document's text and refuse what is not an object).
 import { DocumentTextError } from '../annotation.js';
 import { applyEdits, findNodeAtLocation, type JSONPath, modify, parseTree } from 'jsonc-parser';
+import { forCount, plural } from '../plural.js';
 
 export class SourceText {
   constructor(public text: string) {}
@@ -79,7 +80,7 @@ export function prefixKeyPaths(obj: Record<string, unknown>, path: readonly stri
   const found = keyPathsReaching(obj, path, all);
   // Each is removed by an edit of the whole text: a document of thousands would cost seconds of a signing thread.
   if (found.length > MAX_PREFIX_KEYS) {
-    throw new DocumentTextError(`${found.length} keys reach the near-dup fields ("${path.join('.')}") by dotted names; near-dup writes those fields itself: remove them from the document`);
+    throw new DocumentTextError(`${plural(found.length, 'key')} ${forCount(found.length, 'reaches', 'reach')} the near-dup fields ("${path.join('.')}") by dotted names; near-dup writes those fields itself: remove them from the document`);
   }
   return found;
 }

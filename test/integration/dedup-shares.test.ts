@@ -155,7 +155,7 @@ forEachEngine('dedup split between processes', (ctx) => {
     const pairsIndex = ctx.index('pairs-missing');
     await shares(index, 3, pairsIndex, [1, 3]);
     await expect(finalStep(index, 3, pairsIndex)).rejects.toThrow(
-      new RegExp(`1 of 3 shares are not complete in ${pairsIndex}: 2/3 \\(never started\\)\\. Run each \\(near-dup dedup --index ${index} --share K/3 --pairs-index ${pairsIndex}.*nothing was written`),
+      new RegExp(`1 of 3 shares is not complete in ${pairsIndex}: 2/3 \\(never started\\)\\. Run each \\(near-dup dedup --index ${index} --share K/3 --pairs-index ${pairsIndex}.*nothing was written`),
     );
     // A marker that says complete with bands to go is not trusted.
     await ctx.client.refresh(pairsIndex);

@@ -180,7 +180,7 @@ describe('the cut with its clusters and ids on disk', () => {
       refused(16 + 4, Uint8Array.of(99, 0, 0, 0), /document number 99 it never wrote/);
       refused(16 + 12 + 8, new Uint8Array(Float64Array.of(3).buffer), /similarity 3 it never wrote/);
       refused(16 + 12, new Uint8Array(Float64Array.of(0.5).buffer), /do not match its check/);
-      refused(0, Uint8Array.of(1, 0, 0, 0), /cluster of 1 members at 0/);
+      refused(0, Uint8Array.of(1, 0, 0, 0), /cluster of 1 member at 0/);
       refused(0, Uint8Array.of(200, 0, 0, 0), /cluster of 200 members at 0/);
       refused(8, Uint8Array.of(50, 0, 0, 0), /do not match its check/);
       // Another family, or another similarity, of the run: only the check finds them.

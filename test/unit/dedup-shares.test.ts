@@ -328,7 +328,7 @@ describe('pages and markers read back', () => {
       [(d) => (d.progress.complete = true), /says complete with 2 of 4 bands done/],
       [(d) => (d.progress.pages = [1]), /are not a count for each of its 2 bands done/],
       [(d) => (d.progress.bands_done = 9), /bands done 9 is not a whole number from 0 to 4/],
-      [(d) => (d.progress.pairs = 99_999), /its 99999 pairs do not fit its 1 pages/],
+      [(d) => (d.progress.pairs = 99_999), /its 99999 pairs do not fit its 1 page\b/],
       [(d) => (d.progress.buckets = -1), /its buckets -1 is not a whole number/],
       [(d) => delete d.identity, /identity is missing/],
     ];

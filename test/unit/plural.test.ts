@@ -1,5 +1,5 @@
 // Counts in the summaries are in the right number (issue 50: "1 hits from 2 candidates", "1 documents whose ...").
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { plural } from '../../src/plural.js';
@@ -16,7 +16,7 @@ describe('plural', () => {
   });
 });
 
-/** The files whose summaries and notes print counts (cluster-guard.ts warns only past 20 and 50 documents). */
+/** The files whose summaries, notes and refusals print counts. */
 const SUMMARY_FILES = [
   'src/cli/commands/annotate.ts',
   'src/cli/commands/ingest.ts',
@@ -27,12 +27,18 @@ const SUMMARY_FILES = [
   'src/jobs/annotate.ts',
   'src/jobs/ingest.ts',
   'src/jobs/dedup.ts',
-  'src/jobs/dedup/write-back.ts',
-  'src/jobs/dedup/containment-pass.ts',
+  'src/jobs/evaluate.ts',
+  'src/jobs/stored-sources.ts',
+  // Every module of dedup's stages, of evaluate and of signing: their notes and refusals count too.
+  ...['src/jobs/dedup', 'src/jobs/evaluate', 'src/signing'].flatMap((dir) =>
+    readdirSync(path.resolve(__dirname, '../..', dir))
+      .filter((name) => name.endsWith('.ts'))
+      .map((name) => `${dir}/${name}`),
+  ),
 ];
 
 /** A count put straight before a plural noun in a template: "${n} documents" reads "1 documents" for one (a choice, "${a ? 'their' : 'its'} documents", is no count). */
-const FIXED_PLURAL = /\$\{[^{}?]+\} (documents|hits|candidates|clusters|duplicates|pairs|bands|lines|families|shares|buckets|lookups|passes|sweeps|scans|writes|members|attempts|sources|groups)\b/g;
+const FIXED_PLURAL = /\$\{[^{}?]+\} (documents|hits|candidates|clusters|duplicates|pairs|bands|lines|families|shares|buckets|lookups|passes|sweeps|scans|writes|members|attempts|keys|problems|pages|hashes|ids|sources|groups)/g;
 
 describe('the summaries', () => {
   for (const file of SUMMARY_FILES) {

@@ -21,7 +21,7 @@ describe('storedSources', () => {
   });
 
   it('refuses an answer that is not the one asked for', () => {
-    expect(() => storedSources('{"docs":[]}', 1)).toThrow(/_mget of 1 documents/);
+    expect(() => storedSources('{"docs":[]}', 1)).toThrow(/_mget of 1 document /);
     expect(() => storedSources('<html>', 1)).toThrow(/begins "<html>"/);
   });
 });

@@ -11,6 +11,7 @@
 // 136 MB at 2^24 keys a part, unless one top byte holds more), whatever the size of the band, for one more
 // read of its hashes a part.
 import type { MembersSink } from './band-ranges.js';
+import { forCount, plural } from '../../plural.js';
 
 /** The documents of one band in bucket order, and its buckets. */
 export interface BandBuckets {
@@ -95,7 +96,7 @@ function sliceStarts(source: BandSource, n: number): Uint32Array {
     for (let k = 0; k < chunk.length; k++) starts[(chunk[k] >>> 24) + 1]++;
     seen += chunk.length;
   });
-  if (seen !== n) throw new Error(`a band held ${seen} hashes where ${n} documents were expected`);
+  if (seen !== n) throw new Error(`a band held ${plural(seen, 'hash', 'hashes')} where ${plural(n, 'document')} ${forCount(n, 'was', 'were')} expected`);
   for (let d = 0; d < 256; d++) starts[d + 1] += starts[d];
   return starts;
 }

@@ -1,3 +1,4 @@
+import { plural } from '../../plural.js';
 // What a reviewer should be told before reading the clusters: a family that chains a large share of the
 // index together (documents that share a template, a licence, a notice section are joined through it by
 // word sets, and clusters cut from such a family are mostly different documents), or a large cluster whose
@@ -27,7 +28,7 @@ export function clusterWarnings(facts: GuardFacts): string[] {
   if (facts.documents > 0 && facts.largestFamily >= Math.max(FAMILY_AT_LEAST, FAMILY_SHARE * facts.documents)) {
     const share = ((100 * facts.largestFamily) / facts.documents).toFixed(0);
     warnings.push(
-      `one family chains ${facts.largestFamily} of the ${facts.documents} documents (${share}%) through pairs at --min-similarity ${facts.minSimilarity}: ` +
+      `one family chains ${facts.largestFamily} of the ${plural(facts.documents, 'document')} (${share}%) through pairs at --min-similarity ${facts.minSimilarity}: ` +
         `documents that share a template or boilerplate are joined by it, and its clusters may hold different documents; ` +
         `look at them (near-dup explore --index ${facts.index}), raise the bar (${raise}), or sign with word shingles ` +
         `(near-dup annotate --index ${facts.index} --condenser white-space-5-grams --force, then dedup again)`,
@@ -36,7 +37,7 @@ export function clusterWarnings(facts: GuardFacts): string[] {
   const largest = facts.largest;
   if (largest && largest.size >= CLUSTER_AT_LEAST && largest.minCanonicalSimilarity !== null && largest.minCanonicalSimilarity < LOOSE_SIMILARITY) {
     warnings.push(
-      `the largest cluster (${largest.canonical}) holds ${largest.size} documents, some only ${largest.minCanonicalSimilarity.toFixed(2)} from its canonical: ` +
+      `the largest cluster (${largest.canonical}) holds ${plural(largest.size, 'document')}, some only ${largest.minCanonicalSimilarity.toFixed(2)} from its canonical: ` +
         `check it before acting on it (near-dup explore --index ${facts.index}), or raise the bar (${raise})`,
     );
   }

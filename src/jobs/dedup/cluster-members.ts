@@ -8,6 +8,7 @@
 // [0, 1], the canonical's own similarity 1, the check of its members): a damaged or changed file is said,
 // never written into the index.
 import { foldCheck, readAll, type SpillFolder, writeAll } from './spill-folder.js';
+import { plural } from '../../plural.js';
 
 /** A cluster as stored: its place (where its record starts), its members by number and their similarities. */
 export interface ClusterRecord {
@@ -152,7 +153,7 @@ export class ClusterLog {
     if (at + HEADER_BYTES > view.byteLength) return Number.POSITIVE_INFINITY;
     const size = view.getUint32(at, true);
     const bytes = HEADER_BYTES + MEMBER_BYTES * size;
-    if (size < 2 || place + bytes > this.bytes.length) throw changed(`a cluster of ${size} members at ${place}, which it never wrote`);
+    if (size < 2 || place + bytes > this.bytes.length) throw changed(`a cluster of ${plural(size, 'member')} at ${place}, which it never wrote`);
     return bytes;
   }
 

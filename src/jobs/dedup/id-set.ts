@@ -11,6 +11,7 @@
 import { mixed } from './doc-numbers.js';
 import { ftruncateSync } from 'node:fs';
 import { foldCheck, readAll, requireRoom, type SpillFolder, writeAll } from './spill-folder.js';
+import { forCount } from '../../plural.js';
 
 export class IdSet {
   /** The hashes added (sorted once a lookup comes), 8 bytes each and up to half as many again of room. */
@@ -136,7 +137,7 @@ export class IdSetOnDisk {
    */
   seal(free?: number): BigUint64Array {
     if (this.firsts) return this.firsts;
-    requireRoom(this.folder, this.count * 8, `the ${this.count.toLocaleString('en')} ids it writes cluster fields to (8 bytes each), before it writes any`, free);
+    requireRoom(this.folder, this.count * 8, `the ${this.count.toLocaleString('en')} ${forCount(this.count, 'id')} it writes cluster fields to (8 bytes each), before it writes any`, free);
     const every = this.pageHashes;
     const firsts = new BigUint64Array(Math.ceil(this.count / every));
     const checks = new Uint32Array(firsts.length);

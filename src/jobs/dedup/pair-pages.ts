@@ -9,6 +9,7 @@
 // words (a problem string), never by throwing. Pure: no I/O here.
 import type { VerifiedPair } from './pair-verifier.js';
 import { IDENTITY_KEYS, type SharePlan, type ShareRunIdentity } from './share-plan.js';
+import { forCount, plural } from '../../plural.js';
 
 /** Pairs per page document (about 200 KB of JSON with ids of 30 characters). */
 export const PAIRS_PER_PAGE = 2000;
@@ -117,7 +118,7 @@ function progressOf(p: Record<string, unknown>): ShareProgress | string {
   const bandCount = p.band_count, bandsDone = p.bands_done, pages = p.pages;
   if (!whole(bandCount, 1, MAX_BANDS)) return `its band count ${show(bandCount)} is not a whole number from 1 to ${MAX_BANDS}`;
   if (!whole(bandsDone, 0, bandCount)) return `its bands done ${show(bandsDone)} is not a whole number from 0 to ${bandCount}`;
-  if (!Array.isArray(pages) || pages.length !== bandsDone || !pages.every((n) => whole(n, 0, MAX_PAGES))) return `its pages ${shortJson(pages)} are not a count for each of its ${bandsDone} bands done`;
+  if (!Array.isArray(pages) || pages.length !== bandsDone || !pages.every((n) => whole(n, 0, MAX_PAGES))) return `its pages ${shortJson(pages)} are not a count for each of its ${plural(bandsDone, 'band')} done`;
   const counters: Record<string, number> = {};
   for (const name of ['pairs', 'buckets', 'candidate_pairs', 'verified_pairs', 'damaged']) {
     const value = p[name];
@@ -125,9 +126,9 @@ function progressOf(p: Record<string, unknown>): ShareProgress | string {
     counters[name] = value;
   }
   const totalPages = pages.reduce((sum: number, n: number) => sum + n, 0);
-  if (counters.pairs > totalPages * PAIRS_PER_PAGE || counters.pairs < totalPages) return `its ${counters.pairs} pairs do not fit its ${totalPages} pages`;
+  if (counters.pairs > totalPages * PAIRS_PER_PAGE || counters.pairs < totalPages) return `its ${plural(counters.pairs, 'pair')} ${forCount(counters.pairs, 'does', 'do')} not fit its ${plural(totalPages, 'page')}`;
   if (typeof p.complete !== 'boolean') return 'it does not say whether the share is complete';
-  if (p.complete && bandsDone !== bandCount) return `it says complete with ${bandsDone} of ${bandCount} bands done`;
+  if (p.complete && bandsDone !== bandCount) return `it says complete with ${bandsDone} of ${plural(bandCount, 'band')} done`;
   return {
     bandCount,
     bandsDone,
@@ -165,9 +166,9 @@ export function readPage(source: unknown, expected: PageExpected): VerifiedPair[
   const { a, b, jaccard, hamming } = columns;
   if (!Array.isArray(a) || !Array.isArray(b) || !Array.isArray(jaccard) || !Array.isArray(hamming)) return 'its pairs are not four columns (a, b, jaccard, hamming)';
   if (a.length === 0 || a.length > PAIRS_PER_PAGE || b.length !== a.length || jaccard.length !== a.length || hamming.length !== a.length) {
-    return `its columns hold ${a.length}, ${b.length}, ${jaccard.length} and ${hamming.length} values (a page holds 1 to ${PAIRS_PER_PAGE} pairs, as many in each)`;
+    return `its columns hold ${a.length}, ${b.length}, ${jaccard.length} and ${hamming.length} values (a page holds 1 to ${plural(PAIRS_PER_PAGE, 'pair')}, as many in each)`;
   }
-  if (source.count !== a.length) return `its count ${show(source.count)} is not the ${a.length} pairs it holds`;
+  if (source.count !== a.length) return `its count ${show(source.count)} is not the ${plural(a.length, 'pair')} it holds`;
   const pairs: VerifiedPair[] = [];
   for (let i = 0; i < a.length; i++) {
     const problem = pairProblem(a[i], b[i], jaccard[i], hamming[i], expected.minSimilarity);

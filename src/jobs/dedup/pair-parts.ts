@@ -13,6 +13,7 @@ import { ftruncateSync } from 'node:fs';
 import { UserError } from '../../errors.js';
 import { hashOf, PairList } from './pair-list.js';
 import { foldCheck, freeBytes, readAll, type SpillFolder, writeAll } from './spill-folder.js';
+import { forCount } from '../../plural.js';
 
 /** Parts at most (each with a write buffer while the pages are read). */
 const MAX_PARTS = 256;
@@ -106,7 +107,7 @@ function requireRoom(folder: string, expected: number): void {
   const gb = (bytes: number) => `${(bytes / 1024 ** 3).toFixed(1)} GB`;
   throw new UserError(
     (o) =>
-      `the final step would spill the ${expected.toLocaleString('en')} pairs the shares announce to ${folder}: ${gb(needs)}, and ${gb(Math.max(0, free))} is free there (1 GB kept free); give ${o('limits.spillDir')} on a disk with room, or raise ${o('limits.maxCachedMembers')} if memory allows (about 45 bytes a pair)`,
+      `the final step would spill the ${expected.toLocaleString('en')} ${forCount(expected, 'pair')} the shares announce to ${folder}: ${gb(needs)}, and ${gb(Math.max(0, free))} is free there (1 GB kept free); give ${o('limits.spillDir')} on a disk with room, or raise ${o('limits.maxCachedMembers')} if memory allows (about 45 bytes a pair)`,
   );
 }
 

@@ -9,6 +9,7 @@ import { EngineResponseError } from '../../engine/errors.js';
 import { scanIndex } from '../../engine/scan.js';
 import { UserError } from '../../errors.js';
 import { BulkWriter } from '../bulk-writer.js';
+import { forCount, plural } from '../../plural.js';
 
 /** What `_meta` says of an index near-dup made for pairs. */
 const META = { near_dup: 'pairs', version: 1 };
@@ -98,7 +99,7 @@ export class PairsIndex {
     const writer = this.writer(failures);
     for (const { id, document } of documents) await writer.add({ id, action: { index: { _index: this.name, _id: id } }, body: document });
     await writer.flush();
-    if (failures.length > 0) throw new UserError(`${failures.length} documents were not written to the pairs index "${this.name}" (first: ${failures[0]}); run the same command again`);
+    if (failures.length > 0) throw new UserError(`${plural(failures.length, 'document')} ${forCount(failures.length, 'was', 'were')} not written to the pairs index "${this.name}" (first: ${failures[0]}); run the same command again`);
   }
 
   /** The _source of each id, in order (undefined for an id the index does not hold), a few per request. */
@@ -125,7 +126,7 @@ export class PairsIndex {
     const writer = this.writer(failures);
     for (const id of ids) await writer.add({ id, action: { delete: { _index: this.name, _id: id } } });
     await writer.flush();
-    if (failures.length > 0) throw new UserError(`${failures.length} pages left by an earlier attempt could not be deleted from "${this.name}" (first: ${failures[0]}); run the same command again`);
+    if (failures.length > 0) throw new UserError(`${plural(failures.length, 'page')} left by an earlier attempt could not be deleted from "${this.name}" (first: ${failures[0]}); run the same command again`);
   }
 
   /** Pages of a share the engine holds, counted after a refresh. */

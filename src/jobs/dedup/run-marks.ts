@@ -19,6 +19,7 @@
 import type { EngineClient, SearchHit } from '../../engine/client.js';
 import { storedPath, type StoredField } from '../../stored/layout.js';
 import { valueAt } from '../../annotation.js';
+import { forCount, plural } from '../../plural.js';
 
 /** One concrete index: its uuid and each primary shard's mark (its global checkpoint), by shard number. */
 export interface ShardMarks {
@@ -156,7 +157,7 @@ export class RunView {
       }
     }
     const notes = [
-      'problem' in this.pit && late > 0 ? `${this.pit.problem}: the ${late} documents written while this run went on are read again by the next run` : undefined,
+      'problem' in this.pit && late > 0 ? `${this.pit.problem}: the ${plural(late, 'document')} written while this run went on ${forCount(late, 'is', 'are')} read again by the next run` : undefined,
       // (Then the next run goes by time alone, from the earliest signature it must read again.)
       Array.isArray(marks) ? undefined : `${marks.problem}: the next run may miss a document signed before this run and written after it`,
     ].filter((n) => n !== undefined);

@@ -14,6 +14,7 @@ import { DocRows } from './doc-rows.js';
 import { enlarged } from './doc-numbers.js';
 import { SlotBits } from './records-sweep.js';
 import { foldCheck, readAll, type SpillFolder, writeAll } from './spill-folder.js';
+import { plural } from '../../plural.js';
 
 /** Documents read or written at once in a pass over the files. */
 const CHUNK_DOCS = 1 << 20;
@@ -216,7 +217,7 @@ export class SetsOnDisk {
             yield family;
           }
         }
-        if (yielded !== count) throw changed(`set of ${count} families read as ${yielded}`);
+        if (yielded !== count) throw changed(`set of ${plural(count, 'family')} read as ${yielded}`);
       },
     };
   }

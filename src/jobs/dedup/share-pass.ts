@@ -24,6 +24,7 @@ import { keyRange, markerId, pageId, type SharePlan, shareName, type ShareRunIde
 import { shareTable } from './share-table.js';
 import type { SignatureStore } from './signature-store.js';
 import { type ReadTable, readTable, type TableRead } from './table-read.js';
+import { plural } from '../../plural.js';
 
 export interface ShareSettings extends Omit<TableRead, 'onDocuments'> {
   share: SharePlan;
@@ -148,7 +149,7 @@ export class SharePass {
    * where that attempt was), each page and pair checked first; or why they cannot be.
    */
   private async takeOver(earlier: ShareProgress, table: ReadTable): Promise<ShareProgress | string> {
-    if (earlier.bandCount !== table.bandCount) return `its marker counts ${earlier.bandCount} bands, the signatures have ${table.bandCount}`;
+    if (earlier.bandCount !== table.bandCount) return `its marker counts ${plural(earlier.bandCount, 'band')}, the signatures have ${table.bandCount}`;
     const pairs: VerifiedPair[] = [];
     for await (const { id, source, band, page } of this.pagesOf(earlier)) {
       const read = readPage(source, { run: this.settings.run, share: this.settings.share, band, page, minSimilarity: this.settings.minSimilarity });

@@ -16,6 +16,7 @@ import { checkAndRecord } from './shares-check.js';
 import { gatherPairs, type PairsProblem, type SharedRun } from './shares-gather.js';
 import { markerId } from './share-plan.js';
 import type { SignatureStore } from './signature-store.js';
+import { plural } from '../../plural.js';
 
 /** Problems named one by one in the errors file; past that, counted. */
 const MAX_NAMED = 10_000;
@@ -56,7 +57,7 @@ async function refuse(pairsIndex: PairsIndex, run: SharedRun, problems: readonly
   const names = shares.map((n) => `${n}/${run.count}`).join(', ');
   const what = dryRun ? 'would do' : 'will do';
   throw new UserError(
-    `${problems.length} problems in ${pages} documents of ${pairsIndex.name} (damaged or forged; each named in ${errors.file}, the first: ${problems[0].page} ${problems[0].reason}): ` +
+    `${plural(problems.length, 'problem')} in ${plural(pages, 'document')} of ${pairsIndex.name} (damaged or forged; each named in ${errors.file}, the first: ${problems[0].page} ${problems[0].reason}): ` +
       `nothing was written to ${run.identity.index}${dryRun ? ', and the shares were left as they are (a dry run)' : ''}. Share${shares.length > 1 ? 's' : ''} ${names} ${what} ${shares.length > 1 ? 'their' : 'its'} work again${dryRun ? ' once this runs without --dry-run' : ''}: run ` +
       `${shares.map((n) => `near-dup dedup --index ${run.identity.index} --share ${n}/${run.count} --pairs-index ${pairsIndex.name}`).join(' and ')}, then this again`,
   );

@@ -18,6 +18,7 @@ import { PAIRS_PER_PAGE, type ShareProgress, readMarker, readPage } from './pair
 import { PairParts, type PairSpill } from './pair-parts.js';
 import type { PairsIndex } from './pairs-index.js';
 import { identityDifferences, markerId, pageId, type SharePlan, shareName, type ShareRunIdentity } from './share-plan.js';
+import { forCount, plural } from '../../plural.js';
 
 export interface SharedRun {
   identity: ShareRunIdentity;
@@ -61,7 +62,7 @@ async function holdsItsPages(pairsIndex: PairsIndex, run: SharedRun, share: Shar
   const listed = progress.pages.reduce((sum, count) => sum + count, 0);
   const held = await pairsIndex.countPages(run.run, share.number);
   if (held === listed) return true;
-  problems.push({ page: markerId(run.run, share), share: share.number, reason: `lists ${listed} pages, where ${pairsIndex.name} holds ${held} of this share (none read)` });
+  problems.push({ page: markerId(run.run, share), share: share.number, reason: `lists ${plural(listed, 'page')}, where ${pairsIndex.name} holds ${held} of this share (none read)` });
   return false;
 }
 
@@ -74,7 +75,7 @@ async function completeShares(pairsIndex: PairsIndex, run: SharedRun): Promise<S
     const source = await pairsIndex.source(markerId(run.run, share));
     const progress = source === undefined ? 'never started' : readMarker(source, { run: run.run, share, identity: run.identity });
     if (typeof progress === 'string') missing.push(`${shareName(share)} (${source === undefined ? progress : `marker damaged: ${progress}`})`);
-    else if (!progress.complete) missing.push(`${shareName(share)} (${progress.bandsDone} of ${progress.bandCount} bands done, last on ${progress.host || 'an unnamed host'} at ${progress.updatedAt || 'an unknown time'})`);
+    else if (!progress.complete) missing.push(`${shareName(share)} (${progress.bandsDone} of ${plural(progress.bandCount, 'band')} done, last on ${progress.host || 'an unnamed host'} at ${progress.updatedAt || 'an unknown time'})`);
     else found.push(progress);
   }
   if (missing.length > 0) throw new UserError(await refusal(pairsIndex, run, missing));
@@ -86,7 +87,7 @@ async function refusal(pairsIndex: PairsIndex, run: SharedRun, missing: string[]
   const { index } = run.identity;
   const others = await otherRuns(pairsIndex, run);
   return (
-    `${missing.length} of ${run.count} shares are not complete in ${pairsIndex.name}: ${missing.join('; ')}. ` +
+    `${missing.length} of ${plural(run.count, 'share')} ${forCount(missing.length, 'is', 'are')} not complete in ${pairsIndex.name}: ${missing.join('; ')}. ` +
     `Run each (near-dup dedup --index ${index} --share K/${run.count} --pairs-index ${pairsIndex.name}, the same --min-similarity, --params and --prefix), then this again; nothing was written` +
     (others ? `. ${others}` : '')
   );
@@ -119,7 +120,7 @@ async function readShare(pairsIndex: PairsIndex, run: SharedRun, share: SharePla
     const { band, page, last } = where.get(id) as (typeof places)[number];
     const read = readPage(source, { run: run.run, share, band, page, minSimilarity: run.identity.minSimilarity });
     if (typeof read === 'string' || (!last && read.length !== PAIRS_PER_PAGE)) {
-      const reason = typeof read !== 'string' ? `holds ${read.length} pairs, where a page before a band's last holds ${PAIRS_PER_PAGE}` : source === undefined ? 'is missing' : read;
+      const reason = typeof read !== 'string' ? `holds ${plural(read.length, 'pair')}, where a page before a band's last holds ${PAIRS_PER_PAGE}` : source === undefined ? 'is missing' : read;
       into.problems.push({ page: id, share: share.number, reason });
       continue;
     }
@@ -128,6 +129,6 @@ async function readShare(pairsIndex: PairsIndex, run: SharedRun, share: SharePla
     for (const pair of read) into.pairs.add(numbers.numberOf(pair.a), numbers.numberOf(pair.b), pair.jaccard, pair.hamming, at);
   }
   if (pairs !== progress.pairs && !into.problems.some((p) => p.share === share.number)) {
-    into.problems.push({ page: markerId(run.run, share), share: share.number, reason: `says its share wrote ${progress.pairs} pairs, where its pages hold ${pairs}` });
+    into.problems.push({ page: markerId(run.run, share), share: share.number, reason: `says its share wrote ${plural(progress.pairs, 'pair')}, where its pages hold ${pairs}` });
   }
 }

@@ -3,6 +3,7 @@
 // how far the MinHash estimate is from exact Jaccard, and a recommendation with the figures behind it.
 // Pure: pairs in, report out.
 import { optimalBandsRows } from '../../sketch/lsh.js';
+import { forCount, plural } from '../../plural.js';
 
 export interface EvaluatedPair {
   a: string;
@@ -219,7 +220,7 @@ function recommend(pairs: readonly EvaluatedPair[], rows: ThresholdRow[], labell
     const fewest = Math.min(...counts.map((c) => c.n));
     threshold = counts.filter((c) => c.n === fewest).reduce((a, b) => (Math.abs(b.t - current) < Math.abs(a.t - current) ? b : a)).t;
     const above = neighbours.filter((p) => p.exact >= threshold).length;
-    why = `the emptiest stretch of the similarities of the ${neighbours.length} neighbour pairs between 0.2 and 0.9: ${fewest} within 0.025 of ${threshold}; ${above} pairs lie at or above it`;
+    why = `the emptiest stretch of the similarities of the ${plural(neighbours.length, 'neighbour pair')} between 0.2 and 0.9: ${fewest} within 0.025 of ${threshold}; ${plural(above, 'pair')} ${forCount(above, 'lies', 'lie')} at or above it`;
   }
   const alternatives = FALSE_NEGATIVE_WEIGHTS.map((w) => lshChoice(pairs, threshold, w, numPerm, labelled));
   const chosen = alternatives.find((c) => c.expectedRecall >= TARGET_RECALL) ?? alternatives[alternatives.length - 1];
