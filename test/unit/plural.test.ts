@@ -38,7 +38,7 @@ const SUMMARY_FILES = [
 ];
 
 /** A count put straight before a plural noun in a template: "${n} documents" reads "1 documents" for one (a choice, "${a ? 'their' : 'its'} documents", is no count). */
-const FIXED_PLURAL = /\$\{[^{}?]+\} (documents|hits|candidates|clusters|duplicates|pairs|bands|lines|families|shares|buckets|lookups|passes|sweeps|scans|writes|members|attempts|keys|problems|pages|hashes|ids|sources|groups)/g;
+const FIXED_PLURAL = /\$\{[^{}?]+\} (documents|hits|candidates|clusters|duplicates|pairs|bands|lines|families|shares|buckets|lookups|passes|sweeps|scans|writes|members|attempts|keys|problems|pages|hashes|ids|sources|groups)\b/g;
 
 describe('the summaries', () => {
   for (const file of SUMMARY_FILES) {
