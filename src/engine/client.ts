@@ -368,6 +368,17 @@ export class EngineClient {
     return Object.values(settings ?? {}).map((s) => s.settings.index.uuid).sort();
   }
 
+  /**
+   * Whether each of these documents exists, in order, each looked up in its own concrete index (a data
+   * stream's backing index: the engines refuse a get by the stream's name), in real time and without sources.
+   */
+  async documentsExist(docs: ReadonlyArray<{ index: string; id: string }>): Promise<boolean[]> {
+    if (docs.length === 0) return [];
+    const response = await this.request<{ docs: Array<{ found?: boolean }> }>('POST', '/_mget', { docs: docs.map((d) => ({ _index: d.index, _id: d.id })) }, { _source: 'false' });
+    this.#refusedDocs('/_mget', response.docs);
+    return docs.map((_, i) => response.docs[i]?.found === true);
+  }
+
   /** Which of these ids the index holds, read in real time (no refresh needed) and without the sources. */
   async existingIds(index: string, ids: string[]): Promise<Set<string>> {
     if (ids.length === 0) return new Set(); // the engines refuse an _mget of nothing

@@ -44,7 +44,7 @@ export interface BulkWriterOptions {
    * came (timeout, dropped connection, gateway error), so the engine may have done it the first time:
    * a 409 then usually means "already done", which the caller can check.
    */
-  onFailure?: (op: BulkOperation, reason: string, status: number | undefined, resent: boolean) => void;
+  onFailure?: (op: BulkOperation, reason: string, status: number | undefined, resent: boolean, result?: BulkResponseItem) => void;
   /**
    * Called once, before the first request is sent (and not at all when nothing is written): the checks a
    * job makes only when it is about to change something (blocks, privileges, its mapping, its checkpoint).
@@ -233,7 +233,7 @@ export class BulkWriter {
         const error = typeof result.error === 'object' ? result.error : undefined;
         this.fatal ??= new EngineResponseError(403, error?.type, error?.reason, 'POST', '/_bulk', '', { error: result.error });
       } else {
-        this.fail(op, reasonOf(result.error), result.status, resent);
+        this.fail(op, reasonOf(result.error), result.status, resent, result);
       }
     });
     for (const op of pending.slice(response.items.length)) this.fail(op, 'no result for this operation in the bulk response', undefined, resent);
@@ -255,9 +255,9 @@ export class BulkWriter {
     this.queue.concurrency = limit.current;
   }
 
-  private fail(op: BulkOperation, reason: string, status: number | undefined, resent: boolean): void {
+  private fail(op: BulkOperation, reason: string, status: number | undefined, resent: boolean, result?: BulkResponseItem): void {
     this.stats.failed++;
-    this.options.onFailure?.(op, reason, status, resent);
+    this.options.onFailure?.(op, reason, status, resent, result);
   }
 
   private async backoff(attempt: number, cause: RetryCause, reason: string): Promise<void> {

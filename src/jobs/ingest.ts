@@ -400,8 +400,8 @@ class IngestRun {
   private readonly writer: BulkWriter;
   private readonly pool: SignPool;
   private readonly lines: IngestLineOptions;
-  /** Ids reported indexed and not yet confirmed by the engine. */
-  private readonly indexedIds: string[] = [];
+  /** Documents reported indexed, each with the concrete index the engine named, not yet confirmed. */
+  private readonly indexedDocs: Array<{ index: string; id: string }> = [];
   private confirming = Promise.resolve();
   /** Signed batches not yet handed to the writer, in order. */
   private readonly pending: Promise<IngestResult[]>[] = [];
@@ -419,10 +419,10 @@ class IngestRun {
       ...limits.bulk,
       inFlight: setup.inFlight,
       retries: client.retries,
-      onSuccess: (op) => this.succeeded(op),
-      onFailure: (op, reason, status, resent) => {
+      onSuccess: (op, result) => this.succeeded(op, result._index),
+      onFailure: (op, reason, status, resent, result) => {
         // Our own id, refused as existing after a lost answer: the lost request created it.
-        if (status === 409 && resent && 'create' in op.action) return this.succeeded(op);
+        if (status === 409 && resent && 'create' in op.action) return this.succeeded(op, result?._index);
         this.counts.failed++;
         this.errors.add({ id: op.id, line: op.context, status, reason });
       },
@@ -454,7 +454,7 @@ class IngestRun {
     this.report(true);
     await this.writer.flush();
     this.report(true);
-    await this.confirm(this.indexedIds.splice(0));
+    await this.confirm(this.indexedDocs.splice(0));
     if (this.counts.indexed > 0) await this.client.refresh(this.job.index);
   }
 
@@ -468,24 +468,27 @@ class IngestRun {
     await this.errors.close();
   }
 
-  private succeeded(op: BulkOperation): void {
+  /** `index`: the concrete index the engine says it wrote to (a data stream's backing index, an alias's write index). */
+  private succeeded(op: BulkOperation, index: string | undefined): void {
     this.counts.indexed++;
     this.report();
-    this.indexedIds.push(op.id);
-    if (this.indexedIds.length >= CHECK_CHUNK) void this.confirm(this.indexedIds.splice(0)).catch(() => undefined);
+    this.indexedDocs.push({ index: index ?? this.job.index, id: op.id });
+    if (this.indexedDocs.length >= CHECK_CHUNK) void this.confirm(this.indexedDocs.splice(0)).catch(() => undefined);
   }
 
-  /** Documents reported indexed, checked with the engine a thousand at a time, as they come. */
-  private confirm(ids: string[]): Promise<void> {
+  /** Documents reported indexed, checked with the engine a thousand at a time, as they come, each where it was written. */
+  private confirm(docs: Array<{ index: string; id: string }>): Promise<void> {
     this.confirming = this.confirming.then(async () => {
-      const found = await this.client.existingIds(this.job.index, ids);
-      this.confirmed += found.size;
-      for (const id of ids) {
-        if (found.has(id)) continue;
+      const found = await this.client.documentsExist(docs);
+      docs.forEach(({ id }, i) => {
+        if (found[i]) {
+          this.confirmed++;
+          return;
+        }
         this.counts.indexed--;
         this.counts.failed++;
         this.errors.add({ id, reason: 'reported indexed, but the engine does not have it; ingest this document again' });
-      }
+      });
     });
     return this.confirming;
   }
