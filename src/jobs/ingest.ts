@@ -4,8 +4,9 @@
 // Every document goes out with an id (its --id-field, or one near-dup chooses, like the engine's own),
 // so a bulk request whose answer was lost can be sent again without doubling anything: an `index` with
 // the user's id writes the same document twice, a `create` with ours answers 409 the second time, which
-// then means "done by the lost request". The engine is asked, a thousand ids at a time, whether it holds
-// every document reported indexed.
+// then means "done by the lost request". A data stream takes only `create`, the user's ids too: a 409 there
+// is a document already in the stream, counted unchanged when it is the same line. The engine is asked, a
+// thousand ids at a time, whether it holds every document reported indexed, where it wrote each one.
 import { randomBytes } from 'node:crypto';
 import os from 'node:os';
 import type { Readable } from 'node:stream';
@@ -21,6 +22,7 @@ import type { TemplateTokens } from '../sketch/template-tokens.js';
 import { ANNOTATE_DEFAULTS, type AnnotateSettings, optionGroup, resolveBulkOptions } from './annotate.js';
 import { type BulkOperation, BulkWriter } from './bulk-writer.js';
 import { ErrorsFile } from './errors-file.js';
+import { compareWithStored, type Refused } from './already-there.js';
 import type { IngestLineOptions, IngestResult } from '../signing/ingest-lines.js';
 import { InFlightLimit } from '../engine/in-flight.js';
 import { planInFlight } from '../engine/in-flight-plan.js';
@@ -118,6 +120,11 @@ export interface IngestSummary {
   seen: number;
   /** Documents the engine took (and, checked at the end, holds). */
   indexed: number;
+  /**
+   * Lines already in a data stream under their --id-field id, the stored document the same line (a re-run):
+   * not written again, as a stream overwrites nothing. Another document at the id fails the line.
+   */
+  unchanged: number;
   /** Lines that could not be signed or were refused by the engine (listed in the errors file). */
   failed: number;
   /** Documents whose text gives no token: indexed, with a signature of no tokens. */
@@ -283,7 +290,7 @@ export async function ingestStream(client: EngineClient, input: Readable, option
   const batches = lineBatches(input, BATCH_BYTES, job.limits.maxLineBytes, 'skip')[Symbol.asyncIterator]();
   const first = await batches.next();
   if (!first.done) checkFieldsPresent(first.value.bytes, job.fields, job.index);
-  const keyLists = await prepareIndex(client, job.index, job.output.prefix);
+  const { keyLists, dataStream } = await prepareIndex(client, job.index, job.output.prefix);
   let lines = prepend(first, batches);
   if (job.template) {
     const chosen = await templateForIngest(client, job, job.template, lines, options);
@@ -293,7 +300,7 @@ export async function ingestStream(client: EngineClient, input: Readable, option
   }
   const settings = resolveSignerSettings(job.signer);
   const inFlight = new InFlightLimit(await planInFlight(client, job.index, job.limits.bulk.concurrency));
-  const run = new IngestRun(client, job, { keyLists, inFlight, started });
+  const run = new IngestRun(client, job, { keyLists, dataStream, inFlight, started });
   try {
     for (let next = await lines.next(); !next.done; next = await lines.next()) await run.add(next.value);
     await run.finish();
@@ -363,13 +370,14 @@ async function templateForIngest(
 /**
  * Whether this user may write here, asked before anything is changed (of an index that exists: a new one
  * is asked right after it is made, before any document goes in); then the index is made, or its mapping
- * given the near-dup fields. Returns the key-list form its mapping takes.
+ * given the near-dup fields. Returns the key-list form its mapping takes, and whether the name writes to
+ * a data stream (one there, or one its template makes at the first document).
  */
-async function prepareIndex(client: EngineClient, index: string, prefix: string): Promise<KeyLists> {
+async function prepareIndex(client: EngineClient, index: string, prefix: string): Promise<{ keyLists: KeyLists; dataStream: boolean }> {
   const checked = await mayWriteIfThere(client, index);
-  const { keyLists } = await initIndex(client, index, prefix);
+  const { keyLists, streamTemplates } = await initIndex(client, index, prefix);
   if (!checked) await mayWriteIfThere(client, index);
-  return keyLists;
+  return { keyLists, dataStream: streamTemplates.length > 0 };
 }
 
 /**
@@ -391,7 +399,7 @@ async function mayWriteIfThere(client: EngineClient, index: string): Promise<boo
 
 /** One ingest: its counts, its signing pool and writer, and the check that the engine holds what it indexed. */
 class IngestRun {
-  readonly counts = { seen: 0, indexed: 0, failed: 0, empty: 0, cut: 0, blank: 0, tooLong: 0 };
+  readonly counts = { seen: 0, indexed: 0, unchanged: 0, failed: 0, empty: 0, cut: 0, blank: 0, tooLong: 0 };
   confirmed = 0;
   firstTooLong?: LongLine;
   /** Lines passed over for their length, by number, until their place in the signed results (an empty line) comes. */
@@ -400,6 +408,8 @@ class IngestRun {
   private readonly writer: BulkWriter;
   private readonly pool: SignPool;
   private readonly lines: IngestLineOptions;
+  /** Creates refused with 409, not yet compared with the document the engine holds. */
+  private readonly refused: Array<Refused & { line: number; resent: boolean }> = [];
   /** Documents reported indexed, each with the concrete index the engine named, not yet confirmed. */
   private readonly indexedDocs: Array<{ index: string; id: string }> = [];
   private confirming = Promise.resolve();
@@ -410,7 +420,7 @@ class IngestRun {
   constructor(
     private readonly client: EngineClient,
     private readonly job: IngestSettings,
-    private readonly setup: { keyLists: KeyLists; inFlight: InFlightLimit; started: number },
+    private readonly setup: { keyLists: KeyLists; dataStream: boolean; inFlight: InFlightLimit; started: number },
   ) {
     const { output, limits } = job;
     this.errors = new ErrorsFile(output.errorsFile);
@@ -421,8 +431,8 @@ class IngestRun {
       retries: client.retries,
       onSuccess: (op, result) => this.succeeded(op, result._index),
       onFailure: (op, reason, status, resent, result) => {
-        // Our own id, refused as existing after a lost answer: the lost request created it.
-        if (status === 409 && resent && 'create' in op.action) return this.succeeded(op, result?._index);
+        // A document at that id already: ours after a lost answer, or a data stream's from an earlier run.
+        if (status === 409 && 'create' in op.action) return this.refusedAsThere(op, result?._index, resent);
         this.counts.failed++;
         this.errors.add({ id: op.id, line: op.context, status, reason });
       },
@@ -455,6 +465,7 @@ class IngestRun {
     await this.writer.flush();
     this.report(true);
     await this.confirm(this.indexedDocs.splice(0));
+    await this.compare(this.refused.splice(0));
     if (this.counts.indexed > 0) await this.client.refresh(this.job.index);
   }
 
@@ -474,6 +485,40 @@ class IngestRun {
     this.report();
     this.indexedDocs.push({ index: index ?? this.job.index, id: op.id });
     if (this.indexedDocs.length >= CHECK_CHUNK) void this.confirm(this.indexedDocs.splice(0)).catch(() => undefined);
+  }
+
+  /** A create refused with 409: compared with the stored document, a thousand at a time. */
+  private refusedAsThere(op: BulkOperation, index: string | undefined, resent: boolean): void {
+    this.refused.push({ id: op.id, index: index ?? this.job.index, json: op.body as string, line: op.context as number, resent });
+    if (this.refused.length >= CHECK_CHUNK) void this.compare(this.refused.splice(0)).catch(() => undefined);
+  }
+
+  /**
+   * The same line stored: done by a lost request (resent), else there from an earlier run (unchanged).
+   * Another document at the id, or none (deleted since the refusal), fails the line.
+   */
+  private compare(refused: Array<Refused & { line: number; resent: boolean }>): Promise<void> {
+    this.confirming = this.confirming.then(async () => {
+      if (refused.length === 0) return;
+      const found = await compareWithStored(this.client, refused, this.job.output.prefix);
+      refused.forEach((r, i) => {
+        if (found[i] === 'same' && r.resent) {
+          this.counts.indexed++;
+          this.confirmed++;
+        } else if (found[i] === 'same') {
+          this.counts.unchanged++;
+        } else {
+          this.counts.failed++;
+          const reason =
+            found[i] === 'different'
+              ? `another document with this id is already in ${r.index} (a data stream never overwrites a document, it only creates): delete that one, or give this line another id, and ingest it again`
+              : 'refused as already there (409), but the engine does not have it; ingest this document again';
+          this.errors.add({ id: r.id, line: r.line, status: 409, reason });
+        }
+      });
+      this.report();
+    });
+    return this.confirming;
   }
 
   /** Documents reported indexed, checked with the engine a thousand at a time, as they come, each where it was written. */
@@ -503,8 +548,8 @@ class IngestRun {
     const now = performance.now();
     if (!force && now - this.lastProgress <= 1000) return;
     this.lastProgress = now;
-    const { seen, indexed, failed } = this.counts;
-    this.job.onProgress?.({ seen, done: indexed + failed, indexed, failed, elapsedSeconds: (now - this.setup.started) / 1000 });
+    const { seen, indexed, unchanged, failed } = this.counts;
+    this.job.onProgress?.({ seen, done: indexed + unchanged + failed, indexed, failed, elapsedSeconds: (now - this.setup.started) / 1000 });
   }
 
   /** A line passed over for its length (an empty line stands in its place): it held a document, which failed. */
@@ -535,7 +580,8 @@ class IngestRun {
     if (result.cut > 0) this.counts.cut++;
     const id = result.id ?? newId();
     const target = { _index: this.job.index, _id: id };
-    const action = result.id === undefined ? { create: target } : { index: target };
+    // A data stream takes only `create`; elsewhere the user's id overwrites, so that a re-run writes each line once.
+    const action = result.id === undefined || this.setup.dataStream ? { create: target } : { index: target };
     await this.writer.add({ id, action, body: result.json, context: result.line });
   }
 }

@@ -51,4 +51,36 @@ forEachEngine('ingest into a data stream', (ctx) => {
     expect(run.json).toMatchObject({ seen: N, indexed: N, failed: 0, confirmed: N });
     expect(await count(stream)).toBe(N);
   });
+
+  it('with --id-field: written with create; a second run of the same file finds every line already there, unchanged; a changed line at a taken id fails, named', async () => {
+    const stream = await newStream('stream-user-ids');
+    const file = path.join(tmp, `${stream}.ndjson`);
+    const lines = streamLines(N);
+    writeFileSync(file, `${lines.join('\n')}\n`);
+    const first = await ingest(stream, file, '--id-field', 'id');
+    expect(first.code, first.stderr).toBe(0);
+    expect(first.json).toMatchObject({ seen: N, indexed: N, unchanged: 0, failed: 0, confirmed: N });
+    expect(await count(stream)).toBe(N);
+
+    const again = await ingest(stream, file, '--id-field', 'id');
+    expect(again.code, again.stderr).toBe(0);
+    expect(again.json).toMatchObject({ seen: N, indexed: 0, unchanged: N, failed: 0 });
+    expect(again.stderr).toContain(`${N} documents already in the data stream, the same, not written again`);
+    expect(await count(stream)).toBe(N);
+
+    // One line edited under the same id, one new line: the edit cannot overwrite in a stream, and says so.
+    const changed = JSON.stringify({ ...JSON.parse(lines[7]), text: 'an edited text' });
+    const added = JSON.stringify({ '@timestamp': '2026-02-01T00:00:00Z', id: 'doc-new', text: 'a line the first runs did not have' });
+    const third = path.join(tmp, `${stream}-third.ndjson`);
+    writeFileSync(third, [...lines.slice(0, 7), changed, ...lines.slice(8), added].join('\n'));
+    const errorsFile = path.join(tmp, `${stream}-errors.jsonl`);
+    const run = await ingest(stream, third, '--id-field', 'id');
+    expect(run.code, run.stderr).toBe(1);
+    expect(run.json).toMatchObject({ seen: N + 1, indexed: 1, unchanged: N - 1, failed: 1 });
+    const failed = readFileSync(errorsFile, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    expect(failed).toHaveLength(1);
+    expect(failed[0]).toMatchObject({ id: 'doc-7', line: 8, status: 409 });
+    expect(failed[0].reason).toMatch(/^another document with this id is already in \.ds-.+ \(a data stream never overwrites a document, it only creates\): delete that one, or give this line another id/);
+    expect(await count(stream)).toBe(N + 1);
+  });
 });
