@@ -48,3 +48,12 @@ it('no annotate when the index has the recommended bands already; --prefix and -
   const other = nextCommands({ index: 'docs', fields: ['body'], prefix: 'nd', maxChars: 5000, params }, recommendation(0.6, 0.5));
   expect(other.annotate).toBe('near-dup annotate --index docs --field body --prefix nd --max-chars 5000 --threshold 0.6 --false-negative-weight 0.5');
 });
+
+it('an index signed with template tokens: the note names the set by its params key and asks for --template-share again', () => {
+  const base = resolveSignerSettings({ condenser: 'white-space-4-grams' }).params;
+  for (const [key, mode] of [['core', 'the default'], ['tpl', 'narrow']] as const) {
+    const params = `${base};${key}=0123456789ab`;
+    const { note } = nextCommands({ index: 'docs', fields: ['body'], prefix: 'near_dup', maxChars: 10_000_000, params }, recommendation(0.9, 0.75));
+    expect(note, mode).toBe(`the index was signed with the template tokens 0123456789ab (params ${key}=0123456789ab): give annotate the same --template-share (and --template-sample) again`);
+  }
+});

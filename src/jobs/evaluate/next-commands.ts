@@ -41,7 +41,8 @@ export function nextCommands(evaluated: EvaluatedIndex, r: Recommendation): Next
     '--threshold', String(r.threshold), '--false-negative-weight', String(r.falseNegativeWeight),
   ]);
   // A set of template tokens is drawn by annotate --template-share: the command must be given it again.
-  const note = options?.templateDigest ? `the index was signed without template tokens (tpl=${options.templateDigest}): give annotate the same --template-share again` : undefined;
+  const key = options?.templateMode === 'narrow' ? 'tpl' : 'core';
+  const note = options?.templateDigest ? `the index was signed with the template tokens ${options.templateDigest} (params ${key}=${options.templateDigest}): give annotate the same --template-share (and --template-sample) again` : undefined;
   return { dedup, annotate, ...(note ? { note } : {}) };
 }
 
