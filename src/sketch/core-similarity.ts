@@ -117,16 +117,10 @@ export function shorterHeld(jaccard: number, a: number, b: number): number {
 export function signWithCore(perms: Permutations, hashes: Uint32Array, kept: number, count: number): { values: Uint32Array; extension: Uint32Array } {
   const values = emptyMinhash(perms.numPerm);
   updateMinhash(values, perms, hashes, kept);
-  const template = emptyMinhash(perms.numPerm);
-  updateMinhash(template, perms, hashes.subarray(kept, count));
-  const bits = new Uint8Array(perms.numPerm);
-  for (let i = 0; i < values.length; i++) {
-    if (template[i] < values[i]) {
-      values[i] = template[i];
-      bits[i] = 1;
-    }
-  }
-  return { values, extension: coreExtension(bits, kept) };
+  const marks = new CoreMarks(perms.numPerm);
+  updateMinhash(marks.fresh(), perms, hashes.subarray(kept, count));
+  marks.merge(values, kept);
+  return { values, extension: marks.extension() };
 }
 
 /** The `core` field: the extension's words as 16-bit little-endian numbers, base64. */
