@@ -13,20 +13,10 @@ import { declaredOptions, editDistance, nearestFlag, withoutSecrets } from '../.
 import { describeRange, rangeOf } from '../../src/cli/option-ranges.js';
 import { cliParser } from '../../src/cli/parser.js';
 import { UsageError } from '../../src/errors.js';
+import { REQUIRED_ARGS } from '../support/required-args.js';
 
 const CLI = path.resolve(__dirname, '../../dist/cli/main.js');
 
-/** What each command demands, so that parsing reaches the options. */
-const REQUIRED: Record<string, string[]> = {
-  annotate: ['--index', 'x', '--field', 'f'],
-  ingest: ['--index', 'x', '--field', 'f'],
-  similar: ['--index', 'x'],
-  dedup: ['--index', 'x'],
-  evaluate: ['--index', 'x', '--field', 'f', '--out', 'o'],
-  explore: ['--index', 'x', '--field', 'f'],
-  proxy: ['--index', 'x', '--field', 'f'],
-  dashboards: ['--index', 'x'],
-};
 
 /** Thrown by the test's own middleware, after yargs' validation: the command would have run. */
 class Reached extends Error {
@@ -106,7 +96,7 @@ describe('a mistyped flag is named, with the nearest declared one', () => {
 async function valueOptions(): Promise<Array<{ command: string; flag: string; declared: ReturnType<typeof declaredOptions> }>> {
   const found: Array<{ command: string; flag: string; declared: ReturnType<typeof declaredOptions> }> = [];
   for (const command of Object.keys(commandLoaders)) {
-    const reached = await parse([command, ...(REQUIRED[command] ?? [])]);
+    const reached = await parse([command, ...(REQUIRED_ARGS[command] ?? [])]);
     expect(reached, command).toBeInstanceOf(Reached);
     const { declared } = reached as Reached;
     for (const name of declared.names) {
@@ -126,7 +116,7 @@ describe('an option given without its value is refused, naming the flag and what
       const choices = declared.choices[key] as string[] | undefined;
       const takes = declared.numbers.has(key) ? describeRange(range!) : choices?.length ? choices.at(-1)! : (declared.descriptions[key] ?? '');
       expect(takes, `${command} ${flag}: something to say it takes`).not.toBe('');
-      const required = REQUIRED[command] ?? [];
+      const required = REQUIRED_ARGS[command] ?? [];
       for (const args of [[command, ...required, flag], [command, flag, ...required, '--help-all']]) {
         const line = await message(args);
         expect(line, args.join(' ')).toMatch(new RegExp(`^${flag} needs a value\\b`));
@@ -174,7 +164,7 @@ describe('a secret option\'s value is in no message, nor any piece of it', () =>
   };
   /** The command lines that give `value` to `flag`: as one word, unquoted (its words apart), after `=`, with a flag after it. */
   const lines = (command: string, flag: string, value: string) => {
-    const base = [command, ...REQUIRED[command]];
+    const base = [command, ...REQUIRED_ARGS[command]];
     return [[...base, flag, value], [...base, flag, ...value.split(' ')], [...base, `${flag}=${value}`], [...base, flag, ...value.split(' '), '--limt', '3']];
   };
 
@@ -192,8 +182,8 @@ describe('a secret option\'s value is in no message, nor any piece of it', () =>
   }
 
   it('the command line says what is wrong without the value', async () => {
-    expect(await message(['annotate', ...REQUIRED.annotate, '--password', '-5ecret'])).toMatch(/^--password needs a value/);
-    expect(await message(['annotate', ...REQUIRED.annotate, '--password', 'my', 'secret'])).toBe(
+    expect(await message(['annotate', ...REQUIRED_ARGS.annotate, '--password', '-5ecret'])).toMatch(/^--password needs a value/);
+    expect(await message(['annotate', ...REQUIRED_ARGS.annotate, '--password', 'my', 'secret'])).toBe(
       'a word after the value of --password (quote a value that holds spaces; this command takes no words but its flags and their values)',
     );
   });

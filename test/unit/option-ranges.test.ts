@@ -12,20 +12,10 @@ import { commandLoaders } from '../../src/cli/commands/index.js';
 import { describeRange, inRange, numericOptions, OPTION_RANGES, rangeOf } from '../../src/cli/option-ranges.js';
 import { cliParser } from '../../src/cli/parser.js';
 import { UsageError } from '../../src/errors.js';
+import { REQUIRED_ARGS } from '../support/required-args.js';
 
 const CLI = path.resolve(__dirname, '../../dist/cli/main.js');
 
-/** What each command demands, so that parsing reaches the options. */
-const REQUIRED: Record<string, string[]> = {
-  annotate: ['--index', 'x', '--field', 'f'],
-  ingest: ['--index', 'x', '--field', 'f'],
-  similar: ['--index', 'x'],
-  dedup: ['--index', 'x'],
-  evaluate: ['--index', 'x', '--field', 'f', '--out', 'o'],
-  explore: ['--index', 'x', '--field', 'f'],
-  proxy: ['--index', 'x', '--field', 'f'],
-  dashboards: ['--index', 'x'],
-};
 
 /** Thrown by the test's own middleware, after yargs' validation: the command would have run. */
 class Reached extends Error {
@@ -52,7 +42,7 @@ async function parse(args: string[]): Promise<unknown> {
 async function numericOptionsByCommand(): Promise<Array<[command: string, flag: string]>> {
   const pairs: Array<[string, string]> = [];
   for (const command of Object.keys(commandLoaders)) {
-    const reached = await parse([command, ...(REQUIRED[command] ?? [])]);
+    const reached = await parse([command, ...(REQUIRED_ARGS[command] ?? [])]);
     expect(reached, command).toBeInstanceOf(Reached);
     for (const key of (reached as Reached).numeric) pairs.push([command, `--${key}`]);
   }
@@ -80,7 +70,7 @@ describe('every numeric option has a range, and is held to it by the parser', ()
     for (const [command, flag] of pairs) {
       const range = rangeOf(command, flag)!;
       for (const value of BAD) {
-        const result = await parse([command, ...(REQUIRED[command] ?? []), flag, value]);
+        const result = await parse([command, ...(REQUIRED_ARGS[command] ?? []), flag, value]);
         const what = `${command} ${flag} ${value}`;
         if (inRange(Number(value), range)) {
           expect(result, what).toBeInstanceOf(Reached);
@@ -96,7 +86,7 @@ describe('every numeric option has a range, and is held to it by the parser', ()
 
   it('the flag as --flag=VALUE or in camel case, given twice, or given without a value', async () => {
     const threads = describeRange(rangeOf('annotate', '--threads')!);
-    const annotate = ['annotate', ...REQUIRED.annotate];
+    const annotate = ['annotate', ...REQUIRED_ARGS.annotate];
     const message = async (...args: string[]) => ((await parse([...annotate, ...args])) as Error).message;
     expect(await message('--threads=abc')).toBe(`--threads must be ${threads}, got abc`);
     expect(await message('--maxChars', '0x')).toBe(`--max-chars must be ${describeRange(rangeOf('annotate', '--max-chars')!)}, got 0x`);

@@ -7,18 +7,8 @@ import { commandLoaders } from '../../src/cli/commands/index.js';
 import { rangeOf } from '../../src/cli/option-ranges.js';
 import { cliParser } from '../../src/cli/parser.js';
 import { declaredBy, quickArgv } from '../../src/cli/quick-parse.js';
+import { REQUIRED_ARGS } from '../support/required-args.js';
 
-/** What each command demands, so that parsing reaches the options. */
-const REQUIRED: Record<string, string[]> = {
-  annotate: ['--index', 'x', '--field', 'f'],
-  ingest: ['--index', 'x', '--field', 'f'],
-  similar: ['--index', 'x'],
-  dedup: ['--index', 'x'],
-  evaluate: ['--index', 'x', '--field', 'f', '--out', 'o'],
-  explore: ['--index', 'x', '--field', 'f'],
-  proxy: ['--index', 'x', '--field', 'f'],
-  dashboards: ['--index', 'x'],
-};
 
 class Reached extends Error {
   constructor(readonly argv: Record<string, unknown>) {
@@ -61,7 +51,7 @@ describe('a plain command line, without yargs', () => {
     for (const command of Object.keys(commandLoaders)) {
       const declared = declaredBy(await commandLoaders[command]());
       expect(declared, `${command}: its builder only declares options`).toBeDefined();
-      const base = [command, ...(REQUIRED[command] ?? [])];
+      const base = [command, ...(REQUIRED_ARGS[command] ?? [])];
       const lines = [base];
       const all = [...base];
       for (const [name, option] of declared!) {
