@@ -2,7 +2,9 @@
 // near-duplicate of the one before, the first and the last far apart.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { type CanonicalRule, type ClusterMethod, centres, compareValues, cutFamilies, cutFamily, pickCanonical } from '../../src/jobs/dedup/cluster-cut.js';
+import { type CanonicalRule, type ClusterMethod, centres, compareValues, cutFamilies, cutFamily, pickCanonical, TIGHT_SIMILARITY } from '../../src/jobs/dedup/cluster-cut.js';
+import { comparerOf, wholeComparerOf } from '../../src/jobs/dedup/comparing.js';
+import { coreExtension, withCore } from '../../src/sketch/core-similarity.js';
 import { DocNumbers } from '../../src/jobs/dedup/doc-numbers.js';
 import type { Facts } from '../../src/jobs/dedup/facts.js';
 import { keyHash, type StoredSignature } from '../../src/jobs/dedup/signature-store.js';
@@ -188,6 +190,31 @@ describe('near-identical copies are never split', () => {
     const owner = centres(Array.from({ length: n }, (_, i) => `c${i}`), Array.from({ length: n }, () => Int32Array.of(7)), values, BAR);
     expect(new Set(owner)).toEqual(new Set([0]));
     expect(reads).toBeLessThan(100 * n); // every pair would be 25 million
+  });
+
+  it('core signatures: a copy the core rule puts far from the canonical stays when the whole texts are near', () => {
+    // Three pages all template but for a small core each (their names): C and X nearly identical, X and Y
+    // just above the whole-text bar, C and Y just below it, where the rule falls to the cores (no slot's
+    // minimum is a core token: 0).
+    const numPerm = 128;
+    const page = (shift: (p: number) => number) => withCore(Uint32Array.from({ length: numPerm }, (_, p) => p * 10 + shift(p)), coreExtension(new Array(numPerm).fill(1), 3));
+    const pc = page(() => 0);
+    const px = page((p) => (p < 3 ? 1 : 0)); // 3 values from C's
+    const py = page((p) => (p < 3 ? 1 : p < 14 ? 2 : 0)); // 11 more from X's: 117 of 128 equal, 114 with C
+    const comparing = { numPerm, core: true };
+    const rule = comparerOf(comparing), whole = wholeComparerOf(comparing);
+    expect([rule(pc, px), rule(px, py)].every((s) => s >= TIGHT_SIMILARITY)).toBe(true);
+    expect(rule(pc, py)).toBe(0);
+    expect(whole(pc, py)).toBeCloseTo(114 / 128);
+    const bands = [Int32Array.of(7), Int32Array.of(7), Int32Array.of(7)];
+    expect(centres(['c', 'x', 'y'], bands, [pc, px, py], 0.7, 64, rule)).toEqual([0, 0, 2]); // by the rule alone, Y was cut off
+    expect(centres(['c', 'x', 'y'], bands, [pc, px, py], 0.7, 64, rule, whole)).toEqual([0, 0, 0]);
+    const signatures = new Map(['c', 'x', 'y'].map((id, i) => [id, { values: [pc, px, py][i], simhash: '0000000000000000', bands: bands[i] }]));
+    const [cluster] = cutFamily(['c', 'x', 'y'], signatures, { method: 'centres', rule: 'oldest', minSimilarity: 0.7, facts: datedFacts(['c', 'x', 'y']), comparing });
+    expect(cluster.members).toEqual(['c', 'x', 'y']);
+    expect(cluster.similarity.get('y')).toBeCloseTo(114 / 128); // the similarity it stays by, not the rule's 0
+    // Plain signatures are cut as before: the whole texts are the comparer.
+    expect(centres(['c', 'x', 'y'], bands, [pc, px, py].map((v) => v.subarray(0, numPerm)), 0.9)).toEqual([0, 0, 2]);
   });
 
   it('the same clusters whatever order the members come in', () => {

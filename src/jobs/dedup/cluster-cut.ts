@@ -7,7 +7,10 @@
 //  - the groups are taken in the --canonical order of their first members: each goes whole to the nearest
 //    canonical before it that all its members are within the bar of, or, when there is none, its first
 //    member is a canonical itself (so a cluster's canonical is the member the rule prefers, and no two
-//    canonicals are near-duplicates);
+//    canonicals are near-duplicates); a member of the group stays with that canonical when it is within the
+//    bar of it by the comparer or by the whole texts (which, for `;core=` signatures, may differ: the core
+//    rule keeps two pages of one template from joining, and must not cut a member from a group that
+//    near-identical copies made when the whole texts say it is near), else it goes on alone;
 //  - a canonical left without duplicates goes with its nearest member within the bar, when that member's
 //    cluster keeps another duplicate: the two make a cluster, its canonical by the rule.
 // Candidates are the members that share a band key (what LSH pairs), checked with the MinHash estimate, so a
@@ -17,7 +20,7 @@
 // The alternatives were measured on real chains (scripts/bench/cluster-methods.mjs).
 import { equalValues } from '../../sketch/minhash.js';
 import { ClusterList, type DedupCluster } from './cluster-list.js';
-import { type Comparing, comparerOf } from './comparing.js';
+import { type Comparing, comparerOf, wholeComparerOf } from './comparing.js';
 import { BytesOnDisk, ClusterLog } from './cluster-members.js';
 import { type DocIds, enlarged } from './doc-numbers.js';
 import type { FactsLookup } from './facts.js';
@@ -160,7 +163,9 @@ export function cutFamily(family: readonly string[], signatures: ReadonlyMap<str
   if (members.length < 2) return [];
   const values = members.map((id) => signatures.get(id)!.values);
   const compare = comparerOf(settings.comparing);
-  const owner = settings.method === 'components' ? members.map(() => 0) : centres(members, members.map((id) => signatures.get(id)!.bands), values, settings.minSimilarity, SCANNED_FAMILY, compare);
+  const whole = wholeComparerOf(settings.comparing);
+  const bar = settings.minSimilarity;
+  const owner = settings.method === 'components' ? members.map(() => 0) : centres(members, members.map((id) => signatures.get(id)!.bands), values, bar, SCANNED_FAMILY, compare, whole);
   const byCanonical = new Map<number, number[]>();
   owner.forEach((c, i) => {
     const list = byCanonical.get(c);
@@ -170,11 +175,19 @@ export function cutFamily(family: readonly string[], signatures: ReadonlyMap<str
   const clusters: DedupCluster[] = [];
   for (const [c, list] of byCanonical) {
     if (list.length < 2) continue;
-    const similarity = new Map(list.map((i) => [members[i], i === c ? 1 : compare(values[c], values[i])]));
+    const similarity = new Map(list.map((i) => [members[i], i === c ? 1 : canonicalSimilarity(values[c], values[i], compare, whole, bar)]));
     clusters.push({ id: members[c], canonical: members[c], members: list.map((i) => members[i]).sort(), similarity, family: members[0] });
   }
   return clusters;
 }
+
+/** A member's similarity to its canonical: the comparer's, or the whole texts' when only they put it within the bar. */
+function canonicalSimilarity(c: Uint32Array, m: Uint32Array, compare: Comparer, whole: Comparer, bar: number): number {
+  const similarity = compare(c, m);
+  return similarity >= bar || compare === whole ? similarity : Math.max(similarity, whole(c, m));
+}
+
+type Comparer = (a: Uint32Array, b: Uint32Array) => number;
 
 /**
  * Each member's canonical, by position in `members` (already in the --canonical order): see the head of
@@ -186,10 +199,12 @@ export function centres(
   values: ReadonlyArray<Uint32Array>,
   bar: number,
   scanUpTo = SCANNED_FAMILY,
-  compare: (a: Uint32Array, b: Uint32Array) => number = estimate,
+  compare: Comparer = estimate,
+  whole: Comparer = compare,
 ): number[] {
   const n = members.length;
   const near = (i: number, j: number) => (values[i].length === values[j].length ? compare(values[i], values[j]) : 0);
+  const stays = (m: number, c: number) => near(m, c) >= bar || (whole !== compare && values[m].length === values[c].length && whole(values[m], values[c]) >= bar);
   const identical = (i: number, j: number) => equalValues(values[i], values[j]) === values[i].length;
   const groups = tightGroups(n, bands, near, identical, Math.max(bar, TIGHT_SIMILARITY), scanUpTo);
   const owner = new Array<number>(n).fill(-1);
@@ -205,7 +220,7 @@ export function centres(
     const canonical = c < 0 ? group[0] : c;
     if (c < 0) canonicalIndex.add(canonical);
     for (const m of group) {
-      if (m === canonical || near(m, canonical) >= bar) {
+      if (m === canonical || stays(m, canonical)) {
         owner[m] = canonical;
         size[canonical]++;
       } else insertInOrder(pending, g + 1, m);

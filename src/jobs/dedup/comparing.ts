@@ -1,7 +1,7 @@
 // How dedup compares two signatures of the run's params: the share of equal values (datasketch's estimate),
 // or for `;core=` params the rule of sketch/core-similarity.ts over the values and their core words. Kept as
 // plain data (it crosses to the threads that check buckets, which rebuild the comparer from it).
-import { signatureComparer } from '../../sketch/core-similarity.js';
+import { signatureComparer, wholeSimilarity } from '../../sketch/core-similarity.js';
 import { minhashJaccard } from '../../sketch/minhash.js';
 import { paramsShape } from '../../stored/read.js';
 
@@ -21,6 +21,16 @@ export function comparingOf(params: string): Comparing | undefined {
 /** The similarity of two signatures compared so (the share of equal values when not said). */
 export function comparerOf(comparing: Comparing | undefined): (x: Uint32Array, y: Uint32Array) => number {
   return comparing?.core ? signatureComparer(comparing.numPerm, true) : minhashJaccard;
+}
+
+/**
+ * The whole texts' similarity of two signatures compared so: the share of equal values, the core words left
+ * out (for plain params, the comparer itself).
+ */
+export function wholeComparerOf(comparing: Comparing | undefined): (x: Uint32Array, y: Uint32Array) => number {
+  if (!comparing?.core) return comparerOf(comparing);
+  const { numPerm } = comparing;
+  return (x, y) => wholeSimilarity(x, y, numPerm);
 }
 
 /**
