@@ -2,7 +2,7 @@
 // clusters that is empty because the index was never signed or never deduplicated says so, in the API and
 // on the page, instead of an empty list (or the engine's refusal to sort on a field it never mapped).
 import type { EngineClient } from '../engine/client.js';
-import { commandLine } from '../jobs/command-line.js';
+import { commandLine, flagWords } from '../jobs/command-line.js';
 import { DEFAULT_PREFIX, storedPath } from '../stored/layout.js';
 
 export interface MissingStep {
@@ -14,12 +14,12 @@ export interface MissingStep {
 
 /** The step the index lacks before it has clusters (annotate, then dedup); undefined when it has them. */
 export async function missingStep(client: EngineClient, src: { index: string; fields: string[]; prefix: string }): Promise<MissingStep | undefined> {
-  const prefix = src.prefix === DEFAULT_PREFIX ? [] : ['--prefix', src.prefix];
+  const prefix = src.prefix === DEFAULT_PREFIX ? [] : flagWords('--prefix', src.prefix);
   const signed = storedPath(src.prefix, 'params');
   if ((await client.count(src.index, { exists: { field: signed } })) === 0) {
     return {
       missing: 'annotate',
-      command: commandLine(['near-dup', 'annotate', '--index', src.index, ...src.fields.flatMap((f) => ['--field', f]), ...prefix]),
+      command: commandLine(['near-dup', 'annotate', '--index', src.index, ...src.fields.flatMap((f) => flagWords('--field', f)), ...prefix]),
       why: `no document of "${src.index}" is signed (none has ${signed}): annotate it, then dedup it`,
     };
   }

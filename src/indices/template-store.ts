@@ -167,6 +167,30 @@ export async function loadTemplate(given: TemplateAccess, index: string, digest:
   throw new UsageError(`the signatures of "${index}" leave out the template tokens ${digest} (params tpl=${digest}), but ${TEMPLATE_INDEX} keeps no such set for "${index}"; sign the index again with annotate --force`);
 }
 
+/** How a kept set was drawn: the share and the sample asked for (annotate's --template-share and --template-sample). */
+export interface KeptDraw {
+  share: number;
+  /** Absent when the set was kept by a version that did not record it. */
+  sampleAsked?: number;
+}
+
+/**
+ * How the set of `digest` that `index` keeps was drawn, so that a command that signs the index again can
+ * ask for the same set; undefined when no set of that digest is kept for it, or what is kept is not a draw.
+ */
+export async function keptDraw(given: TemplateAccess, index: string, digest: string): Promise<KeptDraw | undefined> {
+  const access = refusalsNamed(given);
+  const keys = await keysBehind(access, index);
+  const found: unknown[] = await searchStore(access, { bool: { filter: [{ terms: { uuid: [...keys] } }, { term: { digest } }] } });
+  found.push((await legacySets(access, index))[digest]);
+  for (const doc of found) {
+    const { share, sample_asked } = (doc ?? {}) as Partial<StoredTemplate>;
+    if (typeof share !== 'number' || !(share > 0 && share < 1)) continue;
+    return Number.isSafeInteger(sample_asked) && (sample_asked as number) > 0 ? { share, sampleAsked: sample_asked } : { share };
+  }
+  return undefined;
+}
+
 /**
  * A set `index` keeps that was drawn for the same condenser, share, minimum count and sample size (the
  * first found), so that every run and every process signing the index uses one set; undefined when none is.

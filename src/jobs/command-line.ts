@@ -11,3 +11,8 @@ export function shellWord(word: string): string {
 export function commandLine(words: readonly string[]): string {
   return words.map(shellWord).join(' ');
 }
+
+/** A flag and its value as two words, or as one (`--field=-x`) when the value starts with a dash and would be read as a flag. */
+export function flagWords(name: string, value: string): string[] {
+  return value.startsWith('-') ? [`${name}=${value}`] : [name, value];
+}

@@ -6,7 +6,9 @@ import path from 'node:path';
 import type { EngineClient } from '../engine/client.js';
 import { UserError } from '../errors.js';
 import { resolveSignerSettings, signerOptionsFromParams } from '../signature.js';
-import { type NextCommands, nextCommands } from './evaluate/next-commands.js';
+import { keptDraw } from '../indices/template-store.js';
+import { clusterUuid, readDedupState, stateFileOf } from './dedup/state.js';
+import { type EvaluatedIndex, type NextCommands, nextCommands } from './evaluate/next-commands.js';
 import { type GatheredPairs, gatherPairs, type PairSource } from './evaluate/pairs.js';
 import { type PlotName, plotSpecs, renderSvg, svgToPng } from './evaluate/plots.js';
 import { type QualityReport, qualityReport } from './evaluate/quality.js';
@@ -46,7 +48,7 @@ export async function evaluateIndex(client: EngineClient, options: EvaluateOptio
   }
   const settings = resolveSignerSettings(signerOptionsFromParams(gathered.params));
   const report = qualityReport(gathered.pairs, { bands: settings.lsh.b, rows: settings.lsh.r, numPerm: settings.spec.numPerm }, options.currentThreshold);
-  const commands = nextCommands({ ...options, params: gathered.params }, report.recommendation);
+  const commands = nextCommands({ ...options, params: gathered.params, ...(await howItWasMade(client, options, gathered.params)) }, report.recommendation);
   await mkdir(options.out, { recursive: true });
   const reportFile = path.join(options.out, REPORT_FILE);
   const { labels: _labels, ...asked } = options;
@@ -54,6 +56,19 @@ export async function evaluateIndex(client: EngineClient, options: EvaluateOptio
   await replaceFile(reportFile, JSON.stringify({ index: options.index, params: gathered.params, generatedAt: new Date().toISOString(), options: asked, skipped: gathered.skipped, ...report, commands }, null, 2));
   const files = [reportFile, ...(await writePlots(report, options.out))];
   return { index: options.index, params: gathered.params, out: options.out, report, commands, skipped: gathered.skipped, files };
+}
+
+/**
+ * What the printed commands must keep: the last dedup's cut (its state file on this machine) and the draw of
+ * the index's template tokens. Either unknown leaves the commands to say so (next-commands.ts), never fails
+ * the evaluation.
+ */
+async function howItWasMade(client: EngineClient, options: EvaluateOptions, params: string): Promise<Pick<EvaluatedIndex, 'lastDedup' | 'templateDraw'>> {
+  const { state } = await readDedupState(stateFileOf(options.index, await clusterUuid(client)).read);
+  const lastDedup = state && state.prefix === options.prefix ? { order: state.order, clusters: state.clusters } : undefined;
+  const digest = signerOptionsFromParams(params)?.templateDigest;
+  const templateDraw = digest === undefined ? undefined : await keptDraw(client, options.index, digest).catch(() => undefined);
+  return { ...(lastDedup ? { lastDedup } : {}), ...(templateDraw ? { templateDraw } : {}) };
 }
 
 async function writePlots(report: QualityReport, out: string): Promise<string[]> {

@@ -53,7 +53,7 @@ forEachEngine('evaluate', (ctx) => {
     expect(report.recommendation.threshold).toBeGreaterThanOrEqual(0.2);
     // The commands that apply it, cheap first, with the flags those commands take.
     const t = report.recommendation.threshold;
-    expect(stderr).toContain(`first (clusters again from the signatures as they are, nothing signed): near-dup dedup --index ${index} --min-similarity ${t}\n`);
+    expect(stderr).toContain(`first (clusters again from the signatures as they are, nothing signed): near-dup dedup --index ${index} --min-similarity ${t}`);
     expect(report.commands.dedup).toBe(`near-dup dedup --index ${index} --min-similarity ${t}`);
     if (report.recommendation.bands !== report.bands || report.recommendation.rows !== report.rows) {
       expect(stderr).toContain(`sign every document again and run that dedup again: near-dup annotate --index ${index} --field text --threshold ${t} --false-negative-weight ${report.recommendation.falseNegativeWeight}\n`);
@@ -76,5 +76,15 @@ forEachEngine('evaluate', (ctx) => {
     expect(bestF1).toBeGreaterThan(0.8);
     expect(stderr).toMatch(/truth: your labels/);
     expect(existsSync(path.join(tmp, 'labels', 's-curve.png'))).toBe(true);
+  });
+
+  it('after a dedup here, the printed dedup command cuts as that run did (its rule and its clusters)', async () => {
+    const dedup = await runCli(['dedup', '--url', ctx.engine.url, '--index', index, '--canonical', 'longest', '--clusters', 'components'], { cwd: tmp }).done;
+    expect(dedup.code, dedup.stderr).toBe(0);
+    const { report, stderr } = await evaluate(['--sample', String(docs.length)]);
+    const t = report.recommendation.threshold;
+    expect(report.commands.dedup).toBe(`near-dup dedup --index ${index} --min-similarity ${t} --canonical longest --clusters components`);
+    expect(stderr).toContain(report.commands.dedup);
+    expect(report.commands.note ?? '').not.toMatch(/--canonical/);
   });
 });

@@ -43,10 +43,35 @@ it('dedup first, then annotate with the index settings and the recommended bands
 
 it('no annotate when the index has the recommended bands already; --prefix and --max-chars kept', () => {
   const params = resolveSignerSettings({ threshold: 0.8 }).params;
-  const commands = nextCommands({ index: 'my docs', fields: ['body'], prefix: 'nd', maxChars: 5000, params }, recommendation(0.8, 0.75));
-  expect(commands).toEqual({ dedup: "near-dup dedup --index 'my docs' --min-similarity 0.8 --prefix nd" });
+  const lastDedup = { order: JSON.stringify({ canonical: 'longest', sortField: 'nd.token_count' }), clusters: 'centres' as const };
+  const commands = nextCommands({ index: 'my docs', fields: ['body'], prefix: 'nd', maxChars: 5000, params, lastDedup }, recommendation(0.8, 0.75));
+  expect(commands).toEqual({ dedup: "near-dup dedup --index 'my docs' --min-similarity 0.8 --prefix nd --canonical longest" });
   const other = nextCommands({ index: 'docs', fields: ['body'], prefix: 'nd', maxChars: 5000, params }, recommendation(0.6, 0.5));
   expect(other.annotate).toBe('near-dup annotate --index docs --field body --prefix nd --max-chars 5000 --threshold 0.6 --false-negative-weight 0.5');
+});
+
+it('an index signed with template tokens: annotate is given the draw the template store keeps, so that it signs with the same set', () => {
+  const params = `${resolveSignerSettings({ condenser: 'white-space-4-grams' }).params};core=0123456789ab`;
+  const at = (templateDraw: { share: number; sampleAsked?: number }) => nextCommands({ index: 'docs', fields: ['body'], prefix: 'near_dup', maxChars: 10_000_000, params, templateDraw }, recommendation(0.9, 0.75));
+  expect(at({ share: 0.005, sampleAsked: 10_000 }).annotate).toMatch(/ --condenser white-space-4-grams:\S+ --template-share 0\.005 --threshold 0\.9 /);
+  expect(at({ share: 0.005, sampleAsked: 10_000 }).note ?? '').not.toMatch(/template/);
+  expect(at({ share: 0.05, sampleAsked: 2000 }).annotate).toMatch(/ --template-share 0\.05 --template-sample 2000 /);
+  expect(at({ share: 0.05 }).note).toMatch(/does not say how many documents the template tokens 0123456789ab were drawn from: give annotate the --template-sample/);
+});
+
+it("dedup keeps the last run's --canonical, --date-field and --clusters; a value that starts with a dash is one word", () => {
+  const params = resolveSignerSettings({ threshold: 0.8 }).params;
+  const dedupAfter = (order: unknown, clusters?: 'centres' | 'components') => nextCommands({ index: 'docs', fields: ['-body'], prefix: 'near_dup', maxChars: 10_000_000, params, lastDedup: { order: typeof order === 'string' ? order : JSON.stringify(order), clusters } }, recommendation(0.7, 0.5));
+  expect(dedupAfter({ canonical: 'oldest', sortField: 'published' }).dedup).toBe('near-dup dedup --index docs --min-similarity 0.7 --canonical oldest --date-field published');
+  expect(dedupAfter({ canonical: 'newest', sortField: 'near_dup.annotated_at' }, 'components').dedup).toBe('near-dup dedup --index docs --min-similarity 0.7 --canonical newest --clusters components');
+  expect(dedupAfter({ canonical: { field: 'rank', order: 'desc' }, sortField: 'rank' }).dedup).toBe('near-dup dedup --index docs --min-similarity 0.7 --canonical=-rank');
+  expect(dedupAfter({ canonical: 'oldest', sortField: 'published' }).annotate).toMatch(/^near-dup annotate --index docs --field=-body /);
+  // A state that is damaged or edited is not taken: the note asks for the flags instead.
+  for (const damaged of ['{not json', { canonical: 'biggest' }, { canonical: { field: '', order: 'desc' } }, null]) {
+    const { dedup, note } = dedupAfter(damaged);
+    expect(dedup).toBe('near-dup dedup --index docs --min-similarity 0.7');
+    expect(note).toMatch(/give dedup the --canonical \(and --date-field, --clusters\) of the run evaluated/);
+  }
 });
 
 it('an index signed with template tokens: the note names the set by its params key and asks for --template-share again', () => {
@@ -54,6 +79,6 @@ it('an index signed with template tokens: the note names the set by its params k
   for (const [key, mode] of [['core', 'the default'], ['tpl', 'narrow']] as const) {
     const params = `${base};${key}=0123456789ab`;
     const { note } = nextCommands({ index: 'docs', fields: ['body'], prefix: 'near_dup', maxChars: 10_000_000, params }, recommendation(0.9, 0.75));
-    expect(note, mode).toBe(`the index was signed with the template tokens 0123456789ab (params ${key}=0123456789ab): give annotate the same --template-share (and --template-sample) again`);
+    expect(note, mode).toContain(`the index was signed with the template tokens 0123456789ab (params ${key}=0123456789ab), and the template store does not say how they were drawn: give annotate the same --template-share (and --template-sample) again`);
   }
 });
