@@ -18,7 +18,7 @@ import { layoutWords, TokenRanges } from './text/token-ranges.js';
 import type { Named, Registry } from './text/registry.js';
 import { DEFAULT_TOKENIZER, TOKENIZERS, tokenLayout } from './text/tokenize.js';
 
-export const DEFAULT_CONDENSER = 'white-space:norm-html:sha1:128';
+export const DEFAULT_CONDENSER = 'white-space-4-grams:norm-html:sha1:128';
 export const DEFAULT_SEED = 1;
 export const DEFAULT_SCHEME: MinhashScheme = 'affine32';
 /** SimHash features are word shingles of this many words (simhash-py's default window). */

@@ -80,7 +80,7 @@ const IDS_READ = 4096;
 export const DEDUP_DEFAULTS = {
   prefix: DEFAULT_PREFIX,
   /** The LSH threshold the signatures are made for, by default. */
-  minSimilarity: 0.5,
+  minSimilarity: 0.7,
   /**
    * The document each cluster keeps, when none is asked for: the oldest by --date-field when one is given,
    * else the longest (ties to the smallest id). Never the time of signing (annotated_at), which follows how
