@@ -1,12 +1,14 @@
-// Exact Jaccard similarity and containment over the very tokens MinHash sees (the default tokenizer: white
-// space of the normalized text), the ground truth that near-dup's estimates are checked against.
+// Exact Jaccard similarity and containment over the very tokens MinHash sees (the signer's tokenizer over
+// its normalized text: word 4-shingles by default), the ground truth that near-dup's estimates are checked against.
 import type { Signer } from '../../src/signature.js';
+import { tokenizer } from '../../src/text/tokenize.js';
 
 type Texts = ReadonlyArray<{ id: string; text: string }>;
 
 /** A measure of two documents by id, from their token sets: f(|A|, |B|, |A ∩ B|). */
 function exactMeasureOf(signer: Signer, texts: Texts, measure: (a: number, b: number, shared: number) => number): (a: string, b: string) => number {
-  const sets = new Map(texts.map((d) => [d.id, new Set(signer.normalize(d.text).split(' ').filter(Boolean))]));
+  const tokens = tokenizer(signer.settings.spec.tokenizer);
+  const sets = new Map(texts.map((d) => [d.id, new Set(tokens(signer.normalize(d.text)))]));
   return (a, b) => {
     const x = sets.get(a)!, y = sets.get(b)!;
     let shared = 0;

@@ -5,7 +5,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { PRESET_NAMES } from '../../src/presets.js';
-import { createSigner, resolveSignerSettings, type SignerOptions, type SignerSettings, signerOptionsFromParams } from '../../src/signature.js';
+import { createSigner, DEFAULT_CONDENSER, resolveSignerSettings, type SignerOptions, type SignerSettings, signerOptionsFromParams } from '../../src/signature.js';
 import { formatParams, isParameterSet, type Params, paramsShape, parseParams, sampleEvery } from '../../src/stored/params.js';
 import { checkStored, SIGNATURE_FIELDS } from '../../src/stored/read.js';
 import { nearDupFields } from '../../src/stored/write.js';
@@ -97,8 +97,8 @@ describe('the params keyword', () => {
   });
 
   it('keeps the keywords of the layouts before it: no k at 1, no sample at 0, the simhash-doc scheme with its colon', () => {
-    expect(resolveSignerSettings({ keyEncoding: 1, containmentSample: 0 }).params).toBe('white-space:norm-html:sha1:128;seed=1;scheme=affine32;b=26;r=4;simhash=w4m8');
-    expect(resolveSignerSettings().params).toBe('white-space:norm-html:sha1:128;seed=1;scheme=affine32;b=26;r=4;simhash=w4m8;k=2;sample=4');
+    expect(resolveSignerSettings({ keyEncoding: 1, containmentSample: 0 }).params).toBe(`${DEFAULT_CONDENSER};seed=1;scheme=affine32;b=26;r=4;simhash=w4m8`);
+    expect(resolveSignerSettings().params).toBe(`${DEFAULT_CONDENSER};seed=1;scheme=affine32;b=26;r=4;simhash=w4m8;k=2;sample=4`);
     expect(resolveSignerSettings({ preset: 'simhash-doc' }).params).toBe('white-space:simhash-doc-html:sha1:128;seed=1;scheme=affine32;b=26;r=4;simhash=simhash-doc:m8;k=2;sample=4');
   });
 
