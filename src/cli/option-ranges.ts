@@ -60,7 +60,7 @@ export const OPTION_RANGES: Readonly<Record<string, OptionRange>> = {
   '--slices': whole(1, MAX_SLICES, "the engines' index.max_slices_per_scroll"),
   '--slice': whole(0, MAX_SLICES - 1, 'and below --slices'),
   // annotate, ingest, proxy, sign: template tokens (jobs/template-sample.ts)
-  '--template-share': fraction(0, 1, { aboveMin: true, belowMax: true }, 'the share of the documents a template token is in'),
+  '--template-share': fraction(0, 1, { belowMax: true }, 'the share of the documents a template token is in; 0 for none'),
   '--template-sample': whole(1, MAX_DOCUMENTS),
   // similar, evaluate
   '--min-similarity': fraction(0, 1),

@@ -33,7 +33,7 @@ import { planMapping } from '../indices/mapping.js';
 import { requireScroll } from '../engine/privileges.js';
 import type { KeyLists } from '../stored/write.js';
 import { createSignPool, type SignPool } from '../signing/sign-pool.js';
-import { type TemplateRequest, templateForJob } from './template-sample.js';
+import { DEFAULT_TEMPLATE_REQUEST, type TemplateRequest, templateForJob } from './template-sample.js';
 import { sourceWithFields } from '../signing/source-text.js';
 import { readStoredSources, type StoredSource } from './stored-sources.js';
 import { plural } from '../plural.js';
@@ -114,10 +114,12 @@ export interface AnnotateOptions extends FlatAnnotateOptions {
   /** How signatures are made: createSigner's options (default: every default, `DEFAULT_CONDENSER`). */
   signer?: SignerOptions;
   /**
-   * Leave template tokens out of the MinHash: those in more than `share` of a sample of the documents
-   * (jobs/template-sample.ts), the set kept in the index's mapping and named in the params. None by default.
+   * Template tokens, marked in each signature so that documents are compared by their own text (sketch/
+   * core-similarity.ts): those in more than `share` of a sample of the documents (jobs/template-sample.ts),
+   * the set kept in near-dup-templates and named in the params. Default DEFAULT_TEMPLATE_REQUEST (drawn
+   * from 2,000 documents or more, else none); `false`: none.
    */
-  template?: TemplateRequest;
+  template?: TemplateRequest | false;
   read?: AnnotateRead;
   limits?: AnnotateLimits;
   state?: AnnotateStateFiles;
@@ -190,7 +192,7 @@ export function resolveAnnotateOptions(options: AnnotateOptions): AnnotateSettin
     index,
     fields,
     signer,
-    ...(template === undefined ? {} : { template }),
+    ...(template === false ? {} : { template: template ?? DEFAULT_TEMPLATE_REQUEST }),
     read,
     limits: { pageSize, maxChars, ...limits, threads: limits.threads ?? os.availableParallelism(), bulk: resolveBulkOptions(limits.bulk) },
     state: { resume: state.resume ?? false, checkpointFile: state.checkpointFile ?? defaultCheckpointPath('annotate', index, read.slice) },
@@ -255,6 +257,8 @@ export interface AnnotateSummary extends AnnotateCounts {
   inFlight: string;
   /** Closed indices the name matches: the engine reads none of their documents, so none was signed. */
   closedIndices: string[];
+  /** What the run chose that the user did not ask for, in one line each (signed without template tokens, and why). */
+  notes: string[];
   /** Scan pages lost on the way, after which the scan started again from what was left. */
   restarts: number;
   /** Extra passes over documents the engine still reported without a signature after the scan. */
@@ -315,13 +319,17 @@ export async function annotateIndex(client: EngineClient, options: AnnotateOptio
     if (plans.some((p) => p.conflicts.length > 0)) await initIndex(client, index, output.prefix);
     keyLists = plans.some((p) => p.keyLists === 'lists') ? 'lists' : 'joined';
   }
+  const notes: string[] = [];
   if (job.template) {
     const source = { index, fields: job.fields, query: job.read.query, maxChars: job.limits.maxChars, signer: job.signer, dryRun: output.dryRun };
-    job.signer = { ...job.signer, template: await templateForJob(client, source, job.template) };
+    const chosen = await templateForJob(client, source, job.template);
+    if (chosen.template) job.signer = { ...job.signer, template: chosen.template };
+    if (chosen.note) notes.push(chosen.note);
   }
   const inFlight = new InFlightLimit(await planInFlight(client, index, job.limits.bulk.concurrency));
   const run = new AnnotateRun(client, job, await openCheckpoint(job), { keyLists, inFlight });
   run.closedIndices = await closedIndicesBehind(client, index);
+  run.notes = notes;
   try {
     await run.begin();
     await run.pass(run.firstQuery());
@@ -444,6 +452,7 @@ class AnnotateRun {
   private readonly resent = new Set<string>();
   private readonly sample: NonNullable<AnnotateSummary['sample']> = [];
   closedIndices: string[] = [];
+  notes: string[] = [];
   private total?: number;
   private missing = 0;
   private restarts = 0;
@@ -828,6 +837,7 @@ class AnnotateRun {
       complete: this.complete,
       missing: this.missing,
       closedIndices: this.closedIndices,
+      notes: this.notes,
       restarts: this.restarts,
       sweeps: this.sweeps,
       retries: this.client.retries.since(this.retriesAtStart),

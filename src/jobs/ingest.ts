@@ -30,8 +30,8 @@ import { initIndex } from '../indices/init.js';
 import { type LineBatch, type LongLine, lineBatches, MAX_LINE_BYTES } from '../signing/line-batches.js';
 import { createSignPool, type SignPool } from '../signing/sign-pool.js';
 import { plural } from '../plural.js';
-import { findTemplate, storeTemplate } from '../indices/template-store.js';
-import { drawFromLines, MAX_HELD_SAMPLE_BYTES, type TemplateRequest, templateDraw } from './template-sample.js';
+import { DEFAULT_TEMPLATE_REQUEST, findTemplate, isRefusal, storeTemplate } from '../indices/template-store.js';
+import { drawFromLines, MAX_HELD_SAMPLE_BYTES, refusedNote, type TemplateRequest, templateDraw, tooFewNote } from './template-sample.js';
 
 /** What ingest writes, and where. */
 export interface IngestOutput {
@@ -95,11 +95,12 @@ export interface IngestOptions extends FlatIngestOptions {
   output?: IngestOutput;
   limits?: IngestLimits;
   /**
-   * Leave template tokens out of the MinHash (annotate's `template`): the set the index keeps for the same
+   * Template tokens, marked in each signature (annotate's `template`): the set the index keeps for the same
    * draw, else one drawn from the first `sample` documents of the input and kept with the index before the
-   * first write. None by default.
+   * first write. Default DEFAULT_TEMPLATE_REQUEST (drawn from 2,000 documents or more, else none, said
+   * through onWarning); `false`: none.
    */
-  template?: TemplateRequest;
+  template?: TemplateRequest | false;
   /**
    * The input again from its start (a regular file; nothing else can be read twice): the sample is then
    * read in a first pass and the input read again. Without it, the sample's lines are held in memory (at most MAX_HELD_SAMPLE_BYTES) and ingested
@@ -185,7 +186,7 @@ export function resolveIngestOptions(options: IngestOptions): IngestSettings {
     index,
     fields,
     signer,
-    ...(template === undefined ? {} : { template }),
+    ...(template === false ? {} : { template: template ?? DEFAULT_TEMPLATE_REQUEST }),
     output: { prefix: output.prefix ?? INGEST_DEFAULTS.prefix, idField: output.idField, errorsFile: ErrorsFile.forIndex(index, output.errorsFile).file },
     limits: {
       maxChars: limits.maxChars ?? INGEST_DEFAULTS.maxChars,
@@ -294,7 +295,7 @@ export async function ingestStream(client: EngineClient, input: Readable, option
   let lines = prepend(first, batches);
   if (job.template) {
     const chosen = await templateForIngest(client, job, job.template, lines, options);
-    job.signer = { ...job.signer, template: chosen.template };
+    if (chosen.template) job.signer = { ...job.signer, template: chosen.template };
     if (chosen.reread) input.destroy();
     lines = chosen.lines;
   }
@@ -349,10 +350,10 @@ async function templateForIngest(
   asked: TemplateRequest,
   lines: AsyncGenerator<LineBatch>,
   options: Pick<IngestOptions, 'reread' | 'onWarning'>,
-): Promise<{ template: TemplateTokens; lines: AsyncGenerator<LineBatch>; reread: boolean }> {
+): Promise<{ template?: TemplateTokens; lines: AsyncGenerator<LineBatch>; reread: boolean }> {
   const draw = templateDraw(job.signer, asked);
-  const kept = await findTemplate(client, job.index, draw);
-  if (kept) return { template: kept, lines, reread: false };
+  const kept = await keptOrRefused(() => findTemplate(client, job.index, draw), asked, options);
+  if (kept !== undefined) return { template: kept || undefined, lines, reread: false };
   const { fields, limits } = job;
   const holdBytes = options.reread ? undefined : MAX_HELD_SAMPLE_BYTES;
   const sample = await drawFromLines(lines, { fields, maxChars: limits.maxChars, signer: job.signer, draw, holdBytes });
@@ -361,10 +362,23 @@ async function templateForIngest(
       `the template sample is ${plural(sample.template.sample, 'document')}, not ${draw.sampleAsked}: their lines filled the ${MAX_HELD_SAMPLE_BYTES / 1024 / 1024} MB held from a stream read once; give the input as a regular file (--file; a pipe or FIFO is read once) to draw from all ${draw.sampleAsked}`,
     );
   }
-  const template = await storeTemplate(client, job.index, sample.template, draw);
+  const tooFew = asked.atLeast !== undefined && sample.template.sample < asked.atLeast;
+  if (tooFew) options.onWarning?.(tooFewNote(job.index, sample.template.sample, asked).replace('annotate --force', 'near-dup annotate --force'));
+  const template = tooFew ? undefined : (await keptOrRefused(() => storeTemplate(client, job.index, sample.template, draw), asked, options)) || undefined;
   if (!options.reread) return { template, lines: heldThen(sample.held, lines), reread: false };
   const again = lineBatches(options.reread(), BATCH_BYTES, limits.maxLineBytes, 'skip')[Symbol.asyncIterator]();
   return { template, lines: prepend(await again.next(), again), reread: true };
+}
+
+/** A store request's answer; `false` when a default request was refused (said, and signed without a set). */
+async function keptOrRefused(request: () => Promise<TemplateTokens | undefined>, asked: TemplateRequest, options: Pick<IngestOptions, 'onWarning'>): Promise<TemplateTokens | false | undefined> {
+  try {
+    return await request();
+  } catch (err) {
+    if (asked.atLeast === undefined || !isRefusal(err)) throw err;
+    options.onWarning?.(refusedNote(err as Error));
+    return false;
+  }
 }
 
 /**

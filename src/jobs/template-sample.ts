@@ -6,13 +6,13 @@
 import { extractText, parseDocumentLine } from '../annotation.js';
 import type { EngineClient } from '../engine/client.js';
 import { scanIndex } from '../engine/scan.js';
-import { findTemplate, storeTemplate, type TemplateRequest, templateDraw } from '../indices/template-store.js';
+import { findTemplate, isRefusal, refusedNote, storeTemplate, type TemplateRequest, templateDraw, tooFewNote } from '../indices/template-store.js';
 import { createSigner, type SignerOptions } from '../signature.js';
 import { type TemplateTokens, TemplateSampler } from '../sketch/template-tokens.js';
 import type { LineBatch } from '../signing/line-batches.js';
 import { utf8Lines } from '../text/decode.js';
 
-export { DEFAULT_TEMPLATE_SAMPLE, type TemplateRequest, templateDraw } from '../indices/template-store.js';
+export { DEFAULT_TEMPLATE_REQUEST, DEFAULT_TEMPLATE_SAMPLE, refusedNote, type TemplateRequest, templateDraw, tooFewNote } from '../indices/template-store.js';
 
 export interface TemplateSource {
   index: string;
@@ -25,14 +25,29 @@ export interface TemplateSource {
   dryRun: boolean;
 }
 
-/** The template set for a job: the one the index keeps for the same draw, or a new one, kept unless in a dry run. */
-export async function templateForJob(client: EngineClient, source: TemplateSource, asked: TemplateRequest): Promise<TemplateTokens> {
-  const draw = templateDraw(source.signer, asked);
-  const kept = await findTemplate(client, source.index, draw);
-  if (kept) return kept;
-  const template = await drawTemplate(client, source, draw);
-  // Another run may have kept its draw first: that one is signed with, by every run.
-  return source.dryRun ? template : await storeTemplate(client, source.index, template, draw);
+/** The set a job signs with, or none and why (a default request on a small index, or one the store refuses). */
+export interface TemplateChoice {
+  template?: TemplateTokens;
+  note?: string;
+}
+
+/**
+ * The template set for a job: the one the index keeps for the same draw, or a new one, kept unless in a dry
+ * run; none when a default request finds too few documents or is refused (TemplateRequest.atLeast).
+ */
+export async function templateForJob(client: EngineClient, source: TemplateSource, asked: TemplateRequest): Promise<TemplateChoice> {
+  try {
+    const draw = templateDraw(source.signer, asked);
+    const kept = await findTemplate(client, source.index, draw);
+    if (kept) return { template: kept };
+    const template = await drawTemplate(client, source, draw);
+    if (asked.atLeast !== undefined && template.sample < asked.atLeast) return { note: tooFewNote(source.index, template.sample, asked) };
+    // Another run may have kept its draw first: that one is signed with, by every run.
+    return { template: source.dryRun ? template : await storeTemplate(client, source.index, template, draw) };
+  } catch (err) {
+    if (asked.atLeast === undefined || !isRefusal(err)) throw err;
+    return { note: refusedNote(err as Error) };
+  }
 }
 
 async function drawTemplate(client: EngineClient, source: TemplateSource, draw: { sampleAsked: number; share: number; minCount: number }): Promise<TemplateTokens> {

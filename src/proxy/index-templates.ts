@@ -9,7 +9,7 @@
 import type { HttpMethod } from '../engine/client.js';
 import { EngineResponseError } from '../engine/errors.js';
 import { redactSecret } from '../engine/url.js';
-import { findTemplate, TEMPLATE_INDEX, type TemplateAccess, type TemplateRequest, templateDraw } from '../indices/template-store.js';
+import { findTemplate, isRefusal, refusedNote, TEMPLATE_INDEX, type TemplateAccess, type TemplateRequest, templateDraw } from '../indices/template-store.js';
 import type { SignerOptions } from '../signature.js';
 import { headerValue, type Upstream, upstreamJson } from './forward.js';
 import { PROXY_ERROR, ProxyRefusal } from './refusal.js';
@@ -58,6 +58,7 @@ export class IndexTemplates {
     try {
       template = await findTemplate(templateAccess(this.upstream, authorization), index, draw);
     } catch (err) {
+      if (asked.atLeast !== undefined && isRefusal(err)) return this.withoutSet(index, err as Error);
       const reason = `near-dup proxy could not read the template tokens of "${index}" (${redactSecret((err as Error).message, authorization)}), so it did not write the documents rather than sign them without; send them again (the clients need read on ${TEMPLATE_INDEX} and indices:admin/get, view_index_metadata, on the index)`;
       if (!this.warned.has(`failed ${index}`)) this.warn(reason);
       this.warned.add(`failed ${index}`);
@@ -66,10 +67,21 @@ export class IndexTemplates {
     }
     this.warned.delete(`failed ${index}`); // a later failure is said again
     if (template) return { ...this.signer, template };
-    if (!this.warned.has(index)) {
+    // The default draw: an index that keeps none (fewer than 2,000 documents when annotated) is the usual case.
+    if (asked.atLeast === undefined && !this.warned.has(index)) {
       this.warned.add(index);
       this.warn(`index "${index}" keeps no template tokens for --template-share ${asked.share} (sample ${draw.sampleAsked}, condenser ${draw.condenser}): its documents are signed without; near-dup annotate --index ${index} --field ${this.fields.join(' --field ')} --template-share ${asked.share}${asked.sample === undefined ? '' : ` --template-sample ${asked.sample}`} --force draws one and signs the index again`);
     }
+    return this.signer;
+  }
+
+  /**
+   * The default draw, refused to this client (no read on near-dup-templates): its documents are signed
+   * without a set, as annotate and ingest sign when the store refuses them, and said once per index.
+   */
+  private withoutSet(index: string, err: Error): SignerOptions {
+    if (!this.warned.has(`refused ${index}`)) this.warn(`index "${index}": ${refusedNote(err)}`);
+    this.warned.add(`refused ${index}`);
     return this.signer;
   }
 }

@@ -23,7 +23,7 @@ import { PROXY_ERROR, ProxyRefusal } from './refusal.js';
 import { handleDocument } from './document.js';
 import { IndexFieldsGuard } from './index-fields.js';
 import { IndexTemplates } from './index-templates.js';
-import type { TemplateRequest } from '../indices/template-store.js';
+import { DEFAULT_TEMPLATE_REQUEST, type TemplateRequest } from '../indices/template-store.js';
 import { indexMatcher } from './index-pattern.js';
 import { decodeSegment, type QueryParam, queryParams, rawPath, withFirstSegment } from './raw-path.js';
 import { bodyFormat, codingRefusal, DEFAULT_MAX_BODY_BYTES, declaredTooLarge, decodedBody, plainLength, transferCodingRefusal } from './request-body.js';
@@ -42,8 +42,11 @@ export interface ProxyOptions {
   fields: string[];
   prefix: string;
   signer: SignerOptions;
-  /** Sign each index with the template tokens it keeps for this draw (annotate's and ingest's `template`), when it keeps them. */
-  template?: TemplateRequest;
+  /**
+   * Sign each index with the template tokens it keeps for this draw (annotate's and ingest's `template`), when
+   * it keeps them. Default DEFAULT_TEMPLATE_REQUEST (what annotate and ingest draw by default); `false`: none.
+   */
+  template?: TemplateRequest | false;
   maxChars: number;
   onError: OnError;
   threads?: number;
@@ -115,7 +118,7 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
     }),
     stats,
     fields,
-    templates: new IndexTemplates(upstream, options.signer, options.template, options.fields, options.warn),
+    templates: new IndexTemplates(upstream, options.signer, options.template === false ? undefined : (options.template ?? DEFAULT_TEMPLATE_REQUEST), options.fields, options.warn),
   };
   const listener = (req: http.IncomingMessage, res: http.ServerResponse) => {
     handle(ctx, req, res).catch((err: unknown) => failed(ctx, req, res, err));

@@ -14,6 +14,7 @@ import { type BulkArgs, bulkOptionsFrom, withBulkOptions } from '../bulk-options
 import { escaped, escapeTerminal, jsonLine } from '../terminal-text.js';
 import { advanced, examples } from '../help.js';
 import { cliMessage } from '../option-flags.js';
+import { templateRequestOf } from '../template-flags.js';
 import { forCount, plural } from '../../plural.js';
 
 interface AnnotateArgs extends ConnectionArgs, SignerArgs, BulkArgs {
@@ -89,6 +90,7 @@ export function printSummary(summary: AnnotateSummary, verb: string): void {
       : summary.complete
         ? ''
         : `; interrupted: run the same command with --resume to continue`) +
+    summary.notes.map((note) => `; ${note}`).join('') +
     (summary.closedIndices.length > 0
       ? `; not read: the closed ${summary.closedIndices.length > 1 ? 'indices' : 'index'} ${summary.closedIndices.join(', ')} (open ${summary.closedIndices.length > 1 ? 'them' : 'it'} and run again to sign ${summary.closedIndices.length > 1 ? 'their' : 'its'} documents)`
       : '');
@@ -96,14 +98,6 @@ export function printSummary(summary: AnnotateSummary, verb: string): void {
   process.stdout.write(jsonLine(summary));
 }
 
-/** --template-share and --template-sample as annotate's `template` option (none without a share). */
-function templateOption(argv: AnnotateArgs): Pick<AnnotateOptions, 'template'> {
-  if (argv.templateShare === undefined) {
-    if (argv.templateSample !== undefined) throw new UsageError('--template-sample goes with --template-share: give the share of the documents a template token is in (0.005 on templated pages)');
-    return {};
-  }
-  return { template: { share: argv.templateShare, sample: argv.templateSample } };
-}
 
 export const annotateCommand: CommandModule<object, AnnotateArgs> = {
   command: 'annotate',
@@ -131,7 +125,7 @@ export const annotateCommand: CommandModule<object, AnnotateArgs> = {
       .option('page-size', advanced({ type: 'number', default: ANNOTATE_DEFAULTS.pageSize, describe: 'documents per search page' }))
       .option('template-share', advanced({
         type: 'number',
-        describe: 'compare documents by their own text: the tokens in more than this share of a sample of the documents are template text (shared headings, notices; 0.005 on templated pages), marked in each signature, the set kept in near-dup-templates [default: none]',
+        describe: 'compare documents by their own text: the tokens in more than this share of a sample of the documents are template text (shared headings, notices), marked in each signature, the set kept in near-dup-templates; 0 for none [default: 0.005, drawn when the index has 2,000 documents or more]',
       }))
       .option('template-sample', advanced({ type: 'number', describe: 'with --template-share: how many documents (the first scanned) the set is drawn from [default: 10000]' }))
       .option('follow', { type: 'boolean', default: false, describe: 'keep annotating what is new or changed every --interval, until Ctrl-C' })
@@ -155,7 +149,7 @@ export const annotateCommand: CommandModule<object, AnnotateArgs> = {
       index: argv.index,
       fields: argv.field,
       signer,
-      ...templateOption(argv),
+      ...templateRequestOf(argv),
       read: { query, slice },
       limits: { pageSize: argv.pageSize, threads: argv.threads, maxChars: argv.maxChars, bulk },
       state: { resume: argv.resume, checkpointFile: argv.checkpoint },

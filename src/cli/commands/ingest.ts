@@ -2,7 +2,7 @@
 import { createReadStream, fstatSync, type ReadStream } from 'node:fs';
 import type { CommandModule } from 'yargs';
 import { prefixPath } from '../../indices/mapping.js';
-import { UsageError, UserError } from '../../errors.js';
+import { UserError } from '../../errors.js';
 import { checkIngestOptions, INGEST_DEFAULTS, type IngestOptions, ingestStream } from '../../jobs/ingest.js';
 import { retriesNote } from './annotate.js';
 import { type ConnectionArgs, connectFromArgs, withConnectionOptions } from '../connection-options.js';
@@ -12,6 +12,7 @@ import { type SignerArgs, signerOptionsFrom, withSignerOptions } from '../signer
 import { type BulkArgs, bulkOptionsFrom, withBulkOptions } from '../bulk-options.js';
 import { advanced, examples } from '../help.js';
 import { plural } from '../../plural.js';
+import { templateRequestOf } from '../template-flags.js';
 
 interface IngestArgs extends ConnectionArgs, SignerArgs, BulkArgs {
   index: string;
@@ -28,19 +29,17 @@ interface IngestArgs extends ConnectionArgs, SignerArgs, BulkArgs {
 }
 
 /**
- * --template-share and --template-sample as ingest's `template` option (none without a share); `regular`
- * when --file is a regular file, the only input that can be read again from its start.
+ * --template-share and --template-sample as ingest's `template` option (template-flags.ts); `regular` when
+ * --file is a regular file, the only input that can be read again from its start.
  */
 function templateOption(argv: IngestArgs, regular: boolean): Pick<IngestOptions, 'template' | 'reread'> {
-  if (argv.templateShare === undefined) {
-    if (argv.templateSample !== undefined) throw new UsageError('--template-sample goes with --template-share: give the share of the documents a template token is in (0.005 on templated pages)');
-    return {};
-  }
+  const { template } = templateRequestOf(argv);
+  if (template === false) return { template };
   // A regular file is read twice (the sample, then every line). Anything else (standard input, a pipe, a
   // FIFO, /dev/stdin, <(zcat ...)) opened again would go on where the first read stopped, losing the
   // sample's lines: its sample lines are held instead.
   const file = argv.file;
-  return { template: { share: argv.templateShare, sample: argv.templateSample }, ...(file && regular ? { reread: () => createReadStream(file) } : {}) };
+  return { ...(template ? { template } : {}), ...(file && regular ? { reread: () => createReadStream(file) } : {}) };
 }
 
 /** The descriptor of --file once it is open, or one line naming the file and why it cannot be read. */
@@ -73,7 +72,7 @@ export const ingestCommand: CommandModule<object, IngestArgs> = {
       }))
       .option('template-share', advanced({
         type: 'number',
-        describe: "compare documents by their own text: the tokens in more than this share of the first documents are template text (shared headings, notices; 0.005 on templated pages), marked in each signature: the index's set for the same draw, else one drawn from the input and kept with the index [default: none]",
+        describe: "compare documents by their own text: the tokens in more than this share of the first documents are template text (shared headings, notices), marked in each signature: the index's set for the same draw, else one drawn from the input and kept with the index; 0 for none [default: 0.005, drawn when the input has 2,000 documents or more]",
       }))
       .option('template-sample', advanced({ type: 'number', describe: 'with --template-share: how many documents (the first of the input) the set is drawn from; standard input or a --file that is not a regular file (a pipe, a FIFO) holds their lines in memory, up to 256 MB [default: 10000]' }))
       .epilogue(

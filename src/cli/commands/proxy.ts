@@ -14,6 +14,7 @@ import { CLOUD_ID_OPTION, CONNECTION_ENV, connectionArgsFrom, CREDENTIAL_OPTIONS
 import { type SignerArgs, signerOptionsFrom, withSignerOptions } from '../signer-options.js';
 import { escaped, jsonLine } from '../terminal-text.js';
 import { advanced, examples } from '../help.js';
+import { templateRequestOf } from '../template-flags.js';
 
 interface ProxyArgs extends SignerArgs {
   url?: string;
@@ -45,15 +46,6 @@ interface ProxyArgs extends SignerArgs {
   bodyIdleTimeout: number;
   templateShare?: number;
   templateSample?: number;
-}
-
-/** --template-share and --template-sample as the draw whose set each index is signed with (none without a share). */
-function templateOption(argv: ProxyArgs): Pick<ProxyOptions, 'template'> {
-  if (argv.templateShare === undefined) {
-    if (argv.templateSample !== undefined) throw new UsageError('--template-sample goes with --template-share: give the share the indices\' template tokens were drawn with (as annotate or ingest was given it)');
-    return {};
-  }
-  return { template: { share: argv.templateShare, sample: argv.templateSample } };
 }
 
 /** "host:port", "[::1]:port" or a bare port (loopback). */
@@ -124,7 +116,7 @@ export async function proxyOptionsFrom(argv: ProxyArgs, warn: (line: string) => 
     fields: argv.field,
     prefix: argv.prefix,
     signer,
-    ...templateOption(argv),
+    ...templateRequestOf(argv),
     maxChars: argv.maxChars,
     onError: argv.onError,
     threads: argv.threads,
@@ -167,7 +159,7 @@ export const proxyCommand: CommandModule<object, ProxyArgs> = {
       .option('max-chars', advanced({ type: 'number', default: DEFAULT_MAX_CHARS, describe: 'cut longer texts before signing' }))
       .option('template-share', advanced({
         type: 'number',
-        describe: 'sign each index with the template tokens it keeps for this share (as annotate or ingest --template-share drew them; an index that keeps none is signed without, and said once) [default: none]',
+        describe: 'sign each index with the template tokens it keeps for this share (as annotate or ingest drew them; an index that keeps none is signed without); 0 for none [default: 0.005, as annotate and ingest draw by default]',
       }))
       .option('template-sample', advanced({ type: 'number', describe: 'with --template-share: the sample the set was drawn from [default: 10000]' }))
       .option('threads', advanced({ type: 'number', describe: 'signing threads [default: every core]' }))
