@@ -7,17 +7,25 @@ import os from 'node:os';
 import path from 'node:path';
 import { beforeAll, expect, it } from 'vitest';
 import { nearDupFields } from '../../src/annotation.js';
+import { DEDUP_DEFAULTS } from '../../src/jobs/dedup.js';
+import { DEFAULT_MIN_SIMILARITY } from '../../src/jobs/similar.js';
 import { createSigner } from '../../src/signature.js';
+import { MAX_QUERY_TERMS } from '../../src/sketch/containment.js';
 import { fixtureSample } from '../support/corpus.js';
 import { indexDocuments, runCli, sourcesById } from '../support/documents.js';
-import { exactJaccardOf } from '../support/jaccard.js';
+import { exactContainmentOf, exactJaccardOf } from '../support/jaccard.js';
 import { forEachEngine } from './harness.js';
 
 const signer = createSigner();
-const THRESHOLD = 0.5;
+// The bars the commands use when none is given: similar's and dedup's differ.
+const THRESHOLD = DEFAULT_MIN_SIMILARITY.jaccard;
+const DEDUP_THRESHOLD = DEDUP_DEFAULTS.minSimilarity;
 const docs = fixtureSample(12, { seed: 7 });
 const exactJaccard = exactJaccardOf(signer, docs);
-const strongPairs = docs.flatMap((a, i) => docs.slice(i + 1).filter((b) => exactJaccard(a.id, b.id) >= THRESHOLD + 0.1).map((b) => [a.id, b.id] as const));
+const exactContainment = exactContainmentOf(signer, docs);
+const pairsAbove = (bar: number) => docs.flatMap((a, i) => docs.slice(i + 1).filter((b) => exactJaccard(a.id, b.id) >= bar).map((b) => [a.id, b.id] as const));
+const strongPairs = pairsAbove(THRESHOLD + 0.1);
+const dedupPairs = pairsAbove(DEDUP_THRESHOLD + 0.1);
 const tmp = mkdtempSync(path.join(os.tmpdir(), 'near-dup-smoke-'));
 
 /** near-dup, which must succeed; its standard output. */
@@ -38,6 +46,7 @@ forEachEngine(
 
     beforeAll(async () => {
       expect(strongPairs.length).toBeGreaterThan(5);
+      expect(dedupPairs.length).toBeGreaterThan(5);
       await cli(['init', ...url(), '--index', index]);
       await indexDocuments(ctx.client, index, docs);
     });
@@ -80,7 +89,14 @@ forEachEngine(
         const families = [...new Set(docs.map((d) => d.family))];
         const host = `${families[families.indexOf(q.family) - 1]}@0`;
         const result = await cliJson(['similar', ...url(), '--index', index, '--id', host, '--measure', 'containment', '--direction', 'inside']);
-        expect(result.hits.find((h: { id: string }) => h.id === q.id), `${host} inside ${q.id}`).toMatchObject({ containment: 1 });
+        // Whole but for the word shingles across the line the passage went in at (n - 1 of them, a word
+        // 4-shingle's 3): the hit says the share of the host's sampled tokens in the quoting text.
+        const [h, quoting] = [signer(docs.find((d) => d.id === host)!.text), signer(q.text)];
+        const n = Number(/^white-space-(\d)-grams$/.exec(signer.settings.spec.tokenizer)?.[1] ?? 1);
+        expect(Math.round(exactContainment(host, q.id) * h.distinct_tokens), `${host} inside ${q.id}`).toBeGreaterThanOrEqual(h.distinct_tokens - (n - 1));
+        const share = h.sample.filter((t) => quoting.sample.includes(t)).length / h.sample.length;
+        expect(h.sample.length).toBeLessThanOrEqual(MAX_QUERY_TERMS);
+        expect(result.hits.find((x: { id: string }) => x.id === q.id), `${host} inside ${q.id}`).toMatchObject({ containment: share });
       }
       const summary = await cliJson(['dedup', ...url(), '--index', index, '--containment', '0.8', '--full']);
       expect(summary.complete).toBe(true);
@@ -95,7 +111,7 @@ forEachEngine(
       const summary = await cliJson(['dedup', ...url(), '--index', index, '--date-field', 'date']);
       expect(summary.complete).toBe(true);
       const stored = await sourcesById(ctx.client, index);
-      for (const [a, b] of strongPairs) {
+      for (const [a, b] of dedupPairs) {
         const cluster = stored.get(a)!.near_dup.cluster_id;
         expect(cluster, a).toBeDefined();
         expect(stored.get(b)!.near_dup.cluster_id, `${a} ~ ${b}`).toBe(cluster);
