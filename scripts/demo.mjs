@@ -10,7 +10,7 @@ import licenses from 'spdx-license-list/full.js';
 import { connect } from '../dist/engine/client.js';
 import { status } from './engine/engines.mjs';
 import { annotateIndex } from '../dist/jobs/annotate.js';
-import { dedupIndex } from '../dist/jobs/dedup.js';
+import { DEDUP_DEFAULTS, dedupIndex } from '../dist/jobs/dedup.js';
 import { findSimilar } from '../dist/jobs/similar.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -41,8 +41,8 @@ console.log(`2. indexed ${lines.length / 2} SPDX license texts into "${index}"`)
 const annotated = await annotateIndex(client, { index, fields: ['text'], prefix: 'near_dup', signer: {}, checkpointFile: path.join(here, '../.near-dup/demo-annotate.json') });
 console.log(`3. annotated ${annotated.annotated} documents in ${annotated.seconds.toFixed(1)} s (params ${annotated.params})`);
 
-// Pairs of estimated Jaccard 0.5 or more are near-duplicates (dedup's default --min-similarity).
-const BAR = 0.5;
+// Pairs at dedup's default --min-similarity or more are near-duplicates.
+const BAR = DEDUP_DEFAULTS.minSimilarity;
 const dedup = await dedupIndex(client, { index, canonical: 'longest', minSimilarity: BAR, full: true, stateFile: path.join(here, '../.near-dup/demo-dedup.json') });
 const fixed = (x) => (x === null ? '-' : x.toFixed(3));
 console.log(

@@ -67,7 +67,7 @@ export const DEFAULT_TEMPLATE_REQUEST: Readonly<TemplateRequest> = Object.freeze
 
 /** Why a default request signed without template tokens: too few documents to draw them from. */
 export function tooFewNote(index: string, sample: number, asked: TemplateRequest): string {
-  return `signed without template tokens: "${index}" has ${plural(sample, 'document')}, fewer than the ${asked.atLeast} a template is drawn from by default; once it has more, annotate --force signs it again with one (or give --template-share to draw from these)`;
+  return `signed without template tokens: "${index}" has ${plural(sample, 'document')}, fewer than the ${(asked.atLeast ?? 0).toLocaleString('en-US')} they are drawn from by default (annotate --force draws them once it has more)`;
 }
 
 /** Why a default request signed without template tokens: the store refused this user. */

@@ -42,7 +42,7 @@ forEachEngine('template tokens by default', (ctx) => {
     expect(run.code, run.stderr).toBe(0);
     const summary = JSON.parse(run.stdout);
     expect(summary.params).not.toContain('core=');
-    expect(summary.notes).toEqual([`signed without template tokens: "${small}" has ${AT_LEAST - 1} documents, fewer than the ${AT_LEAST} a template is drawn from by default; once it has more, annotate --force signs it again with one (or give --template-share to draw from these)`]);
+    expect(summary.notes).toEqual([`signed without template tokens: "${small}" has ${AT_LEAST - 1} documents, fewer than the ${AT_LEAST.toLocaleString('en-US')} they are drawn from by default (annotate --force draws them once it has more)`]);
     expect(run.stderr).toContain(summary.notes[0]);
     expect(await keptDigests(ctx.client, small)).toEqual([]);
   });
@@ -68,6 +68,6 @@ forEachEngine('template tokens by default', (ctx) => {
     expect(plain.code, plain.stderr).toBe(0);
     expect(JSON.parse(plain.stdout)).toMatchObject({ indexed: 10 });
     expect(JSON.parse(plain.stdout).params).not.toContain('core=');
-    expect(plain.stderr).toContain(`signed without template tokens: "${few}" has 10 documents, fewer than the ${AT_LEAST}`);
+    expect(plain.stderr).toContain(`signed without template tokens: "${few}" has 10 documents, fewer than the ${AT_LEAST.toLocaleString('en-US')} they are drawn from by default (near-dup annotate --force`);
   });
 });
