@@ -12,18 +12,22 @@ import path from 'node:path';
 import { expect, it } from 'vitest';
 import { connect, type EngineClient } from '../../src/engine/client.js';
 import { annotateIndex } from '../../src/jobs/annotate.js';
-import { dedupIndex, type DedupOptions, dedupShare } from '../../src/jobs/dedup.js';
+import { DEDUP_DEFAULTS, dedupIndex, type DedupOptions, dedupShare } from '../../src/jobs/dedup.js';
 import { DEFAULT_LOCK_INDEX } from '../../src/jobs/dedup/run-lock.js';
+import { createSigner } from '../../src/signature.js';
 import { editText, seededRandom } from '../support/corpus.js';
 import { indexDocuments } from '../support/documents.js';
 import { FaultProxy, type ProxiedRequest } from '../support/fault-proxy.js';
+import { exactJaccardOf } from '../support/jaccard.js';
 import { forEachEngine } from './harness.js';
 
 const tmp = mkdtempSync(path.join(os.tmpdir(), 'near-dup-overlap-'));
 const random = seededRandom(48);
 const VOCABULARY = Array.from({ length: 3000 }, (_, i) => `w${i.toString(36)}`);
 const textOf = () => Array.from({ length: 300 }, () => VOCABULARY[Math.floor(random() * VOCABULARY.length)]).join(' ');
-const copyOf = (text: string) => editText(text, 0.03, random, VOCABULARY);
+// 1 word in 100 edited: a near-duplicate well above dedup's default bar in word 4-shingles (each edit
+// breaks four of them), which the runs are left to use (checked below).
+const copyOf = (text: string) => editText(text, 0.01, random, VOCABULARY);
 
 /** 20 pairs of near-duplicates and 20 documents alone. */
 const BASE = [
@@ -41,6 +45,19 @@ const LATE = Array.from({ length: 10 }, (_, f) => {
   const text = textOf();
   return [0, 1, 2].map((k) => ({ id: `late-${f}-${k}`, text: k === 0 ? text : copyOf(text) }));
 }).flat();
+
+/** The documents of one text (base-F-*, late-F-*) are each at least 0.1 above dedup's default bar. */
+function expectCopiesNear(docs: ReadonlyArray<{ id: string; text: string }>): void {
+  const exact = exactJaccardOf(createSigner(), docs);
+  const family = (id: string) => id.slice(0, id.lastIndexOf('-'));
+  for (const a of docs) {
+    for (const b of docs) {
+      if (a.id < b.id && !a.id.startsWith('alone-') && family(a.id) === family(b.id)) {
+        expect(exact(a.id, b.id), `${a.id} ~ ${b.id}`).toBeGreaterThanOrEqual(DEDUP_DEFAULTS.minSimilarity + 0.1);
+      }
+    }
+  }
+}
 
 /** A promise and the function that settles it. */
 function gate(): { promise: Promise<void>; open: () => void } {
@@ -87,6 +104,7 @@ forEachEngine('dedup overlapping other work', (ctx) => {
    * unsigned: in one index of three shards, or (`alias`) in two indices of two shards each, behind an alias.
    */
   const prepared = async (label: string, shape: 'index' | 'alias' = 'index') => {
+    expectCopiesNear([...BASE, ...LATE]);
     const first = ctx.index(label);
     const second = shape === 'alias' ? ctx.index(`${label}-2`) : first;
     for (const name of new Set([first, second])) await ctx.client.createIndex(name, { settings: { number_of_shards: shape === 'alias' ? 2 : 3, number_of_replicas: 0 } });
