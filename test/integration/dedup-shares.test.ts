@@ -11,7 +11,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import type { EngineClient } from '../../src/engine/client.js';
 import { indexSignatures, largeKeyCorpus } from './hand-made.js';
 import { annotateIndex } from '../../src/jobs/annotate.js';
-import { type DedupOptions, dedupIndex, dedupShare, type ShareSummary } from '../../src/jobs/dedup.js';
+import { DEDUP_DEFAULTS, type DedupOptions, dedupIndex, dedupShare, type ShareSummary } from '../../src/jobs/dedup.js';
 import { markerId } from '../../src/jobs/dedup/share-plan.js';
 import { fixtureSample, testCorpora } from '../support/corpus.js';
 import { indexDocuments, runCli } from '../support/documents.js';
@@ -109,8 +109,8 @@ forEachEngine('dedup split between processes', (ctx) => {
         // Nothing of the index is written by a share.
         expect(await withCluster(ctx.client, index)).toBe(0);
         // The final step of the three holds a tenth of the signatures too: its ids, facts and sets on disk, and
-        // its pairs in parts of 40 on disk.
-        const small = { maxCachedSignatures: Math.ceil(docs.length / 10), maxCachedMembers: 40 };
+        // its pairs in parts of 12 on disk (more than two parts: the fixtures have 40 pairs at the default bar).
+        const small = { maxCachedSignatures: Math.ceil(docs.length / 10), maxCachedMembers: 12 };
         const summary = await finalStep(index, count, pairsIndex, count === 3 ? small : {});
         expect(summary).toMatchObject({ complete: true, failed: 0, clusters: one.summary.clusters, duplicates: one.summary.duplicates, verifiedPairs: one.summary.verifiedPairs });
         if (count === 3) expect(one.summary.verifiedPairs).toBeGreaterThan(2 * small.maxCachedMembers);
@@ -168,7 +168,10 @@ forEachEngine('dedup split between processes', (ctx) => {
     await ctx.client.request('PUT', `/${pairsIndex}/_doc/${marker._id}`, forged);
     await expect(finalStep(index, 3, pairsIndex)).rejects.toThrow(/2 of 3 shares are not complete.*3\/3 \(marker damaged: it says complete with 3 of 26 bands done\)/);
     // Shares of another run: the bar differs, said with both values.
-    await expect(finalStep(index, 3, pairsIndex, { minSimilarity: 0.6 })).rejects.toThrow(/holds shares of another run of .*, which differ in minSimilarity \(0.5 there, 0.6 here\): give the options they ran with/);
+    const other = DEDUP_DEFAULTS.minSimilarity - 0.1;
+    await expect(finalStep(index, 3, pairsIndex, { minSimilarity: other })).rejects.toThrow(
+      new RegExp(`holds shares of another run of .*, which differ in minSimilarity \\(${DEDUP_DEFAULTS.minSimilarity} there, ${other} here\\): give the options they ran with`),
+    );
     expect(await withCluster(ctx.client, index)).toBe(0);
     // Run again, a share of the run goes on: the forged one starts over, with a reason.
     const [three] = await shares(index, 3, pairsIndex, [3]);
@@ -296,15 +299,16 @@ forEachEngine('dedup split between processes', (ctx) => {
     // when documents are written (a write-back), for one process as for shares, so both read the index
     // unchanged here (dry runs), and their pairs are compared.
     const index = ctx.index('shares-large-key');
-    await indexSignatures(ctx.client, index, largeKeyCorpus().docs, { dated: true });
+    const { docs, bar } = largeKeyCorpus();
+    await indexSignatures(ctx.client, index, docs, { dated: true });
     const pairsOf = (file: string) => readFileSync(file, 'utf8').trim().split('\n').sort();
     const oneFile = path.join(tmp, `${index}-one.jsonl`);
-    const one = await dedupIndex(ctx.client, { ...common(index), bucketChunk: 16, full: true, dryRun: true, pairsFile: oneFile });
+    const one = await dedupIndex(ctx.client, { ...common(index), minSimilarity: bar, bucketChunk: 16, full: true, dryRun: true, pairsFile: oneFile });
     expect(one.top.map((c) => c.size)).toEqual([60, 10, 2]);
     const pairsIndex = ctx.index('pairs-large-key');
-    await shares(index, 3, pairsIndex, undefined, { bucketChunk: 16 });
+    await shares(index, 3, pairsIndex, undefined, { minSimilarity: bar, bucketChunk: 16 });
     const splitFile = path.join(tmp, `${index}-split.jsonl`);
-    const split = await finalStep(index, 3, pairsIndex, { bucketChunk: 16, dryRun: true, pairsFile: splitFile });
+    const split = await finalStep(index, 3, pairsIndex, { minSimilarity: bar, bucketChunk: 16, dryRun: true, pairsFile: splitFile });
     expect(pairsOf(splitFile)).toEqual(pairsOf(oneFile));
     expect(split.fromShares?.pairs).toBe(one.verifiedPairs);
     const { clusters, duplicates, families, alone, top, canonicalSimilarity } = one;
