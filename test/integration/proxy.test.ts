@@ -11,7 +11,7 @@ import { Client as ElasticsearchClient } from '@elastic/elasticsearch';
 import { Client as OpenSearchClient } from '@opensearch-project/opensearch';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createSigner } from '../../src/signature.js';
-import { findSimilar } from '../../src/jobs/similar.js';
+import { DEFAULT_MIN_SIMILARITY, findSimilar } from '../../src/jobs/similar.js';
 import { type RunningProxy, startProxy } from '../../src/proxy/server.js';
 import { fixtureSample } from '../support/corpus.js';
 import { expectedSignatures, runCli, signatureFields, sourcesById } from '../support/documents.js';
@@ -29,7 +29,8 @@ const textless = [
 ];
 const expected = expectedSignatures(signer, docs);
 const exactJaccard = exactJaccardOf(signer, docs);
-const strongPairs = docs.flatMap((a, i) => docs.slice(i + 1).filter((b) => exactJaccard(a.id, b.id) >= 0.6).map((b) => [a.id, b.id] as const));
+// Pairs 0.1 above similar's default bar, which the lookups below use.
+const strongPairs = docs.flatMap((a, i) => docs.slice(i + 1).filter((b) => exactJaccard(a.id, b.id) >= DEFAULT_MIN_SIMILARITY.jaccard + 0.1).map((b) => [a.id, b.id] as const));
 const tmp = mkdtempSync(path.join(os.tmpdir(), 'near-dup-proxy-'));
 const docsFile = path.join(tmp, 'docs.ndjson');
 writeFileSync(docsFile, [...docs, ...textless].map((d) => JSON.stringify(d)).join('\n') + '\n');
