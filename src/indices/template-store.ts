@@ -55,6 +55,8 @@ export interface TemplateRequest {
    * Absent (a share given by the user): a set is drawn from whatever the sample holds, and a refusal fails.
    */
   atLeast?: number;
+  /** Sign with a set the index keeps for this draw, never draw one (annotate --follow's passes after the first). */
+  keptOnly?: boolean;
 }
 
 /**

@@ -320,7 +320,7 @@ export async function annotateIndex(client: EngineClient, options: AnnotateOptio
     keyLists = plans.some((p) => p.keyLists === 'lists') ? 'lists' : 'joined';
   }
   const notes: string[] = [];
-  if (job.template) {
+  if (job.template && !job.signer.template) {
     const source = { index, fields: job.fields, query: job.read.query, maxChars: job.limits.maxChars, signer: job.signer, dryRun: output.dryRun };
     const chosen = await templateForJob(client, source, job.template);
     if (chosen.template) job.signer = { ...job.signer, template: chosen.template };
@@ -408,7 +408,8 @@ export function annotateIdentity(options: AnnotateOptions): Record<string, unkno
 // The template set itself is not part of it: the same request finds the same set, kept in the index.
 function identityOf({ index, fields, signer, template, read, output }: AnnotateSettings): Record<string, unknown> {
   const params = resolveSignerSettings({ ...signer, template: undefined }).params;
-  return { index, fields, prefix: output.prefix, params, query: read.query ?? null, slice: read.slice ?? null, ...(template ? { template } : {}) };
+  const { keptOnly: _, ...request } = template || {};
+  return { index, fields, prefix: output.prefix, params, query: read.query ?? null, slice: read.slice ?? null, ...(template ? { template: request } : {}) };
 }
 
 /** The checkpoint to continue (with `resume`, checked to be the same job) or a new one. */

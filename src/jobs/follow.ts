@@ -17,7 +17,9 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { EngineClient } from '../engine/client.js';
 import { mayPass } from '../engine/errors.js';
 import { UsageError } from '../errors.js';
-import { type AnnotateOptions, type AnnotateSummary, annotateIdentity, annotateIndex, resolveAnnotateOptions } from './annotate.js';
+import type { SignerOptions } from '../signature.js';
+import { type AnnotateOptions, type AnnotateSettings, type AnnotateSummary, annotateIdentity, annotateIndex, resolveAnnotateOptions } from './annotate.js';
+import { templateForJob } from './template-sample.js';
 import { defaultCheckpointPath, identityDifferences, writeJsonFile } from './checkpoint.js';
 
 export interface FollowOptions extends AnnotateOptions {
@@ -77,13 +79,16 @@ export async function followIndex(client: EngineClient, options: FollowOptions):
   const file = options.marksFile ?? defaultCheckpointPath('follow', options.index, job.read.slice);
   const identity = annotateIdentity(options);
   let marks = await readMarks(file, identity, options.onNote);
+  let signer: SignerOptions | undefined;
   while (!options.signal?.aborted) {
     try {
       const next = await marksThenRefresh(client, options.index);
       if (marks) marks = withoutMarksAhead(marks, next, file, options.onNote);
       const query = marks ? changedSince(job.read.query, marks, next.marks) : job.read.query;
       const resume = totals.passes === 0 ? job.state.resume : false;
-      const summary = await annotateIndex(client, { ...options, read: { ...job.read, query }, state: { ...job.state, resume } });
+      signer ??= await followedSigner(client, options, job);
+      const template = job.template && { ...job.template, keptOnly: true };
+      const summary = await annotateIndex(client, { ...options, signer, template: template ?? false, read: { ...job.read, query }, state: { ...job.state, resume } });
       totals.passes++;
       totals.annotated += summary.annotated;
       totals.unchanged += summary.unchanged;
@@ -209,4 +214,17 @@ function withoutMarksAhead(marks: SeqNoMarks, now: SeqNoProgress, file: string, 
 async function writeMarks(file: string, identity: Record<string, unknown>, marks: SeqNoMarks): Promise<void> {
   const saved: SavedMarks = { identity, basis: MARKS_BASIS, savedAt: new Date().toISOString(), marks: [...marks] };
   await writeJsonFile(file, saved);
+}
+
+/**
+ * The signer options of every pass: with the template set chosen once, from the whole of the job's
+ * documents (a pass reads only what changed, and a set drawn from those would sign them alone with it), or
+ * without one (asked so, or an index too small for the default's draw, said once).
+ */
+async function followedSigner(client: EngineClient, options: FollowOptions, job: AnnotateSettings): Promise<SignerOptions> {
+  if (job.template === undefined) return job.signer;
+  const source = { index: job.index, fields: job.fields, query: job.read.query, maxChars: job.limits.maxChars, signer: job.signer, dryRun: job.output.dryRun };
+  const chosen = await templateForJob(client, source, job.template);
+  if (chosen.note) options.onNote?.(chosen.note);
+  return chosen.template ? { ...job.signer, template: chosen.template } : job.signer;
 }

@@ -39,7 +39,7 @@ export async function templateForJob(client: EngineClient, source: TemplateSourc
   try {
     const draw = templateDraw(source.signer, asked);
     const kept = await findTemplate(client, source.index, draw);
-    if (kept) return { template: kept };
+    if (kept || asked.keptOnly) return kept ? { template: kept } : {};
     const template = await drawTemplate(client, source, draw);
     if (asked.atLeast !== undefined && template.sample < asked.atLeast) return { note: tooFewNote(source.index, template.sample, asked) };
     // Another run may have kept its draw first: that one is signed with, by every run.

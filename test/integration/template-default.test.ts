@@ -8,7 +8,7 @@ import path from 'node:path';
 import { beforeAll, expect, it } from 'vitest';
 import { DEFAULT_TEMPLATE_REQUEST } from '../../src/indices/template-store.js';
 import { annotateIndex } from '../../src/jobs/annotate.js';
-import { indexDocuments, runCli } from '../support/documents.js';
+import { followRecords, indexDocuments, runCli } from '../support/documents.js';
 import { keptDigests } from '../support/templates-kept.js';
 import { forEachEngine } from './harness.js';
 
@@ -70,4 +70,27 @@ forEachEngine('template tokens by default', (ctx) => {
     expect(JSON.parse(plain.stdout).params).not.toContain('core=');
     expect(plain.stderr).toContain(`signed without template tokens: "${few}" has 10 documents, fewer than the ${AT_LEAST.toLocaleString('en-US')} they are drawn from by default (near-dup annotate --force`);
   });
+
+  it("annotate --follow keeps its first pass's choice: an index that grows past 2,000 is not signed in part with a set drawn from what came", async () => {
+    const index = ctx.index('default-follow');
+    await indexDocuments(ctx.client, index, pages(10));
+    const cwd = mkdtempSync(path.join(tmp, 'follow-'));
+    const run = runCli(['annotate', '--url', ctx.engine.url, '--index', index, '--field', 'text', '--follow', '--interval', '300ms'], { cwd });
+    const { records: passes } = followRecords(run.child);
+    const until = async (n: number) => {
+      const t0 = Date.now();
+      while (passes.length < n && Date.now() - t0 < 60_000) await new Promise((r) => setTimeout(r, 50));
+    };
+    await until(1);
+    // Then more than a default draw's worth of new pages, all in one pass.
+    await indexDocuments(ctx.client, index, pages(AT_LEAST + 10).slice(10).map((d) => ({ ...d, id: `late-${d.id}` })));
+    const seen = passes.length;
+    await until(seen + 2);
+    run.child.kill('SIGINT');
+    expect((await run.done).code).toBe(0);
+    expect(passes.reduce((sum, p) => sum + p.annotated, 0)).toBe(AT_LEAST + 10);
+    const core = await ctx.client.count(index, { wildcard: { 'near_dup.params': { value: '*core=*' } } });
+    expect(core).toBe(0);
+    expect(await keptDigests(ctx.client, index)).toEqual([]);
+  }, 120_000);
 });
