@@ -142,6 +142,8 @@ export interface IngestSummary {
   resent: number;
   /** Documents the engine confirmed it holds at the end, of those reported indexed. */
   confirmed: number;
+  /** What the run chose that the user did not ask for, in one line each (signed without template tokens, and why). */
+  notes: string[];
   /** Requests sent again, by cause, and the seconds spent waiting before them. */
   retries: RetrySnapshot;
   /** Wall seconds of the whole run. */
@@ -293,8 +295,9 @@ export async function ingestStream(client: EngineClient, input: Readable, option
   if (!first.done) checkFieldsPresent(first.value.bytes, job.fields, job.index);
   const { keyLists, dataStream } = await prepareIndex(client, job.index, job.output.prefix);
   let lines = prepend(first, batches);
+  const notes: string[] = [];
   if (job.template) {
-    const chosen = await templateForIngest(client, job, job.template, lines, options);
+    const chosen = await templateForIngest(client, job, job.template, lines, { ...options, onNote: (note) => notes.push(note) });
     if (chosen.template) job.signer = { ...job.signer, template: chosen.template };
     if (chosen.reread) input.destroy();
     lines = chosen.lines;
@@ -317,6 +320,7 @@ export async function ingestStream(client: EngineClient, input: Readable, option
     ...run.counts,
     resent: run.resent,
     confirmed: run.confirmed,
+    notes,
     ...(run.firstTooLong ? { firstTooLong: run.firstTooLong } : {}),
     retries: client.retries.since(retriesAtStart),
     inFlight: inFlight.describe(),
@@ -349,7 +353,7 @@ async function templateForIngest(
   job: IngestSettings,
   asked: TemplateRequest,
   lines: AsyncGenerator<LineBatch>,
-  options: Pick<IngestOptions, 'reread' | 'onWarning'>,
+  options: Pick<IngestOptions, 'reread' | 'onWarning'> & { onNote: (note: string) => void },
 ): Promise<{ template?: TemplateTokens; lines: AsyncGenerator<LineBatch>; reread: boolean }> {
   const draw = templateDraw(job.signer, asked);
   const kept = await keptOrRefused(() => findTemplate(client, job.index, draw), asked, options);
@@ -363,7 +367,7 @@ async function templateForIngest(
     );
   }
   const tooFew = asked.atLeast !== undefined && sample.template.sample < asked.atLeast;
-  if (tooFew) options.onWarning?.(tooFewNote(job.index, sample.template.sample, asked).replace('annotate --force', 'near-dup annotate --force'));
+  if (tooFew) options.onNote(tooFewNote(job.index, sample.template.sample, asked));
   const template = tooFew ? undefined : (await keptOrRefused(() => storeTemplate(client, job.index, sample.template, draw), asked, options)) || undefined;
   if (!options.reread) return { template, lines: heldThen(sample.held, lines), reread: false };
   const again = lineBatches(options.reread(), BATCH_BYTES, limits.maxLineBytes, 'skip')[Symbol.asyncIterator]();
@@ -371,12 +375,12 @@ async function templateForIngest(
 }
 
 /** A store request's answer; `false` when a default request was refused (said, and signed without a set). */
-async function keptOrRefused(request: () => Promise<TemplateTokens | undefined>, asked: TemplateRequest, options: Pick<IngestOptions, 'onWarning'>): Promise<TemplateTokens | false | undefined> {
+async function keptOrRefused(request: () => Promise<TemplateTokens | undefined>, asked: TemplateRequest, options: { onNote: (note: string) => void }): Promise<TemplateTokens | false | undefined> {
   try {
     return await request();
   } catch (err) {
     if (asked.atLeast === undefined || !isRefusal(err)) throw err;
-    options.onWarning?.(refusedNote(err as Error));
+    options.onNote(refusedNote(err as Error));
     return false;
   }
 }

@@ -68,7 +68,9 @@ forEachEngine('template tokens by default', (ctx) => {
     expect(plain.code, plain.stderr).toBe(0);
     expect(JSON.parse(plain.stdout)).toMatchObject({ indexed: 10 });
     expect(JSON.parse(plain.stdout).params).not.toContain('core=');
-    expect(plain.stderr).toContain(`signed without template tokens: "${few}" has 10 documents, fewer than the ${AT_LEAST.toLocaleString('en-US')} they are drawn from by default (near-dup annotate --force`);
+    const note = `signed without template tokens: "${few}" has 10 documents, fewer than the ${AT_LEAST.toLocaleString('en-US')} they are drawn from by default (annotate --force draws them once it has more)`;
+    expect(JSON.parse(plain.stdout).notes).toEqual([note]);
+    expect(plain.stderr).toContain(`blank lines skipped); ${note}\n`);
   });
 
   it("annotate --follow keeps its first pass's choice: an index that grows past 2,000 is not signed in part with a set drawn from what came", async () => {

@@ -110,7 +110,8 @@ export const ingestCommand: CommandModule<object, IngestArgs> = {
           `${summary.firstTooLong ? `; ${plural(summary.tooLong, 'line')} longer than --max-line-bytes passed over unread (the first: line ${summary.firstTooLong.line}, ${summary.firstTooLong.bytes} bytes)` : ''}` +
           escaped`${summary.errorsFile ? `; failures listed in ${summary.errorsFile}` : ''}${retriesNote(summary)}` +
           `${summary.resent ? `; ${plural(summary.resent, 'document')} sent again after a lost answer, none doubled` : ''}` +
-          `${summary.unchanged ? `; ${plural(summary.unchanged, 'document')} already in the data stream, the same, not written again` : ''}\n`,
+          `${summary.unchanged ? `; ${plural(summary.unchanged, 'document')} already in the data stream, the same, not written again` : ''}` +
+          escaped`${summary.notes.map((note) => `; ${note}`).join('')}\n`,
       );
       process.stdout.write(jsonLine(summary));
       if (summary.failed > 0) process.exitCode = 1;
