@@ -51,9 +51,9 @@ it('no annotate when the index has the recommended bands already; --prefix and -
 });
 
 it('an index signed with template tokens: annotate is given the draw the template store keeps, so that it signs with the same set', () => {
-  const params = `${resolveSignerSettings({ condenser: 'white-space-4-grams' }).params};core=0123456789ab`;
+  const params = `${resolveSignerSettings({}).params};core=0123456789ab`;
   const at = (templateDraw: { share: number; sampleAsked?: number }) => nextCommands({ index: 'docs', fields: ['body'], prefix: 'near_dup', maxChars: 10_000_000, params, templateDraw }, recommendation(0.9, 0.75));
-  expect(at({ share: 0.005, sampleAsked: 10_000 }).annotate).toMatch(/ --condenser white-space-4-grams:\S+ --template-share 0\.005 --threshold 0\.9 /);
+  expect(at({ share: 0.005, sampleAsked: 10_000 }).annotate).toMatch(/ --template-share 0\.005 --threshold 0\.9 /);
   expect(at({ share: 0.005, sampleAsked: 10_000 }).note ?? '').not.toMatch(/template/);
   expect(at({ share: 0.05, sampleAsked: 2000 }).annotate).toMatch(/ --template-share 0\.05 --template-sample 2000 /);
   expect(at({ share: 0.05 }).note).toMatch(/does not say how many documents the template tokens 0123456789ab were drawn from: give annotate the --template-sample/);

@@ -14,6 +14,7 @@ import { withBulkOptions } from '../../src/cli/bulk-options.js';
 import { annotateIdentity, checkAnnotateOptions } from '../../src/jobs/annotate.js';
 import { BULK_DEFAULTS, BulkWriter } from '../../src/jobs/bulk-writer.js';
 import { checkIngestOptions } from '../../src/jobs/ingest.js';
+import { DEFAULT_TEMPLATE_REQUEST } from '../../src/indices/template-store.js';
 
 const CLI = path.resolve(__dirname, '../../dist/cli/main.js');
 const base = { index: 'docs', fields: ['text'] };
@@ -35,6 +36,7 @@ describe('resolveAnnotateOptions', () => {
       index: 'docs',
       fields: ['text'],
       signer: {},
+      template: DEFAULT_TEMPLATE_REQUEST,
       read: {},
       limits: { pageSize: 1000, maxChars: 10_000_000, threads: os.availableParallelism(), bulk: { maxBytes: 5 * 1024 * 1024, maxOperations: 1000 } },
       state: { resume: false, checkpointFile: path.join('.near-dup', 'annotate-docs.json') },
@@ -77,7 +79,8 @@ describe('resolveAnnotateOptions', () => {
     const flat = { ...base, prefix: 'near_dup', signer: {}, query: { match_all: {} }, slice: { id: 0, max: 2 } };
     const grouped = { ...base, read: { query: { match_all: {} }, slice: { id: 0, max: 2 } } };
     expect(annotateIdentity(grouped)).toEqual(annotateIdentity(flat));
-    expect(Object.keys(annotateIdentity(grouped))).toEqual(['index', 'fields', 'prefix', 'params', 'query', 'slice']);
+    expect(Object.keys(annotateIdentity(grouped))).toEqual(['index', 'fields', 'prefix', 'params', 'query', 'slice', 'template']);
+    expect(annotateIdentity({ ...base, template: false })).not.toHaveProperty('template');
     expect(annotateIdentity(base)).toMatchObject({ prefix: 'near_dup', query: null, slice: null });
   });
 });
@@ -88,6 +91,7 @@ describe('resolveIngestOptions', () => {
       index: 'docs',
       fields: ['text'],
       signer: {},
+      template: DEFAULT_TEMPLATE_REQUEST,
       output: { prefix: 'near_dup', idField: undefined, errorsFile: 'near-dup-errors-docs.jsonl' },
       limits: { maxChars: 10_000_000, threads: os.availableParallelism(), maxLineBytes: 100 * 1024 * 1024, bulk: { maxBytes: 5 * 1024 * 1024, maxOperations: 1000 } },
       onProgress: undefined,

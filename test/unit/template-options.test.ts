@@ -20,12 +20,18 @@ describe('annotate template options', () => {
     expect(() => checkAnnotateOptions({ ...base, template: { share: 0.05, sample: 0 } })).toThrow('template.sample must be a whole number of at least 1, got 0');
   });
 
-  it('names the flags on the command line, and refuses a sample without a share', () => {
+  it('names the flags on the command line; a sample alone is the default share drawn from it, a sample with a share of 0 is refused', () => {
     expect(flagOf('template.share')).toBe('--template-share');
     expect(flagOf('template.sample')).toBe('--template-sample');
     const cli = path.resolve(__dirname, '../../dist/cli/main.js');
-    const run = spawnSync(process.execPath, [cli, 'annotate', '--index', 'x', '--field', 'f', '--template-sample', '5', '--url', 'http://127.0.0.1:1'], { encoding: 'utf8' });
-    expect(run.status).toBe(2);
-    expect(run.stderr.trim()).toBe('near-dup: --template-sample goes with --template-share: give the share of the documents a template token is in (0.005 on templated pages)');
+    const run = (...flags: string[]) => spawnSync(process.execPath, [cli, 'annotate', '--index', 'x', '--field', 'f', ...flags, '--url', 'http://127.0.0.1:1'], { encoding: 'utf8' });
+    const none = run('--template-share', '0', '--template-sample', '5');
+    expect(none.status).toBe(2);
+    expect(none.stderr.trim()).toBe('near-dup: --template-sample goes with a --template-share above 0: --template-share 0 signs without template tokens');
+    // Past the flags: it asks the engine (none there), so the options were taken.
+    for (const flags of [['--template-sample', '5'], ['--template-share', '0']]) {
+      const taken = run(...flags);
+      expect(taken.stderr, flags.join(' ')).toMatch(/cannot connect to http:\/\/127\.0\.0\.1:1/);
+    }
   });
 });
