@@ -403,7 +403,7 @@ describe('the pairs the final step gathers', () => {
 
   it('refuses, naming the sizes and the way out, pairs whose parts would not fit the disk', async () => {
     await inFolder((folder) => {
-      expect(() => new PairParts(1e15, { folder, maxPairs: 4_000_000 })).toThrow(/would spill the 1,000,000,000,000,000 pairs .* give limits\.spillDir on a disk with room, or raise limits\.maxCachedMembers/);
+      expect(() => new PairParts(1e15, { folder, maxPairs: 4_000_000 })).toThrow(/would spill the 1,000,000,000,000,000 pairs .* give limits\.spillDir on a disk with room, or raise limits\.maxCachedMembers if memory allows \(about 45 bytes a pair\); dedup leaves 1 GB of a spill's disk free$/);
       expect(readdirSync(folder.path).filter((name) => name.startsWith('pairs-part-'))).toEqual([]);
     });
   });

@@ -242,6 +242,9 @@ describe('the band pass, signatures in memory or spilled to disk', () => {
     expect(chooseValueBits({ ...at, free: 64 * gib })).toBe(16);
     expect(chooseValueBits({ ...at, expected: 0, free: 0 })).toBe(32);
     expect(() => chooseValueBits({ ...at, free: 40 * gib })).toThrow(/100,000,000 signatures to \/spill: 57\.0 GB at least \(80\.8 GB with whole values\), and 40\.0 GB is free there; give limits.spillDir on a disk with room, or raise limits.maxCachedSignatures/);
+    // The margin every spill leaves free: a disk with the whole spill free but not 1 GB more takes 16 bits, and the refusal says it.
+    expect(chooseValueBits({ ...at, free: 81 * gib })).toBe(16);
+    expect(() => chooseValueBits({ ...at, free: 40 * gib })).toThrow(/if memory allows; dedup leaves 1 GB of a spill's disk free$/);
   });
 
   it('the spill: its own folder (a planted file is not followed), signatures read back exactly, the folder gone when closed', async () => {

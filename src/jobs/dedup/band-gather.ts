@@ -17,13 +17,11 @@
 import path from 'node:path';
 import type { BandMembersAt } from './band-ranges.js';
 import { RecordWriter, SlotBits, sweepRecords } from './records-sweep.js';
-import { freeBytes } from './spill-folder.js';
+import { spillRoom } from './spill-folder.js';
 import { type RecordLayout, recordBytes } from './spill-records.js';
 
 /** Members a range holds, by default: about 150 MB of whole records at 128 values and 26 bands. */
 export const DEFAULT_RANGE_MEMBERS = 250_000;
-/** Room left on the disk after a band's ranges, at least; a band that would leave less is read where it lies. */
-const DISK_MARGIN_BYTES = 1024 ** 3;
 
 /** What the gather of one band needs. */
 export interface GatherTask {
@@ -55,7 +53,7 @@ export function gatherBands(bands: readonly BandToGather[], free?: number): bool
   if (bands.length === 0) return [];
   const { records, layout, documents } = bands[0].task;
   const bytes = recordBytes(layout);
-  let room = (free ?? freeBytes(path.dirname(records))) - DISK_MARGIN_BYTES;
+  let room = spillRoom(path.dirname(records), free);
   const planned = bands.map(({ members }) => {
     const fits = members.members > 0 && members.members * bytes <= room;
     if (fits) room -= members.members * bytes;

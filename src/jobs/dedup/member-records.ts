@@ -9,12 +9,9 @@
 // output: their signatures by slot, read from the gathered file; the file is removed with the spill.
 import { closeSync, openSync, rmSync } from 'node:fs';
 import { RecordWriter, SlotBits, sweepRecords } from './records-sweep.js';
-import { freeBytes } from './spill-folder.js';
+import { spillRoom } from './spill-folder.js';
 import { type RecordLayout, type RecordReader, recordBytes } from './spill-records.js';
 import type { StoredSignature } from './signature-store.js';
-
-/** Room left on the disk after the gathered records, at least; else they are read where they lie. */
-const DISK_MARGIN_BYTES = 1024 ** 3;
 
 export class MemberRecords {
   private fd: number;
@@ -34,7 +31,7 @@ export class MemberRecords {
     const members = new SlotBits(documents);
     for (const slot of slots) if (slot >= 0 && slot < documents) members.add(slot);
     const bytes = recordBytes(records.layout);
-    if (members.size * bytes > freeBytes(records.file) - DISK_MARGIN_BYTES) return undefined;
+    if (members.size * bytes > spillRoom(records.file)) return undefined;
     const writer = new RecordWriter(file, bytes);
     try {
       sweepRecords(records.file, bytes, members, (_slot, record) => writer.add(record));

@@ -10,9 +10,8 @@
 // Input: the pairs as the pages give them (numbers, similarity, distance, page); output: the parts, each
 // with its pairs once and the copies that disagree with them, and the counts of all.
 import { ftruncateSync } from 'node:fs';
-import { UserError } from '../../errors.js';
 import { hashOf, PairList } from './pair-list.js';
-import { foldCheck, freeBytes, readAll, type SpillFolder, writeAll } from './spill-folder.js';
+import { foldCheck, freeBytes, gigabytes, readAll, type SpillFolder, spillRoom, spillTooLarge, writeAll } from './spill-folder.js';
 import { forCount } from '../../plural.js';
 
 /** Parts at most (each with a write buffer while the pages are read). */
@@ -21,8 +20,6 @@ const MAX_PARTS = 256;
 const PAIR_BYTES = 24;
 /** Pairs a part's file is written and read a block at a time. */
 const BLOCK_PAIRS = 2048;
-/** Room left on the disk after the parts, at least. */
-const DISK_MARGIN_BYTES = 1024 ** 3;
 
 /** A pair by its numbers, with the page it came from (a copy given again with another similarity or distance by another share is checked, not recorded). */
 export interface PagedPair {
@@ -103,12 +100,14 @@ export class PairParts {
 function requireRoom(folder: string, expected: number): void {
   const needs = expected * PAIR_BYTES;
   const free = freeBytes(folder);
-  if (needs <= free - DISK_MARGIN_BYTES) return;
-  const gb = (bytes: number) => `${(bytes / 1024 ** 3).toFixed(1)} GB`;
-  throw new UserError(
-    (o) =>
-      `the final step would spill the ${expected.toLocaleString('en')} ${forCount(expected, 'pair')} the shares announce to ${folder}: ${gb(needs)}, and ${gb(Math.max(0, free))} is free there (1 GB kept free); give ${o('limits.spillDir')} on a disk with room, or raise ${o('limits.maxCachedMembers')} if memory allows (about 45 bytes a pair)`,
-  );
+  if (needs <= spillRoom(folder, free)) return;
+  throw spillTooLarge({
+    spill: `the final step would spill the ${expected.toLocaleString('en')} ${forCount(expected, 'pair')} the shares announce to ${folder}`,
+    needs: gigabytes(needs),
+    free,
+    limit: 'limits.maxCachedMembers',
+    cost: 'about 45 bytes a pair',
+  });
 }
 
 /** A pair added to a part: kept once, a copy that disagrees kept aside. */

@@ -16,12 +16,11 @@
 import os from 'node:os';
 import path from 'node:path';
 import type { Hash64 } from '../../sketch/simhash.js';
-import { UserError } from '../../errors.js';
 import { type DocIds, withRoomFor } from './doc-numbers.js';
 import { fieldValues, keyHash, type SignatureFields, type StoredSignature } from './signature-store.js';
 import { BAND_CHUNK, type SignatureTable } from './signature-table.js';
 import { MemberRecords } from './member-records.js';
-import { freeBytes, readAll, SpillFolder, writeAll } from './spill-folder.js';
+import { freeBytes, gigabytes, readAll, SpillFolder, spillRoom, spillTooLarge, writeAll } from './spill-folder.js';
 import { type RecordLayout, RecordReader, recordBytes, type SpillValueBits, writeRecord } from './spill-records.js';
 
 export type { SpillValueBits } from './spill-records.js';
@@ -37,8 +36,6 @@ const RECORD_BUFFER_BYTES = 4 * 1024 * 1024;
  * less than the cut's and gone before it.
  */
 const OTHER_BYTES_PER_DOCUMENT = 140;
-/** Room left on the disk after the spill, at least. */
-const DISK_MARGIN_BYTES = 1024 ** 3;
 const BAND_BUFFER_VALUES = 16 * 1024;
 
 export class SignatureSpill implements SignatureTable {
@@ -304,14 +301,15 @@ export function spillBytes(expected: number, width: number, bandCount: number, v
  * 16 bits when that fits; else a UserError with both sizes and the way out.
  */
 export function chooseValueBits({ expected, width, bandCount, free, where }: { expected: number; width: number; bandCount: number; free: number; where: string }): SpillValueBits {
-  const room = free - DISK_MARGIN_BYTES;
+  const room = spillRoom(where, free);
   const whole = spillBytes(expected, width, bandCount, 32);
   if (expected === 0 || whole <= room) return 32;
   const compact = spillBytes(expected, width, bandCount, 16);
   if (compact <= room) return 16;
-  const gb = (bytes: number) => `${(bytes / 1024 ** 3).toFixed(1)} GB`;
-  throw new UserError(
-    (o) =>
-      `dedup would spill ${expected.toLocaleString('en')} signatures to ${where}: ${gb(compact)} at least (${gb(whole)} with whole values), and ${gb(Math.max(0, free))} is free there; give ${o('limits.spillDir')} on a disk with room, or raise ${o('limits.maxCachedSignatures')} if memory allows`,
-  );
+  throw spillTooLarge({
+    spill: `dedup would spill ${expected.toLocaleString('en')} signatures to ${where}`,
+    needs: `${gigabytes(compact)} at least (${gigabytes(whole)} with whole values)`,
+    free,
+    limit: 'limits.maxCachedSignatures',
+  });
 }

@@ -150,6 +150,31 @@ export function freeBytes(folder: string): number {
   return stats.bavail * stats.bsize;
 }
 
+/** Room every spill leaves free on its disk beyond what it plans to write there, at least. */
+const DISK_MARGIN_BYTES = 1024 ** 3;
+
+/** Bytes a spill may plan to write on the disk of `where` (a folder or a file): what is free (`free`, else asked of the system) less the margin. */
+export function spillRoom(where: string, free = freeBytes(where)): number {
+  return free - DISK_MARGIN_BYTES;
+}
+
+/**
+ * The refusal of a spill that would not leave the margin free: what it would spill where (`spill`), the size
+ * it `needs` and the bytes `free`, said, with the way out: a spill folder with room, or the memory `limit`
+ * (whose `cost` an item is said after it) raised.
+ */
+export function spillTooLarge({ spill, needs, free, limit, cost }: { spill: string; needs: string; free: number; limit: string; cost?: string }): UserError {
+  return new UserError(
+    (o) =>
+      `${spill}: ${needs}, and ${gigabytes(Math.max(0, free))} is free there; give ${o('limits.spillDir')} on a disk with room, or raise ${o(limit)} if memory allows${cost ? ` (${cost})` : ''}; dedup leaves ${DISK_MARGIN_BYTES / 1024 ** 3} GB of a spill's disk free`,
+  );
+}
+
+/** Bytes said in gigabytes, to a tenth. */
+export function gigabytes(bytes: number): string {
+  return `${(bytes / 1024 ** 3).toFixed(1)} GB`;
+}
+
 /**
  * Refuses, before it is written, what would not fit the disk of `folder`: `bytes` for `what`, said with
  * both sizes and the way out (nothing has been written to the index when dedup asks).
