@@ -1,8 +1,7 @@
 // Signing on every core: batches go to worker threads (piscina).
-import { existsSync } from 'node:fs';
 import os from 'node:os';
-import { fileURLToPath } from 'node:url';
 import { Piscina } from 'piscina';
+import { workerFile } from '../worker-file.js';
 import type { AnnotateResult } from './annotate-batch.js';
 import type { SignedBytes } from './sign-lines.js';
 import type { IngestResult } from './ingest-lines.js';
@@ -21,16 +20,9 @@ export interface SignPool {
   close(): Promise<void>;
 }
 
-// The compiled worker beside this module; when this module runs from the TypeScript sources (the tests),
-// the build of the same code in dist/ (npm test builds first).
-function workerFile(): string {
-  const beside = new URL('./sign-worker.js', import.meta.url);
-  return existsSync(fileURLToPath(beside)) ? beside.href : new URL('../../dist/signing/sign-worker.js', import.meta.url).href;
-}
-
 export function createSignPool(threads = os.availableParallelism()): SignPool {
   const pool = new Piscina({
-    filename: workerFile(),
+    filename: workerFile('./sign-worker.js', import.meta.url),
     minThreads: threads,
     maxThreads: threads,
     idleTimeout: 60_000,

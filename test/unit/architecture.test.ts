@@ -10,7 +10,7 @@ import { importCircles, importGraph, moduleEdges, moduleOf } from '../support/im
  * the layer is one unit (`together`). Top-level files of src/ are modules of their own name.
  */
 const LAYERS: Array<{ modules: string[]; together?: boolean }> = [
-  { modules: ['errors', 'own-keys', 'plural'] }, // what every layer shares: error classes, own-key reads, counts in prose
+  { modules: ['errors', 'own-keys', 'plural', 'worker-file'] }, // what every layer shares: error classes, own-key reads, counts in prose, where a worker thread's code is
   { modules: ['text'] }, // normalizers, tokenizers (pure)
   { modules: ['sketch'] }, // token hashes, MinHash, LSH, SimHash (pure)
   { modules: ['presets', 'signature', 'annotation', 'stored'], together: true }, // the condenser and the stored contract

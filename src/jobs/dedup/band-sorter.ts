@@ -4,9 +4,8 @@
 // back in two files a band (band-members-file.ts), read a range at a time by the verification. When asked, the worker also gathers the bands' members into range files in bucket order (band-gather.ts),
 // all k bands in one pass over the records, so that the disk is read in order on that core too, and once for
 // k bands.
-import { existsSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { Piscina } from 'piscina';
+import { workerFile } from '../../worker-file.js';
 import type { GatherTask } from './band-gather.js';
 import { MembersOnDisk, membersFiles } from './band-members-file.js';
 import type { BandMembersAt } from './band-ranges.js';
@@ -18,15 +17,8 @@ export interface SortedBand extends Omit<SortedRuns, 'members' | 'ranges'> {
   members: BandMembersAt;
 }
 
-// The compiled worker beside this module; when this module runs from the TypeScript sources (the tests),
-// the build of the same code in dist/ (npm test builds first).
-function workerFile(): string {
-  const beside = new URL('./band-sort-worker.js', import.meta.url);
-  return existsSync(fileURLToPath(beside)) ? beside.href : new URL('../../../dist/jobs/dedup/band-sort-worker.js', import.meta.url).href;
-}
-
 export class BandSorter {
-  private readonly pool = new Piscina({ filename: workerFile(), minThreads: 1, maxThreads: 1 });
+  private readonly pool = new Piscina({ filename: workerFile('./band-sort-worker.js', import.meta.url), minThreads: 1, maxThreads: 1 });
 
   constructor(
     private readonly documents: number,

@@ -1,19 +1,11 @@
 // The threads that check a spilled pass's small buckets (bucket-check-worker.ts), beside the one that owns
 // the clusters: as many as the machine has cores beyond that one. Each task is a group of buckets; the
 // caller sends a band's groups ahead, a few per thread, and replays the answers in order.
-import { existsSync } from 'node:fs';
 import os from 'node:os';
-import { fileURLToPath } from 'node:url';
 import { Piscina } from 'piscina';
+import { workerFile } from '../../worker-file.js';
 import type { CheckedBuckets } from './bucket-check.js';
 import type { BucketCheckTask } from './bucket-check-worker.js';
-
-// The compiled worker beside this module; when this module runs from the TypeScript sources (the tests),
-// the build of the same code in dist/ (npm test builds first).
-function workerFile(): string {
-  const beside = new URL('./bucket-check-worker.js', import.meta.url);
-  return existsSync(fileURLToPath(beside)) ? beside.href : new URL('../../../dist/jobs/dedup/bucket-check-worker.js', import.meta.url).href;
-}
 
 /** Threads that check buckets by default: every core but the caller's (at least one). */
 export function defaultCheckers(): number {
@@ -24,7 +16,7 @@ export class BucketChecker {
   private readonly pool: Piscina;
 
   constructor(readonly threads: number = defaultCheckers()) {
-    this.pool = new Piscina({ filename: workerFile(), minThreads: threads, maxThreads: threads });
+    this.pool = new Piscina({ filename: workerFile('./bucket-check-worker.js', import.meta.url), minThreads: threads, maxThreads: threads });
   }
 
   /** Groups of buckets worth sending ahead of the one replayed (enough to keep every thread busy). */
