@@ -5,17 +5,8 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { initIndex } from '../../src/indices/init.js';
 import { hammingDistance, simhashBlockKeys } from '../../src/sketch/simhash.js';
+import { seededRandom } from '../support/seeded-random.js';
 import { forEachEngine } from './harness.js';
-
-/** A small deterministic PRNG (mulberry32), so failures reproduce. */
-function prng(seed: number): () => number {
-  return () => {
-    seed = (seed + 0x6d2b79f5) | 0;
-    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const toHex = (v: bigint) => v.toString(16).padStart(16, '0');
 const flip = (hex: string, bits: number[]) => toHex(bits.reduce((v, bit) => v ^ (1n << BigInt(63 - bit)), BigInt(`0x${hex}`)));
@@ -61,7 +52,7 @@ forEachEngine('candidate queries', (ctx) => {
   describe('bool/should on SimHash block keys', () => {
     const index = ctx.index('simhash');
     const blocks = 8; // 8 runs of 8 bits
-    const random = prng(20240229);
+    const random = seededRandom(20240229);
     const randomHex = () => toHex((BigInt(Math.floor(random() * 2 ** 32)) << 32n) | BigInt(Math.floor(random() * 2 ** 32)));
     const base = randomHex();
     const fingerprints: Record<string, string> = {

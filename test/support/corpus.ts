@@ -9,6 +9,9 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gunzipSync } from 'node:zlib';
+import { seededRandom } from './seeded-random.js';
+
+export { seededRandom };
 
 export interface CorpusDoc {
   id: string;
@@ -27,17 +30,6 @@ export interface Corpus {
 const here = path.dirname(fileURLToPath(import.meta.url));
 export const PEP_CORPUS = process.env.NEAR_DUP_CORPUS ?? path.resolve(here, '../../../shared/corpora/peps-revisions.jsonl.gz');
 
-/** A small, fast, seeded random number generator (mulberry32): the same edits on every machine. */
-export function seededRandom(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /**
  * A new version of a text: each word is, with probability `rate`, deleted, replaced by a word of

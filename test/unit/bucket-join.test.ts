@@ -3,15 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { joinBucket } from '../../src/jobs/dedup/bucket-join.js';
 import { UnionFind } from '../../src/jobs/dedup/union-find.js';
-
-function prng(seed: number): () => number {
-  return () => {
-    seed = (seed + 0x6d2b79f5) | 0;
-    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { seededRandom } from '../support/seeded-random.js';
 
 const hamming = (a: Uint32Array, b: Uint32Array) => a.reduce((d, v, k) => d + (v === b[k] ? 0 : 1), 0);
 
@@ -50,7 +42,7 @@ function run(values: Uint32Array[], labels: number[], maxDistance: number) {
 
 describe('joinBucket', () => {
   it('leaves the connected components of the passing pairs, for buckets of every shape', () => {
-    const random = prng(7);
+    const random = seededRandom(7);
     for (const [families, size, noise] of [[1, 200, 0.1], [5, 40, 0.3], [40, 5, 0.45], [200, 1, 0], [3, 60, 0.55], [10, 20, 0.5]]) {
       const values = bucket(random, families, size, noise);
       for (const labels of [values.map((_, i) => i), values.map(() => Math.floor(random() * values.length * 0.7))]) {
@@ -60,7 +52,7 @@ describe('joinBucket', () => {
   });
 
   it('joins n near-copies with about n comparisons, and prunes unrelated documents without comparing them', () => {
-    const random = prng(11);
+    const random = seededRandom(11);
     const copies = bucket(random, 1, 1000, 0.1);
     const { tried, same } = run(copies, copies.map((_, i) => i), 64);
     expect(same).toBe(true);

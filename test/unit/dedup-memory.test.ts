@@ -8,18 +8,12 @@ import { verifyBands } from '../../src/jobs/dedup/band-pass.js';
 import { SignatureSpill } from '../../src/jobs/dedup/signature-spill.js';
 import { cutFamilies } from '../../src/jobs/dedup/cluster-cut.js';
 import { IdSet } from '../../src/jobs/dedup/id-set.js';
-import { seededRandom } from '../support/corpus.js';
+import { seededUint32 } from '../support/seeded-random.js';
 import { corpus, memoryPass, newVerifier, outcomeOf } from '../support/dedup-corpus.js';
 import { DocRows } from '../../src/jobs/dedup/doc-rows.js';
 import { DocNumbers } from '../../src/jobs/dedup/doc-numbers.js';
 import { UnionFind } from '../../src/jobs/dedup/union-find.js';
 import { PairVerifier } from '../../src/jobs/dedup/pair-verifier.js';
-
-/** A seeded generator of 32-bit integers (the tests' mulberry32, scaled back to integers). */
-function seeded(seed: number): () => number {
-  const random = seededRandom(seed);
-  return () => random() * 2 ** 32;
-}
 
 /** Families by plain labelling: each pair's two labels merged, for the reference. */
 function referenceFamilies(pairs: Array<[number, number]>): number[][] {
@@ -45,7 +39,7 @@ function referenceFamilies(pairs: Array<[number, number]>): number[][] {
 describe('DocRows', () => {
   it('gives each number one row, finds it again through growth, and lists rows by ascending number', () => {
     const rows = new DocRows();
-    const random = seeded(7);
+    const random = seededUint32(7);
     const given = new Map<number, number>();
     for (let k = 0; k < 50_000; k++) {
       const n = random() & 0x7fffffff;
@@ -63,7 +57,7 @@ describe('DocRows', () => {
 
 describe('UnionFind in rows', () => {
   it('gives the families of plain labelling, in the order of their first member, with rows only for joined documents', () => {
-    const random = seeded(11);
+    const random = seededUint32(11);
     const pairs: Array<[number, number]> = [];
     for (let k = 0; k < 20_000; k++) pairs.push([random() % 1_000_000, random() % 1_000_000]);
     const uf = new UnionFind(new DocNumbers());
@@ -113,7 +107,7 @@ function collected(): { order: number[]; runs: number[]; addRun(slots: Uint32Arr
 describe('bandMembers', () => {
   it('gives the members, runs and large keys of the whole sort, a part of the key space at a time', async () => {
     const { bandBuckets, bandMembers } = await import('../../src/jobs/dedup/band-sort.js');
-    const random = seeded(5);
+    const random = seededUint32(5);
     const n = 200_000;
     const hashes = new Uint32Array(n);
     for (let k = 0; k < n; k++) {

@@ -13,17 +13,7 @@ import { KNOWN_OPTIMA, searchBandsRows } from '../../src/sketch/lsh.js';
 import { simhashBlockKeys } from '../../src/sketch/simhash.js';
 import { createWasmKernels } from '../../src/sketch/wasm-kernels.js';
 import { derivePunctuationStandIns, normalizeText, PUNCTUATION_STAND_INS } from '../../src/text/normalize.js';
-
-function rng(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return (t ^ (t >>> 14)) >>> 0;
-  };
-}
+import { seededUint32 } from '../support/seeded-random.js';
 
 const TEXTS = [
   'The quick brown fox jumps over the lazy dog.',
@@ -91,7 +81,7 @@ describe('signature lines from parts', () => {
   });
 
   it('write every SimHash block key as simhashBlockKeys does, for every block count', () => {
-    const next = rng(11);
+    const next = seededUint32(11);
     for (let blocks = 2; blocks <= 64; blocks++) {
       const sign = createSigner({ simhashBlocks: blocks, condenser: 'ws:none:sha1:16' });
       for (let k = 0; k < 20; k++) {
@@ -116,7 +106,7 @@ describe('the known LSH optima', () => {
 
 describe('the containment sample', () => {
   it('is in rank order, as a sort of all ranks gives it, below and above the size sorted by insertion', () => {
-    const next = rng(5);
+    const next = seededUint32(5);
     for (const count of [0, 1, 2, 10, 100, 255, 256, 257, 400, 1000, 5000]) {
       for (const every of [1, 2, 4, 16]) {
         const hashes = Uint32Array.from({ length: count }, () => next());
@@ -139,7 +129,7 @@ describe('typographic punctuation in the kernels\' ASCII pass', () => {
     const k = createWasmKernels();
     if (!k) return;
     const fast = (text: string, table: Uint8Array, asciiOnly: boolean) => k.foldAscii(text, table, asciiOnly);
-    const next = rng(3);
+    const next = seededUint32(3);
     // Every character of the stand-in table's ranges, and others: letters with accents (and their bytes of
     // mojibake), currency, marks, controls, CJK, an emoji, a lone surrogate.
     const chars = [
@@ -178,7 +168,7 @@ describe('the token-hash memo of the WebAssembly kernels', () => {
   it('gives datasketch sha1_hash32 through misses, evictions and promotions from its second way', () => {
     const k = createWasmKernels();
     if (!k) return; // the JavaScript kernels have no memo
-    const next = rng(9);
+    const next = seededUint32(9);
     // 150,000 distinct tokens of up to 24 bytes (over twice the memo's entries), used with Zipf-like repeats
     // and in runs that come back after many others, so entries are evicted, refilled and promoted.
     const vocabulary = Array.from({ length: 150_000 }, (_, i) => `${i.toString(36)}${'x'.repeat(next() % 20)}`.slice(0, 1 + (next() % 24)));

@@ -8,18 +8,7 @@ import { byteHash } from '../../src/sketch/token-hash.js';
 import { bandDigests } from '../../src/sketch/lsh.js';
 import { createWasmKernels, type WasmKernels } from '../../src/sketch/wasm-kernels.js';
 import { layoutWords, TokenRanges } from '../../src/text/token-ranges.js';
-
-// A deterministic generator, so that a failure can be replayed.
-function rng(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return (t ^ (t >>> 14)) >>> 0;
-  };
-}
+import { seededUint32 } from '../support/seeded-random.js';
 
 function kernels(): WasmKernels {
   const k = createWasmKernels();
@@ -29,7 +18,7 @@ function kernels(): WasmKernels {
 
 /** Random ranges of every length 0..maxLen (several of each) over one random buffer. */
 function randomRanges(seed: number, maxLen: number, perLength: number) {
-  const next = rng(seed);
+  const next = seededUint32(seed);
   const bytes = randomBytes(4096 + maxLen);
   const starts: number[] = [], ends: number[] = [];
   for (let len = 0; len <= maxLen; len++) {
@@ -87,7 +76,7 @@ describe('wasm kernels', () => {
 
   it('token hashes (memoized): datasketch sha1_hash32, on first sight, on repeats and after slot reuse', () => {
     const k = kernels();
-    const next = rng(7);
+    const next = seededUint32(7);
     // A small alphabet makes many repeats and many equal-length tokens; lengths cross the memo's 24.
     const alphabet = Buffer.from('abcdefghij');
     for (let round = 0; round < 6; round++) {
@@ -127,7 +116,7 @@ describe('wasm kernels', () => {
 
   it('band digests: equal lsh.ts bandDigests for bands of one and of several MD5 blocks, the arena kept', () => {
     const k = kernels();
-    const next = rng(13);
+    const next = seededUint32(13);
     for (const [b, r] of [[26, 4], [1, 1], [9, 13], [4, 14], [3, 40], [2, 300]]) {
       const values = Uint32Array.from({ length: b * r + 3 }, () => next());
       k.reset();
@@ -139,7 +128,7 @@ describe('wasm kernels', () => {
 
   it('MinHash affine32: equal updateMinhash, for several permutation counts and hash counts', () => {
     const k = kernels();
-    const next = rng(8);
+    const next = seededUint32(8);
     for (const numPerm of [2, 3, 16, 17, 128, 200, 256]) {
       for (const count of [0, 1, 3, 4, 5, 64, 1000]) {
         const hashes = new Uint32Array(count);
@@ -163,7 +152,7 @@ describe('wasm kernels', () => {
 
   it('SimHash: equal computeSimhash over md5First64 of word shingles, ties included', () => {
     const k = kernels();
-    const next = rng(9);
+    const next = seededUint32(9);
     const out = new Uint32Array(2);
     for (let doc = 0; doc < 200; doc++) {
       // Words joined by single spaces; few distinct words make repeated features and exact ties.
@@ -198,7 +187,7 @@ describe('wasm kernels', () => {
 
   it('word layout: equal layoutWords on ASCII text with every kind of white space', () => {
     const k = kernels();
-    const next = rng(11);
+    const next = seededUint32(11);
     const pieces = ['a', 'bc', 'word', 'x'.repeat(70), ' ', '  ', '\t', '\n', '\r\n', '\x0b', '\x0c', '\x1c', '\x1d', '\x1e', '\x1f',
       '\x00', '\x01', '\x7f', '\x08', '\x0e', '!', '.'];
     const words = new TokenRanges();
@@ -266,7 +255,7 @@ describe('normalizer with and without the wasm kernels', () => {
     const normalizeText = (text: string) => plain(text, fold);
     const normalizer = (name: 'norm-html') => plainNormalizer(name, fold);
     const js = { normalizeText: (text: string) => plain(text), normalizer: (name: 'norm-html') => plainNormalizer(name) };
-    const next = rng(12);
+    const next = seededUint32(12);
     const ascii = Array.from({ length: 128 }, (_, c) => String.fromCharCode(c));
     const other = ['é', 'Ã©', 'â€™', '€', '£', '¥', '\u0080', '\u009f', '\ufeff', '\ud800', '\udc00', '🙂', '日本', 'ﬁ', 'Å', 'A\u030a', '＄', '\u2003'];
     for (let doc = 0; doc < 400; doc++) {
@@ -310,7 +299,7 @@ describe('signer with and without the wasm kernels', () => {
     const { createSigner } = await import('../../src/signature.js');
     const { TOKENIZER_NAMES } = await import('../../src/text/tokenize.js');
     const jsModule = (await jsOnlyModules()).signature;
-    const next = rng(10);
+    const next = seededUint32(10);
     const vocabulary = ['the', 'Python', 'café', 'naïve', 'PEP', '<b>bold</b>', '&amp;', 'über', '日本語', 'x'.repeat(30),
       'enhancement', 'proposal', '', 'a', 'https://example.org/some/long/path/that/is/longer/than/a/block/of/md5/and/sha1'];
     const separators = [' ', '\n', '  ', '\t\r\n', '\x1f', '\u2003', ' \x00 '];
