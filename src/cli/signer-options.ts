@@ -4,8 +4,8 @@ import { UsageError } from '../errors.js';
 import { PRESET_NAMES } from '../presets.js';
 import { DEFAULT_CONDENSER, DEFAULT_SCHEME, DEFAULT_SEED, resolveSignerSettings, type SignerOptions } from '../signature.js';
 import { DEFAULT_CONTAINMENT_SAMPLE } from '../sketch/containment.js';
-import { DEFAULT_FALSE_NEGATIVE_WEIGHT, DEFAULT_KEY_ENCODING, DEFAULT_THRESHOLD, type KeyEncoding } from '../sketch/lsh.js';
-import { MINHASH_SCHEMES, type MinhashScheme } from '../sketch/minhash.js';
+import { DEFAULT_FALSE_NEGATIVE_WEIGHT, DEFAULT_KEY_ENCODING, DEFAULT_THRESHOLD } from '../sketch/lsh.js';
+import { MINHASH_SCHEMES } from '../sketch/minhash.js';
 import { DEFAULT_SIMHASH_BLOCKS } from '../sketch/simhash.js';
 import { advanced } from './help.js';
 
@@ -59,47 +59,23 @@ export function withSignerOptions<T>(yargs: Argv<T>) {
     );
 }
 
-export interface SignerArgs {
-  preset?: string;
-  condenser?: string;
-  seed?: number;
-  scheme?: string;
-  threshold?: number;
-  falseNegativeWeight?: number;
-  bands?: number;
-  rows?: number;
-  simhashBlocks?: number;
-  containmentSample?: number;
-  keyEncoding?: number;
-}
+/** The SignerOptions the command line gives, in the order of --help; each one's option is its name in kebab case. */
+const SIGNER_KEYS = [
+  'preset', 'condenser', 'seed', 'scheme', 'threshold', 'falseNegativeWeight', 'bands', 'rows', 'simhashBlocks', 'containmentSample', 'keyEncoding',
+] as const satisfies ReadonlyArray<keyof SignerOptions>;
+
+/** Those options as yargs gives them: the scheme and the key encoding not yet checked. */
+export type SignerArgs = Omit<Pick<SignerOptions, (typeof SIGNER_KEYS)[number]>, 'scheme' | 'keyEncoding'> & { scheme?: string; keyEncoding?: number };
 
 /** The signature options given on the command line (as options), none when the defaults are to be used. */
 export function givenSignerOptions(argv: SignerArgs): string[] {
-  const names: Array<[keyof SignerArgs, string]> = [
-    ['preset', '--preset'], ['condenser', '--condenser'], ['seed', '--seed'], ['scheme', '--scheme'], ['threshold', '--threshold'],
-    ['falseNegativeWeight', '--false-negative-weight'], ['bands', '--bands'], ['rows', '--rows'], ['simhashBlocks', '--simhash-blocks'],
-    ['containmentSample', '--containment-sample'], ['keyEncoding', '--key-encoding'],
-  ];
-  return names.filter(([key]) => argv[key] !== undefined).map(([, option]) => option);
+  return SIGNER_KEYS.filter((key) => argv[key] !== undefined).map((key) => `--${key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`);
 }
 
 /** The signer options of the command line, checked: a wrong spec or value is a usage error. */
 export function signerOptionsFrom(argv: SignerArgs): SignerOptions {
-  const given: SignerOptions = {
-    preset: argv.preset,
-    condenser: argv.condenser,
-    seed: argv.seed,
-    scheme: argv.scheme as MinhashScheme | undefined,
-    threshold: argv.threshold,
-    falseNegativeWeight: argv.falseNegativeWeight,
-    bands: argv.bands,
-    rows: argv.rows,
-    simhashBlocks: argv.simhashBlocks,
-    containmentSample: argv.containmentSample,
-    keyEncoding: argv.keyEncoding as KeyEncoding | undefined,
-  };
   // Only the options given: the others are resolveSignerSettings' defaults (or a preset's).
-  const options = Object.fromEntries(Object.entries(given).filter(([, value]) => value !== undefined)) as SignerOptions;
+  const options = Object.fromEntries(SIGNER_KEYS.filter((key) => argv[key] !== undefined).map((key) => [key, argv[key]])) as SignerOptions;
   try {
     resolveSignerSettings(options);
   } catch (err) {
