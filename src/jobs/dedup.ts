@@ -911,7 +911,7 @@ function summarize(client: EngineClient, job: DedupSettings, run: DedupRun, pair
   const { clusters } = cut;
   const { written, containment, errors } = results;
   const top = topClusters(clusters);
-  const warnings = clusterWarnings({ index: job.index, documents: run.documents, largestFamily: cut.largestFamily, minSimilarity: run.job.compare.minSimilarity, largest: top[0] });
+  const warnings = clusterWarnings({ index: job.index, documents: run.documents, largestFamily: cut.largestFamily, minSimilarity: run.job.compare.minSimilarity, params: run.params, largest: top[0] });
   return {
     index: job.index,
     params: run.params,

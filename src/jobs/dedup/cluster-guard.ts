@@ -16,6 +16,8 @@ export interface GuardFacts {
   documents: number;
   largestFamily: number;
   minSimilarity: number;
+  /** The params keyword of the signatures compared: what re-signing could change. */
+  params: string;
   /** The largest cluster: its size, canonical and least similarity of a duplicate to it. */
   largest?: { size: number; canonical: string; minCanonicalSimilarity: number | null };
 }
@@ -30,8 +32,7 @@ export function clusterWarnings(facts: GuardFacts): string[] {
     warnings.push(
       `one family chains ${facts.largestFamily} of the ${plural(facts.documents, 'document')} (${share}%) through pairs at --min-similarity ${facts.minSimilarity}: ` +
         `documents that share a template or boilerplate are joined by it, and its clusters may hold different documents; ` +
-        `look at them (near-dup explore --index ${facts.index}), raise the bar (${raise}), or sign with word shingles ` +
-        `(near-dup annotate --index ${facts.index} --condenser white-space-5-grams --force, then dedup again)`,
+        `look at them (near-dup explore --index ${facts.index}), raise the bar (${raise})${resignAdvice(facts)}`,
     );
   }
   const largest = facts.largest;
@@ -42,4 +43,17 @@ export function clusterWarnings(facts: GuardFacts): string[] {
     );
   }
   return warnings;
+}
+
+/**
+ * What signing again would change, for signatures that compare more than a document's own text: word
+ * shingles for word sets, template tokens marked for plain shingles (a share given draws them from an index
+ * of any size). Nothing for signatures made so already.
+ */
+function resignAdvice({ index, params }: GuardFacts): string {
+  const wordSets = params.startsWith('white-space:') || params.startsWith('ws:');
+  const core = params.includes(';core=');
+  if (core && !wordSets) return '';
+  const flags = [wordSets ? '--condenser white-space-4-grams' : '', core ? '' : '--template-share 0.005'].filter(Boolean).join(' ');
+  return `, or compare documents by their own text (near-dup annotate --index ${index} --field <text field> ${flags} --force, then dedup again)`;
 }
