@@ -36,6 +36,13 @@ export class EngineResponseError extends Error {
   }
 }
 
+/** The engine's answer behind an error: the error itself, or the cause of a one-line refusal made of it. */
+export function engineAnswerOf(err: unknown): EngineResponseError | undefined {
+  if (err instanceof EngineResponseError) return err;
+  const cause = (err as { cause?: unknown } | undefined)?.cause;
+  return cause instanceof EngineResponseError ? cause : undefined;
+}
+
 /** No HTTP answer: refused, unknown host, TLS failure, timeout, dropped connection. */
 export class EngineConnectionError extends Error {
   override name: 'ConnectionError' | 'TimeoutError';

@@ -23,7 +23,7 @@
 import { hash } from 'node:crypto';
 import { UsageError, UserError } from '../errors.js';
 import type { HttpMethod } from '../engine/client.js';
-import { describeRefusal, EngineResponseError } from '../engine/errors.js';
+import { describeRefusal, engineAnswerOf, EngineResponseError } from '../engine/errors.js';
 import { ownValue } from '../own-keys.js';
 import { resolveSignerSettings, type SignerOptions } from '../signature.js';
 import { DEFAULT_TEMPLATE_MIN_COUNT, type TemplateTokens, templateTokens } from '../sketch/template-tokens.js';
@@ -79,8 +79,16 @@ export function refusedNote(err: Error): string {
 
 /** Whether an error is the store (or the index) refusing this user: a default request then signs without a set. */
 export function isRefusal(err: unknown): boolean {
-  const cause = err instanceof EngineResponseError ? err : (err as { cause?: unknown } | undefined)?.cause;
-  return cause instanceof EngineResponseError && cause.refusal !== undefined;
+  return engineAnswerOf(err)?.refusal !== undefined;
+}
+
+/**
+ * Why a job signs without a set after `err`: a default request (TemplateRequest.atLeast) refused by the store.
+ * @throws err itself, for anything else (a share the user gave fails on a refusal, as every error).
+ */
+export function signedWithoutOn(err: unknown, asked: TemplateRequest): string {
+  if (asked.atLeast === undefined || !isRefusal(err)) throw err;
+  return refusedNote(err as Error);
 }
 
 /** What a set is drawn for: the condenser of these signer options (without any set), the sample asked, the share. */

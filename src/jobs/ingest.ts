@@ -30,8 +30,8 @@ import { initIndex } from '../indices/init.js';
 import { type LineBatch, type LongLine, lineBatches, MAX_LINE_BYTES } from '../signing/line-batches.js';
 import { createSignPool, type SignPool } from '../signing/sign-pool.js';
 import { plural } from '../plural.js';
-import { DEFAULT_TEMPLATE_REQUEST, findTemplate, isRefusal, storeTemplate } from '../indices/template-store.js';
-import { drawFromLines, MAX_HELD_SAMPLE_BYTES, refusedNote, type TemplateRequest, templateDraw, tooFewNote } from './template-sample.js';
+import { DEFAULT_TEMPLATE_REQUEST, findTemplate, signedWithoutOn, storeTemplate } from '../indices/template-store.js';
+import { drawFromLines, MAX_HELD_SAMPLE_BYTES, type TemplateRequest, templateDraw, tooFewNote } from './template-sample.js';
 
 /** What ingest writes, and where. */
 export interface IngestOutput {
@@ -379,8 +379,7 @@ async function keptOrRefused(request: () => Promise<TemplateTokens | undefined>,
   try {
     return await request();
   } catch (err) {
-    if (asked.atLeast === undefined || !isRefusal(err)) throw err;
-    options.onNote(refusedNote(err as Error));
+    options.onNote(signedWithoutOn(err, asked));
     return false;
   }
 }

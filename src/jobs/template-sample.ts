@@ -6,13 +6,13 @@
 import { extractText, parseDocumentLine } from '../annotation.js';
 import type { EngineClient } from '../engine/client.js';
 import { scanIndex } from '../engine/scan.js';
-import { findTemplate, isRefusal, refusedNote, storeTemplate, type TemplateRequest, templateDraw, tooFewNote } from '../indices/template-store.js';
+import { findTemplate, signedWithoutOn, storeTemplate, type TemplateRequest, templateDraw, tooFewNote } from '../indices/template-store.js';
 import { createSigner, type SignerOptions } from '../signature.js';
 import { type TemplateTokens, TemplateSampler } from '../sketch/template-tokens.js';
 import type { LineBatch } from '../signing/line-batches.js';
 import { utf8Lines } from '../text/decode.js';
 
-export { DEFAULT_TEMPLATE_REQUEST, DEFAULT_TEMPLATE_SAMPLE, refusedNote, type TemplateRequest, templateDraw, tooFewNote } from '../indices/template-store.js';
+export { DEFAULT_TEMPLATE_REQUEST, DEFAULT_TEMPLATE_SAMPLE, type TemplateRequest, templateDraw, tooFewNote } from '../indices/template-store.js';
 
 export interface TemplateSource {
   index: string;
@@ -45,8 +45,7 @@ export async function templateForJob(client: EngineClient, source: TemplateSourc
     // Another run may have kept its draw first: that one is signed with, by every run.
     return { template: source.dryRun ? template : await storeTemplate(client, source.index, template, draw) };
   } catch (err) {
-    if (asked.atLeast === undefined || !isRefusal(err)) throw err;
-    return { note: refusedNote(err as Error) };
+    return { note: signedWithoutOn(err, asked) };
   }
 }
 

@@ -7,7 +7,7 @@
 // privileges, a 429, a timeout) is kept by no one, and the write it was for is refused with the reason, never
 // signed without the set (one such request would otherwise have every client's writes signed without it).
 import type { HttpMethod } from '../engine/client.js';
-import { EngineResponseError } from '../engine/errors.js';
+import { engineAnswerOf } from '../engine/errors.js';
 import { redactSecret } from '../engine/url.js';
 import { findTemplate, isRefusal, refusedNote, TEMPLATE_INDEX, type TemplateAccess, type TemplateRequest, templateDraw } from '../indices/template-store.js';
 import type { SignerOptions } from '../signature.js';
@@ -86,21 +86,14 @@ export class IndexTemplates {
   }
 }
 
-/** The engine's answer behind a failed look-up (itself, or the cause of the store's one-line refusal). */
-function engineAnswer(err: unknown): EngineResponseError | undefined {
-  if (err instanceof EngineResponseError) return err;
-  const cause = (err as { cause?: unknown } | undefined)?.cause;
-  return cause instanceof EngineResponseError ? cause : undefined;
-}
-
 /** The status a write is refused with when its set could not be looked up: the engine's error status, else 503. */
 function statusOf(err: unknown): number {
-  const status = engineAnswer(err)?.statusCode;
+  const status = engineAnswerOf(err)?.statusCode;
   return status !== undefined && status >= 400 && status < 600 ? status : 503;
 }
 
 function errorType(err: unknown): string | undefined {
-  return engineAnswer(err)?.type;
+  return engineAnswerOf(err)?.type;
 }
 
 /** The store's requests, sent upstream with the client's credentials. */
