@@ -33,7 +33,7 @@ import { planMapping } from '../indices/mapping.js';
 import { requireScroll } from '../engine/privileges.js';
 import type { KeyLists } from '../stored/write.js';
 import { createSignPool, type SignPool } from '../signing/sign-pool.js';
-import { DEFAULT_TEMPLATE_REQUEST, type TemplateRequest, templateForJob } from './template-sample.js';
+import { DEFAULT_TEMPLATE_REQUEST, type TemplateRequest, type TemplateSource, templateForJob } from './template-sample.js';
 import { sourceWithFields } from '../signing/source-text.js';
 import { readStoredSources, type StoredSource } from './stored-sources.js';
 import { plural } from '../plural.js';
@@ -321,8 +321,7 @@ export async function annotateIndex(client: EngineClient, options: AnnotateOptio
   }
   const notes: string[] = [];
   if (job.template && !job.signer.template) {
-    const source = { index, fields: job.fields, query: job.read.query, maxChars: job.limits.maxChars, signer: job.signer, dryRun: output.dryRun };
-    const chosen = await templateForJob(client, source, job.template);
+    const chosen = await templateForJob(client, templateSourceOf(job), job.template);
     if (chosen.template) job.signer = { ...job.signer, template: chosen.template };
     if (chosen.note) notes.push(chosen.note);
   }
@@ -410,6 +409,11 @@ function identityOf({ index, fields, signer, template, read, output }: AnnotateS
   const params = resolveSignerSettings({ ...signer, template: undefined }).params;
   const { keptOnly: _, ...request } = template || {};
   return { index, fields, prefix: output.prefix, params, query: read.query ?? null, slice: read.slice ?? null, ...(template ? { template: request } : {}) };
+}
+
+/** Where a job's template set is drawn from: its documents, as it reads them (the whole query, never a slice). */
+export function templateSourceOf(job: AnnotateSettings): TemplateSource {
+  return { index: job.index, fields: job.fields, query: job.read.query, maxChars: job.limits.maxChars, signer: job.signer, dryRun: job.output.dryRun };
 }
 
 /** The checkpoint to continue (with `resume`, checked to be the same job) or a new one. */

@@ -18,7 +18,7 @@ import type { EngineClient } from '../engine/client.js';
 import { mayPass } from '../engine/errors.js';
 import { UsageError } from '../errors.js';
 import type { SignerOptions } from '../signature.js';
-import { type AnnotateOptions, type AnnotateSettings, type AnnotateSummary, annotateIdentity, annotateIndex, resolveAnnotateOptions } from './annotate.js';
+import { type AnnotateOptions, type AnnotateSettings, type AnnotateSummary, annotateIdentity, annotateIndex, resolveAnnotateOptions, templateSourceOf } from './annotate.js';
 import { templateForJob } from './template-sample.js';
 import { defaultCheckpointPath, identityDifferences, writeJsonFile } from './checkpoint.js';
 
@@ -223,8 +223,7 @@ async function writeMarks(file: string, identity: Record<string, unknown>, marks
  */
 async function followedSigner(client: EngineClient, options: FollowOptions, job: AnnotateSettings): Promise<SignerOptions> {
   if (job.template === undefined) return job.signer;
-  const source = { index: job.index, fields: job.fields, query: job.read.query, maxChars: job.limits.maxChars, signer: job.signer, dryRun: job.output.dryRun };
-  const chosen = await templateForJob(client, source, job.template);
+  const chosen = await templateForJob(client, templateSourceOf(job), job.template);
   if (chosen.note) options.onNote?.(chosen.note);
   return chosen.template ? { ...job.signer, template: chosen.template } : job.signer;
 }

@@ -1,4 +1,7 @@
 import { plural } from '../../plural.js';
+import { DEFAULT_TEMPLATE_REQUEST } from '../../indices/template-store.js';
+import { DEFAULT_CONDENSER } from '../../signature.js';
+import { parseParams } from '../../stored/params.js';
 // What a reviewer should be told before reading the clusters: a family that chains a large share of the
 // index together (documents that share a template, a licence, a notice section are joined through it by
 // word sets, and clusters cut from such a family are mostly different documents), or a large cluster whose
@@ -51,9 +54,10 @@ export function clusterWarnings(facts: GuardFacts): string[] {
  * of any size). Nothing for signatures made so already.
  */
 function resignAdvice({ index, params }: GuardFacts): string {
-  const wordSets = params.startsWith('white-space:') || params.startsWith('ws:');
-  const core = params.includes(';core=');
+  const parsed = parseParams(params);
+  const wordSets = parsed?.condenser.split(':')[0] === 'white-space';
+  const core = parsed?.core !== undefined;
   if (core && !wordSets) return '';
-  const flags = [wordSets ? '--condenser white-space-4-grams' : '', core ? '' : '--template-share 0.005'].filter(Boolean).join(' ');
+  const flags = [wordSets ? `--condenser ${DEFAULT_CONDENSER.split(':')[0]}` : '', core ? '' : `--template-share ${DEFAULT_TEMPLATE_REQUEST.share}`].filter(Boolean).join(' ');
   return `, or compare documents by their own text (near-dup annotate --index ${index} --field <text field> ${flags} --force, then dedup again)`;
 }
