@@ -21,7 +21,7 @@
 // Pure functions over the values as a signature pool holds them: the numPerm MinHash values, then
 // CORE_WORDS words of 16 bits (so that a compact spill, which keeps 16 bits a value, keeps them whole): the
 // bits, 16 to a word, then the core's size (clamped to 0xffff).
-import { emptyMinhash, MAX_HASH, minhashJaccard, type Permutations, updateMinhash } from './minhash.js';
+import { emptyMinhash, equalValues, MAX_HASH, minhashJaccard, type Permutations, updateMinhash } from './minhash.js';
 
 /** Texts at this whole-text Jaccard or above are compared whole... */
 export const WHOLE_TEXT_BAR = 0.9;
@@ -152,9 +152,7 @@ export function withCore(values: Uint32Array, extension: Uint32Array): Uint32Arr
 
 /** The share of equal values among the first `numPerm` (the whole texts' Jaccard, whatever follows them). */
 export function wholeSimilarity(x: ArrayLike<number>, y: ArrayLike<number>, numPerm: number): number {
-  let equal = 0;
-  for (let i = 0; i < numPerm; i++) if (x[i] === y[i]) equal++;
-  return numPerm === 0 ? 0 : equal / numPerm;
+  return numPerm === 0 ? 0 : equalValues(x, y, numPerm) / numPerm;
 }
 
 /**

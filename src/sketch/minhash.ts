@@ -137,9 +137,12 @@ export function minhashJaccard(a: ArrayLike<number>, b: ArrayLike<number>): numb
   return equalValues(a, b) / a.length;
 }
 
-/** How many of two MinHash signatures' values are equal, place by place (the count the estimate divides by the length). */
-export function equalValues(a: ArrayLike<number>, b: ArrayLike<number>): number {
+/**
+ * How many of two MinHash signatures' values are equal, place by place (the count the estimate divides by the
+ * length); of the first `length` only, when words follow the values (a `;core=` signature's core words).
+ */
+export function equalValues(a: ArrayLike<number>, b: ArrayLike<number>, length = a.length): number {
   let equal = 0;
-  for (let i = 0; i < a.length; i++) if (a[i] === b[i]) equal++;
+  for (let i = 0; i < length; i++) if (a[i] === b[i]) equal++;
   return equal;
 }

@@ -203,8 +203,10 @@ export function centres(
   whole: Comparer = compare,
 ): number[] {
   const n = members.length;
-  const near = (i: number, j: number) => (values[i].length === values[j].length ? compare(values[i], values[j]) : 0);
-  const stays = (m: number, c: number) => near(m, c) >= bar || (whole !== compare && values[m].length === values[c].length && whole(values[m], values[c]) >= bar);
+  const by = (f: Comparer) => (i: number, j: number) => (values[i].length === values[j].length ? f(values[i], values[j]) : 0);
+  const near = by(compare);
+  const nearWhole = by(whole);
+  const stays = (m: number, c: number) => near(m, c) >= bar || (whole !== compare && nearWhole(m, c) >= bar);
   const identical = (i: number, j: number) => equalValues(values[i], values[j]) === values[i].length;
   const groups = tightGroups(n, bands, near, identical, Math.max(bar, TIGHT_SIMILARITY), scanUpTo);
   const owner = new Array<number>(n).fill(-1);
