@@ -31,16 +31,22 @@ export async function loadCorpus(file = process.env.NEAR_DUP_CORPUS ?? DEFAULT_C
   return docs;
 }
 
-/** A seeded random number generator (mulberry32): the same sequence on every machine. */
-export function seededRandom(seed) {
+/** A seeded generator of uniform 32-bit unsigned integers (mulberry32): the same sequence on every machine. */
+export function seededUint32(seed) {
   let s = seed >>> 0;
   return () => {
     s = (s + 0x6d2b79f5) >>> 0;
     let t = s;
     t = Math.imul(t ^ (t >>> 15), t | 1);
     t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+    return (t ^ (t >>> 14)) >>> 0;
   };
+}
+
+/** Uniform numbers in [0, 1), seeded: the integers of `seededUint32` over 2^32. */
+export function seededRandom(seed) {
+  const next = seededUint32(seed);
+  return () => next() / 4294967296;
 }
 
 /** A deterministic shuffle, so documents of one PEP are not all adjacent. */
