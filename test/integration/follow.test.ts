@@ -12,7 +12,7 @@ import { createSigner } from '../../src/signature.js';
 import { fixtureSample } from '../support/corpus.js';
 import { expectedSignatures, followRecords, indexDocuments, runCli, signatureFields, sourcesById } from '../support/documents.js';
 import { FaultProxy, type ProxiedRequest } from '../support/fault-proxy.js';
-import { type EngineContext, forEachEngine } from './harness.js';
+import { dataStream, type EngineContext, forEachEngine } from './harness.js';
 
 const signer = createSigner();
 const docs = fixtureSample(8, { seed: 21 });
@@ -229,11 +229,7 @@ forEachEngine('annotate --follow', (ctx) => {
   }, 120_000);
 
   it('over a data stream, refresh off, rolled over between passes: the writes to the old and the new backing index are signed', async () => {
-    const [stream, template] = [ctx.name('follow-stream'), ctx.name('follow-stream-template')];
-    const settings = { refresh_interval: '-1', number_of_shards: 2 };
-    await ctx.client.putIndexTemplate(template, { index_patterns: [`${stream}*`], data_stream: {}, priority: 500, template: { settings, mappings: { properties: { text: { type: 'text' } } } } });
-    ctx.cleanup(() => ctx.client.request('DELETE', `/_data_stream/${stream}`));
-    ctx.cleanup(() => ctx.client.request('DELETE', `/_index_template/${template}`));
+    const stream = await dataStream(ctx, 'follow-stream', { priority: 500, settings: { refresh_interval: '-1', number_of_shards: 2 } });
     await followShape(stream, () => stream, async () => {
       await ctx.client.request('POST', `/${stream}/_rollover`);
     });

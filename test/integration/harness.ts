@@ -90,3 +90,19 @@ export function forEachEngine(title: string, body: (ctx: EngineContext) => void,
     body(ctx);
   });
 }
+
+/**
+ * A data stream as users make one (an index template with `data_stream: {}` over the stream's name, a `text`
+ * field, and `settings` when given), its name given back; deleted after the block, the stream before its
+ * template (an engine keeps a template that a stream uses).
+ */
+export async function dataStream(ctx: EngineContext, label: string, options: { priority: number; settings?: Record<string, unknown> }): Promise<string> {
+  const stream = ctx.name(label);
+  const template = ctx.name(`${label}-template`);
+  const settings = options.settings ? { settings: options.settings } : {};
+  await ctx.client.putIndexTemplate(template, { index_patterns: [`${stream}*`], data_stream: {}, priority: options.priority, template: { ...settings, mappings: { properties: { text: { type: 'text' } } } } });
+  // Run in reverse order after the block: the stream first.
+  ctx.cleanup(() => ctx.client.request('DELETE', `/_index_template/${template}`));
+  ctx.cleanup(() => ctx.client.request('DELETE', `/_data_stream/${stream}`));
+  return stream;
+}

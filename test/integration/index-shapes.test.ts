@@ -9,7 +9,7 @@ import type { EngineClient } from '../../src/engine/client.js';
 import { startProxy } from '../../src/proxy/server.js';
 import { fixtureSample } from '../support/corpus.js';
 import { runCli, runCliJson as cli } from '../support/documents.js';
-import { forEachEngine } from './harness.js';
+import { dataStream, forEachEngine } from './harness.js';
 
 const docs = fixtureSample(10);
 
@@ -138,11 +138,7 @@ forEachEngine('index shapes', (ctx) => {
   });
 
   it('a data stream: annotate, dedup and similar --id work on its backing indices, after a rollover too', async () => {
-    const stream = ctx.name('stream');
-    const template = ctx.name('stream-template');
-    await ctx.client.putIndexTemplate(template, { index_patterns: [`${stream}*`], data_stream: {}, priority: 500, template: { mappings: { properties: { text: { type: 'text' } } } } });
-    ctx.cleanup(() => ctx.client.request('DELETE', `/_data_stream/${stream}`));
-    ctx.cleanup(() => ctx.client.request('DELETE', `/_index_template/${template}`));
+    const stream = await dataStream(ctx, 'stream', { priority: 500 });
     const half = Math.floor(docs.length / 2);
     const at = (i: number) => new Date(Date.UTC(2026, 0, 1, 0, i)).toISOString();
     await bulkInto(stream, docs.slice(0, half).map((d, i) => ({ id: d.id, source: { '@timestamp': at(i), id: d.id, text: d.text } })), true);
@@ -161,11 +157,7 @@ forEachEngine('index shapes', (ctx) => {
   });
 
   it('a data stream written through the proxy across a rollover: every backing index has the near-dup fields mapped before its first document', async () => {
-    const stream = ctx.name('proxied-stream');
-    const template = ctx.name('proxied-stream-template');
-    await ctx.client.putIndexTemplate(template, { index_patterns: [`${stream}*`], data_stream: {}, priority: 400, template: { mappings: { properties: { text: { type: 'text' } } } } });
-    ctx.cleanup(() => ctx.client.request('DELETE', `/_data_stream/${stream}`));
-    ctx.cleanup(() => ctx.client.request('DELETE', `/_index_template/${template}`));
+    const stream = await dataStream(ctx, 'proxied-stream', { priority: 400 });
     const proxy = await startProxy({ upstream: { url: url() }, host: '127.0.0.1', port: 0, index: `${stream}*`, fields: ['text'], prefix: 'near_dup', signer: {}, maxChars: 10_000_000, onError: 'pass', threads: 1, maxUpstreamBytes: 16 * 1024 * 1024, warn: () => undefined });
     try {
       const send = async (part: typeof docs) => {

@@ -7,7 +7,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, expect, it } from 'vitest';
-import { forEachEngine } from './harness.js';
+import { dataStream, forEachEngine } from './harness.js';
 import { runCliJson as cli } from '../support/documents.js';
 
 const tmp = mkdtempSync(path.join(os.tmpdir(), 'near-dup-ingest-streams-'));
@@ -24,14 +24,7 @@ function streamLines(n: number): string[] {
 forEachEngine('ingest into a data stream', (ctx) => {
   const N = 1500;
 
-  async function newStream(label: string): Promise<string> {
-    const stream = ctx.name(label);
-    const template = ctx.name(`${label}-template`);
-    await ctx.client.putIndexTemplate(template, { index_patterns: [`${stream}*`], data_stream: {}, priority: 600, template: { mappings: { properties: { text: { type: 'text' } } } } });
-    ctx.cleanup(() => ctx.client.request('DELETE', `/_index_template/${template}`));
-    ctx.cleanup(() => ctx.client.request('DELETE', `/_data_stream/${stream}`));
-    return stream;
-  }
+  const newStream = (label: string) => dataStream(ctx, label, { priority: 600 });
 
   async function count(stream: string): Promise<number> {
     await ctx.client.refresh(stream);

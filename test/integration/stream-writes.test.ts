@@ -4,15 +4,11 @@
 // and a create whose id is taken come back as the engine gives them, and are not counted as signed.
 import { expect, it } from 'vitest';
 import { startProxy } from '../../src/proxy/server.js';
-import { forEachEngine } from './harness.js';
+import { dataStream, forEachEngine } from './harness.js';
 
 forEachEngine('proxy writes to a data stream', (ctx) => {
   it('every create form is signed and stored; the refused ones come back as the engine answers them', async () => {
-    const stream = ctx.name('proxy-stream');
-    const template = ctx.name('proxy-stream-template');
-    await ctx.client.putIndexTemplate(template, { index_patterns: [`${stream}*`], data_stream: {}, priority: 700, template: { mappings: { properties: { text: { type: 'text' } } } } });
-    ctx.cleanup(() => ctx.client.request('DELETE', `/_index_template/${template}`));
-    ctx.cleanup(() => ctx.client.request('DELETE', `/_data_stream/${stream}`));
+    const stream = await dataStream(ctx, 'proxy-stream', { priority: 700 });
     const proxy = await startProxy({ upstream: { url: ctx.engine.url }, host: '127.0.0.1', port: 0, index: `${stream}*`, fields: ['text'], prefix: 'near_dup', signer: {}, maxChars: 10_000_000, onError: 'pass', threads: 1, maxUpstreamBytes: 16 * 1024 * 1024, warn: () => undefined });
     try {
       const doc = (text: string) => JSON.stringify({ '@timestamp': '2026-01-01T00:00:00Z', text });
