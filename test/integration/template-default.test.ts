@@ -6,7 +6,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { beforeAll, expect, it } from 'vitest';
-import { DEFAULT_TEMPLATE_REQUEST } from '../../src/indices/template-store.js';
+import { DEFAULT_TEMPLATE_REQUEST, keptDraw, TEMPLATE_INDEX } from '../../src/indices/template-store.js';
 import { annotateIndex } from '../../src/jobs/annotate.js';
 import { followRecords, indexDocuments, runCli } from '../support/documents.js';
 import { keptDigests } from '../support/templates-kept.js';
@@ -95,4 +95,18 @@ forEachEngine('template tokens by default', (ctx) => {
     expect(core).toBe(0);
     expect(await keptDigests(ctx.client, index)).toEqual([]);
   }, 120_000);
+
+  it("evaluate's re-signing command reads a set's draw from the store: a damaged or another index's record gives none", async () => {
+    const [digest] = await keptDigests(ctx.client, large);
+    expect(await keptDraw(ctx.client, large, digest)).toEqual({ share: DEFAULT_TEMPLATE_REQUEST.share, sampleAsked: 10_000 });
+    const [uuid] = await ctx.client.indexUuids(small);
+    const put = (id: string, doc: Record<string, unknown>) => ctx.client.request('PUT', `/${TEMPLATE_INDEX}/_doc/${id}?refresh=true`, { index: small, uuid, digest: 'abcdefabcdef', ...doc });
+    await put('damaged-share', { share: '0.005', sample_asked: 10_000 });
+    expect(await keptDraw(ctx.client, small, 'abcdefabcdef')).toBeUndefined(); // a share that is not a number
+    await put('damaged-share', { share: 7, sample_asked: 10_000 });
+    expect(await keptDraw(ctx.client, small, 'abcdefabcdef')).toBeUndefined(); // nor one that is a share
+    await put('damaged-share', { share: 0.01, sample_asked: -3 });
+    expect(await keptDraw(ctx.client, small, 'abcdefabcdef')).toEqual({ share: 0.01 }); // a sample that is not one is left out
+    expect(await keptDraw(ctx.client, large, 'abcdefabcdef')).toBeUndefined(); // kept for another index
+  });
 });
