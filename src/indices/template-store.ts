@@ -394,7 +394,11 @@ async function getDocuments(access: TemplateAccess, ids: string[]): Promise<Kept
   }
   // A missing index may be said per document (200); a refusal too, which is not "no set".
   const refused = answer.docs.find((d) => d.error !== undefined && d.error.type !== 'index_not_found_exception');
-  if (refused) throw new UsageError(`cannot read the template tokens in ${TEMPLATE_INDEX}: ${refused.error?.reason ?? refused.error?.type}; give this user read on ${TEMPLATE_INDEX}`);
+  if (refused) {
+    // A refusal for want of a privilege stays one (isRefusal): a default request then signs without a set.
+    const cause = new EngineResponseError(403, refused.error?.type, refused.error?.reason, 'POST', `${STORE_PATH}/_mget`, '', { error: refused.error });
+    throw new UserError(`cannot read the template tokens in ${TEMPLATE_INDEX}: ${refused.error?.reason ?? refused.error?.type}; give this user read on ${TEMPLATE_INDEX}`, { cause });
+  }
   // The id asked for, in its order (the engines answer in the order asked).
   return answer.docs.flatMap((d, i) => (d.found && d._source ? [{ ...d._source, id: ids[i] }] : []));
 }
