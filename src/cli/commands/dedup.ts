@@ -55,7 +55,7 @@ interface DedupArgs extends ConnectionArgs {
  * How far V8 lets the heap grow past what a full collection left alive (30%, instead of its own factor of
  * up to 4). Reading a million signatures turns over gigabytes of parsed pages: with V8's own growth a dry
  * run of a million documents held 300 to 400 MB of dead pages beside the 640 MB of signatures (peak
- * 1,253 MB, 123 s); with this, 931 MB in 126 s (BENCHMARKS.md, bench:scale). Set for this process, the
+ * 1,253 MB, 123 s); with this, 931 MB in 126 s (docs/benchmarks.md, bench:scale). Set for this process, the
  * CLI's; the library leaves its host's heap alone.
  */
 const HEAP_GROWING_PERCENT = 30;
