@@ -43,7 +43,7 @@ console.log(`3. annotated ${annotated.annotated} documents in ${annotated.second
 
 // Pairs at dedup's default --min-similarity or more are near-duplicates.
 const BAR = DEDUP_DEFAULTS.minSimilarity;
-const dedup = await dedupIndex(client, { index, canonical: 'longest', minSimilarity: BAR, full: true, stateFile: path.join(here, '../.near-dup/demo-dedup.json') });
+const dedup = await dedupIndex(client, { index, compare: { canonical: 'longest', minSimilarity: BAR }, state: { full: true, stateFile: path.join(here, '../.near-dup/demo-dedup.json') } });
 const fixed = (x) => (x === null ? '-' : x.toFixed(3));
 console.log(
   `4. ${dedup.families} families of near-duplicates (verified pairs of Jaccard ${BAR} or more, joined; the largest ${dedup.largestFamily} licences), cut into ` +
@@ -61,7 +61,7 @@ for (const c of dedup.top.slice(0, 4)) {
   console.log(`   ${String(c.size).padStart(3)} documents, canonical ${c.canonical} (family ${c.family}): ${listed}${c.size > 7 ? ', ...' : ''}`);
 }
 // The same families as single linkage makes them (--clusters components), for comparison; nothing written.
-const whole = await dedupIndex(client, { index, canonical: 'longest', minSimilarity: BAR, full: true, dryRun: true, clusters: 'components' });
+const whole = await dedupIndex(client, { index, compare: { canonical: 'longest', minSimilarity: BAR, clusters: 'components' }, state: { full: true }, output: { dryRun: true } });
 const largest = whole.top[0];
 console.log(
   `   With --clusters components each family is one cluster: the largest holds ${largest.size} licences with canonical ${largest.canonical}, ` +

@@ -91,6 +91,5 @@ export {
   type DedupShareOptions,
   type DedupStateFiles,
   type DedupSummary,
-  type FlatDedupOptions,
   type ShareSummary,
 } from './jobs/dedup.js';

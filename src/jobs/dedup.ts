@@ -190,16 +190,10 @@ export interface DedupOutput {
 export type DedupProgress = (p: { stage: DedupStage; done: number; total?: number; elapsedSeconds: number }) => void;
 
 /**
- * The options of near-dup 0.x, every member at the top level: still accepted (code and types written for
- * them keep working); a member given in its group wins over the same member at the top level.
- */
-export interface FlatDedupOptions extends DedupCompare, DedupLimits, DedupStateFiles, DedupOutput {}
-
-/**
  * The options of dedupIndex, grouped: what is compared, limits, state files, output. Every member but
- * `index` may be left out (DEDUP_DEFAULTS). The flat members of FlatDedupOptions are taken too.
+ * `index` may be left out (DEDUP_DEFAULTS).
  */
-export interface DedupOptions extends FlatDedupOptions {
+export interface DedupOptions {
   /** The annotated index, alias, pattern or data stream. */
   index: string;
   compare?: DedupCompare;
@@ -239,19 +233,52 @@ export interface DedupSettings {
   onProgress?: DedupProgress;
 }
 
-/** A group's members as given: the group's own, over the same members at the top level (the older, flat options). */
-function group<G extends object>(options: DedupOptions, name: 'compare' | 'limits' | 'state' | 'output', keys: ReadonlyArray<keyof G>): G {
-  const flat = options as unknown as Record<string, unknown>;
-  const grouped = (flat[name] ?? {}) as Record<string, unknown>;
-  return Object.fromEntries(keys.map((key) => [key, grouped[key as string] ?? flat[key as string]]).filter(([, value]) => value !== undefined)) as G;
+/** Every member of each group (`satisfies` fails the build when a member is added to its interface and not here). */
+const MEMBERS = {
+  compare: { prefix: 1, params: 1, minSimilarity: 1, canonical: 1, clusters: 1, dateField: 1, containment: 1 } satisfies Record<keyof DedupCompare, 1>,
+  limits: { maxCachedSignatures: 1, maxCachedMembers: 1, spillDir: 1, bucketChunk: 1, pageSize: 1, maxFamilyLookups: 1, bulk: 1 } satisfies Record<keyof DedupLimits, 1>,
+  state: { stateFile: 1, resume: 1, full: 1 } satisfies Record<keyof DedupStateFiles, 1>,
+  output: { dryRun: 1, pairsFile: 1, collectMatches: 1, errorsFile: 1 } satisfies Record<keyof DedupOutput, 1>,
+};
+type Group = keyof typeof MEMBERS;
+const GROUPS = Object.keys(MEMBERS) as Group[];
+
+/** The top-level options of dedupIndex, and of dedupShare (which takes `share` where the final step takes `fromShares`). */
+const TOP_LEVEL = { index: 1, compare: 1, limits: 1, state: 1, output: 1, fromShares: 1, pairsIndex: 1, lock: 1, onProgress: 1 } satisfies Record<keyof DedupOptions, 1>;
+const SHARE_TOP_LEVEL = { ...TOP_LEVEL, share: 1 } satisfies Record<keyof DedupShareOptions | 'fromShares', 1>;
+
+/**
+ * Refuses a key dedup would not read, rather than run without it: a member out of its group (the flat
+ * names of 0.x: `minSimilarity` for `compare.minSimilarity`) names the group it goes in. A key left
+ * undefined is no setting lost.
+ */
+function checkKeys(options: DedupOptions, topLevel: object): void {
+  for (const key of Object.keys(given(options))) if (!Object.hasOwn(topLevel, key)) refuseKey(key, topLevel, 'it');
+  for (const g of GROUPS) for (const key of Object.keys(given(options[g]))) if (!Object.hasOwn(MEMBERS[g], key)) refuseKey(`${g}.${key}`, MEMBERS[g], g);
 }
 
-/** The options, grouped or flat, with every default filled in: resolved once, at the start of a run. */
+/** A key dedup does not read, named with the group it goes in, or else with what the object it is in takes. */
+function refuseKey(key: string, takes: object, name: string): never {
+  const member = key.slice(key.indexOf('.') + 1);
+  const home = GROUPS.find((g) => Object.hasOwn(MEMBERS[g], member));
+  if (home) throw new UsageError(`${key}: give it as ${home}.${member} (dedup takes its options in groups: ${GROUPS.join(', ')})`);
+  throw new UsageError(`${key} is not an option of dedup; ${name} takes ${Object.keys(takes).join(', ')}`);
+}
+
+/** The members given (a member left undefined takes its default). */
+function given<G extends object>(group: G | undefined): G {
+  return Object.fromEntries(Object.entries(group ?? {}).filter(([, value]) => value !== undefined)) as G;
+}
+
+/** The options with every default filled in: resolved once, at the start of a run; a key dedup would not read is refused. */
 export function resolveDedupOptions(options: DedupOptions): DedupSettings {
-  const compare = group<DedupCompare>(options, 'compare', ['prefix', 'params', 'minSimilarity', 'canonical', 'clusters', 'dateField', 'containment']);
-  const limits = group<DedupLimits>(options, 'limits', ['maxCachedSignatures', 'maxCachedMembers', 'spillDir', 'bucketChunk', 'pageSize', 'maxFamilyLookups', 'bulk']);
-  const state = group<DedupStateFiles>(options, 'state', ['stateFile', 'resume', 'full']);
-  const output = group<DedupOutput>(options, 'output', ['dryRun', 'pairsFile', 'collectMatches', 'errorsFile']);
+  return resolve(options, TOP_LEVEL);
+}
+
+/** The options resolved, the keys checked against the top level of dedupIndex's or dedupShare's. */
+function resolve(options: DedupOptions, topLevel: object): DedupSettings {
+  checkKeys(options, topLevel);
+  const [compare, limits, state, output] = [given(options.compare), given(options.limits), given(options.state), given(options.output)];
   const { prefix, minSimilarity, canonical, clusters, maxCachedSignatures, maxCachedMembers, bucketChunk, pageSize } = DEDUP_DEFAULTS;
   return {
     index: options.index,
@@ -413,8 +440,7 @@ interface RunClock {
 /**
  * Every near-duplicate cluster of an annotated index, found and verified, written back as cluster fields
  * (what `near-dup dedup` does). A re-run after a complete one revisits only what was annotated since,
- * unless `state.full`. Options: see DedupOptions (grouped) and DEDUP_DEFAULTS; the flat options of
- * near-dup 0.x are accepted too.
+ * unless `state.full`. Options: see DedupOptions (grouped) and DEDUP_DEFAULTS.
  *
  * @param client near-dup's client, from `connect()`.
  * @returns what was found and written; `complete` is true when the engine holds every field written.
@@ -1002,7 +1028,7 @@ async function findContainment(
   return { minContainment, contained: found.contained.size, lookups: found.lookups, tooShort: found.tooShort, ...written, seconds: (performance.now() - began) / 1000 };
 }
 
-/** The job's options, grouped or flat, checked here once for the CLI and the library alike: a mistake is a UsageError naming the option key. */
+/** The job's options, checked here once for the CLI and the library alike: a mistake is a UsageError naming the option key. */
 export function checkDedupOptions(options: DedupOptions): void {
   checkSettings(resolveDedupOptions(options));
 }
@@ -1047,7 +1073,7 @@ function resolveShareOptions(options: DedupShareOptions): DedupSettings {
   if ((options as DedupOptions).fromShares !== undefined) {
     throw new UsageError((o) => `${o('share')} and ${o('fromShares')} go to different runs: each share with ${o('share')} K/N, then the final step with ${o('fromShares')} N`);
   }
-  const job = resolveDedupOptions({ ...options, pairsIndex: undefined });
+  const job = resolve({ ...options, pairsIndex: undefined }, SHARE_TOP_LEVEL);
   checkSettings(job);
   parseShare(options.share);
   checkPairsIndexName(options.pairsIndex, options.index);

@@ -142,7 +142,7 @@ if (!cluster) {
           for (const doc of docs) similar.push((await findSimilar(c, { index: name, id: doc.id, limit: 1000 })).hits.map((h) => [h.id, h.jaccard, h.hamming]));
           const pairsFile = path.join(tmp, `${name}-pairs.jsonl`);
           // Oldest by the documents' own date: the default (the time of annotation) differs between two runs.
-          const dedup = await dedupIndex(c, { index: name, full: true, pageSize: 10, canonical: 'oldest', dateField: 'date', pairsFile, stateFile: path.join(tmp, `${name}.json`) });
+          const dedup = await dedupIndex(c, { index: name, state: { full: true, stateFile: path.join(tmp, `${name}.json`) }, limits: { pageSize: 10 }, compare: { canonical: 'oldest', dateField: 'date' }, output: { pairsFile } });
           const pairs = readFileSync(pairsFile, 'utf8').trim().split('\n').sort();
           const stored = await sourcesById(c, name);
           const fields = docs.map((d) => withoutTime(stored.get(d.id)?.near_dup));
@@ -179,7 +179,7 @@ if (!cluster) {
     it('dedup with a node killed (SIGKILL) midway completes, or says so and finishes on --resume, with the clusters of an uninterrupted run', async () => {
       const name = await clusterIndex('cluster-dedup-kill');
       await annotateIndex(client, { index: name, fields: ['text'], prefix: 'near_dup', signer: {} });
-      const clean = await dedupIndex(client, { index: name, full: true, dryRun: true, stateFile: path.join(tmp, `clean-${name}.json`) });
+      const clean = await dedupIndex(client, { index: name, state: { full: true, stateFile: path.join(tmp, `clean-${name}.json`) }, output: { dryRun: true } });
       const cwd = mkdtempSync(path.join(tmp, 'dedup-kill-'));
       // The journal is named by the cluster's uuid and the index (dedup/state.ts).
       const runFile = () => {

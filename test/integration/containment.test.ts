@@ -136,9 +136,9 @@ for (const { name, docs: corpus } of testCorpora(25, 20)) {
     it('dedup --containment marks every partial copy with the larger documents that hold it, leaves the clusters alone, and clears what no longer holds', async () => {
       const S = 0.8;
       const stateFile = path.join(mkdtempSync(path.join(tmpdir(), 'near-dup-dedup-')), 'state.json');
-      const plain = await dedupIndex(ctx.client, { index, full: true, stateFile });
+      const plain = await dedupIndex(ctx.client, { index, state: { full: true, stateFile } });
       const clustersBefore = clusterFields(await sourcesById(ctx.client, index));
-      const summary = await dedupIndex(ctx.client, { index, full: true, stateFile, containment: S });
+      const summary = await dedupIndex(ctx.client, { index, state: { full: true, stateFile }, compare: { containment: S } });
       expect(summary.complete).toBe(true);
       expect(summary.clusters).toBe(plain.clusters);
       const sources = await sourcesById(ctx.client, index);
@@ -174,7 +174,7 @@ for (const { name, docs: corpus } of testCorpora(25, 20)) {
       await ctx.client.bulk([{ update: { _index: index, _id: rewritten } }, { doc: { text: Array.from({ length: 400 }, (_, i) => `unheard${i}`).join(' '), near_dup: { params: null } } }]);
       await ctx.client.refresh(index);
       await annotateIndex(ctx.client, { index, fields: ['text'], prefix: 'near_dup', signer: {} });
-      const again = await dedupIndex(ctx.client, { index, full: true, stateFile, containment: S });
+      const again = await dedupIndex(ctx.client, { index, state: { full: true, stateFile }, compare: { containment: S } });
       expect(again.complete).toBe(true);
       expect(again.containment).toMatchObject({ cleared: 1, contained: summary.containment!.contained - 1 });
       const after = await sourcesById(ctx.client, index);

@@ -11,6 +11,7 @@ import { beforeAll, expect, it } from 'vitest';
 import type { EngineClient } from '../../src/engine/client.js';
 import { annotateIndex } from '../../src/jobs/annotate.js';
 import { type DedupOptions, dedupIndex } from '../../src/jobs/dedup.js';
+import { withDedupOptions } from '../support/dedup-options.js';
 import { createSigner } from '../../src/signature.js';
 import { editText, seededRandom } from '../support/corpus.js';
 import { indexDocuments, sourcesById } from '../support/documents.js';
@@ -108,7 +109,7 @@ it('the chains drift: each version near the one before, the first and the last f
 forEachEngine('dedup of chains that drift', (ctx) => {
   const stateOf = (index: string) => path.join(tmp, `state-${index}.json`);
   const run = (index: string, options: Partial<DedupOptions> = {}) =>
-    dedupIndex(ctx.client, { index, minSimilarity: BAR, canonical: 'oldest', dateField: 'date', stateFile: stateOf(index), ...options });
+    dedupIndex(ctx.client, withDedupOptions({ index, compare: { minSimilarity: BAR, canonical: 'oldest', dateField: 'date' }, state: { stateFile: stateOf(index) } }, options));
 
   /** A new index of the chains, annotated. */
   async function chainsIndex(label: string): Promise<string> {
@@ -134,7 +135,7 @@ forEachEngine('dedup of chains that drift', (ctx) => {
   });
 
   it('cuts each chain into clusters whose every duplicate is within the bar of its canonical', async () => {
-    const summary = await run(shared, { full: true });
+    const summary = await run(shared, { state: { full: true } });
     expect(summary).toMatchObject({ clusterMethod: 'centres', families: CHAINS, largestFamily: VERSIONS, complete: true });
     expect(summary.clusters).toBeGreaterThan(CHAINS);
     const stored = await sourcesById(ctx.client, shared);
@@ -144,7 +145,7 @@ forEachEngine('dedup of chains that drift', (ctx) => {
   });
 
   it('every version carries cluster fields and names its best match; one whose near-duplicates all went to other canonicals is a canonical of its own', async () => {
-    const summary = await run(shared, { full: true });
+    const summary = await run(shared, { state: { full: true } });
     const stored = await sourcesById(ctx.client, shared);
     let alone = 0;
     for (const d of versions) {
@@ -162,7 +163,7 @@ forEachEngine('dedup of chains that drift', (ctx) => {
 
   it('--clusters components keeps every chain whole, its first version the canonical, the drift in canonical_similarity', async () => {
     const index = await chainsIndex('chains-components');
-    const summary = await run(index, { clusters: 'components' });
+    const summary = await run(index, { compare: { clusters: 'components' } });
     expect(summary).toMatchObject({ clusters: CHAINS, largestCluster: VERSIONS, complete: true });
     const stored = await sourcesById(ctx.client, index);
     for (const d of versions) {
@@ -172,19 +173,19 @@ forEachEngine('dedup of chains that drift', (ctx) => {
     }
     expect(stored.get(`c0-v${VERSIONS - 1}`)!.near_dup.canonical_similarity).toBeLessThan(BAR);
     // Back to the default: the chains are cut again, and what no longer holds is cleared.
-    const again = await run(index, { full: true });
+    const again = await run(index, { state: { full: true } });
     expect(again.complete).toBe(true);
     expectNearTheirCanonicals(await sourcesById(ctx.client, index));
   });
 
   it('the same clusters with the signatures in memory and spilled to disk (a cache far smaller than the index)', async () => {
     const summaryOf = async (options: Partial<DedupOptions>) => {
-      const { clusters, duplicates, top, canonicalSimilarity, families } = await run(shared, { full: true, dryRun: true, ...options });
+      const { clusters, duplicates, top, canonicalSimilarity, families } = await run(shared, withDedupOptions({ state: { full: true }, output: { dryRun: true } }, options));
       return { clusters, duplicates, top, canonicalSimilarity, families };
     };
     const inMemory = await summaryOf({});
-    expect(await summaryOf({ maxCachedSignatures: 10 })).toEqual(inMemory);
-    expect(await summaryOf({ maxCachedSignatures: 10, bucketChunk: 4 })).toEqual(await summaryOf({ bucketChunk: 4 }));
+    expect(await summaryOf({ limits: { maxCachedSignatures: 10 } })).toEqual(inMemory);
+    expect(await summaryOf({ limits: { maxCachedSignatures: 10, bucketChunk: 4 } })).toEqual(await summaryOf({ limits: { bucketChunk: 4 } }));
   });
 
   it('a re-run after a version older than a chain, a newer one and a rewritten one leaves what a full run does', async () => {
@@ -205,7 +206,7 @@ forEachEngine('dedup of chains that drift', (ctx) => {
     expect(left['c0-older'][2]).toBe(true);
     expect(left['c2-v06'][0] ?? null).toBeNull();
     expectNearTheirCanonicals(await sourcesById(ctx.client, index));
-    const full = await run(index, { full: true });
+    const full = await run(index, { state: { full: true } });
     expect(full.mode).toBe('full');
     expect(clusterFields(await sourcesById(ctx.client, index))).toEqual(left);
   });
@@ -214,7 +215,7 @@ forEachEngine('dedup of chains that drift', (ctx) => {
     const index = await chainsIndex('chains-too-large');
     await run(index);
     await put(ctx.client, index, [{ id: 'c0-older', chain: 0, date: day(0), text: edit(versions[0].text) }]);
-    const summary = await run(index, { maxFamilyLookups: 5 });
+    const summary = await run(index, { limits: { maxFamilyLookups: 5 } });
     expect(summary).toMatchObject({ mode: 'full', complete: true });
     expect(summary.notes.join('\n')).toMatch(/needed \d+ lookups or more; this run is a full one instead/);
     expectNearTheirCanonicals(await sourcesById(ctx.client, index));

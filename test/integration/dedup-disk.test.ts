@@ -71,13 +71,13 @@ forEachEngine('dedup and its disk', (ctx) => {
       const docs = families(FAMILIES);
       await indexSignatures(ctx.client, index, docs);
       const stateFile = path.join(tmp, `${index}.json`);
-      const first = await dedupIndex(ctx.client, { index, minSimilarity: 0.5, stateFile });
+      const first = await dedupIndex(ctx.client, { index, compare: { minSimilarity: 0.5 }, state: { stateFile } });
       expect([first.clusters, first.complete]).toEqual([FAMILIES, true]);
       const before = await clusterFields(ctx.client, index);
 
       // Other settings, the signatures and ids spilled: the disk fills before the first update is sent.
       const spillDir = mkdtempSync(path.join(tmp, 'spill-'));
-      const settings = { index, minSimilarity: 0.8, stateFile, maxCachedSignatures: 100, spillDir };
+      const settings = { index, compare: { minSimilarity: 0.8 }, state: { stateFile }, limits: { maxCachedSignatures: 100, spillDir } };
       const refused = await withDiskFullAt(file, () => dedupIndex(ctx.client, settings)).catch((err: unknown) => err);
       expect(refused).toBeInstanceOf(UserError);
       expect((refused as Error).message).toMatch(

@@ -13,6 +13,7 @@ import { expect, it } from 'vitest';
 import { connect, type EngineClient } from '../../src/engine/client.js';
 import { annotateIndex } from '../../src/jobs/annotate.js';
 import { DEDUP_DEFAULTS, dedupIndex, type DedupOptions, dedupShare } from '../../src/jobs/dedup.js';
+import { withDedupOptions } from '../support/dedup-options.js';
 import { DEFAULT_LOCK_INDEX } from '../../src/jobs/dedup/run-lock.js';
 import { createSigner } from '../../src/signature.js';
 import { editText, seededRandom } from '../support/corpus.js';
@@ -84,7 +85,7 @@ const isBulkWith = (text: string) => (r: ProxiedRequest) => r.kind === 'bulk' &&
 
 forEachEngine('dedup overlapping other work', (ctx) => {
   const stateOf = (index: string) => path.join(tmp, `state-${index}.json`);
-  const dedup = (client: EngineClient, index: string, more: Partial<DedupOptions> = {}) => dedupIndex(client, { index, stateFile: stateOf(index), ...more });
+  const dedup = (client: EngineClient, index: string, more: Partial<DedupOptions> = {}) => dedupIndex(client, withDedupOptions({ index, state: { stateFile: stateOf(index) } }, more));
   const annotate = (client: EngineClient, index: string) => annotateIndex(client, { index, fields: ['text'], prefix: 'near_dup', signer: {}, checkpointFile: path.join(tmp, `annotate-${index}-${Date.now()}.json`) });
 
   /** A relay in front of the engine, and a client that talks through it (both closed after the block). */
@@ -112,7 +113,7 @@ forEachEngine('dedup overlapping other work', (ctx) => {
     if (shape === 'alias') await ctx.client.request('POST', '/_aliases', { actions: [{ add: { indices: [first, second], alias: index } }] });
     await indexDocuments(ctx.client, first, BASE);
     await annotate(ctx.client, index);
-    expect(await dedup(ctx.client, index, { full: true })).toMatchObject({ clusters: 20, complete: true });
+    expect(await dedup(ctx.client, index, { state: { full: true } })).toMatchObject({ clusters: 20, complete: true });
     await indexDocuments(ctx.client, second, LATE);
     return index;
   };
@@ -142,7 +143,7 @@ forEachEngine('dedup overlapping other work', (ctx) => {
     expect(await annotating).toMatchObject({ annotated: 30, complete: true });
     const next = await dedup(ctx.client, index);
     expect(next).toMatchObject({ mode: 'incremental', newDocuments: 30, complete: true });
-    expect((await dedup(ctx.client, index, { full: true, dryRun: true })).clusters).toBe(30);
+    expect((await dedup(ctx.client, index, { state: { full: true }, output: { dryRun: true } })).clusters).toBe(30);
     await expectLateClustered(index);
     // Nothing is new any more: the run after writes nothing (its own writes are not taken for new ones).
     expect(await dedup(ctx.client, index)).toMatchObject({ mode: 'incremental', newDocuments: 0, written: 0 });
@@ -156,7 +157,7 @@ forEachEngine('dedup overlapping other work', (ctx) => {
     await annotateBulk.seen;
     const deduping = await relayed();
     const writeBack = holdFirst(deduping.relay, isBulkWith('cluster_id'));
-    const run = dedup(deduping.client, index, { full: true });
+    const run = dedup(deduping.client, index, { state: { full: true } });
     await writeBack.seen;
     // The signatures land after the run read the index, before it writes its clusters back.
     annotateBulk.release();
@@ -166,7 +167,7 @@ forEachEngine('dedup overlapping other work', (ctx) => {
     const next = await dedup(ctx.client, index);
     expect(next).toMatchObject({ mode: 'incremental', complete: true });
     expect(next.newDocuments).toBeGreaterThanOrEqual(30);
-    expect((await dedup(ctx.client, index, { full: true, dryRun: true })).clusters).toBe(30);
+    expect((await dedup(ctx.client, index, { state: { full: true }, output: { dryRun: true } })).clusters).toBe(30);
     await expectLateClustered(index);
     expect(await dedup(ctx.client, index)).toMatchObject({ mode: 'incremental', newDocuments: 0, written: 0 });
   });
@@ -174,7 +175,7 @@ forEachEngine('dedup overlapping other work', (ctx) => {
   it('goes on when the lock index was deleted between runs (an _mget of a missing index answers 200 with an error per document)', async () => {
     const index = await prepared('locks-deleted');
     await ctx.client.request('DELETE', '/near-dup-locks', undefined, { expand_wildcards: 'all' });
-    expect(await dedup(ctx.client, index, { full: true })).toMatchObject({ complete: true });
+    expect(await dedup(ctx.client, index, { state: { full: true } })).toMatchObject({ complete: true });
     expect(await ctx.client.indexExists('near-dup-locks')).toBe(true);
   });
 
@@ -194,10 +195,10 @@ forEachEngine('dedup overlapping other work', (ctx) => {
     await annotate(ctx.client, index);
     const { relay, client } = await relayed();
     const writeBack = holdFirst(relay, isBulkWith('cluster_id'));
-    const first = dedup(client, index, { full: true, minSimilarity: 0.5 });
+    const first = dedup(client, index, { state: { full: true }, compare: { minSimilarity: 0.5 } });
     await writeBack.seen;
     const started = Date.now();
-    const refusal = await dedup(ctx.client, index, { full: true, minSimilarity: 0.7 }).catch((e: Error) => e);
+    const refusal = await dedup(ctx.client, index, { state: { full: true }, compare: { minSimilarity: 0.7 } }).catch((e: Error) => e);
     expect(refusal).toBeInstanceOf(Error);
     const message = (refusal as Error).message;
     expect(message).toContain(`dedup of "${index}" is running`);
@@ -206,12 +207,12 @@ forEachEngine('dedup overlapping other work', (ctx) => {
     expect(message).toMatch(/started \d{4}-\d\d-\d\dT/);
     expect(message).toContain('min similarity 0.5');
     expect(message).not.toContain('\n');
-    const dry = await dedup(ctx.client, index, { full: true, dryRun: true, minSimilarity: 0.7 });
+    const dry = await dedup(ctx.client, index, { state: { full: true }, output: { dryRun: true }, compare: { minSimilarity: 0.7 } });
     expect(dry.notes.join(' ')).toContain(`pid ${process.pid}`);
     writeBack.release();
     expect(await first).toMatchObject({ clusters: 20, complete: true });
     // Released at its end: the next run takes the lock at once.
-    expect(await dedup(ctx.client, index, { full: true, minSimilarity: 0.7 })).toMatchObject({ complete: true });
+    expect(await dedup(ctx.client, index, { state: { full: true }, compare: { minSimilarity: 0.7 } })).toMatchObject({ complete: true });
     expect(Date.now() - started).toBeLessThan(60_000);
   });
 
@@ -241,7 +242,7 @@ forEachEngine('dedup overlapping other work', (ctx) => {
       import { connect, dedupIndex } from ${JSON.stringify(path.resolve(__dirname, '../../dist/index.js'))};
       const client = await connect({ url: ${JSON.stringify(url)} });
       try {
-        await dedupIndex(client, { index: ${JSON.stringify(index)}, full: true, stateFile: ${JSON.stringify(stateOf(`${index}-holder`))}, lock: { leaseSeconds: ${lease ?? 60} } });
+        await dedupIndex(client, { index: ${JSON.stringify(index)}, state: { full: true, stateFile: ${JSON.stringify(stateOf(`${index}-holder`))} }, lock: { leaseSeconds: ${lease ?? 60} } });
       } catch (err) {
         process.stderr.write(err.message);
         process.exit(1);
@@ -262,7 +263,7 @@ forEachEngine('dedup overlapping other work', (ctx) => {
     const holder = await holderProcess(index);
     holder.child.kill('SIGKILL');
     expect((await holder.exited).signal).toBe('SIGKILL');
-    const taken = await dedup(ctx.client, index, { full: true });
+    const taken = await dedup(ctx.client, index, { state: { full: true } });
     expect(taken).toMatchObject({ clusters: 20, complete: true });
     expect(taken.notes.join(' ')).toMatch(new RegExp(`took over the lock of a dedup of "${index}" on .*pid ${holder.child.pid}.*whose process is gone`));
   });
@@ -274,12 +275,12 @@ forEachEngine('dedup overlapping other work', (ctx) => {
     // Its lease 6 s, renewed every 2 s while it runs; paused (SIGSTOP) midway, it renews no more.
     const holder = await holderProcess(index, 6);
     holder.child.kill('SIGSTOP');
-    const refusal = await dedup(ctx.client, index, { full: true }).catch((e: Error) => e);
+    const refusal = await dedup(ctx.client, index, { state: { full: true } }).catch((e: Error) => e);
     expect((refusal as Error).message).toContain(`pid ${holder.child.pid}`);
     // The lease as the holder last wrote it: once it is over, the lock is free to take.
     const lease = await leaseEnd(ctx.client, index);
     while (Date.now() <= lease) await new Promise((resolve) => setTimeout(resolve, lease - Date.now() + 1));
-    const taken = await dedup(ctx.client, index, { full: true, minSimilarity: 0.7 });
+    const taken = await dedup(ctx.client, index, { state: { full: true }, compare: { minSimilarity: 0.7 } });
     expect(taken).toMatchObject({ complete: true });
     expect(taken.notes.join(' ')).toMatch(new RegExp(`took over the lock of a dedup of "${index}" on .*pid ${holder.child.pid}.*whose lease ended`));
     const clusters = async () => (await ctx.client.search(index, { size: 1000, _source: ['near_dup'] })).hits.hits.map((h) => [h._id, (h._source as any).near_dup.cluster_id ?? null]);

@@ -12,6 +12,7 @@ import type { EngineClient } from '../../src/engine/client.js';
 import { indexSignatures, largeKeyCorpus } from './hand-made.js';
 import { annotateIndex } from '../../src/jobs/annotate.js';
 import { DEDUP_DEFAULTS, type DedupOptions, dedupIndex, dedupShare, type ShareSummary } from '../../src/jobs/dedup.js';
+import { withDedupOptions } from '../support/dedup-options.js';
 import { markerId } from '../../src/jobs/dedup/share-plan.js';
 import { fixtureSample, testCorpora } from '../support/corpus.js';
 import { indexDocuments, runCli } from '../support/documents.js';
@@ -65,11 +66,11 @@ const withCluster = (client: EngineClient, index: string) => client.count(index,
 
 forEachEngine('dedup split between processes', (ctx) => {
   /** The options of every run here: the oldest by the documents' own date kept, state files of the test's own. */
-  const common = (index: string): DedupOptions => ({ index, canonical: 'oldest', dateField: 'date', stateFile: path.join(tmp, `state-${index}.json`), errorsFile: path.join(tmp, `errors-${index}.jsonl`) });
+  const common = (index: string): DedupOptions => ({ index, compare: { canonical: 'oldest', dateField: 'date' }, state: { stateFile: path.join(tmp, `state-${index}.json`) }, output: { errorsFile: path.join(tmp, `errors-${index}.jsonl`) } });
   const shares = (index: string, count: number, pairsIndex: string, numbers = Array.from({ length: count }, (_, k) => k + 1), extra: Partial<DedupOptions> = {}) =>
-    Promise.all(numbers.map((k) => dedupShare(ctx.client, { ...common(index), ...extra, share: `${k}/${count}`, pairsIndex })));
+    Promise.all(numbers.map((k) => dedupShare(ctx.client, { ...withDedupOptions(common(index), extra), share: `${k}/${count}`, pairsIndex })));
   const finalStep = (index: string, count: number, pairsIndex: string, extra: Partial<DedupOptions> = {}) =>
-    dedupIndex(ctx.client, { ...common(index), ...extra, fromShares: count, pairsIndex });
+    dedupIndex(ctx.client, { ...withDedupOptions(common(index), extra), fromShares: count, pairsIndex });
 
   /** A new index of these documents, annotated. */
   const annotated = async (label: string, docs: ReadonlyArray<{ id: string }>) => {
@@ -82,7 +83,7 @@ forEachEngine('dedup split between processes', (ctx) => {
   /** One process's run, written back: its summary and every document as it left it; then the cluster fields cleared. */
   const oneProcess = async (index: string, extra: Partial<DedupOptions> = {}) => {
     const before = await snapshot(ctx.client, index);
-    const summary = await dedupIndex(ctx.client, { ...common(index), ...extra, full: true });
+    const summary = await dedupIndex(ctx.client, withDedupOptions(common(index), withDedupOptions(extra, { state: { full: true } })));
     expect(summary.complete).toBe(true);
     const after = await snapshot(ctx.client, index);
     expect(changed(before.rest, after.rest)).toEqual([]);
@@ -99,7 +100,7 @@ forEachEngine('dedup split between processes', (ctx) => {
         const pairsIndex = ctx.index(`pairs-${count}`);
         // The three shares hold a tenth of the signatures in memory, the rest spilled to disk: the memory a
         // share is given is its own business, not the run's.
-        const done: ShareSummary[] = await shares(index, count, pairsIndex, undefined, count === 3 ? { maxCachedSignatures: Math.ceil(docs.length / 10) } : {});
+        const done: ShareSummary[] = await shares(index, count, pairsIndex, undefined, count === 3 ? { limits: { maxCachedSignatures: Math.ceil(docs.length / 10) } } : {});
         expect(done.map((s) => [s.complete, s.alreadyComplete, s.resumedBands])).toEqual(done.map(() => [true, false, 0]));
         expect(new Set(done.map((s) => s.run)).size).toBe(1);
         // Every bucket is one share's: the counts add up to one process's.
@@ -111,7 +112,7 @@ forEachEngine('dedup split between processes', (ctx) => {
         // The final step of the three holds a tenth of the signatures too: its ids, facts and sets on disk, and
         // its pairs in parts of 12 on disk (more than two parts: the fixtures have 40 pairs at the default bar).
         const small = { maxCachedSignatures: Math.ceil(docs.length / 10), maxCachedMembers: 12 };
-        const summary = await finalStep(index, count, pairsIndex, count === 3 ? small : {});
+        const summary = await finalStep(index, count, pairsIndex, count === 3 ? { limits: small } : {});
         expect(summary).toMatchObject({ complete: true, failed: 0, clusters: one.summary.clusters, duplicates: one.summary.duplicates, verifiedPairs: one.summary.verifiedPairs });
         if (count === 3) expect(one.summary.verifiedPairs).toBeGreaterThan(2 * small.maxCachedMembers);
         expect(summary.fromShares).toMatchObject({ shares: count, pairsIndex, pairs: one.summary.verifiedPairs, duplicates: 0 });
@@ -169,7 +170,7 @@ forEachEngine('dedup split between processes', (ctx) => {
     await expect(finalStep(index, 3, pairsIndex)).rejects.toThrow(/2 of 3 shares are not complete.*3\/3 \(marker damaged: it says complete with 3 of 26 bands done\)/);
     // Shares of another run: the bar differs, said with both values.
     const other = DEDUP_DEFAULTS.minSimilarity - 0.1;
-    await expect(finalStep(index, 3, pairsIndex, { minSimilarity: other })).rejects.toThrow(
+    await expect(finalStep(index, 3, pairsIndex, { compare: { minSimilarity: other } })).rejects.toThrow(
       new RegExp(`holds shares of another run of .*, which differ in minSimilarity \\(${DEDUP_DEFAULTS.minSimilarity} there, ${other} here\\): give the options they ran with`),
     );
     expect(await withCluster(ctx.client, index)).toBe(0);
@@ -201,7 +202,7 @@ forEachEngine('dedup split between processes', (ctx) => {
     // A dry run names them too, and leaves the shares as they are (their markers kept).
     const markers = async () => (await ctx.client.search(pairsIndex, { size: 10, query: { term: { kind: 'share' } } })).hits.hits.length;
     const before = await markers();
-    await expect(finalStep(index, 2, pairsIndex, { dryRun: true })).rejects.toThrow(/2 problems in 2 documents .*the shares were left as they are \(a dry run\)\. Shares 1\/2, 2\/2 would do their work again once this runs without --dry-run/);
+    await expect(finalStep(index, 2, pairsIndex, { output: { dryRun: true } })).rejects.toThrow(/2 problems in 2 documents .*the shares were left as they are \(a dry run\)\. Shares 1\/2, 2\/2 would do their work again once this runs without --dry-run/);
     await ctx.client.refresh(pairsIndex);
     expect([before, await markers()]).toEqual([2, 2]);
     await expect(finalStep(index, 2, pairsIndex)).rejects.toThrow(
@@ -303,12 +304,12 @@ forEachEngine('dedup split between processes', (ctx) => {
     await indexSignatures(ctx.client, index, docs, { dated: true });
     const pairsOf = (file: string) => readFileSync(file, 'utf8').trim().split('\n').sort();
     const oneFile = path.join(tmp, `${index}-one.jsonl`);
-    const one = await dedupIndex(ctx.client, { ...common(index), minSimilarity: bar, bucketChunk: 16, full: true, dryRun: true, pairsFile: oneFile });
+    const one = await dedupIndex(ctx.client, withDedupOptions(common(index), { compare: { minSimilarity: bar }, limits: { bucketChunk: 16 }, state: { full: true }, output: { dryRun: true, pairsFile: oneFile } }));
     expect(one.top.map((c) => c.size)).toEqual([60, 10, 2]);
     const pairsIndex = ctx.index('pairs-large-key');
-    await shares(index, 3, pairsIndex, undefined, { minSimilarity: bar, bucketChunk: 16 });
+    await shares(index, 3, pairsIndex, undefined, { compare: { minSimilarity: bar }, limits: { bucketChunk: 16 } });
     const splitFile = path.join(tmp, `${index}-split.jsonl`);
-    const split = await finalStep(index, 3, pairsIndex, { minSimilarity: bar, bucketChunk: 16, dryRun: true, pairsFile: splitFile });
+    const split = await finalStep(index, 3, pairsIndex, { compare: { minSimilarity: bar }, limits: { bucketChunk: 16 }, output: { dryRun: true, pairsFile: splitFile } });
     expect(pairsOf(splitFile)).toEqual(pairsOf(oneFile));
     expect(split.fromShares?.pairs).toBe(one.verifiedPairs);
     const { clusters, duplicates, families, alone, top, canonicalSimilarity } = one;

@@ -7,6 +7,7 @@ import type { EngineClient } from '../../src/engine/client.js';
 import { annotateIndex } from '../../src/jobs/annotate.js';
 import { indexSignatures, largeKeyCorpus } from './hand-made.js';
 import { type ClusterMethod, dedupIndex, type DedupPair } from '../../src/jobs/dedup.js';
+import { withDedupOptions } from '../support/dedup-options.js';
 import { UnionFind } from '../../src/jobs/dedup/union-find.js';
 import { createSigner } from '../../src/signature.js';
 import { testCorpora } from '../support/corpus.js';
@@ -59,7 +60,7 @@ for (const { name, docs } of testCorpora(30, 30)) {
     /** A full dedup run that writes its clusters back, with its own state file; its verified pairs. */
     const fullRun = async (target: string, clusters?: ClusterMethod) => {
       const pairsFile = path.join(tmp, `${target}-pairs.jsonl`);
-      const summary = await dedupIndex(ctx.client, { index: target, minSimilarity: THRESHOLD, canonical: 'oldest', dateField: 'date', pairsFile, stateFile: stateOf(target), clusters });
+      const summary = await dedupIndex(ctx.client, { index: target, compare: { minSimilarity: THRESHOLD, canonical: 'oldest', dateField: 'date', clusters }, output: { pairsFile }, state: { stateFile: stateOf(target) } });
       const pairs: DedupPair[] = readFileSync(pairsFile, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
       return { summary, pairs };
     };
@@ -92,8 +93,8 @@ for (const { name, docs } of testCorpora(30, 30)) {
     });
 
     it('finds the same clusters with a signature cache far smaller than the index', async () => {
-      const roomy = await dedupIndex(ctx.client, { index, minSimilarity: THRESHOLD, dryRun: true, full: true });
-      const tight = await dedupIndex(ctx.client, { index, minSimilarity: THRESHOLD, dryRun: true, full: true, maxCachedSignatures: 40 });
+      const roomy = await dedupIndex(ctx.client, { index, compare: { minSimilarity: THRESHOLD }, output: { dryRun: true }, state: { full: true } });
+      const tight = await dedupIndex(ctx.client, { index, compare: { minSimilarity: THRESHOLD }, output: { dryRun: true }, state: { full: true }, limits: { maxCachedSignatures: 40 } });
       expect(tight.clusters).toBe(roomy.clusters);
       expect(tight.duplicates).toBe(roomy.duplicates);
       expect(tight.top).toEqual(roomy.top);
@@ -102,11 +103,11 @@ for (const { name, docs } of testCorpora(30, 30)) {
     it('finds the same clusters, pairs and similarities with the signatures spilled to disk as held in memory', async () => {
       const pairsOf = (file: string) => readFileSync(file, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
       const roomyFile = path.join(tmp, `${name}-pairs-roomy-${ctx.engine.flavour}-${ctx.engine.version}.jsonl`);
-      const roomy = await dedupIndex(ctx.client, { index, minSimilarity: THRESHOLD, dryRun: true, full: true, pairsFile: roomyFile });
+      const roomy = await dedupIndex(ctx.client, { index, compare: { minSimilarity: THRESHOLD }, output: { dryRun: true, pairsFile: roomyFile }, state: { full: true } });
       const spillDir = mkdtempSync(path.join(tmp, 'spill-'));
       const spilledFile = path.join(tmp, `${name}-pairs-spilled-${ctx.engine.flavour}-${ctx.engine.version}.jsonl`);
       // A cache of half the index: the signatures go to disk, in a folder of the spill's own, removed at the end.
-      const spilled = await dedupIndex(ctx.client, { index, minSimilarity: THRESHOLD, dryRun: true, full: true, pairsFile: spilledFile, maxCachedSignatures: Math.floor(docs.length / 2), spillDir });
+      const spilled = await dedupIndex(ctx.client, { index, compare: { minSimilarity: THRESHOLD }, output: { dryRun: true, pairsFile: spilledFile }, state: { full: true }, limits: { maxCachedSignatures: Math.floor(docs.length / 2), spillDir } });
       expect(spilled.top).toEqual(roomy.top);
       expect([spilled.clusters, spilled.duplicates, spilled.verifiedPairs, spilled.candidatePairs]).toEqual([roomy.clusters, roomy.duplicates, roomy.verifiedPairs, roomy.candidatePairs]);
       expect(spilled.canonicalSimilarity).toEqual(roomy.canonicalSimilarity);
@@ -121,11 +122,11 @@ for (const { name, docs } of testCorpora(30, 30)) {
       };
       const [roomy, tight] = [await annotatedIndex('dedup-members-roomy'), await annotatedIndex('dedup-members-tight')];
       const spillDir = mkdtempSync(path.join(tmp, 'spill-members-'));
-      const common = { minSimilarity: THRESHOLD, canonical: 'oldest', dateField: 'date', maxCachedSignatures: Math.floor(docs.length / 2), spillDir } as const;
+      const common = { compare: { minSimilarity: THRESHOLD, canonical: 'oldest', dateField: 'date' }, limits: { maxCachedSignatures: Math.floor(docs.length / 2), spillDir } } as const;
       // The roomy run holds everything in memory (signatures, ids, rows, clusters, the ids written); the tight
       // one spills its signatures and ids, writes its rows past 3 and keeps its clusters and ids written on disk.
-      const all = await dedupIndex(ctx.client, { index: roomy, ...common, maxCachedSignatures: 100_000, stateFile: stateOf(roomy) });
-      const few = await dedupIndex(ctx.client, { index: tight, ...common, stateFile: stateOf(tight), maxCachedMembers: 3 });
+      const all = await dedupIndex(ctx.client, withDedupOptions({ index: roomy, ...common }, { limits: { maxCachedSignatures: 100_000 }, state: { stateFile: stateOf(roomy) } }));
+      const few = await dedupIndex(ctx.client, withDedupOptions({ index: tight, ...common }, { state: { stateFile: stateOf(tight) }, limits: { maxCachedMembers: 3 } }));
       expect(all.clusters).toBeGreaterThan(0);
       expect([few.clusters, few.duplicates, few.verifiedPairs, few.candidatePairs, few.written, few.complete]).toEqual([all.clusters, all.duplicates, all.verifiedPairs, all.candidatePairs, all.written, true]);
       expect(await fieldsOf(tight)).toEqual(await fieldsOf(roomy));
@@ -137,7 +138,7 @@ for (const { name, docs } of testCorpora(30, 30)) {
       for (const target of [roomy, tight]) {
         await ctx.client.request('POST', `/${target}/_update/${encodeURIComponent(outside)}`, { doc: { near_dup: { cluster_id: 'planted', cluster_size: 9 } } }, { refresh: 'true' });
       }
-      const [allAgain, fewAgain] = [await dedupIndex(ctx.client, { index: roomy, ...common, maxCachedSignatures: 100_000, stateFile: stateOf(roomy), full: true }), await dedupIndex(ctx.client, { index: tight, ...common, stateFile: stateOf(tight), full: true, maxCachedMembers: 3 })];
+      const [allAgain, fewAgain] = [await dedupIndex(ctx.client, withDedupOptions({ index: roomy, ...common }, { limits: { maxCachedSignatures: 100_000 }, state: { stateFile: stateOf(roomy), full: true } })), await dedupIndex(ctx.client, withDedupOptions({ index: tight, ...common }, { state: { stateFile: stateOf(tight), full: true }, limits: { maxCachedMembers: 3 } }))];
       expect([fewAgain.cleared, fewAgain.complete, allAgain.cleared]).toEqual([1, true, 1]);
       expect(await fieldsOf(tight)).toEqual(await fieldsOf(roomy));
       expect(readdirSync(spillDir)).toEqual([]);
@@ -147,11 +148,10 @@ for (const { name, docs } of testCorpora(30, 30)) {
       const spillDir = mkdtempSync(path.join(tmp, 'spill-failed-'));
       const failing = dedupIndex(ctx.client, {
         index,
-        minSimilarity: THRESHOLD,
-        dryRun: true,
-        full: true,
-        maxCachedSignatures: Math.floor(docs.length / 2),
-        spillDir,
+        compare: { minSimilarity: THRESHOLD },
+        output: { dryRun: true },
+        state: { full: true },
+        limits: { maxCachedSignatures: Math.floor(docs.length / 2), spillDir },
         onProgress: (p) => {
           if (p.stage === 'bands' && p.done === 1) throw new Error('stopped by the caller after the first band');
         },
@@ -239,7 +239,7 @@ for (const { name, docs } of testCorpora(30, 30)) {
       await ctx.client.request('PUT', `/${index}/_doc/${encodeURIComponent(copyId)}`, { ...original, id: copyId, date: '2030-01-01T00:00:00+00:00', text: `${original.text}\nOne more line.` }, { refresh: 'true' });
       const annotated = await annotateIndex(ctx.client, { index, fields: ['text'], prefix: 'near_dup', signer: {} });
       expect(annotated.annotated).toBe(1);
-      const summary = await dedupIndex(ctx.client, { index, minSimilarity: THRESHOLD, canonical: 'oldest', dateField: 'date', stateFile: stateOf(index) });
+      const summary = await dedupIndex(ctx.client, { index, compare: { minSimilarity: THRESHOLD, canonical: 'oldest', dateField: 'date' }, state: { stateFile: stateOf(index) } });
       expect(summary).toMatchObject({ mode: 'incremental', newDocuments: 1 });
       const stored = await sources(ctx.client, index);
       const cluster = stored.get(member)!.near_dup.cluster_id;
@@ -248,7 +248,7 @@ for (const { name, docs } of testCorpora(30, 30)) {
       for (const id of members) expect(stored.get(id)!.near_dup.cluster_size).toBe(members.length);
       // A full run agrees with what the incremental one left.
       const before = clusterMembership(stored);
-      const full = await dedupIndex(ctx.client, { index, minSimilarity: THRESHOLD, canonical: 'oldest', dateField: 'date', full: true, stateFile: stateOf(index) });
+      const full = await dedupIndex(ctx.client, { index, compare: { minSimilarity: THRESHOLD, canonical: 'oldest', dateField: 'date' }, state: { full: true, stateFile: stateOf(index) } });
       expect(full.mode).toBe('full');
       expect(clusterMembership(await sources(ctx.client, index))).toEqual(before);
     });
@@ -259,9 +259,9 @@ for (const { name, docs } of testCorpora(30, 30)) {
       await ctx.client.deleteIndex(index);
       await indexDocuments(ctx.client, index, docs);
       await annotateIndex(ctx.client, { index, fields: ['text'], prefix: 'near_dup', signer: {} });
-      const again = await dedupIndex(ctx.client, { index, minSimilarity: THRESHOLD, canonical: 'oldest', dateField: 'date', stateFile: stateOf(index) });
+      const again = await dedupIndex(ctx.client, { index, compare: { minSimilarity: THRESHOLD, canonical: 'oldest', dateField: 'date' }, state: { stateFile: stateOf(index) } });
       expect(again.mode).toBe('full');
-      const next = await dedupIndex(ctx.client, { index, minSimilarity: THRESHOLD, canonical: 'oldest', dateField: 'date', stateFile: stateOf(index) });
+      const next = await dedupIndex(ctx.client, { index, compare: { minSimilarity: THRESHOLD, canonical: 'oldest', dateField: 'date' }, state: { stateFile: stateOf(index) } });
       expect(next.mode).toBe('incremental');
     });
 
@@ -273,7 +273,7 @@ for (const { name, docs } of testCorpora(30, 30)) {
       await ctx.client.request('POST', `/${index}/_update/${encodeURIComponent(clustered)}`, { doc: { text: 'an entirely different text about gardening, tomatoes and rain' } }, { refresh: 'true' });
       const again = await annotateIndex(ctx.client, { index, fields: ['text'], prefix: 'near_dup', signer: {} });
       expect(again.annotated).toBe(1);
-      const summary = await dedupIndex(ctx.client, { index, minSimilarity: THRESHOLD, canonical: 'oldest', dateField: 'date', stateFile: stateOf(index) });
+      const summary = await dedupIndex(ctx.client, { index, compare: { minSimilarity: THRESHOLD, canonical: 'oldest', dateField: 'date' }, state: { stateFile: stateOf(index) } });
       const stored = await sources(ctx.client, index);
       expect(summary.mode).toBe('incremental');
       expect(summary.top.some((c) => c.members.includes(clustered))).toBe(false);
@@ -323,7 +323,7 @@ forEachEngine('dedup of a large bucket', (ctx) => {
     expect(expected.groups()).toHaveLength(1);
     expect(jaccard(chain[0].values, chain[2].values)).toBeLessThan(THRESHOLD);
     const pairsFile = path.join(tmp, `pairs-chain-${ctx.engine.flavour}-${ctx.engine.version}.jsonl`);
-    const summary = await dedupIndex(ctx.client, { index, minSimilarity: THRESHOLD, full: true, dryRun: true, pairsFile, clusters: 'components' });
+    const summary = await dedupIndex(ctx.client, { index, compare: { minSimilarity: THRESHOLD, clusters: 'components' }, state: { full: true }, output: { dryRun: true, pairsFile } });
     expect(summary.clusters).toBe(1);
     expect(summary.top[0].size).toBe(chain.length);
     // Only what joins clusters is verified: fewer comparisons than all pairs, and every reported pair real.
@@ -334,7 +334,7 @@ forEachEngine('dedup of a large bucket', (ctx) => {
   });
 
   it('by default cuts the chain into clusters whose every duplicate is within the bar of its canonical, the family whole', async () => {
-    const summary = await dedupIndex(ctx.client, { index, minSimilarity: THRESHOLD, full: true, dryRun: true });
+    const summary = await dedupIndex(ctx.client, { index, compare: { minSimilarity: THRESHOLD }, state: { full: true }, output: { dryRun: true } });
     expect([summary.families, summary.largestFamily]).toEqual([1, chain.length]);
     expect(summary.clusters).toBeGreaterThan(5);
     expect(summary.canonicalSimilarity.min).toBeGreaterThanOrEqual(THRESHOLD);
@@ -353,7 +353,7 @@ forEachEngine('dedup of a band key held by more documents than one bucket verifi
   it('verifies it a chunk at a time and still joins every copy, however many chunks there are, in memory or partition by partition', async () => {
     for (const [bucketChunk, maxCachedSignatures] of [undefined, 16, 5].flatMap((c) => [[c, undefined], [c, 10]])) {
       const pairsFile = path.join(tmp, `pairs-large-${ctx.engine.flavour}-${ctx.engine.version}-${bucketChunk}-${maxCachedSignatures}.jsonl`);
-      const summary = await dedupIndex(ctx.client, { index, minSimilarity: THRESHOLD, full: true, dryRun: true, bucketChunk, pairsFile, maxCachedSignatures });
+      const summary = await dedupIndex(ctx.client, { index, compare: { minSimilarity: THRESHOLD }, state: { full: true }, output: { dryRun: true, pairsFile }, limits: { bucketChunk, maxCachedSignatures } });
       expect(summary.clusters).toBe(3);
       expect(summary.top.map((c) => c.size)).toEqual([copies.length, family.length, 2]);
       expect(summary.top[0].members.every((id) => id.startsWith('copy-'))).toBe(true);

@@ -55,7 +55,7 @@ forEachEngine('explore, a step missing', (ctx) => {
     const index = ctx.index('explore-deduplicated');
     await indexDocuments(ctx.client, index, docs);
     await annotateIndex(ctx.client, { index, fields: ['text'], prefix: 'near_dup', signer: {}, checkpointFile: path.join(tmp, 'cp2.json'), errorsFile: path.join(tmp, 'e2.jsonl') });
-    await dedupIndex(ctx.client, { index, stateFile: path.join(tmp, 'dedup.json'), errorsFile: path.join(tmp, 'dedup-errors.jsonl') });
+    await dedupIndex(ctx.client, { index, state: { stateFile: path.join(tmp, 'dedup.json') }, output: { errorsFile: path.join(tmp, 'dedup-errors.jsonl') } });
     await ctx.client.refresh(index);
     const answer = await clusters(await explore(index));
     expect(answer.status).toBe(200);

@@ -45,7 +45,7 @@ forEachEngine('explore: texts as compared', (ctx) => {
     await annotateIndex(ctx.client, { index, fields: ['body'], prefix: 'near_dup', signer: {}, checkpointFile: path.join(tmp, 'cp.json'), errorsFile: path.join(tmp, 'e.jsonl') });
     // A document indexed after annotate: no signature, so nothing says how it was (or would be) compared.
     await indexDocuments(ctx.client, index, [{ id: 'page-unsigned', body: edited }]);
-    await dedupIndex(ctx.client, { index, stateFile: path.join(tmp, 'dedup.json'), errorsFile: path.join(tmp, 'dedup-errors.jsonl') });
+    await dedupIndex(ctx.client, { index, state: { stateFile: path.join(tmp, 'dedup.json') }, output: { errorsFile: path.join(tmp, 'dedup-errors.jsonl') } });
     await ctx.client.refresh(index);
     explorer = await startExplorer(ctx.client, { index, fields: ['body'], prefix: 'near_dup', host: '127.0.0.1', port: 0 });
   });

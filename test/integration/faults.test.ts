@@ -171,7 +171,7 @@ forEachEngine('jobs on a faulty network', (ctx) => {
     const index = ctx.index('faults-dedup');
     await indexDocs(ctx.client, index);
     await annotateIndex(ctx.client, { index, fields: ['text'], prefix: 'near_dup', signer: {} });
-    const clean = await dedupIndex(ctx.client, { index, full: true, dryRun: true, collectMatches: false, stateFile: path.join(tmp, `dd-clean-${index}.json`) });
+    const clean = await dedupIndex(ctx.client, { index, state: { full: true, stateFile: path.join(tmp, `dd-clean-${index}.json`) }, output: { dryRun: true, collectMatches: false } });
     proxy.decide = plan([
       { kind: 'scroll', nth: 3, fault: 'drop' },
       { kind: 'scroll', nth: 7, fault: { stallMs: TIMEOUT_MS + 1000 } },
@@ -182,12 +182,9 @@ forEachEngine('jobs on a faulty network', (ctx) => {
     ]);
     const summary = await dedupIndex(faulty, {
       index,
-      full: true,
-      maxCachedSignatures: 10,
-      pageSize: 10,
-      bulk: { maxOperations: 10 },
-      stateFile: path.join(tmp, `dd-${index}.json`),
-      errorsFile: path.join(tmp, `dd-errors-${index}.jsonl`),
+      limits: { maxCachedSignatures: 10, pageSize: 10, bulk: { maxOperations: 10 } },
+      state: { full: true, stateFile: path.join(tmp, `dd-${index}.json`) },
+      output: { errorsFile: path.join(tmp, `dd-errors-${index}.jsonl`) },
     });
     expect(proxy.total).toBeGreaterThan(0);
     expect(summary).toMatchObject({ clusters: clean.clusters, duplicates: clean.duplicates, failed: 0, complete: true });
@@ -202,7 +199,7 @@ forEachEngine('jobs on a faulty network', (ctx) => {
     const index = ctx.index(label);
     await indexDocs(ctx.client, index);
     await annotateIndex(ctx.client, { index, fields: ['text'], prefix: 'near_dup', signer: {} });
-    const clean = await dedupIndex(ctx.client, { index, full: true, dryRun: true, stateFile: path.join(tmp, `dd-clean-${index}.json`) });
+    const clean = await dedupIndex(ctx.client, { index, state: { full: true, stateFile: path.join(tmp, `dd-clean-${index}.json`) }, output: { dryRun: true } });
     const cwd = mkdtempSync(path.join(tmp, `${label}-`));
     // The journal is named as the state file is: by the cluster's uuid and the index.
     return { index, clean, cwd, runFile: path.join(cwd, '.near-dup', `dedup-${await clusterUuid(ctx.client)}-${index}.run.json`) };

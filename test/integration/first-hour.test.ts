@@ -112,7 +112,7 @@ forEachEngine('first hour', (ctx) => {
     await annotateIndex(ctx.client, { index: other, fields: ['body'], prefix: 'near_dup', signer: {} });
     await ctx.client.request('POST', `/${other}/_update/${encodeURIComponent(docs[3].id)}`, { doc: { near_dup: { params: 'not a parameter set' } } }, { refresh: 'true' });
     const errorsFile = path.join(cwd, `errors-${other}.jsonl`);
-    const summary = await dedupIndex(ctx.client, { index: other, full: true, dryRun: true, errorsFile });
+    const summary = await dedupIndex(ctx.client, { index: other, state: { full: true }, output: { dryRun: true, errorsFile } });
     expect(summary.damaged).toBe(1);
     expect(summary.documents).toBe(11);
     const listed = readFileSync(errorsFile, 'utf8').trim().split('\n').map((l) => JSON.parse(l));

@@ -83,7 +83,7 @@ forEachEngine('the band keys without doc values, and indices mapped with them', 
   const older = ctx.index('older');
   const both = [lean, older];
   const stateOf = (index: string) => path.join(tmp, `state-${index}.json`);
-  const dedup = (index: string, full: boolean) => dedupIndex(ctx.client, { index, minSimilarity: 0.5, canonical: 'oldest', dateField: 'date', full, stateFile: stateOf(index) });
+  const dedup = (index: string, full: boolean) => dedupIndex(ctx.client, { index, compare: { minSimilarity: 0.5, canonical: 'oldest', dateField: 'date' }, state: { full, stateFile: stateOf(index) } });
 
   beforeAll(async () => {
     await ctx.client.createIndex(lean, { mappings: { properties: USER_FIELDS } });

@@ -66,20 +66,20 @@ describe('share plan', () => {
     const base = { index: 'docs', share: '1/2', pairsIndex: 'docs-pairs' };
     expect(() => checkShareOptions(base)).not.toThrow();
     const cases: Array<[Record<string, unknown>, RegExp]> = [
-      [{ dryRun: true }, /^dryRun is not for share: give it to the final step \(fromShares N\)/],
-      [{ resume: true }, /^resume is not for share: a share goes on from its last band written by itself/],
-      [{ containment: 0.8 }, /^containment is not for share/],
-      [{ pairsFile: 'p.jsonl' }, /^pairsFile is not for share/],
-      [{ collectMatches: true }, /^collectMatches is not for share/],
+      [{ output: { dryRun: true } }, /^dryRun is not for share: give it to the final step \(fromShares N\)/],
+      [{ state: { resume: true } }, /^resume is not for share: a share goes on from its last band written by itself/],
+      [{ compare: { containment: 0.8 } }, /^containment is not for share/],
+      [{ output: { pairsFile: 'p.jsonl' } }, /^pairsFile is not for share/],
+      [{ output: { collectMatches: true } }, /^collectMatches is not for share/],
       [{ share: '3/2' }, /^share must be K\/N/],
       [{ pairsIndex: 'docs' }, /^pairsIndex must name an index of its own/],
-      [{ minSimilarity: 2 }, /^minSimilarity must be above 0 and at most 1, got 2/],
+      [{ compare: { minSimilarity: 2 } }, /^minSimilarity must be above 0 and at most 1, got 2/],
       [{ fromShares: 2 }, /^share and fromShares go to different runs/],
     ];
     for (const [change, message] of cases) expect(() => checkShareOptions({ ...base, ...change } as never)).toThrow(message);
     expect(() => checkDedupOptions({ index: 'docs', fromShares: 3, pairsIndex: 'p' })).not.toThrow();
     expect(() => checkDedupOptions({ index: 'docs', fromShares: 3 })).toThrow(/need pairsIndex NAME/);
-    expect(() => checkDedupOptions({ index: 'docs', fromShares: 3, pairsIndex: 'p', resume: true })).toThrow(/^resume is not for fromShares/);
+    expect(() => checkDedupOptions({ index: 'docs', fromShares: 3, pairsIndex: 'p', state: { resume: true } })).toThrow(/^resume is not for fromShares/);
     expect(() => checkDedupOptions({ index: 'docs', pairsIndex: 'p' })).toThrow(/^pairsIndex "p" goes with share K\/N .* or fromShares N/);
   });
 

@@ -20,8 +20,8 @@ describe('the jobs check their options', () => {
     ['annotate --slice 2 of 2', () => checkAnnotateOptions({ ...base, slice: { id: 2, max: 2 } }), /^slice\.id must be a whole number from 0 to 1 for slice\.max 2/],
     ['annotate with no field', () => checkAnnotateOptions({ ...base, fields: [] }), /with fields$/],
     ['ingest --max-chars 0', () => checkIngestOptions({ ...base, maxChars: 0 }), /^maxChars must be/],
-    ['dedup --min-similarity 0', () => checkDedupOptions({ index: 'docs', minSimilarity: 0 }), /^minSimilarity must be above 0/],
-    ['dedup --page-size 1.5', () => checkDedupOptions({ index: 'docs', pageSize: 1.5 }), /^pageSize must be a whole number/],
+    ['dedup --min-similarity 0', () => checkDedupOptions({ index: 'docs', compare: { minSimilarity: 0 } }), /^minSimilarity must be above 0/],
+    ['dedup --page-size 1.5', () => checkDedupOptions({ index: 'docs', limits: { pageSize: 1.5 } }), /^pageSize must be a whole number/],
     ['similar --limit 0', () => checkSimilarOptions({ index: 'docs', id: 'a', limit: 0 }), /^limit must be a whole number of at least 1, got 0/],
     ['similar --id and --text', () => checkSimilarOptions({ index: 'docs', id: 'a', text: 'b' }), /exactly one of id or text/],
   ])('%s is a usage error', (_name, check, message) => {
@@ -31,7 +31,7 @@ describe('the jobs check their options', () => {
 
   it('good options pass', () => {
     expect(() => checkAnnotateOptions({ ...base, pageSize: 10, slice: { id: 1, max: 2 } })).not.toThrow();
-    expect(() => checkDedupOptions({ index: 'docs', minSimilarity: 1 })).not.toThrow();
+    expect(() => checkDedupOptions({ index: 'docs', compare: { minSimilarity: 1 } })).not.toThrow();
     expect(() => checkSimilarOptions({ index: 'docs', text: 'x', maxDistance: 0 })).not.toThrow();
   });
 });

@@ -6,7 +6,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import * as api from '../../src/index.js';
-import { checkDedupOptions } from '../../src/jobs/dedup.js';
+import { checkDedupOptions, checkShareOptions } from '../../src/jobs/dedup.js';
 import { flagOf } from '../../src/cli/option-flags.js';
 
 const ROOT = path.resolve(__dirname, '../..');
@@ -116,11 +116,24 @@ describe('an option named by its key in the library, by its flag on the command 
     await expect(api.findSimilar(undefined as never, { index: 'docs', id: 'a', text: 'b' })).rejects.toThrow(/^give exactly one of id or text/);
   });
 
-  it('the flat options of 0.x are still taken, and a group wins over them', () => {
-    expect(api.resolveDedupOptions({ index: 'docs', minSimilarity: 0.7, pageSize: 10 }).compare.minSimilarity).toBe(0.7);
-    const both = api.resolveDedupOptions({ index: 'docs', minSimilarity: 0.7, compare: { minSimilarity: 0.8 } } as never);
-    expect(both.compare.minSimilarity).toBe(0.8);
-    expect(both.limits.pageSize).toBe(api.DEDUP_DEFAULTS.pageSize);
+  it('a dedup option out of its group (the flat names of 0.x) is refused, naming where it goes', () => {
+    const refused = (options: object, share = false) => {
+      const check = () => (share ? checkShareOptions({ share: '1/2', pairsIndex: 'p', ...options } as never) : api.resolveDedupOptions({ index: 'docs', ...options } as never));
+      try {
+        check();
+      } catch (err) {
+        expect(err).toBeInstanceOf(api.UsageError);
+        return (err as Error).message;
+      }
+      throw new Error(`${JSON.stringify(options)} was taken`);
+    };
+    expect(refused({ minSimilarity: 0.7 })).toBe('minSimilarity: give it as compare.minSimilarity (dedup takes its options in groups: compare, limits, state, output)');
+    expect(refused({ dryRun: true }, true)).toBe('dryRun: give it as output.dryRun (dedup takes its options in groups: compare, limits, state, output)');
+    expect(refused({ compare: { pageSize: 10 } })).toBe('compare.pageSize: give it as limits.pageSize (dedup takes its options in groups: compare, limits, state, output)');
+    expect(refused({ minSimilarty: 0.7 })).toMatch(/^minSimilarty is not an option of dedup; it takes index, compare, limits, state, output, /);
+    expect(refused({ state: { fulll: true } })).toBe('state.fulll is not an option of dedup; state takes stateFile, resume, full');
+    // A member left undefined is no setting lost (a caller spreads what it has).
+    expect(api.resolveDedupOptions({ index: 'docs', minSimilarity: undefined, compare: { minSimilarity: 0.8, prefix: undefined } } as never).compare).toMatchObject({ minSimilarity: 0.8, prefix: 'near_dup' });
   });
 
   it('the CLI maps keys to the flags a user types', () => {
