@@ -372,7 +372,7 @@ type Progress = (stage: DedupStage, done: number, total?: number) => void;
 
 /** What a run settles before it looks for pairs: the documents compared, how they are ordered, and the last run's state. */
 interface DedupRun {
-  /** The options, resolved. */
+  /** The options, resolved, with the state file settled (named by the cluster's uuid): every step after prepareRun reads its settings here, and only here. */
   job: DedupSettings;
   params: string;
   excludedParams: number;
@@ -461,25 +461,26 @@ export async function dedupIndex(client: EngineClient, options: DedupOptions): P
   let lock: RunLock | undefined;
   let view: RunView | undefined;
   try {
+    // From here the settings are the run's (run.job: its state file settled).
     run = await prepareRun(client, job);
-    lock = await lockRun(client, job, run);
+    lock = await lockRun(client, run);
     // Where this run's view begins, before it reads anything (only a run that records its state needs it;
     // the final step of a split run clusters what its shares read, earlier).
-    view = job.output.dryRun || job.fromShares !== undefined ? undefined : await RunView.open(client, job.index);
-    const pairs = await findPairs(client, job, run, progress);
+    view = run.job.output.dryRun || run.job.fromShares !== undefined ? undefined : await RunView.open(client, run.job.index);
+    const pairs = await findPairs(client, run, progress);
     const found = performance.now();
     const cut = await cutClusters(run, pairs.pieces, progress);
     const clustered = performance.now();
-    const errors = ErrorsFile.forIndex(job.index, job.output.errorsFile);
+    const errors = ErrorsFile.forIndex(run.job.index, run.job.output.errorsFile);
     // Every write checks the lock first: a run paused past its lease writes nothing once another took it over.
     const writer = lock ? writingUnder(lock, client) : client;
     lock?.check();
-    const written = await writeClusters(writer, job, run, pairs, cut, errors, progress);
-    const containment = job.compare.containment === undefined ? undefined : await findContainment(writer, job, { prefix: run.job.compare.prefix, scope: run.scope, params: run.params, pageSize: run.job.limits.pageSize, errors, progress });
+    const written = await writeClusters(writer, run, pairs, cut, errors, progress);
+    const containment = run.job.compare.containment === undefined ? undefined : await findContainment(writer, run, errors, progress);
     await errors.close();
     lock?.check();
     if (written.complete) await recordCompleteRun(run, pairs, view);
-    return summarize(client, job, run, pairs, cut, { written, containment, errors }, { started, found, clustered, usage, retriesAtStart });
+    return summarize(client, run, pairs, cut, { written, containment, errors }, { started, found, clustered, usage, retriesAtStart });
   } catch (err) {
     throw client.explain(err, job.index);
   } finally {
@@ -493,8 +494,9 @@ export async function dedupIndex(client: EngineClient, options: DedupOptions): P
  * The lock of the indices a run writes, one key a concrete index (an alias and one of its indices exclude each
  * other). A dry run writes nothing and takes none: it says in its notes when another run is writing.
  */
-async function lockRun(client: EngineClient, job: DedupSettings, run: DedupRun): Promise<RunLock | undefined> {
-  const request = { keys: run.uuids.map((uuid) => `dedup-${uuid}`), what: `dedup of "${job.index}"`, settings: holderSettings(job, run) };
+async function lockRun(client: EngineClient, run: DedupRun): Promise<RunLock | undefined> {
+  const { job } = run;
+  const request = { keys: run.uuids.map((uuid) => `dedup-${uuid}`), what: `dedup of "${job.index}"`, settings: holderSettings(run) };
   if (job.output.dryRun) {
     const holder = await lockHolder(client, request.keys, job.lock);
     if (holder) run.notes.push(holder);
@@ -506,7 +508,8 @@ async function lockRun(client: EngineClient, job: DedupSettings, run: DedupRun):
 }
 
 /** A run's settings as a refused run names them. */
-function holderSettings(job: DedupSettings, run: DedupRun): string {
+function holderSettings(run: DedupRun): string {
+  const { job } = run;
   const { minSimilarity, clusters, canonical, dateField } = job.compare;
   const rule = typeof canonical === 'object' ? `${canonical.order === 'desc' ? '-' : ''}${canonical.field}` : canonical;
   const mode = job.fromShares !== undefined ? `final step of ${plural(job.fromShares, 'share')} from ${job.pairsIndex}` : job.state.full ? 'full' : job.state.resume ? 'resumed' : 'incremental where it can';
@@ -560,17 +563,17 @@ async function checkTarget(client: EngineClient, job: DedupSettings): Promise<vo
  * Finds and verifies the pairs: only around what was annotated since the last complete run when its state
  * allows, else (or when the families touched are too large to read whole) over the whole index.
  */
-async function findPairs(client: EngineClient, job: DedupSettings, run: DedupRun, progress: Progress): Promise<PairsFound> {
-  if (job.fromShares !== undefined) return findSharedPairs(client, job, run, job.fromShares);
+async function findPairs(client: EngineClient, run: DedupRun, progress: Progress): Promise<PairsFound> {
+  if (run.job.fromShares !== undefined) return findSharedPairs(client, run, run.job.fromShares);
   if (continues(run.saved, run.current)) {
-    const pieces = pairPieces(client, job, run, 'incremental');
-    const result = await incrementalPass(client, pieces.store, pieces.verifier, incrementalSettings(job, run, run.saved, progress));
+    const pieces = pairPieces(client, run, 'incremental');
+    const result = await incrementalPass(client, pieces.store, pieces.verifier, incrementalSettings(run, run.saved, progress));
     if (!result.tooLarge) return { pieces, incremental: true, decided: result.decided, newDocuments: result.newDocuments };
     run.notes.push(`the families the ${plural(result.newDocuments, 'new document')} touch needed ${plural(result.tooLarge.lookups, 'lookup')} or more; this run is a full one instead`);
     if (pieces.pairsOut) await closeStream(pieces.pairsOut);
   }
-  const pieces = pairPieces(client, job, run, 'full');
-  const full = new FullPass(client, pieces.store, pieces.verifier, fullPassSettings(job, run, pieces.numbers, progress));
+  const pieces = pairPieces(client, run, 'full');
+  const full = new FullPass(client, pieces.store, pieces.verifier, fullPassSettings(run, pieces.numbers, progress));
   pieces.full = full;
   // Its signatures (a spill of tens of GB at a hundred million documents) go when the run ends, whatever ends it.
   run.spilled.push({ close: () => full.dropSignatures() });
@@ -582,11 +585,12 @@ async function findPairs(client: EngineClient, job: DedupSettings, run: DedupRun
  * The final step of a split run: the pairs of every share, each checked, recorded as if verified here
  * (dedup/shares-final.ts); refused, naming what to run, while a share is not complete.
  */
-async function findSharedPairs(client: EngineClient, job: DedupSettings, run: DedupRun, count: number): Promise<PairsFound> {
+async function findSharedPairs(client: EngineClient, run: DedupRun, count: number): Promise<PairsFound> {
+  const { job } = run;
   const pairsIndex = await PairsIndex.existing(client, job.pairsIndex as string);
-  const identity = await shareIdentity(client, job.index, run, count);
+  const identity = await shareIdentity(client, run, count);
   const name = runName(identity);
-  const pieces = pairPieces(client, job, run, 'shared');
+  const pieces = pairPieces(client, run, 'shared');
   try {
     // (Past --max-cached-signatures the ids are on disk, and the pairs go there in parts of --max-cached-members.)
     const spill = pieces.numbers instanceof SpilledIds ? { folder: pieces.numbers.folder, maxPairs: job.limits.maxCachedMembers } : undefined;
@@ -602,15 +606,15 @@ async function findSharedPairs(client: EngineClient, job: DedupSettings, run: De
 }
 
 /** What the shares of a split run must agree on (dedup/share-plan.ts). */
-async function shareIdentity(client: EngineClient, index: string, run: DedupRun, shares: number): Promise<ShareRunIdentity> {
+async function shareIdentity(client: EngineClient, run: DedupRun, shares: number): Promise<ShareRunIdentity> {
   const { uuids, params, documents } = run;
-  const { prefix, minSimilarity } = run.job.compare;
-  return { index, uuids: uuids.join(','), params, prefix, minSimilarity, bucketChunk: run.job.limits.bucketChunk, shares, documents, lastAnnotatedAt: await lastAnnotated(client, index, run) };
+  const { index, compare, limits } = run.job;
+  return { index, uuids: uuids.join(','), params, prefix: compare.prefix, minSimilarity: compare.minSimilarity, bucketChunk: limits.bucketChunk, shares, documents, lastAnnotatedAt: await lastAnnotated(client, run) };
 }
 
 /** The latest annotated_at in scope: a document signed again between two shares makes them shares of different runs. */
-async function lastAnnotated(client: EngineClient, index: string, run: DedupRun): Promise<string | null> {
-  const response = await client.search(index, { size: 0, query: run.scope, aggs: { last: { max: { field: storedPath(run.job.compare.prefix, 'annotated_at') } } } });
+async function lastAnnotated(client: EngineClient, run: DedupRun): Promise<string | null> {
+  const response = await client.search(run.job.index, { size: 0, query: run.scope, aggs: { last: { max: { field: storedPath(run.job.compare.prefix, 'annotated_at') } } } });
   const value = response.aggregations?.last?.value;
   return typeof value === 'number' ? new Date(value).toISOString() : null;
 }
@@ -671,22 +675,23 @@ export async function dedupShare(client: EngineClient, options: DedupShareOption
   let run: DedupRun | undefined;
   let lock: RunLock | undefined;
   try {
-    // Dry, as far as the index goes: a share writes nothing there (the index may even be blocked for writes meanwhile).
-    run = await prepareRun(client, { ...job, state: { ...job.state, full: true }, output: { ...job.output, dryRun: true } });
+    // Dry, as far as the index goes: a share writes nothing there (the index may even be blocked for writes meanwhile),
+    // nor a pairs file or matches (refused for a share). From here the settings are the run's (run.job).
+    run = await prepareRun(client, { ...job, state: { ...job.state, full: true }, output: { ...job.output, dryRun: true, pairsFile: undefined, collectMatches: false } });
     const pairsIndex = await PairsIndex.open(client, options.pairsIndex);
-    const identity = await shareIdentity(client, job.index, run, share.count);
+    const identity = await shareIdentity(client, run, share.count);
     const name = runName(identity);
     // A share writes only its own marker and pages: it locks them, not the index (the shares of one run go on
     // side by side, each in its own process; the same share started twice would overwrite its own pages).
     lock = await RunLock.take(
       client,
-      { keys: [`share-${pairsIndex.name}-${markerId(name, share)}`], what: `dedup share ${shareName(share)} of "${job.index}" into ${pairsIndex.name}`, settings: `run ${name}, min similarity ${job.compare.minSimilarity}, params ${run.params}` },
-      job.lock,
+      { keys: [`share-${pairsIndex.name}-${markerId(name, share)}`], what: `dedup share ${shareName(share)} of "${run.job.index}" into ${pairsIndex.name}`, settings: `run ${name}, min similarity ${run.job.compare.minSimilarity}, params ${run.params}` },
+      run.job.lock,
     );
-    const pieces = pairPieces(client, { ...job, output: { ...job.output, pairsFile: undefined, collectMatches: false } }, run, 'full');
+    const pieces = pairPieces(client, run, 'full');
     const damaged = () => pieces.store.damagedCount + (run as DedupRun).damagedParams.count;
     pieces.share = new SharePass(client, pieces.store, pieces.verifier, {
-      ...shareReadSettings(job, run, pieces.numbers),
+      ...shareReadSettings(run, pieces.numbers),
       share,
       identity,
       run: name,
@@ -698,12 +703,12 @@ export async function dedupShare(client: EngineClient, options: DedupShareOption
     });
     const outcome = await pieces.share.run();
     lock.check();
-    const errors = ErrorsFile.forIndex(job.index, job.output.errorsFile);
+    const errors = ErrorsFile.forIndex(run.job.index, run.job.output.errorsFile);
     nameDamaged(errors, run, pieces.store);
     await errors.close();
     const { progress: done } = outcome;
     return {
-      index: job.index,
+      index: run.job.index,
       share: shareName(share),
       pairsIndex: pairsIndex.name,
       run: name,
@@ -720,7 +725,7 @@ export async function dedupShare(client: EngineClient, options: DedupShareOption
       pairs: done.pairs,
       pages: done.pages.reduce((sum, n) => sum + n, 0),
       complete: true,
-      next: `near-dup dedup --index ${job.index} --from-shares ${share.count} --pairs-index ${pairsIndex.name}`,
+      next: `near-dup dedup --index ${run.job.index} --from-shares ${share.count} --pairs-index ${pairsIndex.name}`,
       seconds: (performance.now() - started) / 1000,
       peakMemoryMb: peakMemoryMb(),
       retries: client.retries.since(retriesAtStart),
@@ -737,8 +742,8 @@ export async function dedupShare(client: EngineClient, options: DedupShareOption
 }
 
 /** What a share's scan reads, and where it spills. */
-function shareReadSettings(job: DedupSettings, run: DedupRun, numbers: DocIds) {
-  const { scope, fields: storedFields, documents, everythingCached } = run;
+function shareReadSettings(run: DedupRun, numbers: DocIds) {
+  const { job, scope, fields: storedFields, documents, everythingCached } = run;
   const { prefix } = job.compare;
   const { pageSize, spillDir } = job.limits;
   return { index: job.index, prefix, scope, storedFields, pageSize, documents, numbers, everythingCached, spillDir };
@@ -748,18 +753,19 @@ function shareReadSettings(job: DedupSettings, run: DedupRun, numbers: DocIds) {
  * A new attempt's pieces: for a full pass (or a share), every document in scope numbered; for an incremental
  * run, which reads the clusters its documents were in, or the final step of a split run, only those met.
  */
-function pairPieces(client: EngineClient, job: DedupSettings, run: DedupRun, kind: 'full' | 'incremental' | 'shared'): PairPieces {
+function pairPieces(client: EngineClient, run: DedupRun, kind: 'full' | 'incremental' | 'shared'): PairPieces {
+  const { job } = run;
   // Every document met is numbered once, for the store's facts and the verifier's clusters alike; a full
   // pass or a split run's final step too large for memory keeps the ids on disk (an incremental run meets
   // few documents).
-  const numbers = kind === 'incremental' || run.everythingCached ? new DocNumbers() : spilledIds(run, job.limits.spillDir);
+  const numbers = kind === 'incremental' || run.everythingCached ? new DocNumbers() : spilledIds(run);
   // A full pass numbers every document in scope: its columns are made that size at once.
   const expected = kind === 'full' ? run.documents : 0;
-  const store = new SignatureStore(signatureReader(client, job.index, run.scope, run.fields), run.job.compare.prefix, run.sortField, run.params, run.everythingCached ? Number.POSITIVE_INFINITY : run.job.limits.maxCachedSignatures, {
+  const store = new SignatureStore(signatureReader(client, job.index, run.scope, run.fields), job.compare.prefix, run.sortField, run.params, run.everythingCached ? Number.POSITIVE_INFINITY : job.limits.maxCachedSignatures, {
     documents: numbers,
     keepClusterIds: kind === 'incremental',
     // Only the longest rule sorts by the token count (its sort field is the token count too).
-    keepTokens: run.job.compare.canonical === 'longest',
+    keepTokens: job.compare.canonical === 'longest',
     expected,
   });
   const pairsOut = job.output.pairsFile ? streamInto(job.output.pairsFile, openForWriting(job.output.pairsFile, { what: '--pairs' })) : undefined;
@@ -767,7 +773,7 @@ function pairPieces(client: EngineClient, job: DedupSettings, run: DedupRun, kin
     numbers,
     store,
     pairsOut,
-    verifier: new PairVerifier(run.job.compare.minSimilarity, {
+    verifier: new PairVerifier(job.compare.minSimilarity, {
       documents: numbers,
       width: paramsShape(run.params)?.numPerm,
       core: paramsShape(run.params)?.core,
@@ -790,46 +796,48 @@ function* withoutFacts(verifier: PairVerifier, store: SignatureStore): Generator
 }
 
 /** A numbering with its ids on disk, removed when the run ends. */
-function spilledIds(run: DedupRun, spillDir: string | undefined): SpilledIds {
-  const ids = new SpilledIds(spillDir);
+function spilledIds(run: DedupRun): SpilledIds {
+  const ids = new SpilledIds(run.job.limits.spillDir);
   run.spilled.push(ids);
   return ids;
 }
 
 /** What the incremental pass reads: the documents annotated or written since the last run, and their neighbourhood. */
-function incrementalSettings(job: DedupSettings, run: DedupRun, saved: DedupState, progress: Progress): IncrementalSettings {
+function incrementalSettings(run: DedupRun, saved: DedupState, progress: Progress): IncrementalSettings {
+  const { job } = run;
   return {
     index: job.index,
-    prefix: run.job.compare.prefix,
+    prefix: job.compare.prefix,
     scope: run.scope,
     since: saved.lastRunAt,
     marks: saved.marks,
-    bucketChunk: run.job.limits.bucketChunk,
-    pageSize: run.job.limits.pageSize,
+    bucketChunk: job.limits.bucketChunk,
+    pageSize: job.limits.pageSize,
     // A family is cut as a whole, so it is read whole; past a tenth of the index a full run is cheaper.
-    wholeFamilies: run.job.compare.clusters === 'centres' ? { maxLookups: job.limits.maxFamilyLookups ?? Math.min(MAX_INCREMENTAL_LOOKUPS, Math.max(100, Math.floor(run.documents / 10))) } : undefined,
+    wholeFamilies: job.compare.clusters === 'centres' ? { maxLookups: job.limits.maxFamilyLookups ?? Math.min(MAX_INCREMENTAL_LOOKUPS, Math.max(100, Math.floor(run.documents / 10))) } : undefined,
     onNewDocuments: (count) => progress('new documents', count),
     onVerified: (pairs) => progress('verify', pairs),
   };
 }
 
 /** What the full pass reads, and where it journals (not in a dry run: nothing to resume). */
-function fullPassSettings(job: DedupSettings, run: DedupRun, numbers: DocIds, progress: Progress): FullPassSettings {
+function fullPassSettings(run: DedupRun, numbers: DocIds, progress: Progress): FullPassSettings {
+  const { job } = run;
   return {
     index: job.index,
     uuids: run.uuids,
-    prefix: run.job.compare.prefix,
+    prefix: job.compare.prefix,
     params: run.params,
-    minSimilarity: run.job.compare.minSimilarity,
+    minSimilarity: job.compare.minSimilarity,
     scope: run.scope,
-    bucketChunk: run.job.limits.bucketChunk,
-    pageSize: run.job.limits.pageSize,
+    bucketChunk: job.limits.bucketChunk,
+    pageSize: job.limits.pageSize,
     everythingCached: run.everythingCached,
     spillDir: job.limits.spillDir,
     storedFields: run.fields,
     documents: run.documents,
     numbers,
-    journalFile: job.output.dryRun ? undefined : `${run.job.state.stateFile.replace(/\.json$/, '')}.run.json`,
+    journalFile: job.output.dryRun ? undefined : `${job.state.stateFile.replace(/\.json$/, '')}.run.json`,
     resume: job.state.resume,
     onProgress: progress,
   };
@@ -845,10 +853,11 @@ async function cutClusters(run: DedupRun, pieces: PairPieces, progress: Progress
   await store.loadFacts(withoutFacts(verifier, store));
   const families = verifier.clusters.families();
   full?.prepareCut(families);
+  const { clusters: method, canonical: rule, minSimilarity } = run.job.compare;
   const cut = await cutFamilies(families, {
-    method: run.job.compare.clusters,
-    rule: run.job.compare.canonical,
-    minSimilarity: run.job.compare.minSimilarity,
+    method,
+    rule,
+    minSimilarity,
     comparing: verifier.comparing,
     facts: store.facts,
     signatures: full?.signatures ?? ((ids) => store.load(ids)),
@@ -871,12 +880,13 @@ function* byId(numbers: Int32Array, documents: DocIds): Generator<[string, numbe
 }
 
 /** Names the damaged signatures in the errors file, then writes the clusters back (nothing in a dry run). */
-async function writeClusters(client: EngineClient, job: DedupSettings, run: DedupRun, pairs: PairsFound, cut: Cut, errors: ErrorsFile, progress: Progress): Promise<WriteBackResult> {
+async function writeClusters(client: EngineClient, run: DedupRun, pairs: PairsFound, cut: Cut, errors: ErrorsFile, progress: Progress): Promise<WriteBackResult> {
+  const { job } = run;
   const { store, verifier } = pairs.pieces;
   nameDamaged(errors, run, store);
   // The fields dedup writes may be newer than the index's mapping (canonical_similarity): added first, or a
   // strict mapping would refuse every update.
-  if (!job.output.dryRun && (cut.clusters.length > 0 || cut.alone.length > 0)) await initIndex(client, job.index, run.job.compare.prefix);
+  if (!job.output.dryRun && (cut.clusters.length > 0 || cut.alone.length > 0)) await initIndex(client, job.index, job.compare.prefix);
   const membership = {
     clustered: cut.clustered,
     bestMatch: (id: string, n?: number) => (n === undefined ? verifier.bestMatch(id) : verifier.bestOf(n)),
@@ -887,8 +897,8 @@ async function writeClusters(client: EngineClient, job: DedupSettings, run: Dedu
     ? { written: 0, failed: 0, cleared: 0, complete: false }
     : await writeBack(client, cut.clusters, membership, store.facts, errors, {
         index: job.index,
-        prefix: run.job.compare.prefix,
-        pageSize: run.job.limits.pageSize,
+        prefix: job.compare.prefix,
+        pageSize: job.limits.pageSize,
         bulk: job.limits.bulk,
         decided: pairs.decided,
         updates: cut.clusters.memberCount + cut.alone.length,
@@ -932,12 +942,13 @@ function splitRunStart(run: DedupRun, pairs: PairsFound): string {
 }
 
 /** What the run found, wrote and cost (the summary printed, and returned to a library caller). */
-function summarize(client: EngineClient, job: DedupSettings, run: DedupRun, pairs: PairsFound, cut: Cut, results: RunResults, clock: RunClock): DedupSummary {
+function summarize(client: EngineClient, run: DedupRun, pairs: PairsFound, cut: Cut, results: RunResults, clock: RunClock): DedupSummary {
+  const { job } = run;
   const { store, verifier, full } = pairs.pieces;
   const { clusters } = cut;
   const { written, containment, errors } = results;
   const top = topClusters(clusters);
-  const warnings = clusterWarnings({ index: job.index, documents: run.documents, largestFamily: cut.largestFamily, minSimilarity: run.job.compare.minSimilarity, params: run.params, largest: top[0] });
+  const warnings = clusterWarnings({ index: job.index, documents: run.documents, largestFamily: cut.largestFamily, minSimilarity: job.compare.minSimilarity, params: run.params, largest: top[0] });
   return {
     index: job.index,
     params: run.params,
@@ -950,13 +961,13 @@ function summarize(client: EngineClient, job: DedupSettings, run: DedupRun, pair
     buckets: verifier.buckets,
     candidatePairs: verifier.candidatePairs,
     verifiedPairs: verifier.verifiedPairs,
-    clusterMethod: run.job.compare.clusters,
+    clusterMethod: job.compare.clusters,
     families: cut.families,
     largestFamily: cut.largestFamily,
     clusters: clusters.length,
     duplicates: clusters.memberCount - clusters.length,
     alone: cut.alone.length,
-    canonicalSimilarity: clusters.spread(run.job.compare.minSimilarity),
+    canonicalSimilarity: clusters.spread(job.compare.minSimilarity),
     largestCluster: clusters.largestSize,
     ...written,
     complete: written.complete && (containment?.complete ?? true),
@@ -1008,23 +1019,20 @@ function least(values: Iterable<number>): number {
 }
 
 /** The containment pass of dedup --containment, and its write-back unless this is a dry run. */
-async function findContainment(
-  client: EngineClient,
-  job: DedupSettings,
-  run: { prefix: string; scope: Record<string, unknown>; params: string; pageSize: number; errors: ErrorsFile; progress: (stage: DedupStage, done: number) => void },
-): Promise<NonNullable<DedupSummary['containment']>> {
+async function findContainment(client: EngineClient, run: DedupRun, errors: ErrorsFile, progress: Progress): Promise<NonNullable<DedupSummary['containment']>> {
   const began = performance.now();
+  const { job, params, scope } = run;
   const minContainment = job.compare.containment!;
-  if (sampleEvery(run.params) === 0) {
+  if (sampleEvery(params) === 0) {
     throw new UserError(
       (o) =>
-        `${o('containment')} needs signatures with a containment sample, and those of "${job.index}" have none (params "${run.params}"); ` +
+        `${o('containment')} needs signatures with a containment sample, and those of "${job.index}" have none (params "${params}"); ` +
         `run near-dup annotate --index ${job.index} --field FIELD again first`,
     );
   }
-  const settings = { index: job.index, prefix: run.prefix, scope: run.scope, minContainment, pageSize: run.pageSize, onProgress: (done: number) => run.progress('containment', done) };
+  const settings = { index: job.index, prefix: job.compare.prefix, scope, minContainment, pageSize: job.limits.pageSize, onProgress: (done: number) => progress('containment', done) };
   const found = await containmentPass(client, settings);
-  const written = job.output.dryRun ? { written: 0, failed: 0, cleared: 0, complete: false } : await writeContainment(client, found, run.errors, { ...settings, bulk: job.limits.bulk });
+  const written = job.output.dryRun ? { written: 0, failed: 0, cleared: 0, complete: false } : await writeContainment(client, found, errors, { ...settings, bulk: job.limits.bulk });
   return { minContainment, contained: found.contained.size, lookups: found.lookups, tooShort: found.tooShort, ...written, seconds: (performance.now() - began) / 1000 };
 }
 
