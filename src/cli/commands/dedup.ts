@@ -13,6 +13,7 @@ import {
   type DedupOptions,
   type DedupShareOptions,
   type DedupStage,
+  type DedupSummary,
   dedupIndex,
   dedupShare,
 } from '../../jobs/dedup.js';
@@ -160,24 +161,7 @@ export const dedupCommand: CommandModule<object, DedupArgs> = {
       for (const note of summary.notes) process.stderr.write(escaped`near-dup: ${note}\n`);
       const { matches, ...rest } = summary;
       const held = summary.mode === 'incremental' ? await clustersHeld(client, argv.index, argv.prefix) : undefined;
-      const nothingNew = summary.mode === 'incremental' && (summary.newDocuments ?? 0) === 0;
-      const damage = `${summary.damaged ? `; ${plural(summary.damaged, 'document')} with a damaged stored signature left out${summary.errorsFile ? ` (listed in ${summary.errorsFile})` : ''}` : ''}`;
-      process.stderr.write(
-        escapeTerminal(
-          nothingNew
-            ? `${incrementalNote(0, held, summary.documents)}${damage}`
-            : `${summary.mode === 'incremental' ? incrementalNote(summary.newDocuments ?? 0, held, summary.documents) : ''}${plural(summary.clusters, 'cluster')} holding ${plural(summary.duplicates, 'duplicate')} among ${plural(summary.documents, 'document')}` +
-            `${summary.clusterMethod === 'centres' ? `, cut from ${plural(summary.families, 'family')}${summary.canonicalSimilarity.min === null ? '' : ` (every duplicate's similarity to its canonical at least ${summary.canonicalSimilarity.min.toFixed(3)})`} ` : ' (whole families) '}` +
-            `(${summary.verifiedPairs} of ${summary.candidatePairs} candidate pairs verified; largest cluster ${summary.largestCluster}) ` +
-            `in ${summary.seconds.toFixed(1)} s${summary.dryRun ? ' (dry run: nothing written)' : `; ${plural(summary.written, 'document')} updated, ${summary.cleared} cleared`}` +
-            `${summary.alone ? `; ${plural(summary.alone, 'document')} whose near-duplicates all went to other canonicals ${forCount(summary.alone, 'is a canonical of its own', 'are canonicals of their own')} (cluster_size 1)` : ''}` +
-            `${summary.containment ? `; ${plural(summary.containment.contained, 'document')} at least ${summary.containment.minContainment} inside a larger one (${summary.containment.lookups} looked up in ${summary.containment.seconds.toFixed(1)} s)` : ''}` +
-            `${summary.resumedPartitions ? `; resumed after ${plural(summary.resumedPartitions, 'band')}` : ''}${retriesNote(summary)}` +
-            `${summary.fromShares ? `; from the ${plural(summary.fromShares.pairs, 'pair')} of ${plural(summary.fromShares.shares, 'share')} in ${summary.fromShares.pairsIndex}${summary.fromShares.duplicates ? ` (${summary.fromShares.duplicates} found by two shares, kept once)` : ''}` : ''}` +
-            damage +
-            `${!summary.dryRun && !summary.complete ? `; INCOMPLETE: ${plural(summary.failed, 'write')} failed${summary.errorsFile ? ` (listed in ${summary.errorsFile})` : ''}; run dedup again` : ''}`,
-        ) + '\n',
-      );
+      process.stderr.write(escapeTerminal(summaryLine(summary, held)) + '\n');
       if (argv.format === 'text') {
         // Ids escaped (terminal-text.ts), in the file as on the terminal: one line per document whatever its id holds.
         const lines = [...(matches ?? new Map<string, Array<{ id: string; jaccard: number }>>()).entries()]
@@ -195,6 +179,32 @@ export const dedupCommand: CommandModule<object, DedupArgs> = {
     }
   },
 };
+
+/** `; text`, or nothing without a text: a clause of the summary line (the form of retriesNote's). */
+function clause(text: string | false | undefined): string {
+  return text ? `; ${text}` : '';
+}
+
+/** The line said on stderr after a run: what was found, what was written, then what else there is to know, clause by clause. */
+function summaryLine(s: DedupSummary, held: Held | undefined): string {
+  const listed = s.errorsFile ? ` (listed in ${s.errorsFile})` : '';
+  const damaged = clause(s.damaged > 0 && `${plural(s.damaged, 'document')} with a damaged stored signature left out${listed}`);
+  if (s.mode === 'incremental' && (s.newDocuments ?? 0) === 0) return `${incrementalNote(0, held, s.documents)}${damaged}`;
+  const since = s.mode === 'incremental' ? incrementalNote(s.newDocuments ?? 0, held, s.documents) : '';
+  const found = `${plural(s.clusters, 'cluster')} holding ${plural(s.duplicates, 'duplicate')} among ${plural(s.documents, 'document')}`;
+  const least = s.canonicalSimilarity.min === null ? '' : ` (every duplicate's similarity to its canonical at least ${s.canonicalSimilarity.min.toFixed(3)})`;
+  const cut = s.clusterMethod === 'centres' ? `, cut from ${plural(s.families, 'family')}${least}` : ' (whole families)';
+  const pairs = `(${s.verifiedPairs} of ${s.candidatePairs} candidate pairs verified; largest cluster ${s.largestCluster}) in ${s.seconds.toFixed(1)} s`;
+  const written = s.dryRun ? ' (dry run: nothing written)' : clause(`${plural(s.written, 'document')} updated, ${s.cleared} cleared`);
+  const alone = clause(s.alone > 0 && `${plural(s.alone, 'document')} whose near-duplicates all went to other canonicals ${forCount(s.alone, 'is a canonical of its own', 'are canonicals of their own')} (cluster_size 1)`);
+  const c = s.containment;
+  const contained = clause(c !== undefined && `${plural(c.contained, 'document')} at least ${c.minContainment} inside a larger one (${c.lookups} looked up in ${c.seconds.toFixed(1)} s)`);
+  const resumed = clause(s.resumedPartitions > 0 && `resumed after ${plural(s.resumedPartitions, 'band')}`);
+  const f = s.fromShares;
+  const shared = clause(f !== undefined && `from the ${plural(f.pairs, 'pair')} of ${plural(f.shares, 'share')} in ${f.pairsIndex}${f.duplicates ? ` (${f.duplicates} found by two shares, kept once)` : ''}`);
+  const incomplete = clause(!s.dryRun && !s.complete && `INCOMPLETE: ${plural(s.failed, 'write')} failed${listed}; run dedup again`);
+  return `${since}${found}${cut} ${pairs}${written}${alone}${contained}${resumed}${retriesNote(s)}${shared}${damaged}${incomplete}`;
+}
 
 /** What is compared, as the command line gives it (a share and the final step alike). */
 function compareOptions(argv: DedupArgs, canonical: CanonicalRule | undefined): DedupCompare {
@@ -236,8 +246,14 @@ async function runShare(argv: DedupArgs, canonical: CanonicalRule | undefined): 
   }
 }
 
-/** What the index holds from earlier runs: clusters (their canonicals) and duplicates; undefined when it cannot be counted. */
-async function clustersHeld(client: EngineClient, index: string, prefix: string): Promise<{ clusters: number; duplicates: number } | undefined> {
+/** What the index holds from earlier runs: clusters (their canonicals) and duplicates. */
+interface Held {
+  clusters: number;
+  duplicates: number;
+}
+
+/** What the index holds from earlier runs; undefined when it cannot be counted. */
+async function clustersHeld(client: EngineClient, index: string, prefix: string): Promise<Held | undefined> {
   const field = (name: string) => `${prefix}.${name}`;
   try {
     const [clusters, duplicates] = await Promise.all([
@@ -254,7 +270,7 @@ async function clustersHeld(client: EngineClient, index: string, prefix: string)
  * The start of an incremental run's summary: its counts are those of the documents new since the last run,
  * not of the index; said so, with what the index already holds and how to recompute it all.
  */
-export function incrementalNote(newDocuments: number, held: { clusters: number; duplicates: number } | undefined, documents: number): string {
+export function incrementalNote(newDocuments: number, held: Held | undefined, documents: number): string {
   const holds = held
     ? `the index already holds ${plural(held.clusters, 'cluster')} with ${plural(held.duplicates, 'duplicate')} among its ${documents} signed documents, from earlier runs`
     : 'the clusters of earlier runs stay as they are';
