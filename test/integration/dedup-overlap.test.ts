@@ -272,8 +272,9 @@ forEachEngine('dedup overlapping other work', (ctx) => {
     const index = ctx.index('paused');
     await indexDocuments(ctx.client, index, BASE);
     await annotate(ctx.client, index);
-    // Its lease 6 s, renewed every 2 s while it runs; paused (SIGSTOP) midway, it renews no more.
-    const holder = await holderProcess(index, 6);
+    // Its lease 15 s, renewed every 5 s while it runs; paused (SIGSTOP) midway, it renews no more. Long
+    // enough that the refused run below reaches the lock before it ends on a loaded machine (10 s at worst).
+    const holder = await holderProcess(index, 15);
     holder.child.kill('SIGSTOP');
     const refusal = await dedup(ctx.client, index, { state: { full: true } }).catch((e: Error) => e);
     expect((refusal as Error).message).toContain(`pid ${holder.child.pid}`);
