@@ -1,11 +1,10 @@
 // The saved objects (saved-objects.ts) put in the format of the OpenSearch Dashboards or Kibana that answers
 // (saved-object-formats.ts), imported through its saved objects API, and read back to check that every
 // reference resolves there (saved-object-references.ts) before the link is given.
-import http from 'node:http';
-import https from 'node:https';
 import { UsageError, UserError } from '../errors.js';
-import { type ConnectionOptions, type ResolvedConnection, requestHeaders, resolveConnection, tlsSettings } from '../engine/connection.js';
-import { errorCode } from '../engine/errors.js';
+import { type ConnectionOptions, type ResolvedConnection, resolveConnection } from '../engine/connection.js';
+import { EngineConnectionError, errorCode } from '../engine/errors.js';
+import { type RawAnswer, rawRequest } from '../engine/raw-request.js';
 import { formatFor, inFormat, type SavedObjectFormat } from './saved-object-formats.js';
 import { panelReader, type ReadObject, unresolvedReferences } from './saved-object-references.js';
 import { nearDupFieldSpecs, type SavedObject } from './saved-objects.js';
@@ -36,14 +35,6 @@ export interface ImportResult {
 
 type Product = ImportResult['product'];
 
-/** An answer of Dashboards or Kibana: its status, headers and parsed JSON body (undefined when not JSON). */
-interface Answer {
-  status: number;
-  ok: boolean;
-  headers: http.IncomingHttpHeaders;
-  body: unknown;
-}
-
 /** The server at --url with its credentials and TLS trust, resolved as the engine clients resolve theirs. */
 interface Server {
   connection: ResolvedConnection;
@@ -54,7 +45,7 @@ interface Server {
   headers: Record<string, string>;
 }
 
-function productOf(answer: Answer): Product {
+function productOf(answer: RawAnswer): Product {
   return answer.headers['osd-name'] !== undefined ? 'OpenSearch Dashboards' : answer.headers['kbn-name'] !== undefined ? 'Kibana' : 'unknown';
 }
 
@@ -73,38 +64,15 @@ export async function dashboardsServer(options: ImportOptions): Promise<Server> 
   return { connection, base: connection.url + (options.space ?? ''), where: connection.url, headers };
 }
 
-/** One request with node:http(s), with the connection's TLS settings and credentials (or signature), as the engine requests have them. */
-async function request(server: Server, method: 'GET' | 'POST', path: string, body?: { bytes: Uint8Array; type: string }): Promise<Answer> {
-  const { connection } = server;
-  const target = new URL(server.base + path);
-  const tls = target.protocol === 'https:';
-  const send = tls ? https.request : http.request;
-  const signed = await requestHeaders(connection, { method, protocol: target.protocol, host: target.host, path: target.pathname, query: target.search.slice(1), body: body?.bytes });
-  const headers = { ...server.headers, ...(body ? { 'content-type': body.type, 'content-length': String(body.bytes.byteLength) } : {}), ...signed };
-  return new Promise((resolve, reject) => {
-    const req = send(target, { method, headers, timeout: connection.requestTimeoutMs, ...(tls ? tlsSettings(connection) : {}) }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (chunk: Buffer) => chunks.push(chunk));
-      res.on('error', (err) => reject(unreachable(err, server)));
-      res.on('end', () => {
-        const status = res.statusCode ?? 0;
-        resolve({ status, ok: status >= 200 && status < 300, headers: res.headers, body: jsonOrUndefined(Buffer.concat(chunks).toString('utf8')) });
-      });
-    });
-    req.on('timeout', () => req.destroy(Object.assign(new Error(`no answer within ${connection.requestTimeoutMs} ms`), { code: 'ETIMEDOUT' })));
-    req.on('error', (err) => reject(unreachable(err, server)));
-    req.end(body?.bytes);
+/** One request (engine/raw-request.ts: the connection's TLS settings and credentials, or signature, as the engine requests have them). */
+async function request(server: Server, method: 'GET' | 'POST', path: string, body?: { bytes: Uint8Array; type: string }): Promise<RawAnswer> {
+  const headers = { ...server.headers, ...(body ? { 'content-type': body.type } : {}) };
+  return rawRequest(server.connection, method, new URL(server.base + path), { headers, body: body?.bytes }).catch((err: unknown) => {
+    throw err instanceof EngineConnectionError ? unreachable(err, server) : err;
   });
 }
 
-/** Not JSON: the callers say what they expected. */
-function jsonOrUndefined(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return undefined;
-  }
-}
+const ok = (answer: RawAnswer) => answer.statusCode >= 200 && answer.statusCode < 300;
 
 /** A failure to reach the server, in one line that says what to do; never the credentials. */
 function unreachable(err: Error, server: Server): UserError {
@@ -129,9 +97,9 @@ function serverMessage(body: unknown): string | undefined {
   return typeof message === 'string' ? redactCredentials(message) : undefined;
 }
 
-function refused(answer: Answer, where: string, what: string): UserError | undefined {
-  if (answer.status === 401 || answer.status === 403) {
-    return new UserError(`${where} refused ${what} (${answer.status}); give --username/--password (or an API key) of a user allowed to manage saved objects`);
+function refused(answer: RawAnswer, where: string, what: string): UserError | undefined {
+  if (answer.statusCode === 401 || answer.statusCode === 403) {
+    return new UserError(`${where} refused ${what} (${answer.statusCode}); give --username/--password (or an API key) of a user allowed to manage saved objects`);
   }
   return undefined;
 }
@@ -152,7 +120,7 @@ async function listedFields(server: Server, index: string): Promise<{ fields?: R
   const meta = ['_source', '_id', '_type', '_index', '_score'].map((f) => `&meta_fields=${f}`).join('');
   const answer = await request(server, 'GET', `/api/index_patterns/_fields_for_wildcard?pattern=${encodeURIComponent(index)}${meta}`);
   const body = (answer.body ?? {}) as { fields?: Record<string, unknown>[] };
-  if (!answer.ok || !Array.isArray(body.fields)) return { why: `${serverMessage(answer.body) ?? `HTTP ${answer.status}`}` };
+  if (!ok(answer) || !Array.isArray(body.fields)) return { why: `${serverMessage(answer.body) ?? `HTTP ${answer.statusCode}`}` };
   return { fields: body.fields.map((f) => ({ count: 0, scripted: false, ...f })) };
 }
 
@@ -187,8 +155,8 @@ export async function importSavedObjects(objects: SavedObject[], options: Import
   const body = (answer.body ?? {}) as { success?: boolean; successCount?: number; errors?: Array<{ id: string; error?: { type?: string } }> };
   const denied = refused(answer, where, 'the import');
   if (denied) throw denied;
-  if (!answer.ok || body.success === false) {
-    const details = body.errors?.map((e) => `${e.id}: ${e.error?.type ?? 'error'}`).join(', ') ?? serverMessage(answer.body) ?? `HTTP ${answer.status}`;
+  if (!ok(answer) || body.success === false) {
+    const details = body.errors?.map((e) => `${e.id}: ${e.error?.type ?? 'error'}`).join(', ') ?? serverMessage(answer.body) ?? `HTTP ${answer.statusCode}`;
     throw new UserError(`${product} at ${where} did not import the saved objects (${details})`);
   }
   await checkReadBack(server, objects, { product: detected.product, version: detected.version, format });
@@ -213,8 +181,8 @@ async function checkReadBack(server: Server, objects: SavedObject[], target: { p
   const asked = Buffer.from(JSON.stringify(objects.map((o) => ({ type: o.type, id: o.id }))));
   const answer = await request(server, 'POST', '/api/saved_objects/_bulk_get', { bytes: asked, type: 'application/json' });
   const body = (answer.body ?? {}) as { saved_objects?: ReadObject[] };
-  if (!answer.ok || !Array.isArray(body.saved_objects)) {
-    throw new UserError(`${target.product} at ${where} imported the saved objects but did not give them back to be checked (${serverMessage(answer.body) ?? `HTTP ${answer.status}`}); open the dashboard and check its panels`);
+  if (!ok(answer) || !Array.isArray(body.saved_objects)) {
+    throw new UserError(`${target.product} at ${where} imported the saved objects but did not give them back to be checked (${serverMessage(answer.body) ?? `HTTP ${answer.statusCode}`}); open the dashboard and check its panels`);
   }
   const problems = unresolvedReferences(body.saved_objects, panelReader(target.product, target.version));
   if (problems.length) {

@@ -1,7 +1,7 @@
 // How to reach a cluster: URL, one kind of credentials, TLS trust. The same options for every command,
 // both flavours and every client major, and for every request near-dup makes: the official clients take
-// their settings from here (client.ts), and so do the requests made without a client (detect.ts,
-// dashboards/import.ts, proxy/forward.ts), through tlsSettings and requestHeaders below.
+// their settings from here (client.ts), and so do the requests made without a client (raw-request.ts, for
+// detection and dashboards; proxy/forward.ts), through tlsSettings and requestHeaders below.
 import { type AwsOptions, type AwsSigning, awsSigning, signatureHeaders, type RequestToSign } from './aws-sigv4.js';
 import { decodeCloudId } from './cloud-id.js';
 import { caFromFingerprint, type ClientCertificate, normalizeFingerprint, readClientCertificate, readPemFile } from './tls-trust.js';
@@ -148,7 +148,7 @@ function sayInsecureOnce(url: string, warn: ((line: string) => void) | undefined
 }
 
 /** TLS settings for node:https requests and agents: the CA(s) trusted, the client certificate, whether to verify. */
-export function tlsSettings(connection: ResolvedConnection): { ca?: string; cert?: string; key?: string; rejectUnauthorized: boolean } {
+export function tlsSettings(connection: Pick<ResolvedConnection, 'ca' | 'clientCertificate' | 'insecure'>): { ca?: string; cert?: string; key?: string; rejectUnauthorized: boolean } {
   return { ca: connection.ca, cert: connection.clientCertificate?.cert, key: connection.clientCertificate?.key, rejectUnauthorized: !connection.insecure };
 }
 

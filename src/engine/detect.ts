@@ -1,10 +1,9 @@
 // Which engine answers at a URL, and which version: asked of the cluster (GET /), never configured by hand,
 // so that the right client major is chosen before any client exists.
-import http from 'node:http';
-import https from 'node:https';
 import { UserError } from '../errors.js';
-import { type ResolvedConnection, requestHeaders, tlsSettings } from './connection.js';
+import type { ResolvedConnection } from './connection.js';
 import { EngineConnectionError, EngineResponseError } from './errors.js';
+import { type RawAnswer, rawRequest } from './raw-request.js';
 import { joinUrl } from './url.js';
 
 export type Flavour = 'opensearch' | 'elasticsearch';
@@ -22,50 +21,12 @@ export interface EngineInfo {
   url: string;
 }
 
-export interface RawAnswer {
-  statusCode: number;
-  headers: http.IncomingHttpHeaders;
-  body: unknown;
-}
-
 /**
- * One GET with node:http(s), with the connection's credentials (or its SigV4 signature) and TLS settings:
+ * One GET of `path` with the connection's credentials (or its SigV4 signature) and TLS settings (raw-request.ts):
  * used to identify the cluster before a client is chosen, and to probe for local clusters.
  */
 export async function httpGet(connection: ResolvedConnection, path: string, timeoutMs = 10_000): Promise<RawAnswer> {
-  const target = new URL(joinUrl(connection.url, path));
-  const signed = await requestHeaders(connection, { method: 'GET', protocol: target.protocol, host: target.host, path: target.pathname, query: target.search.slice(1) });
-  const headers: Record<string, string> = { accept: 'application/json', ...signed };
-  const tls = target.protocol === 'https:';
-  const request = tls ? https.request : http.request;
-  return new Promise((resolve, reject) => {
-    const req = request(target, { method: 'GET', headers, timeout: timeoutMs, ...(tls ? tlsSettings(connection) : {}) }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (chunk: Buffer) => chunks.push(chunk));
-      res.on('error', (err) => reject(new EngineConnectionError(err.message, (err as NodeJS.ErrnoException).code, connection.url, { cause: err })));
-      res.on('end', () => resolve({ statusCode: res.statusCode ?? 0, headers: res.headers, body: parsedBody(Buffer.concat(chunks).toString('utf8')) }));
-    });
-    req.on('timeout', () => {
-      req.destroy(new EngineConnectionError(`no answer within ${timeoutMs} ms`, 'ETIMEDOUT', connection.url, { timeout: true }));
-    });
-    req.on('error', (err) => {
-      reject(
-        err instanceof EngineConnectionError
-          ? err
-          : new EngineConnectionError(err.message, (err as NodeJS.ErrnoException).code, connection.url, { cause: err }),
-      );
-    });
-    req.end();
-  });
-}
-
-/** JSON when it parses, else the text (the caller decides). */
-function parsedBody(text: string): unknown {
-  try {
-    return text ? JSON.parse(text) : undefined;
-  } catch {
-    return text;
-  }
+  return rawRequest(connection, 'GET', new URL(joinUrl(connection.url, path)), { headers: { accept: 'application/json' }, timeoutMs });
 }
 
 /**

@@ -3,14 +3,19 @@
 // headers a proxy must not pass on are changed. The proxy's own JSON requests go by `upstreamJson`.
 // With AWS SigV4 (Amazon OpenSearch Service, Serverless) the proxy signs each request itself, over the
 // bytes it sends (a body it rewrote included): a body is then gathered whole before it goes, and the
-// client's own Authorization and x-amz-* headers are replaced by the proxy's signature.
+// client's own Authorization and x-amz-* headers are replaced by the proxy's signature. Not one
+// engine/raw-request.ts request (read whole, timed, the connection's credentials): streams both ways over a
+// keep-alive pool, with the clients' credentials; its TLS settings, signing and body reading are shared.
 import http from 'node:http';
 import https from 'node:https';
 import { PassThrough, pipeline, type Readable, Transform, type Writable } from 'node:stream';
 import type { AwsSigning } from '../engine/aws-sigv4.js';
-import { requestHeaders } from '../engine/connection.js';
+import { tlsSettings } from '../engine/connection.js';
 import { EngineResponseError } from '../engine/errors.js';
+import { authHeaders, BodyTooLargeError, jsonOrText, readBody } from '../engine/raw-request.js';
 import { redactCredentials } from '../engine/url.js';
+
+export { BodyTooLargeError, readBody };
 
 /** Headers that belong to one connection, not to the message (RFC 9110 7.6.1), and never cross a proxy. */
 const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'proxy-authenticate', 'proxy-authorization', 'te', 'trailer', 'transfer-encoding', 'upgrade']);
@@ -51,10 +56,6 @@ export class ClientGoneError extends Error {
   }
 }
 
-export class BodyTooLargeError extends Error {
-  override name = 'BodyTooLargeError';
-}
-
 /** Passes bytes on until more than `limit` have come, then fails with a BodyTooLargeError saying `what` was too large. */
 export function byteLimit(limit: number, what: string): Transform {
   let seen = 0;
@@ -65,29 +66,6 @@ export function byteLimit(limit: number, what: string): Transform {
       else done(null, chunk);
     },
   });
-}
-
-/**
- * A whole body (a request's or an answer's) as one buffer; past `limit` bytes, a BodyTooLargeError. With
- * `expected` (its Content-Length), the bytes are copied into one buffer of that size as they come, never
- * held as chunks and their join at once.
- */
-export async function readBody(stream: Readable, limit = Number.POSITIVE_INFINITY, expected?: number): Promise<Buffer> {
-  let chunks: Buffer[] = [];
-  let size = 0;
-  let whole = expected !== undefined && expected <= limit ? Buffer.allocUnsafe(expected) : undefined;
-  for await (const chunk of stream) {
-    const bytes = chunk as Buffer;
-    if (size + bytes.length > limit) throw new BodyTooLargeError(`the request body is larger than ${limit} bytes`);
-    if (whole && size + bytes.length > whole.length) {
-      chunks = [whole.subarray(0, size)];
-      whole = undefined;
-    }
-    if (whole) bytes.copy(whole, size);
-    else chunks.push(bytes);
-    size += bytes.length;
-  }
-  return whole ? whole.subarray(0, size) : Buffer.concat(chunks, size);
 }
 
 /** Raw name/value pairs without hop-by-hop headers and without the names in `drop` (lower case). */
@@ -131,7 +109,7 @@ export class Upstream {
     const agentOptions = { keepAlive: true, maxSockets: options.maxSockets ?? 64 };
     this.agent =
       this.url.protocol === 'https:'
-        ? new https.Agent({ ...agentOptions, ca: options.ca, rejectUnauthorized: !options.insecure })
+        ? new https.Agent({ ...agentOptions, ...tlsSettings({ ca: options.ca, insecure: options.insecure ?? false }) })
         : new http.Agent(agentOptions);
   }
 
@@ -187,8 +165,7 @@ export class Upstream {
     const bytes = body instanceof Uint8Array ? Promise.resolve(body) : readBody(gathering, this.maxSignedBodyBytes);
     const response = bytes.then(async (whole) => {
       const headers = passableHeaders(rawHeaders, ['host', 'expect', 'content-length', 'authorization']).filter((_, i, all) => !/^x-amz-/i.test(all[i - (i % 2)]));
-      const [path, query = ''] = (this.basePath() + pathAndQuery).split(/\?(.*)/s, 2);
-      const signature = await requestHeaders({ aws: this.aws }, { method, protocol: this.url.protocol, host: this.url.host, path, query, body: whole });
+      const signature = await authHeaders({ aws: this.aws }, method, this.url, this.basePath() + pathAndQuery, whole);
       for (const [name, value] of Object.entries(signature)) headers.push(name, value);
       const request = this.open(method, pathAndQuery, headers, whole);
       const answer = this.answerOf(request);
@@ -216,13 +193,7 @@ export class Upstream {
 export async function upstreamJson(upstream: Upstream, method: string, path: string, body?: unknown, headers: readonly string[] = []): Promise<unknown> {
   const bytes = body === undefined ? new Uint8Array(0) : Buffer.from(JSON.stringify(body));
   const answer = await upstream.send(method, path, [...headers, 'content-type', 'application/json', 'accept', 'application/json'], bytes).response;
-  const text = (await readBody(answer.body)).toString('utf8');
-  let parsed: unknown = text;
-  try {
-    parsed = JSON.parse(text);
-  } catch {
-    // not JSON: kept as text for the message
-  }
+  const parsed = jsonOrText((await readBody(answer.body)).toString('utf8'));
   if (answer.status < 300) return parsed;
   const error = (parsed as { error?: { type?: string; reason?: string } } | undefined)?.error;
   throw new EngineResponseError(answer.status, typeof error === 'object' ? error?.type : undefined, typeof error === 'object' ? error?.reason : undefined, method, path, upstream.url.origin, parsed);
