@@ -1,7 +1,14 @@
 // Markup removal with a real HTML parser (htmlparser2): text content only, entities decoded, script,
 // style and similar elements dropped with their content, comments dropped, and a space wherever a
 // block-level element or <br> separates words, so "<p>one</p><p>two</p>" does not become "onetwo".
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
 import type { Parser as StockParser, Tokenizer as StockTokenizer } from 'htmlparser2';
+
+interface StockClasses {
+  Parser: typeof StockParser;
+  Tokenizer: typeof StockTokenizer;
+}
 
 /**
  * htmlparser2's Parser and Tokenizer, from their own modules beside the package's index: the index also
@@ -9,7 +16,7 @@ import type { Parser as StockParser, Tokenizer as StockTokenizer } from 'htmlpar
  * at every start (a share of `sign --jsonl` on a few thousand short texts). The same classes either way;
  * the index where the files are not found.
  */
-async function parserClasses(): Promise<{ Parser: typeof StockParser; Tokenizer: typeof StockTokenizer }> {
+async function importStock(): Promise<StockClasses> {
   try {
     const index = import.meta.resolve('htmlparser2');
     const [parser, tokenizer] = await Promise.all([import(new URL('./Parser.js', index).href), import(new URL('./Tokenizer.js', index).href)]);
@@ -19,8 +26,24 @@ async function parserClasses(): Promise<{ Parser: typeof StockParser; Tokenizer:
   }
   return import('htmlparser2');
 }
-const { Parser, Tokenizer } = await parserClasses();
-type Tokenizer = StockTokenizer;
+
+/** The same, loaded synchronously (require of an ES module). */
+function requireStock(): StockClasses {
+  const require = createRequire(import.meta.url);
+  const index = require.resolve('htmlparser2');
+  try {
+    const [parser, tokenizer] = [require(join(dirname(index), 'Parser.js')), require(join(dirname(index), 'Tokenizer.js'))];
+    if (typeof parser.Parser === 'function' && typeof tokenizer.default === 'function') return { Parser: parser.Parser, Tokenizer: tokenizer.default };
+  } catch {
+    // the package's own entry below
+  }
+  return require(index);
+}
+
+// The parser (htmlparser2 and its entity tables, about 14 ms of loading) is loaded at the first text with
+// markup, so that signing plain text never pays for it: synchronously, where Node can require an ES module
+// (20.19 and later); before that, with this module, as it always was.
+let stock: StockClasses | undefined = process.features.require_module ? undefined : await importStock();
 
 const SKIPPED = new Set(['script', 'style', 'noscript', 'template', 'head', 'svg', 'math', 'iframe', 'object']);
 const BLOCK = new Set([
@@ -35,6 +58,7 @@ export function stripHtml(html: string): string {
   if (html.indexOf('<') === -1 && html.indexOf('&') === -1) return html; // (two searches beat one pattern)
   const parts: string[] = [];
   let skipDepth = 0;
+  const { LinearParser, TextSkippingTokenizer } = htmlParserClasses();
   const parser = new LinearParser(
     {
       onopentagname(name) {
@@ -99,35 +123,79 @@ interface TokenizerPosition {
   offset: number;
 }
 const LT = 0x3c, AMP = 0x26;
-type TextState = (this: Tokenizer, c: number) => void;
-const stockStateText = (Tokenizer.prototype as unknown as { stateText: TextState }).stateText;
+type TextState = (this: StockTokenizer, c: number) => void;
 
-/**
- * htmlparser2's tokenizer, with its text state passing over a run of text in one step. In that state the
- * stock tokenizer looks at one character per turn of its loop and acts only on `<` and `&`, which makes
- * it most of the cost of plain text; this one moves to just before the next of them, where the stock
- * state takes over again (the loop then steps onto it). Same tokens, same callbacks
- * (test/unit/text.test.ts holds it to the stock tokenizer).
- */
-export class TextSkippingTokenizer extends Tokenizer {
-  // Where the next `<` and `&` are (-1: none), so that a text without one is searched once, not per run.
-  nextLt = { buffer: '', at: -1 };
-  nextAmp = { buffer: '', at: -1 };
+/** The classes stripHtml parses with: the stock ones' subclasses, below. */
+export interface HtmlParserClasses {
+  LinearParser: typeof StockParser;
+  TextSkippingTokenizer: typeof StockTokenizer;
 }
-Object.defineProperty(TextSkippingTokenizer.prototype, 'stateText', {
-  value: function (this: TextSkippingTokenizer, c: number): void {
-    if (c === LT || c === AMP) {
-      stockStateText.call(this, c);
-      return;
+
+/** Subclasses of the stock classes, made when the parser is first needed (with the stock classes loaded then). */
+function subclassesOf({ Parser, Tokenizer }: StockClasses): HtmlParserClasses {
+  const stockStateText = (Tokenizer.prototype as unknown as { stateText: TextState }).stateText;
+
+  /**
+   * htmlparser2's tokenizer, with its text state passing over a run of text in one step. In that state the
+   * stock tokenizer looks at one character per turn of its loop and acts only on `<` and `&`, which makes
+   * it most of the cost of plain text; this one moves to just before the next of them, where the stock
+   * state takes over again (the loop then steps onto it). Same tokens, same callbacks
+   * (test/unit/text.test.ts holds it to the stock tokenizer).
+   */
+  class TextSkippingTokenizer extends Tokenizer {
+    // Where the next `<` and `&` are (-1: none), so that a text without one is searched once, not per run.
+    nextLt = { buffer: '', at: -1 };
+    nextAmp = { buffer: '', at: -1 };
+  }
+  Object.defineProperty(TextSkippingTokenizer.prototype, 'stateText', {
+    value: function (this: TextSkippingTokenizer, c: number): void {
+      if (c === LT || c === AMP) {
+        stockStateText.call(this, c);
+        return;
+      }
+      const at = this as unknown as TokenizerPosition;
+      const from = at.index - at.offset + 1;
+      const lt = nextAt(this.nextLt, at.buffer, '<', from);
+      const amp = nextAt(this.nextAmp, at.buffer, '&', from);
+      const next = lt === -1 ? amp : amp === -1 ? lt : Math.min(lt, amp);
+      at.index = (next === -1 ? at.buffer.length : next) + at.offset - 1;
+    },
+  });
+
+  /**
+   * htmlparser2's Parser, linear in its input: once more than SHALLOW elements (or foreign contexts) are open,
+   * they are moved into OpenElements. Most documents never get there, and keep the arrays, which are faster
+   * while they are short. Same callbacks with the same arguments (test/unit/text.test.ts holds it to the stock
+   * Parser).
+   */
+  class LinearParser extends Parser {
+    override onopentagname(start: number, endIndex: number): void {
+      super.onopentagname(start, endIndex);
+      const stacks = this as unknown as ParserStacks;
+      if (Array.isArray(stacks.stack) && stacks.stack.length > SHALLOW) stacks.stack = new OpenElements(stacks.stack);
+      if (Array.isArray(stacks.foreignContext) && stacks.foreignContext.length > SHALLOW) stacks.foreignContext = new OpenElements(stacks.foreignContext);
     }
-    const at = this as unknown as TokenizerPosition;
-    const from = at.index - at.offset + 1;
-    const lt = nextAt(this.nextLt, at.buffer, '<', from);
-    const amp = nextAt(this.nextAmp, at.buffer, '&', from);
-    const next = lt === -1 ? amp : amp === -1 ? lt : Math.min(lt, amp);
-    at.index = (next === -1 ? at.buffer.length : next) + at.offset - 1;
-  },
-});
+
+    override onend(): void {
+      // The stock onend reads every open element by its index, once: it gets them as the array it expects.
+      stockArrays(this);
+      super.onend();
+    }
+
+    override reset(): void {
+      super.reset();
+      stockArrays(this);
+    }
+  }
+  return { TextSkippingTokenizer, LinearParser };
+}
+
+let subclasses: HtmlParserClasses | undefined;
+/** htmlparser2's Parser and Tokenizer as stripHtml uses them (below), loaded on the first call. */
+export function htmlParserClasses(): HtmlParserClasses {
+  subclasses ??= subclassesOf((stock ??= requireStock()));
+  return subclasses;
+}
 
 function nextAt(cache: { buffer: string; at: number }, buffer: string, char: string, from: number): number {
   if (cache.buffer !== buffer || (cache.at !== -1 && cache.at < from)) {
@@ -208,34 +276,8 @@ interface ParserStacks {
 /** Open elements up to this many stay in the stock arrays, where each operation costs at most this much. */
 const SHALLOW = 64;
 
-/**
- * htmlparser2's Parser, linear in its input: once more than SHALLOW elements (or foreign contexts) are open,
- * they are moved into OpenElements. Most documents never get there, and keep the arrays, which are faster
- * while they are short. Same callbacks with the same arguments (test/unit/text.test.ts holds it to the stock
- * Parser).
- */
-export class LinearParser extends Parser {
-  override onopentagname(start: number, endIndex: number): void {
-    super.onopentagname(start, endIndex);
-    const stacks = this as unknown as ParserStacks;
-    if (Array.isArray(stacks.stack) && stacks.stack.length > SHALLOW) stacks.stack = new OpenElements(stacks.stack);
-    if (Array.isArray(stacks.foreignContext) && stacks.foreignContext.length > SHALLOW) stacks.foreignContext = new OpenElements(stacks.foreignContext);
-  }
-
-  override onend(): void {
-    // The stock onend reads every open element by its index, once: it gets them as the array it expects.
-    this.stockArrays();
-    super.onend();
-  }
-
-  override reset(): void {
-    super.reset();
-    this.stockArrays();
-  }
-
-  private stockArrays(): void {
-    const stacks = this as unknown as ParserStacks;
-    if (stacks.stack instanceof OpenElements) stacks.stack = stacks.stack.toArray();
-    if (stacks.foreignContext instanceof OpenElements) stacks.foreignContext = stacks.foreignContext.toArray();
-  }
+function stockArrays(parser: StockParser): void {
+  const stacks = parser as unknown as ParserStacks;
+  if (stacks.stack instanceof OpenElements) stacks.stack = stacks.stack.toArray();
+  if (stacks.foreignContext instanceof OpenElements) stacks.foreignContext = stacks.foreignContext.toArray();
 }

@@ -7,7 +7,8 @@
 //                     NFKC, lowercased, letters of every script kept, numbers and short words left out
 //   simhash-doc-html  markup removed first (the simhash-doc preset's)
 // Each is one entry of NORMALIZER_REGISTRY: its function, and the fast path the signer takes where it has one.
-import anyAscii from 'any-ascii';
+import { createRequire } from 'node:module';
+import type AnyAscii from 'any-ascii';
 import { stripHtml } from './html.js';
 import { Registry } from './registry.js';
 import { repairUnicode } from './repair.js';
@@ -15,6 +16,15 @@ import { simhashDocText } from './simhash-doc.js';
 
 export type NormalizerName = 'none' | 'norm' | 'norm-html' | 'simhash-doc' | 'simhash-doc-html';
 export const DEFAULT_NORMALIZER: NormalizerName = 'norm-html';
+
+// any-ascii's tables (half a megabyte of source) are loaded at the first text that needs them, so that ASCII
+// text never pays for them: synchronously where Node can require an ES module (20.19 and later), before
+// that with this module.
+let anyAsciiLoaded: typeof AnyAscii | undefined = process.features.require_module ? undefined : (await import('any-ascii')).default;
+function anyAscii(text: string): string {
+  anyAsciiLoaded ??= (createRequire(import.meta.url)('any-ascii') as { default: typeof AnyAscii }).default;
+  return anyAsciiLoaded(text);
+}
 
 // Currency symbols become word breaks and other non-ASCII text is transliterated: both are done run by
 // run, as a pattern with \p{} scans whole texts several times slower than one for non-ASCII runs. The

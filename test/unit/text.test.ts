@@ -3,11 +3,13 @@ import fc from 'fast-check';
 import { Parser, Tokenizer } from 'htmlparser2';
 import { describe, expect, it } from 'vitest';
 import { decodeLines } from '../../src/text/decode.js';
-import { escapeUnclosedTags, LinearParser, stripHtml, TextSkippingTokenizer } from '../../src/text/html.js';
+import { escapeUnclosedTags, htmlParserClasses, stripHtml } from '../../src/text/html.js';
 import { normalizer, normalizeText } from '../../src/text/normalize.js';
 import { simhashDocTokens } from '../../src/text/simhash-doc.js';
 import { fixMojibake, normalizeBounded, repairUnicode } from '../../src/text/repair.js';
 import { characterShingles, segmentPieces, sentenceCutBefore, splitSentences, splitWhiteSpace, splitWords, tokenizer, wordCutBefore, wordShingles } from '../../src/text/tokenize.js';
+
+const { LinearParser, TextSkippingTokenizer } = htmlParserClasses();
 
 describe('normalizers', () => {
   it('norm transliterates, lowercases, drops punctuation and currency, joins lines', () => {
