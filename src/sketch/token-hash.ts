@@ -1,6 +1,5 @@
 // Token hashes: a token's UTF-8 bytes to an unsigned 32-bit integer, the input of MinHash. Each is one
 // entry of TOKEN_HASH_REGISTRY: its function, and the fast paths the signer takes where it has them.
-import { crc32 } from 'node:zlib';
 import { createRequire } from 'node:module';
 import type Murmur from 'murmurhash3js-revisited';
 import { Registry } from '../text/registry.js';
@@ -16,6 +15,9 @@ export type ByteHash32 = (bytes: Uint8Array, start: number, end: number) => numb
 // themselves, and a process that never needs it saves its loading (a few ms of every start).
 let murmur: typeof Murmur | undefined;
 const murmurLib = (): typeof Murmur => (murmur ??= createRequire(import.meta.url)('murmurhash3js-revisited') as typeof Murmur);
+// zlib likewise (its CRC-32), half a millisecond of every start.
+let zlib: typeof import('node:zlib') | undefined;
+const zlibLib = (): typeof import('node:zlib') => (zlib ??= createRequire(import.meta.url)('node:zlib') as typeof import('node:zlib'));
 
 /** The WebAssembly kernels that hash many tokens in one call (assembly/kernels.ts, wasm-kernels.ts). */
 export type TokenHashKernel = 'tokenHashesSha1' | 'tokenHashesMmh3' | 'tokenHashesCrc32';
@@ -39,7 +41,7 @@ export const TOKEN_HASH_REGISTRY = new Registry<TokenHashEntry>('hashes', [
   // MurmurHash3 x86 32-bit, seed 0, as Python's mmh3.hash(b, 0, signed=False).
   { name: 'mmh3', hash: (bytes, start, end) => murmurLib().x86.hash32(bytes.subarray(start, end), 0) >>> 0, kernel: 'tokenHashesMmh3' },
   // zlib's CRC-32, as Python's zlib.crc32.
-  { name: 'crc32', hash: (bytes, start, end) => crc32(bytes.subarray(start, end)) >>> 0, kernel: 'tokenHashesCrc32' },
+  { name: 'crc32', hash: (bytes, start, end) => zlibLib().crc32(bytes.subarray(start, end)) >>> 0, kernel: 'tokenHashesCrc32' },
 ]);
 export const TOKEN_HASHES = TOKEN_HASH_REGISTRY.names as readonly TokenHashName[];
 export const DEFAULT_TOKEN_HASH: TokenHashName = 'sha1';
