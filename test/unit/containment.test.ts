@@ -55,6 +55,18 @@ describe('the containment sample', () => {
     expect(excerpt.sample.length).toBeGreaterThan(200);
   });
 
+  it('is every sampled hash, in rank order, for any number of distinct tokens and any rate (the sort of its ranks)', () => {
+    const random = seededRandom(7);
+    for (const every of [1, 2, 3, 4, 7, 1024]) {
+      for (let n = 0; n <= 5000; n += n < 80 ? 1 : 97) {
+        const hashes = Uint32Array.from({ length: n }, () => Math.floor(random() * 2 ** 32));
+        const cut = sampleCut(every);
+        const expected = [...hashes].filter((h) => sampleRank(h) < cut).sort((a, b) => sampleRank(a) - sampleRank(b));
+        expect(containmentSample(hashes, n, every), `${n} tokens, 1 in ${every}`).toEqual(expected.map((h) => sampleTerm(h)));
+      }
+    }
+  });
+
   it('keeps every token with 1, none with 0, and 0 leaves the params of signatures made before the sample', () => {
     const text = words(0, 500).join(' ');
     const all = createSigner({ containmentSample: 1 });
