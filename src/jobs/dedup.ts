@@ -36,6 +36,7 @@ import { requireWritable } from '../indices/index-state.js';
 import { initIndex } from '../indices/init.js';
 import type { RetrySnapshot } from '../engine/retry.js';
 import { type BulkOptions, checkBulkOptions, requireWholeNumbers, UsageError, UserError } from '../errors.js';
+import { checkOptionKeys, given } from './option-groups.js';
 import { sampleEvery } from '../signature.js';
 import { containmentPass, writeContainment } from './dedup/containment-pass.js';
 import { type DocIds, DocNumbers } from './dedup/doc-numbers.js';
@@ -240,35 +241,10 @@ const MEMBERS = {
   state: { stateFile: 1, resume: 1, full: 1 } satisfies Record<keyof DedupStateFiles, 1>,
   output: { dryRun: 1, pairsFile: 1, collectMatches: 1, errorsFile: 1 } satisfies Record<keyof DedupOutput, 1>,
 };
-type Group = keyof typeof MEMBERS;
-const GROUPS = Object.keys(MEMBERS) as Group[];
 
 /** The top-level options of dedupIndex, and of dedupShare (which takes `share` where the final step takes `fromShares`). */
 const TOP_LEVEL = { index: 1, compare: 1, limits: 1, state: 1, output: 1, fromShares: 1, pairsIndex: 1, lock: 1, onProgress: 1 } satisfies Record<keyof DedupOptions, 1>;
 const SHARE_TOP_LEVEL = { ...TOP_LEVEL, share: 1 } satisfies Record<keyof DedupShareOptions | 'fromShares', 1>;
-
-/**
- * Refuses a key dedup would not read, rather than run without it: a member out of its group (the flat
- * names of 0.x: `minSimilarity` for `compare.minSimilarity`) names the group it goes in. A key left
- * undefined is no setting lost.
- */
-function checkKeys(options: DedupOptions, topLevel: object): void {
-  for (const key of Object.keys(given(options))) if (!Object.hasOwn(topLevel, key)) refuseKey(key, topLevel, 'it');
-  for (const g of GROUPS) for (const key of Object.keys(given(options[g]))) if (!Object.hasOwn(MEMBERS[g], key)) refuseKey(`${g}.${key}`, MEMBERS[g], g);
-}
-
-/** A key dedup does not read, named with the group it goes in, or else with what the object it is in takes. */
-function refuseKey(key: string, takes: object, name: string): never {
-  const member = key.slice(key.indexOf('.') + 1);
-  const home = GROUPS.find((g) => Object.hasOwn(MEMBERS[g], member));
-  if (home) throw new UsageError(`${key}: give it as ${home}.${member} (dedup takes its options in groups: ${GROUPS.join(', ')})`);
-  throw new UsageError(`${key} is not an option of dedup; ${name} takes ${Object.keys(takes).join(', ')}`);
-}
-
-/** The members given (a member left undefined takes its default). */
-function given<G extends object>(group: G | undefined): G {
-  return Object.fromEntries(Object.entries(group ?? {}).filter(([, value]) => value !== undefined)) as G;
-}
 
 /** The options with every default filled in: resolved once, at the start of a run; a key dedup would not read is refused. */
 export function resolveDedupOptions(options: DedupOptions): DedupSettings {
@@ -277,7 +253,7 @@ export function resolveDedupOptions(options: DedupOptions): DedupSettings {
 
 /** The options resolved, the keys checked against the top level of dedupIndex's or dedupShare's. */
 function resolve(options: DedupOptions, topLevel: object): DedupSettings {
-  checkKeys(options, topLevel);
+  checkOptionKeys(options, { job: 'dedup', topLevel, groups: MEMBERS });
   const [compare, limits, state, output] = [given(options.compare), given(options.limits), given(options.state), given(options.output)];
   const { prefix, minSimilarity, canonical, clusters, maxCachedSignatures, maxCachedMembers, bucketChunk, pageSize } = DEDUP_DEFAULTS;
   return {
