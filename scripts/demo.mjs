@@ -38,7 +38,7 @@ for (let i = 0; i < lines.length; i += 400) {
 await client.refresh(index);
 console.log(`2. indexed ${lines.length / 2} SPDX license texts into "${index}"`);
 
-const annotated = await annotateIndex(client, { index, fields: ['text'], prefix: 'near_dup', signer: {}, checkpointFile: path.join(here, '../.near-dup/demo-annotate.json') });
+const annotated = await annotateIndex(client, { index, fields: ['text'], signer: {}, state: { checkpointFile: path.join(here, '../.near-dup/demo-annotate.json') }, output: { prefix: 'near_dup' } });
 console.log(`3. annotated ${annotated.annotated} documents in ${annotated.seconds.toFixed(1)} s (params ${annotated.params})`);
 
 // Pairs at dedup's default --min-similarity or more are near-duplicates.

@@ -62,13 +62,11 @@ export {
   type AnnotateSettings,
   type AnnotateStateFiles,
   type AnnotateSummary,
-  type FlatAnnotateOptions,
 } from './jobs/annotate.js';
 export {
   ingestStream,
   resolveIngestOptions,
   INGEST_DEFAULTS,
-  type FlatIngestOptions,
   type IngestLimits,
   type IngestOptions,
   type IngestOutput,

@@ -168,7 +168,7 @@ async function engineBenchmark() {
   await fieldCost(client, docs.slice(0, Math.min(docs.length, 50_000)));
   await loadIndex(client, index, docs);
   const checkpointFile = path.join(mkdtempSync(path.join(os.tmpdir(), 'near-dup-bench-')), 'cp.json');
-  const annotated = await annotateIndex(client, { index, fields: ['text'], prefix: 'near_dup', signer: {}, checkpointFile });
+  const annotated = await annotateIndex(client, { index, fields: ['text'], signer: {}, state: { checkpointFile }, output: { prefix: 'near_dup' } });
   console.log(`${docs.length} documents (${planted.length} planted) annotated in ${annotated.seconds.toFixed(0)} s`);
 
   const signatures = docs.map((d) => signer(d.text));

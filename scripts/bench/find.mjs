@@ -33,7 +33,7 @@ if (flag('reuse') && (await client.indexExists(index)) && (await client.count(in
   console.log(`reusing the annotated index "${index}" (${docs.length} documents)`);
 } else {
   const indexSeconds = await loadIndex(client, index, docs);
-  const annotated = await annotateIndex(client, { index, fields: ['text'], prefix: 'near_dup', signer: {}, checkpointFile: path.join(os.tmpdir(), 'near-dup-bench-find-cp.json') });
+  const annotated = await annotateIndex(client, { index, fields: ['text'], signer: {}, state: { checkpointFile: path.join(os.tmpdir(), 'near-dup-bench-find-cp.json') }, output: { prefix: 'near_dup' } });
   console.log(`indexed ${docs.length} documents in ${indexSeconds.toFixed(1)} s, annotated in ${annotated.seconds.toFixed(1)} s`);
 }
 

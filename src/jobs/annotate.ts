@@ -37,6 +37,7 @@ import { DEFAULT_TEMPLATE_REQUEST, type TemplateRequest, type TemplateSource, te
 import { sourceWithFields } from '../signing/source-text.js';
 import { readStoredSources, type StoredSource } from './stored-sources.js';
 import { plural } from '../plural.js';
+import { checkOptionKeys, given, type OptionKeys } from './option-groups.js';
 
 /** Which documents of the index are read and signed. */
 export interface AnnotateRead {
@@ -96,17 +97,10 @@ export interface AnnotateOutput {
 export type AnnotateProgressListener = (progress: AnnotateProgress) => void;
 
 /**
- * The options of near-dup 0.x, every member at the top level: still accepted (code and types written for
- * them keep working); a member given in its group wins over the same member at the top level.
- */
-export interface FlatAnnotateOptions extends AnnotateRead, AnnotateLimits, AnnotateStateFiles, AnnotateOutput {}
-
-/**
  * The options of annotateIndex, grouped: which documents are read, limits, state files, output. Every
- * member but `index` and `fields` may be left out (ANNOTATE_DEFAULTS). The flat members of
- * FlatAnnotateOptions are taken too.
+ * member but `index` and `fields` may be left out (ANNOTATE_DEFAULTS).
  */
-export interface AnnotateOptions extends FlatAnnotateOptions {
+export interface AnnotateOptions {
   /** The index, alias, pattern or data stream whose documents are signed, each written where it lives. */
   index: string;
   /** The text fields signed (at least one; several are joined with a space; dotted paths reach into objects). */
@@ -157,35 +151,31 @@ export interface AnnotateSettings {
   signal?: AbortSignal;
 }
 
-/** An object's members that are not undefined. */
-function definedOnly<T extends object>(value: T | undefined): Partial<T> {
-  return Object.fromEntries(Object.entries(value ?? {}).filter(([, member]) => member !== undefined)) as Partial<T>;
-}
-
-/**
- * A group's members as given: the group's own, over the same members at the top level (the older, flat
- * options). Annotate's and ingest's groups are read by it.
- */
-export function optionGroup<G extends object>(options: object, name: string, keys: ReadonlyArray<keyof G>): G {
-  const flat = options as Record<string, unknown>;
-  const grouped = (flat[name] ?? {}) as Record<string, unknown>;
-  return Object.fromEntries(keys.map((key) => [key, grouped[key as string] ?? flat[key as string]]).filter(([, value]) => value !== undefined)) as G;
-}
+/** The keys annotateIndex reads (`satisfies` fails the build when a member is added to its interface and not here). */
+const ANNOTATE_KEYS: OptionKeys = {
+  job: 'annotate',
+  topLevel: { index: 1, fields: 1, signer: 1, template: 1, read: 1, limits: 1, state: 1, output: 1, onProgress: 1, signal: 1 } satisfies Record<keyof AnnotateOptions, 1>,
+  groups: {
+    read: { query: 1, slice: 1 } satisfies Record<keyof AnnotateRead, 1>,
+    limits: { pageSize: 1, threads: 1, maxChars: 1, bulk: 1 } satisfies Record<keyof AnnotateLimits, 1>,
+    state: { resume: 1, checkpointFile: 1 } satisfies Record<keyof AnnotateStateFiles, 1>,
+    output: { prefix: 1, dryRun: 1, force: 1, keepVersion: 1, errorsFile: 1 } satisfies Record<keyof AnnotateOutput, 1>,
+  },
+};
 
 /** The bulk options given, over the defaults (ANNOTATE_DEFAULTS.bulk); the writing jobs share them. */
 export function resolveBulkOptions(bulk: BulkOptions | undefined): AnnotateSettings['limits']['bulk'] {
-  return { ...ANNOTATE_DEFAULTS.bulk, ...definedOnly(bulk) };
+  return { ...ANNOTATE_DEFAULTS.bulk, ...given(bulk) };
 }
 
 /**
- * The options, grouped or flat, with every default filled in: resolved once, at the start of a run (and by
- * checkAnnotateOptions). Throws nothing: the values are checked by checkAnnotateOptions.
+ * The options with every default filled in: resolved once, at the start of a run (and by
+ * checkAnnotateOptions). Throws a UsageError only for a key annotate does not read (a member out of its
+ * group names where it goes); the values are checked by checkAnnotateOptions.
  */
 export function resolveAnnotateOptions(options: AnnotateOptions): AnnotateSettings {
-  const read = optionGroup<AnnotateRead>(options, 'read', ['query', 'slice']);
-  const limits = optionGroup<AnnotateLimits>(options, 'limits', ['pageSize', 'threads', 'maxChars', 'bulk']);
-  const state = optionGroup<AnnotateStateFiles>(options, 'state', ['resume', 'checkpointFile']);
-  const output = optionGroup<AnnotateOutput>(options, 'output', ['prefix', 'dryRun', 'force', 'keepVersion', 'errorsFile']);
+  checkOptionKeys(options, ANNOTATE_KEYS);
+  const [read, limits, state, output] = [given(options.read), given(options.limits), given(options.state), given(options.output)];
   const { index, fields, signer = {}, template, onProgress, signal } = options;
   const { prefix, maxChars, pageSize } = ANNOTATE_DEFAULTS;
   return {
@@ -299,10 +289,12 @@ const MAX_LISTED_MISSING = 10_000;
  *   (5 MB, 1,000 operations); `state`: `resume` with `checkpointFile` (.near-dup/annotate-INDEX.json);
  *   `output`: `prefix` (`near_dup`), `dryRun`, `force` (sign documents already current), `keepVersion`,
  *   `errorsFile` (near-dup-errors-INDEX.jsonl); `onProgress`; `signal` to stop early. Defaults in
- *   ANNOTATE_DEFAULTS; the flat names of 0.x (`pageSize`, `resume`, ...) are taken too.
+ *   ANNOTATE_DEFAULTS.
  * @returns the counts; `complete` is true when the engine reports no document of the job left unsigned.
- * @throws {UsageError} an option out of range (before connecting), signer options that are not valid
- *   (CondenserSpecError), a field the mapping has no room for; the message names the option key.
+ * @throws {UsageError} a key annotate does not read (a member out of its group, `pageSize` for
+ *   `limits.pageSize`, names where it goes), an option out of range (before connecting), signer options
+ *   that are not valid (CondenserSpecError), a field the mapping has no room for; the message names the
+ *   option key.
  * @throws {UserError} an index that does not exist, is blocked or keeps only part of `_source`; a
  *   checkpoint that is missing or for another job; an engine that refuses or cannot be reached.
  */
@@ -343,11 +335,11 @@ export async function annotateIndex(client: EngineClient, options: AnnotateOptio
 }
 
 /**
- * The job's options, grouped or flat, checked here once for the CLI and the library alike (annotateIndex
- * checks them too, before connecting).
+ * The job's options, checked here once for the CLI and the library alike (annotateIndex checks them too,
+ * before connecting).
  *
- * @throws {UsageError} no field, a limit that is not a whole number of at least 1, bulk options out of
- *   range, a slice outside its count; the message names the option key.
+ * @throws {UsageError} a key annotate does not read, no field, a limit that is not a whole number of at
+ *   least 1, bulk options out of range, a slice outside its count; the message names the option key.
  */
 export function checkAnnotateOptions(options: AnnotateOptions): void {
   checkSettings(resolveAnnotateOptions(options));
@@ -399,7 +391,7 @@ async function checkTextFields(client: EngineClient, index: string, fields: read
   );
 }
 
-/** What must be the same for a run to continue another's work (its checkpoint, or follow's marks); options grouped or flat. */
+/** What must be the same for a run to continue another's work (its checkpoint, or follow's marks). */
 export function annotateIdentity(options: AnnotateOptions): Record<string, unknown> {
   return identityOf(resolveAnnotateOptions(options));
 }

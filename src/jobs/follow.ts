@@ -74,10 +74,11 @@ export function parseInterval(text: string | number): number {
 
 export async function followIndex(client: EngineClient, options: FollowOptions): Promise<FollowTotals> {
   const totals: FollowTotals = { passes: 0, annotated: 0, unchanged: 0, failed: 0 };
-  // The job's query, slice and resume as given (grouped or flat), resolved once; each pass narrows the query.
-  const job = resolveAnnotateOptions(options);
+  // The job's query, slice and resume as given, resolved once; each pass narrows the query.
+  const annotate = annotateOptionsOf(options);
+  const job = resolveAnnotateOptions(annotate);
   const file = options.marksFile ?? defaultCheckpointPath('follow', options.index, job.read.slice);
-  const identity = annotateIdentity(options);
+  const identity = annotateIdentity(annotate);
   let marks = await readMarks(file, identity, options.onNote);
   let signer: SignerOptions | undefined;
   while (!options.signal?.aborted) {
@@ -88,7 +89,7 @@ export async function followIndex(client: EngineClient, options: FollowOptions):
       const resume = totals.passes === 0 ? job.state.resume : false;
       signer ??= await followedSigner(client, options, job);
       const template = job.template && { ...job.template, keptOnly: true };
-      const summary = await annotateIndex(client, { ...options, signer, template: template ?? false, read: { ...job.read, query }, state: { ...job.state, resume } });
+      const summary = await annotateIndex(client, { ...annotate, signer, template: template ?? false, read: { ...job.read, query }, state: { ...job.state, resume } });
       totals.passes++;
       totals.annotated += summary.annotated;
       totals.unchanged += summary.unchanged;
@@ -112,6 +113,12 @@ export async function followIndex(client: EngineClient, options: FollowOptions):
     await sleep(options.intervalMs, undefined, { signal: options.signal }).catch(() => undefined);
   }
   return totals;
+}
+
+/** The follower's options but its own: annotateIndex refuses a key it does not read. */
+function annotateOptionsOf(options: FollowOptions): AnnotateOptions {
+  const { intervalMs: _interval, onPass: _pass, onWait: _wait, onPassError: _error, onNote: _note, marksFile: _marks, ...annotate } = options;
+  return annotate;
 }
 
 /**

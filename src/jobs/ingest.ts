@@ -19,7 +19,8 @@ import { type BulkOptions, checkBulkOptions, requireWholeNumbers, UsageError } f
 import { resolveSignerSettings, type SignerOptions } from '../signature.js';
 import type { KeyLists } from '../stored/write.js';
 import type { TemplateTokens } from '../sketch/template-tokens.js';
-import { ANNOTATE_DEFAULTS, type AnnotateSettings, optionGroup, resolveBulkOptions } from './annotate.js';
+import { ANNOTATE_DEFAULTS, type AnnotateSettings, resolveBulkOptions } from './annotate.js';
+import { checkOptionKeys, given, type OptionKeys } from './option-groups.js';
 import { type BulkOperation, BulkWriter } from './bulk-writer.js';
 import { ErrorsFile } from './errors-file.js';
 import { compareWithStored, type Refused } from './already-there.js';
@@ -76,16 +77,10 @@ export interface IngestProgress {
 }
 
 /**
- * The options of near-dup 0.x, every member at the top level: still accepted (code and types written for
- * them keep working); a member given in its group wins over the same member at the top level.
- */
-export interface FlatIngestOptions extends IngestOutput, IngestLimits {}
-
-/**
  * The options of ingestStream, grouped: output and limits. Every member but `index` and `fields` may be
- * left out (INGEST_DEFAULTS). The flat members of FlatIngestOptions are taken too.
+ * left out (INGEST_DEFAULTS).
  */
-export interface IngestOptions extends FlatIngestOptions {
+export interface IngestOptions {
   /** The index (or data stream, or alias with a write index) the documents go to: created with the near-dup fields when missing. */
   index: string;
   /** The text fields signed (at least one; several are joined with a space; dotted paths reach into objects). */
@@ -176,13 +171,24 @@ export interface IngestSettings {
   onProgress?: (progress: IngestProgress) => void;
 }
 
+/** The keys ingestStream reads (`satisfies` fails the build when a member is added to its interface and not here). */
+const INGEST_KEYS: OptionKeys = {
+  job: 'ingest',
+  topLevel: { index: 1, fields: 1, signer: 1, output: 1, limits: 1, template: 1, reread: 1, onWarning: 1, onProgress: 1 } satisfies Record<keyof IngestOptions, 1>,
+  groups: {
+    output: { prefix: 1, idField: 1, errorsFile: 1 } satisfies Record<keyof IngestOutput, 1>,
+    limits: { maxChars: 1, threads: 1, maxLineBytes: 1, bulk: 1 } satisfies Record<keyof IngestLimits, 1>,
+  },
+};
+
 /**
- * The options, grouped or flat, with every default filled in: resolved once, at the start of a run (and by
- * checkIngestOptions). Throws nothing: the values are checked by checkIngestOptions.
+ * The options with every default filled in: resolved once, at the start of a run (and by
+ * checkIngestOptions). Throws a UsageError only for a key ingest does not read (a member out of its group
+ * names where it goes); the values are checked by checkIngestOptions.
  */
 export function resolveIngestOptions(options: IngestOptions): IngestSettings {
-  const output = optionGroup<IngestOutput>(options, 'output', ['prefix', 'idField', 'errorsFile']);
-  const limits = optionGroup<IngestLimits>(options, 'limits', ['maxChars', 'threads', 'maxLineBytes', 'bulk']);
+  checkOptionKeys(options, INGEST_KEYS);
+  const [output, limits] = [given(options.output), given(options.limits)];
   const { index, fields, signer = {}, template, onProgress } = options;
   return {
     index,
@@ -201,11 +207,12 @@ export function resolveIngestOptions(options: IngestOptions): IngestSettings {
 }
 
 /**
- * The job's options, grouped or flat, checked here once for the CLI and the library alike (ingestStream
- * checks them too, before connecting).
+ * The job's options, checked here once for the CLI and the library alike (ingestStream checks them too,
+ * before connecting).
  *
- * @throws {UsageError} no field, `maxChars` or `threads` not a whole number of at least 1, `maxLineBytes`
- *   not one from 1 to MAX_LINE_BYTES, bulk options out of range; the message names the option key.
+ * @throws {UsageError} a key ingest does not read, no field, `maxChars` or `threads` not a whole number of
+ *   at least 1, `maxLineBytes` not one from 1 to MAX_LINE_BYTES, bulk options out of range; the message
+ *   names the option key.
  */
 export function checkIngestOptions(options: IngestOptions): void {
   checkSettings(resolveIngestOptions(options));
@@ -276,11 +283,12 @@ const CHECK_CHUNK = 1000;
  *   options); `output`: `prefix` (`near_dup`), `idField` (default: a random id), `errorsFile`
  *   (near-dup-errors-INDEX.jsonl); `limits`: `maxChars` (10,000,000: longer texts are cut), `threads`
  *   (every core), `maxLineBytes` (100 MB: a longer line fails alone, unread), `bulk` (5 MB, 1,000
- *   operations); `onProgress`. Defaults in INGEST_DEFAULTS; the flat names of 0.x (`prefix`, `maxChars`,
- *   ...) are taken too.
+ *   operations); `onProgress`. Defaults in INGEST_DEFAULTS.
  * @returns the counts; lines that could not be signed or written are counted as failed and listed in the errors file.
- * @throws {UsageError} an option out of range, signer options that are not valid (CondenserSpecError), or
- *   `fields` that none of the first documents holds (before anything is written); the message names the option key.
+ * @throws {UsageError} a key ingest does not read (a member out of its group, `maxChars` for
+ *   `limits.maxChars`, names where it goes), an option out of range, signer options that are not valid
+ *   (CondenserSpecError), or `fields` that none of the first documents holds (before anything is
+ *   written); the message names the option key.
  * @throws {UserError} an engine that refuses or cannot be reached, an index that cannot take the fields.
  */
 export async function ingestStream(client: EngineClient, input: Readable, options: IngestOptions): Promise<IngestSummary> {

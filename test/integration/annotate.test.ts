@@ -32,7 +32,7 @@ for (const { name, docs } of testCorpora(25, 25)) {
     });
 
     it(`annotates every document (${docs.length} PEP revisions) with the fields near-dup sign gives, touching nothing else`, async () => {
-      const summary = await annotateIndex(ctx.client, { index: full, fields: ['text'], prefix: 'near_dup', signer: {}, errorsFile: path.join(tmp, `e1-${full}.jsonl`) });
+      const summary = await annotateIndex(ctx.client, { index: full, fields: ['text'], signer: {}, output: { prefix: 'near_dup', errorsFile: path.join(tmp, `e1-${full}.jsonl`) } });
       expect(summary).toMatchObject({ seen: docs.length, annotated: docs.length, failed: 0, complete: true });
       const stored = await allSources(ctx.client, full);
       expect(stored.size).toBe(docs.length);
@@ -48,10 +48,10 @@ for (const { name, docs } of testCorpora(25, 25)) {
     it('skips documents whose stored signature is current, and redoes those whose text changed', async () => {
       const full = ctx.index('skips');
       await indexDocs(ctx.client, full, docs);
-      await annotateIndex(ctx.client, { index: full, fields: ['text'], prefix: 'near_dup', signer: {} });
+      await annotateIndex(ctx.client, { index: full, fields: ['text'], signer: {}, output: { prefix: 'near_dup' } });
       const changed = docs[3];
       await ctx.client.request('POST', `/${full}/_update/${encodeURIComponent(changed.id)}`, { doc: { text: `${changed.text}\nA new closing line.` } }, { refresh: 'true' });
-      const summary = await annotateIndex(ctx.client, { index: full, fields: ['text'], prefix: 'near_dup', signer: {} });
+      const summary = await annotateIndex(ctx.client, { index: full, fields: ['text'], signer: {}, output: { prefix: 'near_dup' } });
       expect(summary).toMatchObject({ seen: docs.length, annotated: 1, unchanged: docs.length - 1, failed: 0 });
       const stored = await allSources(ctx.client, full);
       expect(stored.get(changed.id)!.near_dup.content_hash).toBe(signer(`${changed.text}\nA new closing line.`).content_hash);
@@ -61,12 +61,12 @@ for (const { name, docs } of testCorpora(25, 25)) {
       const index = ctx.index('unrefreshed');
       await ctx.client.createIndex(index, { settings: { refresh_interval: '-1' } });
       await indexDocs(ctx.client, index, docs);
-      await annotateIndex(ctx.client, { index, fields: ['text'], prefix: 'near_dup', signer: {} });
+      await annotateIndex(ctx.client, { index, fields: ['text'], signer: {}, output: { prefix: 'near_dup' } });
       const [changed, added] = [docs[3], { ...docs[4], id: 'added-unrefreshed' }];
       const text = `${changed.text}\nA new closing line.`;
       await ctx.client.request('POST', `/${index}/_update/${encodeURIComponent(changed.id)}`, { doc: { text } });
       await ctx.client.request('PUT', `/${index}/_doc/${added.id}`, added);
-      const summary = await annotateIndex(ctx.client, { index, fields: ['text'], prefix: 'near_dup', signer: {} });
+      const summary = await annotateIndex(ctx.client, { index, fields: ['text'], signer: {}, output: { prefix: 'near_dup' } });
       expect(summary).toMatchObject({ annotated: 2, unchanged: docs.length - 1, failed: 0, complete: true });
       const stored = await allSources(ctx.client, index);
       expect(stored.get(changed.id)!.near_dup.content_hash).toBe(signer(text).content_hash);
@@ -88,7 +88,7 @@ for (const { name, docs } of testCorpora(25, 25)) {
         { id: 'junk', text: '\u0000\u0001\ufffd\ud800 binary \u0007 junk' },
         { id: 'empty', text: '   ' },
       ]);
-      const summary = await annotateIndex(ctx.client, { index, fields: ['text'], prefix: 'near_dup', signer: {}, errorsFile, maxChars: 100_000 });
+      const summary = await annotateIndex(ctx.client, { index, fields: ['text'], signer: {}, limits: { maxChars: 100_000 }, output: { prefix: 'near_dup', errorsFile } });
       expect(summary).toMatchObject({ seen: 8, annotated: 5, failed: 3, empty: 1, cut: 1, complete: true });
       const errors = readFileSync(errorsFile, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
       expect(errors.map((e) => e.id).sort()).toEqual(['missing', 'number', 'object']);
@@ -102,8 +102,8 @@ for (const { name, docs } of testCorpora(25, 25)) {
     it('two slices together give what one full run gives', async () => {
       const index = ctx.index('peps-sliced');
       await indexDocs(ctx.client, index, docs);
-      const a = await annotateIndex(ctx.client, { index, fields: ['text'], prefix: 'near_dup', signer: {}, slice: { id: 0, max: 2 }, checkpointFile: path.join(tmp, `s0-${index}.json`) });
-      const b = await annotateIndex(ctx.client, { index, fields: ['text'], prefix: 'near_dup', signer: {}, slice: { id: 1, max: 2 }, checkpointFile: path.join(tmp, `s1-${index}.json`) });
+      const a = await annotateIndex(ctx.client, { index, fields: ['text'], signer: {}, read: { slice: { id: 0, max: 2 } }, state: { checkpointFile: path.join(tmp, `s0-${index}.json`) }, output: { prefix: 'near_dup' } });
+      const b = await annotateIndex(ctx.client, { index, fields: ['text'], signer: {}, read: { slice: { id: 1, max: 2 } }, state: { checkpointFile: path.join(tmp, `s1-${index}.json`) }, output: { prefix: 'near_dup' } });
       expect(a.annotated + b.annotated).toBe(docs.length);
       expect(a.annotated).toBeGreaterThan(0);
       expect(b.annotated).toBeGreaterThan(0);
@@ -148,7 +148,7 @@ for (const { name, docs } of testCorpora(25, 25)) {
     it('a dry run reports what it would write and writes nothing', async () => {
       const index = ctx.index('peps-dry');
       await indexDocs(ctx.client, index, docs.slice(0, 10));
-      const summary = await annotateIndex(ctx.client, { index, fields: ['text'], prefix: 'near_dup', signer: {}, dryRun: true });
+      const summary = await annotateIndex(ctx.client, { index, fields: ['text'], signer: {}, output: { prefix: 'near_dup', dryRun: true } });
       expect(summary).toMatchObject({ seen: 10, annotated: 10, dryRun: true });
       expect(summary.sample?.length).toBeGreaterThan(0);
       expect(await ctx.client.count(index, { exists: { field: 'near_dup.params' } })).toBe(0);
@@ -162,7 +162,7 @@ for (const { name, docs } of testCorpora(25, 25)) {
         Buffer.from(`${JSON.stringify({ id: 'latin1', text: 'caf\xe9 cr\xe8me br\xfbl\xe9e' })}\n`, 'latin1'),
       ]);
       const errorsFile = path.join(tmp, `ingest-${index}.jsonl`);
-      const summary = await ingestStream(ctx.client, Readable.from([ndjson]), { index, fields: ['text'], prefix: 'near_dup', signer: {}, idField: 'id', errorsFile });
+      const summary = await ingestStream(ctx.client, Readable.from([ndjson]), { index, fields: ['text'], signer: {}, output: { prefix: 'near_dup', idField: 'id', errorsFile } });
       expect(summary).toMatchObject({ seen: docs.length + 2, indexed: docs.length, failed: 2 });
       const failures = readFileSync(errorsFile, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
       expect(failures.map((f) => f.line)).toEqual([docs.length + 1, docs.length + 2]);
@@ -180,7 +180,7 @@ for (const { name, docs } of testCorpora(25, 25)) {
       // The final check with the engine once asked for an empty _mget, which the engines refuse.
       const index = ctx.index('ingest-thousand');
       const thousand = Array.from({ length: 1000 }, (_, i) => ({ id: `t${i}`, text: `${docs[i % docs.length].text.slice(0, 200)} ${i}` }));
-      const summary = await ingestStream(ctx.client, Readable.from([thousand.map((d) => JSON.stringify(d)).join('\n') + '\n']), { index, fields: ['text'], prefix: 'near_dup', signer: {}, idField: 'id', errorsFile: path.join(tmp, `ingest-${index}.jsonl`) });
+      const summary = await ingestStream(ctx.client, Readable.from([thousand.map((d) => JSON.stringify(d)).join('\n') + '\n']), { index, fields: ['text'], signer: {}, output: { prefix: 'near_dup', idField: 'id', errorsFile: path.join(tmp, `ingest-${index}.jsonl`) } });
       expect(summary).toMatchObject({ seen: 1000, indexed: 1000, failed: 0 });
     });
 

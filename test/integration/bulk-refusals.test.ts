@@ -17,7 +17,7 @@ forEachEngine('bulk requests with one bad document', (ctx) => {
     const index = ctx.index('long-id');
     const lines = Array.from({ length: 1000 }, (_, i) => JSON.stringify({ id: i === 500 ? 'x'.repeat(600) : `doc-${i}`, text: `document number ${i} with a few words of its own` }));
     const errorsFile = path.join(tmp, `${index}.jsonl`);
-    const summary = await ingestStream(ctx.client, Readable.from([`${lines.join('\n')}\n`]), { index, fields: ['text'], prefix: 'near_dup', signer: {}, idField: 'id', errorsFile });
+    const summary = await ingestStream(ctx.client, Readable.from([`${lines.join('\n')}\n`]), { index, fields: ['text'], signer: {}, output: { prefix: 'near_dup', idField: 'id', errorsFile } });
     expect(summary).toMatchObject({ indexed: 999, failed: 1 });
     await ctx.client.refresh(index);
     expect(await ctx.client.count(index)).toBe(999);

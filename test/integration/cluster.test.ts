@@ -136,7 +136,7 @@ if (!cluster) {
         await indexDocuments(reference, alone, docs);
         const spread = await clusterIndex('cluster-equal');
         const run = async (c: EngineClient, name: string) => {
-          const annotated = await annotateIndex(c, { index: name, fields: ['text'], prefix: 'near_dup', signer: {}, pageSize: 10 });
+          const annotated = await annotateIndex(c, { index: name, fields: ['text'], signer: {}, limits: { pageSize: 10 }, output: { prefix: 'near_dup' } });
           expect(annotated).toMatchObject({ seen: docs.length, annotated: docs.length, complete: true });
           const similar = [];
           for (const doc of docs) similar.push((await findSimilar(c, { index: name, id: doc.id, limit: 1000 })).hits.map((h) => [h.id, h.jaccard, h.hamming]));
@@ -178,7 +178,7 @@ if (!cluster) {
 
     it('dedup with a node killed (SIGKILL) midway completes, or says so and finishes on --resume, with the clusters of an uninterrupted run', async () => {
       const name = await clusterIndex('cluster-dedup-kill');
-      await annotateIndex(client, { index: name, fields: ['text'], prefix: 'near_dup', signer: {} });
+      await annotateIndex(client, { index: name, fields: ['text'], signer: {}, output: { prefix: 'near_dup' } });
       const clean = await dedupIndex(client, { index: name, state: { full: true, stateFile: path.join(tmp, `clean-${name}.json`) }, output: { dryRun: true } });
       const cwd = mkdtempSync(path.join(tmp, 'dedup-kill-'));
       // The journal is named by the cluster's uuid and the index (dedup/state.ts).

@@ -50,7 +50,7 @@ for (const { name, docs: corpus } of testCorpora(25, 20)) {
 
     beforeAll(async () => {
       await indexDocuments(ctx.client, index, docs);
-      await annotateIndex(ctx.client, { index, fields: ['text'], prefix: 'near_dup', signer: {} });
+      await annotateIndex(ctx.client, { index, fields: ['text'], signer: {}, output: { prefix: 'near_dup' } });
     });
 
     it('finds, for every partial copy, each document 0.1 above the threshold either way, and reports only what the samples verify', async () => {
@@ -173,7 +173,7 @@ for (const { name, docs: corpus } of testCorpora(25, 20)) {
       const rewritten = [...sources.entries()].find(([id, s]) => s.near_dup?.contained_in && !holdingOthers.has(id))![0];
       await ctx.client.bulk([{ update: { _index: index, _id: rewritten } }, { doc: { text: Array.from({ length: 400 }, (_, i) => `unheard${i}`).join(' '), near_dup: { params: null } } }]);
       await ctx.client.refresh(index);
-      await annotateIndex(ctx.client, { index, fields: ['text'], prefix: 'near_dup', signer: {} });
+      await annotateIndex(ctx.client, { index, fields: ['text'], signer: {}, output: { prefix: 'near_dup' } });
       const again = await dedupIndex(ctx.client, { index, state: { full: true, stateFile }, compare: { containment: S } });
       expect(again.complete).toBe(true);
       expect(again.containment).toMatchObject({ cleared: 1, contained: summary.containment!.contained - 1 });
@@ -189,7 +189,7 @@ for (const { name, docs: corpus } of testCorpora(25, 20)) {
 
       const bare = ctx.index('containment-bare');
       await indexDocuments(ctx.client, bare, corpus.slice(0, 5));
-      await annotateIndex(ctx.client, { index: bare, fields: ['text'], prefix: 'near_dup', signer: { containmentSample: 0 } });
+      await annotateIndex(ctx.client, { index: bare, fields: ['text'], signer: { containmentSample: 0 }, output: { prefix: 'near_dup' } });
       await expect(findSimilar(ctx.client, { index: bare, id: corpus[0].id, measure: 'containment' })).rejects.toThrow(
         /no containment sample.*run near-dup annotate --index .* --field FIELD again/,
       );

@@ -115,7 +115,7 @@ forEachEngine('dedup of chains that drift', (ctx) => {
   async function chainsIndex(label: string): Promise<string> {
     const index = ctx.index(label);
     await indexDocuments(ctx.client, index, versions);
-    await annotateIndex(ctx.client, { index, fields: ['text'], prefix: 'near_dup', signer: {} });
+    await annotateIndex(ctx.client, { index, fields: ['text'], signer: {}, output: { prefix: 'near_dup' } });
     return index;
   }
 
@@ -125,7 +125,7 @@ forEachEngine('dedup of chains that drift', (ctx) => {
     const there = new Set((await client.search(index, { size: docs.length, query: { ids: { values: docs.map((d) => d.id) } }, _source: false })).hits.hits.map((h) => h._id));
     await indexDocuments(client, index, docs.filter((d) => !there.has(d.id)));
     for (const d of docs.filter((d) => there.has(d.id))) await client.request('POST', `/${index}/_update/${encodeURIComponent(d.id)}`, { doc: { text: d.text } }, { refresh: 'true' });
-    const annotated = await annotateIndex(client, { index, fields: ['text'], prefix: 'near_dup', signer: {} });
+    const annotated = await annotateIndex(client, { index, fields: ['text'], signer: {}, output: { prefix: 'near_dup' } });
     expect(annotated.annotated).toBe(docs.length);
   }
 

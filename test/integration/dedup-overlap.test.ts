@@ -86,7 +86,7 @@ const isBulkWith = (text: string) => (r: ProxiedRequest) => r.kind === 'bulk' &&
 forEachEngine('dedup overlapping other work', (ctx) => {
   const stateOf = (index: string) => path.join(tmp, `state-${index}.json`);
   const dedup = (client: EngineClient, index: string, more: Partial<DedupOptions> = {}) => dedupIndex(client, withDedupOptions({ index, state: { stateFile: stateOf(index) } }, more));
-  const annotate = (client: EngineClient, index: string) => annotateIndex(client, { index, fields: ['text'], prefix: 'near_dup', signer: {}, checkpointFile: path.join(tmp, `annotate-${index}-${Date.now()}.json`) });
+  const annotate = (client: EngineClient, index: string) => annotateIndex(client, { index, fields: ['text'], signer: {}, state: { checkpointFile: path.join(tmp, `annotate-${index}-${Date.now()}.json`) }, output: { prefix: 'near_dup' } });
 
   /** A relay in front of the engine, and a client that talks through it (both closed after the block). */
   const relayed = async () => {

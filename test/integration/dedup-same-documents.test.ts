@@ -56,11 +56,10 @@ forEachEngine('dedup, the same documents', (ctx) => {
       const summary = await annotateIndex(ctx.client, {
         index,
         fields: ['text'],
-        prefix: 'near_dup',
         signer: {},
         template: { share: 0.3 },
-        checkpointFile: path.join(tmp, `${index}.json`),
-        errorsFile: path.join(tmp, `${index}.jsonl`),
+        state: { checkpointFile: path.join(tmp, `${index}.json`) },
+        output: { prefix: 'near_dup', errorsFile: path.join(tmp, `${index}.jsonl`) },
       });
       expect(summary.complete).toBe(true);
     }

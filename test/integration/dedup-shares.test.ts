@@ -76,7 +76,7 @@ forEachEngine('dedup split between processes', (ctx) => {
   const annotated = async (label: string, docs: ReadonlyArray<{ id: string }>) => {
     const index = ctx.index(label);
     await indexDocuments(ctx.client, index, docs);
-    await annotateIndex(ctx.client, { index, fields: ['text'], prefix: 'near_dup', signer: {} });
+    await annotateIndex(ctx.client, { index, fields: ['text'], signer: {}, output: { prefix: 'near_dup' } });
     return index;
   };
 

@@ -53,7 +53,7 @@ for (const { name, docs } of testCorpora(30, 30)) {
     const annotatedIndex = async (label: string) => {
       const target = ctx.index(label);
       await indexDocuments(ctx.client, target, docs);
-      await annotateIndex(ctx.client, { index: target, fields: ['text'], prefix: 'near_dup', signer: {} });
+      await annotateIndex(ctx.client, { index: target, fields: ['text'], signer: {}, output: { prefix: 'near_dup' } });
       return target;
     };
 
@@ -67,7 +67,7 @@ for (const { name, docs } of testCorpora(30, 30)) {
 
     beforeAll(async () => {
       await indexDocuments(ctx.client, index, docs);
-      await annotateIndex(ctx.client, { index, fields: ['text'], prefix: 'near_dup', signer: {} });
+      await annotateIndex(ctx.client, { index, fields: ['text'], signer: {}, output: { prefix: 'near_dup' } });
     });
 
     it(`finds every pair 0.1 above the threshold (${strongPairs.length} in ${docs.length} documents) and only verified pairs`, async () => {
@@ -237,7 +237,7 @@ for (const { name, docs } of testCorpora(30, 30)) {
       const original = docs.find((d) => d.id === member)!;
       const copyId = `${member}-copy`;
       await ctx.client.request('PUT', `/${index}/_doc/${encodeURIComponent(copyId)}`, { ...original, id: copyId, date: '2030-01-01T00:00:00+00:00', text: `${original.text}\nOne more line.` }, { refresh: 'true' });
-      const annotated = await annotateIndex(ctx.client, { index, fields: ['text'], prefix: 'near_dup', signer: {} });
+      const annotated = await annotateIndex(ctx.client, { index, fields: ['text'], signer: {}, output: { prefix: 'near_dup' } });
       expect(annotated.annotated).toBe(1);
       const summary = await dedupIndex(ctx.client, { index, compare: { minSimilarity: THRESHOLD, canonical: 'oldest', dateField: 'date' }, state: { stateFile: stateOf(index) } });
       expect(summary).toMatchObject({ mode: 'incremental', newDocuments: 1 });
@@ -258,7 +258,7 @@ for (const { name, docs } of testCorpora(30, 30)) {
       await fullRun(index);
       await ctx.client.deleteIndex(index);
       await indexDocuments(ctx.client, index, docs);
-      await annotateIndex(ctx.client, { index, fields: ['text'], prefix: 'near_dup', signer: {} });
+      await annotateIndex(ctx.client, { index, fields: ['text'], signer: {}, output: { prefix: 'near_dup' } });
       const again = await dedupIndex(ctx.client, { index, compare: { minSimilarity: THRESHOLD, canonical: 'oldest', dateField: 'date' }, state: { stateFile: stateOf(index) } });
       expect(again.mode).toBe('full');
       const next = await dedupIndex(ctx.client, { index, compare: { minSimilarity: THRESHOLD, canonical: 'oldest', dateField: 'date' }, state: { stateFile: stateOf(index) } });
@@ -271,7 +271,7 @@ for (const { name, docs } of testCorpora(30, 30)) {
       const clustered = pairs[0].b;
       // Replace the text of one clustered document by something unrelated, annotate again, dedup again.
       await ctx.client.request('POST', `/${index}/_update/${encodeURIComponent(clustered)}`, { doc: { text: 'an entirely different text about gardening, tomatoes and rain' } }, { refresh: 'true' });
-      const again = await annotateIndex(ctx.client, { index, fields: ['text'], prefix: 'near_dup', signer: {} });
+      const again = await annotateIndex(ctx.client, { index, fields: ['text'], signer: {}, output: { prefix: 'near_dup' } });
       expect(again.annotated).toBe(1);
       const summary = await dedupIndex(ctx.client, { index, compare: { minSimilarity: THRESHOLD, canonical: 'oldest', dateField: 'date' }, state: { stateFile: stateOf(index) } });
       const stored = await sources(ctx.client, index);

@@ -33,7 +33,7 @@ forEachEngine('evaluate, the same documents', (ctx) => {
     for (const { shards, index, order } of where) {
       await ctx.client.createIndex(index, { settings: { number_of_shards: shards, number_of_replicas: 0 } });
       await indexDocuments(ctx.client, index, order);
-      const summary = await annotateIndex(ctx.client, { index, fields: ['text'], prefix: 'near_dup', signer: {}, checkpointFile: path.join(tmp, `${index}.json`), errorsFile: path.join(tmp, `${index}.jsonl`) });
+      const summary = await annotateIndex(ctx.client, { index, fields: ['text'], signer: {}, state: { checkpointFile: path.join(tmp, `${index}.json`) }, output: { prefix: 'near_dup', errorsFile: path.join(tmp, `${index}.jsonl`) } });
       expect(summary.complete).toBe(true);
       await ctx.client.refresh(index);
     }

@@ -69,7 +69,7 @@ forEachEngine('evaluate --truth-field', (ctx) => {
 
   beforeAll(async () => {
     await indexDocuments(ctx.client, index, docs);
-    const summary = await annotateIndex(ctx.client, { index, fields: ['text'], prefix: 'near_dup', signer: {}, checkpointFile: path.join(tmp, 'cp.json'), errorsFile: path.join(tmp, 'errors.jsonl') });
+    const summary = await annotateIndex(ctx.client, { index, fields: ['text'], signer: {}, state: { checkpointFile: path.join(tmp, 'cp.json') }, output: { prefix: 'near_dup', errorsFile: path.join(tmp, 'errors.jsonl') } });
     expect(summary.complete).toBe(true);
   });
 

@@ -34,7 +34,7 @@ forEachEngine('explore, a step missing', (ctx) => {
   beforeAll(async () => {
     await indexDocuments(ctx.client, plain, docs);
     await indexDocuments(ctx.client, annotated, docs);
-    await annotateIndex(ctx.client, { index: annotated, fields: ['text'], prefix: 'near_dup', signer: {}, checkpointFile: path.join(tmp, 'cp.json'), errorsFile: path.join(tmp, 'e.jsonl') });
+    await annotateIndex(ctx.client, { index: annotated, fields: ['text'], signer: {}, state: { checkpointFile: path.join(tmp, 'cp.json') }, output: { prefix: 'near_dup', errorsFile: path.join(tmp, 'e.jsonl') } });
     await ctx.client.refresh(annotated);
   });
   afterAll(async () => {
@@ -54,7 +54,7 @@ forEachEngine('explore, a step missing', (ctx) => {
   it('once deduplicated, the list has its clusters and says nothing is missing', async () => {
     const index = ctx.index('explore-deduplicated');
     await indexDocuments(ctx.client, index, docs);
-    await annotateIndex(ctx.client, { index, fields: ['text'], prefix: 'near_dup', signer: {}, checkpointFile: path.join(tmp, 'cp2.json'), errorsFile: path.join(tmp, 'e2.jsonl') });
+    await annotateIndex(ctx.client, { index, fields: ['text'], signer: {}, state: { checkpointFile: path.join(tmp, 'cp2.json') }, output: { prefix: 'near_dup', errorsFile: path.join(tmp, 'e2.jsonl') } });
     await dedupIndex(ctx.client, { index, state: { stateFile: path.join(tmp, 'dedup.json') }, output: { errorsFile: path.join(tmp, 'dedup-errors.jsonl') } });
     await ctx.client.refresh(index);
     const answer = await clusters(await explore(index));

@@ -77,7 +77,7 @@ forEachEngine('explore parameters', (ctx) => {
 
   beforeAll(async () => {
     await indexDocuments(ctx.client, index, docs);
-    await annotateIndex(ctx.client, { index, fields: ['text'], prefix: 'near_dup', signer: {}, checkpointFile: path.join(tmp, 'cp.json'), errorsFile: path.join(tmp, 'e.jsonl') });
+    await annotateIndex(ctx.client, { index, fields: ['text'], signer: {}, state: { checkpointFile: path.join(tmp, 'cp.json') }, output: { prefix: 'near_dup', errorsFile: path.join(tmp, 'e.jsonl') } });
     await dedupIndex(ctx.client, { index, state: { stateFile: path.join(tmp, 'dedup.json') }, output: { errorsFile: path.join(tmp, 'dedup-errors.jsonl') } });
     await ctx.client.refresh(index);
     explorer = await startExplorer(ctx.client, { index, fields: ['text'], prefix: 'near_dup', host: '127.0.0.1', port: 0 });

@@ -42,7 +42,7 @@ forEachEngine('explore: texts as compared', (ctx) => {
 
   beforeAll(async () => {
     await indexDocuments(ctx.client, index, docs);
-    await annotateIndex(ctx.client, { index, fields: ['body'], prefix: 'near_dup', signer: {}, checkpointFile: path.join(tmp, 'cp.json'), errorsFile: path.join(tmp, 'e.jsonl') });
+    await annotateIndex(ctx.client, { index, fields: ['body'], signer: {}, state: { checkpointFile: path.join(tmp, 'cp.json') }, output: { prefix: 'near_dup', errorsFile: path.join(tmp, 'e.jsonl') } });
     // A document indexed after annotate: no signature, so nothing says how it was (or would be) compared.
     await indexDocuments(ctx.client, index, [{ id: 'page-unsigned', body: edited }]);
     await dedupIndex(ctx.client, { index, state: { stateFile: path.join(tmp, 'dedup.json') }, output: { errorsFile: path.join(tmp, 'dedup-errors.jsonl') } });

@@ -32,7 +32,7 @@ forEachEngine('explore', (ctx) => {
 
   beforeAll(async () => {
     await indexDocuments(ctx.client, index, docs);
-    await annotateIndex(ctx.client, { index, fields: ['text'], prefix: 'near_dup', signer: {}, checkpointFile: path.join(tmp, 'cp.json'), errorsFile: path.join(tmp, 'e.jsonl') });
+    await annotateIndex(ctx.client, { index, fields: ['text'], signer: {}, state: { checkpointFile: path.join(tmp, 'cp.json') }, output: { prefix: 'near_dup', errorsFile: path.join(tmp, 'e.jsonl') } });
     await dedupIndex(ctx.client, { index, state: { stateFile: path.join(tmp, 'dedup.json') }, output: { errorsFile: path.join(tmp, 'dedup-errors.jsonl') } });
     await ctx.client.refresh(index);
     await evaluateIndex(ctx.client, { index, fields: ['text'], prefix: 'near_dup', sample: docs.length, seed: 1, neighbours: 20, randomPartners: 5, maxChars: 1e7, out: path.join(tmp, 'report'), currentThreshold: 0.5 });

@@ -67,13 +67,11 @@ forEachEngine('jobs on a faulty network', (ctx) => {
     annotateIndex(faulty, {
       index,
       fields: ['text'],
-      prefix: 'near_dup',
       signer: {},
-      pageSize: 10,
-      bulk: { maxOperations: 7 },
-      errorsFile: path.join(tmp, `errors-${index}.jsonl`),
-      checkpointFile: path.join(tmp, `cp-${index}-${extra.slice?.id ?? 'all'}.json`),
-      ...extra,
+      read: extra.read,
+      limits: { pageSize: 10, bulk: { maxOperations: 7 }, ...extra.limits },
+      state: { checkpointFile: path.join(tmp, `cp-${index}-${extra.read?.slice?.id ?? 'all'}.json`) },
+      output: { prefix: 'near_dup', errorsFile: path.join(tmp, `errors-${index}.jsonl`) },
     });
 
   it('annotate: a dropped scroll or search_after page is read again, never skipped', async () => {
@@ -119,8 +117,8 @@ forEachEngine('jobs on a faulty network', (ctx) => {
       { kind: 'scroll', every: 3, fault: 'drop' },
       { kind: 'bulk', every: 5, fault: 'drop' },
     ]);
-    const a = await annotate(index, { slice: { id: 0, max: 2 } });
-    const b = await annotate(index, { slice: { id: 1, max: 2 } });
+    const a = await annotate(index, { read: { slice: { id: 0, max: 2 } } });
+    const b = await annotate(index, { read: { slice: { id: 1, max: 2 } } });
     expect(proxy.injected.dropped).toBeGreaterThan(2);
     expect([a.complete, b.complete, a.missing, b.missing]).toEqual([true, true, 0, 0]);
     expect(a.annotated + b.annotated).toBe(docs.length);
@@ -131,7 +129,7 @@ forEachEngine('jobs on a faulty network', (ctx) => {
     const index = ctx.index('faults-down');
     await indexDocs(ctx.client, index);
     proxy.decide = (r) => (r.kind === 'bulk' ? { status: 503 } : 'pass');
-    const summary = await annotate(index, { bulk: { maxOperations: 50 } });
+    const summary = await annotate(index, { limits: { bulk: { maxOperations: 50 } } });
     expect(summary).toMatchObject({ complete: false, missing: docs.length, annotated: 0, sweeps: 2 });
     expect(summary.retries.status5xx).toBeGreaterThan(0);
     const listed = readFileSync(path.join(tmp, `errors-${index}.jsonl`), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
@@ -170,7 +168,7 @@ forEachEngine('jobs on a faulty network', (ctx) => {
   it('dedup: scans and write-back through faults give the clusters of a clean run', async () => {
     const index = ctx.index('faults-dedup');
     await indexDocs(ctx.client, index);
-    await annotateIndex(ctx.client, { index, fields: ['text'], prefix: 'near_dup', signer: {} });
+    await annotateIndex(ctx.client, { index, fields: ['text'], signer: {}, output: { prefix: 'near_dup' } });
     const clean = await dedupIndex(ctx.client, { index, state: { full: true, stateFile: path.join(tmp, `dd-clean-${index}.json`) }, output: { dryRun: true, collectMatches: false } });
     proxy.decide = plan([
       { kind: 'scroll', nth: 3, fault: 'drop' },
@@ -198,7 +196,7 @@ forEachEngine('jobs on a faulty network', (ctx) => {
   async function dedupToKill(label: string) {
     const index = ctx.index(label);
     await indexDocs(ctx.client, index);
-    await annotateIndex(ctx.client, { index, fields: ['text'], prefix: 'near_dup', signer: {} });
+    await annotateIndex(ctx.client, { index, fields: ['text'], signer: {}, output: { prefix: 'near_dup' } });
     const clean = await dedupIndex(ctx.client, { index, state: { full: true, stateFile: path.join(tmp, `dd-clean-${index}.json`) }, output: { dryRun: true } });
     const cwd = mkdtempSync(path.join(tmp, `${label}-`));
     // The journal is named as the state file is: by the cluster's uuid and the index.
@@ -268,11 +266,9 @@ forEachEngine('jobs on a faulty network', (ctx) => {
     const summary = await ingestStream(faulty, Readable.from([Buffer.from(ndjson)]), {
       index,
       fields: ['text'],
-      prefix: 'near_dup',
       signer: {},
-      idField: 'id',
-      bulk: { maxOperations: 8 },
-      errorsFile: path.join(tmp, `ingest-errors-${index}.jsonl`),
+      output: { prefix: 'near_dup', idField: 'id', errorsFile: path.join(tmp, `ingest-errors-${index}.jsonl`) },
+      limits: { bulk: { maxOperations: 8 } },
     });
     expect(proxy.injected.dropped).toBeGreaterThanOrEqual(2);
     expect(summary).toMatchObject({ indexed: docs.length, failed: 0, blank: 2 });

@@ -65,7 +65,7 @@ forEachEngine('first hour', (ctx) => {
 
   beforeAll(async () => {
     await indexDocuments(ctx.client, index, docs.map((d) => ({ id: d.id, title: d.family, body: d.text })));
-    await annotateIndex(ctx.client, { index, fields: ['body'], prefix: 'near_dup', signer: {} });
+    await annotateIndex(ctx.client, { index, fields: ['body'], signer: {}, output: { prefix: 'near_dup' } });
   });
 
   it('dedup --format text --full --dry-run into a reader that closes early ends quietly', async () => {
@@ -109,7 +109,7 @@ forEachEngine('first hour', (ctx) => {
   it('a garbage params value is one damaged document, named in the errors file, not a second parameter set', async () => {
     const other = ctx.index('garbage-params');
     await indexDocuments(ctx.client, other, docs.slice(0, 12).map((d) => ({ id: d.id, body: d.text })));
-    await annotateIndex(ctx.client, { index: other, fields: ['body'], prefix: 'near_dup', signer: {} });
+    await annotateIndex(ctx.client, { index: other, fields: ['body'], signer: {}, output: { prefix: 'near_dup' } });
     await ctx.client.request('POST', `/${other}/_update/${encodeURIComponent(docs[3].id)}`, { doc: { near_dup: { params: 'not a parameter set' } } }, { refresh: 'true' });
     const errorsFile = path.join(cwd, `errors-${other}.jsonl`);
     const summary = await dedupIndex(ctx.client, { index: other, state: { full: true }, output: { dryRun: true, errorsFile } });

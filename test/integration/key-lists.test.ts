@@ -48,7 +48,7 @@ forEachEngine('key lists written as the index maps them', (ctx) => {
 
   it('annotate writes one string of terms where the index maps them as text, lists where it maps them as keyword', async () => {
     for (const index of [current, older]) {
-      const summary = await annotateIndex(ctx.client, { index, fields: ['text'], prefix: 'near_dup', signer: {} });
+      const summary = await annotateIndex(ctx.client, { index, fields: ['text'], signer: {}, output: { prefix: 'near_dup' } });
       expect(summary).toMatchObject({ annotated: docs.length, complete: true });
     }
     expect([...(await forms(ctx.client, current))]).toEqual(['string/string']);

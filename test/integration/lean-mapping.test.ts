@@ -109,7 +109,7 @@ forEachEngine('the band keys without doc values, and indices mapped with them', 
   it('annotate signs both the same way', async () => {
     for (const index of both) {
       await indexDocuments(ctx.client, index, docs);
-      const summary = await annotateIndex(ctx.client, { index, fields: ['text'], prefix: 'near_dup', signer: {} });
+      const summary = await annotateIndex(ctx.client, { index, fields: ['text'], signer: {}, output: { prefix: 'near_dup' } });
       expect(summary, index).toMatchObject({ annotated: docs.length, complete: true });
     }
     const [a, b] = await Promise.all(both.map((index) => sourcesById(ctx.client, index)));
@@ -147,7 +147,7 @@ forEachEngine('the band keys without doc values, and indices mapped with them', 
     const copy = { ...original, id: `${member}-copy`, date: '2030-01-01T00:00:00Z', text: `${original.text}\nOne more line.` };
     for (const index of both) {
       await indexDocuments(ctx.client, index, [copy]);
-      expect((await annotateIndex(ctx.client, { index, fields: ['text'], prefix: 'near_dup', signer: {} })).annotated).toBe(1);
+      expect((await annotateIndex(ctx.client, { index, fields: ['text'], signer: {}, output: { prefix: 'near_dup' } })).annotated).toBe(1);
     }
     const [ia, ib] = await Promise.all(both.map((index) => dedup(index, false)));
     for (const s of [ia, ib]) expect(s).toMatchObject({ mode: 'incremental', newDocuments: 1 });

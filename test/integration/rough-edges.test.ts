@@ -44,7 +44,7 @@ forEachEngine('rough edges', (ctx) => {
   });
 
   it('dedup --canonical with a field the mapping does not have is refused (a typo of "longest" is not a field)', async () => {
-    await annotateIndex(ctx.client, { index, fields: ['body'], prefix: 'near_dup', signer: {} });
+    await annotateIndex(ctx.client, { index, fields: ['body'], signer: {}, output: { prefix: 'near_dup' } });
     const result = cli(['dedup', '--url', ctx.engine.url, '--index', index, '--canonical', 'longst', '--dry-run']);
     expect(result.code).toBe(2);
     expect(result.stderr).toMatch(/--canonical "longst" is not a field of .*oldest, newest, longest.*Its fields: .*body/);
@@ -62,7 +62,7 @@ forEachEngine('rough edges', (ctx) => {
     const lines = docs.flatMap((d) => [{ index: { _index: other, _id: d.id } }, { body: d.text }]);
     expect((await ctx.client.bulk(lines)).errors).toBe(false);
     await ctx.client.refresh(other);
-    await annotateIndex(ctx.client, { index: other, fields: ['body'], prefix: 'near_dup', signer: { condenser: 'ws:none:sha1:128' } });
+    await annotateIndex(ctx.client, { index: other, fields: ['body'], signer: { condenser: 'ws:none:sha1:128' }, output: { prefix: 'near_dup' } });
     // Asked with the default condenser (norm-html), the text is still signed as the index was.
     const found = await findSimilar(ctx.client, { index: other, text: docs[0].text });
     expect(found.query.params).toMatch(/^white-space:none:sha1:128;/);
@@ -70,7 +70,7 @@ forEachEngine('rough edges', (ctx) => {
     const cliHits = JSON.parse(cli(['similar', '--url', ctx.engine.url, '--index', other, '--text', docs[0].text]).stdout);
     expect(cliHits.hits[0].id).toBe(docs[0].id);
     // A second parameter set in the index: a lookup with a third cannot match, and says why.
-    await annotateIndex(ctx.client, { index: other, fields: ['body'], prefix: 'near_dup', signer: { condenser: 'ws:none:mmh3:64' }, query: { ids: { values: [docs[1].id] } } });
+    await annotateIndex(ctx.client, { index: other, fields: ['body'], signer: { condenser: 'ws:none:mmh3:64' }, read: { query: { ids: { values: [docs[1].id] } } }, output: { prefix: 'near_dup' } });
     const refused = cli(['similar', '--url', ctx.engine.url, '--index', other, '--text', docs[0].text]);
     expect(refused.code).toBe(1);
     expect(refused.stderr).toMatch(/holds signatures made with .*white-space:none:sha1:128.*white-space:none:mmh3:64/);

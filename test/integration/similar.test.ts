@@ -26,7 +26,7 @@ for (const { name, docs } of testCorpora(20, 20)) {
       const lines = docs.flatMap((d) => [{ index: { _index: index, _id: d.id } }, d]);
       for (let i = 0; i < lines.length; i += 200) expect((await ctx.client.bulk(lines.slice(i, i + 200))).errors).toBe(false);
       await ctx.client.refresh(index);
-      await annotateIndex(ctx.client, { index, fields: ['text'], prefix: 'near_dup', signer: {} });
+      await annotateIndex(ctx.client, { index, fields: ['text'], signer: {}, output: { prefix: 'near_dup' } });
     });
 
     it('by id, finds every document 0.1 above the threshold, never the query itself, only verified hits', async () => {
@@ -109,7 +109,7 @@ for (const { name, docs } of testCorpora(20, 20)) {
       const lines = docs.flatMap((d) => [{ index: { _index: older, _id: d.id } }, d]);
       for (let i = 0; i < lines.length; i += 200) expect((await ctx.client.bulk(lines.slice(i, i + 200))).errors).toBe(false);
       await ctx.client.refresh(older);
-      await annotateIndex(ctx.client, { index: older, fields: ['text'], prefix: 'near_dup', signer: {} });
+      await annotateIndex(ctx.client, { index: older, fields: ['text'], signer: {}, output: { prefix: 'near_dup' } });
       const doc = docs[2];
       const spy = vi.spyOn(ctx.client, 'search');
       try {
@@ -142,7 +142,7 @@ for (const { name, docs } of testCorpora(20, 20)) {
       const lines = docs.flatMap((d) => [{ index: { _index: first, _id: d.id } }, d]);
       for (let i = 0; i < lines.length; i += 200) expect((await ctx.client.bulk(lines.slice(i, i + 200))).errors).toBe(false);
       await ctx.client.refresh(first);
-      await annotateIndex(ctx.client, { index: first, fields: ['text'], prefix: 'near_dup', signer: { keyEncoding: 1 } });
+      await annotateIndex(ctx.client, { index: first, fields: ['text'], signer: { keyEncoding: 1 }, output: { prefix: 'near_dup' } });
       const doc = docs[3];
       const url = ['--url', ctx.engine.url];
       const before = await runCliJson(['similar', ...url, '--index', first, '--id', doc.id]);
@@ -211,7 +211,7 @@ for (const { name, docs } of testCorpora(20, 20)) {
       const sample = docs.slice(0, 12);
       const lines = sample.flatMap((d) => [{ index: { _index: old, _id: d.id } }, d]);
       expect((await ctx.client.bulk(lines, { refresh: 'true' })).errors).toBe(false);
-      await annotateIndex(ctx.client, { index: old, fields: ['text'], prefix: 'near_dup', signer: {} });
+      await annotateIndex(ctx.client, { index: old, fields: ['text'], signer: {}, output: { prefix: 'near_dup' } });
       const result = await findSimilar(ctx.client, { index: old, text: sample[3].text, signer: {} });
       expect(result.hits[0]).toMatchObject({ id: sample[3].id, jaccard: 1 });
     });

@@ -42,7 +42,7 @@ forEachEngine('stored signatures read back damaged', (ctx) => {
     const lines = docs.flatMap((d) => [{ index: { _index: index, _id: d.id } }, { text: d.text }]);
     expect((await ctx.client.bulk(lines)).errors).toBe(false);
     await ctx.client.refresh(index);
-    await annotateIndex(ctx.client, { index, fields: ['text'], prefix: 'near_dup', signer: {} });
+    await annotateIndex(ctx.client, { index, fields: ['text'], signer: {}, output: { prefix: 'near_dup' } });
     for (const [i, doc] of damaged.entries()) {
       const got = await ctx.client.get(index, doc.id, { _source_includes: 'near_dup' });
       const change = DAMAGE[i].nearDup((got?._source as any)?.near_dup);
@@ -82,7 +82,7 @@ forEachEngine('stored signatures read back damaged', (ctx) => {
     const lines = docs.filter((d) => !damaged.includes(d)).flatMap((d) => [{ index: { _index: clean, _id: d.id } }, { text: d.text }]);
     expect((await ctx.client.bulk(lines)).errors).toBe(false);
     await ctx.client.refresh(clean);
-    await annotateIndex(ctx.client, { index: clean, fields: ['text'], prefix: 'near_dup', signer: {} });
+    await annotateIndex(ctx.client, { index: clean, fields: ['text'], signer: {}, output: { prefix: 'near_dup' } });
     const expected = await cli(['dedup', '--url', ctx.engine.url, '--index', clean]);
     expect(expected.code, expected.stderr).toBe(0);
     const run = await cli(['dedup', '--url', ctx.engine.url, '--index', index]);

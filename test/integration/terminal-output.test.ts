@@ -35,7 +35,7 @@ forEachEngine('terminal output', (ctx) => {
 
   beforeAll(async () => {
     await indexDocuments(ctx.client, index, docs);
-    await annotateIndex(ctx.client, { index, fields: ['text'], prefix: 'near_dup', signer: {}, checkpointFile: path.join(cwd, 'cp.json'), errorsFile: path.join(cwd, 'e.jsonl') });
+    await annotateIndex(ctx.client, { index, fields: ['text'], signer: {}, state: { checkpointFile: path.join(cwd, 'cp.json') }, output: { prefix: 'near_dup', errorsFile: path.join(cwd, 'e.jsonl') } });
     await ctx.client.refresh(index);
   });
 

@@ -1,6 +1,7 @@
-// annotate's and ingest's options as a library caller gives them: grouped (read, limits, state, output) or
-// flat as in 0.x, resolved once with every default from ANNOTATE_DEFAULTS and INGEST_DEFAULTS; a mistake
-// named by its option key in the library and by its flag on the command line, in the same words as before;
+// annotate's and ingest's options as a library caller gives them: grouped (read, limits, state, output), a
+// member out of its group (the flat names of 0.x) refused, resolved once with every default from
+// ANNOTATE_DEFAULTS and INGEST_DEFAULTS; a mistake named by its option key in the library and by its flag on
+// the command line, in the same words as before;
 // and the bulk defaults (BULK_DEFAULTS, in the bulk writer) the same for the jobs, the writer and the command
 // line's bulk flags.
 import { spawnSync } from 'node:child_process';
@@ -27,6 +28,13 @@ function thrown(call: () => unknown): unknown {
     return err;
   }
   return undefined;
+}
+
+/** The message of the UsageError a call throws. */
+function thrownMessage(call: () => unknown): string {
+  const err = thrown(call);
+  expect(err).toBeInstanceOf(api.UsageError);
+  return (err as Error).message;
 }
 
 describe('resolveAnnotateOptions', () => {
@@ -65,20 +73,25 @@ describe('resolveAnnotateOptions', () => {
     expect(settings.signer).toEqual({ preset: 'simhash-doc' });
   });
 
-  it('takes the flat options of 0.x, and a member given in its group wins over them', () => {
-    const flat = api.resolveAnnotateOptions({ ...base, prefix: 'old', pageSize: 7, resume: true, checkpointFile: 'cp.json', slice: { id: 0, max: 2 }, dryRun: true });
-    expect(flat).toMatchObject({ read: { slice: { id: 0, max: 2 } }, limits: { pageSize: 7 }, state: { resume: true, checkpointFile: 'cp.json' }, output: { prefix: 'old', dryRun: true } });
-    const both = api.resolveAnnotateOptions({ ...base, pageSize: 7, prefix: 'old', limits: { pageSize: 8 }, output: { prefix: 'new' } });
-    expect(both.limits.pageSize).toBe(8);
-    expect(both.output.prefix).toBe('new');
-    // A member left undefined in its group is not given: the flat one stands.
-    expect(api.resolveAnnotateOptions({ ...base, pageSize: 7, limits: { pageSize: undefined } }).limits.pageSize).toBe(7);
+  it('refuses an option out of its group (the flat names of 0.x), naming where it goes, and a key it does not read', () => {
+    const refused = (options: object) => thrownMessage(() => api.resolveAnnotateOptions({ ...base, ...options } as never));
+    const groups = '(annotate takes its options in groups: read, limits, state, output)';
+    expect(refused({ pageSize: 7 })).toBe(`pageSize: give it as limits.pageSize ${groups}`);
+    expect(refused({ query: { match_all: {} } })).toBe(`query: give it as read.query ${groups}`);
+    expect(refused({ resume: true })).toBe(`resume: give it as state.resume ${groups}`);
+    expect(refused({ prefix: 'old' })).toBe(`prefix: give it as output.prefix ${groups}`);
+    expect(refused({ output: { pageSize: 8 } })).toBe(`output.pageSize: give it as limits.pageSize ${groups}`);
+    expect(refused({ pageSzie: 7 })).toBe('pageSzie is not an option of annotate; it takes index, fields, signer, template, read, limits, state, output, onProgress, signal');
+    expect(refused({ state: { checkpoint: 'cp.json' } })).toBe('state.checkpoint is not an option of annotate; state takes resume, checkpointFile');
+    // A member left undefined is no setting lost (a caller spreads what it has); checkAnnotateOptions refuses the same.
+    expect(api.resolveAnnotateOptions({ ...base, pageSize: undefined, limits: { pageSize: 8, bulk: undefined } } as never).limits.pageSize).toBe(8);
+    expect(thrownMessage(() => checkAnnotateOptions({ ...base, dryRun: true } as never))).toBe(`dryRun: give it as output.dryRun ${groups}`);
   });
 
-  it('keeps a checkpoint of 0.x usable: the job identity is the same, flat or grouped', () => {
-    const flat = { ...base, prefix: 'near_dup', signer: {}, query: { match_all: {} }, slice: { id: 0, max: 2 } };
+  it('keeps a checkpoint of 0.x usable: the job identity is the same, defaults given or left out', () => {
+    const given = { ...base, signer: {}, read: { query: { match_all: {} }, slice: { id: 0, max: 2 } }, output: { prefix: 'near_dup' } };
     const grouped = { ...base, read: { query: { match_all: {} }, slice: { id: 0, max: 2 } } };
-    expect(annotateIdentity(grouped)).toEqual(annotateIdentity(flat));
+    expect(annotateIdentity(grouped)).toEqual(annotateIdentity(given));
     expect(Object.keys(annotateIdentity(grouped))).toEqual(['index', 'fields', 'prefix', 'params', 'query', 'slice', 'template']);
     expect(annotateIdentity({ ...base, template: false })).not.toHaveProperty('template');
     expect(annotateIdentity(base)).toMatchObject({ prefix: 'near_dup', query: null, slice: null });
@@ -99,13 +112,22 @@ describe('resolveIngestOptions', () => {
     expect(api.INGEST_DEFAULTS).toMatchObject({ prefix: api.ANNOTATE_DEFAULTS.prefix, maxChars: api.ANNOTATE_DEFAULTS.maxChars, bulk: api.ANNOTATE_DEFAULTS.bulk });
   });
 
-  it('takes each group and the flat options of 0.x, a group winning', () => {
+  it('takes each group', () => {
     const grouped = api.resolveIngestOptions({ ...base, output: { prefix: 'nd', idField: 'id', errorsFile: 'e.jsonl' }, limits: { maxChars: 10, threads: 1, maxLineBytes: 4096, bulk: { maxBytes: 2048 } } });
     expect(grouped.output).toEqual({ prefix: 'nd', idField: 'id', errorsFile: 'e.jsonl' });
     expect(grouped.limits).toEqual({ maxChars: 10, threads: 1, maxLineBytes: 4096, bulk: { maxBytes: 2048, maxOperations: 1000 } });
-    const flat = api.resolveIngestOptions({ ...base, prefix: 'old', idField: 'key', maxChars: 5, output: { prefix: 'new' } });
-    expect(flat.output).toMatchObject({ prefix: 'new', idField: 'key' });
-    expect(flat.limits.maxChars).toBe(5);
+  });
+
+  it('refuses an option out of its group (the flat names of 0.x), naming where it goes, and a key it does not read', () => {
+    const refused = (options: object) => thrownMessage(() => api.resolveIngestOptions({ ...base, ...options } as never));
+    const groups = '(ingest takes its options in groups: output, limits)';
+    expect(refused({ idField: 'key' })).toBe(`idField: give it as output.idField ${groups}`);
+    expect(refused({ maxChars: 5 })).toBe(`maxChars: give it as limits.maxChars ${groups}`);
+    expect(refused({ limits: { prefix: 'nd' } })).toBe(`limits.prefix: give it as output.prefix ${groups}`);
+    expect(refused({ idfield: 'key' })).toBe('idfield is not an option of ingest; it takes index, fields, signer, output, limits, template, reread, onWarning, onProgress');
+    expect(refused({ output: { pageSize: 10 } })).toBe('output.pageSize is not an option of ingest; output takes prefix, idField, errorsFile');
+    expect(api.resolveIngestOptions({ ...base, maxChars: undefined, output: { prefix: 'nd', idField: undefined } } as never).output.prefix).toBe('nd');
+    expect(thrownMessage(() => checkIngestOptions({ ...base, threads: 1 } as never))).toBe(`threads: give it as limits.threads ${groups}`);
   });
 });
 

@@ -11,15 +11,15 @@ import { checkIngestOptions } from '../../src/jobs/ingest.js';
 import { checkSimilarOptions } from '../../src/jobs/similar.js';
 
 const CLI = path.resolve(__dirname, '../../dist/cli/main.js');
-const base = { index: 'docs', fields: ['text'], prefix: 'near_dup', signer: {} };
+const base = { index: 'docs', fields: ['text'], signer: {}, output: { prefix: 'near_dup' } };
 
 describe('the jobs check their options', () => {
   it.each([
-    ['annotate --page-size 0', () => checkAnnotateOptions({ ...base, pageSize: 0 }), /^pageSize must be a whole number of at least 1, got 0/],
-    ['annotate --bulk-bytes 10', () => checkAnnotateOptions({ ...base, bulk: { maxBytes: 10 } }), /^bulk\.maxBytes must be a whole number of at least 1024, got 10/],
-    ['annotate --slice 2 of 2', () => checkAnnotateOptions({ ...base, slice: { id: 2, max: 2 } }), /^slice\.id must be a whole number from 0 to 1 for slice\.max 2/],
+    ['annotate --page-size 0', () => checkAnnotateOptions({ ...base, limits: { pageSize: 0 } }), /^pageSize must be a whole number of at least 1, got 0/],
+    ['annotate --bulk-bytes 10', () => checkAnnotateOptions({ ...base, limits: { bulk: { maxBytes: 10 } } }), /^bulk\.maxBytes must be a whole number of at least 1024, got 10/],
+    ['annotate --slice 2 of 2', () => checkAnnotateOptions({ ...base, read: { slice: { id: 2, max: 2 } } }), /^slice\.id must be a whole number from 0 to 1 for slice\.max 2/],
     ['annotate with no field', () => checkAnnotateOptions({ ...base, fields: [] }), /with fields$/],
-    ['ingest --max-chars 0', () => checkIngestOptions({ ...base, maxChars: 0 }), /^maxChars must be/],
+    ['ingest --max-chars 0', () => checkIngestOptions({ ...base, limits: { maxChars: 0 } }), /^maxChars must be/],
     ['dedup --min-similarity 0', () => checkDedupOptions({ index: 'docs', compare: { minSimilarity: 0 } }), /^minSimilarity must be above 0/],
     ['dedup --page-size 1.5', () => checkDedupOptions({ index: 'docs', limits: { pageSize: 1.5 } }), /^pageSize must be a whole number/],
     ['similar --limit 0', () => checkSimilarOptions({ index: 'docs', id: 'a', limit: 0 }), /^limit must be a whole number of at least 1, got 0/],
@@ -30,7 +30,7 @@ describe('the jobs check their options', () => {
   });
 
   it('good options pass', () => {
-    expect(() => checkAnnotateOptions({ ...base, pageSize: 10, slice: { id: 1, max: 2 } })).not.toThrow();
+    expect(() => checkAnnotateOptions({ ...base, read: { slice: { id: 1, max: 2 } }, limits: { pageSize: 10 } })).not.toThrow();
     expect(() => checkDedupOptions({ index: 'docs', compare: { minSimilarity: 1 } })).not.toThrow();
     expect(() => checkSimilarOptions({ index: 'docs', text: 'x', maxDistance: 0 })).not.toThrow();
   });
