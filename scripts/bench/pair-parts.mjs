@@ -43,7 +43,7 @@ function parent() {
 
 async function child(way) {
   const { PairParts } = await import('../../dist/jobs/dedup/pair-parts.js');
-  const { SpillFolder } = await import('../../dist/jobs/dedup/spill-folder.js');
+  const { SpillFolder } = await import('../../dist/jobs/dedup/spill/spill-folder.js');
   const folder = way === 'parts' ? new SpillFolder(spillDir) : undefined;
   try {
     const parts = new PairParts(pairs, folder ? { folder, maxPairs } : undefined);

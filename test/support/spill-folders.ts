@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll } from 'vitest';
-import { SpillFolder } from '../../src/jobs/dedup/spill-folder.js';
+import { SpillFolder } from '../../src/jobs/dedup/spill/spill-folder.js';
 
 /** `inFolder(test)` runs `test` with a spill folder of its own, removed after; `scratch` is where they are made. */
 export function spillFolders(prefix: string): { scratch: string; inFolder: <T>(test: (folder: SpillFolder) => T | Promise<T>) => Promise<T> } {

@@ -19,7 +19,7 @@ import { BucketChecker } from '../../src/jobs/dedup/bucket-checker.js';
 import { DocNumbers } from '../../src/jobs/dedup/doc-numbers.js';
 import { RangeRecords } from '../../src/jobs/dedup/range-records.js';
 import { SignatureSpill } from '../../src/jobs/dedup/signature-spill.js';
-import { beaterOnline } from '../../src/jobs/dedup/spill-liveness.js';
+import { beaterOnline } from '../../src/jobs/dedup/spill/spill-liveness.js';
 import { keyRange } from '../../src/jobs/dedup/share-plan.js';
 import { shareTable } from '../../src/jobs/dedup/share-table.js';
 import { type RecordLayout, RecordReader, recordBytes } from '../../src/jobs/dedup/spill-records.js';

@@ -10,7 +10,7 @@ import { ClusterList } from '../../src/jobs/dedup/cluster-list.js';
 import { BytesInMemory, BytesOnDisk, ClusterLog } from '../../src/jobs/dedup/cluster-members.js';
 import { DocNumbers } from '../../src/jobs/dedup/doc-numbers.js';
 import { IdSet, IdSetOnDisk } from '../../src/jobs/dedup/id-set.js';
-import type { SpillFolder } from '../../src/jobs/dedup/spill-folder.js';
+import type { SpillFolder } from '../../src/jobs/dedup/spill/spill-folder.js';
 import type { StoredSignature } from '../../src/jobs/dedup/signature-store.js';
 import { seededRandom } from '../support/corpus.js';
 import { spillFolders } from '../support/spill-folders.js';

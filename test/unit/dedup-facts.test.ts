@@ -8,7 +8,7 @@ import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
 import { DocNumbers } from '../../src/jobs/dedup/doc-numbers.js';
 import { type Facts, FactsTable } from '../../src/jobs/dedup/facts.js';
-import { SpillFolder } from '../../src/jobs/dedup/spill-folder.js';
+import { SpillFolder } from '../../src/jobs/dedup/spill/spill-folder.js';
 
 const scratch = mkdtempSync(path.join(os.tmpdir(), 'nd-facts-'));
 const folders: SpillFolder[] = [];

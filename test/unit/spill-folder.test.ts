@@ -11,12 +11,12 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { UserError } from '../../src/errors.js';
-import { fromWorker, SpillFolder, writeAll } from '../../src/jobs/dedup/spill-folder.js';
-import { beaterOnline, OWN_SPACE } from '../../src/jobs/dedup/spill-liveness.js';
+import { fromWorker, SpillFolder, writeAll } from '../../src/jobs/dedup/spill/spill-folder.js';
+import { beaterOnline, OWN_SPACE } from '../../src/jobs/dedup/spill/spill-liveness.js';
 import { spillFolders } from '../support/spill-folders.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
-const DIST = path.resolve(here, '../../dist/jobs/dedup');
+const DIST = path.resolve(here, '../../dist/jobs/dedup/spill');
 const built = existsSync(path.join(DIST, 'spill-liveness.js'));
 const { scratch } = spillFolders('nd-spill-folder-');
 

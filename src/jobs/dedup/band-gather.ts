@@ -16,8 +16,8 @@
 // (band-sort-worker.ts); the verifier removes each range file once the range is verified.
 import path from 'node:path';
 import type { BandMembersAt } from './band-ranges.js';
-import { RecordWriter, SlotBits, sweepRecords } from './records-sweep.js';
-import { spillRoom } from './spill-folder.js';
+import { RecordWriter, SlotBits, sweepRecords } from './spill/records-sweep.js';
+import { spillRoom } from './spill/spill-folder.js';
 import { type RecordLayout, recordBytes } from './spill-records.js';
 
 /** Members a range holds, by default: about 150 MB of whole records at 128 values and 26 bands. */

@@ -10,7 +10,7 @@ import type { GatherTask } from './band-gather.js';
 import { MembersOnDisk, membersFiles } from './band-members-file.js';
 import type { BandMembersAt } from './band-ranges.js';
 import type { BandSortTask, SortedRuns } from './band-sort-worker.js';
-import { fromWorker } from './spill-folder.js';
+import { fromWorker } from './spill/spill-folder.js';
 
 /** A band sorted into buckets: its members in bucket order with their ranges (a range's files when gathered), its large keys. */
 export interface SortedBand extends Omit<SortedRuns, 'members' | 'ranges'> {

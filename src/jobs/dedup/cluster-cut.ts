@@ -25,7 +25,7 @@ import { BytesOnDisk, ClusterLog } from './cluster-members.js';
 import { type DocIds, enlarged } from './doc-numbers.js';
 import type { FactsLookup } from './facts.js';
 import { IdSet, IdSetOnDisk } from './id-set.js';
-import type { SpillFolder } from './spill-folder.js';
+import type { SpillFolder } from './spill/spill-folder.js';
 import type { StoredSignature } from './signature-store.js';
 
 export type CanonicalRule = 'oldest' | 'newest' | 'longest' | { field: string; order: 'asc' | 'desc' };

@@ -7,7 +7,7 @@
 import type { DocLocation } from '../../engine/doc-location.js';
 import type { DocIds } from './doc-numbers.js';
 import { type FactColumns, FileFactColumns, MemoryFactColumns } from './fact-columns.js';
-import type { SpillFolder } from './spill-folder.js';
+import type { SpillFolder } from './spill/spill-folder.js';
 
 export interface Facts {
   tokens: number;

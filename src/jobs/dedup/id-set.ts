@@ -10,7 +10,7 @@
 // write-back then writes nothing to the disk, so a disk that fills cannot stop it half way.
 import { mixed } from './doc-numbers.js';
 import { ftruncateSync } from 'node:fs';
-import { foldCheck, readAll, requireRoom, type SpillFolder, writeAll } from './spill-folder.js';
+import { foldCheck, readAll, requireRoom, type SpillFolder, writeAll } from './spill/spill-folder.js';
 import { forCount } from '../../plural.js';
 
 export class IdSet {

@@ -11,7 +11,7 @@
 // with its pairs once and the copies that disagree with them, and the counts of all.
 import { ftruncateSync } from 'node:fs';
 import { hashOf, PairList } from './pair-list.js';
-import { foldCheck, freeBytes, gigabytes, readAll, type SpillFolder, spillRoom, spillTooLarge, writeAll } from './spill-folder.js';
+import { foldCheck, freeBytes, gigabytes, readAll, type SpillFolder, spillRoom, spillTooLarge, writeAll } from './spill/spill-folder.js';
 import { forCount } from '../../plural.js';
 
 /** Parts at most (each with a write buffer while the pages are read). */

@@ -9,7 +9,7 @@ import { type Comparing, comparerOf } from './comparing.js';
 import { type DocIds, DocNumbers, enlarged } from './doc-numbers.js';
 import { SetsOnDisk } from './sets-on-disk.js';
 import type { StoredSignature } from './signature-store.js';
-import type { SpillFolder } from './spill-folder.js';
+import type { SpillFolder } from './spill/spill-folder.js';
 import { UnionFind } from './union-find.js';
 
 export interface VerifiedPair {

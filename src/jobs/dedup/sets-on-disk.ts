@@ -12,8 +12,8 @@
 import { ftruncateSync } from 'node:fs';
 import { DocRows } from './doc-rows.js';
 import { enlarged } from './doc-numbers.js';
-import { SlotBits } from './records-sweep.js';
-import { foldCheck, readAll, type SpillFolder, writeAll } from './spill-folder.js';
+import { SlotBits } from './spill/records-sweep.js';
+import { foldCheck, readAll, type SpillFolder, writeAll } from './spill/spill-folder.js';
 import { plural } from '../../plural.js';
 
 /** Documents read or written at once in a pass over the files. */

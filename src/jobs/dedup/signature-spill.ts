@@ -20,7 +20,7 @@ import { type DocIds, withRoomFor } from './doc-numbers.js';
 import { fieldValues, keyHash, type SignatureFields, type StoredSignature } from './signature-store.js';
 import { BAND_CHUNK, type SignatureTable } from './signature-table.js';
 import { MemberRecords } from './member-records.js';
-import { freeBytes, gigabytes, readAll, SpillFolder, spillRoom, spillTooLarge, writeAll } from './spill-folder.js';
+import { freeBytes, gigabytes, readAll, SpillFolder, spillRoom, spillTooLarge, writeAll } from './spill/spill-folder.js';
 import { type RecordLayout, RecordReader, recordBytes, type SpillValueBits, writeRecord } from './spill-records.js';
 
 export type { SpillValueBits } from './spill-records.js';

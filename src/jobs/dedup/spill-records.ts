@@ -4,7 +4,7 @@
 // and the threads that verify buckets beside it (bucket-check-worker.ts), each reading through a file
 // descriptor of its own.
 import type { StoredSignature } from './signature-store.js';
-import { readAll } from './spill-folder.js';
+import { readAll } from './spill/spill-folder.js';
 
 /** How many bits of each MinHash value the spill keeps: 32 (the values as they are), or 16 (compact). */
 export type SpillValueBits = 16 | 32;

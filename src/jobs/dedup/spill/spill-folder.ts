@@ -9,7 +9,7 @@
 import { closeSync, lstatSync, mkdtempSync, openSync, readdirSync, readlinkSync, readSync, rmSync, statfsSync, writeSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { type OptionMessage, UserError } from '../../errors.js';
+import { type OptionMessage, UserError } from '../../../errors.js';
 import { BEAT_MS, type Holder, isAbandoned, OWN_SPACE, STALE_AFTER_MS, startBeating, stopBeating } from './spill-liveness.js';
 
 const SPILL_PREFIX = 'near-dup-spill-';

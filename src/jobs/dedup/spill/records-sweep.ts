@@ -5,7 +5,7 @@
 // count of chosen slots before each word (SlotBits: 0.25 bytes a document), so that a chosen slot's rank
 // among them, the order the sweep meets them in, is found without a table of slots.
 import { closeSync, openSync, rmSync } from 'node:fs';
-import { popcount32 } from '../../sketch/simhash.js';
+import { popcount32 } from '../../../sketch/simhash.js';
 import { readAll, writeAll } from './spill-folder.js';
 
 /** Bytes of the records file read at once. */
