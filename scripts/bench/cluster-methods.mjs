@@ -23,7 +23,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gunzipSync } from 'node:zlib';
 import { centres } from '../../dist/jobs/dedup/cluster-cut.js';
-import { keyHash } from '../../dist/jobs/dedup/signature-store.js';
+import { keyHash } from '../../dist/jobs/dedup/documents/signature-store.js';
 import { createSigner } from '../../dist/signature.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));

@@ -94,9 +94,9 @@ function memory() {
 
 async function child() {
   const { optimalBandsRows } = await import('../../dist/sketch/lsh.js');
-  const { DocNumbers } = await import('../../dist/jobs/dedup/doc-numbers.js');
-  const { SpilledIds } = await import('../../dist/jobs/dedup/spilled-ids.js');
-  const { FactsTable } = await import('../../dist/jobs/dedup/facts.js');
+  const { DocNumbers } = await import('../../dist/jobs/dedup/documents/doc-numbers.js');
+  const { SpilledIds } = await import('../../dist/jobs/dedup/documents/spilled-ids.js');
+  const { FactsTable } = await import('../../dist/jobs/dedup/documents/facts.js');
   const { PairVerifier } = await import('../../dist/jobs/dedup/pair-verifier.js');
   const { SignaturePool } = await import('../../dist/jobs/dedup/signature-pool.js');
   const { SignatureSpill } = await import('../../dist/jobs/dedup/signature-spill.js');

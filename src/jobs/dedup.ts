@@ -5,7 +5,7 @@
 //     neighbourhood of what was annotated since the last run (dedup/incremental-pass.ts). Exact duplicates
 //     (equal content_hash) share every bucket.
 //  2. Every pair inside a bucket is verified with the stored MinHash (estimated Jaccard; dedup/pair-verifier.ts),
-//     the signatures read through a bounded cache (dedup/signature-store.ts).
+//     the signatures read through a bounded cache (dedup/documents/signature-store.ts).
 //  3. Verified pairs are joined into families (union-find), and each family is cut into clusters whose
 //     every duplicate is within --min-similarity of its canonical (dedup/cluster-cut.ts; --clusters
 //     components keeps whole families); cluster_id, duplicate_of, is_canonical, cluster_size,
@@ -39,12 +39,12 @@ import { type BulkOptions, checkBulkOptions, requireWholeNumbers, UsageError, Us
 import { checkOptionKeys, given } from './option-groups.js';
 import { sampleEvery } from '../signature.js';
 import { containmentPass, writeContainment } from './dedup/containment-pass.js';
-import { type DocIds, DocNumbers } from './dedup/doc-numbers.js';
-import { SpilledIds } from './dedup/spilled-ids.js';
+import { type DocIds, DocNumbers } from './dedup/documents/doc-numbers.js';
+import { SpilledIds } from './dedup/documents/spilled-ids.js';
 import { FullPass, type FullPassSettings } from './dedup/full-pass.js';
 import { type IncrementalSettings, incrementalPass } from './dedup/incremental-pass.js';
 import { PairVerifier, type VerifiedPair } from './dedup/pair-verifier.js';
-import { type SignatureReader, SignatureStore, storedFields } from './dedup/signature-store.js';
+import { type SignatureReader, SignatureStore, storedFields } from './dedup/documents/signature-store.js';
 import { clusterUuid, continues, type DedupState, defaultStatePath, latestStatePath, readDedupState, stateFileOf, whyFull, writeDedupState } from './dedup/state.js';
 import { type LockSettings, lockHolder, RunLock, writingUnder } from './dedup/run-lock.js';
 import { RunView } from './dedup/run-marks.js';

@@ -2,11 +2,11 @@
 // near-copies, boilerplate and unrelated documents (64 values, 8 bands), and the pass in memory as dedup ran
 // it before the stages (a comparison sort of each band, every bucket verified in order), whose pairs, counts,
 // clusters and best matches the spilled, gathered and threaded ways must give exactly.
-import { DocNumbers } from '../../src/jobs/dedup/doc-numbers.js';
+import { DocNumbers } from '../../src/jobs/dedup/documents/doc-numbers.js';
 import { LargeKeyJoin } from '../../src/jobs/dedup/large-key.js';
 import { PairVerifier, type VerifiedPair } from '../../src/jobs/dedup/pair-verifier.js';
 import { SignaturePool } from '../../src/jobs/dedup/signature-pool.js';
-import type { StoredSignature } from '../../src/jobs/dedup/signature-store.js';
+import type { StoredSignature } from '../../src/jobs/dedup/documents/signature-store.js';
 import type { Hash64 } from '../../src/sketch/simhash.js';
 
 export const WIDTH = 64;

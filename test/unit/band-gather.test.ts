@@ -16,7 +16,7 @@ import sortBands from '../../src/jobs/dedup/band-sort-worker.js';
 import { bandBuckets, bandMembers, type BandSource } from '../../src/jobs/dedup/band-sort.js';
 import type { SortedBand } from '../../src/jobs/dedup/band-sorter.js';
 import { BucketChecker } from '../../src/jobs/dedup/bucket-checker.js';
-import { DocNumbers } from '../../src/jobs/dedup/doc-numbers.js';
+import { DocNumbers } from '../../src/jobs/dedup/documents/doc-numbers.js';
 import { RangeRecords } from '../../src/jobs/dedup/range-records.js';
 import { SignatureSpill } from '../../src/jobs/dedup/signature-spill.js';
 import { beaterOnline } from '../../src/jobs/dedup/spill/spill-liveness.js';

@@ -5,9 +5,9 @@ import { describe, expect, it } from 'vitest';
 import { type CanonicalRule, type ClusterMethod, centres, compareValues, cutFamilies, cutFamily, pickCanonical, TIGHT_SIMILARITY } from '../../src/jobs/dedup/cluster-cut.js';
 import { comparerOf, wholeComparerOf } from '../../src/jobs/dedup/comparing.js';
 import { coreExtension, withCore } from '../../src/sketch/core-similarity.js';
-import { DocNumbers } from '../../src/jobs/dedup/doc-numbers.js';
-import type { Facts } from '../../src/jobs/dedup/facts.js';
-import { keyHash, type StoredSignature } from '../../src/jobs/dedup/signature-store.js';
+import { DocNumbers } from '../../src/jobs/dedup/documents/doc-numbers.js';
+import type { Facts } from '../../src/jobs/dedup/documents/facts.js';
+import { keyHash, type StoredSignature } from '../../src/jobs/dedup/documents/signature-store.js';
 
 const BAR = 0.5;
 const BANDS = 32;

@@ -6,8 +6,8 @@ import os from 'node:os';
 import path from 'node:path';
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
-import { DocNumbers } from '../../src/jobs/dedup/doc-numbers.js';
-import { type Facts, FactsTable } from '../../src/jobs/dedup/facts.js';
+import { DocNumbers } from '../../src/jobs/dedup/documents/doc-numbers.js';
+import { type Facts, FactsTable } from '../../src/jobs/dedup/documents/facts.js';
 import { SpillFolder } from '../../src/jobs/dedup/spill/spill-folder.js';
 
 const scratch = mkdtempSync(path.join(os.tmpdir(), 'nd-facts-'));

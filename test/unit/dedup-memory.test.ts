@@ -11,7 +11,7 @@ import { IdSet } from '../../src/jobs/dedup/id-set.js';
 import { seededUint32 } from '../support/seeded-random.js';
 import { corpus, memoryPass, newVerifier, outcomeOf } from '../support/dedup-corpus.js';
 import { DocRows } from '../../src/jobs/dedup/doc-rows.js';
-import { DocNumbers } from '../../src/jobs/dedup/doc-numbers.js';
+import { DocNumbers } from '../../src/jobs/dedup/documents/doc-numbers.js';
 import { UnionFind } from '../../src/jobs/dedup/union-find.js';
 import { PairVerifier } from '../../src/jobs/dedup/pair-verifier.js';
 

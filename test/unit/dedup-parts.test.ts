@@ -5,14 +5,14 @@ import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { serializeLeanMinhash } from '../../src/sketch/lean-minhash.js';
-import { DocNumbers } from '../../src/jobs/dedup/doc-numbers.js';
-import { FactsTable } from '../../src/jobs/dedup/facts.js';
+import { DocNumbers } from '../../src/jobs/dedup/documents/doc-numbers.js';
+import { FactsTable } from '../../src/jobs/dedup/documents/facts.js';
 import { StoredProblem } from '../../src/stored/read.js';
 import { DedupJournal } from '../../src/jobs/dedup/journal.js';
 import { cliMessage } from '../../src/cli/option-flags.js';
 import { UnionFind } from '../../src/jobs/dedup/union-find.js';
 import { type NumberedPair, PAIRWISE_BUCKET, PairVerifier, type VerifiedPair } from '../../src/jobs/dedup/pair-verifier.js';
-import { decodeSignature, keyHash, SignatureStore, type StoredSignature } from '../../src/jobs/dedup/signature-store.js';
+import { decodeSignature, keyHash, SignatureStore, type StoredSignature } from '../../src/jobs/dedup/documents/signature-store.js';
 import { continues, readDedupState, writeDedupState } from '../../src/jobs/dedup/state.js';
 import { cutFamily, pickCanonical } from '../../src/jobs/dedup/cluster-cut.js';
 

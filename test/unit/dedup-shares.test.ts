@@ -8,7 +8,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync
 import { afterAll, describe, expect, it } from 'vitest';
 import { checkDedupOptions, checkShareOptions } from '../../src/jobs/dedup.js';
 import { verifyBands } from '../../src/jobs/dedup/band-pass.js';
-import { DocNumbers } from '../../src/jobs/dedup/doc-numbers.js';
+import { DocNumbers } from '../../src/jobs/dedup/documents/doc-numbers.js';
 import { checkPair, compactJaccard } from '../../src/jobs/dedup/pair-check.js';
 import { PairList } from '../../src/jobs/dedup/pair-list.js';
 import { type PairPart, PairParts } from '../../src/jobs/dedup/pair-parts.js';
@@ -29,7 +29,7 @@ import {
 import { LargeKeyCounters, shareTable } from '../../src/jobs/dedup/share-table.js';
 import { SignaturePool } from '../../src/jobs/dedup/signature-pool.js';
 import { SignatureSpill } from '../../src/jobs/dedup/signature-spill.js';
-import type { StoredSignature } from '../../src/jobs/dedup/signature-store.js';
+import type { StoredSignature } from '../../src/jobs/dedup/documents/signature-store.js';
 import { poolTable, type SignatureTable } from '../../src/jobs/dedup/signature-table.js';
 import { minhashJaccard } from '../../src/sketch/minhash.js';
 import type { Hash64 } from '../../src/sketch/simhash.js';

@@ -4,7 +4,7 @@ import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { DocNumbers } from '../../src/jobs/dedup/doc-numbers.js';
+import { DocNumbers } from '../../src/jobs/dedup/documents/doc-numbers.js';
 import { SignatureSpill } from '../../src/jobs/dedup/signature-spill.js';
 import { corpus } from '../support/dedup-corpus.js';
 

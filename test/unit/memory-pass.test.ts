@@ -1,13 +1,13 @@
 // The full pass in memory, without an engine: the pool of signatures, the runs of equal band keys, and
 // the clusters it verifies, against every pair that shares a key compared one by one.
 import { describe, expect, it } from 'vitest';
-import { DocNumbers } from '../../src/jobs/dedup/doc-numbers.js';
+import { DocNumbers } from '../../src/jobs/dedup/documents/doc-numbers.js';
 import { verifyBandOf } from '../../src/jobs/dedup/band-pass.js';
 import { bandBuckets } from '../../src/jobs/dedup/band-sort.js';
 import { poolTable } from '../../src/jobs/dedup/signature-table.js';
 import { PairVerifier } from '../../src/jobs/dedup/pair-verifier.js';
 import { SignaturePool } from '../../src/jobs/dedup/signature-pool.js';
-import { decodeSignature, type SignatureFields, signatureFields, type StoredSignature } from '../../src/jobs/dedup/signature-store.js';
+import { decodeSignature, type SignatureFields, signatureFields, type StoredSignature } from '../../src/jobs/dedup/documents/signature-store.js';
 import { StoredProblem } from '../../src/stored/read.js';
 import { UnionFind } from '../../src/jobs/dedup/union-find.js';
 import { serializeLeanMinhash } from '../../src/sketch/lean-minhash.js';

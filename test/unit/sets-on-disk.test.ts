@@ -5,7 +5,7 @@ import { closeSync, existsSync, openSync, readdirSync, statSync, writeSync } fro
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { verifyBands } from '../../src/jobs/dedup/band-pass.js';
-import { DocNumbers } from '../../src/jobs/dedup/doc-numbers.js';
+import { DocNumbers } from '../../src/jobs/dedup/documents/doc-numbers.js';
 import { PairVerifier, type VerifiedPair } from '../../src/jobs/dedup/pair-verifier.js';
 import { SetsOnDisk } from '../../src/jobs/dedup/sets-on-disk.js';
 import { SignatureSpill } from '../../src/jobs/dedup/signature-spill.js';

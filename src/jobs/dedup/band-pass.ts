@@ -18,7 +18,7 @@ import { BucketChecker, defaultCheckers } from './bucket-checker.js';
 import { type BucketMembers, PAIRWISE_BUCKET, type PairVerifier } from './pair-verifier.js';
 import { RangeRecords } from './range-records.js';
 import { ascendingOnce, type RecordLayout, RecordReader } from './spill-records.js';
-import type { StoredSignature } from './signature-store.js';
+import type { StoredSignature } from './documents/signature-store.js';
 import type { SignatureTable } from './signature-table.js';
 
 /** Members whose signatures are loaded together, by default (about 0.6 KB each). */

@@ -8,7 +8,7 @@
 //  - new ('no'): kept when it reaches the bar, else only counted (a candidate that failed).
 import { hammingDistance } from '../../sketch/simhash.js';
 import { type Comparing, comparerOf } from './comparing.js';
-import type { StoredSignature } from './signature-store.js';
+import type { StoredSignature } from './documents/signature-store.js';
 
 /** Ints a kept pair takes in CheckedBuckets.pairs: bucket, i, j, flags (hamming distance | LARGE). */
 export const PAIR_INTS = 4;

@@ -22,11 +22,11 @@ import { equalValues } from '../../sketch/minhash.js';
 import { ClusterList, type DedupCluster } from './cluster-list.js';
 import { type Comparing, comparerOf, wholeComparerOf } from './comparing.js';
 import { BytesOnDisk, ClusterLog } from './cluster-members.js';
-import { type DocIds, enlarged } from './doc-numbers.js';
-import type { FactsLookup } from './facts.js';
+import { type DocIds, enlarged } from './documents/doc-numbers.js';
+import type { FactsLookup } from './documents/facts.js';
 import { IdSet, IdSetOnDisk } from './id-set.js';
 import type { SpillFolder } from './spill/spill-folder.js';
-import type { StoredSignature } from './signature-store.js';
+import type { StoredSignature } from './documents/signature-store.js';
 
 export type CanonicalRule = 'oldest' | 'newest' | 'longest' | { field: string; order: 'asc' | 'desc' };
 

@@ -9,11 +9,11 @@
 // columns of one band and a group's signatures when the table is on disk, whatever the size of the index.
 import type { EngineClient } from '../../engine/client.js';
 import type { SignatureSource } from './cluster-cut.js';
-import type { DocIds } from './doc-numbers.js';
+import type { DocIds } from './documents/doc-numbers.js';
 import { DedupJournal, type DedupRunIdentity } from './journal.js';
 import { rangesByDefault, verifyBands } from './band-pass.js';
 import type { PairVerifier } from './pair-verifier.js';
-import type { SignatureStore } from './signature-store.js';
+import type { SignatureStore } from './documents/signature-store.js';
 import { type ReadTable, readTable } from './table-read.js';
 
 export interface FullPassSettings {

@@ -8,7 +8,7 @@
 // collide again in the next run: the hash has no seed, so that runs are alike). Once every id is in, the
 // set is sealed (sorted, and on disk written out) before the write-back asks its first question: the
 // write-back then writes nothing to the disk, so a disk that fills cannot stop it half way.
-import { mixed } from './doc-numbers.js';
+import { mixed } from './documents/doc-numbers.js';
 import { ftruncateSync } from 'node:fs';
 import { foldCheck, readAll, requireRoom, type SpillFolder, writeAll } from './spill/spill-folder.js';
 import { forCount } from '../../plural.js';

@@ -13,7 +13,7 @@ import type { EngineClient } from '../../engine/client.js';
 import { scanIndex } from '../../engine/scan.js';
 import type { PairVerifier } from './pair-verifier.js';
 import { type ShardMarks, writtenAbove } from './run-marks.js';
-import type { SignatureStore } from './signature-store.js';
+import type { SignatureStore } from './documents/signature-store.js';
 
 /** Cluster ids per query that reads the members of the clusters touched. */
 const CLUSTERS_PER_QUERY = 500;

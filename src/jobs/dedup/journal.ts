@@ -12,7 +12,7 @@ import { readFile, rm } from 'node:fs/promises';
 import { UserError } from '../../errors.js';
 import { readCheckpoint, writeCheckpoint } from '../checkpoint.js';
 import { diskFullError, openForAppend, truncateFile } from '../file-writes.js';
-import type { DocIds } from './doc-numbers.js';
+import type { DocIds } from './documents/doc-numbers.js';
 import { namedPairs, type NumberedPair, type VerifiedPair } from './pair-verifier.js';
 
 /** Pairs waiting in memory (by number) before they are named and appended to the file (about 4 MB of text). */

@@ -11,7 +11,7 @@ import { closeSync, openSync, rmSync } from 'node:fs';
 import { RecordWriter, SlotBits, sweepRecords } from './spill/records-sweep.js';
 import { spillRoom } from './spill/spill-folder.js';
 import { type RecordLayout, type RecordReader, recordBytes } from './spill-records.js';
-import type { StoredSignature } from './signature-store.js';
+import type { StoredSignature } from './documents/signature-store.js';
 
 export class MemberRecords {
   private fd: number;

@@ -13,7 +13,7 @@
 import { hammingDistance } from '../../sketch/simhash.js';
 import { type Comparing, compactComparerOf, comparerOf } from './comparing.js';
 import type { VerifiedPair } from './pair-verifier.js';
-import type { StoredSignature } from './signature-store.js';
+import type { StoredSignature } from './documents/signature-store.js';
 
 /** A pair checked: as the signatures give it, under the bar by its whole values only, or why it cannot be trusted. */
 export type PairCheck = { pair: VerifiedPair } | { belowBar: true } | { problem: string };

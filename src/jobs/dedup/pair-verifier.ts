@@ -6,9 +6,9 @@ import { hammingDistance } from '../../sketch/simhash.js';
 import { type CheckedBuckets, decidedBefore, LARGE, PAIR_INTS } from './bucket-check.js';
 import { joinBucket } from './bucket-join.js';
 import { type Comparing, comparerOf } from './comparing.js';
-import { type DocIds, DocNumbers, enlarged } from './doc-numbers.js';
+import { type DocIds, DocNumbers, enlarged } from './documents/doc-numbers.js';
 import { SetsOnDisk } from './sets-on-disk.js';
-import type { StoredSignature } from './signature-store.js';
+import type { StoredSignature } from './documents/signature-store.js';
 import type { SpillFolder } from './spill/spill-folder.js';
 import { UnionFind } from './union-find.js';
 

@@ -5,7 +5,7 @@
 // is verified.
 import { closeSync, openSync, rmSync } from 'node:fs';
 import { placeIn, type RecordLayout, type RecordReader } from './spill-records.js';
-import type { StoredSignature } from './signature-store.js';
+import type { StoredSignature } from './documents/signature-store.js';
 
 export class RangeRecords {
   /** The range's slots, ascending: the i-th record of the file is slots[i]'s. */

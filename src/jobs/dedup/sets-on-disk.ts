@@ -11,7 +11,7 @@
 // document of the index, which the page cache holds).
 import { ftruncateSync } from 'node:fs';
 import { DocRows } from './doc-rows.js';
-import { enlarged } from './doc-numbers.js';
+import { enlarged } from './documents/doc-numbers.js';
 import { SlotBits } from './spill/records-sweep.js';
 import { foldCheck, readAll, type SpillFolder, writeAll } from './spill/spill-folder.js';
 import { plural } from '../../plural.js';

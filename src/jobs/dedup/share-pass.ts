@@ -14,7 +14,7 @@
 import os from 'node:os';
 import type { EngineClient } from '../../engine/client.js';
 import { verifyBands } from './band-pass.js';
-import type { DocIds } from './doc-numbers.js';
+import type { DocIds } from './documents/doc-numbers.js';
 import { checkPair } from './pair-check.js';
 import { markerDocument, pageDocument, pagesOf, readMarker, readPage, type ShareProgress, sortedPairs } from './pair-pages.js';
 import type { PairsIndex } from './pairs-index.js';
@@ -22,7 +22,7 @@ import { namedPairs, type NumberedPair, type PairVerifier, type VerifiedPair } f
 import { UserError } from '../../errors.js';
 import { keyRange, markerId, pageId, type SharePlan, shareName, type ShareRunIdentity } from './share-plan.js';
 import { shareTable } from './share-table.js';
-import type { SignatureStore } from './signature-store.js';
+import type { SignatureStore } from './documents/signature-store.js';
 import { type ReadTable, readTable, type TableRead } from './table-read.js';
 import { plural } from '../../plural.js';
 

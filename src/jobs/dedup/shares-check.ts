@@ -11,7 +11,7 @@ import { checkPair } from './pair-check.js';
 import type { PagedPair, PairPart } from './pair-parts.js';
 import { namedPairs, type PairVerifier, type VerifiedPair } from './pair-verifier.js';
 import type { Gathered } from './shares-gather.js';
-import type { SignatureStore, StoredSignature } from './signature-store.js';
+import type { SignatureStore, StoredSignature } from './documents/signature-store.js';
 
 /** Pairs checked together: their documents' signatures read in one go (at most twice as many documents). */
 const PAIRS_PER_CHECK = 5000;

@@ -15,7 +15,7 @@ import type { ShareProgress } from './pair-pages.js';
 import { checkAndRecord } from './shares-check.js';
 import { gatherPairs, type PairsProblem, type SharedRun } from './shares-gather.js';
 import { markerId } from './share-plan.js';
-import type { SignatureStore } from './signature-store.js';
+import type { SignatureStore } from './documents/signature-store.js';
 import { plural } from '../../plural.js';
 
 /** Problems named one by one in the errors file; past that, counted. */

@@ -13,7 +13,7 @@
 // Input: the run (identity, name, share count), the pairs index, the numbering. Output: the pairs, what the
 // shares counted, and every page or pair that failed a check, named.
 import { UserError } from '../../errors.js';
-import type { DocIds } from './doc-numbers.js';
+import type { DocIds } from './documents/doc-numbers.js';
 import { PAIRS_PER_PAGE, type ShareProgress, readMarker, readPage } from './pair-pages.js';
 import { PairParts, type PairSpill } from './pair-parts.js';
 import type { PairsIndex } from './pairs-index.js';

@@ -4,7 +4,7 @@
 import type { EngineClient } from '../../engine/client.js';
 import { locationOf } from '../../engine/doc-location.js';
 import { readAhead, scanIndex } from '../../engine/scan.js';
-import type { SignatureFields, SignatureStore } from './signature-store.js';
+import type { SignatureFields, SignatureStore } from './documents/signature-store.js';
 
 export interface SignatureScan {
   index: string;

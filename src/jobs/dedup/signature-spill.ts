@@ -16,8 +16,8 @@
 import os from 'node:os';
 import path from 'node:path';
 import type { Hash64 } from '../../sketch/simhash.js';
-import { type DocIds, withRoomFor } from './doc-numbers.js';
-import { fieldValues, keyHash, type SignatureFields, type StoredSignature } from './signature-store.js';
+import { type DocIds, withRoomFor } from './documents/doc-numbers.js';
+import { fieldValues, keyHash, type SignatureFields, type StoredSignature } from './documents/signature-store.js';
 import { BAND_CHUNK, type SignatureTable } from './signature-table.js';
 import { MemberRecords } from './member-records.js';
 import { freeBytes, gigabytes, readAll, SpillFolder, spillRoom, spillTooLarge, writeAll } from './spill/spill-folder.js';

@@ -10,7 +10,7 @@ import { scanIndex } from '../../engine/scan.js';
 import type { ErrorsFile } from '../errors-file.js';
 import type { DedupCluster } from './cluster-list.js';
 import { fieldWriter } from './field-writer.js';
-import type { FactsLookup } from './facts.js';
+import type { FactsLookup } from './documents/facts.js';
 import { forCount, plural } from '../../plural.js';
 
 /**

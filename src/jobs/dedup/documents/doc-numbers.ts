@@ -2,7 +2,7 @@
 // arrays indexed by that number (its facts: a few bytes a document), or in rows found by it for the few that
 // have a near-duplicate (their cluster and best similarity: doc-rows.ts). One
 // numbering is shared by the signature store and the pair verifier, so every document's id is kept once:
-// here in memory, or on local disk for an index too large for that (dedup/spilled-ids.ts).
+// here in memory, or on local disk for an index too large for that (dedup/documents/spilled-ids.ts).
 
 /** A numbering of documents: each id met gets the next number, and is found again by it. */
 export interface DocIds {

@@ -4,10 +4,10 @@
 // index it lives in, or none when the index is too large for memory and the columns go to disk beside the
 // spilled ids. The index names are interned (a data stream or an alias has a handful); routings, cluster
 // ids and sort values that are not numbers (keywords) are kept only for the documents that have them.
-import type { DocLocation } from '../../engine/doc-location.js';
+import type { DocLocation } from '../../../engine/doc-location.js';
 import type { DocIds } from './doc-numbers.js';
 import { type FactColumns, FileFactColumns, MemoryFactColumns } from './fact-columns.js';
-import type { SpillFolder } from './spill/spill-folder.js';
+import type { SpillFolder } from '../spill/spill-folder.js';
 
 export interface Facts {
   tokens: number;

@@ -10,7 +10,7 @@
 // run's final step), about 10 bytes a document, and kept up to date after that. A full dedup run that is
 // not resumed never builds it: its clusters are cut and written back by number.
 import { type DocIds, mixed } from './doc-numbers.js';
-import { readAll, SpillFolder, writeAll } from './spill/spill-folder.js';
+import { readAll, SpillFolder, writeAll } from '../spill/spill-folder.js';
 
 const WRITE_BYTES = 1 << 20;
 const ENDS_PER_BLOCK = 256;

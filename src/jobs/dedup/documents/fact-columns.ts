@@ -4,7 +4,7 @@
 // index is too large for memory (16 bytes a document there, none in memory): written in the order the scan
 // numbers the documents, read back one small block at a time by the clusters' cut and the write-back.
 import { enlarged } from './doc-numbers.js';
-import { readAll, type SpillFolder, writeAll } from './spill/spill-folder.js';
+import { readAll, type SpillFolder, writeAll } from '../spill/spill-folder.js';
 
 export interface FactRow {
   /** The sort value when it is a number or a date, else NaN. */

@@ -1,14 +1,14 @@
 // The signatures dedup verifies with: decoded from the stored fields, kept in a bounded cache (the
 // documents met recently), and read from the index a thousand at a time when the cache no longer has
 // them. Beside them, the few facts about every document met that the clusters need.
-import { valueAt } from '../../annotation.js';
-import type { DocLocation } from '../../engine/doc-location.js';
-import { StoredLayout, storedPath } from '../../stored/layout.js';
-import { checkStored, StoredProblem, storedCore, storedIn } from '../../stored/read.js';
-import { withCore } from '../../sketch/core-similarity.js';
-import { minhashValues, minhashValuesScratch } from '../../sketch/lean-minhash.js';
-import type { Hash64 } from '../../sketch/simhash.js';
-import { parseSimhash } from '../../sketch/simhash-doc.js';
+import { valueAt } from '../../../annotation.js';
+import type { DocLocation } from '../../../engine/doc-location.js';
+import { StoredLayout, storedPath } from '../../../stored/layout.js';
+import { checkStored, StoredProblem, storedCore, storedIn } from '../../../stored/read.js';
+import { withCore } from '../../../sketch/core-similarity.js';
+import { minhashValues, minhashValuesScratch } from '../../../sketch/lean-minhash.js';
+import type { Hash64 } from '../../../sketch/simhash.js';
+import { parseSimhash } from '../../../sketch/simhash-doc.js';
 import { type DocIds, DocNumbers } from './doc-numbers.js';
 import { FactsTable } from './facts.js';
 import { SpilledIds } from './spilled-ids.js';
