@@ -98,9 +98,9 @@ async function child() {
   const { SpilledIds } = await import('../../dist/jobs/dedup/documents/spilled-ids.js');
   const { FactsTable } = await import('../../dist/jobs/dedup/documents/facts.js');
   const { PairVerifier } = await import('../../dist/jobs/dedup/pair-verifier.js');
-  const { SignaturePool } = await import('../../dist/jobs/dedup/signature-pool.js');
-  const { SignatureSpill } = await import('../../dist/jobs/dedup/signature-spill.js');
-  const { poolTable } = await import('../../dist/jobs/dedup/signature-table.js');
+  const { SignaturePool } = await import('../../dist/jobs/dedup/scan/signature-pool.js');
+  const { SignatureSpill } = await import('../../dist/jobs/dedup/scan/signature-spill.js');
+  const { poolTable } = await import('../../dist/jobs/dedup/scan/signature-table.js');
   const { rangesByDefault, verifyBands } = await import('../../dist/jobs/dedup/band-pass.js');
   const { cutFamilies } = await import('../../dist/jobs/dedup/cluster-cut.js');
   const { DEDUP_DEFAULTS } = await import('../../dist/jobs/dedup.js');

@@ -5,7 +5,7 @@
 import { DocNumbers } from '../../src/jobs/dedup/documents/doc-numbers.js';
 import { LargeKeyJoin } from '../../src/jobs/dedup/large-key.js';
 import { PairVerifier, type VerifiedPair } from '../../src/jobs/dedup/pair-verifier.js';
-import { SignaturePool } from '../../src/jobs/dedup/signature-pool.js';
+import { SignaturePool } from '../../src/jobs/dedup/scan/signature-pool.js';
 import type { StoredSignature } from '../../src/jobs/dedup/documents/signature-store.js';
 import type { Hash64 } from '../../src/sketch/simhash.js';
 

@@ -18,11 +18,11 @@ import type { SortedBand } from '../../src/jobs/dedup/band-sorter.js';
 import { BucketChecker } from '../../src/jobs/dedup/bucket-checker.js';
 import { DocNumbers } from '../../src/jobs/dedup/documents/doc-numbers.js';
 import { RangeRecords } from '../../src/jobs/dedup/range-records.js';
-import { SignatureSpill } from '../../src/jobs/dedup/signature-spill.js';
+import { SignatureSpill } from '../../src/jobs/dedup/scan/signature-spill.js';
 import { beaterOnline } from '../../src/jobs/dedup/spill/spill-liveness.js';
 import { keyRange } from '../../src/jobs/dedup/share-plan.js';
 import { shareTable } from '../../src/jobs/dedup/share-table.js';
-import { type RecordLayout, RecordReader, recordBytes } from '../../src/jobs/dedup/spill-records.js';
+import { type RecordLayout, RecordReader, recordBytes } from '../../src/jobs/dedup/scan/spill-records.js';
 import { BANDS, corpus, type Doc, memoryPass, newVerifier, type Outcome, outcomeOf } from '../support/dedup-corpus.js';
 
 const scratch = mkdtempSync(path.join(os.tmpdir(), 'nd-gather-'));

@@ -9,8 +9,8 @@ import { compactComparerOf, comparerOf } from '../../src/jobs/dedup/comparing.js
 import { checkPair } from '../../src/jobs/dedup/pair-check.js';
 import { PAIRWISE_BUCKET, PairVerifier, type VerifiedPair } from '../../src/jobs/dedup/pair-verifier.js';
 import { DocNumbers } from '../../src/jobs/dedup/documents/doc-numbers.js';
-import { SignaturePool } from '../../src/jobs/dedup/signature-pool.js';
-import { SignatureSpill } from '../../src/jobs/dedup/signature-spill.js';
+import { SignaturePool } from '../../src/jobs/dedup/scan/signature-pool.js';
+import { SignatureSpill } from '../../src/jobs/dedup/scan/signature-spill.js';
 import { decodeSignature, type SignatureFields, type StoredSignature, signatureFields, storedFields } from '../../src/jobs/dedup/documents/signature-store.js';
 import type { StoredProblem } from '../../src/stored/read.js';
 import { createSigner } from '../../src/signature.js';

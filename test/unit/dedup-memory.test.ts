@@ -5,7 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { verifyBands } from '../../src/jobs/dedup/band-pass.js';
-import { SignatureSpill } from '../../src/jobs/dedup/signature-spill.js';
+import { SignatureSpill } from '../../src/jobs/dedup/scan/signature-spill.js';
 import { cutFamilies } from '../../src/jobs/dedup/cluster-cut.js';
 import { IdSet } from '../../src/jobs/dedup/id-set.js';
 import { seededUint32 } from '../support/seeded-random.js';

@@ -27,10 +27,10 @@ import {
   type ShareRunIdentity,
 } from '../../src/jobs/dedup/share-plan.js';
 import { LargeKeyCounters, shareTable } from '../../src/jobs/dedup/share-table.js';
-import { SignaturePool } from '../../src/jobs/dedup/signature-pool.js';
-import { SignatureSpill } from '../../src/jobs/dedup/signature-spill.js';
+import { SignaturePool } from '../../src/jobs/dedup/scan/signature-pool.js';
+import { SignatureSpill } from '../../src/jobs/dedup/scan/signature-spill.js';
 import type { StoredSignature } from '../../src/jobs/dedup/documents/signature-store.js';
-import { poolTable, type SignatureTable } from '../../src/jobs/dedup/signature-table.js';
+import { poolTable, type SignatureTable } from '../../src/jobs/dedup/scan/signature-table.js';
 import { minhashJaccard } from '../../src/sketch/minhash.js';
 import type { Hash64 } from '../../src/sketch/simhash.js';
 import { seededRandom } from '../support/corpus.js';

@@ -13,11 +13,11 @@ import { checkBuckets, LARGE } from '../../src/jobs/dedup/bucket-check.js';
 import { bandBuckets, bandMembers } from '../../src/jobs/dedup/band-sort.js';
 import { DocNumbers } from '../../src/jobs/dedup/documents/doc-numbers.js';
 import { PairVerifier, type VerifiedPair } from '../../src/jobs/dedup/pair-verifier.js';
-import { SignaturePool } from '../../src/jobs/dedup/signature-pool.js';
+import { SignaturePool } from '../../src/jobs/dedup/scan/signature-pool.js';
 import type { StoredSignature } from '../../src/jobs/dedup/documents/signature-store.js';
-import { chooseValueBits, SignatureSpill, spillBytes } from '../../src/jobs/dedup/signature-spill.js';
+import { chooseValueBits, SignatureSpill, spillBytes } from '../../src/jobs/dedup/scan/signature-spill.js';
 import { SpilledIds } from '../../src/jobs/dedup/documents/spilled-ids.js';
-import { poolTable } from '../../src/jobs/dedup/signature-table.js';
+import { poolTable } from '../../src/jobs/dedup/scan/signature-table.js';
 import { hammingDistance } from '../../src/sketch/simhash.js';
 import { BANDS, bandRuns, corpus, type Doc, memoryPass, type Outcome, outcomeOf, WIDTH } from '../support/dedup-corpus.js';
 

@@ -5,7 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { DocNumbers } from '../../src/jobs/dedup/documents/doc-numbers.js';
-import { SignatureSpill } from '../../src/jobs/dedup/signature-spill.js';
+import { SignatureSpill } from '../../src/jobs/dedup/scan/signature-spill.js';
 import { corpus } from '../support/dedup-corpus.js';
 
 const scratch = mkdtempSync(path.join(os.tmpdir(), 'nd-members-'));

@@ -8,7 +8,7 @@ import { verifyBands } from '../../src/jobs/dedup/band-pass.js';
 import { DocNumbers } from '../../src/jobs/dedup/documents/doc-numbers.js';
 import { PairVerifier, type VerifiedPair } from '../../src/jobs/dedup/pair-verifier.js';
 import { SetsOnDisk } from '../../src/jobs/dedup/sets-on-disk.js';
-import { SignatureSpill } from '../../src/jobs/dedup/signature-spill.js';
+import { SignatureSpill } from '../../src/jobs/dedup/scan/signature-spill.js';
 import { UnionFind } from '../../src/jobs/dedup/union-find.js';
 import { seededRandom } from '../support/corpus.js';
 import { spillFolders } from '../support/spill-folders.js';

@@ -18,7 +18,7 @@ import path from 'node:path';
 import type { BandMembersAt } from './band-ranges.js';
 import { RecordWriter, SlotBits, sweepRecords } from './spill/records-sweep.js';
 import { spillRoom } from './spill/spill-folder.js';
-import { type RecordLayout, recordBytes } from './spill-records.js';
+import { type RecordLayout, recordBytes } from './scan/spill-records.js';
 
 /** Members a range holds, by default: about 150 MB of whole records at 128 values and 26 bands. */
 export const DEFAULT_RANGE_MEMBERS = 250_000;

@@ -17,9 +17,9 @@ import { type CheckedBuckets, PAIR_INTS } from './bucket-check.js';
 import { BucketChecker, defaultCheckers } from './bucket-checker.js';
 import { type BucketMembers, PAIRWISE_BUCKET, type PairVerifier } from './pair-verifier.js';
 import { RangeRecords } from './range-records.js';
-import { ascendingOnce, type RecordLayout, RecordReader } from './spill-records.js';
+import { ascendingOnce, type RecordLayout, RecordReader } from './scan/spill-records.js';
 import type { StoredSignature } from './documents/signature-store.js';
-import type { SignatureTable } from './signature-table.js';
+import type { SignatureTable } from './scan/signature-table.js';
 
 /** Members whose signatures are loaded together, by default (about 0.6 KB each). */
 export const DEFAULT_GROUP_MEMBERS = 100_000;

@@ -1,7 +1,7 @@
 // The full pass of dedup: every LSH bucket of two or more documents in the index, in stages the data goes
 // through in one direction:
 //  1. scan: every signature in scope read once (one point-in-time scan) into a table, in memory when the
-//     documents are at most --max-cached-signatures, else spilled to local disk (dedup/signature-spill.ts);
+//     documents are at most --max-cached-signatures, else spilled to local disk (dedup/scan/signature-spill.ts);
 //  2. bucket and verify, band by band: the band's key hashes sorted into buckets, each bucket's pairs
 //     verified, a group of buckets' signatures loaded at a time (dedup/band-pass.ts);
 // then the clusters are cut from the verified pairs with the same table (cluster-cut.ts). Each finished band
@@ -14,7 +14,7 @@ import { DedupJournal, type DedupRunIdentity } from './journal.js';
 import { rangesByDefault, verifyBands } from './band-pass.js';
 import type { PairVerifier } from './pair-verifier.js';
 import type { SignatureStore } from './documents/signature-store.js';
-import { type ReadTable, readTable } from './table-read.js';
+import { type ReadTable, readTable } from './scan/table-read.js';
 
 export interface FullPassSettings {
   index: string;

@@ -4,7 +4,7 @@
 // places in one read), and the checking threads read it by those places; the file is removed once the range
 // is verified.
 import { closeSync, openSync, rmSync } from 'node:fs';
-import { placeIn, type RecordLayout, type RecordReader } from './spill-records.js';
+import { placeIn, type RecordLayout, type RecordReader } from './scan/spill-records.js';
 import type { StoredSignature } from './documents/signature-store.js';
 
 export class RangeRecords {

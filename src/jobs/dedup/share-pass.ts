@@ -23,7 +23,7 @@ import { UserError } from '../../errors.js';
 import { keyRange, markerId, pageId, type SharePlan, shareName, type ShareRunIdentity } from './share-plan.js';
 import { shareTable } from './share-table.js';
 import type { SignatureStore } from './documents/signature-store.js';
-import { type ReadTable, readTable, type TableRead } from './table-read.js';
+import { type ReadTable, readTable, type TableRead } from './scan/table-read.js';
 import { plural } from '../../plural.js';
 
 export interface ShareSettings extends Omit<TableRead, 'onDocuments'> {

@@ -11,7 +11,7 @@
 // the band is verified, as the band pass reports its own.
 import { mixed } from './documents/doc-numbers.js';
 import { inRange, type KeyRange } from './share-plan.js';
-import type { SignatureTable } from './signature-table.js';
+import type { SignatureTable } from './scan/signature-table.js';
 
 export interface ShareTableSettings {
   range: KeyRange;

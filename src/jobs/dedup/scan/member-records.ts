@@ -8,10 +8,10 @@
 // rank among the members (SlotBits: 0.25 bytes a document). Input: the records file and the members' slots;
 // output: their signatures by slot, read from the gathered file; the file is removed with the spill.
 import { closeSync, openSync, rmSync } from 'node:fs';
-import { RecordWriter, SlotBits, sweepRecords } from './spill/records-sweep.js';
-import { spillRoom } from './spill/spill-folder.js';
+import { RecordWriter, SlotBits, sweepRecords } from '../spill/records-sweep.js';
+import { spillRoom } from '../spill/spill-folder.js';
 import { type RecordLayout, type RecordReader, recordBytes } from './spill-records.js';
-import type { StoredSignature } from './documents/signature-store.js';
+import type { StoredSignature } from '../documents/signature-store.js';
 
 export class MemberRecords {
   private fd: number;

@@ -3,9 +3,9 @@
 // halves) likewise, its id in an array of strings. About 620 bytes a document for 128 values and 26
 // bands, against about 1 KB as separate objects; a document read from the index is decoded straight into
 // them, and a signature handed out is a view into the arrays.
-import { parseSimhash } from '../../sketch/simhash-doc.js';
-import { type DocIds, enlarged, withRoomFor } from './documents/doc-numbers.js';
-import { fieldValues, keyHash, type SignatureFields, type StoredSignature } from './documents/signature-store.js';
+import { parseSimhash } from '../../../sketch/simhash-doc.js';
+import { type DocIds, enlarged, withRoomFor } from '../documents/doc-numbers.js';
+import { fieldValues, keyHash, type SignatureFields, type StoredSignature } from '../documents/signature-store.js';
 
 export class SignaturePool {
   readonly ids: string[] = [];

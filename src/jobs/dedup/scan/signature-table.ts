@@ -3,10 +3,10 @@
 // signatures of a bucket group's members (read together, in slot order). Held in memory (SignaturePool) or
 // spilled to local disk (SpilledSignatures) when they do not fit the memory dedup is given; the stages do
 // not know which.
-import type { DocIds } from './documents/doc-numbers.js';
+import type { DocIds } from '../documents/doc-numbers.js';
 import type { RecordLayout } from './spill-records.js';
 import type { SignaturePool } from './signature-pool.js';
-import type { StoredSignature } from './documents/signature-store.js';
+import type { StoredSignature } from '../documents/signature-store.js';
 
 export interface SignatureTable {
   /** Documents, numbered 0..size-1 in the order the scan met them (their slots). */

@@ -15,12 +15,12 @@
 // the ids are spilled too); only once they part does each slot's number take 8 bytes a document.
 import os from 'node:os';
 import path from 'node:path';
-import type { Hash64 } from '../../sketch/simhash.js';
-import { type DocIds, withRoomFor } from './documents/doc-numbers.js';
-import { fieldValues, keyHash, type SignatureFields, type StoredSignature } from './documents/signature-store.js';
+import type { Hash64 } from '../../../sketch/simhash.js';
+import { type DocIds, withRoomFor } from '../documents/doc-numbers.js';
+import { fieldValues, keyHash, type SignatureFields, type StoredSignature } from '../documents/signature-store.js';
 import { BAND_CHUNK, type SignatureTable } from './signature-table.js';
 import { MemberRecords } from './member-records.js';
-import { freeBytes, gigabytes, readAll, SpillFolder, spillRoom, spillTooLarge, writeAll } from './spill/spill-folder.js';
+import { freeBytes, gigabytes, readAll, SpillFolder, spillRoom, spillTooLarge, writeAll } from '../spill/spill-folder.js';
 import { type RecordLayout, RecordReader, recordBytes, type SpillValueBits, writeRecord } from './spill-records.js';
 
 export type { SpillValueBits } from './spill-records.js';

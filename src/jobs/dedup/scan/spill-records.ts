@@ -3,8 +3,8 @@
 // reading of a group of records by slot, close slots in one read. Shared by the spill (signature-spill.ts)
 // and the threads that verify buckets beside it (bucket-check-worker.ts), each reading through a file
 // descriptor of its own.
-import type { StoredSignature } from './documents/signature-store.js';
-import { readAll } from './spill/spill-folder.js';
+import type { StoredSignature } from '../documents/signature-store.js';
+import { readAll } from '../spill/spill-folder.js';
 
 /** How many bits of each MinHash value the spill keeps: 32 (the values as they are), or 16 (compact). */
 export type SpillValueBits = 16 | 32;

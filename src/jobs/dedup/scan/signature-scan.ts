@@ -1,10 +1,10 @@
 // Stage 1 of the full pass: every signature in scope read once, in one point-in-time scan, each checked and
 // decoded straight into a table (a pool in memory, or a spill on local disk), each document's facts kept by
 // the store. The next page is asked for while this one is decoded.
-import type { EngineClient } from '../../engine/client.js';
-import { locationOf } from '../../engine/doc-location.js';
-import { readAhead, scanIndex } from '../../engine/scan.js';
-import type { SignatureFields, SignatureStore } from './documents/signature-store.js';
+import type { EngineClient } from '../../../engine/client.js';
+import { locationOf } from '../../../engine/doc-location.js';
+import { readAhead, scanIndex } from '../../../engine/scan.js';
+import type { SignatureFields, SignatureStore } from '../documents/signature-store.js';
 
 export interface SignatureScan {
   index: string;

@@ -4,12 +4,12 @@
 // local disk (signature-spill.ts). Input: the scan's settings; output: the table, which also finds
 // signatures by id (to cut clusters, or to check pairs read back) and is closed when the pass is done.
 import os from 'node:os';
-import type { EngineClient } from '../../engine/client.js';
-import type { DocIds } from './documents/doc-numbers.js';
+import type { EngineClient } from '../../../engine/client.js';
+import type { DocIds } from '../documents/doc-numbers.js';
 import { readSignatures } from './signature-scan.js';
 import { SignaturePool } from './signature-pool.js';
 import { SignatureSpill } from './signature-spill.js';
-import type { SignatureStore, StoredSignature } from './documents/signature-store.js';
+import type { SignatureStore, StoredSignature } from '../documents/signature-store.js';
 import { poolTable, type SignatureTable } from './signature-table.js';
 
 /** A table the stages read, that also finds signatures by id (by number when given), and lets them go. */
