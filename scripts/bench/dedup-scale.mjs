@@ -97,7 +97,7 @@ async function child() {
   const { DocNumbers } = await import('../../dist/jobs/dedup/documents/doc-numbers.js');
   const { SpilledIds } = await import('../../dist/jobs/dedup/documents/spilled-ids.js');
   const { FactsTable } = await import('../../dist/jobs/dedup/documents/facts.js');
-  const { PairVerifier } = await import('../../dist/jobs/dedup/pair-verifier.js');
+  const { PairVerifier } = await import('../../dist/jobs/dedup/verify/pair-verifier.js');
   const { SignaturePool } = await import('../../dist/jobs/dedup/scan/signature-pool.js');
   const { SignatureSpill } = await import('../../dist/jobs/dedup/scan/signature-spill.js');
   const { poolTable } = await import('../../dist/jobs/dedup/scan/signature-table.js');

@@ -4,7 +4,7 @@
 //     memory stays bounded whatever the index size (dedup/full-pass.ts); or, on a re-run, only the
 //     neighbourhood of what was annotated since the last run (dedup/incremental-pass.ts). Exact duplicates
 //     (equal content_hash) share every bucket.
-//  2. Every pair inside a bucket is verified with the stored MinHash (estimated Jaccard; dedup/pair-verifier.ts),
+//  2. Every pair inside a bucket is verified with the stored MinHash (estimated Jaccard; dedup/verify/pair-verifier.ts),
 //     the signatures read through a bounded cache (dedup/documents/signature-store.ts).
 //  3. Verified pairs are joined into families (union-find), and each family is cut into clusters whose
 //     every duplicate is within --min-similarity of its canonical (dedup/cluster-cut.ts; --clusters
@@ -43,7 +43,7 @@ import { type DocIds, DocNumbers } from './dedup/documents/doc-numbers.js';
 import { SpilledIds } from './dedup/documents/spilled-ids.js';
 import { FullPass, type FullPassSettings } from './dedup/full-pass.js';
 import { type IncrementalSettings, incrementalPass } from './dedup/incremental-pass.js';
-import { PairVerifier, type VerifiedPair } from './dedup/pair-verifier.js';
+import { PairVerifier, type VerifiedPair } from './dedup/verify/pair-verifier.js';
 import { type SignatureReader, SignatureStore, storedFields } from './dedup/documents/signature-store.js';
 import { clusterUuid, continues, type DedupState, defaultStatePath, latestStatePath, readDedupState, stateFileOf, whyFull, writeDedupState } from './dedup/state.js';
 import { type LockSettings, lockHolder, RunLock, writingUnder } from './dedup/run-lock.js';

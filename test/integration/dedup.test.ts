@@ -8,7 +8,7 @@ import { annotateIndex } from '../../src/jobs/annotate.js';
 import { indexSignatures, largeKeyCorpus } from './hand-made.js';
 import { type ClusterMethod, dedupIndex, type DedupPair } from '../../src/jobs/dedup.js';
 import { withDedupOptions } from '../support/dedup-options.js';
-import { UnionFind } from '../../src/jobs/dedup/union-find.js';
+import { UnionFind } from '../../src/jobs/dedup/verify/union-find.js';
 import { createSigner } from '../../src/signature.js';
 import { testCorpora } from '../support/corpus.js';
 import { indexDocuments } from '../support/documents.js';

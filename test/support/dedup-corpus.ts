@@ -3,8 +3,8 @@
 // it before the stages (a comparison sort of each band, every bucket verified in order), whose pairs, counts,
 // clusters and best matches the spilled, gathered and threaded ways must give exactly.
 import { DocNumbers } from '../../src/jobs/dedup/documents/doc-numbers.js';
-import { LargeKeyJoin } from '../../src/jobs/dedup/large-key.js';
-import { PairVerifier, type VerifiedPair } from '../../src/jobs/dedup/pair-verifier.js';
+import { LargeKeyJoin } from '../../src/jobs/dedup/verify/large-key.js';
+import { PairVerifier, type VerifiedPair } from '../../src/jobs/dedup/verify/pair-verifier.js';
 import { SignaturePool } from '../../src/jobs/dedup/scan/signature-pool.js';
 import type { StoredSignature } from '../../src/jobs/dedup/documents/signature-store.js';
 import type { Hash64 } from '../../src/sketch/simhash.js';

@@ -15,7 +15,7 @@ import { type BandMembersAt, MembersInMemory, membersOf, planRanges, windowCheck
 import sortBands from '../../src/jobs/dedup/band-sort-worker.js';
 import { bandBuckets, bandMembers, type BandSource } from '../../src/jobs/dedup/band-sort.js';
 import type { SortedBand } from '../../src/jobs/dedup/band-sorter.js';
-import { BucketChecker } from '../../src/jobs/dedup/bucket-checker.js';
+import { BucketChecker } from '../../src/jobs/dedup/verify/bucket-checker.js';
 import { DocNumbers } from '../../src/jobs/dedup/documents/doc-numbers.js';
 import { RangeRecords } from '../../src/jobs/dedup/range-records.js';
 import { SignatureSpill } from '../../src/jobs/dedup/scan/signature-spill.js';

@@ -1,8 +1,8 @@
 // joinBucket against brute force: the clusters it leaves are the connected components of the pairs that
 // pass (and of the clusters it started from), for buckets of every shape, with far fewer comparisons.
 import { describe, expect, it } from 'vitest';
-import { joinBucket } from '../../src/jobs/dedup/bucket-join.js';
-import { UnionFind } from '../../src/jobs/dedup/union-find.js';
+import { joinBucket } from '../../src/jobs/dedup/verify/bucket-join.js';
+import { UnionFind } from '../../src/jobs/dedup/verify/union-find.js';
 import { seededRandom } from '../support/seeded-random.js';
 
 const hamming = (a: Uint32Array, b: Uint32Array) => a.reduce((d, v, k) => d + (v === b[k] ? 0 : 1), 0);

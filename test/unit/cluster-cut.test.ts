@@ -3,7 +3,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { type CanonicalRule, type ClusterMethod, centres, compareValues, cutFamilies, cutFamily, pickCanonical, TIGHT_SIMILARITY } from '../../src/jobs/dedup/cluster-cut.js';
-import { comparerOf, wholeComparerOf } from '../../src/jobs/dedup/comparing.js';
+import { comparerOf, wholeComparerOf } from '../../src/jobs/dedup/verify/comparing.js';
 import { coreExtension, withCore } from '../../src/sketch/core-similarity.js';
 import { DocNumbers } from '../../src/jobs/dedup/documents/doc-numbers.js';
 import type { Facts } from '../../src/jobs/dedup/documents/facts.js';

@@ -3,11 +3,11 @@
 // share checked again (with the values as a compact spill holds them too). Signatures made by signWithCore:
 // pages of one template whose whole texts are above the bar but whose own words differ, and an edited copy.
 import { describe, expect, it } from 'vitest';
-import { checkBuckets } from '../../src/jobs/dedup/bucket-check.js';
+import { checkBuckets } from '../../src/jobs/dedup/verify/bucket-check.js';
 import { cutFamily } from '../../src/jobs/dedup/cluster-cut.js';
-import { compactComparerOf, comparerOf } from '../../src/jobs/dedup/comparing.js';
+import { compactComparerOf, comparerOf } from '../../src/jobs/dedup/verify/comparing.js';
 import { checkPair } from '../../src/jobs/dedup/pair-check.js';
-import { PAIRWISE_BUCKET, PairVerifier, type VerifiedPair } from '../../src/jobs/dedup/pair-verifier.js';
+import { PAIRWISE_BUCKET, PairVerifier, type VerifiedPair } from '../../src/jobs/dedup/verify/pair-verifier.js';
 import { DocNumbers } from '../../src/jobs/dedup/documents/doc-numbers.js';
 import { SignaturePool } from '../../src/jobs/dedup/scan/signature-pool.js';
 import { SignatureSpill } from '../../src/jobs/dedup/scan/signature-spill.js';

@@ -10,10 +10,10 @@ import { cutFamilies } from '../../src/jobs/dedup/cluster-cut.js';
 import { IdSet } from '../../src/jobs/dedup/id-set.js';
 import { seededUint32 } from '../support/seeded-random.js';
 import { corpus, memoryPass, newVerifier, outcomeOf } from '../support/dedup-corpus.js';
-import { DocRows } from '../../src/jobs/dedup/doc-rows.js';
+import { DocRows } from '../../src/jobs/dedup/verify/doc-rows.js';
 import { DocNumbers } from '../../src/jobs/dedup/documents/doc-numbers.js';
-import { UnionFind } from '../../src/jobs/dedup/union-find.js';
-import { PairVerifier } from '../../src/jobs/dedup/pair-verifier.js';
+import { UnionFind } from '../../src/jobs/dedup/verify/union-find.js';
+import { PairVerifier } from '../../src/jobs/dedup/verify/pair-verifier.js';
 
 /** Families by plain labelling: each pair's two labels merged, for the reference. */
 function referenceFamilies(pairs: Array<[number, number]>): number[][] {

@@ -13,7 +13,7 @@ import { checkPair, compactJaccard } from '../../src/jobs/dedup/pair-check.js';
 import { PairList } from '../../src/jobs/dedup/pair-list.js';
 import { type PairPart, PairParts } from '../../src/jobs/dedup/pair-parts.js';
 import { markerDocument, pageDocument, pagesOf, readMarker, readPage, type ShareProgress, sortedPairs } from '../../src/jobs/dedup/pair-pages.js';
-import { PairVerifier, type VerifiedPair } from '../../src/jobs/dedup/pair-verifier.js';
+import { PairVerifier, type VerifiedPair } from '../../src/jobs/dedup/verify/pair-verifier.js';
 import {
   checkPairsIndexName,
   checkShareCount,

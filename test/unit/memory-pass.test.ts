@@ -5,11 +5,11 @@ import { DocNumbers } from '../../src/jobs/dedup/documents/doc-numbers.js';
 import { verifyBandOf } from '../../src/jobs/dedup/band-pass.js';
 import { bandBuckets } from '../../src/jobs/dedup/band-sort.js';
 import { poolTable } from '../../src/jobs/dedup/scan/signature-table.js';
-import { PairVerifier } from '../../src/jobs/dedup/pair-verifier.js';
+import { PairVerifier } from '../../src/jobs/dedup/verify/pair-verifier.js';
 import { SignaturePool } from '../../src/jobs/dedup/scan/signature-pool.js';
 import { decodeSignature, type SignatureFields, signatureFields, type StoredSignature } from '../../src/jobs/dedup/documents/signature-store.js';
 import { StoredProblem } from '../../src/stored/read.js';
-import { UnionFind } from '../../src/jobs/dedup/union-find.js';
+import { UnionFind } from '../../src/jobs/dedup/verify/union-find.js';
 import { serializeLeanMinhash } from '../../src/sketch/lean-minhash.js';
 import { minhashJaccard } from '../../src/sketch/minhash.js';
 

@@ -12,7 +12,7 @@ describe('workerFile', () => {
     for (const [starter, worker, built] of [
       ['signing/sign-pool.ts', './sign-worker.js', 'signing/sign-worker.js'],
       ['jobs/dedup/band-sorter.ts', './band-sort-worker.js', 'jobs/dedup/band-sort-worker.js'],
-      ['jobs/dedup/bucket-checker.ts', './bucket-check-worker.js', 'jobs/dedup/bucket-check-worker.js'],
+      ['jobs/dedup/verify/bucket-checker.ts', './bucket-check.worker.js', 'jobs/dedup/verify/bucket-check.worker.js'],
     ]) {
       const found = workerFile(worker, new URL(starter, src).href);
       expect(found).toBe(new URL(built, dist).href);

@@ -20,7 +20,7 @@
 // The alternatives were measured on real chains (scripts/bench/cluster-methods.mjs).
 import { equalValues } from '../../sketch/minhash.js';
 import { ClusterList, type DedupCluster } from './cluster-list.js';
-import { type Comparing, comparerOf, wholeComparerOf } from './comparing.js';
+import { type Comparing, comparerOf, wholeComparerOf } from './verify/comparing.js';
 import { BytesOnDisk, ClusterLog } from './cluster-members.js';
 import { type DocIds, enlarged } from './documents/doc-numbers.js';
 import type { FactsLookup } from './documents/facts.js';

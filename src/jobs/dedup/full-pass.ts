@@ -12,7 +12,7 @@ import type { SignatureSource } from './cluster-cut.js';
 import type { DocIds } from './documents/doc-numbers.js';
 import { DedupJournal, type DedupRunIdentity } from './journal.js';
 import { rangesByDefault, verifyBands } from './band-pass.js';
-import type { PairVerifier } from './pair-verifier.js';
+import type { PairVerifier } from './verify/pair-verifier.js';
 import type { SignatureStore } from './documents/signature-store.js';
 import { type ReadTable, readTable } from './scan/table-read.js';
 

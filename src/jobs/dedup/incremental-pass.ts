@@ -11,7 +11,7 @@ import { storedPath, type StoredField } from '../../stored/layout.js';
 import { valueAt } from '../../annotation.js';
 import type { EngineClient } from '../../engine/client.js';
 import { scanIndex } from '../../engine/scan.js';
-import type { PairVerifier } from './pair-verifier.js';
+import type { PairVerifier } from './verify/pair-verifier.js';
 import { type ShardMarks, writtenAbove } from './run-marks.js';
 import type { SignatureStore } from './documents/signature-store.js';
 

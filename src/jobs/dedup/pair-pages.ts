@@ -7,7 +7,7 @@
 // Whatever is read back from the pairs index is untrusted: anyone who can write there can damage or forge
 // a document. So every field is checked here before it is used, and a document that fails says why, in
 // words (a problem string), never by throwing. Pure: no I/O here.
-import type { VerifiedPair } from './pair-verifier.js';
+import type { VerifiedPair } from './verify/pair-verifier.js';
 import { IDENTITY_KEYS, type SharePlan, type ShareRunIdentity } from './share-plan.js';
 import { forCount, plural } from '../../plural.js';
 

@@ -18,7 +18,7 @@ import type { DocIds } from './documents/doc-numbers.js';
 import { checkPair } from './pair-check.js';
 import { markerDocument, pageDocument, pagesOf, readMarker, readPage, type ShareProgress, sortedPairs } from './pair-pages.js';
 import type { PairsIndex } from './pairs-index.js';
-import { namedPairs, type NumberedPair, type PairVerifier, type VerifiedPair } from './pair-verifier.js';
+import { namedPairs, type NumberedPair, type PairVerifier, type VerifiedPair } from './verify/pair-verifier.js';
 import { UserError } from '../../errors.js';
 import { keyRange, markerId, pageId, type SharePlan, shareName, type ShareRunIdentity } from './share-plan.js';
 import { shareTable } from './share-table.js';

@@ -9,7 +9,7 @@
 // Input: the gathered pairs, the store, the verifier. Output: the problems, added to the gathered ones.
 import { checkPair } from './pair-check.js';
 import type { PagedPair, PairPart } from './pair-parts.js';
-import { namedPairs, type PairVerifier, type VerifiedPair } from './pair-verifier.js';
+import { namedPairs, type PairVerifier, type VerifiedPair } from './verify/pair-verifier.js';
 import type { Gathered } from './shares-gather.js';
 import type { SignatureStore, StoredSignature } from './documents/signature-store.js';
 

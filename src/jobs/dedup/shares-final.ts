@@ -10,7 +10,7 @@ import { UserError } from '../../errors.js';
 import type { ErrorsFile } from '../errors-file.js';
 import type { PairSpill } from './pair-parts.js';
 import type { PairsIndex } from './pairs-index.js';
-import type { PairVerifier } from './pair-verifier.js';
+import type { PairVerifier } from './verify/pair-verifier.js';
 import type { ShareProgress } from './pair-pages.js';
 import { checkAndRecord } from './shares-check.js';
 import { gatherPairs, type PairsProblem, type SharedRun } from './shares-gather.js';

@@ -1,7 +1,7 @@
 // The records file of a signature spill as its readers see it: the layout of one document's record (its
 // MinHash values whole or in their low 16 bits, the SimHash halves, the hash of each band key) and the
 // reading of a group of records by slot, close slots in one read. Shared by the spill (signature-spill.ts)
-// and the threads that verify buckets beside it (bucket-check-worker.ts), each reading through a file
+// and the threads that verify buckets beside it (bucket-check.worker.ts), each reading through a file
 // descriptor of its own.
 import type { StoredSignature } from '../documents/signature-store.js';
 import { readAll } from '../spill/spill-folder.js';

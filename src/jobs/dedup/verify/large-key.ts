@@ -5,7 +5,7 @@
 // representative are left to their other keys (see PairVerifier.decidedEarlier). Members go by their
 // numbers in the verifier's numbering, each with its signature: no id is read.
 import type { PairVerifier } from './pair-verifier.js';
-import type { StoredSignature } from './documents/signature-store.js';
+import type { StoredSignature } from '../documents/signature-store.js';
 
 /** Clusters of one large band key carried from chunk to chunk, one representative each. */
 const MAX_REPRESENTATIVES = 200;

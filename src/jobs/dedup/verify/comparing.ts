@@ -1,9 +1,9 @@
 // How dedup compares two signatures of the run's params: the share of equal values (datasketch's estimate),
 // or for `;core=` params the rule of sketch/core-similarity.ts over the values and their core words. Kept as
 // plain data (it crosses to the threads that check buckets, which rebuild the comparer from it).
-import { signatureComparer, wholeSimilarity } from '../../sketch/core-similarity.js';
-import { minhashJaccard } from '../../sketch/minhash.js';
-import { paramsShape } from '../../stored/read.js';
+import { signatureComparer, wholeSimilarity } from '../../../sketch/core-similarity.js';
+import { minhashJaccard } from '../../../sketch/minhash.js';
+import { paramsShape } from '../../../stored/read.js';
 
 export interface Comparing {
   /** The MinHash values of a signature (its core words follow them). */

@@ -1,11 +1,11 @@
-// The threads that check a spilled pass's small buckets (bucket-check-worker.ts), beside the one that owns
+// The threads that check a spilled pass's small buckets (bucket-check.worker.ts), beside the one that owns
 // the clusters: as many as the machine has cores beyond that one. Each task is a group of buckets; the
 // caller sends a band's groups ahead, a few per thread, and replays the answers in order.
 import os from 'node:os';
 import { Piscina } from 'piscina';
-import { workerFile } from '../../worker-file.js';
+import { workerFile } from '../../../worker-file.js';
 import type { CheckedBuckets } from './bucket-check.js';
-import type { BucketCheckTask } from './bucket-check-worker.js';
+import type { BucketCheckTask } from './bucket-check.worker.js';
 
 /** Threads that check buckets by default: every core but the caller's (at least one). */
 export function defaultCheckers(): number {
@@ -16,7 +16,7 @@ export class BucketChecker {
   private readonly pool: Piscina;
 
   constructor(readonly threads: number = defaultCheckers()) {
-    this.pool = new Piscina({ filename: workerFile('./bucket-check-worker.js', import.meta.url), minThreads: threads, maxThreads: threads });
+    this.pool = new Piscina({ filename: workerFile('./bucket-check.worker.js', import.meta.url), minThreads: threads, maxThreads: threads });
   }
 
   /** Groups of buckets worth sending ahead of the one replayed (enough to keep every thread busy). */

@@ -6,9 +6,9 @@
 //  - met before only in large keys ('large'): kept whatever its similarity, since whether it is tried at
 //    all depends on whether the clusters have joined its documents by then;
 //  - new ('no'): kept when it reaches the bar, else only counted (a candidate that failed).
-import { hammingDistance } from '../../sketch/simhash.js';
+import { hammingDistance } from '../../../sketch/simhash.js';
 import { type Comparing, comparerOf } from './comparing.js';
-import type { StoredSignature } from './documents/signature-store.js';
+import type { StoredSignature } from '../documents/signature-store.js';
 
 /** Ints a kept pair takes in CheckedBuckets.pairs: bucket, i, j, flags (hamming distance | LARGE). */
 export const PAIR_INTS = 4;

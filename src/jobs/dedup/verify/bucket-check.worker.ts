@@ -5,7 +5,7 @@
 // failed the bar.
 import { closeSync, openSync } from 'node:fs';
 import { type BucketsToCheck, type CheckedBuckets, checkBuckets } from './bucket-check.js';
-import { ascendingOnce, type RecordLayout, RecordReader } from './scan/spill-records.js';
+import { ascendingOnce, type RecordLayout, RecordReader } from '../scan/spill-records.js';
 
 export interface BucketCheckTask extends BucketsToCheck {
   /** The spill's records file, and the layout of its records. */

@@ -11,10 +11,10 @@
 // document of the index, which the page cache holds).
 import { ftruncateSync } from 'node:fs';
 import { DocRows } from './doc-rows.js';
-import { enlarged } from './documents/doc-numbers.js';
-import { SlotBits } from './spill/records-sweep.js';
-import { foldCheck, readAll, type SpillFolder, writeAll } from './spill/spill-folder.js';
-import { plural } from '../../plural.js';
+import { enlarged } from '../documents/doc-numbers.js';
+import { SlotBits } from '../spill/records-sweep.js';
+import { foldCheck, readAll, type SpillFolder, writeAll } from '../spill/spill-folder.js';
+import { plural } from '../../../plural.js';
 
 /** Documents read or written at once in a pass over the files. */
 const CHUNK_DOCS = 1 << 20;

@@ -2,14 +2,14 @@
 // what a verified pair does (joins a cluster, counts for each document's best similarity, is reported).
 // Which pairs of a bucket to try is decided here too: every pair of a small bucket, and in a large one
 // only pairs not yet in one cluster (joinBucket); a pair that an earlier band already tried is skipped.
-import { hammingDistance } from '../../sketch/simhash.js';
+import { hammingDistance } from '../../../sketch/simhash.js';
 import { type CheckedBuckets, decidedBefore, LARGE, PAIR_INTS } from './bucket-check.js';
 import { joinBucket } from './bucket-join.js';
 import { type Comparing, comparerOf } from './comparing.js';
-import { type DocIds, DocNumbers, enlarged } from './documents/doc-numbers.js';
+import { type DocIds, DocNumbers, enlarged } from '../documents/doc-numbers.js';
 import { SetsOnDisk } from './sets-on-disk.js';
-import type { StoredSignature } from './documents/signature-store.js';
-import type { SpillFolder } from './spill/spill-folder.js';
+import type { StoredSignature } from '../documents/signature-store.js';
+import type { SpillFolder } from '../spill/spill-folder.js';
 import { UnionFind } from './union-find.js';
 
 export interface VerifiedPair {

@@ -6,7 +6,7 @@
 // document number before). Given a disk to spill to (spillTo), the rows are written there by number and let
 // go whenever they reach a set number, and a written document met again is read back (sets-on-disk.ts): the
 // sets are the same, memory holds only the rows met since the last write.
-import { type DocIds, DocNumbers, enlarged } from './documents/doc-numbers.js';
+import { type DocIds, DocNumbers, enlarged } from '../documents/doc-numbers.js';
 import { DocRows } from './doc-rows.js';
 import type { Families, SetsOnDisk } from './sets-on-disk.js';
 

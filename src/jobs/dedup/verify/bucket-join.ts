@@ -6,7 +6,7 @@
 // the number of differing MinHash values is a distance (Hamming), so two members whose distances to a
 // pivot differ by more than a passing pair may differ cannot pass. A few pivots, chosen far apart, prune
 // most pairs of unrelated documents that share a key by chance or by boilerplate.
-import { equalValues } from '../../sketch/minhash.js';
+import { equalValues } from '../../../sketch/minhash.js';
 
 /** Pivots per bucket: each costs one comparison per member, and prunes pairs the others do not. */
 const PIVOTS = 4;

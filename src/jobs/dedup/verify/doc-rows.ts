@@ -5,7 +5,7 @@
 // keyed by the mixed number (at most half full): 12 to 20 bytes a row with the table and the row's number,
 // where an array by document number costs its bytes for every document of the index (so rows cost more
 // once about a third of the documents or more have a near-duplicate).
-import { enlarged, mixed } from './documents/doc-numbers.js';
+import { enlarged, mixed } from '../documents/doc-numbers.js';
 
 export class DocRows {
   /** Row + 1 at each place (0: empty); a power of two, at most half full. */
