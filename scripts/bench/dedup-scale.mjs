@@ -101,7 +101,7 @@ async function child() {
   const { SignaturePool } = await import('../../dist/jobs/dedup/scan/signature-pool.js');
   const { SignatureSpill } = await import('../../dist/jobs/dedup/scan/signature-spill.js');
   const { poolTable } = await import('../../dist/jobs/dedup/scan/signature-table.js');
-  const { rangesByDefault, verifyBands } = await import('../../dist/jobs/dedup/band-pass.js');
+  const { rangesByDefault, verifyBands } = await import('../../dist/jobs/dedup/bands/band-pass.js');
   const { cutFamilies } = await import('../../dist/jobs/dedup/cluster-cut.js');
   const { DEDUP_DEFAULTS } = await import('../../dist/jobs/dedup.js');
 

@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { verifyBands } from '../../src/jobs/dedup/band-pass.js';
+import { verifyBands } from '../../src/jobs/dedup/bands/band-pass.js';
 import { SignatureSpill } from '../../src/jobs/dedup/scan/signature-spill.js';
 import { cutFamilies } from '../../src/jobs/dedup/cluster-cut.js';
 import { IdSet } from '../../src/jobs/dedup/id-set.js';
@@ -106,7 +106,7 @@ function collected(): { order: number[]; runs: number[]; addRun(slots: Uint32Arr
 
 describe('bandMembers', () => {
   it('gives the members, runs and large keys of the whole sort, a part of the key space at a time', async () => {
-    const { bandBuckets, bandMembers } = await import('../../src/jobs/dedup/band-sort.js');
+    const { bandBuckets, bandMembers } = await import('../../src/jobs/dedup/bands/band-sort.js');
     const random = seededUint32(5);
     const n = 200_000;
     const hashes = new Uint32Array(n);
@@ -153,7 +153,7 @@ describe('a document met twice in one bucket', () => {
 
 describe('the parts of a band sort', () => {
   it('reads the band once to count and once a part that holds keys (none for empty slices)', async () => {
-    const { bandMembers } = await import('../../src/jobs/dedup/band-sort.js');
+    const { bandMembers } = await import('../../src/jobs/dedup/bands/band-sort.js');
     const hashes = Uint32Array.from({ length: 5000 }, (_, i) => i % 300);
     let reads = 0;
     const source = (visit: (chunk: Uint32Array) => void) => {

@@ -7,7 +7,7 @@ import path from 'node:path';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
 import { checkDedupOptions, checkShareOptions } from '../../src/jobs/dedup.js';
-import { verifyBands } from '../../src/jobs/dedup/band-pass.js';
+import { verifyBands } from '../../src/jobs/dedup/bands/band-pass.js';
 import { DocNumbers } from '../../src/jobs/dedup/documents/doc-numbers.js';
 import { checkPair, compactJaccard } from '../../src/jobs/dedup/pair-check.js';
 import { PairList } from '../../src/jobs/dedup/pair-list.js';

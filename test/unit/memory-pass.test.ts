@@ -2,8 +2,8 @@
 // the clusters it verifies, against every pair that shares a key compared one by one.
 import { describe, expect, it } from 'vitest';
 import { DocNumbers } from '../../src/jobs/dedup/documents/doc-numbers.js';
-import { verifyBandOf } from '../../src/jobs/dedup/band-pass.js';
-import { bandBuckets } from '../../src/jobs/dedup/band-sort.js';
+import { verifyBandOf } from '../../src/jobs/dedup/bands/band-pass.js';
+import { bandBuckets } from '../../src/jobs/dedup/bands/band-sort.js';
 import { poolTable } from '../../src/jobs/dedup/scan/signature-table.js';
 import { PairVerifier } from '../../src/jobs/dedup/verify/pair-verifier.js';
 import { SignaturePool } from '../../src/jobs/dedup/scan/signature-pool.js';

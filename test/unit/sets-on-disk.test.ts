@@ -4,7 +4,7 @@
 import { closeSync, existsSync, openSync, readdirSync, statSync, writeSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { verifyBands } from '../../src/jobs/dedup/band-pass.js';
+import { verifyBands } from '../../src/jobs/dedup/bands/band-pass.js';
 import { DocNumbers } from '../../src/jobs/dedup/documents/doc-numbers.js';
 import { PairVerifier, type VerifiedPair } from '../../src/jobs/dedup/verify/pair-verifier.js';
 import { SetsOnDisk } from '../../src/jobs/dedup/verify/sets-on-disk.js';

@@ -3,7 +3,7 @@
 //  1. scan: every signature in scope read once (one point-in-time scan) into a table, in memory when the
 //     documents are at most --max-cached-signatures, else spilled to local disk (dedup/scan/signature-spill.ts);
 //  2. bucket and verify, band by band: the band's key hashes sorted into buckets, each bucket's pairs
-//     verified, a group of buckets' signatures loaded at a time (dedup/band-pass.ts);
+//     verified, a group of buckets' signatures loaded at a time (dedup/bands/band-pass.ts);
 // then the clusters are cut from the verified pairs with the same table (cluster-cut.ts). Each finished band
 // is journaled with its verified pairs, so that --resume goes on from there. Memory holds the table's
 // columns of one band and a group's signatures when the table is on disk, whatever the size of the index.
@@ -11,7 +11,7 @@ import type { EngineClient } from '../../engine/client.js';
 import type { SignatureSource } from './cluster-cut.js';
 import type { DocIds } from './documents/doc-numbers.js';
 import { DedupJournal, type DedupRunIdentity } from './journal.js';
-import { rangesByDefault, verifyBands } from './band-pass.js';
+import { rangesByDefault, verifyBands } from './bands/band-pass.js';
 import type { PairVerifier } from './verify/pair-verifier.js';
 import type { SignatureStore } from './documents/signature-store.js';
 import { type ReadTable, readTable } from './scan/table-read.js';

@@ -13,7 +13,7 @@
 // Input: the run's settings, the share and the pairs index. Output: what the share found and wrote.
 import os from 'node:os';
 import type { EngineClient } from '../../engine/client.js';
-import { verifyBands } from './band-pass.js';
+import { verifyBands } from './bands/band-pass.js';
 import type { DocIds } from './documents/doc-numbers.js';
 import { checkPair } from './pair-check.js';
 import { markerDocument, pageDocument, pagesOf, readMarker, readPage, type ShareProgress, sortedPairs } from './pair-pages.js';

@@ -211,7 +211,7 @@ function diskFull(fd: number, left: number): UserError {
 }
 
 /**
- * A full disk said in a worker thread (band-sort-worker.ts) reaches this thread as a plain Error with its
+ * A full disk said in a worker thread (band-sort.worker.ts) reaches this thread as a plain Error with its
  * message alone (all a thread's error keeps): made the UserError it was, the option named as the caller names it.
  */
 export function fromWorker(err: unknown): unknown {

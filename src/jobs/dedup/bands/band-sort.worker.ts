@@ -12,7 +12,7 @@ import { type GatherTask, gatherBands } from './band-gather.js';
 import { type MembersFiles, MembersOnDisk, sortedToFiles } from './band-members-file.js';
 import type { BandRange, MembersSink } from './band-ranges.js';
 import { bandMembers } from './band-sort.js';
-import { readAll } from './spill/spill-folder.js';
+import { readAll } from '../spill/spill-folder.js';
 
 export interface BandSortTask {
   /** The bands: each with the spill's file of its hashes (4 bytes a document, in slot order) and the files its members are written to (created new). */

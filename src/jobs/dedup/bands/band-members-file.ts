@@ -8,7 +8,7 @@
 import { closeSync, openSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { type BandMembersAt, type BandRange, localRuns, type MembersSink, type MembersWindow, RangePlanner, windowCheck } from './band-ranges.js';
-import { readAll, writeAll } from './spill/spill-folder.js';
+import { readAll, writeAll } from '../spill/spill-folder.js';
 
 /** The two files of a band's members: their slots in bucket order, and the buckets' places among them. */
 export interface MembersFiles {

@@ -13,12 +13,12 @@
 //
 // Input: the band's members with their ranges, as its sort planned them (band-ranges.ts), the records file
 // and its layout; output: each range given its file. The gather runs beside the sort, on the sorting core when there is one
-// (band-sort-worker.ts); the verifier removes each range file once the range is verified.
+// (band-sort.worker.ts); the verifier removes each range file once the range is verified.
 import path from 'node:path';
 import type { BandMembersAt } from './band-ranges.js';
-import { RecordWriter, SlotBits, sweepRecords } from './spill/records-sweep.js';
-import { spillRoom } from './spill/spill-folder.js';
-import { type RecordLayout, recordBytes } from './scan/spill-records.js';
+import { RecordWriter, SlotBits, sweepRecords } from '../spill/records-sweep.js';
+import { spillRoom } from '../spill/spill-folder.js';
+import { type RecordLayout, recordBytes } from '../scan/spill-records.js';
 
 /** Members a range holds, by default: about 150 MB of whole records at 128 values and 26 bands. */
 export const DEFAULT_RANGE_MEMBERS = 250_000;

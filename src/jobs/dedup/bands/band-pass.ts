@@ -12,14 +12,14 @@ import { membersFiles, sortedToFiles } from './band-members-file.js';
 import { type BandMembersAt, type BandRange, MembersInMemory, type MembersWindow } from './band-ranges.js';
 import { bandMembers, type BandScratch } from './band-sort.js';
 import { BandSorter, type SortedBand } from './band-sorter.js';
-import { LargeKeyJoin } from './verify/large-key.js';
-import { type CheckedBuckets, PAIR_INTS } from './verify/bucket-check.js';
-import { BucketChecker, defaultCheckers } from './verify/bucket-checker.js';
-import { type BucketMembers, PAIRWISE_BUCKET, type PairVerifier } from './verify/pair-verifier.js';
+import { LargeKeyJoin } from '../verify/large-key.js';
+import { type CheckedBuckets, PAIR_INTS } from '../verify/bucket-check.js';
+import { BucketChecker, defaultCheckers } from '../verify/bucket-checker.js';
+import { type BucketMembers, PAIRWISE_BUCKET, type PairVerifier } from '../verify/pair-verifier.js';
 import { RangeRecords } from './range-records.js';
-import { ascendingOnce, type RecordLayout, RecordReader } from './scan/spill-records.js';
-import type { StoredSignature } from './documents/signature-store.js';
-import type { SignatureTable } from './scan/signature-table.js';
+import { ascendingOnce, type RecordLayout, RecordReader } from '../scan/spill-records.js';
+import type { StoredSignature } from '../documents/signature-store.js';
+import type { SignatureTable } from '../scan/signature-table.js';
 
 /** Members whose signatures are loaded together, by default (about 0.6 KB each). */
 export const DEFAULT_GROUP_MEMBERS = 100_000;

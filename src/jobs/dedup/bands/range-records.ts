@@ -4,8 +4,8 @@
 // places in one read), and the checking threads read it by those places; the file is removed once the range
 // is verified.
 import { closeSync, openSync, rmSync } from 'node:fs';
-import { placeIn, type RecordLayout, type RecordReader } from './scan/spill-records.js';
-import type { StoredSignature } from './documents/signature-store.js';
+import { placeIn, type RecordLayout, type RecordReader } from '../scan/spill-records.js';
+import type { StoredSignature } from '../documents/signature-store.js';
 
 export class RangeRecords {
   /** The range's slots, ascending: the i-th record of the file is slots[i]'s. */

@@ -1,16 +1,16 @@
 // The bands of a spilled pass sorted ahead, on another core: while the caller verifies bands b..b+k-1, a
-// worker thread (band-sort-worker.ts) reads and sorts the next k, so that each band costs the longer of its
+// worker thread (band-sort.worker.ts) reads and sorts the next k, so that each band costs the longer of its
 // sort and its verification rather than both. The members' slots in bucket order and their buckets come
 // back in two files a band (band-members-file.ts), read a range at a time by the verification. When asked, the worker also gathers the bands' members into range files in bucket order (band-gather.ts),
 // all k bands in one pass over the records, so that the disk is read in order on that core too, and once for
 // k bands.
 import { Piscina } from 'piscina';
-import { workerFile } from '../../worker-file.js';
+import { workerFile } from '../../../worker-file.js';
 import type { GatherTask } from './band-gather.js';
 import { MembersOnDisk, membersFiles } from './band-members-file.js';
 import type { BandMembersAt } from './band-ranges.js';
-import type { BandSortTask, SortedRuns } from './band-sort-worker.js';
-import { fromWorker } from './spill/spill-folder.js';
+import type { BandSortTask, SortedRuns } from './band-sort.worker.js';
+import { fromWorker } from '../spill/spill-folder.js';
 
 /** A band sorted into buckets: its members in bucket order with their ranges (a range's files when gathered), its large keys. */
 export interface SortedBand extends Omit<SortedRuns, 'members' | 'ranges'> {
@@ -18,7 +18,7 @@ export interface SortedBand extends Omit<SortedRuns, 'members' | 'ranges'> {
 }
 
 export class BandSorter {
-  private readonly pool = new Piscina({ filename: workerFile('./band-sort-worker.js', import.meta.url), minThreads: 1, maxThreads: 1 });
+  private readonly pool = new Piscina({ filename: workerFile('./band-sort.worker.js', import.meta.url), minThreads: 1, maxThreads: 1 });
 
   constructor(
     private readonly documents: number,

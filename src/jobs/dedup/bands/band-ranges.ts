@@ -10,7 +10,7 @@
 //
 // Each range carries a check of its window (a fold of its members and buckets) made as they were planned,
 // so that a window read back from the disk that is not what was written is said, never verified.
-import { foldCheck } from './spill/spill-folder.js';
+import { foldCheck } from '../spill/spill-folder.js';
 
 /**
  * A run of buckets in bucket order: runs [fromRun, toRun) of the sorted band, their places among its members

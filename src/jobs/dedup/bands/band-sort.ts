@@ -11,7 +11,7 @@
 // 136 MB at 2^24 keys a part, unless one top byte holds more), whatever the size of the band, for one more
 // read of its hashes a part.
 import type { MembersSink } from './band-ranges.js';
-import { forCount, plural } from '../../plural.js';
+import { forCount, plural } from '../../../plural.js';
 
 /** The documents of one band in bucket order, and its buckets. */
 export interface BandBuckets {
