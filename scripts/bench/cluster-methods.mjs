@@ -15,14 +15,14 @@
 // it); earlier (each member in order to the nearest canonical before it within the bar, else a canonical:
 // a cluster's canonical is always the member the rule prefers); a "+" (a canonical left alone takes its
 // nearest member from a cluster that keeps another); near-dup (what dedup runs, earlier+, from
-// dist/jobs/dedup/cluster-cut.js); star (the member with the most unclaimed members within the bar first,
+// dist/jobs/dedup/cluster/cluster-cut.js); star (the member with the most unclaimed members within the bar first,
 // --canonical order on ties: the rule then only breaks ties). "alone": canonicals left without duplicates.
 import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gunzipSync } from 'node:zlib';
-import { centres } from '../../dist/jobs/dedup/cluster-cut.js';
+import { centres } from '../../dist/jobs/dedup/cluster/cluster-cut.js';
 import { keyHash } from '../../dist/jobs/dedup/documents/signature-store.js';
 import { createSigner } from '../../dist/signature.js';
 
@@ -138,7 +138,7 @@ const methods = {
     return owner;
   },
   'earlier+': (members, near) => withTheNearest(members, near, methods.earlier(members, near)),
-  // What dedup runs (dedup/cluster-cut.ts): earlier+, candidates by shared band keys.
+  // What dedup runs (dedup/cluster/cluster-cut.ts): earlier+, candidates by shared band keys.
   'near-dup': (members) => {
     const owner = centres(
       members.map((m) => m.id),

@@ -102,7 +102,7 @@ async function child() {
   const { SignatureSpill } = await import('../../dist/jobs/dedup/scan/signature-spill.js');
   const { poolTable } = await import('../../dist/jobs/dedup/scan/signature-table.js');
   const { rangesByDefault, verifyBands } = await import('../../dist/jobs/dedup/bands/band-pass.js');
-  const { cutFamilies } = await import('../../dist/jobs/dedup/cluster-cut.js');
+  const { cutFamilies } = await import('../../dist/jobs/dedup/cluster/cluster-cut.js');
   const { DEDUP_DEFAULTS } = await import('../../dist/jobs/dedup.js');
 
   const docs = Number(option('docs', 1_000_000));

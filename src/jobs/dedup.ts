@@ -7,7 +7,7 @@
 //  2. Every pair inside a bucket is verified with the stored MinHash (estimated Jaccard; dedup/verify/pair-verifier.ts),
 //     the signatures read through a bounded cache (dedup/documents/signature-store.ts).
 //  3. Verified pairs are joined into families (union-find), and each family is cut into clusters whose
-//     every duplicate is within --min-similarity of its canonical (dedup/cluster-cut.ts; --clusters
+//     every duplicate is within --min-similarity of its canonical (dedup/cluster/cluster-cut.ts; --clusters
 //     components keeps whole families); cluster_id, duplicate_of, is_canonical, cluster_size,
 //     max_similarity and canonical_similarity are written back with bulk partial updates; documents that
 //     were in a cluster before and are not any more are cleared (dedup/write-back.ts). The engine is asked
@@ -21,7 +21,7 @@
 // A run that writes holds a lock on the indices in the engine while it runs (dedup/run-lock.ts): a second one
 // is refused, naming the first. A run that records its state notes where its view of each shard began and
 // ended (dedup/run-marks.ts), so that the next incremental run reads every document written meanwhile.
-import { clusterWarnings } from './dedup/cluster-guard.js';
+import { clusterWarnings } from './dedup/cluster/cluster-guard.js';
 import { storedPath, type StoredField } from '../stored/layout.js';
 import { paramsShape } from '../stored/read.js';
 import { peakMemoryMb, UsageMeter } from './usage.js';
@@ -48,9 +48,9 @@ import { type SignatureReader, SignatureStore, storedFields } from './dedup/docu
 import { clusterUuid, continues, type DedupState, defaultStatePath, latestStatePath, readDedupState, stateFileOf, whyFull, writeDedupState } from './dedup/state.js';
 import { type LockSettings, lockHolder, RunLock, writingUnder } from './dedup/run-lock.js';
 import { RunView } from './dedup/run-marks.js';
-import { type CanonicalRule, type ClusterMethod, CLUSTER_METHODS, type Cut, cutFamilies } from './dedup/cluster-cut.js';
-import type { DedupCluster } from './dedup/cluster-list.js';
-import type { ClusterList } from './dedup/cluster-list.js';
+import { type CanonicalRule, type ClusterMethod, CLUSTER_METHODS, type Cut, cutFamilies } from './dedup/cluster/cluster-cut.js';
+import type { DedupCluster } from './dedup/cluster/cluster-list.js';
+import type { ClusterList } from './dedup/cluster/cluster-list.js';
 import { writeBack, type WriteBackResult } from './dedup/write-back.js';
 import { ErrorsFile } from './errors-file.js';
 import { PairsIndex } from './dedup/pairs-index.js';

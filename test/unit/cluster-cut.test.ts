@@ -1,8 +1,8 @@
-// Cutting families into clusters (dedup/cluster-cut.ts) on chains built to drift: each version a
+// Cutting families into clusters (dedup/cluster/cluster-cut.ts) on chains built to drift: each version a
 // near-duplicate of the one before, the first and the last far apart.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { type CanonicalRule, type ClusterMethod, centres, compareValues, cutFamilies, cutFamily, pickCanonical, TIGHT_SIMILARITY } from '../../src/jobs/dedup/cluster-cut.js';
+import { type CanonicalRule, type ClusterMethod, centres, compareValues, cutFamilies, cutFamily, pickCanonical, TIGHT_SIMILARITY } from '../../src/jobs/dedup/cluster/cluster-cut.js';
 import { comparerOf, wholeComparerOf } from '../../src/jobs/dedup/verify/comparing.js';
 import { coreExtension, withCore } from '../../src/sketch/core-similarity.js';
 import { DocNumbers } from '../../src/jobs/dedup/documents/doc-numbers.js';

@@ -1,6 +1,6 @@
 // The warning a reviewer sees when a family chains much of the index, or a large cluster is loose (issue 49, item 5).
 import { describe, expect, it } from 'vitest';
-import { clusterWarnings } from '../../src/jobs/dedup/cluster-guard.js';
+import { clusterWarnings } from '../../src/jobs/dedup/cluster/cluster-guard.js';
 
 const base = { index: 'docs', documents: 7203, largestFamily: 12, minSimilarity: 0.5, params: 'white-space:norm-html:sha1:128;seed=1;scheme=affine32;b=26;r=4;simhash=w4m8;k=2;sample=4' };
 

@@ -5,11 +5,11 @@ import { closeSync, openSync, readdirSync, readSync, statSync, writeSync } from 
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { UserError } from '../../src/errors.js';
-import { type CutSettings, cutFamilies } from '../../src/jobs/dedup/cluster-cut.js';
-import { ClusterList } from '../../src/jobs/dedup/cluster-list.js';
-import { BytesInMemory, BytesOnDisk, ClusterLog } from '../../src/jobs/dedup/cluster-members.js';
+import { type CutSettings, cutFamilies } from '../../src/jobs/dedup/cluster/cluster-cut.js';
+import { ClusterList } from '../../src/jobs/dedup/cluster/cluster-list.js';
+import { BytesInMemory, BytesOnDisk, ClusterLog } from '../../src/jobs/dedup/cluster/cluster-members.js';
 import { DocNumbers } from '../../src/jobs/dedup/documents/doc-numbers.js';
-import { IdSet, IdSetOnDisk } from '../../src/jobs/dedup/id-set.js';
+import { IdSet, IdSetOnDisk } from '../../src/jobs/dedup/cluster/id-set.js';
 import type { SpillFolder } from '../../src/jobs/dedup/spill/spill-folder.js';
 import type { StoredSignature } from '../../src/jobs/dedup/documents/signature-store.js';
 import { seededRandom } from '../support/corpus.js';

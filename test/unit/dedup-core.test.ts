@@ -4,7 +4,7 @@
 // pages of one template whose whole texts are above the bar but whose own words differ, and an edited copy.
 import { describe, expect, it } from 'vitest';
 import { checkBuckets } from '../../src/jobs/dedup/verify/bucket-check.js';
-import { cutFamily } from '../../src/jobs/dedup/cluster-cut.js';
+import { cutFamily } from '../../src/jobs/dedup/cluster/cluster-cut.js';
 import { compactComparerOf, comparerOf } from '../../src/jobs/dedup/verify/comparing.js';
 import { checkPair } from '../../src/jobs/dedup/pair-check.js';
 import { PAIRWISE_BUCKET, PairVerifier, type VerifiedPair } from '../../src/jobs/dedup/verify/pair-verifier.js';

@@ -14,7 +14,7 @@ import { UnionFind } from '../../src/jobs/dedup/verify/union-find.js';
 import { type NumberedPair, PAIRWISE_BUCKET, PairVerifier, type VerifiedPair } from '../../src/jobs/dedup/verify/pair-verifier.js';
 import { decodeSignature, keyHash, SignatureStore, type StoredSignature } from '../../src/jobs/dedup/documents/signature-store.js';
 import { continues, readDedupState, writeDedupState } from '../../src/jobs/dedup/state.js';
-import { cutFamily, pickCanonical } from '../../src/jobs/dedup/cluster-cut.js';
+import { cutFamily, pickCanonical } from '../../src/jobs/dedup/cluster/cluster-cut.js';
 
 const tmp = mkdtempSync(path.join(os.tmpdir(), 'near-dup-dedup-parts-'));
 

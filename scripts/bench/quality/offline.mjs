@@ -18,7 +18,7 @@
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { centres } from '../../../dist/jobs/dedup/cluster-cut.js';
+import { centres } from '../../../dist/jobs/dedup/cluster/cluster-cut.js';
 import { DEFAULT_TEMPLATE_REQUEST, DEFAULT_TEMPLATE_SAMPLE } from '../../../dist/indices/template-store.js';
 import { createSigner } from '../../../dist/signature.js';
 import { decodeCore, signatureComparer, wholeSimilarity, withCore } from '../../../dist/sketch/core-similarity.js';

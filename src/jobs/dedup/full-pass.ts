@@ -8,7 +8,7 @@
 // is journaled with its verified pairs, so that --resume goes on from there. Memory holds the table's
 // columns of one band and a group's signatures when the table is on disk, whatever the size of the index.
 import type { EngineClient } from '../../engine/client.js';
-import type { SignatureSource } from './cluster-cut.js';
+import type { SignatureSource } from './cluster/cluster-cut.js';
 import type { DocIds } from './documents/doc-numbers.js';
 import { DedupJournal, type DedupRunIdentity } from './journal.js';
 import { rangesByDefault, verifyBands } from './bands/band-pass.js';

@@ -3,7 +3,7 @@
 // whenever they were signed (a bulk signed before that run and written while or after it ran: run-marks.ts).
 // The new documents, the documents that share a band key or the content hash with them, and every member
 // of the clusters these touch are verified again, so that a document that changed can also split the
-// cluster it was in. When the clusters are cut from families (dedup/cluster-cut.ts), a new document can
+// cluster it was in. When the clusters are cut from families (dedup/cluster/cluster-cut.ts), a new document can
 // change the cut of its whole family, so the family is read whole: every member met is looked up in turn
 // (its band keys and content hash, as a new document is) and the clusters of what it finds are read, until
 // nothing new comes; past `maxLookups` the pass gives up and the run is a full one.

@@ -1,4 +1,4 @@
-// The clusters dedup found (dedup/cluster-cut.ts), written into the index: every member given cluster_id,
+// The clusters dedup found (dedup/cluster/cluster-cut.ts), written into the index: every member given cluster_id,
 // duplicate_of, is_canonical, cluster_size, max_similarity, canonical_similarity and best_match (partial
 // updates); every document that has a near-duplicate but is in no cluster (its near-duplicates all went to
 // canonicals it is not near enough to) written as the canonical of a cluster of its own, so that none is
@@ -8,7 +8,7 @@ import type { EngineClient } from '../../engine/client.js';
 import { type DocLocation, locationOf } from '../../engine/doc-location.js';
 import { scanIndex } from '../../engine/scan.js';
 import type { ErrorsFile } from '../errors-file.js';
-import type { DedupCluster } from './cluster-list.js';
+import type { DedupCluster } from './cluster/cluster-list.js';
 import { fieldWriter } from './field-writer.js';
 import type { FactsLookup } from './documents/facts.js';
 import { forCount, plural } from '../../plural.js';

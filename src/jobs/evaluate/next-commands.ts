@@ -13,7 +13,7 @@ import { DEFAULT_TEMPLATE_SAMPLE, type KeptDraw } from '../../indices/template-s
 import { storedPath } from '../../stored/layout.js';
 import { DEFAULT_CONDENSER, DEFAULT_SCHEME, DEFAULT_SEED, signerOptionsFromParams } from '../../signature.js';
 import { commandLine, flagWords as flag } from '../command-line.js';
-import type { ClusterMethod } from '../dedup/cluster-cut.js';
+import type { ClusterMethod } from '../dedup/cluster/cluster-cut.js';
 import type { Recommendation } from './quality.js';
 
 export interface NextCommands {

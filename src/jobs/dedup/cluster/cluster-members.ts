@@ -7,8 +7,8 @@
 // at a time) or one at its place. Every record read back is checked (a number the run has, a similarity in
 // [0, 1], the canonical's own similarity 1, the check of its members): a damaged or changed file is said,
 // never written into the index.
-import { foldCheck, readAll, type SpillFolder, writeAll } from './spill/spill-folder.js';
-import { plural } from '../../plural.js';
+import { foldCheck, readAll, type SpillFolder, writeAll } from '../spill/spill-folder.js';
+import { plural } from '../../../plural.js';
 
 /** A cluster as stored: its place (where its record starts), its members by number and their similarities. */
 export interface ClusterRecord {

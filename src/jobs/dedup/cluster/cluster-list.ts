@@ -5,7 +5,7 @@
 // hundred million documents with a seventh of them in clusters would otherwise hold fourteen million ids and
 // a Map entry each, several gigabytes, from the cut to the end of the write-back. The largest clusters (the
 // summary's) are picked in one pass over the records.
-import type { DocIds } from './documents/doc-numbers.js';
+import type { DocIds } from '../documents/doc-numbers.js';
 import { BytesInMemory, ClusterLog, type ClusterRecord } from './cluster-members.js';
 
 /** A cluster as dedup writes it: its canonical, its members by id and each one's similarity to the canonical. */

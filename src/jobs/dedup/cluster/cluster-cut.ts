@@ -18,15 +18,15 @@
 // rule: the in-memory, partitioned, resumed and incremental passes cut a family alike.
 // `components` keeps whole families as clusters (single linkage), for those who want every chain together.
 // The alternatives were measured on real chains (scripts/bench/cluster-methods.mjs).
-import { equalValues } from '../../sketch/minhash.js';
+import { equalValues } from '../../../sketch/minhash.js';
 import { ClusterList, type DedupCluster } from './cluster-list.js';
-import { type Comparing, comparerOf, wholeComparerOf } from './verify/comparing.js';
+import { type Comparing, comparerOf, wholeComparerOf } from '../verify/comparing.js';
 import { BytesOnDisk, ClusterLog } from './cluster-members.js';
-import { type DocIds, enlarged } from './documents/doc-numbers.js';
-import type { FactsLookup } from './documents/facts.js';
+import { type DocIds, enlarged } from '../documents/doc-numbers.js';
+import type { FactsLookup } from '../documents/facts.js';
 import { IdSet, IdSetOnDisk } from './id-set.js';
-import type { SpillFolder } from './spill/spill-folder.js';
-import type { StoredSignature } from './documents/signature-store.js';
+import type { SpillFolder } from '../spill/spill-folder.js';
+import type { StoredSignature } from '../documents/signature-store.js';
 
 export type CanonicalRule = 'oldest' | 'newest' | 'longest' | { field: string; order: 'asc' | 'desc' };
 

@@ -1,7 +1,7 @@
-import { plural } from '../../plural.js';
-import { DEFAULT_TEMPLATE_REQUEST } from '../../indices/template-store.js';
-import { DEFAULT_CONDENSER } from '../../signature.js';
-import { parseParams } from '../../stored/params.js';
+import { plural } from '../../../plural.js';
+import { DEFAULT_TEMPLATE_REQUEST } from '../../../indices/template-store.js';
+import { DEFAULT_CONDENSER } from '../../../signature.js';
+import { parseParams } from '../../../stored/params.js';
 // What a reviewer should be told before reading the clusters: a family that chains a large share of the
 // index together (documents that share a template, a licence, a notice section are joined through it by
 // word sets, and clusters cut from such a family are mostly different documents), or a large cluster whose

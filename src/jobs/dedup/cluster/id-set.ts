@@ -8,10 +8,10 @@
 // collide again in the next run: the hash has no seed, so that runs are alike). Once every id is in, the
 // set is sealed (sorted, and on disk written out) before the write-back asks its first question: the
 // write-back then writes nothing to the disk, so a disk that fills cannot stop it half way.
-import { mixed } from './documents/doc-numbers.js';
+import { mixed } from '../documents/doc-numbers.js';
 import { ftruncateSync } from 'node:fs';
-import { foldCheck, readAll, requireRoom, type SpillFolder, writeAll } from './spill/spill-folder.js';
-import { forCount } from '../../plural.js';
+import { foldCheck, readAll, requireRoom, type SpillFolder, writeAll } from '../spill/spill-folder.js';
+import { forCount } from '../../../plural.js';
 
 export class IdSet {
   /** The hashes added (sorted once a lookup comes), 8 bytes each and up to half as many again of room. */
