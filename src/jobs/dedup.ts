@@ -10,7 +10,7 @@
 //     every duplicate is within --min-similarity of its canonical (dedup/cluster/cluster-cut.ts; --clusters
 //     components keeps whole families); cluster_id, duplicate_of, is_canonical, cluster_size,
 //     max_similarity and canonical_similarity are written back with bulk partial updates; documents that
-//     were in a cluster before and are not any more are cleared (dedup/write-back.ts). The engine is asked
+//     were in a cluster before and are not any more are cleared (dedup/write/write-back.ts). The engine is asked
 //     whether every field landed.
 //  4. With --containment S, every document at least S inside a larger one gets contained_in and
 //     max_containment (dedup/containment-pass.ts): partial copies, beside the Jaccard clusters.
@@ -51,7 +51,7 @@ import { RunView } from './dedup/run-marks.js';
 import { type CanonicalRule, type ClusterMethod, CLUSTER_METHODS, type Cut, cutFamilies } from './dedup/cluster/cluster-cut.js';
 import type { DedupCluster } from './dedup/cluster/cluster-list.js';
 import type { ClusterList } from './dedup/cluster/cluster-list.js';
-import { writeBack, type WriteBackResult } from './dedup/write-back.js';
+import { writeBack, type WriteBackResult } from './dedup/write/write-back.js';
 import { ErrorsFile } from './errors-file.js';
 import { PairsIndex } from './dedup/pairs-index.js';
 import { SharePass } from './dedup/share-pass.js';

@@ -12,7 +12,7 @@ import { scanIndex } from '../../engine/scan.js';
 import { MAX_QUERY_TERMS, MIN_TRUSTED_SAMPLE } from '../../sketch/containment.js';
 import { holdingQuery, sampleTerms } from '../containment-lookup.js';
 import type { ErrorsFile } from '../errors-file.js';
-import { type FieldWriterSettings, fieldWriter } from './field-writer.js';
+import { type FieldWriterSettings, fieldWriter } from './write/field-writer.js';
 import { forCount, plural } from '../../plural.js';
 
 /** Containing documents written per document, the best first. */

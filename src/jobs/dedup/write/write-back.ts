@@ -3,15 +3,15 @@
 // updates); every document that has a near-duplicate but is in no cluster (its near-duplicates all went to
 // canonicals it is not near enough to) written as the canonical of a cluster of its own, so that none is
 // left without a trace; documents that left a cluster cleared, and the result checked with the engine.
-import { CLUSTER_FIELDS, storedPath } from '../../stored/layout.js';
-import type { EngineClient } from '../../engine/client.js';
-import { type DocLocation, locationOf } from '../../engine/doc-location.js';
-import { scanIndex } from '../../engine/scan.js';
-import type { ErrorsFile } from '../errors-file.js';
-import type { DedupCluster } from './cluster/cluster-list.js';
+import { CLUSTER_FIELDS, storedPath } from '../../../stored/layout.js';
+import type { EngineClient } from '../../../engine/client.js';
+import { type DocLocation, locationOf } from '../../../engine/doc-location.js';
+import { scanIndex } from '../../../engine/scan.js';
+import type { ErrorsFile } from '../../errors-file.js';
+import type { DedupCluster } from '../cluster/cluster-list.js';
 import { fieldWriter } from './field-writer.js';
-import type { FactsLookup } from './documents/facts.js';
-import { forCount, plural } from '../../plural.js';
+import type { FactsLookup } from '../documents/facts.js';
+import { forCount, plural } from '../../../plural.js';
 
 /**
  * Who is in a cluster, and each document's best similarity in any verified pair, and with which document:

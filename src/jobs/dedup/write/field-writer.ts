@@ -1,13 +1,13 @@
 // Partial updates of near-dup fields, for the write-backs of dedup: one bulk writer, each failure
 // counted and listed in the errors file, the fields put under the prefix, each update sent where its
 // document lives (its own index behind an alias or data stream, its routing).
-import { underPrefix } from '../../annotation.js';
-import type { EngineClient } from '../../engine/client.js';
-import { actionMeta, type DocLocation } from '../../engine/doc-location.js';
-import { InFlightLimit } from '../../engine/in-flight.js';
-import { planInFlight } from '../../engine/in-flight-plan.js';
-import { BulkWriter } from '../bulk-writer.js';
-import type { ErrorsFile } from '../errors-file.js';
+import { underPrefix } from '../../../annotation.js';
+import type { EngineClient } from '../../../engine/client.js';
+import { actionMeta, type DocLocation } from '../../../engine/doc-location.js';
+import { InFlightLimit } from '../../../engine/in-flight.js';
+import { planInFlight } from '../../../engine/in-flight-plan.js';
+import { BulkWriter } from '../../bulk-writer.js';
+import type { ErrorsFile } from '../../errors-file.js';
 
 export interface FieldWriterSettings {
   index: string;
