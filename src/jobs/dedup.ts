@@ -18,9 +18,9 @@
 // verifies the buckets of its share of the band-key hashes and writes their pairs to a pairs index
 // (dedup/share-pass.ts); the final step (--from-shares N) takes every share's pairs, checked, in their
 // place (dedup/shares-final.ts), then cuts and writes back as above.
-// A run that writes holds a lock on the indices in the engine while it runs (dedup/run-lock.ts): a second one
+// A run that writes holds a lock on the indices in the engine while it runs (dedup/state/run-lock.ts): a second one
 // is refused, naming the first. A run that records its state notes where its view of each shard began and
-// ended (dedup/run-marks.ts), so that the next incremental run reads every document written meanwhile.
+// ended (dedup/state/run-marks.ts), so that the next incremental run reads every document written meanwhile.
 import { clusterWarnings } from './dedup/cluster/cluster-guard.js';
 import { storedPath, type StoredField } from '../stored/layout.js';
 import { paramsShape } from '../stored/read.js';
@@ -45,9 +45,9 @@ import { FullPass, type FullPassSettings } from './dedup/full-pass.js';
 import { type IncrementalSettings, incrementalPass } from './dedup/incremental-pass.js';
 import { PairVerifier, type VerifiedPair } from './dedup/verify/pair-verifier.js';
 import { type SignatureReader, SignatureStore, storedFields } from './dedup/documents/signature-store.js';
-import { clusterUuid, continues, type DedupState, defaultStatePath, latestStatePath, readDedupState, stateFileOf, whyFull, writeDedupState } from './dedup/state.js';
-import { type LockSettings, lockHolder, RunLock, writingUnder } from './dedup/run-lock.js';
-import { RunView } from './dedup/run-marks.js';
+import { clusterUuid, continues, type DedupState, defaultStatePath, latestStatePath, readDedupState, stateFileOf, whyFull, writeDedupState } from './dedup/state/state-file.js';
+import { type LockSettings, lockHolder, RunLock, writingUnder } from './dedup/state/run-lock.js';
+import { RunView } from './dedup/state/run-marks.js';
 import { type CanonicalRule, type ClusterMethod, CLUSTER_METHODS, type Cut, cutFamilies } from './dedup/cluster/cluster-cut.js';
 import type { DedupCluster } from './dedup/cluster/cluster-list.js';
 import type { ClusterList } from './dedup/cluster/cluster-list.js';
@@ -169,7 +169,7 @@ export interface DedupLimits {
 export interface DedupStateFiles {
   /** Where the last run is remembered, for incremental re-runs (default .near-dup/dedup-CLUSTERUUID-INDEX.json; one named by the index alone, of an earlier version, is read until then). */
   stateFile?: string;
-  /** Continue a full run that was killed or stopped, from its last finished band (see dedup/journal.ts). */
+  /** Continue a full run that was killed or stopped, from its last finished band (see dedup/state/journal.ts). */
   resume?: boolean;
   /** Redo the whole index even when an earlier run's state allows an incremental one. */
   full?: boolean;
@@ -208,7 +208,7 @@ export interface DedupOptions {
   fromShares?: number;
   /** Where the shares of a split run write their pairs and progress (dedupShare), and the final step reads them. */
   pairsIndex?: string;
-  /** The lock a run that writes holds while it runs: where it is kept, and its lease (dedup/run-lock.ts). */
+  /** The lock a run that writes holds while it runs: where it is kept, and its lease (dedup/state/run-lock.ts). */
   lock?: LockSettings;
   onProgress?: DedupProgress;
 }

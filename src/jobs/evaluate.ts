@@ -7,7 +7,7 @@ import type { EngineClient } from '../engine/client.js';
 import { UserError } from '../errors.js';
 import { resolveSignerSettings, signerOptionsFromParams } from '../signature.js';
 import { keptDraw } from '../indices/template-store.js';
-import { clusterUuid, readDedupState, stateFileOf } from './dedup/state.js';
+import { clusterUuid, readDedupState, stateFileOf } from './dedup/state/state-file.js';
 import { type EvaluatedIndex, type NextCommands, nextCommands } from './evaluate/next-commands.js';
 import { type GatheredPairs, gatherPairs, type PairSource } from './evaluate/pairs.js';
 import { type PlotName, plotSpecs, renderSvg, svgToPng } from './evaluate/plots.js';

@@ -181,7 +181,7 @@ if (!cluster) {
       await annotateIndex(client, { index: name, fields: ['text'], signer: {}, output: { prefix: 'near_dup' } });
       const clean = await dedupIndex(client, { index: name, state: { full: true, stateFile: path.join(tmp, `clean-${name}.json`) }, output: { dryRun: true } });
       const cwd = mkdtempSync(path.join(tmp, 'dedup-kill-'));
-      // The journal is named by the cluster's uuid and the index (dedup/state.ts).
+      // The journal is named by the cluster's uuid and the index (dedup/state/state-file.ts).
       const runFile = () => {
         const dir = path.join(cwd, '.near-dup');
         const found = existsSync(dir) ? readdirSync(dir).find((f) => f.startsWith('dedup-') && f.endsWith(`-${name}.run.json`)) : undefined;

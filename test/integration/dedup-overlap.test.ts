@@ -14,7 +14,7 @@ import { connect, type EngineClient } from '../../src/engine/client.js';
 import { annotateIndex } from '../../src/jobs/annotate.js';
 import { DEDUP_DEFAULTS, dedupIndex, type DedupOptions, dedupShare } from '../../src/jobs/dedup.js';
 import { withDedupOptions } from '../support/dedup-options.js';
-import { DEFAULT_LOCK_INDEX } from '../../src/jobs/dedup/run-lock.js';
+import { DEFAULT_LOCK_INDEX } from '../../src/jobs/dedup/state/run-lock.js';
 import { createSigner } from '../../src/signature.js';
 import { editText, seededRandom } from '../support/corpus.js';
 import { indexDocuments } from '../support/documents.js';

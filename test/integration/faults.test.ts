@@ -9,7 +9,7 @@ import { afterEach, beforeAll, beforeEach, expect, it } from 'vitest';
 import { connect, type EngineClient } from '../../src/engine/client.js';
 import { annotateIndex } from '../../src/jobs/annotate.js';
 import { dedupIndex } from '../../src/jobs/dedup.js';
-import { clusterUuid } from '../../src/jobs/dedup/state.js';
+import { clusterUuid } from '../../src/jobs/dedup/state/state-file.js';
 import { ingestStream } from '../../src/jobs/ingest.js';
 import { createSigner } from '../../src/signature.js';
 import { fixtureSample } from '../support/corpus.js';

@@ -28,7 +28,7 @@ describe('secured-users.json', () => {
   });
 
   it("names dedup's lock index as dedup does, and grants there only what the lock takes", async () => {
-    const { DEFAULT_LOCK_INDEX } = await import('../../src/jobs/dedup/run-lock.js');
+    const { DEFAULT_LOCK_INDEX } = await import('../../src/jobs/dedup/state/run-lock.js');
     expect(definitions.lockIndex).toBe(DEFAULT_LOCK_INDEX);
     const lockGrant = definitions.roles.near_dup.index_permissions[1];
     expect(lockGrant.allowed_actions.sort()).toEqual(['indices:admin/create', 'indices:data/read/mget[shard]', 'indices:data/write/bulk[s]', 'indices:data/write/index']);

@@ -8,12 +8,12 @@ import { serializeLeanMinhash } from '../../src/sketch/lean-minhash.js';
 import { DocNumbers } from '../../src/jobs/dedup/documents/doc-numbers.js';
 import { FactsTable } from '../../src/jobs/dedup/documents/facts.js';
 import { StoredProblem } from '../../src/stored/read.js';
-import { DedupJournal } from '../../src/jobs/dedup/journal.js';
+import { DedupJournal } from '../../src/jobs/dedup/state/journal.js';
 import { cliMessage } from '../../src/cli/option-flags.js';
 import { UnionFind } from '../../src/jobs/dedup/verify/union-find.js';
 import { type NumberedPair, PAIRWISE_BUCKET, PairVerifier, type VerifiedPair } from '../../src/jobs/dedup/verify/pair-verifier.js';
 import { decodeSignature, keyHash, SignatureStore, type StoredSignature } from '../../src/jobs/dedup/documents/signature-store.js';
-import { continues, readDedupState, writeDedupState } from '../../src/jobs/dedup/state.js';
+import { continues, readDedupState, writeDedupState } from '../../src/jobs/dedup/state/state-file.js';
 import { cutFamily, pickCanonical } from '../../src/jobs/dedup/cluster/cluster-cut.js';
 
 const tmp = mkdtempSync(path.join(os.tmpdir(), 'near-dup-dedup-parts-'));

@@ -5,7 +5,7 @@ import { mkdirSync, mkdtempSync, utimesSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { clusterUuid, defaultStatePath, type DedupState, latestStatePath, whyFull } from '../../src/jobs/dedup/state.js';
+import { clusterUuid, defaultStatePath, type DedupState, latestStatePath, whyFull } from '../../src/jobs/dedup/state/state-file.js';
 import type { EngineClient } from '../../src/engine/client.js';
 
 const current = { index: 'news', params: 'p1', prefix: 'near_dup', minSimilarity: 0.8, uuids: ['u1'], clusters: 'centres' as const, order: 'o' };

@@ -1,7 +1,7 @@
 // Whether a lock read from the index is held by a run that may still be going (issue 48): the document is
 // the index's, so a forged or damaged one must not block every run for good.
 import { describe, expect, it } from 'vitest';
-import { isLive } from '../../src/jobs/dedup/run-lock.js';
+import { isLive } from '../../src/jobs/dedup/state/run-lock.js';
 
 const now = Date.parse('2026-12-07T08:00:00Z');
 const lock = (expires: string, lease = 60, released: string | null = null) => ({ expires_at: expires, lease_seconds: lease, released_at: released });

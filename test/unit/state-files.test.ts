@@ -11,8 +11,8 @@ import { afterEach, beforeEach, expect, it } from 'vitest';
 import { UserError } from '../../src/errors.js';
 import { type Checkpoint, readCheckpoint, writeCheckpoint, writeJsonFile } from '../../src/jobs/checkpoint.js';
 import { DocNumbers } from '../../src/jobs/dedup/documents/doc-numbers.js';
-import { DedupJournal, type DedupRunPlan } from '../../src/jobs/dedup/journal.js';
-import { writeDedupState } from '../../src/jobs/dedup/state.js';
+import { DedupJournal, type DedupRunPlan } from '../../src/jobs/dedup/state/journal.js';
+import { writeDedupState } from '../../src/jobs/dedup/state/state-file.js';
 import { ErrorsFile } from '../../src/jobs/errors-file.js';
 
 const VICTIM_TEXT = 'precious: must not change\n';

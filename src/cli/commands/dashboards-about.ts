@@ -1,7 +1,7 @@
 // The text of the dashboard's "how to read" panel: the threshold the clusters were cut at and the
 // parameters of the signatures, as the last dedup run of the index recorded them (its state file), so a
 // reviewer sees what the similarities mean where the numbers are.
-import type { DedupState } from '../../jobs/dedup/state.js';
+import type { DedupState } from '../../jobs/dedup/state/state-file.js';
 import { resolveSignerSettings, signerOptionsFromParams } from '../../signature.js';
 
 const SIMILARITY = '**Similarity to canonical** (histogram, clusters table): the Jaccard similarity of the word sets of a duplicate and of the canonical its *duplicate of* names, estimated from their stored MinHash signatures; 0 to 1.';

@@ -6,7 +6,7 @@ import { nearDupFieldSpecs, savedObjectsFor } from '../../dashboards/saved-objec
 import { prefixPath } from '../../indices/mapping.js';
 import { inFormat, SAVED_OBJECT_FORMATS, type SavedObjectFormat } from '../../dashboards/saved-object-formats.js';
 import { UsageError } from '../../errors.js';
-import { latestStatePath, readDedupState } from '../../jobs/dedup/state.js';
+import { latestStatePath, readDedupState } from '../../jobs/dedup/state/state-file.js';
 import { parseClusterUrl, redactUrl } from '../../engine/url.js';
 import { decodeCloudId } from '../../engine/cloud-id.js';
 import { CLOUD_ID_OPTION, CONNECTION_ENV, type ConnectionArgs, connectionArgsFrom, CREDENTIAL_OPTIONS } from '../connection-options.js';

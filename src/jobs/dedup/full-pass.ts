@@ -10,7 +10,7 @@
 import type { EngineClient } from '../../engine/client.js';
 import type { SignatureSource } from './cluster/cluster-cut.js';
 import type { DocIds } from './documents/doc-numbers.js';
-import { DedupJournal, type DedupRunIdentity } from './journal.js';
+import { DedupJournal, type DedupRunIdentity } from './state/journal.js';
 import { rangesByDefault, verifyBands } from './bands/band-pass.js';
 import type { PairVerifier } from './verify/pair-verifier.js';
 import type { SignatureStore } from './documents/signature-store.js';

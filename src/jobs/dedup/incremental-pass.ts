@@ -12,7 +12,7 @@ import { valueAt } from '../../annotation.js';
 import type { EngineClient } from '../../engine/client.js';
 import { scanIndex } from '../../engine/scan.js';
 import type { PairVerifier } from './verify/pair-verifier.js';
-import { type ShardMarks, writtenAbove } from './run-marks.js';
+import { type ShardMarks, writtenAbove } from './state/run-marks.js';
 import type { SignatureStore } from './documents/signature-store.js';
 
 /** Cluster ids per query that reads the members of the clusters touched. */

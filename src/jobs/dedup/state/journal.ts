@@ -9,11 +9,11 @@
 import { createHash, type Hash } from 'node:crypto';
 import { appendFileSync, fsyncSync, closeSync } from 'node:fs';
 import { readFile, rm } from 'node:fs/promises';
-import { UserError } from '../../errors.js';
-import { readCheckpoint, writeCheckpoint } from '../checkpoint.js';
-import { diskFullError, openForAppend, truncateFile } from '../file-writes.js';
-import type { DocIds } from './documents/doc-numbers.js';
-import { namedPairs, type NumberedPair, type VerifiedPair } from './verify/pair-verifier.js';
+import { UserError } from '../../../errors.js';
+import { readCheckpoint, writeCheckpoint } from '../../checkpoint.js';
+import { diskFullError, openForAppend, truncateFile } from '../../file-writes.js';
+import type { DocIds } from '../documents/doc-numbers.js';
+import { namedPairs, type NumberedPair, type VerifiedPair } from '../verify/pair-verifier.js';
 
 /** Pairs waiting in memory (by number) before they are named and appended to the file (about 4 MB of text). */
 const FLUSH_PAIRS = 50_000;

@@ -16,10 +16,10 @@
 //   the one the run read (or that it could not read) lowers the time mark below its own annotated_at, so the
 //   next run reads it again; the run's own writes leave the signature as it was and are not taken for new.
 // Input: the client, the index, the run's scope. Output: the marks and the time mark the state keeps.
-import type { EngineClient, SearchHit } from '../../engine/client.js';
-import { storedPath, type StoredField } from '../../stored/layout.js';
-import { valueAt } from '../../annotation.js';
-import { forCount, plural } from '../../plural.js';
+import type { EngineClient, SearchHit } from '../../../engine/client.js';
+import { storedPath, type StoredField } from '../../../stored/layout.js';
+import { valueAt } from '../../../annotation.js';
+import { forCount, plural } from '../../../plural.js';
 
 /** One concrete index: its uuid and each primary shard's mark (its global checkpoint), by shard number. */
 export interface ShardMarks {

@@ -17,10 +17,10 @@
 import { randomUUID } from 'node:crypto';
 import { readFileSync, readlinkSync } from 'node:fs';
 import os from 'node:os';
-import type { EngineClient } from '../../engine/client.js';
-import { EngineResponseError } from '../../engine/errors.js';
-import { privilegeRefusal } from '../../engine/refusal.js';
-import { UserError } from '../../errors.js';
+import type { EngineClient } from '../../../engine/client.js';
+import { EngineResponseError } from '../../../engine/errors.js';
+import { privilegeRefusal } from '../../../engine/refusal.js';
+import { UserError } from '../../../errors.js';
 
 /** The index near-dup keeps its locks in, unless told another. */
 export const DEFAULT_LOCK_INDEX = 'near-dup-locks';

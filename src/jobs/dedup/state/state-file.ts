@@ -5,9 +5,9 @@ import { hash } from 'node:crypto';
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import type { EngineClient } from '../../engine/client.js';
-import { writeJsonFile } from '../checkpoint.js';
-import type { ClusterMethod } from './cluster/cluster-cut.js';
+import type { EngineClient } from '../../../engine/client.js';
+import { writeJsonFile } from '../../checkpoint.js';
+import type { ClusterMethod } from '../cluster/cluster-cut.js';
 import type { ShardMarks } from './run-marks.js';
 
 export interface DedupState {
