@@ -6,7 +6,7 @@
 import os from 'node:os';
 import type { Argv } from 'yargs';
 import { UsageError } from '../errors.js';
-import { MAX_SHARES } from '../jobs/dedup/share-plan.js';
+import { MAX_SHARES } from '../jobs/dedup/split/plan.js';
 import { MAX_LINE_BYTES } from '../signing/line-batches.js';
 
 export interface OptionRange {

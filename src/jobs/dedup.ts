@@ -16,8 +16,8 @@
 //     max_containment (dedup/containment-pass.ts): partial copies, beside the Jaccard clusters.
 // Step 1 and 2 may be split between processes that share only the engine (dedupShare, --share K/N): each
 // verifies the buckets of its share of the band-key hashes and writes their pairs to a pairs index
-// (dedup/share-pass.ts); the final step (--from-shares N) takes every share's pairs, checked, in their
-// place (dedup/shares-final.ts), then cuts and writes back as above.
+// (dedup/split/share-pass.ts); the final step (--from-shares N) takes every share's pairs, checked, in their
+// place (dedup/split/final-step.ts), then cuts and writes back as above.
 // A run that writes holds a lock on the indices in the engine while it runs (dedup/state/run-lock.ts): a second one
 // is refused, naming the first. A run that records its state notes where its view of each shard began and
 // ended (dedup/state/run-marks.ts), so that the next incremental run reads every document written meanwhile.
@@ -53,10 +53,10 @@ import type { DedupCluster } from './dedup/cluster/cluster-list.js';
 import type { ClusterList } from './dedup/cluster/cluster-list.js';
 import { writeBack, type WriteBackResult } from './dedup/write/write-back.js';
 import { ErrorsFile } from './errors-file.js';
-import { PairsIndex } from './dedup/pairs-index.js';
-import { SharePass } from './dedup/share-pass.js';
-import { type SharedPairs, sharedPairs } from './dedup/shares-final.js';
-import { checkPairsIndexName, checkShareCount, markerId, parseShare, runName, shareName, type ShareRunIdentity } from './dedup/share-plan.js';
+import { PairsIndex } from './dedup/split/pairs-index.js';
+import { SharePass } from './dedup/split/share-pass.js';
+import { type SharedPairs, sharedPairs } from './dedup/split/final-step.js';
+import { checkPairsIndexName, checkShareCount, markerId, parseShare, runName, shareName, type ShareRunIdentity } from './dedup/split/plan.js';
 import { closeStream as closeWritten, openForWriting, streamInto } from './file-writes.js';
 import { chooseParams, type ParamsDamage } from './params-held.js';
 import { plural } from '../plural.js';
@@ -559,7 +559,7 @@ async function findPairs(client: EngineClient, run: DedupRun, progress: Progress
 
 /**
  * The final step of a split run: the pairs of every share, each checked, recorded as if verified here
- * (dedup/shares-final.ts); refused, naming what to run, while a share is not complete.
+ * (dedup/split/final-step.ts); refused, naming what to run, while a share is not complete.
  */
 async function findSharedPairs(client: EngineClient, run: DedupRun, count: number): Promise<PairsFound> {
   const { job } = run;
@@ -581,7 +581,7 @@ async function findSharedPairs(client: EngineClient, run: DedupRun, count: numbe
   }
 }
 
-/** What the shares of a split run must agree on (dedup/share-plan.ts). */
+/** What the shares of a split run must agree on (dedup/split/plan.ts). */
 async function shareIdentity(client: EngineClient, run: DedupRun, shares: number): Promise<ShareRunIdentity> {
   const { uuids, params, documents } = run;
   const { index, compare, limits } = run.job;
@@ -635,7 +635,7 @@ export interface ShareSummary {
 }
 
 /**
- * One share of a find split between processes that share only the engine (dedup/share-pass.ts): every
+ * One share of a find split between processes that share only the engine (dedup/split/share-pass.ts): every
  * signature read through this process's own scan, the buckets whose band-key hash is in the share's range
  * verified, their pairs written to `pairsIndex` with a marker of the share's progress. Run again, a share
  * goes on from its last band written. Nothing of the index is written; the final step (dedupIndex with

@@ -13,7 +13,7 @@ import { indexSignatures, largeKeyCorpus } from './hand-made.js';
 import { annotateIndex } from '../../src/jobs/annotate.js';
 import { DEDUP_DEFAULTS, type DedupOptions, dedupIndex, dedupShare, type ShareSummary } from '../../src/jobs/dedup.js';
 import { withDedupOptions } from '../support/dedup-options.js';
-import { markerId } from '../../src/jobs/dedup/share-plan.js';
+import { markerId } from '../../src/jobs/dedup/split/plan.js';
 import { fixtureSample, testCorpora } from '../support/corpus.js';
 import { indexDocuments, runCli } from '../support/documents.js';
 import { FaultProxy } from '../support/fault-proxy.js';

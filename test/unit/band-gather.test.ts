@@ -20,8 +20,8 @@ import { DocNumbers } from '../../src/jobs/dedup/documents/doc-numbers.js';
 import { RangeRecords } from '../../src/jobs/dedup/bands/range-records.js';
 import { SignatureSpill } from '../../src/jobs/dedup/scan/signature-spill.js';
 import { beaterOnline } from '../../src/jobs/dedup/spill/spill-liveness.js';
-import { keyRange } from '../../src/jobs/dedup/share-plan.js';
-import { shareTable } from '../../src/jobs/dedup/share-table.js';
+import { keyRange } from '../../src/jobs/dedup/split/plan.js';
+import { shareTable } from '../../src/jobs/dedup/split/share-table.js';
 import { type RecordLayout, RecordReader, recordBytes } from '../../src/jobs/dedup/scan/spill-records.js';
 import { BANDS, corpus, type Doc, memoryPass, newVerifier, type Outcome, outcomeOf } from '../support/dedup-corpus.js';
 

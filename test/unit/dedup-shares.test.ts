@@ -9,10 +9,10 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { checkDedupOptions, checkShareOptions } from '../../src/jobs/dedup.js';
 import { verifyBands } from '../../src/jobs/dedup/bands/band-pass.js';
 import { DocNumbers } from '../../src/jobs/dedup/documents/doc-numbers.js';
-import { checkPair, compactJaccard } from '../../src/jobs/dedup/pair-check.js';
-import { PairList } from '../../src/jobs/dedup/pair-list.js';
-import { type PairPart, PairParts } from '../../src/jobs/dedup/pair-parts.js';
-import { markerDocument, pageDocument, pagesOf, readMarker, readPage, type ShareProgress, sortedPairs } from '../../src/jobs/dedup/pair-pages.js';
+import { checkPair, compactJaccard } from '../../src/jobs/dedup/split/pair-check.js';
+import { PairList } from '../../src/jobs/dedup/split/final-pairs.js';
+import { type PairPart, PairParts } from '../../src/jobs/dedup/split/final-parts.js';
+import { markerDocument, pageDocument, pagesOf, readMarker, readPage, type ShareProgress, sortedPairs } from '../../src/jobs/dedup/split/pages.js';
 import { PairVerifier, type VerifiedPair } from '../../src/jobs/dedup/verify/pair-verifier.js';
 import {
   checkPairsIndexName,
@@ -25,8 +25,8 @@ import {
   parseShare,
   runName,
   type ShareRunIdentity,
-} from '../../src/jobs/dedup/share-plan.js';
-import { LargeKeyCounters, shareTable } from '../../src/jobs/dedup/share-table.js';
+} from '../../src/jobs/dedup/split/plan.js';
+import { LargeKeyCounters, shareTable } from '../../src/jobs/dedup/split/share-table.js';
 import { SignaturePool } from '../../src/jobs/dedup/scan/signature-pool.js';
 import { SignatureSpill } from '../../src/jobs/dedup/scan/signature-spill.js';
 import type { StoredSignature } from '../../src/jobs/dedup/documents/signature-store.js';

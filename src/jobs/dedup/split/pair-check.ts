@@ -10,10 +10,10 @@
 // bar, the pair is left out (it is one the share took only for its compact values). Under the core rule
 // (`;core=` params) the similarities are the rule's, of the whole values and of the values masked to 16
 // bits alike. Pure.
-import { hammingDistance } from '../../sketch/simhash.js';
-import { type Comparing, compactComparerOf, comparerOf } from './verify/comparing.js';
-import type { VerifiedPair } from './verify/pair-verifier.js';
-import type { StoredSignature } from './documents/signature-store.js';
+import { hammingDistance } from '../../../sketch/simhash.js';
+import { type Comparing, compactComparerOf, comparerOf } from '../verify/comparing.js';
+import type { VerifiedPair } from '../verify/pair-verifier.js';
+import type { StoredSignature } from '../documents/signature-store.js';
 
 /** A pair checked: as the signatures give it, under the bar by its whole values only, or why it cannot be trusted. */
 export type PairCheck = { pair: VerifiedPair } | { belowBar: true } | { problem: string };

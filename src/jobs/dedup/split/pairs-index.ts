@@ -4,12 +4,12 @@
 // keys a share is found by are indexed, the pairs themselves are kept in _source alone), and an index of
 // that name that near-dup did not make is refused before anything is written to it. Refresh is off while
 // shares write (their documents are read by id, in real time); the final step turns it back on.
-import type { EngineClient } from '../../engine/client.js';
-import { EngineResponseError } from '../../engine/errors.js';
-import { scanIndex } from '../../engine/scan.js';
-import { UserError } from '../../errors.js';
-import { BulkWriter } from '../bulk-writer.js';
-import { forCount, plural } from '../../plural.js';
+import type { EngineClient } from '../../../engine/client.js';
+import { EngineResponseError } from '../../../engine/errors.js';
+import { scanIndex } from '../../../engine/scan.js';
+import { UserError } from '../../../errors.js';
+import { BulkWriter } from '../../bulk-writer.js';
+import { forCount, plural } from '../../../plural.js';
 
 /** What `_meta` says of an index near-dup made for pairs. */
 const META = { near_dup: 'pairs', version: 1 };

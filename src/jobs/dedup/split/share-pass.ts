@@ -4,7 +4,7 @@
 //  1. scan: every signature in scope, through this process's own point-in-time scan (table-read.ts); a
 //     bucket's members may be anywhere in the index, so every share reads all of it;
 //  2. bucket and verify, band by band, through the share's view of the table (share-table.ts);
-//  3. each band's verified pairs written as pages (pair-pages.ts), then the share's marker moved on;
+//  3. each band's verified pairs written as pages (pages.ts), then the share's marker moved on;
 //  4. every band done: the marker says complete once the engine holds every page it lists.
 // A share run again picks up its work: a complete one is checked and left as it is; a killed one replays
 // the pairs of the bands its marker says are done (each checked against the signatures just read) and goes
@@ -12,24 +12,24 @@
 // fails its checks is not taken over: the share starts over and says why.
 // Input: the run's settings, the share and the pairs index. Output: what the share found and wrote.
 import os from 'node:os';
-import type { EngineClient } from '../../engine/client.js';
-import { verifyBands } from './bands/band-pass.js';
-import type { DocIds } from './documents/doc-numbers.js';
+import type { EngineClient } from '../../../engine/client.js';
+import { verifyBands } from '../bands/band-pass.js';
+import type { DocIds } from '../documents/doc-numbers.js';
 import { checkPair } from './pair-check.js';
-import { markerDocument, pageDocument, pagesOf, readMarker, readPage, type ShareProgress, sortedPairs } from './pair-pages.js';
+import { markerDocument, pageDocument, pagesOf, readMarker, readPage, type ShareProgress, sortedPairs } from './pages.js';
 import type { PairsIndex } from './pairs-index.js';
-import { namedPairs, type NumberedPair, type PairVerifier, type VerifiedPair } from './verify/pair-verifier.js';
-import { UserError } from '../../errors.js';
-import { keyRange, markerId, pageId, type SharePlan, shareName, type ShareRunIdentity } from './share-plan.js';
+import { namedPairs, type NumberedPair, type PairVerifier, type VerifiedPair } from '../verify/pair-verifier.js';
+import { UserError } from '../../../errors.js';
+import { keyRange, markerId, pageId, type SharePlan, shareName, type ShareRunIdentity } from './plan.js';
 import { shareTable } from './share-table.js';
-import type { SignatureStore } from './documents/signature-store.js';
-import { type ReadTable, readTable, type TableRead } from './scan/table-read.js';
-import { plural } from '../../plural.js';
+import type { SignatureStore } from '../documents/signature-store.js';
+import { type ReadTable, readTable, type TableRead } from '../scan/table-read.js';
+import { plural } from '../../../plural.js';
 
 export interface ShareSettings extends Omit<TableRead, 'onDocuments'> {
   share: SharePlan;
   identity: ShareRunIdentity;
-  /** The run's name (share-plan.ts runName). */
+  /** The run's name (plan.ts runName). */
   run: string;
   pairs: PairsIndex;
   bucketChunk: number;

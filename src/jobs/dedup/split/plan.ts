@@ -8,8 +8,8 @@
 // another run (other params, another bar, the index changed in between) have another name and never mix.
 // Pure: no I/O here.
 import { createHash } from 'node:crypto';
-import { UsageError } from '../../errors.js';
-import type { DedupRunIdentity } from './state/journal.js';
+import { UsageError } from '../../../errors.js';
+import type { DedupRunIdentity } from '../state/journal.js';
 
 /** Shares a run may be split into: more than a few thousand processes is a mistake, not a plan. */
 export const MAX_SHARES = 4096;

@@ -1,22 +1,22 @@
 // The find of the final step of a split dedup (dedup --from-shares N --pairs-index NAME): the shares'
-// pairs gathered (shares-gather.ts) and checked against the stored signatures (shares-check.ts), recorded
+// pairs gathered (final-gather.ts) and checked against the stored signatures (final-check.ts), recorded
 // by the verifier as if this process had verified them. The cut and the write-back that follow are the
 // single process's (cluster-cut.ts, write-back.ts), so the clusters are cut alike.
 // If any page or pair failed its checks, nothing is written: the problems are named in the errors file,
 // the markers of the shares they came from are removed (so that running those shares again does their work
 // again instead of finding it complete), and the step refuses with the commands to run.
 // Input: the run, the pairs index, the store and verifier. Output: what was read, or a refusal.
-import { UserError } from '../../errors.js';
-import type { ErrorsFile } from '../errors-file.js';
-import type { PairSpill } from './pair-parts.js';
+import { UserError } from '../../../errors.js';
+import type { ErrorsFile } from '../../errors-file.js';
+import type { PairSpill } from './final-parts.js';
 import type { PairsIndex } from './pairs-index.js';
-import type { PairVerifier } from './verify/pair-verifier.js';
-import type { ShareProgress } from './pair-pages.js';
-import { checkAndRecord } from './shares-check.js';
-import { gatherPairs, type PairsProblem, type SharedRun } from './shares-gather.js';
-import { markerId } from './share-plan.js';
-import type { SignatureStore } from './documents/signature-store.js';
-import { plural } from '../../plural.js';
+import type { PairVerifier } from '../verify/pair-verifier.js';
+import type { ShareProgress } from './pages.js';
+import { checkAndRecord } from './final-check.js';
+import { gatherPairs, type PairsProblem, type SharedRun } from './final-gather.js';
+import { markerId } from './plan.js';
+import type { SignatureStore } from '../documents/signature-store.js';
+import { plural } from '../../../plural.js';
 
 /** Problems named one by one in the errors file; past that, counted. */
 const MAX_NAMED = 10_000;

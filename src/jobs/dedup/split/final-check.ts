@@ -5,13 +5,13 @@
 // similarity the stored signatures give. A pair that fails is named with its page; none of them joins
 // anything. A copy of a pair that another share gave with another similarity is checked the same way (and
 // then dropped: the first copy is the one recorded).
-// The pairs come a part at a time (pair-parts.ts), each part checked and recorded before the next is read.
+// The pairs come a part at a time (final-parts.ts), each part checked and recorded before the next is read.
 // Input: the gathered pairs, the store, the verifier. Output: the problems, added to the gathered ones.
 import { checkPair } from './pair-check.js';
-import type { PagedPair, PairPart } from './pair-parts.js';
-import { namedPairs, type PairVerifier, type VerifiedPair } from './verify/pair-verifier.js';
-import type { Gathered } from './shares-gather.js';
-import type { SignatureStore, StoredSignature } from './documents/signature-store.js';
+import type { PagedPair, PairPart } from './final-parts.js';
+import { namedPairs, type PairVerifier, type VerifiedPair } from '../verify/pair-verifier.js';
+import type { Gathered } from './final-gather.js';
+import type { SignatureStore, StoredSignature } from '../documents/signature-store.js';
 
 /** Pairs checked together: their documents' signatures read in one go (at most twice as many documents). */
 const PAIRS_PER_CHECK = 5000;

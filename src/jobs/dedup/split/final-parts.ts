@@ -1,4 +1,4 @@
-// The pairs the final step of a split dedup gathers from the shares, kept each once (pair-list.ts), a part
+// The pairs the final step of a split dedup gathers from the shares, kept each once (final-pairs.ts), a part
 // at a time when there are more than memory is given for. Held in memory, a pair takes about 45 bytes: a
 // hundred million pairs, 4.5 GB. So when the run spills (its ids on disk), the pairs the shares' markers
 // announce are split into parts of about `maxPairs`: each pair goes, by a hash of its two numbers, to its
@@ -10,9 +10,9 @@
 // Input: the pairs as the pages give them (numbers, similarity, distance, page); output: the parts, each
 // with its pairs once and the copies that disagree with them, and the counts of all.
 import { ftruncateSync } from 'node:fs';
-import { hashOf, PairList } from './pair-list.js';
-import { foldCheck, freeBytes, gigabytes, readAll, type SpillFolder, spillRoom, spillTooLarge, writeAll } from './spill/spill-folder.js';
-import { forCount } from '../../plural.js';
+import { hashOf, PairList } from './final-pairs.js';
+import { foldCheck, freeBytes, gigabytes, readAll, type SpillFolder, spillRoom, spillTooLarge, writeAll } from '../spill/spill-folder.js';
+import { forCount } from '../../../plural.js';
 
 /** Parts at most (each with a write buffer while the pages are read). */
 const MAX_PARTS = 256;

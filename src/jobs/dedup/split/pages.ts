@@ -1,15 +1,15 @@
 // The documents a share writes to the pairs index, and how they are read back. Two kinds:
 //  - a page: up to PAIRS_PER_PAGE verified pairs of one band of one share, named by document ids, as four
-//    columns (a, b, jaccard, hamming), its id fixed by run, share, band and page (share-plan.ts pageId), so
+//    columns (a, b, jaccard, hamming), its id fixed by run, share, band and page (plan.ts pageId), so
 //    that a band done again writes the same documents again instead of adding to them;
 //  - a marker: one per share, its run's identity and how far the share got (bands done, pages per band,
 //    its counters, complete or not).
 // Whatever is read back from the pairs index is untrusted: anyone who can write there can damage or forge
 // a document. So every field is checked here before it is used, and a document that fails says why, in
 // words (a problem string), never by throwing. Pure: no I/O here.
-import type { VerifiedPair } from './verify/pair-verifier.js';
-import { IDENTITY_KEYS, type SharePlan, type ShareRunIdentity } from './share-plan.js';
-import { forCount, plural } from '../../plural.js';
+import type { VerifiedPair } from '../verify/pair-verifier.js';
+import { IDENTITY_KEYS, type SharePlan, type ShareRunIdentity } from './plan.js';
+import { forCount, plural } from '../../../plural.js';
 
 /** Pairs per page document (about 200 KB of JSON with ids of 30 characters). */
 export const PAIRS_PER_PAGE = 2000;

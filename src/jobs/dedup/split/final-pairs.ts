@@ -2,7 +2,7 @@
 // two shares both found (a pair that met in another share's large key first) is kept the first time and
 // counted, and a copy that disagrees about its similarity is told apart. Typed columns and an open-addressing
 // table of (smaller number, larger number): about 45 bytes a pair, no object per pair. Pure.
-import { enlarged, mixed } from './documents/doc-numbers.js';
+import { enlarged, mixed } from '../documents/doc-numbers.js';
 
 export class PairList {
   na = new Int32Array(1024);

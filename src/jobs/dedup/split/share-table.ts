@@ -9,9 +9,9 @@
 // other shares' large keys would take such a pair as decided and lose it. So the hidden large keys of each
 // band are counted here (two reads of the band, a table of counters of at most 16 MB) and reported before
 // the band is verified, as the band pass reports its own.
-import { mixed } from './documents/doc-numbers.js';
-import { inRange, type KeyRange } from './share-plan.js';
-import type { SignatureTable } from './scan/signature-table.js';
+import { mixed } from '../documents/doc-numbers.js';
+import { inRange, type KeyRange } from './plan.js';
+import type { SignatureTable } from '../scan/signature-table.js';
 
 export interface ShareTableSettings {
   range: KeyRange;

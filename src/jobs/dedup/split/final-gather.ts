@@ -6,19 +6,19 @@
 //  2. Each share's pages counted: the engine must hold exactly the pages its marker lists (else the share is
 //     named, and its pages are not read: a forged marker may list millions), all before any page is read,
 //     so that the pairs announced are those of the shares whose pages are there.
-//  3. Every page the markers list read by id and checked (pair-pages.ts): a band's pages full but its last,
-//     and as many pairs in them as the marker says; the pairs numbered and kept once (pair-parts.ts: in
+//  3. Every page the markers list read by id and checked (pages.ts): a band's pages full but its last,
+//     and as many pairs in them as the marker says; the pairs numbered and kept once (final-parts.ts: in
 //     memory, or in parts on the disk when there are more than a part holds), a copy that another share
-//     gave with another similarity kept aside to be checked too (shares-check.ts).
+//     gave with another similarity kept aside to be checked too (final-check.ts).
 // Input: the run (identity, name, share count), the pairs index, the numbering. Output: the pairs, what the
 // shares counted, and every page or pair that failed a check, named.
-import { UserError } from '../../errors.js';
-import type { DocIds } from './documents/doc-numbers.js';
-import { PAIRS_PER_PAGE, type ShareProgress, readMarker, readPage } from './pair-pages.js';
-import { PairParts, type PairSpill } from './pair-parts.js';
+import { UserError } from '../../../errors.js';
+import type { DocIds } from '../documents/doc-numbers.js';
+import { PAIRS_PER_PAGE, type ShareProgress, readMarker, readPage } from './pages.js';
+import { PairParts, type PairSpill } from './final-parts.js';
 import type { PairsIndex } from './pairs-index.js';
-import { identityDifferences, markerId, pageId, type SharePlan, shareName, type ShareRunIdentity } from './share-plan.js';
-import { forCount, plural } from '../../plural.js';
+import { identityDifferences, markerId, pageId, type SharePlan, shareName, type ShareRunIdentity } from './plan.js';
+import { forCount, plural } from '../../../plural.js';
 
 export interface SharedRun {
   identity: ShareRunIdentity;
@@ -40,7 +40,7 @@ export interface Gathered {
   /** Each share's progress, in share order. */
   shares: ShareProgress[];
   problems: PairsProblem[];
-  /** Pairs a compact share took that the whole values put under the bar: left out (shares-check.ts). */
+  /** Pairs a compact share took that the whole values put under the bar: left out (final-check.ts). */
   belowBar: number;
 }
 
