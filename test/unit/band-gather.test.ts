@@ -13,9 +13,8 @@ import { MembersOnDisk, sortedToFiles } from '../../src/jobs/dedup/bands/band-me
 import { bandSets, verifyBandOf, verifyBands } from '../../src/jobs/dedup/bands/band-pass.js';
 import { type BandMembersAt, MembersInMemory, membersOf, planRanges, windowCheck } from '../../src/jobs/dedup/bands/band-ranges.js';
 import sortBands from '../../src/jobs/dedup/bands/band-sort.worker.js';
-import { bandBuckets, bandMembers, type BandSource } from '../../src/jobs/dedup/bands/band-sort.js';
-import type { SortedBand } from '../../src/jobs/dedup/bands/band-sorter.js';
-import { BucketChecker } from '../../src/jobs/dedup/verify/bucket-checker.js';
+import { bandBuckets, bandMembers, type BandSource, type SortedBand } from '../../src/jobs/dedup/bands/band-sort.js';
+import { BucketChecker } from '../../src/jobs/dedup/verify/bucket-check.js';
 import { DocNumbers } from '../../src/jobs/dedup/documents/doc-numbers.js';
 import { RangeRecords } from '../../src/jobs/dedup/bands/range-records.js';
 import { SignatureSpill } from '../../src/jobs/dedup/scan/signature-spill.js';

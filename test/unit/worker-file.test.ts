@@ -11,8 +11,8 @@ describe('workerFile', () => {
   it('takes the build in dist/ of a worker that has no .js beside its starter in src/', () => {
     for (const [starter, worker, built] of [
       ['signing/sign-pool.ts', './sign-worker.js', 'signing/sign-worker.js'],
-      ['jobs/dedup/bands/band-sorter.ts', './band-sort.worker.js', 'jobs/dedup/bands/band-sort.worker.js'],
-      ['jobs/dedup/verify/bucket-checker.ts', './bucket-check.worker.js', 'jobs/dedup/verify/bucket-check.worker.js'],
+      ['jobs/dedup/bands/band-sort.ts', './band-sort.worker.js', 'jobs/dedup/bands/band-sort.worker.js'],
+      ['jobs/dedup/verify/bucket-check.ts', './bucket-check.worker.js', 'jobs/dedup/verify/bucket-check.worker.js'],
     ]) {
       const found = workerFile(worker, new URL(starter, src).href);
       expect(found).toBe(new URL(built, dist).href);

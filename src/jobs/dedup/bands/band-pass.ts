@@ -10,11 +10,9 @@ import os from 'node:os';
 import { DEFAULT_RANGE_MEMBERS, type GatherTask, gatherBands } from './band-gather.js';
 import { membersFiles, sortedToFiles } from './band-members-file.js';
 import { type BandMembersAt, type BandRange, MembersInMemory, type MembersWindow } from './band-ranges.js';
-import { bandMembers, type BandScratch } from './band-sort.js';
-import { BandSorter, type SortedBand } from './band-sorter.js';
+import { type BandScratch, BandSorter, bandMembers, type SortedBand } from './band-sort.js';
 import { LargeKeyJoin } from '../verify/large-key.js';
-import { type CheckedBuckets, PAIR_INTS } from '../verify/bucket-check.js';
-import { BucketChecker, defaultCheckers } from '../verify/bucket-checker.js';
+import { BucketChecker, type CheckedBuckets, defaultCheckers, PAIR_INTS } from '../verify/bucket-check.js';
 import { type BucketMembers, PAIRWISE_BUCKET, type PairVerifier } from '../verify/pair-verifier.js';
 import { RangeRecords } from './range-records.js';
 import { ascendingOnce, type RecordLayout, RecordReader } from '../scan/spill-records.js';
@@ -215,7 +213,7 @@ function groupsOf(runs: Uint32Array, members: number): Array<[number, number]> {
 }
 
 /**
- * The groups' buckets verified with the small ones checked on other threads (bucket-checker.ts): the groups
+ * The groups' buckets verified with the small ones checked on other threads (bucket-check.ts): the groups
  * sent a few ahead, and each group replayed in order as soon as its answer is in, the buckets too large to
  * check apart verified here at their turn. Pairs, counts and clusters come out as verifyHere's.
  */
@@ -335,8 +333,8 @@ export const BANDS_PER_SWEEP = 2;
 
 /**
  * Every band in turn. The bands of a table spilled to disk are sorted ahead on another core when the
- * machine has one (band-sorter.ts), a set of bands at a time (one, or BANDS_PER_SWEEP when they are
- * gathered), and its small buckets checked on the cores beyond this one's (bucket-checker.ts): each band then
+ * machine has one (band-sort.ts), a set of bands at a time (one, or BANDS_PER_SWEEP when they are
+ * gathered), and its small buckets checked on the cores beyond this one's (bucket-check.ts): each band then
  * costs about the longest of its sort (and its share of the set's gather), its checks and the rest.
  */
 export async function verifyBands(table: SignatureTable, verifier: PairVerifier, settings: BandsSettings): Promise<void> {

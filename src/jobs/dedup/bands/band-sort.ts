@@ -10,8 +10,19 @@
 // in memory, or in files on the disk): 8 bytes a key of the largest part and 8 of its largest slice (about
 // 136 MB at 2^24 keys a part, unless one top byte holds more), whatever the size of the band, for one more
 // read of its hashes a part.
-import type { MembersSink } from './band-ranges.js';
+//
+// The bands of a spilled pass are sorted ahead on another core (BandSorter; the thread's code in
+// band-sort.worker.ts): while the caller verifies bands b..b+k-1, the thread sorts the next k, so that each
+// band costs the longer of its sort and its verification rather than both. Their members come back in two
+// files a band (band-members-file.ts), read a range at a time; when asked, the thread also gathers the bands'
+// members into range files in bucket order (band-gather.ts), all k bands in one pass over the records.
+import { Piscina } from 'piscina';
 import { forCount, plural } from '../../../plural.js';
+import { workerFile } from '../../../worker-file.js';
+import { fromWorker } from '../spill/spill-folder.js';
+import type { GatherTask } from './band-gather.js';
+import { type MembersFiles, MembersOnDisk, membersFiles } from './band-members-file.js';
+import type { BandMembersAt, BandRange, MembersSink } from './band-ranges.js';
 
 /** The documents of one band in bucket order, and its buckets. */
 export interface BandBuckets {
@@ -73,6 +84,77 @@ export function bandMembers(source: BandSource, n: number, settings: { bucketChu
     }
   }
   return Int32Array.from(large);
+}
+
+/** What the sorting thread is asked: a few bands of a spill to sort, and maybe to gather. */
+export interface BandSortTask {
+  /** The bands: each with the spill's file of its hashes (4 bytes a document, in slot order) and the files its members are written to (created new). */
+  bands: Array<{ file: string; members: MembersFiles }>;
+  documents: number;
+  /** Documents of one key verified at once: a key held by more is a large key. */
+  bucketChunk: number;
+  /** Keys sorted at once (default SORT_PASS_KEYS). */
+  passKeys?: number;
+  /** Members of a range of a band not gathered (a window the caller verifies at once). */
+  windowMembers: number;
+  /** When given (one a band, or undefined for a band not to gather), the bands' members gathered into range files in one pass once they are sorted (their ranges of the task's rangeMembers). */
+  gather?: Array<GatherTask | undefined>;
+}
+
+/** What the sorting thread hands back of each band (its members stay in the band's files). */
+export interface SortedRuns {
+  /** The band's ranges, with their checks (and their files, when it was gathered). */
+  ranges: BandRange[];
+  /** Members written to its files. */
+  members: number;
+  /** The hashes (as the signatures hold them: signed 32-bit) of the keys held by more than bucketChunk documents. */
+  largeKeys: Int32Array;
+  /** Milliseconds spent sorting the band, and gathering it (the one pass that gathered the bands of a task: counted with the first band). */
+  sortMs?: number;
+  gatherMs?: number;
+}
+
+/** A band sorted into buckets: its members in bucket order with their ranges (a range's files when gathered), its large keys. */
+export interface SortedBand extends Omit<SortedRuns, 'members' | 'ranges'> {
+  members: BandMembersAt;
+}
+
+/** The thread that sorts a spilled pass's bands ahead of their verification (its code: band-sort.worker.ts). */
+export class BandSorter {
+  private readonly pool = new Piscina({ filename: workerFile('./band-sort.worker.js', import.meta.url), minThreads: 1, maxThreads: 1 });
+
+  constructor(
+    private readonly documents: number,
+    private readonly bucketChunk: number,
+    /** The file of each band's hashes. */
+    private readonly fileOf: (band: number) => string,
+    /** Members of a range of a band not gathered. */
+    private readonly windowMembers: number,
+    /** Keys the worker sorts at once (default SORT_PASS_KEYS). */
+    private readonly passKeys?: number,
+  ) {}
+
+  /**
+   * Sorts these bands, gathering those with a task in one pass; each band's members in two files beside
+   * its hashes, until the band is verified (its members' remove()).
+   */
+  async sort(bands: readonly number[], gather: ReadonlyArray<GatherTask | undefined> = []): Promise<SortedBand[]> {
+    const files = bands.map((band) => membersFiles(this.fileOf(band), band));
+    const task: BandSortTask = {
+      bands: bands.map((band, k) => ({ file: this.fileOf(band), members: files[k] })),
+      documents: this.documents,
+      bucketChunk: this.bucketChunk,
+      windowMembers: this.windowMembers,
+      gather: [...gather],
+      passKeys: this.passKeys,
+    };
+    const sorted = (await this.pool.run(task).catch((err: unknown) => Promise.reject(fromWorker(err)))) as SortedRuns[];
+    return sorted.map(({ members, ranges, ...band }, k) => ({ ...band, members: new MembersOnDisk(files[k], ranges, members) }));
+  }
+
+  async close(): Promise<void> {
+    await this.pool.destroy();
+  }
 }
 
 /** The parts of bandMembers: [from, to) ranges of top bytes, consecutive, each at most `passKeys` keys unless one slice is larger. */

@@ -1,4 +1,4 @@
-// Bands sorted on a core of their own (a piscina worker), while the caller verifies the bands before them:
+// The sorting thread of band-sort.ts (BandSorter, a piscina worker), while the caller verifies the bands before them:
 // each band's hashes read from the spill's file of that band and sorted into buckets (band-sort.ts); the
 // slots of the documents in a bucket (the band's members), in bucket order, and their buckets written to two
 // files of the band (band-members-file.ts) with their ranges planned, the ranges and the hashes of the keys
@@ -8,37 +8,11 @@
 // slots from band to band (8 bytes a key of the largest part and of its largest slice: about 136 MB unless
 // one top byte holds more); the caller holds one range of members at a time, read back from the files.
 import { closeSync, openSync } from 'node:fs';
-import { type GatherTask, gatherBands } from './band-gather.js';
+import { gatherBands } from './band-gather.js';
 import { type MembersFiles, MembersOnDisk, sortedToFiles } from './band-members-file.js';
-import type { BandRange, MembersSink } from './band-ranges.js';
-import { bandMembers } from './band-sort.js';
+import type { MembersSink } from './band-ranges.js';
+import { type BandSortTask, bandMembers, type SortedRuns } from './band-sort.js';
 import { readAll } from '../spill/spill-folder.js';
-
-export interface BandSortTask {
-  /** The bands: each with the spill's file of its hashes (4 bytes a document, in slot order) and the files its members are written to (created new). */
-  bands: Array<{ file: string; members: MembersFiles }>;
-  documents: number;
-  /** Documents of one key verified at once: a key held by more is a large key. */
-  bucketChunk: number;
-  /** Keys sorted at once (default SORT_PASS_KEYS). */
-  passKeys?: number;
-  /** Members of a range of a band not gathered (a window the caller verifies at once). */
-  windowMembers: number;
-  /** When given (one a band, or undefined for a band not to gather), the bands' members gathered into range files in one pass once they are sorted (their ranges of the task's rangeMembers). */
-  gather?: Array<GatherTask | undefined>;
-}
-
-export interface SortedRuns {
-  /** The band's ranges, with their checks (and their files, when it was gathered). */
-  ranges: BandRange[];
-  /** Members written to its files. */
-  members: number;
-  /** The hashes (as the signatures hold them: signed 32-bit) of the keys held by more than bucketChunk documents. */
-  largeKeys: Int32Array;
-  /** Milliseconds spent sorting the band, and gathering it (the one pass that gathered the bands of a task: counted with the first band). */
-  sortMs?: number;
-  gatherMs?: number;
-}
 
 const CHUNK = 1 << 16;
 /** The sorted keys and slots of a part, kept from band to band. */

@@ -6,9 +6,17 @@
 //  - met before only in large keys ('large'): kept whatever its similarity, since whether it is tried at
 //    all depends on whether the clusters have joined its documents by then;
 //  - new ('no'): kept when it reaches the bar, else only counted (a candidate that failed).
+// The threads that check a spilled pass's small buckets (BucketChecker; the thread's code in
+// bucket-check.worker.ts) run beside the one that owns the clusters, as many as the machine has cores beyond
+// that one. Each task is a group of buckets; the caller sends a band's groups ahead, a few per thread, and
+// replays the answers in order.
+import os from 'node:os';
+import { Piscina } from 'piscina';
 import { hammingDistance } from '../../../sketch/simhash.js';
-import { type Comparing, comparerOf } from './comparing.js';
+import { workerFile } from '../../../worker-file.js';
 import type { StoredSignature } from '../documents/signature-store.js';
+import type { RecordLayout } from '../scan/spill-records.js';
+import { type Comparing, comparerOf } from './comparing.js';
 
 /** Ints a kept pair takes in CheckedBuckets.pairs: bucket, i, j, flags (hamming distance | LARGE). */
 export const PAIR_INTS = 4;
@@ -77,4 +85,40 @@ export function checkBuckets(buckets: BucketsToCheck, signatureOf: (slot: number
     }
   }
   return { pairs: Int32Array.from(kept), similarities: Float64Array.from(similarities), rejected };
+}
+
+/** What a checking thread is asked: a group of buckets, read from the spill's records file. */
+export interface BucketCheckTask extends BucketsToCheck {
+  /** The spill's records file, and the layout of its records. */
+  file: string;
+  layout: RecordLayout;
+  /** The large keys of each band before `band` (signed 32-bit hashes). */
+  largeKeys: Int32Array[];
+}
+
+/** Threads that check buckets by default: every core but the caller's (at least one). */
+export function defaultCheckers(): number {
+  return Math.max(1, os.availableParallelism() - 1);
+}
+
+/** The threads that check small buckets beside this one (their code: bucket-check.worker.ts). */
+export class BucketChecker {
+  private readonly pool: Piscina;
+
+  constructor(readonly threads: number = defaultCheckers()) {
+    this.pool = new Piscina({ filename: workerFile('./bucket-check.worker.js', import.meta.url), minThreads: threads, maxThreads: threads });
+  }
+
+  /** Groups of buckets worth sending ahead of the one replayed (enough to keep every thread busy). */
+  get ahead(): number {
+    return 2 * this.threads;
+  }
+
+  check(task: BucketCheckTask): Promise<CheckedBuckets> {
+    return this.pool.run(task) as Promise<CheckedBuckets>;
+  }
+
+  async close(): Promise<void> {
+    await this.pool.destroy();
+  }
 }

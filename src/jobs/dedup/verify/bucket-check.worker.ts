@@ -1,19 +1,11 @@
-// Small buckets of a spilled pass checked on a core of their own (a piscina worker): the members' records
-// read from the spill's records file through a descriptor of the worker's own, opened for the task and
-// closed after it (the run removes the folder; a descriptor kept open would keep its disk space), every
-// pair compared (bucket-check.ts), and the pairs the replay needs handed back with the count of those that
-// failed the bar.
+// The checking thread of bucket-check.ts (BucketChecker, a piscina worker): small buckets of a spilled pass
+// checked on a core of their own, the members' records read from the spill's records file through a
+// descriptor of the worker's own, opened for the task and closed after it (the run removes the folder; a
+// descriptor kept open would keep its disk space), every pair compared (checkBuckets), and the pairs the
+// replay needs handed back with the count of those that failed the bar.
 import { closeSync, openSync } from 'node:fs';
-import { type BucketsToCheck, type CheckedBuckets, checkBuckets } from './bucket-check.js';
-import { ascendingOnce, type RecordLayout, RecordReader } from '../scan/spill-records.js';
-
-export interface BucketCheckTask extends BucketsToCheck {
-  /** The spill's records file, and the layout of its records. */
-  file: string;
-  layout: RecordLayout;
-  /** The large keys of each band before `band` (signed 32-bit hashes). */
-  largeKeys: Int32Array[];
-}
+import { type BucketCheckTask, type CheckedBuckets, checkBuckets } from './bucket-check.js';
+import { ascendingOnce, RecordReader } from '../scan/spill-records.js';
 
 /** The reader of the last layout, its buffers kept from task to task. */
 let reader: { key: string; reader: RecordReader } | undefined;
