@@ -374,8 +374,8 @@ interface DedupRun {
   spilled: Array<{ close(): void }>;
 }
 
-/** The pieces of one attempt at finding the pairs: a numbering, a store, a verifier, and the pairs file. */
-interface PairPieces {
+/** One attempt at finding the pairs (an incremental one may give way to a full one): its numbering, store, verifier and pairs file. */
+interface Attempt {
   numbers: DocIds;
   store: SignatureStore;
   pairsOut?: WriteStream;
@@ -388,7 +388,7 @@ interface PairPieces {
 
 /** The verified pairs, and how they were found. */
 interface PairsFound {
-  pieces: PairPieces;
+  attempt: Attempt;
   incremental: boolean;
   /** The shares the pairs came from (the final step of a split run). */
   shared?: SharedPairs & { run: string };
@@ -445,7 +445,7 @@ export async function dedupIndex(client: EngineClient, options: DedupOptions): P
     view = run.job.output.dryRun || run.job.fromShares !== undefined ? undefined : await RunView.open(client, run.job.index);
     const pairs = await findPairs(client, run, progress);
     const found = performance.now();
-    const cut = await cutClusters(run, pairs.pieces, progress);
+    const cut = await cutClusters(run, pairs.attempt, progress);
     const clustered = performance.now();
     const errors = ErrorsFile.forIndex(run.job.index, run.job.output.errorsFile);
     // Every write checks the lock first: a run paused past its lease writes nothing once another took it over.
@@ -542,19 +542,19 @@ async function checkTarget(client: EngineClient, job: DedupSettings): Promise<vo
 async function findPairs(client: EngineClient, run: DedupRun, progress: Progress): Promise<PairsFound> {
   if (run.job.fromShares !== undefined) return findSharedPairs(client, run, run.job.fromShares);
   if (continues(run.saved, run.current)) {
-    const pieces = pairPieces(client, run, 'incremental');
-    const result = await incrementalPass(client, pieces.store, pieces.verifier, incrementalSettings(run, run.saved, progress));
-    if (!result.tooLarge) return { pieces, incremental: true, decided: result.decided, newDocuments: result.newDocuments };
+    const attempt = newAttempt(client, run, 'incremental');
+    const result = await incrementalPass(client, attempt.store, attempt.verifier, incrementalSettings(run, run.saved, progress));
+    if (!result.tooLarge) return { attempt, incremental: true, decided: result.decided, newDocuments: result.newDocuments };
     run.notes.push(`the families the ${plural(result.newDocuments, 'new document')} touch needed ${plural(result.tooLarge.lookups, 'lookup')} or more; this run is a full one instead`);
-    if (pieces.pairsOut) await closeStream(pieces.pairsOut);
+    if (attempt.pairsOut) await closeStream(attempt.pairsOut);
   }
-  const pieces = pairPieces(client, run, 'full');
-  const full = new FullPass(client, pieces.store, pieces.verifier, fullPassSettings(run, pieces.numbers, progress));
-  pieces.full = full;
+  const attempt = newAttempt(client, run, 'full');
+  const full = new FullPass(client, attempt.store, attempt.verifier, fullPassSettings(run, attempt.numbers, progress));
+  attempt.full = full;
   // Its signatures (a spill of tens of GB at a hundred million documents) go when the run ends, whatever ends it.
   run.spilled.push({ close: () => full.dropSignatures() });
   await full.run();
-  return { pieces, incremental: false };
+  return { attempt, incremental: false };
 }
 
 /**
@@ -566,17 +566,17 @@ async function findSharedPairs(client: EngineClient, run: DedupRun, count: numbe
   const pairsIndex = await PairsIndex.existing(client, job.pairsIndex as string);
   const identity = await shareIdentity(client, run, count);
   const name = runName(identity);
-  const pieces = pairPieces(client, run, 'shared');
+  const attempt = newAttempt(client, run, 'shared');
   try {
     // (Past --max-cached-signatures the ids are on disk, and the pairs go there in parts of --max-cached-members.)
-    const spill = pieces.numbers instanceof SpilledIds ? { folder: pieces.numbers.folder, maxPairs: job.limits.maxCachedMembers } : undefined;
+    const spill = attempt.numbers instanceof SpilledIds ? { folder: attempt.numbers.folder, maxPairs: job.limits.maxCachedMembers } : undefined;
     const errors = ErrorsFile.forIndex(job.index, job.output.errorsFile);
-    const shared = await sharedPairs(pairsIndex, { identity, run: name, count }, pieces.store, pieces.verifier, errors, { dryRun: job.output.dryRun, spill });
+    const shared = await sharedPairs(pairsIndex, { identity, run: name, count }, attempt.store, attempt.verifier, errors, { dryRun: job.output.dryRun, spill });
     // Every share is done writing: the pairs index is searchable again (Dashboards, Kibana, a curious user).
     if (!job.output.dryRun) await pairsIndex.setRefresh(null);
-    return { pieces, incremental: false, shared: { ...shared, run: name } };
+    return { attempt, incremental: false, shared: { ...shared, run: name } };
   } catch (err) {
-    if (pieces.pairsOut) await closeStream(pieces.pairsOut);
+    if (attempt.pairsOut) await closeStream(attempt.pairsOut);
     throw err;
   }
 }
@@ -664,10 +664,10 @@ export async function dedupShare(client: EngineClient, options: DedupShareOption
       { keys: [`share-${pairsIndex.name}-${markerId(name, share)}`], what: `dedup share ${shareName(share)} of "${run.job.index}" into ${pairsIndex.name}`, settings: `run ${name}, min similarity ${run.job.compare.minSimilarity}, params ${run.params}` },
       run.job.lock,
     );
-    const pieces = pairPieces(client, run, 'full');
-    const damaged = () => pieces.store.damagedCount + (run as DedupRun).damagedParams.count;
-    pieces.share = new SharePass(client, pieces.store, pieces.verifier, {
-      ...shareReadSettings(run, pieces.numbers),
+    const attempt = newAttempt(client, run, 'full');
+    const damaged = () => attempt.store.damagedCount + (run as DedupRun).damagedParams.count;
+    attempt.share = new SharePass(client, attempt.store, attempt.verifier, {
+      ...shareReadSettings(run, attempt.numbers),
       share,
       identity,
       run: name,
@@ -677,10 +677,10 @@ export async function dedupShare(client: EngineClient, options: DedupShareOption
       damaged,
       onProgress: progress,
     });
-    const outcome = await pieces.share.run();
+    const outcome = await attempt.share.run();
     lock.check();
     const errors = ErrorsFile.forIndex(run.job.index, run.job.output.errorsFile);
-    nameDamaged(errors, run, pieces.store);
+    nameDamaged(errors, run, attempt.store);
     await errors.close();
     const { progress: done } = outcome;
     return {
@@ -726,10 +726,10 @@ function shareReadSettings(run: DedupRun, numbers: DocIds) {
 }
 
 /**
- * A new attempt's pieces: for a full pass (or a share), every document in scope numbered; for an incremental
+ * A new attempt: for a full pass (or a share), every document in scope numbered; for an incremental
  * run, which reads the clusters its documents were in, or the final step of a split run, only those met.
  */
-function pairPieces(client: EngineClient, run: DedupRun, kind: 'full' | 'incremental' | 'shared'): PairPieces {
+function newAttempt(client: EngineClient, run: DedupRun, kind: 'full' | 'incremental' | 'shared'): Attempt {
   const { job } = run;
   // Every document met is numbered once, for the store's facts and the verifier's clusters alike; a full
   // pass or a split run's final step too large for memory keeps the ids on disk (an incremental run meets
@@ -745,7 +745,7 @@ function pairPieces(client: EngineClient, run: DedupRun, kind: 'full' | 'increme
     expected,
   });
   const pairsOut = job.output.pairsFile ? streamInto(job.output.pairsFile, openForWriting(job.output.pairsFile, { what: '--pairs' })) : undefined;
-  const pieces: PairPieces = {
+  const attempt: Attempt = {
     numbers,
     store,
     pairsOut,
@@ -757,13 +757,13 @@ function pairPieces(client: EngineClient, run: DedupRun, kind: 'full' | 'increme
       spill: numbers instanceof SpilledIds ? { folder: numbers.folder, maxRows: job.limits.maxCachedMembers } : undefined,
       collectMatches: job.output.collectMatches,
       onVerified: (pair) => {
-        pieces.full?.journal?.add(pair);
-        pieces.share?.collect(pair);
+        attempt.full?.journal?.add(pair);
+        attempt.share?.collect(pair);
       },
       onRecorded: (pair) => pairsOut?.write(JSON.stringify(pair) + '\n'),
     }),
   };
-  return pieces;
+  return attempt;
 }
 
 /** The documents in a verified pair whose facts were never read (met only through pairs a resumed run replayed). */
@@ -820,8 +820,8 @@ function fullPassSettings(run: DedupRun, numbers: DocIds, progress: Progress): F
 }
 
 /** Cuts the families of verified pairs into clusters, then closes the pairs file. */
-async function cutClusters(run: DedupRun, pieces: PairPieces, progress: Progress): Promise<Cut> {
-  const { numbers, store, verifier, full } = pieces;
+async function cutClusters(run: DedupRun, attempt: Attempt, progress: Progress): Promise<Cut> {
+  const { numbers, store, verifier, full } = attempt;
   // With the ids on disk, the sets and best matches go there too before the cut (nothing without a spill
   // to write to): memory then holds the clusters being cut, not a row for every document with a near-duplicate.
   verifier.clusters.writeRows();
@@ -842,7 +842,7 @@ async function cutClusters(run: DedupRun, pieces: PairPieces, progress: Progress
     onFamilies: (done) => progress('cut', done),
   });
   full?.dropSignatures();
-  if (pieces.pairsOut) await closeStream(pieces.pairsOut);
+  if (attempt.pairsOut) await closeStream(attempt.pairsOut);
   return cut;
 }
 
@@ -858,7 +858,7 @@ function* byId(numbers: Int32Array, documents: DocIds): Generator<[string, numbe
 /** Names the damaged signatures in the errors file, then writes the clusters back (nothing in a dry run). */
 async function writeClusters(client: EngineClient, run: DedupRun, pairs: PairsFound, cut: Cut, errors: ErrorsFile, progress: Progress): Promise<WriteBackResult> {
   const { job } = run;
-  const { store, verifier } = pairs.pieces;
+  const { store, verifier } = pairs.attempt;
   nameDamaged(errors, run, store);
   // The fields dedup writes may be newer than the index's mapping (canonical_similarity): added first, or a
   // strict mapping would refuse every update.
@@ -896,7 +896,7 @@ function nameDamaged(errors: ErrorsFile, run: DedupRun, store: SignatureStore): 
  * next run then reads more than it needs, and misses nothing.
  */
 async function recordCompleteRun(run: DedupRun, pairs: PairsFound, view: RunView | undefined): Promise<void> {
-  await pairs.pieces.full?.journal?.finish();
+  await pairs.attempt.full?.journal?.finish();
   let settled: { since: string; marks?: DedupState['marks']; note?: string };
   try {
     settled = view ? await view.settle(run.scope, run.job.compare.prefix, run.runStartedAt) : { since: splitRunStart(run, pairs) };
@@ -920,7 +920,7 @@ function splitRunStart(run: DedupRun, pairs: PairsFound): string {
 /** What the run found, wrote and cost (the summary printed, and returned to a library caller). */
 function summarize(client: EngineClient, run: DedupRun, pairs: PairsFound, cut: Cut, results: RunResults, clock: RunClock): DedupSummary {
   const { job } = run;
-  const { store, verifier, full } = pairs.pieces;
+  const { store, verifier, full } = pairs.attempt;
   const { clusters } = cut;
   const { written, containment, errors } = results;
   const top = topClusters(clusters);
@@ -983,12 +983,12 @@ function topClusters(clusters: ClusterList): DedupSummary['top'] {
     canonical: c.canonical,
     members: c.members.slice(0, 10),
     family: c.family,
-    minCanonicalSimilarity: least(c.similarity.values()),
+    minCanonicalSimilarity: minimum(c.similarity.values()),
   }));
 }
 
-/** The least of some numbers (a loop: a cluster may hold more members than a call takes arguments). */
-function least(values: Iterable<number>): number {
+/** The smallest of some numbers (a loop: a cluster may hold more members than a call takes arguments). */
+function minimum(values: Iterable<number>): number {
   let min = Number.POSITIVE_INFINITY;
   for (const v of values) min = Math.min(min, v);
   return min;

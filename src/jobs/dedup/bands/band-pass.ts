@@ -82,7 +82,7 @@ interface MemberSource {
 }
 
 /** What the verification of one sorted band works with: a window of its members at a time. */
-interface BandInHand {
+interface BandToVerify {
   verifier: PairVerifier;
   band: number;
   /** The large keys of each band before this one (sent to the checking threads). */
@@ -91,8 +91,8 @@ interface BandInHand {
   numberOf: (slot: number) => number;
 }
 
-/** One range of the band in hand: its members and buckets, and where their signatures are read. */
-interface RangeInHand extends BandInHand {
+/** One range of the band to verify: its members and buckets, and where their signatures are read. */
+interface RangeToVerify extends BandToVerify {
   window: MembersWindow;
   source: MemberSource;
   /** Members whose signatures are loaded at once, at most (but for a bucket verified pairwise). */
@@ -114,15 +114,15 @@ function tableSource(table: SignatureTable): MemberSource {
  * (band-ranges.ts) and their signatures from its source (its gathered file, or the table): the ranges that
  * pack whole buckets as runs; the parts of a bucket cut into several fed in turn to one large-key join.
  */
-async function verifyRanges(pass: BandInHand, members: BandMembersAt, sourceOf: (range: BandRange, window: MembersWindow) => MemberSource, settings: VerifySettings): Promise<void> {
+async function verifyRanges(pass: BandToVerify, members: BandMembersAt, sourceOf: (range: BandRange, window: MembersWindow) => MemberSource, settings: VerifySettings): Promise<void> {
   let join: LargeKeyJoin | undefined;
   for (const range of members.ranges) {
     const window = members.window(range);
     const source = sourceOf(range, window);
     try {
-      const inHand = { ...pass, window, source, groupMembers: settings.groupMembers };
-      if (range.cutEnd !== undefined) join = await joinPart(inHand, range, join);
-      else await verifyRuns(inHand, settings);
+      const toVerify = { ...pass, window, source, groupMembers: settings.groupMembers };
+      if (range.cutEnd !== undefined) join = await joinPart(toVerify, range, join);
+      else await verifyRuns(toVerify, settings);
     } finally {
       source.remove?.();
     }
@@ -130,7 +130,7 @@ async function verifyRanges(pass: BandInHand, members: BandMembersAt, sourceOf: 
 }
 
 /** The runs of a range verified, a group at a time, with their small buckets checked on other threads when there are. */
-async function verifyRuns(range: RangeInHand, settings: VerifySettings): Promise<void> {
+async function verifyRuns(range: RangeToVerify, settings: VerifySettings): Promise<void> {
   const { checker, groupMembers } = settings;
   const records = range.source.records;
   const runs = range.window.runs;
@@ -139,7 +139,7 @@ async function verifyRuns(range: RangeInHand, settings: VerifySettings): Promise
 }
 
 /** One part of a bucket cut into several: its members added to the key's join, which is finished with the bucket's last part. */
-async function joinPart(range: RangeInHand, part: BandRange, join?: LargeKeyJoin): Promise<LargeKeyJoin | undefined> {
+async function joinPart(range: RangeToVerify, part: BandRange, join?: LargeKeyJoin): Promise<LargeKeyJoin | undefined> {
   const into = join ?? new LargeKeyJoin(range.verifier, range.band, range.bucketChunk);
   await joinLoaded(range, range.window.order, into);
   if (part.to < (part.cutEnd as number)) return into;
@@ -152,7 +152,7 @@ async function joinPart(range: RangeInHand, part: BandRange, join?: LargeKeyJoin
  * held by millions costs memory for a group, not for the key); the join detached from each load's buffers
  * before the next.
  */
-async function joinLoaded(range: RangeInHand, members: Uint32Array, into: LargeKeyJoin): Promise<void> {
+async function joinLoaded(range: RangeToVerify, members: Uint32Array, into: LargeKeyJoin): Promise<void> {
   for (let from = 0; from < members.length; from += range.groupMembers) {
     const some = members.subarray(from, Math.min(members.length, from + range.groupMembers));
     const signatureOf = await range.source.load(ascendingOnce(some.slice()));
@@ -162,20 +162,20 @@ async function joinLoaded(range: RangeInHand, members: Uint32Array, into: LargeK
 }
 
 /** Whether run k is a large key of more members than a group: loaded a group at a time (joinLoaded), never whole. */
-function loadedInGroups(range: RangeInHand, k: number): boolean {
+function loadedInGroups(range: RangeToVerify, k: number): boolean {
   const size = range.window.runs[2 * k + 1] - range.window.runs[2 * k];
   return size > range.bucketChunk && size > range.groupMembers;
 }
 
 /** Run k, a large key larger than a group, verified with its members loaded a group at a time. */
-async function verifyLargeRun(range: RangeInHand, k: number): Promise<void> {
+async function verifyLargeRun(range: RangeToVerify, k: number): Promise<void> {
   const join = new LargeKeyJoin(range.verifier, range.band, range.bucketChunk);
   await joinLoaded(range, range.window.order.subarray(range.window.runs[2 * k], range.window.runs[2 * k + 1]), join);
   join.finish();
 }
 
 /** The groups' buckets verified on this thread, a group at a time. */
-async function verifyHere(pass: RangeInHand, groups: Array<[number, number]>): Promise<void> {
+async function verifyHere(pass: RangeToVerify, groups: Array<[number, number]>): Promise<void> {
   const { order, runs } = pass.window;
   for (const [from, to] of groups) {
     // (A run larger than a group is a group of its own.)
@@ -189,7 +189,7 @@ async function verifyHere(pass: RangeInHand, groups: Array<[number, number]>): P
 }
 
 /** Run k of the band verified on this thread: a bucket, or a large key a chunk at a time. */
-function verifyRun(pass: RangeInHand, k: number, signatureOf: (slot: number) => StoredSignature): void {
+function verifyRun(pass: RangeToVerify, k: number, signatureOf: (slot: number) => StoredSignature): void {
   const { verifier, band, bucketChunk, numberOf } = pass;
   const { order, runs } = pass.window;
   const start = runs[2 * k], end = runs[2 * k + 1];
@@ -217,7 +217,7 @@ function groupsOf(runs: Uint32Array, members: number): Array<[number, number]> {
  * sent a few ahead, and each group replayed in order as soon as its answer is in, the buckets too large to
  * check apart verified here at their turn. Pairs, counts and clusters come out as verifyHere's.
  */
-async function verifyChecked(pass: RangeInHand, checker: BucketChecker, records: { file: string; layout: RecordLayout }, groups: Array<[number, number]>): Promise<void> {
+async function verifyChecked(pass: RangeToVerify, checker: BucketChecker, records: { file: string; layout: RecordLayout }, groups: Array<[number, number]>): Promise<void> {
   const largeKeys = pass.largeKeys;
   const pending: Array<Promise<CheckedBuckets> | undefined> = [];
   const send = (g: number) => {
@@ -240,13 +240,13 @@ async function verifyChecked(pass: RangeInHand, checker: BucketChecker, records:
  * Whether run k is checked apart: a bucket whose every pair is tried, which a large key (more than
  * bucketChunk members, verified here a chunk at a time) is not, however few its members.
  */
-function checkedApart(pass: RangeInHand, k: number): boolean {
+function checkedApart(pass: RangeToVerify, k: number): boolean {
   const size = pass.window.runs[2 * k + 1] - pass.window.runs[2 * k];
   return size <= PAIRWISE_BUCKET && size <= pass.bucketChunk;
 }
 
 /** The small runs (buckets checked apart) of runs [from, to): their records' places one after the other, and where each starts. */
-function smallRuns(pass: RangeInHand, from: number, to: number): { order: Uint32Array; bounds: Uint32Array } {
+function smallRuns(pass: RangeToVerify, from: number, to: number): { order: Uint32Array; bounds: Uint32Array } {
   const { order, runs } = pass.window;
   const placeOf = pass.source.placeOf;
   const picked: number[] = [];
@@ -259,7 +259,7 @@ function smallRuns(pass: RangeInHand, from: number, to: number): { order: Uint32
 }
 
 /** A group's runs in order: a small one from its checked pairs, a larger one verified here (its signatures loaded here). */
-async function replayGroup(pass: RangeInHand, [from, to]: [number, number], checked: CheckedBuckets): Promise<void> {
+async function replayGroup(pass: RangeToVerify, [from, to]: [number, number], checked: CheckedBuckets): Promise<void> {
   const { order, runs } = pass.window;
   const isSmall = (k: number) => checkedApart(pass, k);
   if (to - from === 1 && loadedInGroups(pass, from)) {

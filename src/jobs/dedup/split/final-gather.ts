@@ -49,7 +49,7 @@ export async function gatherPairs(pairsIndex: PairsIndex, run: SharedRun, number
   const shares = await completeShares(pairsIndex, run);
   const problems: PairsProblem[] = [];
   const held: boolean[] = [];
-  for (let k = 0; k < shares.length; k++) held.push(await holdsItsPages(pairsIndex, run, { number: k + 1, count: run.count }, shares[k], problems));
+  for (let k = 0; k < shares.length; k++) held.push(await pagesMatchMarker(pairsIndex, run, { number: k + 1, count: run.count }, shares[k], problems));
   // (Counted from the shares whose pages the engine holds: a forged marker's count is not taken.)
   const announced = shares.reduce((sum, share, k) => sum + (held[k] ? share.pairs : 0), 0);
   const gathered: Gathered = { pairs: new PairParts(announced, spill), pages: [], shares, problems, belowBar: 0 };
@@ -58,7 +58,7 @@ export async function gatherPairs(pairsIndex: PairsIndex, run: SharedRun, number
 }
 
 /** Whether the engine holds exactly the pages a share's marker lists (else the share is named, and its pages are not read: a forged marker may list millions). */
-async function holdsItsPages(pairsIndex: PairsIndex, run: SharedRun, share: SharePlan, progress: ShareProgress, problems: PairsProblem[]): Promise<boolean> {
+async function pagesMatchMarker(pairsIndex: PairsIndex, run: SharedRun, share: SharePlan, progress: ShareProgress, problems: PairsProblem[]): Promise<boolean> {
   const listed = progress.pages.reduce((sum, count) => sum + count, 0);
   const held = await pairsIndex.countPages(run.run, share.number);
   if (held === listed) return true;
