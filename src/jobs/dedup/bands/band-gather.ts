@@ -1,19 +1,10 @@
-// A spilled band's members gathered in bucket order, so that verifying it reads the disk in order. The
-// records file holds every document's signature in scan order; a band's buckets want their members' records
-// in the order of their keys, scattered through it. Read where they lie, a hundred million documents' records
-// (37 GB and more, larger than the page cache) come from the device a 4 KB page at a time, at random: the
-// bands of a hundred million took longer than a session. So, as datatrove lays its buckets out before it
-// reads them, each band's members are first copied out of the records file in one pass in order (the disk's
-// full rate, about 2 GB/s here against 54 MB/s at random), into range files: a range is a run of buckets of
-// about `target` members, the range files of one band hold each member once, each file in slot order.
-// Verifying a range then reads one small file, mostly from the page cache, and memory holds one range.
-//
-// A bucket larger than a range (a key of boilerplate held by millions) is cut into several ranges, read one
-// after the other (its members are verified a chunk at a time anyway: large-key.ts).
-//
-// Input: the band's members with their ranges, as its sort planned them (band-ranges.ts), the records file
-// and its layout; output: each range given its file. The gather runs beside the sort, on the sorting core when there is one
-// (band-sort.worker.ts); the verifier removes each range file once the range is verified.
+// A spilled band's members gathered in bucket order, so that its verification reads the disk in order (read
+// where they lie, once the records outgrow the page cache, they come a page at a time at random). As datatrove
+// lays its buckets out before it reads them, each band's members are copied out of the records file in one
+// pass in order (records-sweep.ts) into range files, by the ranges its sort planned (band-ranges.ts: runs of
+// buckets of about `target` members, a larger bucket cut into several); each file, in slot order, is read back
+// (mostly from the page cache) while its range is verified (range-records.ts) and removed after. The gather
+// runs on the sorting core when there is one (band-sort.worker.ts).
 import path from 'node:path';
 import type { BandMembersAt } from './band-ranges.js';
 import { RecordWriter, SlotBits, sweepRecords } from '../spill/records-sweep.js';

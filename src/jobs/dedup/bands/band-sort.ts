@@ -11,11 +11,9 @@
 // 136 MB at 2^24 keys a part, unless one top byte holds more), whatever the size of the band, for one more
 // read of its hashes a part.
 //
-// The bands of a spilled pass are sorted ahead on another core (BandSorter; the thread's code in
-// band-sort.worker.ts): while the caller verifies bands b..b+k-1, the thread sorts the next k, so that each
-// band costs the longer of its sort and its verification rather than both. Their members come back in two
-// files a band (band-members-file.ts), read a range at a time; when asked, the thread also gathers the bands'
-// members into range files in bucket order (band-gather.ts), all k bands in one pass over the records.
+// The bands of a spilled pass are sorted ahead on another core (BandSorter; its code in band-sort.worker.ts):
+// while the caller verifies bands b..b+k-1 the thread sorts the next k (and, when asked, gathers them:
+// band-gather.ts), so that each band costs the longer of its sort and its verification rather than both.
 import { Piscina } from 'piscina';
 import { forCount, plural } from '../../../plural.js';
 import { workerFile } from '../../../worker-file.js';

@@ -1,12 +1,10 @@
-// The records of the documents the clusters' cut reads, gathered out of the spill's records file first. The
-// cut reads the signatures of every family member (the documents in a verified pair: thirteen million of a
-// hundred million), a batch of families at a time, their slots scattered through the whole records file:
-// when that file is larger than the page cache, each record costs a 4 KB page from the device at random
-// (422 s of the 36 minutes at a hundred million). So, as the bands are gathered (band-gather.ts), the
-// members' records are first copied out in one pass in order (records-sweep.ts) into a file of their own,
-// in slot order, which the page cache then holds (368 to 624 bytes a member); a member's place in it is its
-// rank among the members (SlotBits: 0.25 bytes a document). Input: the records file and the members' slots;
-// output: their signatures by slot, read from the gathered file; the file is removed with the spill.
+// The records of the documents the clusters' cut reads, gathered out of the spill's records file first: the
+// cut reads every family member's signature (the documents in a verified pair), a batch of families at a
+// time, their slots scattered through the records file, each a page from the device at random once the file
+// outgrows the page cache. So, as the bands are gathered (band-gather.ts), the members' records are copied
+// out in one pass in order (records-sweep.ts) into a file of their own, in slot order, which the page cache
+// holds (368 to 624 bytes a member); a member's place in it is its rank among the members (SlotBits: 0.25
+// bytes a document). The file is removed with the spill.
 import { closeSync, openSync, rmSync } from 'node:fs';
 import { RecordWriter, SlotBits, sweepRecords } from '../spill/records-sweep.js';
 import { spillRoom } from '../spill/spill-folder.js';

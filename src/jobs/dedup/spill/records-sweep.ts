@@ -1,9 +1,9 @@
 // One pass in order over a spill's records file, copying the records of chosen slots into files of their
 // own: what the gathered bands (band-gather.ts) and the clusters' cut (member-records.ts) do so that the
-// disk is read in order at its full rate (about 2 GB/s here) rather than a 4 KB page at a time at random
-// (54 MB/s) once the records are larger than the page cache. The chosen slots are a bit a document, with the
-// count of chosen slots before each word (SlotBits: 0.25 bytes a document), so that a chosen slot's rank
-// among them, the order the sweep meets them in, is found without a table of slots.
+// disk is read in order at its full rate, not a page at a time at random, once the records outgrow the page
+// cache. The chosen slots are a bit a document, with the count of chosen slots before each word (SlotBits:
+// 0.25 bytes a document), so that a chosen slot's rank among them, the order the sweep meets them in, is
+// found without a table of slots.
 import { closeSync, openSync, rmSync } from 'node:fs';
 import { popcount32 } from '../../../sketch/simhash.js';
 import { readAll, writeAll } from './spill-folder.js';

@@ -1,11 +1,9 @@
 // Disjoint sets over document ids, with path halving and union by rank. Only documents that have joined
-// another have a row (doc-rows.ts): its parent's row and a byte of rank, found by document number (number
-// in doc-numbers.ts' numbering); a document without a row is a set of its own. So the sets cost 17 to 28
-// bytes a document in a verified pair (with the rows' table) and nothing for the others: a hundred million
-// documents of which fifteen million have a near-duplicate keep their sets in about 300 MB (500 MB by
-// document number before). Given a disk to spill to (spillTo), the rows are written there by number and let
-// go whenever they reach a set number, and a written document met again is read back (sets-on-disk.ts): the
-// sets are the same, memory holds only the rows met since the last write.
+// another have a row (doc-rows.ts): its parent's row and a byte of rank, found by document number; a document
+// without a row is a set of its own, so the sets cost 17 to 28 bytes a document in a verified pair (with the
+// rows' table) and nothing for the others. Given a disk to spill to (spillTo), the rows are written there by
+// number and let go whenever they reach a set number, and a written document met again is read back
+// (sets-on-disk.ts): the sets are the same, memory holds only the rows met since the last write.
 import { type DocIds, DocNumbers, enlarged } from '../documents/doc-numbers.js';
 import { DocRows } from './doc-rows.js';
 import type { Families, SetsOnDisk } from './sets-on-disk.js';
