@@ -7,8 +7,10 @@
 import { createHash } from 'node:crypto';
 import { UsageError, UserError } from '../errors.js';
 
+/** Which AWS service a request is signed for: es (managed domains) or aoss (Serverless). */
 export type AwsService = 'es' | 'aoss';
 
+/** What the user says of SigV4 signing; every field left out is found from the host name or the AWS environment. */
 export interface AwsOptions {
   /** Region of the domain or collection; else read from its host name, else AWS_REGION / AWS_DEFAULT_REGION. */
   region?: string;
@@ -18,6 +20,7 @@ export interface AwsOptions {
   profile?: string;
 }
 
+/** Credentials as the AWS provider chain gives them (temporary ones expire). */
 export interface AwsCredentials {
   accessKeyId: string;
   secretAccessKey: string;
@@ -25,6 +28,7 @@ export interface AwsCredentials {
   expiration?: Date;
 }
 
+/** Everything a request needs to be signed, resolved once per connection. */
 export interface AwsSigning {
   region: string;
   service: AwsService;

@@ -19,7 +19,9 @@ import { atLeast, type ClientPackage, clientSupport, majorSupport, supportedRang
 export type { EngineInfo, Flavour } from './detect.js';
 export type { ClientPackage } from './support.js';
 
+/** The methods near-dup sends; HEAD only to ask whether something exists. */
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'DELETE' | 'HEAD';
+/** Query-string parameters; undefined ones are left out of the URL. */
 export type QueryParams = Record<string, string | number | boolean | undefined>;
 
 interface RawResponse {
@@ -35,6 +37,7 @@ interface Sender {
   close(): Promise<void>;
 }
 
+/** How one request is sent: retried or not, and how long it may take. */
 export interface RequestOptions {
   /**
    * Send again after a timeout, a dropped connection, 429 or 502/503/504 (default true). False for a
@@ -54,6 +57,7 @@ export const MAX_TEXT_ANSWER_BYTES = bufferLimits.MAX_STRING_LENGTH;
 /** First wait before a retry; doubled each time, with jitter. */
 const RETRY_BASE_MS = 250;
 
+/** One hit of a search answer, with the sequence number and primary term a guarded write needs. */
 export interface SearchHit<TSource = Record<string, unknown>> {
   _index: string;
   _id: string;
@@ -67,6 +71,7 @@ export interface SearchHit<TSource = Record<string, unknown>> {
   fields?: Record<string, unknown[]>;
 }
 
+/** A search answer as both engines give it (total as a number or an object, by version). */
 export interface SearchResponse<TSource = Record<string, unknown>> {
   took: number;
   timed_out: boolean;
@@ -82,6 +87,7 @@ export function totalHits(total: number | { value: number } | undefined): number
   return typeof total === 'number' ? total : (total?.value ?? 0);
 }
 
+/** The answer to a get of one document. */
 export interface GetResponse<TSource = Record<string, unknown>> {
   _index: string;
   _id: string;
@@ -102,6 +108,7 @@ export interface BulkResponseItem {
   error?: { type?: string; reason?: string; [key: string]: unknown } | string;
 }
 
+/** A bulk answer as the engine sends it: each item keyed by its action. */
 export interface BulkResponseBody {
   took?: number;
   errors: boolean;
@@ -118,6 +125,7 @@ export interface BulkItemResult {
   error?: { type?: string; reason?: string };
 }
 
+/** A bulk answer with every item in one shape (`EngineClient.bulk`), so that callers need not know the action. */
 export interface BulkResult {
   took?: number;
   errors: boolean;

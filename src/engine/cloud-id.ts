@@ -3,6 +3,7 @@
 // the raw ones, dashboards') goes to the same URL the official client derives from `cloud: { id }`.
 import { UsageError } from '../errors.js';
 
+/** What an Elastic Cloud id decodes to: the deployment's name and the URLs of its endpoints. */
 export interface CloudEndpoints {
   /** The deployment's name (before the colon). */
   name: string;

@@ -8,6 +8,7 @@ import { caFromFingerprint, type ClientCertificate, normalizeFingerprint, readCl
 import { UsageError } from '../errors.js';
 import { parseClusterUrl, redactUrl } from './url.js';
 
+/** How to reach a cluster, as the command line's connection options give it (one place for every job). */
 export interface ConnectionOptions {
   /**
    * Cluster URL, or the URLs of several nodes of one cluster separated by commas (requests go round them,
@@ -41,6 +42,7 @@ export interface ConnectionOptions {
   maxRetries?: number;
 }
 
+/** The credentials sent with each request: one kind per connection. */
 export type Auth =
   | { kind: 'basic'; username: string; password: string }
   | { kind: 'apiKey'; apiKey: string }
@@ -67,8 +69,14 @@ export interface ResolvedConnection {
   maxRetries: number;
 }
 
+/** How long one request may take unless the connection options say otherwise. */
 export const DEFAULT_REQUEST_TIMEOUT_MS = 60_000;
 
+/**
+ * Connection options checked and loaded into one value: the node URLs clean, credentials from the URL or the options,
+ * the CA (file or fingerprint) and client certificate read, SigV4 resolved; bad input is refused in one line before
+ * any request to the cluster.
+ */
 export async function resolveConnection(options: ConnectionOptions): Promise<ResolvedConnection> {
   const parsed = parseNodeUrls(urlOf(options));
   const auth = credentialsOf(options, parsed);

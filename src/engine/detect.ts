@@ -6,8 +6,10 @@ import { EngineConnectionError, EngineResponseError } from './errors.js';
 import { type RawAnswer, rawRequest } from './raw-request.js';
 import { joinUrl } from './url.js';
 
+/** The two engines near-dup serves. */
 export type Flavour = 'opensearch' | 'elasticsearch';
 
+/** Which engine answers and what its version supports, asked once per connection. */
 export interface EngineInfo {
   flavour: Flavour;
   /** The version number the cluster reports, e.g. "2.19.1". */

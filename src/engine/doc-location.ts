@@ -3,6 +3,10 @@
 // and every read of one by id, goes to that place: an update sent to an alias over several indices, to a
 // data stream, or without the routing the document was indexed with, is refused or lands on the wrong shard.
 
+/**
+ * Where a document lives (its concrete index, and routing when it has one), so that a write reaches it and not a copy
+ * made elsewhere.
+ */
 export interface DocLocation {
   index: string;
   routing?: string;

@@ -111,6 +111,7 @@ export function errorCode(err: unknown): string | undefined {
   return undefined;
 }
 
+/** What an error message may say of the operation that failed, so that the user is told what to do. */
 export interface ErrorContext {
   /** The cluster URL (credentials are removed before it is shown). */
   url: string;

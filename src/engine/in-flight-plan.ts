@@ -20,6 +20,7 @@ const MAX_LIMIT = 16;
 /** The cluster's shape is asked for at most this long; then the fallback. */
 const SHAPE_TIMEOUT_MS = 5000;
 
+/** How many writes a job keeps in flight, and why that many. */
 export interface InFlightPlan {
   /** Requests in flight to start with, and at most. */
   limit: number;

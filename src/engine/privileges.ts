@@ -8,6 +8,7 @@ import type { BulkResponseBody, HttpMethod } from './client.js';
 import { EngineConnectionError, EngineResponseError } from './errors.js';
 import { privilegeRefusal } from './refusal.js';
 
+/** The part of the client the privilege probes need, so that index administration can probe through either client. */
 export interface PrivilegeProbeAccess {
   readonly url: string;
   /** Amazon OpenSearch Serverless: no scroll to ask about (its scans use a point in time). */
@@ -20,6 +21,7 @@ export interface PrivilegeProbeAccess {
 /** How the job writes: partial updates (annotate, dedup) or whole documents (ingest, annotate --keep-version). */
 export type WriteAction = 'update' | 'index';
 
+/** A write a job is about to make, checked for privilege before it starts rather than failing halfway. */
 export interface WriteProbe {
   action: WriteAction;
   /** Also check that the index may be refreshed (the job refreshes after writing, to count what it wrote). */

@@ -68,6 +68,7 @@ export function jsonOrText(text: string): unknown {
   }
 }
 
+/** A body past its limit: a raw request never holds an answer of unbounded size. */
 export class BodyTooLargeError extends Error {
   override name = 'BodyTooLargeError';
 }

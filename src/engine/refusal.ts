@@ -74,6 +74,10 @@ const CLUSTER_LEVEL_INDEX_ACTIONS = [
   /^indices:admin\/aliases\/get$/,
 ];
 
+/**
+ * Whether OpenSearch checks an action at cluster level, so that a refusal names the role's cluster_permissions rather
+ * than its index_permissions.
+ */
 export function isClusterLevel(action: string): boolean {
   return !action.startsWith('indices:') || CLUSTER_LEVEL_INDEX_ACTIONS.some((pattern) => pattern.test(action));
 }

@@ -11,6 +11,7 @@ export type RetryCause = 'status429' | 'status5xx' | 'timeout' | 'connection';
 const RETRYABLE_5XX = new Set([502, 503, 504]);
 const CONNECTION_CODES = new Set(['ECONNRESET', 'ECONNREFUSED', 'EPIPE', 'UND_ERR_SOCKET', 'ECONNABORTED', 'EHOSTUNREACH', 'ENETUNREACH']);
 
+/** The HTTP status of an error from either client or a raw request, wherever it keeps it. */
 export function statusOf(err: unknown): number | undefined {
   const e = err as { statusCode?: number; meta?: { statusCode?: number }; status?: number } | undefined;
   return e?.statusCode ?? e?.meta?.statusCode ?? e?.status;
@@ -37,6 +38,7 @@ export function backoffDelay(attempt: number, baseMs: number, capMs = 30_000): n
   return Math.round(Math.random() * Math.min(capMs, baseMs * 2 ** (attempt - 1)));
 }
 
+/** How many retries a run made, by cause, for its summary. */
 export type RetryCounts = Record<RetryCause, number>;
 
 /** Retries by cause and the time spent waiting before them; one per client, shared by every job step. */
@@ -71,4 +73,5 @@ export interface RetrySnapshot extends RetryCounts {
   waitedSeconds: number;
 }
 
+/** A pause of `ms` milliseconds, for backoff between retries. */
 export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));

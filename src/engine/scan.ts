@@ -19,6 +19,7 @@ import { type RequestOptions, totalHits } from './client.js';
 import { ScanLostError } from './errors.js';
 import { type RetryLog, retryCause } from './retry.js';
 
+/** The part of the client a scan needs: one request at a time, and where to count a restart. */
 export interface SearchTransport {
   /** One HTTP request to the cluster; resolves to the parsed JSON body, throws on an error status. */
   request<T = any>(method: 'GET' | 'POST' | 'PUT' | 'DELETE' | 'HEAD', path: string, body?: unknown, query?: Record<string, string>, options?: RequestOptions): Promise<T>;
@@ -26,6 +27,7 @@ export interface SearchTransport {
   readonly retries?: RetryLog;
 }
 
+/** One document as a scan yields it. */
 export interface ScanHit {
   _index: string;
   _id: string;
@@ -49,6 +51,7 @@ export interface ScanHit {
  */
 export type LostPageRecovery = 'skip-seen' | ((why: string) => Promise<Record<string, unknown>>);
 
+/** What to scan and how: the index, the query, the fields read, a slice, and which point in time the engine offers. */
 export interface ScanOptions {
   index: string;
   query?: Record<string, unknown>;
@@ -81,6 +84,10 @@ export interface ScanOptions {
 // Declared with the engine's other errors (errors.ts), where the client tells it apart; its users import it here too.
 export { ScanLostError };
 
+/**
+ * Every document of an index matching the query, a page at a time: a point in time where the engine has one, else a
+ * scroll, started again from a known position when a page is lost.
+ */
 export async function* scanIndex(transport: SearchTransport, options: ScanOptions): AsyncGenerator<ScanHit[]> {
   if (options.pointInTime === 'elasticsearch' && !options.slice) yield* scanWithPointInTime(transport, options);
   else if (options.pointInTime === 'serverless' && !options.slice) yield* scanWithOpenSearchPointInTime(transport, options);

@@ -54,6 +54,7 @@ export interface MajorSupport {
   engine: { name: string; port: number; java: number };
 }
 
+/** src/engine/support.json as read: what each engine major supports and which client package serves it. */
 export interface SupportTable {
   flavours: Record<Flavour, FlavourSupport>;
   clients: Record<ClientPackage, ClientSupport>;

@@ -37,6 +37,7 @@ export async function readPemFile(path: string, option: string, marker: string, 
   return text;
 }
 
+/** A client certificate and its key, as PEM text, for clusters that ask for one. */
 export interface ClientCertificate {
   cert: string;
   key: string;

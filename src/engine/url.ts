@@ -1,6 +1,7 @@
 // Cluster URLs: normalized for the clients, and never shown with their credentials.
 import { UsageError } from '../errors.js';
 
+/** A cluster URL taken apart: the URL shown and sent to, and the credentials it carried. */
 export interface ParsedClusterUrl {
   /** The URL without credentials, without a trailing slash: what clients get and messages show. */
   url: string;
