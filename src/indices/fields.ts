@@ -4,6 +4,7 @@
 import { ownValue } from '../own-keys.js';
 import type { IndexMappings } from '../engine/client.js';
 
+/** Whether a field is in an index's mapping; unknown when the mapping takes fields dynamically and so cannot tell. */
 export type FieldPresence = 'mapped' | 'absent' | 'unknown';
 
 interface Node {

@@ -59,6 +59,7 @@ export async function governedByStreamTemplate(access: TemplateAccess, name: str
   return governing?.index_template.data_stream !== undefined && governing.index_template.data_stream !== null;
 }
 
+/** What `init` did to one data stream's index template. */
 export interface StreamTemplateResult {
   stream: string;
   template: string;

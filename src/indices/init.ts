@@ -20,6 +20,7 @@ import {
   putMappingBody,
 } from './mapping.js';
 
+/** What `init` did to one index, for its report. */
 export interface IndexInitResult {
   index: string;
   /** created: a new index; updated: fields added; unchanged: everything was already there. */
@@ -115,6 +116,7 @@ function dedupeConflicts(conflicts: MappingConflict[]): MappingConflict[] {
   return [...seen.values()];
 }
 
+/** What `init --template` made, and the templates that would outrank it. */
 export interface TemplateInitResult {
   componentTemplate: string;
   indexTemplate?: string;

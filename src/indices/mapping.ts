@@ -10,6 +10,9 @@ import type { KeyLists } from '../stored/write.js';
 export { DEFAULT_PREFIX, type FieldMapping };
 /** Name of the index template; the component template is `<name>-fields`. */
 export const DEFAULT_TEMPLATE_NAME = 'near-dup';
+/**
+ * The index template's priority unless `--template-priority` says otherwise (`init` says which templates outrank it).
+ */
 export const DEFAULT_TEMPLATE_PRIORITY = 100;
 
 /** The fields under the prefix, name -> mapping (stored/layout.ts STORED). */
@@ -44,6 +47,7 @@ export function createIndexBody(prefix: string = DEFAULT_PREFIX): { mappings: { 
   return { mappings: putMappingBody(prefix) };
 }
 
+/** The component template holding the near-dup fields, named after the index template that composes it. */
 export function componentTemplateName(templateName: string = DEFAULT_TEMPLATE_NAME): string {
   return `${templateName}-fields`;
 }
@@ -76,6 +80,7 @@ export function indexTemplateBody(
   };
 }
 
+/** A near-dup field the index maps otherwise than near-dup needs, so that `init` refuses it with both mappings said. */
 export interface MappingConflict {
   /** Full dotted path of the field, e.g. "near_dup.bands". */
   field: string;
@@ -85,6 +90,7 @@ export interface MappingConflict {
   wanted: string;
 }
 
+/** What an index's mapping lacks, has, and has wrongly of the near-dup fields: what `init` will add or refuse. */
 export interface MappingPlan {
   /** Near-dup field names (without prefix) the index does not have yet. */
   missing: string[];
