@@ -5,6 +5,7 @@
 // Dashboards' field list all come from it. Adding a stored field is an entry here, plus its use.
 import { ownValue, setOwn } from '../own-keys.js';
 
+/** The object the near-dup fields live under unless `--prefix` says otherwise. */
 export const DEFAULT_PREFIX = 'near_dup';
 
 /** A field's mapping, as the engine takes it. */
@@ -83,7 +84,9 @@ const CONTAINMENT = {
 /** Every field near-dup writes under the prefix, in the order of the mapping. */
 export const STORED: Readonly<typeof SIGNATURE & typeof CLUSTERS & typeof CONTAINMENT> = { ...SIGNATURE, ...CLUSTERS, ...CONTAINMENT };
 
+/** The name of a stored field (without the prefix). */
 export type StoredField = keyof typeof STORED;
+/** The name of a field that makes up a signature, as opposed to those dedup and containment write. */
 export type SignatureField = keyof typeof SIGNATURE;
 
 /** The value of a stored field as written. */

@@ -84,8 +84,13 @@ export function parseParams(params: string): Params | undefined {
  * is the same test as the engine's (anchored) regexp query runs it, to find such documents.
  */
 const PARAMETER_SET = /^[^;]+:[0-9]+;seed=[0-9]+(;[\s\S]*)?$/;
+/**
+ * The params keyword's pattern as an engine regexp query takes it (anchored by the engine), to find documents whose
+ * params are not a parameter set.
+ */
 export const PARAMETER_SET_REGEXP = '[^;]+:[0-9]+;seed=[0-9]+(;.*)?';
 
+/** Whether a value is a params keyword (condenser spec and seed, then settings), not checked further. */
 export function isParameterSet(value: unknown): value is string {
   return typeof value === 'string' && PARAMETER_SET.test(value);
 }
