@@ -24,6 +24,7 @@ export interface BulkOperation {
 /** Sends one NDJSON bulk body; throws on a transport or HTTP error (with statusCode when there is one). */
 export type BulkSend = (ndjson: string) => Promise<BulkResponseBody>;
 
+/** How a bulk writer sends and bounds its requests; every bound has a default the jobs share. */
 export interface BulkWriterOptions {
   send: BulkSend;
   /** Flush a request when its body reaches this many bytes (default 5 MB). */
@@ -81,6 +82,7 @@ function reasonOf(error: BulkResponseItem['error']): string {
   return [error.type, error.reason].filter(Boolean).join(': ') || 'unknown error';
 }
 
+/** What a bulk writer did, for the job's summary. */
 export interface BulkStats {
   requests: number;
   succeeded: number;
@@ -93,6 +95,10 @@ export interface BulkStats {
 /** A bulk request's size by default: at most 5 MB and 1,000 operations (as the Elasticsearch client's bulk helper flushes at 5 MB). */
 export const BULK_DEFAULTS = { maxBytes: 5 * 1024 * 1024, maxOperations: 1000 } as const;
 
+/**
+ * Writes operations in bulk requests bounded by bytes and count, a bounded number in flight, retrying what may succeed
+ * and reporting each item that fails (the file header says how).
+ */
 export class BulkWriter {
   private readonly queue: PQueue;
   private readonly maxBytes: number;

@@ -6,6 +6,7 @@ import path from 'node:path';
 import { UserError } from '../errors.js';
 import { replaceFile, STATE_FOLDER } from './file-writes.js';
 
+/** A long job's checkpoint on disk: what it was doing, and what must match for `--resume` to go on with it. */
 export interface Checkpoint {
   job: string;
   index: string;
@@ -19,11 +20,19 @@ export interface Checkpoint {
   checksums?: Record<string, string>;
 }
 
+/**
+ * Where a job keeps its checkpoint for an index (and slice), under the state folder, the index name made safe as a
+ * file name.
+ */
 export function defaultCheckpointPath(job: string, index: string, slice?: { id: number; max: number }): string {
   const safe = index.replace(/[^A-Za-z0-9._-]/g, '_');
   return path.join(STATE_FOLDER, `${job}-${safe}${slice ? `-slice${slice.id}of${slice.max}` : ''}.json`);
 }
 
+/**
+ * The checkpoint at `file`, or undefined when there is none; a damaged one is refused with how to start over, not
+ * taken.
+ */
 export async function readCheckpoint(file: string): Promise<Checkpoint | undefined> {
   let text: string;
   try {
@@ -56,6 +65,7 @@ function checkpointProblem(value: unknown): string | undefined {
   return undefined;
 }
 
+/** Writes a checkpoint whole (through a temporary file), so that a crash leaves the old one or the new, never half. */
 export async function writeCheckpoint(file: string, checkpoint: Checkpoint): Promise<void> {
   await writeJsonFile(file, checkpoint);
 }

@@ -27,6 +27,7 @@ export const MIN_REVERSE_SAMPLE = 16;
 /** The query side: its signature, sample and distinct-token count. */
 export type ContainmentQuery = Pick<StoredSignature, 'params' | 'values' | 'simhash' | 'sample' | 'distinct'>;
 
+/** A document that holds the query, or that the query holds, with the estimate checked here. */
 export interface ContainmentHit {
   id: string;
   index: string;
@@ -46,9 +47,12 @@ export interface ContainmentHit {
  * direction costs the engine more: a small document needs few shared tokens, so many documents are counted.
  */
 export type ContainmentDirection = 'inside' | 'holds' | 'both';
+/** Every direction, in the order the command line offers them. */
 export const CONTAINMENT_DIRECTIONS: readonly ContainmentDirection[] = ['inside', 'holds', 'both'];
+/** Where was this passage quoted: the question asked most, and the cheaper one for the engine. */
 export const DEFAULT_DIRECTION: ContainmentDirection = 'inside';
 
+/** Where to look and what to keep: the index, the prefix, the bar, the direction. */
 export interface ContainmentLookup {
   index: string;
   prefix: string;
@@ -58,6 +62,7 @@ export interface ContainmentLookup {
   excludeId?: string;
 }
 
+/** The hits kept, and how much the engine was asked, for the lookup's report. */
 export interface ContainmentResult {
   hits: ContainmentHit[];
   candidates: number;
@@ -86,6 +91,10 @@ export function sampleTerms(stored: unknown): string[] {
 
 const interval = (e: ContainmentEstimate): [number, number] => [e.low, e.high];
 
+/**
+ * The documents that hold the query or that it holds, by its sampled tokens; refused with what to run when the index's
+ * signatures have no containment sample.
+ */
 export async function findContaining(client: EngineClient, query: ContainmentQuery, lookup: ContainmentLookup): Promise<ContainmentResult> {
   const every = sampleEvery(query.params);
   if (every === 0) {

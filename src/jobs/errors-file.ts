@@ -5,6 +5,10 @@ import { mkdirSync, type WriteStream } from 'node:fs';
 import path from 'node:path';
 import { closeStream, openForAppend, streamInto } from './file-writes.js';
 
+/**
+ * The errors file of a job: opened on the first failure, one JSON line a document, never stopping the job when it
+ * cannot be written.
+ */
 export class ErrorsFile {
   private stream?: WriteStream;
   count = 0;

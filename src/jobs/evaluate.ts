@@ -17,12 +17,14 @@ import { type TruthReport, truthReport } from './evaluate/truth-report.js';
 import { replaceFile } from './file-writes.js';
 import { plural } from '../plural.js';
 
+/** What `evaluate` reads (its pair source) and where it writes its report and plots. */
 export interface EvaluateOptions extends PairSource {
   out: string;
   /** The similarity lookups keep by default, marked on the plots (default 0.5). */
   currentThreshold: number;
 }
 
+/** What `evaluate` wrote, with the report and the next commands it suggests. */
 export interface EvaluateSummary {
   index: string;
   params: string;
@@ -34,8 +36,13 @@ export interface EvaluateSummary {
   files: string[];
 }
 
+/** The report's name in the output folder, for both kinds of evaluation. */
 export const REPORT_FILE = 'report.json';
 
+/**
+ * Measures how well the index's signatures find its near-duplicate pairs at each threshold, writes report.json and the
+ * plots, and the next commands its recommendation calls for.
+ */
 export async function evaluateIndex(client: EngineClient, options: EvaluateOptions): Promise<EvaluateSummary> {
   let gathered: GatheredPairs;
   try {
@@ -82,10 +89,15 @@ async function writePlots(report: QualityReport, out: string): Promise<string[]>
   return files;
 }
 
+/**
+ * What `evaluate --truth-field` reads (dedup's clusters, and the field naming each document's source) and where
+ * it writes its report.
+ */
 export interface TruthOptions extends TruthSource {
   out: string;
 }
 
+/** What `evaluate --truth-field` wrote, and how long the run took. */
 export interface TruthSummary {
   index: string;
   out: string;

@@ -27,6 +27,7 @@ export const STATE_FOLDER = '.near-dup';
 /** O_NOFOLLOW where the platform has it (Windows has no such flag and no such links to plant). */
 const NO_FOLLOW = constants.O_NOFOLLOW ?? 0;
 
+/** How a file is replaced: the mode it is made with. */
 export interface ReplaceOptions {
   /** File mode of a new file (the umask applies): 0o600 for state, 0o666 (the default) for outputs. */
   mode?: number;

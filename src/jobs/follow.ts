@@ -22,6 +22,7 @@ import { type AnnotateOptions, type AnnotateSettings, type AnnotateSummary, anno
 import { templateForJob } from './template-sample.js';
 import { defaultCheckpointPath, identityDifferences, writeJsonFile } from './checkpoint.js';
 
+/** `annotate --follow`: annotate's options, how long to wait between passes, and what to tell the caller. */
 export interface FollowOptions extends AnnotateOptions {
   intervalMs: number;
   /** After each pass. */
@@ -36,6 +37,7 @@ export interface FollowOptions extends AnnotateOptions {
   marksFile?: string;
 }
 
+/** What every pass of a follow did together, for the summary at its end. */
 export interface FollowTotals {
   passes: number;
   annotated: number;
@@ -43,6 +45,7 @@ export interface FollowTotals {
   failed: number;
 }
 
+/** One pass of a follow, as its caller is told of it. */
 export interface FollowPass {
   pass: number;
   /** Whether the pass read the whole job (the first, or after an index was made anew). */
@@ -72,6 +75,7 @@ export function parseInterval(text: string | number): number {
   return ms;
 }
 
+/** Annotates the index again and again, each pass only what was written since the last one, until stopped. */
 export async function followIndex(client: EngineClient, options: FollowOptions): Promise<FollowTotals> {
   const totals: FollowTotals = { passes: 0, annotated: 0, unchanged: 0, failed: 0 };
   // The job's query, slice and resume as given, resolved once; each pass narrows the query.

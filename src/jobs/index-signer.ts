@@ -9,6 +9,7 @@ import { findTemplate, loadTemplate, type TemplateRequest, templateDraw } from '
 import type { SignerOptions } from '../signature.js';
 import { signerForIndex } from './similar.js';
 
+/** How a job that writes into an index chooses its signer: the options given, and the template draw asked for. */
 export interface IndexSignerOptions {
   /** The signer options given (checked against the index's params when no template draw is asked for). */
   signer?: SignerOptions;

@@ -15,9 +15,11 @@ import { paramsHeld } from './params-held.js';
 import { loadTemplate } from '../indices/template-store.js';
 import { planMapping } from '../indices/mapping.js';
 
+/** Which candidates `similar` asks the engine for: by band keys, by SimHash blocks, or both. */
 export type SimilarMethod = 'minhash' | 'simhash' | 'both';
 /** What a hit is measured by: the Jaccard of the two token sets, or how much of one is inside the other. */
 export type SimilarMeasure = 'jaccard' | 'containment';
+/** Every measure, in the order the command line offers them. */
 export const SIMILAR_MEASURES: readonly SimilarMeasure[] = ['jaccard', 'containment'];
 /** The default minSimilarity of each measure. */
 export const DEFAULT_MIN_SIMILARITY: Readonly<Record<SimilarMeasure, number>> = { jaccard: 0.5, containment: 0.8 };
@@ -33,6 +35,7 @@ export const SIMILAR_DEFAULTS = {
   candidateLimit: 1000,
 } as const satisfies Partial<SimilarOptions>;
 
+/** What `similar` looks up (a stored document or a text) and what it keeps. */
 export interface SimilarOptions {
   index: string;
   prefix?: string;
@@ -57,6 +60,7 @@ export interface SimilarOptions {
   candidateLimit?: number;
 }
 
+/** A candidate left out because its stored signature is damaged, named so that it can be annotated again. */
 export interface DamagedDocument {
   id: string;
   index: string;
@@ -66,6 +70,7 @@ export interface DamagedDocument {
 /** Damaged candidates named in a lookup's answer; the rest are counted. */
 export const MAX_DAMAGED_NAMED = 10;
 
+/** A document found similar, with its measures. */
 export interface SimilarHit {
   id: string;
   index: string;
@@ -78,6 +83,7 @@ export interface SimilarHit {
   reverse_containment_interval?: [number, number];
 }
 
+/** The hits of a lookup, ranked, and what the lookup did, for its report. */
 export interface SimilarResult {
   query: { id?: string; params: string; tokens: number; distinct_tokens?: number; sampled?: number };
   /**

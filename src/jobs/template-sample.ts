@@ -14,6 +14,7 @@ import { utf8Lines } from '../text/decode.js';
 
 export { DEFAULT_TEMPLATE_REQUEST, DEFAULT_TEMPLATE_SAMPLE, type TemplateRequest, templateDraw, tooFewNote } from '../indices/template-store.js';
 
+/** Where a template sample is drawn from in an index: its fields, its query, and how much of each text. */
 export interface TemplateSource {
   index: string;
   fields: readonly string[];
@@ -77,6 +78,7 @@ async function drawTemplate(client: EngineClient, source: TemplateSource, draw: 
 /** Bytes of NDJSON held in memory while a sample is drawn from a stream that cannot be read twice (standard input). */
 export const MAX_HELD_SAMPLE_BYTES = 256 * 1024 * 1024;
 
+/** How a template sample is drawn from NDJSON lines (ingest's input), and how much of a stream read once to keep. */
 export interface LineSampleOptions {
   fields: readonly string[];
   maxChars: number;
