@@ -19,6 +19,7 @@ export function withBulkOptions<T>(yargs: Argv<T>) {
     );
 }
 
+/** The bulk writing options as yargs parses them. */
 export interface BulkArgs {
   bulkSize: number;
   bulkBytes: number;

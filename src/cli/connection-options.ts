@@ -49,6 +49,10 @@ export const CREDENTIAL_OPTIONS = {
 /** --cloud-id, in place of --url: the Elasticsearch (or, for dashboards, Kibana) URL of an Elastic Cloud deployment. */
 export const CLOUD_ID_OPTION = advanced({ type: 'string' as const, describe: `Elastic Cloud id of the deployment, in place of --url [env ${CONNECTION_ENV.cloudId}]` } as const);
 
+/**
+ * The connection options every command that talks to a cluster takes, with the environment variables that stand for
+ * them.
+ */
 export function withConnectionOptions<T>(yargs: Argv<T>): Argv<T> {
   return yargs
     .option('url', {
@@ -110,6 +114,10 @@ function awsArgsFrom(argv: ConnectionArgs, env: NodeJS.ProcessEnv): ConnectionOp
   return { service, region: argv.awsRegion || undefined, profile: argv.awsProfile || env[CONNECTION_ENV.awsProfile] || undefined };
 }
 
+/**
+ * A yes/no environment variable: unset or empty is undefined, anything but true/false (1/0, yes/no, on/off) is refused
+ * naming the variable.
+ */
 export function parseBooleanEnv(value: string | undefined, name: string): boolean | undefined {
   if (value === undefined || value.trim() === '') return undefined;
   const v = value.trim().toLowerCase();

@@ -1,6 +1,7 @@
 // Reading what the user hands us: all of standard input, and bytes that may not be UTF-8.
 import { escaped } from './terminal-text.js';
 
+/** All of standard input, as bytes: it may not be UTF-8, so it is decoded where the encoding is known. */
 export async function readAllStdin(): Promise<Uint8Array> {
   const chunks: Buffer[] = [];
   for await (const chunk of process.stdin) chunks.push(chunk as Buffer);

@@ -9,6 +9,7 @@ import { UsageError } from '../errors.js';
 import { MAX_SHARES } from '../jobs/dedup/split/plan.js';
 import { MAX_LINE_BYTES } from '../signing/line-batches.js';
 
+/** The range a numeric option is held to, and whether it takes fractions. */
 export interface OptionRange {
   min: number;
   max: number;

@@ -11,6 +11,7 @@ interface Part {
   listed?: boolean;
 }
 
+/** What the progress line shows: the job, its stage, and its counts. */
 export interface LineCounts {
   job: string;
   /** The stage of a job of several, shown after the job's name. */
@@ -29,6 +30,7 @@ export interface LineCounts {
 const BAR_MAX = 28;
 const BAR_MIN = 10;
 
+/** Seconds as m:ss or h:mm:ss, for the elapsed time and the ETA. */
 export function clock(seconds: number): string {
   if (!Number.isFinite(seconds)) return '--:--';
   const s = Math.max(0, Math.round(seconds));

@@ -8,6 +8,7 @@
 import { progressLine } from './progress-line.js';
 import { escapeTerminal, jsonLine } from './terminal-text.js';
 
+/** A job's counts as it reports them to the progress printer. */
 export interface ProgressCounts {
   seen: number;
   total?: number;
@@ -25,6 +26,7 @@ const REDRAW_SECONDS = 0.1;
 /** The width taken for a terminal that gives none (a CI log shown as a terminal). */
 const UNSIZED_COLUMNS = 80;
 
+/** How often the progress is printed, and the clock it is timed by. */
 export interface ProgressPace {
   /** Seconds between JSON lines, and before the first. */
   lineSeconds?: number;
@@ -38,6 +40,7 @@ export function lineSecondsFromEnv(env: NodeJS.ProcessEnv = process.env): number
   return env.NEAR_DUP_PROGRESS_SECONDS !== undefined && env.NEAR_DUP_PROGRESS_SECONDS.trim() !== '' && value >= 0 ? value : DEFAULT_LINE_SECONDS;
 }
 
+/** A progress printer for a job: a redrawn bar on a terminal, paced JSON lines otherwise (the file header says how). */
 export function createProgressPrinter(job: string, stream: NodeJS.WriteStream = process.stderr, extra: string[] = [], pace: ProgressPace = {}) {
   const tty = stream.isTTY === true;
   const now = pace.now ?? (() => performance.now() / 1000);

@@ -12,6 +12,7 @@ import { advanced } from './help.js';
 // No yargs defaults here: an option left out stays undefined, so a command can tell the options a user gave
 // (similar refuses those that do not match the index) from the defaults, which resolveSignerSettings fills in.
 
+/** The signature options of `sign`, `annotate`, `ingest`, `similar` and the proxy, in one group of the help. */
 export function withSignerOptions<T>(yargs: Argv<T>) {
   const group = 'Signature:';
   return yargs

@@ -4,6 +4,10 @@
 import { UsageError } from '../errors.js';
 import { DEFAULT_TEMPLATE_REQUEST, type TemplateRequest } from '../indices/template-store.js';
 
+/**
+ * The template request that `--template-share` and `--template-sample` ask for (the file header says how), or a usage
+ * line for a pair that contradicts itself.
+ */
 export function templateRequestOf(argv: { templateShare?: number; templateSample?: number }): { template?: TemplateRequest | false } {
   const { templateShare: share, templateSample: sample } = argv;
   if (share === 0) {

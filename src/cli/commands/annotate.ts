@@ -39,6 +39,10 @@ interface AnnotateArgs extends ConnectionArgs, SignerArgs, BulkArgs {
   templateSample?: number;
 }
 
+/**
+ * `--query` as the engine takes it: a JSON object, unwrapped when given as `{"query": ...}`; bad JSON refused in one
+ * usage line with an example.
+ */
 export function parseQuery(text: string | undefined): Record<string, unknown> | undefined {
   if (text === undefined) return undefined;
   let query: unknown;
@@ -54,6 +58,7 @@ export function parseQuery(text: string | undefined): Record<string, unknown> | 
   return 'query' in q && Object.keys(q).length === 1 ? (q.query as Record<string, unknown>) : q;
 }
 
+/** `--slices N --slice I` checked together: both or neither, I below N. */
 export function validateSlice(slices: number | undefined, slice: number | undefined): { id: number; max: number } | undefined {
   if (slices === undefined && slice === undefined) return undefined;
   if (slices === undefined || slice === undefined) throw new UsageError('give --slices N and --slice I together (I from 0 to N-1)');
@@ -78,6 +83,10 @@ export function retriesNote(summary: { retries: RetrySnapshot; restarts?: number
   return `; ${[parts.length ? `retries: ${parts.join(', ')} (${r.waitedSeconds.toFixed(1)} s waiting)` : '', ...extra].filter(Boolean).join('; ')}`;
 }
 
+/**
+ * Annotate's summary: one line for people on stderr (what is left to do said with its command), the JSON line on
+ * stdout.
+ */
 export function printSummary(summary: AnnotateSummary, verb: string): void {
   const human =
     `${summary.dryRun ? `dry run: would have ${verb}` : verb} ${summary.annotated} of ${plural(summary.seen, 'document')} in ${summary.seconds.toFixed(1)} s ` +
@@ -99,6 +108,7 @@ export function printSummary(summary: AnnotateSummary, verb: string): void {
 }
 
 
+/** `near-dup annotate`: sign every document of an index and write the fields back. */
 export const annotateCommand: CommandModule<object, AnnotateArgs> = {
   command: 'annotate',
   describe: 'Add near-dup fields to every document of an existing index (bulk partial updates, resumable)',

@@ -31,6 +31,7 @@ interface DashboardsArgs extends ConnectionArgs {
   dedupState?: string;
 }
 
+/** `near-dup dashboards`: the saved objects for one index, imported into Dashboards or Kibana. */
 export const dashboardsCommand: CommandModule<object, DashboardsArgs> = {
   command: 'dashboards',
   describe: 'Import the near-dup index pattern, saved search, visualizations and dashboard for an index',

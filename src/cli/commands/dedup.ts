@@ -64,6 +64,7 @@ const HEAP_GROWING_PERCENT = 30;
 /** The progress line's unit for each stage of the job. */
 const UNITS: Record<DedupStage, string> = { signatures: 'signatures', bands: 'bands', 'new documents': 'docs', verify: 'pairs', cut: 'families', 'write-back': 'docs', containment: 'lookups' };
 
+/** `--canonical` read: oldest, newest, longest, or a field (`-field` for its highest value). */
 export function parseCanonical(value: string | undefined): CanonicalRule | undefined {
   if (value === undefined) return undefined;
   if (value === 'oldest' || value === 'newest' || value === 'longest') return value;
@@ -72,6 +73,7 @@ export function parseCanonical(value: string | undefined): CanonicalRule | undef
   return { field: m[2], order: m[1] ? 'desc' : 'asc' };
 }
 
+/** `near-dup dedup`: every cluster of an annotated index, written back into it. */
 export const dedupCommand: CommandModule<object, DedupArgs> = {
   command: 'dedup',
   describe: 'Find every near-duplicate cluster of an annotated index and write cluster fields back',

@@ -101,6 +101,7 @@ export function truthLines(summary: TruthSummary): string[] {
   return lines;
 }
 
+/** `near-dup evaluate`: how well the signatures find an index's duplicates, measured on its own pairs. */
 export const evaluateCommand: CommandModule<object, EvaluateArgs> = {
   command: 'evaluate',
   describe: 'Measure precision, recall and the estimate error on your own data; plots and a recommendation',

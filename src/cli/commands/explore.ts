@@ -39,6 +39,7 @@ async function fieldsNoDocumentHas(client: EngineClient, index: string, fields: 
   return `no document of "${index}" has ${fields.length > 1 ? 'any of the fields' : 'the field'} ${named}: the page will show no text; give the text field(s) the index was annotated from with --field`;
 }
 
+/** `near-dup explore`: the reviewers' web page. */
 export const exploreCommand: CommandModule<object, ExploreArgs> = {
   command: 'explore',
   describe: 'Serve a page to review duplicate clusters: members, pairs side by side with differences marked, similar documents',

@@ -2,6 +2,7 @@
 // full help): loading them all (three engine clients, Vega) cost about 0.3 s of CPU before any command.
 import type { CommandModule } from 'yargs';
 
+/** How to load each command module, by the command's name. */
 export const commandLoaders: Record<string, () => Promise<CommandModule<any, any>>> = {
   sign: async () => (await import('./sign.js')).signCommand,
   params: async () => (await import('./params.js')).paramsCommand,

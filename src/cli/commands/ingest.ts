@@ -51,6 +51,7 @@ function opened(input: ReadStream, file: string): Promise<number> {
   });
 }
 
+/** `near-dup ingest`: NDJSON documents indexed with their fields already in them. */
 export const ingestCommand: CommandModule<object, IngestArgs> = {
   command: 'ingest',
   describe: 'Index NDJSON documents (stdin or --file) with their near-dup fields already in them',

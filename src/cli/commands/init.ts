@@ -15,6 +15,7 @@ interface InitArgs extends ConnectionArgs {
   templatePriority: number;
 }
 
+/** `near-dup init`: the near-dup fields added to an index, or templates for indices to come. */
 export const initCommand: CommandModule<object, InitArgs> = {
   command: 'init',
   describe: 'Add the near-dup fields to an index (creating it if missing), or install templates for new indices',

@@ -15,6 +15,7 @@ interface ParamsArgs {
   falseNegativeWeight: number;
 }
 
+/** `near-dup params`: the bands and rows a threshold gives, without a cluster. */
 export const paramsCommand: CommandModule<object, ParamsArgs> = {
   command: 'params',
   describe: 'Print the LSH bands b and rows r chosen for a threshold (as datasketch MinHashLSH)',

@@ -100,6 +100,7 @@ async function upstreamFrom(argv: ProxyArgs, warn: (line: string) => void): Prom
   return { url: resolved.url, ca: resolved.ca, insecure: resolved.insecure, aws: resolved.aws };
 }
 
+/** The proxy's options from the command line, each checked before anything listens (a bad value is one usage line). */
 export async function proxyOptionsFrom(argv: ProxyArgs, warn: (line: string) => void): Promise<ProxyOptions> {
   const signer = signerOptionsFrom(argv);
   prefixPath(argv.prefix);
@@ -133,6 +134,7 @@ export async function proxyOptionsFrom(argv: ProxyArgs, warn: (line: string) => 
   };
 }
 
+/** `near-dup proxy`: the signing proxy in front of a cluster. */
 export const proxyCommand: CommandModule<object, ProxyArgs> = {
   command: 'proxy',
   describe: 'Serve the cluster API to any client, adding the near-dup fields to documents written to --index',

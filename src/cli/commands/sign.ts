@@ -24,6 +24,7 @@ interface SignArgs extends SignerArgs, ConnectionArgs {
   idField: string;
 }
 
+/** `near-dup sign`: the signature of a document, printed as JSON, without a cluster. */
 export const signCommand: CommandModule<object, SignArgs> = {
   command: 'sign',
   describe: 'Print the signature (MinHash, LSH band keys, SimHash) of a document as JSON',

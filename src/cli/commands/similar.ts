@@ -29,6 +29,7 @@ interface SimilarArgs extends ConnectionArgs, SignerArgs {
   format: string;
 }
 
+/** `near-dup similar`: the near-duplicates of one document or text. */
 export const similarCommand: CommandModule<object, SimilarArgs> = {
   command: 'similar',
   describe: 'Find the near-duplicates of a stored document (--id) or of a text (--text, --file)',
