@@ -6,6 +6,7 @@
 import type { Readable } from 'node:stream';
 import { PROXY_ERROR, ProxyRefusal } from './refusal.js';
 
+/** How long the proxy waits for a request's body, in all and for any one byte. */
 export interface BodyTimeouts {
   /** The time spent waiting for the body's bytes, in all. */
   totalMs: number;

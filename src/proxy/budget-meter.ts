@@ -10,6 +10,10 @@ export const LARGE_BYTES = 1024 * 1024;
 
 const NEWLINE = 0x0a;
 
+/**
+ * Counts a write's large lines against its lease as the body passes through, holding the body back until there is
+ * room.
+ */
 export class BudgetMeter extends Transform {
   /** Bytes of the line being read. */
   private current = 0;

@@ -6,8 +6,10 @@
 import type { Readable } from 'node:stream';
 import { lineBatches } from '../signing/line-batches.js';
 
+/** The actions a bulk line may name. */
 export type BulkVerb = 'index' | 'create' | 'update' | 'delete';
 
+/** One item of a client's bulk body: its action, and its document when it has one. */
 export interface BulkItem {
   kind: 'item';
   /** Position of the item in the client's request (0-based), for its answer. */
@@ -37,6 +39,7 @@ const VERBS = new Set<string>(['index', 'create', 'update', 'delete']);
 /** Metadata the engines take as an object. */
 const OBJECT_FIELDS = new Set(['_source', 'dynamic_templates']);
 
+/** A bulk action line as the engine reads it: the verb, and where the item goes. */
 export interface Action {
   verb: BulkVerb;
   index?: string;

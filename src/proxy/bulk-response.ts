@@ -9,6 +9,7 @@ export interface RefusedItem {
   reason: string;
 }
 
+/** A bulk answer as the proxy passes it on, fields it does not know kept as the engine sent them. */
 export interface BulkAnswer {
   took?: number;
   ingest_took?: number;
@@ -17,8 +18,13 @@ export interface BulkAnswer {
   [key: string]: unknown;
 }
 
+/** The error type of a document the proxy refused to sign, so that a client can tell it from the engine's refusals. */
 export const REFUSAL_TYPE = 'near_dup_signing_exception';
 
+/**
+ * The item answered in place of a document the proxy refused, shaped as the engine answers one it refuses (status 400
+ * and a reason).
+ */
 export function refusalItem(refused: RefusedItem): Record<string, unknown> {
   return {
     [refused.verb]: {
@@ -179,6 +185,7 @@ function* stringifySteps(value: unknown, turns: Turns): Generator<void, string[]
 // remembered, so the keys that repeat in every item of a bulk answer cost a lookup. The work is linear in
 // the size of the value and of the paths, where testing every path at every key cost their product.
 
+/** The answer with only what `filter_path` keeps, as the engine would have filtered it. */
 export function applyFilterPath(value: unknown, filterPath: string): unknown {
   const filter = compileFilterPath(filterPath);
   return runToEnd(filterSteps(value, filter, new Turns(Number.POSITIVE_INFINITY)));

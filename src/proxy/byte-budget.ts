@@ -10,6 +10,7 @@
 // room is refused at once (413, naming the setting).
 import { PROXY_ERROR, ProxyRefusal } from './refusal.js';
 
+/** One request's share of the room for large documents: what it holds, more asked for, all given back. */
 export interface Lease {
   /** Bytes held now. */
   readonly held: number;
@@ -36,6 +37,10 @@ interface Waiting {
 /** A request the room cannot take: 413 (alone larger than it all) or 429 (it is held by others waiting too). */
 export class BudgetError extends ProxyRefusal {}
 
+/**
+ * The room for large documents the proxy holds at once (`--max-buffered-mb`), shared by leases (the file header says
+ * how).
+ */
 export class ByteBudget {
   private free: number;
   /** The most held at once, for the counters. */

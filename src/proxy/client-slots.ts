@@ -4,6 +4,7 @@
 // behind one NAT or one reverse proxy shares an address.
 import PQueue from 'p-queue';
 
+/** Write slots per client address: each address waits behind its own writes past `perClient`. */
 export class ClientSlots {
   private readonly queues = new Map<string, PQueue>();
 

@@ -16,8 +16,10 @@ import type { IndexMatcher } from './index-pattern.js';
 import type { ProxyStats } from './stats.js';
 import type { WriteTargets } from './targets.js';
 
+/** What the proxy does with a document it cannot sign: refuse it (reject), or send it on unsigned (pass). */
 export type OnError = 'reject' | 'pass';
 
+/** What every request handler of the proxy shares. */
 export interface ProxyContext {
   upstream: Upstream;
   pool: SignPool;

@@ -22,6 +22,7 @@
 // database zone, a fixed date in a format other than plain numbers. Those, and the expressions the engines
 // refuse, come back as such, with the reason.
 
+/** Whether an index name is written with date math (`<...>`), to be resolved before it is matched. */
 export function isDateMathName(name: string): boolean {
   return name.startsWith('<') && name.endsWith('>');
 }

@@ -20,6 +20,7 @@ export { BodyTooLargeError, readBody };
 /** Headers that belong to one connection, not to the message (RFC 9110 7.6.1), and never cross a proxy. */
 const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'proxy-authenticate', 'proxy-authorization', 'te', 'trailer', 'transfer-encoding', 'upgrade']);
 
+/** How the proxy reaches the cluster: its URL, TLS trust, and SigV4 when the proxy signs. */
 export interface UpstreamOptions {
   /** The cluster's URL, without credentials; a path prefix is kept. */
   url: string;
@@ -37,6 +38,7 @@ export interface UpstreamOptions {
 /** What the caller writes a body to (a ClientRequest, or with SigV4 the gathering of a body to sign). */
 export type UpstreamRequest = Writable;
 
+/** The cluster's answer as the proxy passes it on: its status and headers, the body as a stream. */
 export interface UpstreamResponse {
   status: number;
   /** Header name/value pairs as the cluster sent them, minus hop-by-hop ones. */
@@ -44,6 +46,7 @@ export interface UpstreamResponse {
   body: Readable;
 }
 
+/** The cluster could not be reached or did not answer; the client gets a 502. */
 export class UpstreamError extends Error {
   override name = 'UpstreamError';
 }
@@ -78,6 +81,7 @@ export function passableHeaders(raw: readonly string[], drop: readonly string[] 
   return out;
 }
 
+/** The value of a header in raw name/value pairs (`name` in lower case), or undefined. */
 export function headerValue(raw: readonly string[], name: string): string | undefined {
   for (let i = 0; i < raw.length; i += 2) if (raw[i].toLowerCase() === name) return raw[i + 1];
   return undefined;
@@ -96,6 +100,10 @@ export function onClientGone(res: http.ServerResponse, stop: () => void): void {
   });
 }
 
+/**
+ * The cluster as the proxy reaches it: requests forwarded as streams over a keep-alive pool, signed with SigV4 when
+ * asked.
+ */
 export class Upstream {
   readonly url: URL;
   private readonly agent: http.Agent;

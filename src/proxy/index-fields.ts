@@ -13,6 +13,10 @@ import type { KeyLists } from '../stored/write.js';
 /** How long an index is taken to have the fields before it is checked again (it may be deleted and made anew). */
 const RECHECK_MS = 30_000;
 
+/**
+ * Gives each index the near-dup fields before the proxy first writes signed documents to it, once per index in a
+ * while.
+ */
 export class IndexFieldsGuard {
   private readonly checked = new Map<string, { at: number; done: Promise<KeyLists> }>();
   private readonly warned = new Set<string>();

@@ -23,6 +23,7 @@ export interface CoveredIndex {
   through: readonly string[];
 }
 
+/** `--index` as a test: whether a name matches, and whether an index is covered by it. */
 export interface IndexMatcher {
   /** The list matches a name (a dotted name only by a dotted pattern). */
   (index: string): boolean;
@@ -40,6 +41,10 @@ interface Term {
   wildcard: boolean;
 }
 
+/**
+ * `--index` (names and patterns separated by commas, `-pattern` to leave out) read into a matcher; an empty name is
+ * refused with an example.
+ */
 export function indexMatcher(pattern: string): IndexMatcher {
   const parts = pattern.split(',').map((p) => p.trim());
   if (parts.some((p) => p === '' || p === '-')) {

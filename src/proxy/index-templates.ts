@@ -17,6 +17,7 @@ import { PROXY_ERROR, ProxyRefusal } from './refusal.js';
 /** How long an index's set (or its having none) is taken as known before it is looked up again. */
 const RECHECK_MS = 30_000;
 
+/** The template tokens each index's documents are signed with, as the engine answered for it, kept a while. */
 export class IndexTemplates {
   /** What the engine answered for an index (its set, or none), and when. */
   private readonly known = new Map<string, { at: number; signer: SignerOptions }>();

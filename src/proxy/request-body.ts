@@ -64,6 +64,10 @@ export function transferCodingRefusal(req: http.IncomingMessage): ProxyRefusal |
   return new ProxyRefusal(501, PROXY_ERROR, `near-dup proxy: Transfer-Encoding ${JSON.stringify(header)} is not taken (only chunked is); send the body chunked or with Content-Length, compressed with Content-Encoding (${TAKEN})`);
 }
 
+/**
+ * Whether a Content-Type is JSON or NDJSON (`application/json`, `application/x-ndjson`, `+json` suffixes), the bodies
+ * the proxy can read.
+ */
 export function isJsonMediaType(header: string): boolean {
   const essence = header.split(';')[0].trim().toLowerCase();
   const match = /^application\/(?:[a-z0-9.!#$&^_-]+\+)?([a-z0-9.-]+)$/.exec(essence);

@@ -32,6 +32,7 @@ import { ByteBudget, type Lease } from './byte-budget.js';
 import { ProxyStats } from './stats.js';
 import { type Target, WriteTargets } from './targets.js';
 
+/** What `near-dup proxy` serves, and the limits it holds every client to. */
 export interface ProxyOptions {
   /** The cluster, without credentials (each client's own go through; with AWS SigV4 the proxy signs). */
   upstream: { url: string; ca?: string; insecure?: boolean; aws?: AwsSigning };
@@ -72,6 +73,7 @@ export interface ProxyOptions {
   warn: (line: string) => void;
 }
 
+/** The proxy as started: where clients connect, its counters, and how to stop it. */
 export interface RunningProxy {
   /** Where clients connect. */
   url: string;
@@ -79,12 +81,16 @@ export interface RunningProxy {
   close(): Promise<void>;
 }
 
+/** Where the proxy serves its counters (no index name can start with `_`, so it hides none). */
 export const STATS_PATH = '/_near_dup/stats';
 const DEFAULT_IDLE_TIMEOUT_MS = 120_000;
 const DEFAULT_CONCURRENT_WRITES = 16;
+/** How long a request's body may take in all, unless `--body-timeout` says otherwise. */
 export const DEFAULT_BODY_TIMEOUT_MS = 60_000;
+/** The longest wait for one byte of a body, unless `--body-idle-timeout` says otherwise. */
 export const DEFAULT_BODY_IDLE_TIMEOUT_MS = 30_000;
 
+/** Starts the signing proxy: the signer checked before anything listens, then the server in front of the cluster. */
 export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
   resolveSignerSettings(options.signer); // a bad spec is said before anything listens
   const upstream = new Upstream(options.upstream);

@@ -3,6 +3,7 @@
 // the cluster's answer).
 const LATENCY_WINDOW = 2048;
 
+/** What happened to the documents the proxy saw, by outcome. */
 export interface DocumentCounts {
   /** Given the near-dup fields. */
   signed: number;
@@ -18,6 +19,7 @@ export interface DocumentCounts {
   other_indices: number;
 }
 
+/** The proxy's counters, served at `/_near_dup/stats`. */
 export class ProxyStats {
   readonly documents: DocumentCounts = { signed: 0, passed: 0, rejected: 0, cleared: 0, untouched: 0, other_indices: 0 };
   /**

@@ -46,6 +46,10 @@ const MAX_KEPT = 10_000;
 /** Characters no index or alias name may hold (the engines' validateIndexOrAliasName). */
 const INVALID_CHARS = /[\\/*?"<>| ,#:]/;
 
+/**
+ * Which index each write lands in, and whether the proxy signs for it, found as the file header says and kept a few
+ * seconds.
+ */
 export class WriteTargets {
   private readonly kept = new Map<string, { until: number; landing: Promise<Landing | undefined> }>();
   private templatesWarned = false;

@@ -82,6 +82,10 @@ class WholeRefusal extends Error {
 }
 const JSON_HEADERS = ['content-type', 'application/json; charset=UTF-8'];
 
+/**
+ * One client body sent upstream in parts, each after the one before was answered, a refused part split until only the
+ * refused items fail.
+ */
 export class UpstreamParts {
   private current: OpenPart | undefined;
   private readonly answers: PartAnswer[] = [];
