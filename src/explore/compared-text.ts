@@ -6,9 +6,12 @@ import { UserError } from '../errors.js';
 import { createSigner, parseCondenserSpec, signerOptionsFromParams } from '../signature.js';
 import { parseParams } from '../stored/params.js';
 
+/** How a document's text is shown: as its signature saw it (normalized), or as stored. */
 export type TextView = 'normalized' | 'raw';
+/** Every view, in the order the page offers them. */
 export const TEXT_VIEWS: readonly TextView[] = ['normalized', 'raw'];
 
+/** A document's text as shown, and the normalizer it went through. */
 export interface ComparedText {
   text: string;
   /** The normalizer the text went through; undefined when shown as stored. */

@@ -5,6 +5,7 @@ import type { EngineClient } from '../engine/client.js';
 import { commandLine, flagWords } from '../jobs/command-line.js';
 import { DEFAULT_PREFIX, storedPath } from '../stored/layout.js';
 
+/** What an index lacks before the explorer can show clusters, and the command that makes it. */
 export interface MissingStep {
   missing: 'annotate' | 'dedup';
   /** The command that makes it, as a user types it (not `next`: that is the list's next page). */

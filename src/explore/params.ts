@@ -21,8 +21,11 @@ export const MAX_ID_BYTES = 512;
 export const MAX_QUERY_CHARS = 4096;
 /** Longest list position the explorer gives (a size and an id of at most 512 bytes, in base64url). */
 const MAX_POSITION_CHARS = 2048;
+/** The fewest entries a page of the explorer's API may ask for (`size`). */
 export const MIN_PAGE_SIZE = 1;
+/** The most entries a page may ask for, so that one request stays one bounded search. */
 export const MAX_PAGE_SIZE = 200;
+/** Entries a page holds unless it asks for another `size`. */
 export const DEFAULT_PAGE_SIZE = 25;
 
 /** A value as a message shows it: quoted, and cut when long (a message never echoes a huge value whole). */
@@ -86,6 +89,7 @@ export function listPosition(value: string | undefined): string | undefined {
   return value;
 }
 
+/** The error for an `after` that is not a position a page gave, with what to give instead. */
 export function notAPosition(value: string): ParamError {
   return new ParamError('after', `after ${shown(value)} is not a position in the list: give the "next" of the page before, or leave after out for the first page`);
 }

@@ -15,12 +15,14 @@ import { StoredLayout, storedPath, type StoredField } from '../stored/layout.js'
 import { checkStored, paramsShape, type RawStored, StoredProblem, storedIn, storedValues } from '../stored/read.js';
 import { simhashDistance } from '../sketch/simhash-doc.js';
 
+/** Which index the explorer reads, with which text fields and prefix. */
 export interface ExploreSource {
   index: string;
   fields: string[];
   prefix: string;
 }
 
+/** One cluster in the list: its size and its canonical document. */
 export interface ClusterSummary {
   clusterId: string;
   size: number;
@@ -28,6 +30,7 @@ export interface ClusterSummary {
   bestSimilarity: number | null;
 }
 
+/** One member of a cluster, with its similarity to the canonical document. */
 export interface Member {
   id: string;
   snippet: string;

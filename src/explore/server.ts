@@ -26,6 +26,7 @@ import { PAGE } from './page.js';
 import { idInPath, idParam, listPosition, membersPosition, pageSize, ParamError, queryParams, searchText, shown } from './params.js';
 import { MAX_DIFF_CHARS, wordDiff } from './word-diff.js';
 
+/** What `near-dup explore` serves: the index, where to listen, and the evaluation report to show beside it. */
 export interface ExploreOptions extends ExploreSource {
   host: string;
   port: number;
@@ -37,6 +38,7 @@ export interface ExploreOptions extends ExploreSource {
   onError?: (err: unknown) => void;
 }
 
+/** The explorer as started: where it listens, and how to stop it. */
 export interface RunningExplorer {
   url: string;
   close(): Promise<void>;
@@ -46,6 +48,7 @@ const PLOT = /^\/report\/(similarity-histogram|precision-recall|s-curve|estimate
 
 const LOOPBACK_NAMES = ['localhost', '127.0.0.1', '::1'];
 
+/** Serves the explorer's page and its API on `host:port`, reading from the engine when asked. */
 export async function startExplorer(client: EngineClient, options: ExploreOptions): Promise<RunningExplorer> {
   const scrolls = new MemberScrolls(client);
   // Member pages open scrolls on the cluster: a few at a time, however many requests come at once.

@@ -2,8 +2,10 @@
 // the first has, what only the second has. jsdiff's word diff (Myers' algorithm) does the comparing.
 import { diffWordsWithSpace } from 'diff';
 
+/** Whether a run of words is in both texts, only the first, or only the second. */
 export type SegmentKind = 'same' | 'removed' | 'added';
 
+/** A run of words of one kind, as the page marks it. */
 export interface Segment {
   kind: SegmentKind;
   text: string;
@@ -11,6 +13,7 @@ export interface Segment {
   shared: boolean;
 }
 
+/** The fewest words in a row both texts share that the page marks as a passage taken from the other. */
 export const SHARED_WORDS = 8;
 /** Longer texts are compared on their first this many characters (said in the answer): the diff is quadratic at worst. */
 export const MAX_DIFF_CHARS = 60_000;
@@ -18,6 +21,7 @@ export const MAX_DIFF_CHARS = 60_000;
 /** A comparison taking longer than this gives up (two long texts with little in common): one blocks the explorer while it runs. */
 export const DIFF_TIMEOUT_MS = 2_000;
 
+/** Two texts compared word by word, or given up on when too different. */
 export interface WordDiff {
   segments: Segment[];
   /** The texts were too different to compare word by word in time: each is shown whole, as removed and added. */
@@ -27,6 +31,7 @@ export interface WordDiff {
   sharedWords: number;
 }
 
+/** The words that two texts share, remove and add, in order, for the page's side-by-side view. */
 export function wordDiff(a: string, b: string): WordDiff {
   const left = a.slice(0, MAX_DIFF_CHARS);
   const right = b.slice(0, MAX_DIFF_CHARS);
