@@ -56,6 +56,7 @@ export function parseDocumentLine(line: string): Record<string, unknown> {
   return doc as Record<string, unknown>;
 }
 
+/** A document's text as signed: its fields joined, cut at the cap, and how much was cut (for the job's count). */
 export interface ExtractedText {
   text: string;
   /** Characters dropped by the cap. */
@@ -89,6 +90,7 @@ export function extractText(source: unknown, fields: readonly string[], maxChars
   return { text: text.slice(0, maxChars), cut: text.length - maxChars };
 }
 
+/** What `annotateDocument` needs beyond the signer's options: the text fields, the prefix and the cap on characters. */
 export interface AnnotateDocumentOptions extends SignerOptions {
   /** Text fields (dotted paths for nested ones). */
   fields: readonly string[];

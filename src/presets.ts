@@ -25,7 +25,9 @@ export interface Preset {
 
 /** The presets, by name. */
 export const PRESET_REGISTRY = new Registry<Preset>('presets', [{ name: 'simhash-doc', condenser: 'white-space:simhash-doc-html:sha1:128', simhash: 'simhash-doc' }]);
+/** The presets by name, aliases left out. */
 export const PRESETS: Readonly<Record<string, Preset>> = Object.fromEntries(PRESET_REGISTRY.entries().map((entry) => [entry.name, entry]));
+/** The names `--preset` takes, for help and messages. */
 export const PRESET_NAMES: readonly string[] = PRESET_REGISTRY.names;
 
 /** A preset name that is not one, with the names there are. */
@@ -33,6 +35,7 @@ export class PresetError extends Error {
   override name = 'PresetError';
 }
 
+/** The preset of that name (or alias); a PresetError naming the presets there are when none. */
 export function preset(name: string): Preset {
   const found = PRESET_REGISTRY.get(name);
   if (!found) throw new PresetError(`unknown preset "${name}"; ${PRESET_REGISTRY.valid()}`);

@@ -18,12 +18,19 @@ import { layoutWords, TokenRanges } from './text/token-ranges.js';
 import type { Named, Registry } from './text/registry.js';
 import { DEFAULT_TOKENIZER, TOKENIZERS, tokenLayout } from './text/tokenize.js';
 
+/**
+ * The condenser a signer uses when none is given: word 4-grams of the text with its markup removed, SHA-1 token
+ * hashes, 128 permutations.
+ */
 export const DEFAULT_CONDENSER = 'white-space-4-grams:norm-html:sha1:128';
+/** The permutations' seed unless given: datasketch's default, so that both sign alike. */
 export const DEFAULT_SEED = 1;
+/** How the MinHash permutes unless given: datasketch's default since 2.0 (sketch/minhash.ts). */
 export const DEFAULT_SCHEME: MinhashScheme = 'affine32';
 /** SimHash features are word shingles of this many words (simhash-py's default window). */
 export { SIMHASH_WINDOW };
 
+/** A condenser spec taken apart: tokenizer, normalizer, token hash, number of permutations. */
 export interface CondenserSpec {
   tokenizer: string;
   normalizer: NormalizerName;
@@ -62,10 +69,15 @@ export function parseCondenserSpec(spec: string = DEFAULT_CONDENSER): CondenserS
   return { tokenizer: tokenizerName, normalizer: normalizerName, hash: hashName, numPerm };
 }
 
+/** A spec written back as the string it was parsed from (and as the params keyword names it). */
 export function formatCondenserSpec(spec: CondenserSpec): string {
   return `${spec.tokenizer}:${spec.normalizer}:${spec.hash}:${spec.numPerm}`;
 }
 
+/**
+ * What a signer is made from: a preset or a condenser, the MinHash's seed and scheme, the LSH threshold or bands and
+ * rows, the SimHash blocks, the containment sample, the template set.
+ */
 export interface SignerOptions {
   /** A named preset (presets.ts, e.g. simhash-doc): the condenser parts not given, and how the SimHash is made and written. */
   preset?: string;
@@ -102,6 +114,10 @@ export interface SignerOptions {
   templateDigest?: string;
 }
 
+/**
+ * A text's signature: its MinHash, band keys, SimHash and the counts they were made from, before they are written as
+ * fields.
+ */
 export interface Signature {
   condenser: string;
   /** Tokens seen, with repeats; 0 marks an empty signature that never matches anything. */
@@ -289,6 +305,10 @@ export interface SignatureParts {
 
 const NO_DIGESTS = new Uint32Array(0);
 
+/**
+ * A signer: one function from a text to its signature, its settings resolved once (the library's documented entry is
+ * `createSigner` of index.ts).
+ */
 export function createSigner(options: SignerOptions = {}): Signer {
   const settings = resolveSignerSettings(options);
   const { spec, lsh, simhashBlocks, keyEncoding } = settings;
