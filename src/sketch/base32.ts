@@ -14,6 +14,7 @@ export function base32Length(bytes: number): number {
   return Math.ceil((bytes * 8) / 5);
 }
 
+/** Bytes as RFC 4648 base32 (upper case, no padding), the alphabet simhash-doc writes its SimHash in. */
 export function base32Encode(bytes: Uint8Array): string {
   let out = '';
   let buffer = 0, bits = 0;

@@ -156,6 +156,7 @@ export function md5First64(bytes: Uint8Array, start: number, end: number, out: U
   out[1] = byteSwap(b0);
 }
 
+/** A 32-bit word with its bytes reversed: MD5's words are little-endian, SHA-1's big-endian. */
 export function byteSwap(v: number): number {
   return (((v & 0xff) << 24) | ((v & 0xff00) << 8) | ((v >>> 8) & 0xff00) | (v >>> 24)) >>> 0;
 }

@@ -10,6 +10,7 @@ import { fmix32 } from './minhash.js';
 // (node:crypto's randomBytes: Web Crypto's getRandomValues would load Web Crypto, 0.6 ms of every start.)
 const SLOT_KEY = randomBytes(4).readUInt32LE(0);
 
+/** The distinct token hashes of one document, emptied in O(1) for the next (the file header says why not a Set). */
 export class DistinctUint32 {
   private table = new Uint32Array(1 << 12);
   private stamps = new Uint32Array(1 << 12);

@@ -7,6 +7,7 @@ import type { MinhashScheme } from './minhash.js';
 
 const SCHEME_CODES: Record<number, MinhashScheme> = { 1: 'affine32' };
 
+/** A MinHash as datasketch's LeanMinHash holds it: the seed, the scheme and the values, what its bytes carry. */
 export interface LeanMinhash {
   seed: number;
   scheme: MinhashScheme;

@@ -6,6 +6,7 @@
 const N = 624;
 const M = 397;
 
+/** numpy's legacy RandomState, as much of it as datasketch draws its permutations with. */
 export class LegacyRandomState {
   private readonly mt = new Uint32Array(N);
   private index = N;

@@ -2,6 +2,7 @@
 // the engine indexes. Two documents become candidates when any band key is equal.
 import { md5First64 } from './digests.js';
 
+/** An LSH layout: b bands of r MinHash values each. */
 export interface LshParams {
   /** Number of bands. */
   b: number;
@@ -9,6 +10,10 @@ export interface LshParams {
   r: number;
 }
 
+/**
+ * What the bands and rows are chosen for: the similarity threshold, the number of permutations, and how much a missed
+ * pair weighs against a false candidate.
+ */
 export interface LshOptions {
   threshold?: number;
   numPerm?: number;
@@ -16,7 +21,12 @@ export interface LshOptions {
   falseNegativeWeight?: number;
 }
 
+/** The Jaccard similarity the bands and rows are chosen for unless given. */
 export const DEFAULT_THRESHOLD = 0.5;
+/**
+ * A missed pair weighs three times a false candidate unless given: a false candidate costs a verification, a missed
+ * pair is lost.
+ */
 export const DEFAULT_FALSE_NEGATIVE_WEIGHT = 0.75;
 
 const legendreCache = new Map<number, { nodes: Float64Array; weights: Float64Array }>();
@@ -159,6 +169,7 @@ const digest = new Uint32Array(2);
  * million documents (a false candidate, which verification drops).
  */
 export type KeyEncoding = 1 | 2;
+/** The band key encoding unless given: 48 bits of the digest in 8 base64url characters, shorter keys in the index. */
 export const DEFAULT_KEY_ENCODING: KeyEncoding = 2;
 
 /**
@@ -183,6 +194,10 @@ export function bandKeysOfDigests(digests: Uint32Array, b: number, encoding: Key
 /** The first 64 bits of the MD5 of each band's values (as little-endian uint32), as (high, low) pairs. */
 export type BandDigests = (values: Uint32Array, lsh: LshParams) => Uint32Array;
 
+/**
+ * The first 64 bits of the MD5 of each band's values, as (high, low) pairs: the JavaScript reference the kernels
+ * match.
+ */
 export function bandDigests(values: Uint32Array, { b, r }: LshParams): Uint32Array {
   const digests = new Uint32Array(2 * b);
   if (4 * r > bandBytes.length) bandBytes = new Uint8Array(4 * r);
@@ -210,6 +225,7 @@ export function base64url24(v: number): string {
   return B64URL[(v >>> 18) & 63] + B64URL[(v >>> 12) & 63] + B64URL[(v >>> 6) & 63] + B64URL[v & 63];
 }
 
+/** A 32-bit value as 8 hexadecimal digits. */
 export function hex32(v: number): string {
   return (v >>> 0).toString(16).padStart(8, '0');
 }

@@ -7,10 +7,17 @@
 // Permutations are drawn with numpy's legacy RandomState(seed), as datasketch draws them.
 import { LegacyRandomState } from './legacy-random.js';
 
+/**
+ * How the MinHash permutes token hashes: datasketch 2.0's 32-bit affine scheme, or its earlier 61-bit one (the file
+ * header says how).
+ */
 export type MinhashScheme = 'affine32' | 'legacy';
+/** Every scheme, in the order the command line offers them. */
 export const MINHASH_SCHEMES: readonly MinhashScheme[] = ['affine32', 'legacy'];
 
+/** 2^61 - 1, the prime of the legacy scheme's permutations. */
 export const MERSENNE_PRIME = (1n << 61n) - 1n;
+/** The largest 32-bit value: an empty MinHash holds it in every slot, as datasketch's. */
 export const MAX_HASH = 0xffffffff;
 
 /** The coefficients of `numPerm` permutations; for "legacy" the 61-bit values are split in 32-bit halves. */

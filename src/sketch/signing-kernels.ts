@@ -19,6 +19,7 @@ export const SIMHASH_WINDOW = 4;
 /** Receives a document's distinct token hashes: a view, valid only during the call. */
 export type DistinctSink = (hashes: Uint32Array, count: number) => void;
 
+/** The hot loops of signing, one implementation or the other (the file header says which). */
 export interface SigningKernels {
   /** Which implementation this is. */
   readonly name: 'wasm' | 'js';
@@ -45,6 +46,7 @@ export interface SigningKernels {
   readonly foldAscii?: (text: string, table: Uint8Array, asciiOnly: boolean) => string | undefined;
 }
 
+/** What the kernels are set up for: the token hash, the tokenizer, the MinHash scheme and its permutations. */
 export interface KernelSpec {
   hash: TokenHashName;
   tokenizer: string;

@@ -32,6 +32,7 @@ export function simhashDocOf(text: string, tokenized = false): { fingerprint: Ha
 // of 13 characters or more a view of the whole text it was cut from, so a long token kept here would keep
 // its document alive (thousands of documents' worth, at the table's size).
 const hashes = new Map<string, Hash64>();
+/** Tokens this long or shorter have their digests kept (the comment above says why longer ones are not). */
 export const MAX_KEPT_TOKEN = 12;
 
 function tokenHash(token: string): Hash64 {
@@ -55,6 +56,7 @@ export function simhashBase32({ hi, lo }: Hash64): string {
   return base32Encode(bytes);
 }
 
+/** A SimHash from the 13 base32 characters simhash-doc writes. */
 export function parseSimhashBase32(text: string): Hash64 {
   const decoded = base32Decode(text, 8);
   const v = new DataView(decoded.buffer);

@@ -100,6 +100,7 @@ export function simhashHex({ hi, lo }: Hash64): string {
   return hex32(hi) + hex32(lo);
 }
 
+/** A SimHash from its 16 hexadecimal digits; a RangeError saying what it is when the text is not one. */
 export function parseSimhashHex(hex: string): Hash64 {
   if (!/^[0-9a-fA-F]{16}$/.test(hex)) {
     throw new RangeError(`a SimHash is 16 hexadecimal digits (64 bits), got "${hex}"`);
@@ -121,6 +122,10 @@ export function hammingDistance(a: Hash64 | string, b: Hash64 | string): number 
   return popcount32((x.hi ^ y.hi) >>> 0) + popcount32((x.lo ^ y.lo) >>> 0);
 }
 
+/**
+ * SimHash blocks unless given: with 8 blocks, two SimHashes at most 7 bits apart share one whole block, so a block
+ * query finds them.
+ */
 export const DEFAULT_SIMHASH_BLOCKS = 8;
 
 /** Bit widths of m contiguous blocks covering 64 bits, the wider blocks first. */

@@ -11,6 +11,10 @@ import { fmix32 } from './minhash.js';
 /** Distinct tokens tracked at most, by default: 2^22 (a table of 2^23 slots, 96 MB). */
 export const DEFAULT_MAX_TRACKED = 2 ** 22;
 
+/**
+ * In how many documents each token hash occurs, in bounded memory (lossy counting: the file header says how far off a
+ * count may be).
+ */
 export class TokenCounts {
   private keys = new Uint32Array(0);
   private counts = new Uint32Array(0);

@@ -6,6 +6,7 @@ import { Registry } from '../text/registry.js';
 import { byteSwap, sha1FirstWord } from './digests.js';
 import { encodeUtf8, utf8Scratch } from './utf8.js';
 
+/** The token hashes a condenser spec may name. */
 export type TokenHashName = 'sha1' | 'mmh3' | 'crc32';
 
 /** A function from the bytes [start, end) of a buffer to an unsigned 32-bit hash. */
@@ -43,7 +44,9 @@ export const TOKEN_HASH_REGISTRY = new Registry<TokenHashEntry>('hashes', [
   // zlib's CRC-32, as Python's zlib.crc32.
   { name: 'crc32', hash: (bytes, start, end) => zlibLib().crc32(bytes.subarray(start, end)) >>> 0, kernel: 'tokenHashesCrc32' },
 ]);
+/** Every token hash, by name, in the order they were registered. */
 export const TOKEN_HASHES = TOKEN_HASH_REGISTRY.names as readonly TokenHashName[];
+/** The token hash unless given: SHA-1's first 32 bits, as datasketch's default. */
 export const DEFAULT_TOKEN_HASH: TokenHashName = 'sha1';
 
 /** The entry of a token hash name; RangeError for an unknown one. */
@@ -53,6 +56,7 @@ export function tokenHashEntry(name: string): TokenHashEntry {
   return entry;
 }
 
+/** The hash function of a token hash name, over a byte range. */
 export function byteHash(name: TokenHashName): ByteHash32 {
   return tokenHashEntry(name).hash;
 }
