@@ -14,7 +14,9 @@ import { Registry } from './registry.js';
 import { repairUnicode } from './repair.js';
 import { simhashDocText } from './simhash-doc.js';
 
+/** The normalizers a condenser spec may name. */
 export type NormalizerName = 'none' | 'norm' | 'norm-html' | 'simhash-doc' | 'simhash-doc-html';
+/** The normalizer unless given: norm with the markup removed first, harmless on plain text and needed on web pages. */
 export const DEFAULT_NORMALIZER: NormalizerName = 'norm-html';
 
 // any-ascii's tables (half a megabyte of source) are loaded at the first text that needs them, so that ASCII
@@ -145,6 +147,7 @@ function asciiNormalizeWithPunctuation(): Uint8Array {
   return asciiNormalizeTable;
 }
 
+/** The norm normalizer (the file header says what it does), by the kernels' ASCII pass when given one. */
 export function normalizeText(text: string, fast?: AsciiFolder): string {
   if (fast) {
     const folded = fast(text, asciiNormalizeWithPunctuation(), true);
@@ -196,6 +199,7 @@ export const NORMALIZER_REGISTRY = new Registry<NormalizerEntry>('normalizers', 
   { name: 'simhash-doc', normalize: () => simhashDocText, simhashDocTokens: true },
   { name: 'simhash-doc-html', normalize: () => (text) => simhashDocText(stripHtml(text)), simhashDocTokens: true },
 ]);
+/** Every normalizer, by name, in the order they were registered. */
 export const NORMALIZERS = NORMALIZER_REGISTRY.names as readonly NormalizerName[];
 
 /** The entry of a normalizer name; RangeError for an unknown one. */
@@ -205,10 +209,15 @@ export function normalizerEntry(name: string): NormalizerEntry {
   return entry;
 }
 
+/**
+ * The normalizer in two steps when it has them (SplitNormalizer), so that the kernels can make the last one over bytes
+ * they hold; undefined otherwise.
+ */
 export function splitNormalizer(name: NormalizerName, fast?: AsciiFolder): SplitNormalizer | undefined {
   return normalizerEntry(name).split?.(fast);
 }
 
+/** The normalizer of that name, as one function from text to text. */
 export function normalizer(name: NormalizerName, fast?: AsciiFolder): (text: string) => string {
   return normalizerEntry(name).normalize(fast);
 }

@@ -4,6 +4,10 @@
 // tokens of white-space-N-grams and the SimHash features) one contiguous range.
 import { splitWhiteSpace } from './white-space.js';
 
+/**
+ * A document's tokens as byte ranges of one UTF-8 buffer, filled anew for each document (the file header says why not
+ * strings).
+ */
 export class TokenRanges {
   /** The buffer this object owns and writes into. */
   bytes = new Uint8Array(1 << 16);

@@ -13,8 +13,10 @@ import { splitWhiteSpace } from './white-space.js';
 
 export { splitWhiteSpace };
 
+/** One tokenizer: a text's tokens, as strings. */
 export type Tokenizer = (text: string) => string[];
 
+/** Every run of n consecutive words, joined by single spaces; a text of n words or fewer is one shingle. */
 export function wordShingles(words: readonly string[], n: number): string[] {
   if (words.length === 0) return [];
   if (words.length <= n) return [words.join(' ')];
@@ -29,6 +31,7 @@ export function wordShingles(words: readonly string[], n: number): string[] {
 
 const SURROGATE = /[\ud800-\udfff]/;
 
+/** Every run of n consecutive code points (never half a surrogate pair); a text of n or fewer is one shingle. */
 export function characterShingles(text: string, n: number): string[] {
   if (text.length === 0) return [];
   if (!SURROGATE.test(text)) {
@@ -53,6 +56,7 @@ function segmenterOf(granularity: 'word' | 'sentence'): Intl.Segmenter {
   return segmenters[granularity];
 }
 
+/** The words of a text by Unicode word boundaries (Intl.Segmenter), punctuation and spaces left out. */
 export function splitWords(text: string): string[] {
   const out: string[] = [];
   const wordSegmenter = segmenterOf('word');
@@ -62,6 +66,7 @@ export function splitWords(text: string): string[] {
   return out;
 }
 
+/** The sentences of a text by Unicode sentence boundaries (Intl.Segmenter), trimmed, empty ones left out. */
 export function splitSentences(text: string): string[] {
   const out: string[] = [];
   const sentenceSegmenter = segmenterOf('sentence');
@@ -219,7 +224,9 @@ export const TOKENIZERS = new Registry<TokenizerEntry>('tokenizers', [
 
 /** Canonical tokenizer names (the registry's live list), then the aliases that resolve to them. */
 export const TOKENIZER_NAMES: readonly string[] = TOKENIZERS.names;
+/** Other names of tokenizers, each with the name it stands for. */
 export const TOKENIZER_ALIASES: Readonly<Record<string, string>> = TOKENIZERS.aliases;
+/** The tokenizer unless given: words split at white space. */
 export const DEFAULT_TOKENIZER = 'white-space';
 
 /** Adds a tokenizer: its name can then be given in a condenser spec, and is read back from params. */
@@ -239,6 +246,7 @@ export function tokenizerEntry(name: string): TokenizerEntry {
   return entry;
 }
 
+/** The tokenizer of that (canonical) name. */
 export function tokenizer(canonicalName: string): Tokenizer {
   return tokenizerEntry(canonicalName).tokenize;
 }
