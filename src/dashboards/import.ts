@@ -22,6 +22,7 @@ export interface ImportOptions
   format?: SavedObjectFormat;
 }
 
+/** What `near-dup dashboards` imported, into which product and version, and the link to the dashboard. */
 export interface ImportResult {
   product: 'OpenSearch Dashboards' | 'Kibana' | 'unknown';
   version?: string;
@@ -132,6 +133,10 @@ async function importFile(objects: object[]): Promise<{ bytes: Uint8Array; type:
   return { bytes: new Uint8Array(await encoded.arrayBuffer()), type: encoded.headers.get('content-type') ?? 'multipart/form-data' };
 }
 
+/**
+ * Imports the saved objects into the Dashboards or Kibana that answers, in its format, and reads them back to check
+ * every reference resolves before the link is given.
+ */
 export async function importSavedObjects(objects: SavedObject[], options: ImportOptions & { index: string; prefix: string }): Promise<ImportResult> {
   const server = await dashboardsServer(options);
   const { where } = server;

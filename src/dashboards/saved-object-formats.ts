@@ -24,6 +24,7 @@ import { atLeast, type FormatFrom, majorsOf, SUPPORT, type SavedObjectFormat } f
 import type { SavedObject } from './saved-objects.js';
 
 export type { SavedObjectFormat } from '../engine/support.js';
+/** Every format, in the order the command line offers them. */
 export const SAVED_OBJECT_FORMATS: readonly SavedObjectFormat[] = ['opensearch-dashboards', 'kibana'];
 
 const OSD_MIGRATION_VERSION: Record<string, string> = { 'index-pattern': '7.6.0', search: '7.9.3', visualization: '7.10.0', dashboard: '7.9.3' };
@@ -48,6 +49,7 @@ function formatsOf(product: 'OpenSearch Dashboards' | 'Kibana'): FormatFrom[] {
   return flavour ? majorsOf(flavour).flatMap((m) => m.savedObjects) : [];
 }
 
+/** A saved object with the fields its product's format adds (migration stamps and the like). */
 export type FormattedObject = SavedObject & Record<string, unknown>;
 
 /**

@@ -9,8 +9,13 @@
 //   off), or among all references when none carries that panel's prefix, the one named panelRefName.
 import type { SavedObject } from './saved-objects.js';
 
+/**
+ * How a product finds a dashboard panel's reference: by its exact name, or (Kibana 8 and later) among those prefixed
+ * with the panel's index.
+ */
 export type PanelReader = 'exact' | 'by-panel-index';
 
+/** A saved object as the product gives it back, or the error it gave for it. */
 export interface ReadObject {
   id: string;
   type: string;

@@ -7,6 +7,7 @@ import { NEAR_DUP_FIELDS } from '../indices/mapping.js';
 
 const TEMPLATE = new URL('../../mappings/saved-objects.ndjson', import.meta.url);
 
+/** A saved object as the products import it: its id, type, attributes and references. */
 export interface SavedObject {
   id: string;
   type: string;
@@ -14,6 +15,10 @@ export interface SavedObject {
   references: Array<{ name: string; type: string; id: string }>;
 }
 
+/**
+ * What the saved objects are made concrete for: the index, the prefix, the title field shown, the markdown panel's
+ * text.
+ */
 export interface SavedObjectsSettings {
   index: string;
   prefix: string;
