@@ -16,6 +16,7 @@ import { commandLine, flagWords as flag } from '../command-line.js';
 import type { ClusterMethod } from '../dedup/cluster/cluster-cut.js';
 import type { Recommendation } from './quality.js';
 
+/** The commands that apply a recommendation, cheap one first, as a user types them. */
 export interface NextCommands {
   /** Clusters again at the recommended threshold, from the stored signatures: minutes, nothing signed. */
   dedup: string;
@@ -25,6 +26,7 @@ export interface NextCommands {
   note?: string;
 }
 
+/** What was evaluated and how its signatures were made, so that the commands change the bands and nothing else. */
 export interface EvaluatedIndex {
   index: string;
   fields: string[];
@@ -38,6 +40,7 @@ export interface EvaluatedIndex {
   templateDraw?: KeptDraw;
 }
 
+/** The commands that apply a recommendation to the index it was made for (the file header says what they keep). */
 export function nextCommands(evaluated: EvaluatedIndex, r: Recommendation): NextCommands {
   const prefix = evaluated.prefix === DEFAULT_PREFIX ? [] : flag('--prefix', evaluated.prefix);
   const cut = cutFlags(evaluated.lastDedup, evaluated.prefix);

@@ -16,12 +16,17 @@ import { paramsHeld } from '../params-held.js';
 import { idRank, lowestRanked, sampleByIdRank } from './id-rank.js';
 import type { EvaluatedPair } from './quality.js';
 
+/** A pair the user labels a duplicate or not. */
 export interface PairLabel {
   a: string;
   b: string;
   duplicate: boolean;
 }
 
+/**
+ * Where an evaluation's pairs come from: the index and its fields, then how many documents to sample with how many
+ * neighbours and random partners each, or the user's labels.
+ */
 export interface PairSource {
   index: string;
   fields: string[];
@@ -57,6 +62,7 @@ interface Doc {
   sample: Set<string>;
 }
 
+/** The pairs gathered, the params they were signed with, and the documents left out. */
 export interface GatheredPairs {
   params: string;
   pairs: EvaluatedPair[];
@@ -69,6 +75,10 @@ const MSEARCH_BATCH = 50;
 const NEIGHBOUR_POOL = 100;
 const READ_BATCH = 500;
 
+/**
+ * The pairs of an evaluation, each measured (exact Jaccard, the estimate, whether LSH finds it), read from the engine
+ * as the file header says.
+ */
 export async function gatherPairs(client: EngineClient, source: PairSource): Promise<GatheredPairs> {
   const started = performance.now();
   const report = (stage: EvaluateProgress['stage'], done: number, total: number) =>

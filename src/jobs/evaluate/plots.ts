@@ -6,6 +6,7 @@ import * as vega from 'vega';
 import { compile, type TopLevelSpec } from 'vega-lite';
 import type { QualityReport } from './quality.js';
 
+/** The plots an evaluation writes, each as NAME.svg and NAME.png. */
 export type PlotName = 'similarity-histogram' | 'precision-recall' | 's-curve' | 'estimated-vs-exact';
 
 const CONFIG = { font: 'DejaVu Sans, Liberation Sans, Arial, sans-serif', view: { stroke: null }, axis: { grid: true } };
@@ -84,6 +85,7 @@ export function plotSpecs(report: QualityReport): Record<PlotName, TopLevelSpec>
   };
 }
 
+/** A Vega-Lite specification drawn as SVG, without a browser. */
 export async function renderSvg(spec: TopLevelSpec): Promise<string> {
   const view = new vega.View(vega.parse(compile(spec).spec), { renderer: 'none' });
   try {
@@ -93,6 +95,7 @@ export async function renderSvg(spec: TopLevelSpec): Promise<string> {
   }
 }
 
+/** An SVG drawn as PNG on white, with the machine's fonts. */
 export function svgToPng(svg: string): Buffer {
   return new Resvg(svg, { background: 'white', font: { loadSystemFonts: true, defaultFontFamily: 'DejaVu Sans' } }).render().asPng();
 }

@@ -5,6 +5,9 @@
 import { optimalBandsRows } from '../../sketch/lsh.js';
 import { forCount, plural } from '../../plural.js';
 
+/**
+ * One pair of an evaluation: how it was found, its exact Jaccard, the estimate, and whether LSH makes it a candidate.
+ */
 export interface EvaluatedPair {
   a: string;
   b: string;
@@ -22,6 +25,7 @@ export interface EvaluatedPair {
   containment?: { exact: number; estimated: number | null };
 }
 
+/** What the current bands give at one threshold: precision, recall and F1. */
 export interface ThresholdRow {
   threshold: number;
   precision: number;
@@ -32,6 +36,7 @@ export interface ThresholdRow {
   falseNegatives: number;
 }
 
+/** An evaluation's report: the figures at each threshold, the S-curve, the estimate's error, and the recommendation. */
 export interface QualityReport {
   bands: number;
   rows: number;
@@ -58,6 +63,7 @@ export interface QualityReport {
   recommendation: Recommendation;
 }
 
+/** What the pairs say of partial copies, which a Jaccard lookup misses and a containment one finds. */
 export interface ContainmentQuality {
   /** Pairs whose smaller text is at least PARTIAL_COPY inside the other while their Jaccard is under the current threshold: partial copies a Jaccard lookup misses. */
   partialCopies: number;
@@ -68,6 +74,7 @@ export interface ContainmentQuality {
   bias: number;
 }
 
+/** A choice of bands and rows, and the weight of missed pairs that gives it. */
 export interface LshChoice {
   falseNegativeWeight: number;
   bands: number;
@@ -78,6 +85,7 @@ export interface LshChoice {
   expectedFalseCandidates: number;
 }
 
+/** The threshold and bands the pairs argue for, why, and the choices beside it. */
 export interface Recommendation extends LshChoice {
   threshold: number;
   why: string;
@@ -105,6 +113,10 @@ export function candidateProbability(s: number, b: number, r: number): number {
   return 1 - (1 - s ** r) ** b;
 }
 
+/**
+ * The quality of the current parameters, measured on pairs whose true similarity is known (pure: pairs in, report
+ * out).
+ */
 export function qualityReport(pairs: readonly EvaluatedPair[], lsh: { bands: number; rows: number; numPerm: number }, currentThreshold: number): QualityReport {
   const labelled = pairs.some((p) => p.duplicate !== undefined);
   const isRelated = (p: EvaluatedPair, t: number) => (labelled ? p.duplicate === true : p.exact >= t);

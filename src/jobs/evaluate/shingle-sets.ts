@@ -9,7 +9,12 @@
 import { createSigner } from '../../signature.js';
 import type { DocumentFrequency } from './truth-scores.js';
 
+/**
+ * The condenser whose distinct token hashes are the truth's sets: word 4-shingles, hashed with mmh3 (the file header
+ * says why).
+ */
 export const TRUTH_CONDENSER = 'white-space-4-grams:norm-html:mmh3:2';
+/** The truth's notion of similarity in words, for the report. */
 export const TRUTH_SIMILARITY = 'exact Jaccard of the word 4-shingles (normalizer norm-html, tokenizer white-space-4-grams, each shingle hashed to 32 bits with mmh3)';
 
 /** A maker of shingle sets: one signer, reused. */

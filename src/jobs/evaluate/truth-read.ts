@@ -9,6 +9,10 @@ import { UserError } from '../../errors.js';
 import { storedPath } from '../../stored/layout.js';
 import { shingleSets } from './shingle-sets.js';
 
+/**
+ * What `evaluate --truth-field` reads: the index, its text fields, the prefix and the field naming each document's
+ * source.
+ */
 export interface TruthSource {
   index: string;
   fields: string[];
@@ -18,6 +22,7 @@ export interface TruthSource {
   onProgress?: (progress: { done: number; total: number; elapsedSeconds: number }) => void;
 }
 
+/** Each document read: its shingle set, its source and its cluster, and those left out with why. */
 export interface TruthDocs {
   ids: string[];
   sets: Uint32Array[];
@@ -45,6 +50,7 @@ function sourceLabel(value: unknown): string | undefined {
   return typeof one === 'string' || typeof one === 'number' ? String(one) : undefined;
 }
 
+/** Every document's source, cluster and shingle set, in one scan (the text itself is not kept). */
 export async function readTruthDocs(client: EngineClient, source: TruthSource): Promise<TruthDocs> {
   const started = performance.now();
   const clusterField = storedPath(source.prefix, 'cluster_id');

@@ -4,6 +4,7 @@ import { documentFrequency, TRUTH_SIMILARITY } from './shingle-sets.js';
 import type { TruthDocs } from './truth-read.js';
 import { type ClusterScores, RECALL_FROM, SAME_TEXT, scoreClusters, truthOf } from './truth-scores.js';
 
+/** `evaluate --truth-field`'s report: the scores, the truth they were measured against, and what it cost. */
 export interface TruthReport {
   truthField: string;
   similarity: string;
@@ -14,10 +15,12 @@ export interface TruthReport {
   cost: { seconds: number; shingles: number; setBytes: number; countTableBytes: number };
 }
 
+/** What the truth compared, in words, for the report. */
 export const COMPARED =
   `every pair of documents at exact J >= ${SAME_TEXT} in the index, across sources too, and every pair at J >= ${RECALL_FROM} within each truth group, ` +
   'found exactly by prefix filtering (the rarest shingles of each document looked up in the others; no MinHash, bands or clusters involved), each candidate pair compared on its whole shingle sets';
 
+/** The documents read scored against their sources, with the numbers behind each figure. */
 export function truthReport(docs: TruthDocs, truthField: string): TruthReport {
   const started = performance.now();
   const { df, bytes } = documentFrequency(docs.sets);

@@ -12,6 +12,10 @@
 // search", WWW 2007): tokens ordered rarest first, two sets with J >= t share a token within the first
 // |x| - ceil(t |x|) + 1 of each.
 export const SAME_TEXT = 0.9;
+/**
+ * Recall counts the true pairs at this exact Jaccard or more: below it, a pair of one source is not a near-duplicate
+ * to find.
+ */
 export const RECALL_FROM = 0.7;
 
 /** A document's distinct tokens, ascending. */
@@ -85,6 +89,7 @@ export function pairsAtLeast(sets: readonly TokenSet[], t: number, df?: Document
   return out;
 }
 
+/** The truth: each document's group (sources joined by pairs at SAME_TEXT), and the true pairs. */
 export interface Truth {
   /** Each document's truth group (the smallest document number in it). */
   group: Int32Array;
@@ -143,6 +148,7 @@ export function truthOf(sets: readonly TokenSet[], labels: ReadonlyArray<string 
   return { group, source, groups: members.size, sources, crossSource, recallPairs, mustJoin, groupsWithSameText };
 }
 
+/** How well the clusters match the truth: pair precision, recall, groups split, and the largest cluster. */
 export interface ClusterScores {
   /** Pair precision (null without a cluster), and the pairs behind it. */
   precision: number | null;
