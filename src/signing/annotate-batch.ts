@@ -6,16 +6,22 @@ import type { KeyLists } from '../stored/write.js';
 import { checkStored, SIGNATURE_FIELDS, StoredProblem, storedIn } from '../stored/read.js';
 import { contentHash, type Signer } from '../signature.js';
 
+/** A scanned document as annotate hands it to a thread. */
 export interface AnnotateInput {
   id: string;
   source?: Record<string, unknown>;
 }
 
+/** What annotating one document gave: the fields to write, nothing to do, or why not. */
 export type AnnotateResult =
   | { id: string; status: 'annotated'; fields: NearDupFields; empty: boolean; cut: number }
   | { id: string; status: 'unchanged' }
   | { id: string; status: 'failed'; reason: string };
 
+/**
+ * How a batch is annotated: the text fields, the prefix, the cap, whether to sign again what is up to date, and how
+ * the index takes lists.
+ */
 export interface AnnotateBatchOptions {
   fields: readonly string[];
   prefix: string;
@@ -26,6 +32,10 @@ export interface AnnotateBatchOptions {
   keyLists: KeyLists;
 }
 
+/**
+ * The fields to write for each document of a batch, or why not; a document already signed with these params and this
+ * content is left unchanged.
+ */
 export function annotateBatch(signer: Signer, docs: AnnotateInput[], options: AnnotateBatchOptions): AnnotateResult[] {
   const now = new Date();
   return docs.map((doc): AnnotateResult => {

@@ -7,6 +7,10 @@ import type { Signer } from '../signature.js';
 import { utf8Lines } from '../text/decode.js';
 import { sourceWithFields } from './source-text.js';
 
+/**
+ * How NDJSON lines are annotated for ingest: the text fields, the prefix, the id field, the cap, and how the index
+ * takes lists.
+ */
 export interface IngestLineOptions {
   fields: readonly string[];
   prefix: string;
@@ -16,6 +20,7 @@ export interface IngestLineOptions {
   keyLists: KeyLists;
 }
 
+/** What one NDJSON line gave: the document to index with its fields, or the error in its place. */
 export type IngestResult =
   | { line: number; id?: string; json: string; empty: boolean; cut: number }
   | { line: number; id?: string; error: string }

@@ -20,6 +20,7 @@ export interface LongLine {
   bytes: number;
 }
 
+/** A batch of whole lines as raw bytes, with the number of its first line and the long lines left out. */
 export interface LineBatch {
   /** Whole lines, the last one ending in a newline unless it ends the input. */
   bytes: Uint8Array;

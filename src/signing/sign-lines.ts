@@ -5,12 +5,14 @@ import type { Signer } from '../signature.js';
 import { decodeLines } from '../text/decode.js';
 import { SignatureLines } from './signature-lines.js';
 
+/** Where a JSON line holds its text and its id. */
 export interface LineFields {
   /** Field holding the text (a dotted path for a nested one); an array of strings is joined with newlines. */
   textField: string;
   idField: string;
 }
 
+/** Signature lines made from a batch, with its counts. */
 export interface SignedLines {
   /** Output lines as UTF-8, each ending in a newline, in input order. */
   out: Uint8Array;
@@ -20,11 +22,13 @@ export interface SignedLines {
   empty: number;
 }
 
+/** Signature lines made from a batch of bytes, with how many invalid UTF-8 sequences were replaced. */
 export interface SignedBytes extends SignedLines {
   /** Invalid UTF-8 sequences read as U+FFFD. */
   replaced: number;
 }
 
+/** The signature line of each JSON line, or an error line in its place. */
 export function signLines(signer: Signer, lines: string[], firstLineNumber: number, fields: LineFields): SignedLines {
   const out = new SignatureLines();
   let documents = 0;

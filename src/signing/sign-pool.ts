@@ -8,6 +8,7 @@ import type { IngestResult } from './ingest-lines.js';
 import type { SignedSource } from './sign-sources.js';
 import type { AnnotateTask, IngestTask, SignTask, SourcesTask } from './sign-worker.js';
 
+/** The signing threads, one kind of task a method: `sign --jsonl`, annotate, ingest and the proxy. */
 export interface SignPool {
   readonly threads: number;
   /** Signs a batch of JSON lines; the buffers in `transfer` are moved to the worker, not copied. */
@@ -20,6 +21,7 @@ export interface SignPool {
   close(): Promise<void>;
 }
 
+/** Signing threads, one a core unless told (piscina). */
 export function createSignPool(threads = os.availableParallelism()): SignPool {
   const pool = new Piscina({
     filename: workerFile('./sign-worker.js', import.meta.url),

@@ -9,8 +9,10 @@ import { prefixKeyPaths, SourceText, setUnderPrefix, sourceWithFields } from './
 import type { Signer } from '../signature.js';
 import type { KeyLists } from '../stored/write.js';
 
+/** What a source is: an index or create action's document, or an update body. */
 export type SourceKind = 'index' | 'update';
 
+/** How the proxy's sources are signed: the text fields, the prefix, the cap, and how the index takes lists. */
 export interface SignSourcesOptions {
   fields: readonly string[];
   prefix: string;
@@ -27,6 +29,7 @@ type Outcome =
   /** `source`: the document without the near-dup fields a client put there, to pass on unsigned (--on-error pass); none when it had none. */
   | { outcome: 'failed'; reason: string; source?: string };
 
+/** What signing one source gave, as the proxy sends it on. */
 export type SignedSource =
   /** Signed: the new source line as UTF-8 (without its newline). */
   | { outcome: 'signed'; source: Uint8Array; cut: number }

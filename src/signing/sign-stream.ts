@@ -13,6 +13,7 @@ import { lineBatches } from './line-batches.js';
 import type { SignPool } from './sign-pool.js';
 import type { LineFields, SignedBytes } from './sign-lines.js';
 
+/** How `sign --jsonl` reads: the signer, the text and id fields, the threads, the batch size. */
 export interface SignStreamOptions {
   signer: SignerOptions;
   fields: LineFields;
@@ -21,6 +22,7 @@ export interface SignStreamOptions {
   batchBytes?: number;
 }
 
+/** What `sign --jsonl` did, for its summary. */
 export interface SignStreamSummary {
   documents: number;
   failed: number;
@@ -30,6 +32,10 @@ export interface SignStreamSummary {
   seconds: number;
 }
 
+/**
+ * Signature lines for the JSON lines of a stream, in input order, on every core (the file header says how memory stays
+ * bounded).
+ */
 export async function signStream(input: Readable, output: Writable, options: SignStreamOptions): Promise<SignStreamSummary> {
   const started = performance.now();
   const threads = options.threads ?? os.availableParallelism();

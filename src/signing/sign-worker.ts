@@ -21,6 +21,7 @@ function signerFor(options: SignerOptions): Signer {
   return signer;
 }
 
+/** A batch of JSON lines to sign (`sign --jsonl`). */
 export interface SignTask {
   kind: 'bytes';
   options: SignerOptions;
@@ -30,6 +31,7 @@ export interface SignTask {
   firstLineNumber: number;
 }
 
+/** A batch of scanned documents to annotate. */
 export interface AnnotateTask {
   kind: 'annotate';
   options: SignerOptions;
@@ -37,6 +39,7 @@ export interface AnnotateTask {
   docs: AnnotateInput[];
 }
 
+/** A batch of NDJSON lines to annotate for ingest. */
 export interface IngestTask {
   kind: 'ingest';
   options: SignerOptions;
@@ -46,6 +49,7 @@ export interface IngestTask {
   firstLineNumber: number;
 }
 
+/** A batch of the proxy's sources to sign. */
 export interface SourcesTask {
   kind: 'sources';
   options: SignerOptions;
@@ -56,6 +60,7 @@ export interface SourcesTask {
   ends: number[];
 }
 
+/** A thread's work: one task, by its kind, with the signer of its options (made once a thread). */
 export default function run(task: SignTask | AnnotateTask | IngestTask | SourcesTask): SignedBytes | AnnotateResult[] | IngestResult[] | SignedSource[] {
   if (task.kind === 'sources') return signSources(signerFor(task.options), task.kinds, task.bytes, task.ends, task.sources);
   if (task.kind === 'annotate') return annotateBatch(signerFor(task.options), task.docs, task.batch);

@@ -14,6 +14,7 @@ import { simhashBase32 } from '../sketch/simhash-doc.js';
 const HEX = Buffer.from('0123456789abcdef', 'latin1');
 const B64URL = Buffer.from('ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_', 'latin1');
 
+/** `sign --jsonl`'s output lines, written straight into one growing UTF-8 buffer (the file header says why). */
 export class SignatureLines {
   private buf = Buffer.allocUnsafe(1 << 16);
   private length = 0;

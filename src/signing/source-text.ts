@@ -8,6 +8,10 @@ import { DocumentTextError } from '../annotation.js';
 import { applyEdits, findNodeAtLocation, type JSONPath, modify, parseTree } from 'jsonc-parser';
 import { forCount, plural } from '../plural.js';
 
+/**
+ * A JSON object's text, edited where near-dup writes and nowhere else (the file header says why not parsed and
+ * serialized).
+ */
 export class SourceText {
   constructor(public text: string) {}
 
