@@ -269,8 +269,10 @@ function resolve(options: DedupOptions, topLevel: object): DedupSettings {
   };
 }
 
+/** A verified pair as dedup reports it (collectMatches, --pairs): the two ids, the similarity estimated, the SimHash distance. */
 export type DedupPair = VerifiedPair;
 
+/** What a dedup run found and wrote: the summary the command prints as JSON, and dedupIndex returns. */
 export interface DedupSummary {
   index: string;
   params: string;
