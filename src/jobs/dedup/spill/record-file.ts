@@ -1,0 +1,103 @@
+// The one way a dedup stage keeps bytes it may spill: an append-only file of records, in memory or in a
+// file of the run's spill folder (spill-folder.ts: its own folder, O_EXCL, 0600, the free-space test), behind
+// the same interface, so that a stage is written once for both. What a stage reads back from disk it holds
+// to a check it kept in memory (checkOf), so that a file changed under the run is said, never used.
+import { ftruncateSync } from 'node:fs';
+import { foldCheck, readAll, type SpillFolder, writeAll } from './spill-folder.js';
+
+export interface RecordFile {
+  /** Bytes appended (and not cleared). */
+  readonly length: number;
+  /** Appends `bytes` after what was appended; their place. */
+  append(bytes: Uint8Array): number;
+  /** Fills `into` from `place` (which with its length is within what was appended). */
+  read(place: number, into: Uint8Array): void;
+  /** Lets go of every byte (the file's room on the disk too); appends start at 0 again. */
+  clear(): void;
+}
+
+/**
+ * A record file named `name`: in memory, or in `folder` (on disk) when given, its appends gathered in a buffer
+ * of `bufferBytes` (appends as large go straight to the file).
+ */
+export function recordFile(name: string, folder?: SpillFolder, bufferBytes = 1 << 20): RecordFile {
+  return folder ? new DiskRecords(folder, name, bufferBytes) : new MemoryRecords();
+}
+
+/** The check of the 32-bit words of `words`, folded on from `check` (so that a check may span appends). */
+export function checkOf(words: Uint32Array, check = 0): number {
+  for (let i = 0; i < words.length; i++) check = foldCheck(check, words[i]);
+  return check;
+}
+
+class MemoryRecords implements RecordFile {
+  private bytes = new Uint8Array(1 << 16);
+  length = 0;
+
+  append(bytes: Uint8Array): number {
+    if (this.length + bytes.length > this.bytes.length) {
+      const larger = new Uint8Array(Math.ceil((this.length + bytes.length) * 1.5));
+      larger.set(this.bytes.subarray(0, this.length));
+      this.bytes = larger;
+    }
+    this.bytes.set(bytes, this.length);
+    this.length += bytes.length;
+    return this.length - bytes.length;
+  }
+
+  read(place: number, into: Uint8Array): void {
+    into.set(this.bytes.subarray(place, place + into.length));
+  }
+
+  clear(): void {
+    this.bytes = new Uint8Array(1 << 16);
+    this.length = 0;
+  }
+}
+
+class DiskRecords implements RecordFile {
+  private readonly file: number;
+  private readonly pending: Uint8Array;
+  private pendingLength = 0;
+  private written = 0;
+
+  constructor(folder: SpillFolder, name: string, bufferBytes: number) {
+    this.file = folder.create(name);
+    this.pending = new Uint8Array(bufferBytes);
+  }
+
+  get length(): number {
+    return this.written + this.pendingLength;
+  }
+
+  append(bytes: Uint8Array): number {
+    const place = this.length;
+    if (this.pendingLength + bytes.length > this.pending.length) this.flush();
+    if (bytes.length >= this.pending.length) {
+      writeAll(this.file, bytes, this.written);
+      this.written += bytes.length;
+    } else {
+      this.pending.set(bytes, this.pendingLength);
+      this.pendingLength += bytes.length;
+    }
+    return place;
+  }
+
+  read(place: number, into: Uint8Array): void {
+    this.flush();
+    readAll(this.file, into, place);
+  }
+
+  clear(): void {
+    this.pendingLength = 0;
+    this.written = 0;
+    ftruncateSync(this.file, 0);
+  }
+
+  private flush(): void {
+    if (this.pendingLength === 0) return;
+    writeAll(this.file, this.pending.subarray(0, this.pendingLength), this.written);
+    this.written += this.pendingLength;
+    this.pendingLength = 0;
+  }
+}
