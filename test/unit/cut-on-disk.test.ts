@@ -7,7 +7,8 @@ import { describe, expect, it } from 'vitest';
 import { UserError } from '../../src/errors.js';
 import { type CutSettings, cutFamilies } from '../../src/jobs/dedup/cluster/cluster-cut.js';
 import { ClusterList } from '../../src/jobs/dedup/cluster/cluster-list.js';
-import { BytesInMemory, BytesOnDisk, ClusterLog } from '../../src/jobs/dedup/cluster/cluster-members.js';
+import { ClusterLog } from '../../src/jobs/dedup/cluster/cluster-members.js';
+import { recordFile } from '../../src/jobs/dedup/spill/record-file.js';
 import { DocNumbers } from '../../src/jobs/dedup/documents/doc-numbers.js';
 import { IdSet, IdSetOnDisk } from '../../src/jobs/dedup/cluster/id-set.js';
 import type { SpillFolder } from '../../src/jobs/dedup/spill/spill-folder.js';
@@ -144,7 +145,7 @@ describe('the cut with its clusters and ids on disk', () => {
   it('keeps records larger than its buffers and reads them back across chunks, on disk as in memory', async () => {
     await inFolder((folder) => {
       // A buffer of 100 bytes on disk (many writes), and records of 2 to 200,000 members (past a chunk read at once).
-      const logs = [new ClusterLog(new BytesInMemory(), () => 300_000), new ClusterLog(new BytesOnDisk(folder, 'clusters.bin', 100), () => 300_000)];
+      const logs = [new ClusterLog(recordFile('clusters.bin'), () => 300_000), new ClusterLog(recordFile('clusters.bin', folder, 100), () => 300_000)];
       const made = [2, 3, 200_000, 5, 90_000, 2].map((size, c) => ({
         canonicalAt: c % size,
         family: 7 * c,
@@ -162,7 +163,7 @@ describe('the cut with its clusters and ids on disk', () => {
 
   it('refuses a record on disk that it never wrote, saying the folder was changed', async () => {
     await inFolder((folder) => {
-      const log = new ClusterLog(new BytesOnDisk(folder, 'clusters.bin'), () => 10);
+      const log = new ClusterLog(recordFile('clusters.bin', folder), () => 10);
       log.append({ canonicalAt: 0, family: 1, numbers: Int32Array.of(1, 2, 3), similarities: Float64Array.of(1, 0.5, 0.75) });
       expect(log.at(0)).toMatchObject({ numbers: Int32Array.of(1, 2, 3), similarities: Float64Array.of(1, 0.5, 0.75) });
       const refused = (at: number, bytes: Uint8Array, message: RegExp) => {

@@ -21,7 +21,6 @@
 import { equalValues } from '../../../sketch/minhash.js';
 import { ClusterList, type DedupCluster } from './cluster-list.js';
 import { type Comparing, comparerOf, wholeComparerOf } from '../verify/comparing.js';
-import { BytesOnDisk, ClusterLog } from './cluster-members.js';
 import { type DocIds, enlarged } from '../documents/doc-numbers.js';
 import type { FactsLookup } from '../documents/facts.js';
 import { IdSet, IdSetOnDisk } from './id-set.js';
@@ -78,7 +77,7 @@ const MEMBERS_PER_READ = 5000;
  */
 export async function cutFamilies(families: Iterable<ArrayLike<number>>, settings: CutSettings): Promise<Cut> {
   const { documents, spill } = settings;
-  const clusters = new ClusterList(documents, spill ? new ClusterLog(new BytesOnDisk(spill, 'clusters.bin'), () => documents.size) : undefined);
+  const clusters = new ClusterList(documents, spill);
   // The ids written with cluster fields: the clusters' members and the family members in none (each
   // written as a canonical of its own); 8 bytes each (on disk with a spill), nothing for the documents
   // without a near-duplicate.

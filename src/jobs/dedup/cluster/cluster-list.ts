@@ -6,7 +6,9 @@
 // a Map entry each, several gigabytes, from the cut to the end of the write-back. The largest clusters (the
 // summary's) are picked in one pass over the records.
 import type { DocIds } from '../documents/doc-numbers.js';
-import { BytesInMemory, ClusterLog, type ClusterRecord } from './cluster-members.js';
+import { recordFile } from '../spill/record-file.js';
+import type { SpillFolder } from '../spill/spill-folder.js';
+import { ClusterLog, type ClusterRecord } from './cluster-members.js';
 
 /** A cluster as dedup writes it: its canonical, its members by id and each one's similarity to the canonical. */
 export interface DedupCluster {
@@ -34,10 +36,15 @@ export class ClusterList implements Iterable<DedupCluster> {
   /** Clusters by size. */
   private readonly sizes = new Map<number, number>();
 
+  private readonly log: ClusterLog;
+
+  /** `spill`: where the records go when the run spills its ids (else memory). */
   constructor(
     private readonly documents: DocIds,
-    private readonly log: ClusterLog = new ClusterLog(new BytesInMemory(), () => documents.size),
-  ) {}
+    spill?: SpillFolder,
+  ) {
+    this.log = new ClusterLog(recordFile('clusters.bin', spill), () => documents.size);
+  }
 
   get length(): number {
     return this.count;

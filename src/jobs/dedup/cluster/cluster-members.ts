@@ -1,13 +1,13 @@
 // The clusters a dedup run cut (cluster-list.ts), one record after another in the order cut: a header (the
 // cluster's size, its canonical's place among its members, its family's first member by number, a check of
-// the members) then each member's document number and its similarity to the canonical. The records are
-// kept in bytes: in memory, or, when the run spills its ids, appended to a file of the spill folder with a
-// buffer of fixed size in memory, so that the clusters of a hundred million documents hold no memory for
-// their members or for themselves. Input: clusters appended; output: the records in order (read a chunk
+// the members) then each member's document number and its similarity to the canonical, in a record file
+// (spill/record-file.ts: on disk when the run spills its ids, so that the clusters of a hundred million
+// documents hold no memory). Input: clusters appended; output: the records in order (read a chunk
 // at a time) or one at its place. Every record read back is checked (a number the run has, a similarity in
 // [0, 1], the canonical's own similarity 1, the check of its members): a damaged or changed file is said,
 // never written into the index.
-import { foldCheck, readAll, type SpillFolder, writeAll } from '../spill/spill-folder.js';
+import type { RecordFile } from '../spill/record-file.js';
+import { foldCheck } from '../spill/spill-folder.js';
 import { plural } from '../../../plural.js';
 
 /** A cluster as stored: its place (where its record starts), its members by number and their similarities. */
@@ -21,72 +21,6 @@ export interface ClusterRecord {
   similarities: Float64Array;
 }
 
-/** Where the records' bytes are kept. */
-export interface ByteStore {
-  readonly length: number;
-  append(bytes: Uint8Array): void;
-  /** Fills `into` from `position` (which with its length is within what was appended). */
-  read(position: number, into: Uint8Array): void;
-}
-
-export class BytesInMemory implements ByteStore {
-  private bytes = new Uint8Array(1 << 16);
-  length = 0;
-
-  append(bytes: Uint8Array): void {
-    if (this.length + bytes.length > this.bytes.length) {
-      const larger = new Uint8Array(Math.ceil((this.length + bytes.length) * 1.5));
-      larger.set(this.bytes.subarray(0, this.length));
-      this.bytes = larger;
-    }
-    this.bytes.set(bytes, this.length);
-    this.length += bytes.length;
-  }
-
-  read(position: number, into: Uint8Array): void {
-    into.set(this.bytes.subarray(position, position + into.length));
-  }
-}
-
-/** The bytes in a file of the spill folder, gathered in a buffer (of `pendingBytes`) written when full or before a read. */
-export class BytesOnDisk implements ByteStore {
-  private readonly file: number;
-  private readonly pending: Uint8Array;
-  private pendingLength = 0;
-  private written = 0;
-
-  constructor(folder: SpillFolder, name: string, pendingBytes = 1 << 20) {
-    this.file = folder.create(name);
-    this.pending = new Uint8Array(pendingBytes);
-  }
-
-  get length(): number {
-    return this.written + this.pendingLength;
-  }
-
-  append(bytes: Uint8Array): void {
-    for (let at = 0; at < bytes.length; ) {
-      if (this.pendingLength === this.pending.length) this.flush();
-      const taken = Math.min(bytes.length - at, this.pending.length - this.pendingLength);
-      this.pending.set(bytes.subarray(at, at + taken), this.pendingLength);
-      this.pendingLength += taken;
-      at += taken;
-    }
-  }
-
-  read(position: number, into: Uint8Array): void {
-    this.flush();
-    readAll(this.file, into, position);
-  }
-
-  private flush(): void {
-    if (this.pendingLength === 0) return;
-    writeAll(this.file, this.pending.subarray(0, this.pendingLength), this.written);
-    this.written += this.pendingLength;
-    this.pendingLength = 0;
-  }
-}
-
 const HEADER_BYTES = 16;
 const MEMBER_BYTES = 12;
 /** Bytes read at once when the records are gone through in order. */
@@ -95,7 +29,7 @@ const READ_BYTES = 1 << 20;
 export class ClusterLog {
   /** `documents`: how many documents the run numbered (every number read back is below). */
   constructor(
-    private readonly bytes: ByteStore,
+    private readonly bytes: RecordFile,
     private readonly documents: () => number,
   ) {}
 
@@ -111,9 +45,7 @@ export class ClusterLog {
       record.setInt32(HEADER_BYTES + 4 * k, cluster.numbers[k], true);
       record.setFloat64(HEADER_BYTES + 4 * size + 8 * k, cluster.similarities[k], true);
     }
-    const place = this.bytes.length;
-    this.bytes.append(new Uint8Array(record.buffer));
-    return place;
+    return this.bytes.append(new Uint8Array(record.buffer));
   }
 
   /** The record at `place`. */
@@ -184,7 +116,6 @@ function checkOf({ numbers, similarities, canonicalAt, family }: Omit<ClusterRec
   for (let k = 0; k < numbers.length; k++) h = foldCheck(foldCheck(foldCheck(h, numbers[k]), halves[2 * k]), halves[2 * k + 1]);
   return (Math.imul(h ^ family, 0x1b873593) ^ (h >>> 13)) >>> 0;
 }
-
 
 function changed(what: string): Error {
   return new Error(`the clusters' file dedup spilled holds ${what}: its folder was changed while dedup ran; run dedup again`);
