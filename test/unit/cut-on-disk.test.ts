@@ -10,7 +10,7 @@ import { ClusterList } from '../../src/jobs/dedup/cluster/cluster-list.js';
 import { ClusterLog } from '../../src/jobs/dedup/cluster/cluster-members.js';
 import { recordFile } from '../../src/jobs/dedup/spill/record-file.js';
 import { DocNumbers } from '../../src/jobs/dedup/documents/doc-numbers.js';
-import { IdSet, IdSetOnDisk } from '../../src/jobs/dedup/cluster/id-set.js';
+import { IdSet } from '../../src/jobs/dedup/cluster/id-set.js';
 import type { SpillFolder } from '../../src/jobs/dedup/spill/spill-folder.js';
 import type { StoredSignature } from '../../src/jobs/dedup/documents/signature-store.js';
 import { seededRandom } from '../support/corpus.js';
@@ -193,11 +193,11 @@ describe('the cut with its clusters and ids on disk', () => {
   });
 });
 
-describe('the clustered ids on disk (IdSetOnDisk)', () => {
+describe('the clustered ids on disk (IdSet with a spill folder)', () => {
   for (const sizes of [{}, { listBlock: 4, page: 8 }, { listBlock: 1, page: 1 }]) {
     it(`answers as the set in memory (lists written in blocks of ${sizes.listBlock ?? 'default'}, pages of ${sizes.page ?? 'default'})`, async () => {
       await inFolder((folder) => {
-        const onDisk = new IdSetOnDisk(folder, sizes);
+        const onDisk = new IdSet(folder, sizes);
         const inMemory = new IdSet();
         const ids = Array.from({ length: 20_000 }, (_, k) => `doc-${k}${k % 7 === 0 ? '\u00e9' : ''}`);
         for (const id of [...ids, ids[3], '']) {
@@ -227,7 +227,7 @@ describe('the clustered ids on disk (IdSetOnDisk)', () => {
       expect([statSync(sorted).size, statSync(path.join(folder.path, 'clustered-ids.bin')).size]).toEqual([8 * written, 0]);
     });
     await inFolder((folder) => {
-      const set = new IdSetOnDisk(folder);
+      const set = new IdSet(folder);
       for (let k = 0; k < 5000; k++) set.add(`d${k}`);
       let refused: unknown;
       try {
@@ -245,12 +245,12 @@ describe('the clustered ids on disk (IdSetOnDisk)', () => {
   });
 
   it('an empty set has nothing', async () => {
-    await inFolder((folder) => expect(new IdSetOnDisk(folder).has('a')).toBe(false));
+    await inFolder((folder) => expect(new IdSet(folder).has('a')).toBe(false));
   });
 
   it('refuses its files changed under it, never answering "not clustered" for an id it holds', async () => {
     await inFolder((folder) => {
-      const set = new IdSetOnDisk(folder, { listBlock: 4, page: 16 });
+      const set = new IdSet(folder, { listBlock: 4, page: 16 });
       for (let k = 0; k < 100; k++) set.add(`d${k}`);
       expect(set.has('d1')).toBe(true);
       // A page of the sorted file zeroed (in order still, but not what was written).
@@ -267,7 +267,7 @@ describe('the clustered ids on disk (IdSetOnDisk)', () => {
       expect(refused).toBeGreaterThan(0);
     });
     await inFolder((folder) => {
-      const set = new IdSetOnDisk(folder, { listBlock: 4, page: 16 });
+      const set = new IdSet(folder, { listBlock: 4, page: 16 });
       for (let k = 0; k < 5000; k++) set.add(`d${k}`);
       // A hash of the lists' file moved to another list (its top byte changed) before they are sorted.
       const fd = openSync(path.join(folder.path, 'clustered-ids.bin'), 'r+');
@@ -278,7 +278,7 @@ describe('the clustered ids on disk (IdSetOnDisk)', () => {
       expect(() => set.has('d1')).toThrow(/clustered ids' files dedup spilled were changed while it ran/);
     });
     await inFolder((folder) => {
-      const set = new IdSetOnDisk(folder, { listBlock: 4, page: 16 });
+      const set = new IdSet(folder, { listBlock: 4, page: 16 });
       for (let k = 0; k < 5000; k++) set.add(`d${k}`);
       // A block of the lists' file zeroed (hashes of list 0, were they written there).
       damage(folder, 'clustered-ids.bin', 64, new Uint8Array(32));

@@ -23,7 +23,7 @@ import { ClusterList, type DedupCluster } from './cluster-list.js';
 import { type Comparing, comparerOf, wholeComparerOf } from '../verify/comparing.js';
 import { type DocIds, enlarged } from '../documents/doc-numbers.js';
 import type { FactsLookup } from '../documents/facts.js';
-import { IdSet, IdSetOnDisk } from './id-set.js';
+import { IdSet } from './id-set.js';
 import type { SpillFolder } from '../spill/spill-folder.js';
 import type { StoredSignature } from '../documents/signature-store.js';
 
@@ -81,7 +81,7 @@ export async function cutFamilies(families: Iterable<ArrayLike<number>>, setting
   // The ids written with cluster fields: the clusters' members and the family members in none (each
   // written as a canonical of its own); 8 bytes each (on disk with a spill), nothing for the documents
   // without a near-duplicate.
-  const written = spill ? new IdSetOnDisk(spill) : new IdSet();
+  const written = new IdSet(spill);
   let alone = new Int32Array(1024);
   let aloneCount = 0;
   let count = 0;

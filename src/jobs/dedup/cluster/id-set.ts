@@ -9,42 +9,9 @@
 // set is sealed (sorted, and on disk written out) before the write-back asks its first question: the
 // write-back then writes nothing to the disk, so a disk that fills cannot stop it half way.
 import { mixed } from '../documents/doc-numbers.js';
-import { ftruncateSync } from 'node:fs';
-import { foldCheck, readAll, requireRoom, type SpillFolder, writeAll } from '../spill/spill-folder.js';
+import { checkOf, type RecordFile, recordFile } from '../spill/record-file.js';
+import { requireRoom, type SpillFolder } from '../spill/spill-folder.js';
 import { forCount } from '../../../plural.js';
-
-export class IdSet {
-  /** The hashes added (sorted once a lookup comes), 8 bytes each and up to half as many again of room. */
-  private hashes = new BigUint64Array(1024);
-  private count = 0;
-  private sorted = true;
-
-  get size(): number {
-    return this.count;
-  }
-
-  add(id: string): void {
-    if (this.count === this.hashes.length) {
-      const larger = new BigUint64Array(Math.ceil(this.hashes.length * 1.5));
-      larger.set(this.hashes);
-      this.hashes = larger;
-    }
-    this.hashes[this.count++] = hash64(id);
-    this.sorted = false;
-  }
-
-  has(id: string): boolean {
-    this.seal();
-    return binarySearch(this.hashes, this.count, hash64(id));
-  }
-
-  /** Every id is in: sorted now. */
-  seal(): void {
-    if (this.sorted) return;
-    this.hashes.subarray(0, this.count).sort();
-    this.sorted = true;
-  }
-}
 
 /** Hashes (by their top byte) in this many lists while ids are added. */
 const LISTS = 256;
@@ -54,25 +21,23 @@ const LIST_BLOCK = 2048;
 const PAGE = 64;
 
 /**
- * The same set with its hashes on disk, for a run that spills its ids: while ids are added, each hash goes
- * to one of 256 lists by its top byte, each written out a block at a time into clustered-ids.bin; when sealed
- * (or at the first look-up) each list is read back, sorted and appended to clustered-ids-sorted.bin (the
- * lists are ranges of the hashes, so the file is sorted whole), with the first hash of each page of 64 kept in
- * memory with a check of the page. A look-up then reads one page. Memory: 4 MB of lists while adding, the
- * largest list while sorting, 12 bytes a page of 64 hashes after (and 12 a block of the lists while they
- * are kept). Every block and page read is held to its check (a damaged file is said, never taken as "not
- * clustered").
+ * The set, in two record files (spill/record-file.ts; on disk for a run that spills its ids): while ids are
+ * added, each hash goes to one of 256 lists by its top byte, each appended a block at a time to
+ * clustered-ids.bin; when sealed (or at the first look-up) each list is read back, sorted and appended to
+ * clustered-ids-sorted.bin (the lists are ranges of the hashes, so the file is sorted whole), with the first
+ * hash of each page of 64 kept in memory with a check of the page. A look-up then reads one page. Memory
+ * beside the files: the lists' blocks while adding (grown to 16 KB each), the largest list while sorting, 12
+ * bytes a page of 64 hashes after. Every block and page read is held to its check (a damaged file is said,
+ * never taken as "not clustered").
  */
-export class IdSetOnDisk {
-  private readonly folder: SpillFolder;
-  private readonly listsFile: number;
-  private readonly sortedFile: number;
+export class IdSet {
+  private readonly spill?: SpillFolder;
+  private readonly listsFile: RecordFile;
+  private readonly sortedFile: RecordFile;
   private lists?: BigUint64Array[];
   private readonly listed = new Int32Array(LISTS);
   /** Each list's blocks written out: where each starts in the lists' file, in hashes, and its check. */
   private readonly blocks: Array<Array<{ at: number; check: number }>> = Array.from({ length: LISTS }, () => []);
-  /** Hashes in the lists' file. */
-  private inListsFile = 0;
   private count = 0;
   /** The first hash of each page of the sorted file, and a check of each page. */
   private firsts?: BigUint64Array;
@@ -81,14 +46,14 @@ export class IdSetOnDisk {
   private readonly listBlock: number;
   private readonly pageHashes: number;
 
-  /** `sizes`: other sizes of the lists' blocks and of the sorted file's pages (for tests). */
-  constructor(folder: SpillFolder, sizes: { listBlock?: number; page?: number } = {}) {
-    this.folder = folder;
-    this.listsFile = folder.create('clustered-ids.bin');
-    this.sortedFile = folder.create('clustered-ids-sorted.bin');
+  /** `spill`: the folder of a run that spills its ids (else memory); `sizes`: other sizes of the lists' blocks and of the sorted file's pages (for tests). */
+  constructor(spill?: SpillFolder, sizes: { listBlock?: number; page?: number } = {}) {
+    this.spill = spill;
+    this.listsFile = recordFile('clustered-ids.bin', spill, 0);
+    this.sortedFile = recordFile('clustered-ids-sorted.bin', spill, 0);
     this.listBlock = sizes.listBlock ?? LIST_BLOCK;
     this.pageHashes = sizes.page ?? PAGE;
-    this.lists = Array.from({ length: LISTS }, () => new BigUint64Array(this.listBlock));
+    this.lists = Array.from({ length: LISTS }, () => new BigUint64Array(Math.min(16, this.listBlock)));
     const hashes = new BigUint64Array(this.pageHashes);
     this.page = { at: -1, hashes, length: 0 };
   }
@@ -102,9 +67,9 @@ export class IdSetOnDisk {
     if (!lists) throw new Error('an id was added to the clustered ids after the first look-up');
     const hash = hash64(id);
     const b = Number(hash >> 56n);
+    if (this.listed[b] === lists[b].length) this.makeRoom(b);
     lists[b][this.listed[b]++] = hash;
     this.count++;
-    if (this.listed[b] === this.listBlock) this.writeBlock(b);
   }
 
   has(id: string): boolean {
@@ -123,10 +88,15 @@ export class IdSetOnDisk {
     return binarySearch(page.hashes, page.length, wanted);
   }
 
-  private writeBlock(b: number): void {
-    writeAll(this.listsFile, bytesOf(this.lists![b]), this.inListsFile * 8);
-    this.blocks[b].push({ at: this.inListsFile, check: checkOf(this.lists![b]) });
-    this.inListsFile += this.listBlock;
+  /** Room in the b-th list: it grows to a block (so that a small set holds little), then its block is appended. */
+  private makeRoom(b: number): void {
+    const list = this.lists![b];
+    if (list.length < this.listBlock) {
+      this.lists![b] = new BigUint64Array(Math.min(2 * list.length, this.listBlock));
+      this.lists![b].set(list);
+      return;
+    }
+    this.blocks[b].push({ at: this.listsFile.append(bytesOf(list)) / 8, check: checkOf(halvesOf(list)) });
     this.listed[b] = 0;
   }
 
@@ -137,7 +107,7 @@ export class IdSetOnDisk {
    */
   seal(free?: number): BigUint64Array {
     if (this.firsts) return this.firsts;
-    requireRoom(this.folder, this.count * 8, `the ${this.count.toLocaleString('en')} ${forCount(this.count, 'id')} it writes cluster fields to (8 bytes each), before it writes any`, free);
+    if (this.spill) requireRoom(this.spill, this.count * 8, `the ${this.count.toLocaleString('en')} ${forCount(this.count, 'id')} it writes cluster fields to (8 bytes each), before it writes any`, free);
     const every = this.pageHashes;
     const firsts = new BigUint64Array(Math.ceil(this.count / every));
     const checks = new Uint32Array(firsts.length);
@@ -147,15 +117,16 @@ export class IdSetOnDisk {
       // The hashes at the places that begin a page (multiples of `every` in the whole file).
       for (let at = Math.ceil(placed / every) * every; at < placed + hashes.length; at += every) firsts[at / every] = hashes[at - placed];
       // Each page's check, over the hashes of it this list holds (a page may span lists).
-      const halves = new Uint32Array(hashes.buffer);
-      for (let i = 0; i < hashes.length; i++) {
+      for (let i = 0; i < hashes.length; ) {
         const k = Math.floor((placed + i) / every);
-        checks[k] = foldCheck(foldCheck(checks[k], halves[2 * i]), halves[2 * i + 1]);
+        const end = Math.min(hashes.length, (k + 1) * every - placed);
+        checks[k] = checkOf(halvesOf(hashes.subarray(i, end)), checks[k]);
+        i = end;
       }
-      writeAll(this.sortedFile, bytesOf(hashes), placed * 8);
+      this.sortedFile.append(bytesOf(hashes));
       placed += hashes.length;
     }
-    ftruncateSync(this.listsFile, 0);
+    this.listsFile.clear();
     this.lists = undefined;
     this.checks = checks;
     this.firsts = firsts;
@@ -169,8 +140,8 @@ export class IdSetOnDisk {
     const hashes = new BigUint64Array(blocks.length * block + this.listed[b]);
     for (let k = 0; k < blocks.length; k++) {
       const read = hashes.subarray(k * block, (k + 1) * block);
-      readAll(this.listsFile, bytesOf(read), blocks[k].at * 8);
-      if (checkOf(read) !== blocks[k].check) throw changed();
+      this.listsFile.read(blocks[k].at * 8, bytesOf(read));
+      if (checkOf(halvesOf(read)) !== blocks[k].check) throw changed();
     }
     hashes.set(this.lists![b].subarray(0, this.listed[b]), blocks.length * block);
     return hashes;
@@ -181,21 +152,18 @@ export class IdSetOnDisk {
     const page = this.page;
     if (page.at !== k) {
       page.length = Math.min(this.pageHashes, this.count - k * this.pageHashes);
-      readAll(this.sortedFile, bytesOf(page.hashes.subarray(0, page.length)), k * this.pageHashes * 8);
+      this.sortedFile.read(k * this.pageHashes * 8, bytesOf(page.hashes.subarray(0, page.length)));
       page.at = -1;
-      if (checkOf(page.hashes.subarray(0, page.length)) !== this.checks![k] || page.hashes[0] !== this.firsts![k]) throw changed();
+      if (checkOf(halvesOf(page.hashes.subarray(0, page.length))) !== this.checks![k] || page.hashes[0] !== this.firsts![k]) throw changed();
       page.at = k;
     }
     return page;
   }
 }
 
-/** A check of some hashes, in order. */
-function checkOf(hashes: BigUint64Array): number {
-  const halves = new Uint32Array(hashes.buffer, hashes.byteOffset, 2 * hashes.length);
-  let check = 0;
-  for (let i = 0; i < hashes.length; i++) check = foldCheck(foldCheck(check, halves[2 * i]), halves[2 * i + 1]);
-  return check;
+/** The 32-bit halves of some hashes, for their check. */
+function halvesOf(hashes: BigUint64Array): Uint32Array {
+  return new Uint32Array(hashes.buffer, hashes.byteOffset, 2 * hashes.length);
 }
 
 function changed(): Error {
