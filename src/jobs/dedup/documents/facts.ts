@@ -1,12 +1,11 @@
 // What the clusters need of every document dedup meets (the value the canonical rule sorts by, its token
-// count when that rule is the longest, its cluster from an earlier run, where it lives), kept in columns by
-// document number (fact-columns.ts): 11 bytes a document in memory for a date or number to sort by and the
-// index it lives in, or none when the index is too large for memory and the columns go to disk beside the
-// spilled ids. The index names are interned (a data stream or an alias has a handful); routings, cluster
+// count when that rule is the longest, its cluster from an earlier run, where it lives), kept in rows by
+// document number (fact-columns.ts): 12 bytes a document for a date or number to sort by and the index it
+// lives in, in memory, or on disk beside the spilled ids when the index is too large for memory. The index names are interned (a data stream or an alias has a handful); routings, cluster
 // ids and sort values that are not numbers (keywords) are kept only for the documents that have them.
 import type { DocLocation } from '../../../engine/doc-location.js';
 import type { DocIds } from './doc-numbers.js';
-import { type FactColumns, FileFactColumns, MemoryFactColumns } from './fact-columns.js';
+import { FactColumns } from './fact-columns.js';
 import type { SpillFolder } from '../spill/spill-folder.js';
 
 export interface Facts {
@@ -47,7 +46,7 @@ export class FactsTable implements FactsLookup {
     { keepClusterIds = true, keepTokens = true, expected = 0, spill }: { keepClusterIds?: boolean; keepTokens?: boolean; expected?: number; spill?: SpillFolder } = {},
   ) {
     this.keepClusterIds = keepClusterIds;
-    this.columns = spill ? new FileFactColumns(spill) : new MemoryFactColumns(expected, keepTokens);
+    this.columns = new FactColumns(expected, keepTokens, spill);
   }
 
   has(id: string): boolean {

@@ -10,6 +10,8 @@ export interface RecordFile {
   readonly length: number;
   /** Appends `bytes` after what was appended; their place. */
   append(bytes: Uint8Array): number;
+  /** Writes `bytes` at `place` (over what was there, or past the end: bytes between read as zeros). */
+  write(place: number, bytes: Uint8Array): void;
   /** Fills `into` from `place` (which with its length is within what was appended). */
   read(place: number, into: Uint8Array): void;
   /** Lets go of every byte (the file's room on the disk too); appends start at 0 again. */
@@ -17,11 +19,11 @@ export interface RecordFile {
 }
 
 /**
- * A record file named `name`: in memory, or in `folder` (on disk) when given, its appends gathered in a buffer
- * of `bufferBytes` (appends as large go straight to the file).
+ * A record file named `name`: in memory (room made for `expectedBytes` at once), or in `folder` (on disk) when
+ * given, its appends gathered in a buffer of `bufferBytes` (appends as large go straight to the file).
  */
-export function recordFile(name: string, folder?: SpillFolder, bufferBytes = 1 << 20): RecordFile {
-  return folder ? new DiskRecords(folder, name, bufferBytes) : new MemoryRecords();
+export function recordFile(name: string, folder?: SpillFolder, bufferBytes = 1 << 20, expectedBytes = 1 << 16): RecordFile {
+  return folder ? new DiskRecords(folder, name, bufferBytes) : new MemoryRecords(expectedBytes);
 }
 
 /** The check of the 32-bit words of `words`, folded on from `check` (so that a check may span appends). */
@@ -31,18 +33,28 @@ export function checkOf(words: Uint32Array, check = 0): number {
 }
 
 class MemoryRecords implements RecordFile {
-  private bytes = new Uint8Array(1 << 16);
+  private bytes: Uint8Array;
   length = 0;
 
+  constructor(expectedBytes: number) {
+    this.bytes = new Uint8Array(expectedBytes);
+  }
+
   append(bytes: Uint8Array): number {
-    if (this.length + bytes.length > this.bytes.length) {
-      const larger = new Uint8Array(Math.ceil((this.length + bytes.length) * 1.5));
+    const place = this.length;
+    this.write(place, bytes);
+    return place;
+  }
+
+  write(place: number, bytes: Uint8Array): void {
+    const end = place + bytes.length;
+    if (end > this.bytes.length) {
+      const larger = new Uint8Array(Math.max(1 << 16, Math.ceil(end * 1.5)));
       larger.set(this.bytes.subarray(0, this.length));
       this.bytes = larger;
     }
-    this.bytes.set(bytes, this.length);
-    this.length += bytes.length;
-    return this.length - bytes.length;
+    this.bytes.set(bytes, place);
+    this.length = Math.max(this.length, end);
   }
 
   read(place: number, into: Uint8Array): void {
@@ -57,9 +69,11 @@ class MemoryRecords implements RecordFile {
 
 class DiskRecords implements RecordFile {
   private readonly file: number;
+  /** Appends not yet written, to go at the file's end. */
   private readonly pending: Uint8Array;
   private pendingLength = 0;
-  private written = 0;
+  /** Bytes the file holds. */
+  private end = 0;
 
   constructor(folder: SpillFolder, name: string, bufferBytes: number) {
     this.file = folder.create(name);
@@ -67,20 +81,24 @@ class DiskRecords implements RecordFile {
   }
 
   get length(): number {
-    return this.written + this.pendingLength;
+    return this.end + this.pendingLength;
   }
 
   append(bytes: Uint8Array): number {
     const place = this.length;
     if (this.pendingLength + bytes.length > this.pending.length) this.flush();
-    if (bytes.length >= this.pending.length) {
-      writeAll(this.file, bytes, this.written);
-      this.written += bytes.length;
-    } else {
+    if (bytes.length >= this.pending.length) this.write(place, bytes);
+    else {
       this.pending.set(bytes, this.pendingLength);
       this.pendingLength += bytes.length;
     }
     return place;
+  }
+
+  write(place: number, bytes: Uint8Array): void {
+    this.flush();
+    writeAll(this.file, bytes, place);
+    this.end = Math.max(this.end, place + bytes.length);
   }
 
   read(place: number, into: Uint8Array): void {
@@ -90,14 +108,14 @@ class DiskRecords implements RecordFile {
 
   clear(): void {
     this.pendingLength = 0;
-    this.written = 0;
+    this.end = 0;
     ftruncateSync(this.file, 0);
   }
 
   private flush(): void {
     if (this.pendingLength === 0) return;
-    writeAll(this.file, this.pending.subarray(0, this.pendingLength), this.written);
-    this.written += this.pendingLength;
+    const pending = this.pending.subarray(0, this.pendingLength);
     this.pendingLength = 0;
+    this.write(this.end, pending);
   }
 }
