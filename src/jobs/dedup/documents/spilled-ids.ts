@@ -1,6 +1,6 @@
 // The numbering of an index too large to keep its ids in memory (a hundred million ids of 20 to 100
 // characters are 2 to 10 GB): the ids on local disk, in the order they were numbered, in a spill folder of
-// their own (spill-folder.ts):
+// their own (spill-folder.ts), two record files (record-file.ts):
 //  - ids.bin: each id as UTF-8, one after the other;
 //  - id-ends.bin: where each id ends in ids.bin, a 64-bit float by number.
 // Memory holds the write buffers and one small block of each file (the last read: 2 KB of ends, 4 KB of
@@ -10,24 +10,21 @@
 // run's final step), about 10 bytes a document, and kept up to date after that. A full dedup run that is
 // not resumed never builds it: its clusters are cut and written back by number.
 import { type DocIds, mixed } from './doc-numbers.js';
-import { readAll, SpillFolder, writeAll } from '../spill/spill-folder.js';
+import { type RecordFile, recordFile } from '../spill/record-file.js';
+import { SpillFolder } from '../spill/spill-folder.js';
 
-const WRITE_BYTES = 1 << 20;
 const ENDS_PER_BLOCK = 256;
 const ID_BLOCK_BYTES = 1 << 12;
 
 export class SpilledIds implements DocIds {
   /** Its folder (what goes with the ids, such as their facts, may be kept there too; removed with them). */
   readonly folder: SpillFolder;
-  private readonly idsFile: number;
-  private readonly endsFile: number;
+  private readonly idsFile: RecordFile;
+  private readonly endsFile: RecordFile;
   private count = 0;
-  /** Bytes of ids written (flushed or waiting). */
-  private bytes = 0;
-  private idBuffer = Buffer.alloc(WRITE_BYTES);
-  private idUsed = 0;
-  private endBuffer = new Float64Array(WRITE_BYTES / 8);
-  private endUsed = 0;
+  /** An id encoded, and its end, on their way to the files. */
+  private encoded = Buffer.alloc(1 << 12);
+  private readonly end = new Float64Array(1);
   /** The last block of ends read: its first number, and the ends. */
   private endBlock = { first: -1, count: 0, ends: new Float64Array(ENDS_PER_BLOCK) };
   /** The last block of id bytes read: where it starts in ids.bin, and its bytes. */
@@ -37,8 +34,8 @@ export class SpilledIds implements DocIds {
   /** `parent`: where its folder is made (default: the system's temporary folder). */
   constructor(parent?: string) {
     this.folder = new SpillFolder(parent);
-    this.idsFile = this.folder.create('ids.bin');
-    this.endsFile = this.folder.create('id-ends.bin');
+    this.idsFile = recordFile('ids.bin', this.folder);
+    this.endsFile = recordFile('id-ends.bin', this.folder);
   }
 
   get size(): number {
@@ -69,7 +66,6 @@ export class SpilledIds implements DocIds {
 
   idOf(n: number): string {
     if (!Number.isInteger(n) || n < 0 || n >= this.count) throw new RangeError(`no document number ${n} (of ${this.count})`);
-    this.flush();
     const start = n === 0 ? 0 : this.endOf(n - 1);
     const end = this.endOf(n);
     return this.text(start, end, this.endBlock.ends[n - this.endBlock.first] < 0 ? 'utf16le' : 'utf8');
@@ -90,30 +86,11 @@ export class SpilledIds implements DocIds {
     // its end kept negative to say so.
     const encoding = isWellFormed(id) ? 'utf8' : 'utf16le';
     const length = Buffer.byteLength(id, encoding);
-    if (this.idUsed + length > this.idBuffer.length) this.flushIds();
-    if (length > this.idBuffer.length) writeAll(this.idsFile, Buffer.from(id, encoding));
-    else this.idUsed += this.idBuffer.write(id, this.idUsed, encoding);
-    this.bytes += length;
-    if (this.endUsed === this.endBuffer.length) this.flushEnds();
-    this.endBuffer[this.endUsed++] = encoding === 'utf8' ? this.bytes : -this.bytes;
+    if (length > this.encoded.length) this.encoded = Buffer.alloc(length);
+    this.idsFile.append(this.encoded.subarray(0, this.encoded.write(id, 0, encoding)));
+    this.end[0] = encoding === 'utf8' ? this.idsFile.length : -this.idsFile.length;
+    this.endsFile.append(new Uint8Array(this.end.buffer));
     return n;
-  }
-
-  private flush(): void {
-    this.flushIds();
-    this.flushEnds();
-  }
-
-  private flushIds(): void {
-    if (this.idUsed === 0) return;
-    writeAll(this.idsFile, this.idBuffer.subarray(0, this.idUsed));
-    this.idUsed = 0;
-  }
-
-  private flushEnds(): void {
-    if (this.endUsed === 0) return;
-    writeAll(this.endsFile, new Uint8Array(this.endBuffer.buffer, 0, 8 * this.endUsed));
-    this.endUsed = 0;
   }
 
   /** Where id n ends in ids.bin, through the block of ends that holds it. */
@@ -122,7 +99,7 @@ export class SpilledIds implements DocIds {
     if (block.first < 0 || n < block.first || n >= block.first + block.count) {
       block.first = n - (n % ENDS_PER_BLOCK);
       block.count = Math.min(ENDS_PER_BLOCK, this.count - block.first);
-      readAll(this.endsFile, new Uint8Array(block.ends.buffer, 0, 8 * block.count), 8 * block.first);
+      this.endsFile.read(8 * block.first, new Uint8Array(block.ends.buffer, 0, 8 * block.count));
     }
     return Math.abs(block.ends[n - block.first]);
   }
@@ -133,8 +110,8 @@ export class SpilledIds implements DocIds {
     if (start < block.start || end > block.start + block.length) {
       if (end - start > block.bytes.length) block.bytes = Buffer.alloc(end - start);
       block.start = start;
-      block.length = Math.min(block.bytes.length, this.bytes - start);
-      readAll(this.idsFile, block.bytes.subarray(0, block.length), start);
+      block.length = Math.min(block.bytes.length, this.idsFile.length - start);
+      this.idsFile.read(start, block.bytes.subarray(0, block.length));
     }
     return block.bytes.toString(encoding, start - block.start, end - block.start);
   }
