@@ -27,7 +27,7 @@ export function recordFile(name: string, folder?: SpillFolder, bufferBytes = 1 <
 }
 
 /** The check of the 32-bit words of `words`, folded on from `check` (so that a check may span appends). */
-export function checkOf(words: Uint32Array, check = 0): number {
+export function checkOf(words: Uint32Array | Int32Array, check = 0): number {
   for (let i = 0; i < words.length; i++) check = foldCheck(check, words[i]);
   return check;
 }

@@ -9,9 +9,9 @@
 //
 // Input: the pairs as the pages give them (numbers, similarity, distance, page); output: the parts, each
 // with its pairs once and the copies that disagree with them, and the counts of all.
-import { ftruncateSync } from 'node:fs';
 import { hashOf, PairList } from './final-pairs.js';
-import { foldCheck, freeBytes, gigabytes, readAll, type SpillFolder, spillRoom, spillTooLarge, writeAll } from '../spill/spill-folder.js';
+import { checkOf, type RecordFile, recordFile } from '../spill/record-file.js';
+import { freeBytes, gigabytes, type SpillFolder, spillRoom, spillTooLarge } from '../spill/spill-folder.js';
 import { forCount } from '../../../plural.js';
 
 /** Parts at most (each with a write buffer while the pages are read). */
@@ -118,19 +118,18 @@ function keep(part: PairPart, a: number, b: number, jaccard: number, hamming: nu
 
 /** One part's file: pairs appended a block at a time, with a check of every value written. */
 class PartFile {
-  private readonly fd: number;
+  private readonly file: RecordFile;
   private readonly name: string;
   private readonly block = new ArrayBuffer(BLOCK_PAIRS * PAIR_BYTES);
   private readonly ints = new Int32Array(this.block);
   private readonly floats = new Float64Array(this.block);
   private readonly bytes = new Uint8Array(this.block);
   private used = 0;
-  private written = 0;
   private check = 0;
 
   constructor(folder: SpillFolder, k: number) {
     this.name = `pairs-part-${k}.bin`;
-    this.fd = folder.create(this.name);
+    this.file = recordFile(this.name, folder, 0);
   }
 
   add(a: number, b: number, jaccard: number, hamming: number, page: number): void {
@@ -140,24 +139,24 @@ class PartFile {
     this.ints[6 * i + 2] = page;
     this.ints[6 * i + 3] = hamming & 0xff;
     this.floats[3 * i + 2] = jaccard;
-    this.check = foldPair(this.check, this.ints, i);
+    this.check = checkOf(this.ints.subarray(6 * i, 6 * i + 6), this.check);
     if (this.used === BLOCK_PAIRS) this.flush();
   }
 
   flush(): void {
-    writeAll(this.fd, this.bytes.subarray(0, this.used * PAIR_BYTES), this.written * PAIR_BYTES);
-    this.written += this.used;
+    this.file.append(this.bytes.subarray(0, this.used * PAIR_BYTES));
     this.used = 0;
   }
 
   /** Every pair written, in order, held to the check of what was written. */
   readBack(visit: (a: number, b: number, jaccard: number, hamming: number, page: number) => void): void {
     let check = 0;
-    for (let first = 0; first < this.written; first += BLOCK_PAIRS) {
-      const count = Math.min(BLOCK_PAIRS, this.written - first);
-      readAll(this.fd, this.bytes.subarray(0, count * PAIR_BYTES), first * PAIR_BYTES);
+    const written = this.file.length / PAIR_BYTES;
+    for (let first = 0; first < written; first += BLOCK_PAIRS) {
+      const count = Math.min(BLOCK_PAIRS, written - first);
+      this.file.read(first * PAIR_BYTES, this.bytes.subarray(0, count * PAIR_BYTES));
       for (let i = 0; i < count; i++) {
-        check = foldPair(check, this.ints, i);
+        check = checkOf(this.ints.subarray(6 * i, 6 * i + 6), check);
         visit(this.ints[6 * i], this.ints[6 * i + 1], this.floats[3 * i + 2], this.ints[6 * i + 3], this.ints[6 * i + 2]);
       }
     }
@@ -166,13 +165,6 @@ class PartFile {
 
   /** Lets the disk have its room back once the part is read (the file stays, empty, until the folder goes). */
   empty(): void {
-    ftruncateSync(this.fd, 0);
+    this.file.clear();
   }
-}
-
-/** The check folded over pair i of a block (its six 32-bit words: numbers, page, distance, similarity's bits). */
-function foldPair(check: number, ints: Int32Array, i: number): number {
-  let h = check;
-  for (let w = 6 * i; w < 6 * i + 6; w++) h = foldCheck(h, ints[w]);
-  return h;
 }
