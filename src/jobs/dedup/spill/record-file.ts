@@ -1,5 +1,5 @@
-// The one way a dedup stage keeps bytes it may spill: an append-only file of records, in memory or in a
-// file of the run's spill folder (spill-folder.ts: its own folder, O_EXCL, 0600, the free-space test), behind
+// The one way a dedup stage keeps bytes it may spill: a file of records, appended (or written at a place), in
+// memory or in a file of the run's spill folder (spill-folder.ts: its own folder, O_EXCL, 0600), behind
 // the same interface, so that a stage is written once for both. What a stage reads back from disk it holds
 // to a check it kept in memory (checkOf), so that a file changed under the run is said, never used.
 import { ftruncateSync } from 'node:fs';
