@@ -21,7 +21,7 @@ describe('the record file of the spill layer', () => {
         const back = new Uint8Array(32);
         file.read(0, back);
         expect(Array.from(back)).toEqual([1, 9, 3, ...Array.from({ length: 20 }, (_, k) => k), 0, 0, 0, 0, 0, 0, 0, 7, 7]);
-        file.clear();
+        file.truncate();
         expect(file.length).toBe(0);
         expect(file.append(Uint8Array.of(5))).toBe(0);
       }

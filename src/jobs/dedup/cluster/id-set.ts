@@ -126,7 +126,7 @@ export class IdSet {
       this.sortedFile.append(bytesOf(hashes));
       placed += hashes.length;
     }
-    this.listsFile.clear();
+    this.listsFile.truncate();
     this.lists = undefined;
     this.checks = checks;
     this.firsts = firsts;

@@ -14,8 +14,8 @@ export interface RecordFile {
   write(place: number, bytes: Uint8Array): void;
   /** Fills `into` from `place` (which with its length is within what was appended). */
   read(place: number, into: Uint8Array): void;
-  /** Lets go of every byte (the file's room on the disk too); appends start at 0 again. */
-  clear(): void;
+  /** The file cut or made `length` bytes long (bytes added read as zeros); by default every byte let go, the disk's room too. */
+  truncate(length?: number): void;
 }
 
 /**
@@ -61,9 +61,11 @@ class MemoryRecords implements RecordFile {
     into.set(this.bytes.subarray(place, place + into.length));
   }
 
-  clear(): void {
-    this.bytes = new Uint8Array(1 << 16);
-    this.length = 0;
+  truncate(length = 0): void {
+    if (length > this.length) this.write(length - 1, new Uint8Array(1));
+    else if (length === 0) this.bytes = new Uint8Array(1 << 16);
+    else this.bytes.fill(0, length, this.length);
+    this.length = length;
   }
 }
 
@@ -106,10 +108,10 @@ class DiskRecords implements RecordFile {
     readAll(this.file, into, place);
   }
 
-  clear(): void {
-    this.pendingLength = 0;
-    this.end = 0;
-    ftruncateSync(this.file, 0);
+  truncate(length = 0): void {
+    this.flush();
+    this.end = length;
+    ftruncateSync(this.file, length);
   }
 
   private flush(): void {

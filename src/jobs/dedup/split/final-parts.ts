@@ -165,6 +165,6 @@ class PartFile {
 
   /** Lets the disk have its room back once the part is read (the file stays, empty, until the folder goes). */
   empty(): void {
-    this.file.clear();
+    this.file.truncate();
   }
 }

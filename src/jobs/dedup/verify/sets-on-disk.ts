@@ -9,11 +9,11 @@
 // joins its new row to its root's), so the sets are exactly those of every pair recorded. Each write is one
 // pass in order over the chunks that hold a row or a document whose root moved (the files take 16 bytes a
 // document of the index, which the page cache holds).
-import { ftruncateSync } from 'node:fs';
 import { DocRows } from './doc-rows.js';
 import { enlarged } from '../documents/doc-numbers.js';
 import { SlotBits } from '../spill/records-sweep.js';
-import { foldCheck, readAll, type SpillFolder, writeAll } from '../spill/spill-folder.js';
+import { type RecordFile, recordFile } from '../spill/record-file.js';
+import { foldCheck, type SpillFolder } from '../spill/spill-folder.js';
 import { plural } from '../../../plural.js';
 
 /** Documents read or written at once in a pass over the files. */
@@ -73,9 +73,9 @@ export interface WrittenBest {
 }
 
 export class SetsOnDisk {
-  private readonly roots: number;
-  private readonly similarities: number;
-  private readonly partners: number;
+  private readonly roots: RecordFile;
+  private readonly similarities: RecordFile;
+  private readonly partners: RecordFile;
   /** A bit a document: written (as many slots as the files hold documents). */
   private readonly written = new SlotBits(0);
   /** The written roots that are not roots any more, found anew at each write. */
@@ -87,12 +87,12 @@ export class SetsOnDisk {
   private readonly one = new ArrayBuffer(8);
 
   /** The families' members by range of roots, made when there is more than one (families()). */
-  private familyMembers?: number;
+  private familyMembers?: RecordFile;
 
   constructor(private readonly folder: SpillFolder) {
-    this.roots = folder.create('set-roots.bin');
-    this.similarities = folder.create('best-similarity.bin');
-    this.partners = folder.create('best-partner.bin');
+    this.roots = recordFile('set-roots.bin', folder, 0);
+    this.similarities = recordFile('best-similarity.bin', folder, 0);
+    this.partners = recordFile('best-partner.bin', folder, 0);
   }
 
   /** Documents written. */
@@ -111,16 +111,16 @@ export class SetsOnDisk {
 
   /** The number of the root of written document n's set, as last written. */
   rootOf(n: number): number {
-    readAll(this.roots, new Uint8Array(this.one, 0, 4), 4 * n);
+    this.roots.read(4 * n, new Uint8Array(this.one, 0, 4));
     return this.checkedRoot(new Int32Array(this.one, 0, 1)[0] - 1);
   }
 
   /** Document n's best match as last written (similarity 0 and partner -1: none). */
   bestOf(n: number): { similarity: number; partner: number } {
     if (!this.has(n)) return { similarity: 0, partner: -1 };
-    readAll(this.similarities, new Uint8Array(this.one), 8 * n);
+    this.similarities.read(8 * n, new Uint8Array(this.one));
     const similarity = new Float64Array(this.one)[0];
-    readAll(this.partners, new Uint8Array(this.one, 0, 4), 4 * n);
+    this.partners.read(4 * n, new Uint8Array(this.one, 0, 4));
     const partner = new Int32Array(this.one, 0, 1)[0] - 1;
     return { similarity: this.checkedSimilarity(similarity), partner: this.checkedPartner(partner) };
   }
@@ -255,7 +255,7 @@ export class SetsOnDisk {
    * bytes each, a buffer a range); gives each range's members back, read from its part.
    */
   private distribute(ranges: readonly RootRange[]): (r: number) => (visit: Visit) => void {
-    this.familyMembers ??= this.folder.create('family-members.bin');
+    this.familyMembers ??= recordFile('family-members.bin', this.folder, 0);
     const file = this.familyMembers;
     const starts = new Float64Array(ranges.length + 1);
     for (let r = 0; r < ranges.length; r++) starts[r + 1] = starts[r] + ranges[r].members;
@@ -264,7 +264,7 @@ export class SetsOnDisk {
     const flush = (r: number) => {
       const { pairs, used } = buffers[r];
       if (written[r] + used / 2 > starts[r + 1]) throw changed(`set root in range ${r} (read again)`);
-      writeAll(file, new Uint8Array(pairs.buffer, 0, 4 * used), 8 * written[r]);
+      file.write(8 * written[r], new Uint8Array(pairs.buffer, 0, 4 * used));
       written[r] += used / 2;
       buffers[r].used = 0;
     };
@@ -288,7 +288,7 @@ export class SetsOnDisk {
       return (visit) => {
         if (!pairs) {
           pairs = new Int32Array(2 * ranges[r].members);
-          readAll(file, new Uint8Array(pairs.buffer), 8 * starts[r]);
+          file.read(8 * starts[r], new Uint8Array(pairs.buffer));
           let check = 0;
           for (let k = 0; k < pairs.length; k += 2) check = foldCheck(foldCheck(check, pairs[k]), pairs[k + 1]);
           if (check !== checks[r]) throw changed(`family member in range ${r} of its roots`);
@@ -360,14 +360,14 @@ export class SetsOnDisk {
     }
   }
 
-  private writeChunk(fd: number, view: Int32Array | Float64Array, first: number): void {
-    writeAll(fd, new Uint8Array(view.buffer, view.byteOffset, view.byteLength), view.BYTES_PER_ELEMENT * first);
+  private writeChunk(file: RecordFile, view: Int32Array | Float64Array, first: number): void {
+    file.write(view.BYTES_PER_ELEMENT * first, new Uint8Array(view.buffer, view.byteOffset, view.byteLength));
   }
 
   /** A chunk of a file read into the start of `buffer` (one of this.buffers()). */
-  private readChunk<T extends Int32Array | Float64Array>(fd: number, buffer: T, first: number, length: number): T {
+  private readChunk<T extends Int32Array | Float64Array>(file: RecordFile, buffer: T, first: number, length: number): T {
     const view = buffer.subarray(0, length) as T;
-    readAll(fd, new Uint8Array(view.buffer, view.byteOffset, view.byteLength), view.BYTES_PER_ELEMENT * first);
+    file.read(view.BYTES_PER_ELEMENT * first, new Uint8Array(view.buffer, view.byteOffset, view.byteLength));
     return view;
   }
 
@@ -401,9 +401,9 @@ export class SetsOnDisk {
   /** The files made long enough for documents 0..documents-1 (the new part reads as zeros: nothing written). */
   private cover(documents: number): void {
     if (documents <= this.extent) return;
-    ftruncateSync(this.roots, 4 * documents);
-    ftruncateSync(this.similarities, 8 * documents);
-    ftruncateSync(this.partners, 4 * documents);
+    this.roots.truncate(4 * documents);
+    this.similarities.truncate(8 * documents);
+    this.partners.truncate(4 * documents);
     this.written.grow(documents);
     this.moved.grow(documents);
   }
