@@ -21,7 +21,9 @@ const BLOCK_ROWS = 256;
 export class FactColumns {
   private readonly file: RecordFile;
   private readonly rowBytes: number;
+  /** A row on its way to the file, as numbers and as bytes. */
   private readonly row: DataView;
+  private readonly rowBytesView: Uint8Array;
   /** Rows read at once (a block from disk, one from memory), and the last read. */
   private readonly blockRows: number;
   private readonly block: { first: number; count: number; view: DataView };
@@ -31,6 +33,7 @@ export class FactColumns {
     this.rowBytes = keepTokens ? 16 : 12;
     this.file = recordFile('facts.bin', spill, (1 << 16) * this.rowBytes, Math.max(1, expected) * this.rowBytes);
     this.row = new DataView(new ArrayBuffer(this.rowBytes));
+    this.rowBytesView = new Uint8Array(this.row.buffer);
     this.blockRows = spill ? BLOCK_ROWS : 1;
     this.block = { first: -1, count: 0, view: new DataView(new ArrayBuffer(this.blockRows * this.rowBytes)) };
   }
@@ -40,9 +43,8 @@ export class FactColumns {
     view.setFloat64(0, row.sortNumber, true);
     view.setUint32(8, row.place + 1, true);
     if (this.rowBytes === 16) view.setInt32(12, row.tokens, true);
-    const bytes = new Uint8Array(view.buffer);
-    if (n * this.rowBytes === this.file.length) this.file.append(bytes);
-    else this.file.write(n * this.rowBytes, bytes);
+    if (n * this.rowBytes === this.file.length) this.file.append(this.rowBytesView);
+    else this.file.write(n * this.rowBytes, this.rowBytesView);
     if (n >= this.block.first && n < this.block.first + this.block.count) this.block.first = -1; // (read again)
   }
 
