@@ -29,9 +29,9 @@ const SUMMARY_FILES = [
   'src/jobs/dedup.ts',
   'src/jobs/evaluate.ts',
   'src/jobs/stored-sources.ts',
-  // Every module of dedup's stages, of evaluate and of signing: their notes and refusals count too.
+  // Every module of dedup's stages (in their folders), of evaluate and of signing: their notes and refusals count too.
   ...['src/jobs/dedup', 'src/jobs/evaluate', 'src/signing'].flatMap((dir) =>
-    readdirSync(path.resolve(__dirname, '../..', dir))
+    readdirSync(path.resolve(__dirname, '../..', dir), { recursive: true, encoding: 'utf8' })
       .filter((name) => name.endsWith('.ts'))
       .map((name) => `${dir}/${name}`),
   ),
