@@ -11,6 +11,10 @@ import { spillRoom } from '../spill/spill-folder.js';
 import { type RecordLayout, type RecordReader, recordBytes } from './spill-records.js';
 import type { StoredSignature } from '../documents/signature-store.js';
 
+/**
+ * The records of the cut's family members, copied in one pass out of the spill's records file into a file of their own
+ * in slot order, so that the cut reads them from the page cache, not the device at random (the file header says why).
+ */
 export class MemberRecords {
   private fd: number;
 

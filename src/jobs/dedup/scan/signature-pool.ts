@@ -7,6 +7,10 @@ import { parseSimhash } from '../../../sketch/simhash-doc.js';
 import { type DocIds, enlarged, withRoomFor } from '../documents/doc-numbers.js';
 import { fieldValues, keyHash, type SignatureFields, type StoredSignature } from '../documents/signature-store.js';
 
+/**
+ * Every signature of an index held in memory in a few flat arrays (the file header gives the layout): the table of a
+ * whole-index pass whose documents fit --max-cached-signatures.
+ */
 export class SignaturePool {
   readonly ids: string[] = [];
   private values = new Uint32Array(0);

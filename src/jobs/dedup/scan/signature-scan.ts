@@ -6,6 +6,7 @@ import { locationOf } from '../../../engine/doc-location.js';
 import { readAhead, scanIndex } from '../../../engine/scan.js';
 import type { SignatureFields, SignatureStore } from '../documents/signature-store.js';
 
+/** What stage 1 reads: the index, the scope and fields, its page size, and where to report progress. */
 export interface SignatureScan {
   index: string;
   scope: Record<string, unknown>;
@@ -35,6 +36,10 @@ export interface SignatureSink {
  */
 const SCAN_PAGE = 1000;
 
+/**
+ * Every signature in scope read into the sink in one point-in-time scan, each checked by the store, which keeps its
+ * facts by the number the sink gives it; a scroll that starts again skips what the sink holds.
+ */
 export async function readSignatures<T extends SignatureSink>(client: EngineClient, store: SignatureStore, read: SignatureScan, sink: T): Promise<T> {
   // A scroll that loses a page starts again, skipping what was read: known by the sink, not by a second set of
   // every id (a document it left out, damaged, is read again and left out again).

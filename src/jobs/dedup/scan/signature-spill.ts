@@ -38,6 +38,10 @@ const RECORD_BUFFER_BYTES = 4 * 1024 * 1024;
 const OTHER_BYTES_PER_DOCUMENT = 140;
 const BAND_BUFFER_VALUES = 16 * 1024;
 
+/**
+ * The signatures of a whole-index pass spilled to local disk (records.bin and a band-<b>.bin a band, as the file header
+ * says), for an index whose signatures do not fit the memory dedup is given; its folder is removed on close.
+ */
 export class SignatureSpill implements SignatureTable {
   private readonly folder: SpillFolder;
   /** Each slot's id, when the spill has no numbering to find it in. */

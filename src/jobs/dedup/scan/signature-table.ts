@@ -8,6 +8,10 @@ import type { RecordLayout } from './spill-records.js';
 import type { SignaturePool } from './signature-pool.js';
 import type { StoredSignature } from '../documents/signature-store.js';
 
+/**
+ * The signatures of a whole-index pass as the bucket and verify stages read them, the same whether held in memory or
+ * spilled to disk.
+ */
 export interface SignatureTable {
   /** Documents, numbered 0..size-1 in the order the scan met them (their slots). */
   readonly size: number;

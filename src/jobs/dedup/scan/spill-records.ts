@@ -9,6 +9,7 @@ import { readAll } from '../spill/spill-folder.js';
 /** How many bits of each MinHash value the spill keeps: 32 (the values as they are), or 16 (compact). */
 export type SpillValueBits = 16 | 32;
 
+/** The shape of one document's record in the spill's records file; its size and offsets follow from it. */
 export interface RecordLayout {
   /** MinHash values a document. */
   width: number;

@@ -20,6 +20,7 @@ export type ReadTable = SignatureTable & {
   close?(): void;
 };
 
+/** Stage 1's settings: what to scan, and whether the table is held in memory or spilled under `spillDir`. */
 export interface TableRead {
   index: string;
   prefix: string;
