@@ -28,6 +28,10 @@ const WINDOW_MEMBERS = 1 << 20;
 /** The share of the memory available that a records file read where its records lie may take (else its bands are gathered). */
 const CACHED_SHARE = 0.75;
 
+/**
+ * How one band is verified: its bucket chunk, whether it is only marked (a band a resumed run had finished), and where
+ * its sort, its checking threads and its gathered ranges come from.
+ */
 export interface BandPassSettings {
   /** Documents of one band key verified at once; a key held by more is a large key, verified a chunk at a time. */
   bucketChunk: number;
@@ -49,6 +53,10 @@ export interface BandPassSettings {
   rangeReader?: RecordReader;
 }
 
+/**
+ * One band's bucket and verify stages, as the file header says: its large keys marked, then its buckets verified a
+ * range and a group at a time; what the band left on the disk is removed either way.
+ */
 export async function verifyBandOf(table: SignatureTable, verifier: PairVerifier, band: number, settings: BandPassSettings): Promise<void> {
   const sorted = settings.sorted ?? sortHere(table, band, settings);
   try {
@@ -300,6 +308,10 @@ export interface BandTimes {
   verifyMs: number;
 }
 
+/**
+ * How a pass verifies every band: where a resumed run starts, what is sorted ahead, checked on other threads or
+ * gathered on the disk, and what is told after each band.
+ */
 export interface BandsSettings {
   bucketChunk: number;
   /** Bands a resumed run had finished (marked only). */

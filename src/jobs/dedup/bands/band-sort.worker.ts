@@ -19,6 +19,10 @@ const CHUNK = 1 << 16;
 const scratch = { keys: new Uint32Array(0), order: new Uint32Array(0) };
 const chunk = new Uint32Array(CHUNK);
 
+/**
+ * The worker's task: its bands sorted into buckets from their files, their members written to files with their ranges,
+ * then gathered when asked; on a failure nothing of its bands is left on the disk.
+ */
 export default function sortBands(task: BandSortTask): SortedRuns[] {
   const sorted: Array<SortedRuns & { files: MembersFiles }> = [];
   const readers: MembersOnDisk[] = [];

@@ -7,6 +7,7 @@ import { closeSync, openSync, rmSync } from 'node:fs';
 import { placeIn, type RecordLayout, type RecordReader } from '../scan/spill-records.js';
 import type { StoredSignature } from '../documents/signature-store.js';
 
+/** One gathered range's records, read back by rank from the range's own file while the range is verified. */
 export class RangeRecords {
   /** The range's slots, ascending: the i-th record of the file is slots[i]'s. */
   private readonly slots: Uint32Array;
