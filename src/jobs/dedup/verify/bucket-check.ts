@@ -23,6 +23,10 @@ export const PAIR_INTS = 4;
 /** The flag of a pair met before only in large keys. */
 export const LARGE = 1 << 8;
 
+/**
+ * What checking a run of buckets hands back: the pairs the replay needs with their similarities, and the count that
+ * failed the bar.
+ */
 export interface CheckedBuckets {
   /** The pairs kept, PAIR_INTS ints each, bucket by bucket in order, each bucket's in the order tried. */
   pairs: Int32Array;
@@ -51,6 +55,7 @@ export function decidedBefore(a: Int32Array, b: Int32Array, band: number | undef
   return shared;
 }
 
+/** A run of small buckets of one band to check, as plain data (it crosses to the checking threads). */
 export interface BucketsToCheck {
   band: number;
   minSimilarity: number;

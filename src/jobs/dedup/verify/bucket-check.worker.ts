@@ -10,6 +10,10 @@ import { ascendingOnce, RecordReader } from '../scan/spill-records.js';
 /** The reader of the last layout, its buffers kept from task to task. */
 let reader: { key: string; reader: RecordReader } | undefined;
 
+/**
+ * The worker's task: the buckets' members read from the records file through a descriptor opened for the task and
+ * closed after it (a descriptor kept open would keep the removed spill's disk space), then every pair checked.
+ */
 export default function checkTask(task: BucketCheckTask): CheckedBuckets {
   const key = JSON.stringify(task.layout);
   if (reader?.key !== key) reader = { key, reader: new RecordReader(task.layout) };

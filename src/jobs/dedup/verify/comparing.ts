@@ -5,6 +5,10 @@ import { signatureComparer, wholeSimilarity } from '../../../sketch/core-similar
 import { minhashJaccard } from '../../../sketch/minhash.js';
 import { paramsShape } from '../../../stored/read.js';
 
+/**
+ * How two signatures of the run's params are compared, as plain data that the checking threads rebuild the comparer
+ * from.
+ */
 export interface Comparing {
   /** The MinHash values of a signature (its core words follow them). */
   numPerm: number;

@@ -7,6 +7,10 @@
 // once about a third of the documents or more have a near-duplicate).
 import { enlarged, mixed } from '../documents/doc-numbers.js';
 
+/**
+ * Rows given out to the documents in a verified pair, found by document number, so that what dedup keeps about them
+ * costs nothing for the many documents with no near-duplicate (the file header says when it pays).
+ */
 export class DocRows {
   /** Row + 1 at each place (0: empty); a power of two, at most half full. */
   private table = new Int32Array(1024);

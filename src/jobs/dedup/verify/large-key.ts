@@ -15,6 +15,10 @@ interface Member {
   signature: StoredSignature;
 }
 
+/**
+ * The documents of one large band key verified a chunk at a time, each chunk with a representative of every cluster
+ * found so far in the key, so that copies of any number join one cluster.
+ */
 export class LargeKeyJoin {
   private representatives: Member[] = [];
   private chunk: Member[] = [];

@@ -12,6 +12,7 @@ import type { StoredSignature } from '../documents/signature-store.js';
 import type { SpillFolder } from '../spill/spill-folder.js';
 import { UnionFind } from './union-find.js';
 
+/** A verified pair by its documents' ids, with its estimated Jaccard and the Hamming distance of their SimHashes. */
 export interface VerifiedPair {
   a: string;
   b: string;
@@ -32,6 +33,7 @@ export const PAIRWISE_BUCKET = 32;
 /** Best matches kept per document for --format text. */
 const MAX_MATCHES = 10;
 
+/** The signatures of the documents to verify, by id (for the callers that go by id rather than number). */
 export type Signatures = ReadonlyMap<string, StoredSignature>;
 
 /** Where the rows of the documents in a verified pair go past `maxRows` of them (sets-on-disk.ts). */
@@ -46,6 +48,7 @@ export interface BucketMembers {
   signatures: readonly StoredSignature[];
 }
 
+/** Who hears of a pair: the journal of those verified in this run, the report of every pair recorded. */
 export interface PairHooks {
   /** A pair verified in this run (to journal it), by numbers. */
   onVerified?: (pair: NumberedPair) => void;
@@ -53,6 +56,10 @@ export interface PairHooks {
   onRecorded?: (pair: VerifiedPair) => void;
 }
 
+/**
+ * The verify stage's state: which pairs of a bucket to try, the bar they are held to, and what a verified pair does
+ * (joins a cluster, counts for each document's best match, is reported), as the file header says.
+ */
 export class PairVerifier {
   readonly clusters: UnionFind;
   /**

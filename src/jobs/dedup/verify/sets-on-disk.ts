@@ -72,6 +72,10 @@ export interface WrittenBest {
   better(similarity: number, partner: number, than: number, thanPartner: number): boolean;
 }
 
+/**
+ * The union-find's and the verifier's rows written by document number to the spill folder past --max-cached-members,
+ * and read back when a written document is met again, so that memory holds only the rows met since the last write.
+ */
 export class SetsOnDisk {
   private readonly roots: RecordFile;
   private readonly similarities: RecordFile;

@@ -18,6 +18,10 @@ export interface RowColumns {
   clear(length: number): void;
 }
 
+/**
+ * The clusters as disjoint sets of documents, with rows only for the documents that joined another (spilled to
+ * sets-on-disk.ts when given a disk).
+ */
 export class UnionFind {
   /** The documents that have joined another, each with a row. */
   readonly rows = new DocRows();
