@@ -27,16 +27,25 @@ import { IdSet } from './id-set.js';
 import type { SpillFolder } from '../spill/spill-folder.js';
 import type { StoredSignature } from '../documents/signature-store.js';
 
+/**
+ * Which member of a cluster is its canonical (--canonical): the oldest, the newest, the longest, or the first by a
+ * field in either order.
+ */
 export type CanonicalRule = 'oldest' | 'newest' | 'longest' | { field: string; order: 'asc' | 'desc' };
 
 /** centres: every duplicate within the bar of its canonical (the default); components: whole families. */
 export type ClusterMethod = 'centres' | 'components';
+/** The --clusters values, to check the one given against and to name in the message when it is neither. */
 export const CLUSTER_METHODS: readonly ClusterMethod[] = ['centres', 'components'];
 
 
 /** Reads the signatures of these documents (those it has), given by id and by number. */
 export type SignatureSource = (ids: string[], numbers: ArrayLike<number>) => Promise<ReadonlyMap<string, StoredSignature>>;
 
+/**
+ * How the families are cut: the method and canonical rule, the bar, where the members' facts and signatures come from,
+ * and where the clusters go when the run spills.
+ */
 export interface CutSettings {
   method: ClusterMethod;
   rule: CanonicalRule;
@@ -56,6 +65,10 @@ export interface CutSettings {
   onFamilies?: (cut: number) => void;
 }
 
+/**
+ * What the cut hands the write-back: the clusters, the family counts for the summary, and the family members left in no
+ * cluster (each written as a canonical of its own).
+ */
 export interface Cut {
   /** In the order cut, each made whole as it is handed out (the largest: ClusterList.top). */
   clusters: ClusterList;

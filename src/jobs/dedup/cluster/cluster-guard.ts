@@ -14,6 +14,7 @@ const FAMILY_AT_LEAST = 50;
 const CLUSTER_AT_LEAST = 20;
 const LOOSE_SIMILARITY = 0.8;
 
+/** What the warnings are drawn from: the run's settings and its largest family and cluster. */
 export interface GuardFacts {
   index: string;
   documents: number;

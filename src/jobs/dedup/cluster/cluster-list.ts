@@ -30,6 +30,10 @@ export interface DedupCluster {
 /** Canonicals whose ids are read at once while the largest clusters are picked. */
 const PICK_CHUNK = 1 << 16;
 
+/**
+ * The clusters a run cut, as compact records until each is handed out whole in the order cut (the file header says why
+ * not as objects).
+ */
 export class ClusterList implements Iterable<DedupCluster> {
   private count = 0;
   private members = 0;

@@ -26,6 +26,10 @@ const MEMBER_BYTES = 12;
 /** Bytes read at once when the records are gone through in order. */
 const READ_BYTES = 1 << 20;
 
+/**
+ * The clusters' records one after another in a record file, each checked as it is read back, so that a damaged file is
+ * said rather than written into the index.
+ */
 export class ClusterLog {
   /** `documents`: how many documents the run numbered (every number read back is below). */
   constructor(
