@@ -9,6 +9,7 @@ import { planInFlight } from '../../../engine/in-flight-plan.js';
 import { BulkWriter } from '../../bulk-writer.js';
 import type { ErrorsFile } from '../../errors-file.js';
 
+/** Where the updates go (the index and the prefix), how they are sent in bulk, and where progress is told. */
 export interface FieldWriterSettings {
   index: string;
   prefix: string;
@@ -17,6 +18,7 @@ export interface FieldWriterSettings {
   onWritten?: (written: number) => void;
 }
 
+/** The write-back's one writer of partial updates: queues them, counts what was written and what failed. */
 export interface FieldWriter {
   /**
    * Sets these fields (null clears one) under the prefix of document `id` at `location` (where a search
@@ -31,6 +33,10 @@ export interface FieldWriter {
   readonly inFlight: string;
 }
 
+/**
+ * A writer of near-dup fields over one bulk writer, its requests in flight planned for the index, each failure counted
+ * and listed in the errors file.
+ */
 export async function fieldWriter(client: EngineClient, errors: ErrorsFile, settings: FieldWriterSettings): Promise<FieldWriter> {
   const counts = { written: 0, failed: 0 };
   const inFlight = new InFlightLimit(await planInFlight(client, settings.index, settings.bulk?.concurrency));

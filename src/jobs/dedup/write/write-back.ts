@@ -29,6 +29,10 @@ export interface Membership {
 /** Every cluster field cleared (null), as a document that leaves its cluster gets them. */
 const CLEARED = Object.fromEntries(CLUSTER_FIELDS.map((name) => [name, null]));
 
+/**
+ * How the clusters are written: the index and prefix, the scan and bulk sizes, which documents an incremental run
+ * decides, and the progress to tell.
+ */
 export interface WriteBackSettings {
   index: string;
   prefix: string;
@@ -48,6 +52,9 @@ export interface WriteBackSettings {
 /** Milliseconds between two progress reports of the write-back. */
 const PROGRESS_MS = 500;
 
+/**
+ * What the write-back did: documents written, failed and cleared, and whether the index now holds exactly the clusters.
+ */
 export interface WriteBackResult {
   written: number;
   failed: number;
@@ -58,6 +65,10 @@ export interface WriteBackResult {
   inFlight?: string;
 }
 
+/**
+ * The clusters written into the index, the family members alone written as canonicals of their own, the documents that
+ * left a cluster cleared, and the result checked with the engine (the file header says what each gets).
+ */
 export async function writeBack(
   client: EngineClient,
   clusters: Iterable<DedupCluster>,
