@@ -18,6 +18,9 @@ export interface DocIds {
   append(id: string): number;
 }
 
+/**
+ * The numbering of an index whose ids fit in memory, kept in typed chunks rather than a Map of strings (see within).
+ */
 export class DocNumbers implements DocIds {
   // The ids are kept as UTF-16 code units in large typed chunks, found again through an open-addressing
   // table of numbers keyed by a hash of the id: about 2 bytes a character and 24 a document, none of it

@@ -6,6 +6,7 @@
 import { recordFile, type RecordFile } from '../spill/record-file.js';
 import type { SpillFolder } from '../spill/spill-folder.js';
 
+/** One document's row of facts as it is stored: its sort number, token count and where it lives. */
 export interface FactRow {
   /** The sort value when it is a number or a date, else NaN. */
   sortNumber: number;

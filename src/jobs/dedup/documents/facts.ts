@@ -8,6 +8,10 @@ import type { DocIds } from './doc-numbers.js';
 import { FactColumns } from './fact-columns.js';
 import type { SpillFolder } from '../spill/spill-folder.js';
 
+/**
+ * What the clusters need of one document: its token count and sort value (for the canonical rule), its earlier cluster,
+ * where it lives.
+ */
 export interface Facts {
   tokens: number;
   /** The value the canonical rule sorts by: a date as its milliseconds, a number as it is, else as stored. */
@@ -24,6 +28,10 @@ export interface FactsLookup {
   at?(n: number): Facts | undefined;
 }
 
+/**
+ * The facts of every document met, by number: the common ones in rows (fact-columns.ts), the rare ones (keyword sort
+ * values, routings, earlier clusters) in maps of the documents that have them.
+ */
 export class FactsTable implements FactsLookup {
   private readonly columns: FactColumns;
   /** Sort values that are neither a number nor a date (a keyword, a boolean), by number. */

@@ -94,6 +94,10 @@ function decodeFields(fields: SignatureFields): StoredSignature {
   return { values: fieldValues(fields), simhash: fields.simhash, bands: Int32Array.from(fields.bands, keyHash) };
 }
 
+/**
+ * The signatures dedup verifies with, checked and decoded from the stored fields, a bounded cache of those met recently
+ * read again from the index when gone; beside them, the facts of every document met and those left out as damaged.
+ */
 export class SignatureStore {
   readonly facts: FactsTable;
   /** Documents whose stored signature cannot be compared (damaged, or of another shape), and why: left out of every pair. */

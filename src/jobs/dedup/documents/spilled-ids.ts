@@ -16,6 +16,10 @@ import { SpillFolder } from '../spill/spill-folder.js';
 const ENDS_PER_BLOCK = 256;
 const ID_BLOCK_BYTES = 1 << 12;
 
+/**
+ * The numbering of an index whose ids do not fit in memory: the ids in two record files of their own spill folder, read
+ * a small block at a time (the file header says what it costs).
+ */
 export class SpilledIds implements DocIds {
   /** Its folder (what goes with the ids, such as their facts, may be kept there too; removed with them). */
   readonly folder: SpillFolder;
