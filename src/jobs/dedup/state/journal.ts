@@ -36,12 +36,17 @@ export interface DedupRunPlan extends DedupRunIdentity {
   partitions: number;
 }
 
+/** The run's counts so far, kept at each checkpoint so that a resumed run reports the whole run's. */
 export interface DedupRunCounters {
   buckets: number;
   candidatePairs: number;
   verifiedPairs: number;
 }
 
+/**
+ * A full run's journal: the verified pairs appended a band at a time, and a checkpoint of the bands done with the
+ * length and SHA-256 of the pairs so far, so that a killed run resumes from what it can trust.
+ */
 export class DedupJournal {
   private buffered: NumberedPair[] = [];
   /** The numbering the pairs' documents are named by when written. */

@@ -27,6 +27,7 @@ export const DEFAULT_LOCK_INDEX = 'near-dup-locks';
 /** How long a lock outlives its holder's last renewal, by default. */
 export const DEFAULT_LEASE_SECONDS = 60;
 
+/** Where the locks are kept, and how long a lease lasts. */
 export interface LockSettings {
   /** Where the locks are kept (default near-dup-locks). */
   index?: string;
@@ -34,6 +35,7 @@ export interface LockSettings {
   leaseSeconds?: number;
 }
 
+/** What a run asks to lock and how it names itself to a run it refuses. */
 export interface LockRequest {
   /** One id a thing locked (dedup-UUID for each concrete index). */
   keys: string[];
@@ -75,6 +77,10 @@ interface ProcessIdentity {
   startedAt: string;
 }
 
+/**
+ * The locks a run holds in the engine, renewed while it goes on and let go at its end (the file header says how two
+ * runs never both hold one).
+ */
 export class RunLock {
   private readonly held: Held[] = [];
   private timer?: NodeJS.Timeout;

@@ -110,6 +110,10 @@ export interface Settled {
   note?: string;
 }
 
+/**
+ * A run's view of the index: the shard marks where it began, in a point in time kept alive while the run goes on, so
+ * that the next incremental run starts where this one's view ended.
+ */
 export class RunView {
   private touching?: NodeJS.Timeout;
 

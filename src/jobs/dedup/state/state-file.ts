@@ -10,6 +10,10 @@ import { writeJsonFile } from '../../checkpoint.js';
 import type { ClusterMethod } from '../cluster/cluster-cut.js';
 import type { ShardMarks } from './run-marks.js';
 
+/**
+ * What a complete run leaves for the next one: its settings, to tell whether the next may be incremental, and the marks
+ * where its view ended.
+ */
 export interface DedupState {
   version: 1;
   index: string;
@@ -166,6 +170,7 @@ function validMarks(marks: unknown, uuids: unknown): marks is ShardMarks[] {
   );
 }
 
+/** Writes the state whole or not at all (a temporary file renamed over the old one). */
 export async function writeDedupState(file: string, state: DedupState): Promise<void> {
   await writeJsonFile(file, state);
 }
