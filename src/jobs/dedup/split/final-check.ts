@@ -16,6 +16,10 @@ import type { SignatureStore, StoredSignature } from '../documents/signature-sto
 /** Pairs checked together: their documents' signatures read in one go (at most twice as many documents). */
 const PAIRS_PER_CHECK = 5000;
 
+/**
+ * Stage 2 of the final step: the gathered pairs checked against their stored signatures a part at a time, those that
+ * pass recorded by the verifier, the problems added to the gathered ones.
+ */
 export async function checkAndRecord(gathered: Gathered, store: SignatureStore, verifier: PairVerifier, minSimilarity: number): Promise<void> {
   for (const part of gathered.pairs.parts()) {
     await checkPart(gathered, part, store, verifier, minSimilarity);

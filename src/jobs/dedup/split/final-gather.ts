@@ -20,6 +20,7 @@ import type { PairsIndex } from './pairs-index.js';
 import { identityDifferences, markerId, pageId, type SharePlan, shareName, type ShareRunIdentity } from './plan.js';
 import { forCount, plural } from '../../../plural.js';
 
+/** The split run the final step gathers: its identity, its name, and how many shares it has (--from-shares N). */
 export interface SharedRun {
   identity: ShareRunIdentity;
   run: string;
@@ -33,6 +34,7 @@ export interface PairsProblem {
   reason: string;
 }
 
+/** What stage 1 read: the pairs in parts, the pages they came from, each share's progress, and the problems found. */
 export interface Gathered {
   pairs: PairParts;
   /** The pages read (their ids and shares), in the order the pairs' `page` places point into. */

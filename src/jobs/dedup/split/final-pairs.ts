@@ -4,6 +4,10 @@
 // table of (smaller number, larger number): about 45 bytes a pair, no object per pair. Pure.
 import { enlarged, mixed } from '../documents/doc-numbers.js';
 
+/**
+ * The gathered pairs by document number, each kept once, in typed columns (no object a pair); a copy that disagrees
+ * about its similarity is told apart.
+ */
 export class PairList {
   na = new Int32Array(1024);
   nb = new Int32Array(1024);

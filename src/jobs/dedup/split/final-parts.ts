@@ -42,6 +42,10 @@ export interface PairSpill {
   maxPairs: number;
 }
 
+/**
+ * The gathered pairs in memory, or past `maxPairs` split by a hash of the pair into parts on the spill, each read back,
+ * checked and handed out before the next (the file header says why).
+ */
 export class PairParts {
   private readonly memory?: PairPart;
   private readonly files: PartFile[] = [];

@@ -21,6 +21,7 @@ import { plural } from '../../../plural.js';
 /** Problems named one by one in the errors file; past that, counted. */
 const MAX_NAMED = 10_000;
 
+/** What the final step read from the shares: their progress, and the pages, distinct pairs and duplicates counted. */
 export interface SharedPairs {
   shares: ShareProgress[];
   /** Page documents read. */

@@ -41,6 +41,10 @@ export function pairsIndexBody(): Record<string, unknown> {
   };
 }
 
+/**
+ * The pairs index of a split run, opened (made if none, refused if not near-dup's); the only code that reads or writes
+ * it.
+ */
 export class PairsIndex {
   private constructor(
     private readonly client: EngineClient,

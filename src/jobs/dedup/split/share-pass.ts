@@ -26,6 +26,7 @@ import type { SignatureStore } from '../documents/signature-store.js';
 import { type ReadTable, readTable, type TableRead } from '../scan/table-read.js';
 import { plural } from '../../../plural.js';
 
+/** How one share runs: the scan of the full pass, which share of which run, the pairs index it journals to, the bar. */
 export interface ShareSettings extends Omit<TableRead, 'onDocuments'> {
   share: SharePlan;
   identity: ShareRunIdentity;
@@ -39,6 +40,7 @@ export interface ShareSettings extends Omit<TableRead, 'onDocuments'> {
   onProgress?: (stage: 'signatures' | 'bands', done: number, total: number) => void;
 }
 
+/** How a share's run went: complete before, resumed from some bands, or started again (and why), and its progress. */
 export interface ShareOutcome {
   /** The share was complete before this run: checked, nothing done. */
   alreadyComplete: boolean;
@@ -49,6 +51,10 @@ export interface ShareOutcome {
   progress: ShareProgress;
 }
 
+/**
+ * One share of a split run: the full pass's stages over the share's buckets, journaled in the pairs index so that the
+ * final step reads them on any machine (the file header gives the stages and how a share picks up its work).
+ */
 export class SharePass {
   /** The pairs verified in the band being verified, by number. */
   private band: NumberedPair[] = [];

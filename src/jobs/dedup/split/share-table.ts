@@ -13,6 +13,7 @@ import { mixed } from '../documents/doc-numbers.js';
 import { inRange, type KeyRange } from './plan.js';
 import type { SignatureTable } from '../scan/signature-table.js';
 
+/** The share's key range, the bucket chunk that makes a key large, and who is told of other shares' large keys. */
 export interface ShareTableSettings {
   range: KeyRange;
   /** Documents of one band key verified at once: a key held by more is large. */
