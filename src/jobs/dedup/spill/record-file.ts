@@ -5,6 +5,10 @@
 import { ftruncateSync } from 'node:fs';
 import { foldCheck, readAll, type SpillFolder, writeAll } from './spill-folder.js';
 
+/**
+ * A file of records a stage appends and reads back, the same in memory or on the spill, so that a stage is written once
+ * for both.
+ */
 export interface RecordFile {
   /** Bytes appended (and not cleared). */
   readonly length: number;

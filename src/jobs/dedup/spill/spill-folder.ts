@@ -26,6 +26,10 @@ export interface SpillTiming {
 const held = new Set<SpillFolder>();
 const fileOf = new Map<number, { folder: SpillFolder; name: string }>();
 
+/**
+ * A run's own folder on local disk for what it spills, made fresh, its files created with O_EXCL, and removed at the
+ * run's end; folders of runs that are gone are removed as one is made (the file header says how they are told).
+ */
 export class SpillFolder {
   readonly path: string;
   /** Bytes what spills here expects to write in all, when it knows (0: not known): said when the disk fills. */
@@ -127,6 +131,9 @@ export function writeAll(fd: number, bytes: Uint8Array, position?: number): void
   }
 }
 
+/**
+ * Fills `into` from `position` of a spilled file, whole: a file that ends early was changed under dedup, and is said.
+ */
 export function readAll(fd: number, into: Uint8Array, position: number): void {
   for (let at = 0; at < into.length; ) {
     const read = readSync(fd, into, at, into.length - at, position + at);

@@ -87,6 +87,7 @@ export function startBeating(folder: string, beatMs: number = BEAT_MS): void {
   beater.worker.postMessage({ folder, beatMs });
 }
 
+/** Stops touching `folder` (its run is removing it), on the thread and on the fallback timer alike. */
 export function stopBeating(folder: string): void {
   if (!beating.delete(folder)) return;
   clearInterval(fallback.get(folder));
