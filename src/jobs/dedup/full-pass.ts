@@ -16,6 +16,10 @@ import type { PairVerifier } from './verify/pair-verifier.js';
 import type { SignatureStore } from './documents/signature-store.js';
 import { type ReadTable, readTable } from './scan/table-read.js';
 
+/**
+ * What a full pass reads and how: the index (and its uuids, to resume only its own journal), the params and bar, the
+ * scan, where the signatures are held, and the progress to tell.
+ */
 export interface FullPassSettings {
   index: string;
   /** The uuids of the concrete indices read: a journal of another index (or one made anew) is not resumed. */
@@ -46,6 +50,10 @@ export interface FullPassSettings {
   onProgress?: (stage: 'signatures' | 'bands', done: number, total: number) => void;
 }
 
+/**
+ * The full pass over every bucket of the index (scan, then bucket and verify band by band, as the file header says),
+ * each band journaled so that --resume goes on from there; its table then gives the cut its signatures.
+ */
 export class FullPass {
   /** Bands taken over from the interrupted run that --resume continues. */
   resumedPartitions = 0;

@@ -20,6 +20,10 @@ const CLUSTERS_PER_QUERY = 500;
 /** Neighbour lookups sent in one _msearch request while a family is read whole. */
 const LOOKUPS_PER_REQUEST = 50;
 
+/**
+ * What the incremental pass starts from: the last complete run's time mark and shard marks, the scope and sizes, and
+ * whether families are read whole (up to how many lookups).
+ */
 export interface IncrementalSettings {
   index: string;
   prefix: string;
@@ -38,6 +42,10 @@ export interface IncrementalSettings {
   onVerified?: (pairs: number) => void;
 }
 
+/**
+ * What the incremental pass leaves to the cut and write-back: the documents it decides and how many were new, or that
+ * the run must be a full one.
+ */
 export interface IncrementalResult {
   /** The documents whose cluster fields this run decides. */
   decided: Set<string>;
