@@ -12,6 +12,7 @@ import { type EngineInfo, type Flavour, detectEngine } from './detect.js';
 import { describeConnectionError, EngineConnectionError, EngineResponseError, errorCode, ScanLostError } from './errors.js';
 import { backoffDelay, RetryLog, retryCause, sleep } from './retry.js';
 import { actionMeta, type DocLocation } from './doc-location.js';
+import { BodyTooLargeError, readBody } from './raw-request.js';
 import { privilegeRefusal } from './refusal.js';
 import { requireServerlessOperation } from './serverless.js';
 import { atLeast, type ClientPackage, clientSupport, majorSupport, supportedRange } from './support.js';
@@ -624,18 +625,15 @@ async function textResponse(result: { statusCode: number; body: AsyncIterable<Bu
 async function readText(stream: AsyncIterable<Buffer> & { destroy(err?: Error): void }, encoding: string, maxBytes: number, connection: ResolvedConnection, request: string): Promise<string> {
   const tooLarge = () => new UserError(`the answer to ${request} from ${connection.url} is larger than ${maxBytes} bytes, more than near-dup reads as one answer; ask for fewer documents at a time`);
   const timer = setTimeout(() => stream.destroy(new EngineConnectionError(`no whole answer to ${request} within ${connection.requestTimeoutMs} ms`, 'ETIMEDOUT', connection.url, { timeout: true })), connection.requestTimeoutMs);
-  const chunks: Buffer[] = [];
-  let size = 0;
+  let whole: Buffer;
   try {
-    for await (const chunk of stream) {
-      size += chunk.length;
-      if (size > maxBytes) throw tooLarge(); // leaving the loop destroys the stream: the rest is never read
-      chunks.push(chunk);
-    }
+    // Past maxBytes readBody leaves its loop, which destroys the stream: the rest is never read.
+    whole = await readBody(stream, maxBytes);
+  } catch (err) {
+    throw err instanceof BodyTooLargeError ? tooLarge() : err;
   } finally {
     clearTimeout(timer);
   }
-  const whole = Buffer.concat(chunks);
   if (!/gzip|deflate/i.test(encoding)) return whole.toString('utf8');
   try {
     return unzipSync(whole, { maxOutputLength: maxBytes }).toString('utf8');

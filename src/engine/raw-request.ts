@@ -5,7 +5,6 @@
 // (proxy/forward.ts) and takes the signing and the bounded reading from here.
 import http from 'node:http';
 import https from 'node:https';
-import type { Readable } from 'node:stream';
 import { UserError } from '../errors.js';
 import { type ResolvedConnection, requestHeaders, tlsSettings } from './connection.js';
 import { EngineConnectionError } from './errors.js';
@@ -78,12 +77,12 @@ export class BodyTooLargeError extends Error {
  * `what` was too large. With `expected` (its Content-Length), the bytes are copied into one buffer of that
  * size as they come, never held as chunks and their join at once.
  */
-export async function readBody(stream: Readable, limit = Number.POSITIVE_INFINITY, expected?: number, what = 'the request body'): Promise<Buffer> {
+export async function readBody(stream: AsyncIterable<Uint8Array>, limit = Number.POSITIVE_INFINITY, expected?: number, what = 'the request body'): Promise<Buffer> {
   let chunks: Buffer[] = [];
   let size = 0;
   let whole = expected !== undefined && expected <= limit ? Buffer.allocUnsafe(expected) : undefined;
   for await (const chunk of stream) {
-    const bytes = chunk as Buffer;
+    const bytes = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
     if (size + bytes.length > limit) throw new BodyTooLargeError(`${what} is larger than ${limit} bytes`);
     if (whole && size + bytes.length > whole.length) {
       chunks = [whole.subarray(0, size)];
