@@ -19,6 +19,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { centres } from '../../../dist/jobs/dedup/cluster/cluster-cut.js';
+import { keyHash } from '../../../dist/jobs/dedup/documents/signature-store.js';
 import { DEFAULT_TEMPLATE_REQUEST, DEFAULT_TEMPLATE_SAMPLE } from '../../../dist/indices/template-store.js';
 import { createSigner } from '../../../dist/signature.js';
 import { decodeCore, signatureComparer, wholeSimilarity, withCore } from '../../../dist/sketch/core-similarity.js';
@@ -121,16 +122,11 @@ function cut(docs, signed, fam, opts) {
   for (const [i, f] of fam.familyOf.entries()) listIn(members, f).push(i);
   const longest = (a, b) => sigs[b].tokens - sigs[a].tokens || (docs[a].id < docs[b].id ? -1 : 1);
   const order = opts.order === 'degree' ? (a, b) => fam.degree[b] - fam.degree[a] || longest(a, b) : longest;
-  const fnv = (s) => {
-    let h = 0x811c9dc5;
-    for (let i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), 0x01000193);
-    return h | 0;
-  };
   const owner = Array.from(docs, (_, i) => i);
   for (const list of members.values()) {
     if (list.length < 2) continue;
     list.sort(order);
-    const bands = list.map((i) => Int32Array.from(sigs[i].bands, fnv));
+    const bands = list.map((i) => Int32Array.from(sigs[i].bands, keyHash));
     const cuts = centres(list.map(String), bands, list.map((i) => sigs[i].values), opts.bar, 64, compare, whole);
     cuts.forEach((c, k) => {
       owner[list[k]] = list[c];
