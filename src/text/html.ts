@@ -53,29 +53,44 @@ const BLOCK = new Set([
   'ul', 'body', 'html',
 ]);
 
-/** The text of an HTML document or fragment. Plain text without markup comes back unchanged. */
+/**
+ * The text of an HTML document or fragment. Plain text without markup comes back unchanged. An element
+ * whose content is dropped (SKIPPED) and that is never closed, by its end tag or by one that implies it
+ * (`<body>` closes `<head>`), keeps its content: a browser would drop the rest of the document, but a text
+ * that opens `<script>` or `<object ...>` and never closes it is plain text that quotes one ("run <script>
+ * to build", Python's `<object object at 0x...>`), and dropping the rest of it would make different texts
+ * sign alike.
+ */
 export function stripHtml(html: string): string {
   if (html.indexOf('<') === -1 && html.indexOf('&') === -1) return html; // (two searches beat one pattern)
   const parts: string[] = [];
+  // The text inside the outermost element being skipped, kept until it closes (then dropped) or the input ends.
+  let skipped: string[] = [];
   let skipDepth = 0;
+  let ending = false;
   const { LinearParser, TextSkippingTokenizer } = htmlParserClasses();
   const parser = new LinearParser(
     {
       onopentagname(name) {
         if (SKIPPED.has(name)) skipDepth++;
-        else if (BLOCK.has(name)) parts.push(' ');
+        else if (BLOCK.has(name)) (skipDepth > 0 ? skipped : parts).push(' ');
       },
       onclosetag(name, isImplied) {
-        if (SKIPPED.has(name)) skipDepth = Math.max(0, skipDepth - 1);
-        else if (BLOCK.has(name) && !isImplied) parts.push(' ');
+        if (SKIPPED.has(name)) {
+          if (ending && skipDepth === 1) parts.push(skipped.join('')); // never closed: its content was text
+          skipDepth = Math.max(0, skipDepth - 1);
+          if (skipDepth === 0) skipped = [];
+        } else if (BLOCK.has(name) && !isImplied) (skipDepth > 0 ? skipped : parts).push(' ');
       },
       ontext(text) {
-        if (skipDepth === 0) parts.push(text);
+        (skipDepth > 0 ? skipped : parts).push(text);
       },
     },
     { decodeEntities: true, lowerCaseTags: true, recognizeSelfClosing: true, Tokenizer: TextSkippingTokenizer },
   );
   parser.write(escapeUnclosedTags(html));
+  // The elements still open are closed by the end of the input (implied closes): those are never closed.
+  ending = true;
   parser.end();
   return parts.join('');
 }
@@ -84,7 +99,8 @@ export function stripHtml(html: string): string {
  * Plain text holds `<` too: "if a<b then X". An HTML parser takes `<b then X` as a tag left open at the
  * end of input and drops it (a browser does the same), which here would drop the rest of a document and
  * make two different texts equal. So a `<` that opens no tag closed by `>` (there is no `>` after it, or
- * another `<` comes first) is text: written as `&lt;`. Comments are left whole. Linear in the length: each
+ * another `<` comes first) is text: written as `&lt;`. So is one whose name is not HTML's (`namesElement`):
+ * `<file>` in a manual, `List<String>`, `<class 'dict'>`, `<jane@example.com>` are words of the text. Comments are left whole. Linear in the length: each
  * of `<`, `>` and `-->` is searched for from where its last search ended, never again from every opener.
  */
 export function escapeUnclosedTags(html: string): string {
@@ -105,7 +121,7 @@ export function escapeUnclosedTags(html: string): string {
     }
     if (close !== -1 && close < i) close = html.indexOf('>', i);
     const next = html.indexOf('<', i + 1);
-    if (close === -1 || (next !== -1 && next < close)) {
+    if (close === -1 || (next !== -1 && next < close) || !namesElement(html, i, next)) {
       out.push(html.slice(last, i), '&lt;');
       last = i + 1;
     }
@@ -114,6 +130,55 @@ export function escapeUnclosedTags(html: string): string {
   if (last === 0) return html;
   out.push(html.slice(last));
   return out.join('');
+}
+
+/**
+ * The names of HTML's elements, current and obsolete (the HTML standard's index of elements and its list of
+ * obsolete features), with SVG's and MathML's roots: a tag of another name is text, unless it is a custom
+ * element's or a prefixed one (below).
+ */
+const ELEMENTS = new Set(
+  ('a abbr acronym address applet area article aside audio b base basefont bdi bdo bgsound big blink blockquote body br ' +
+    'button canvas caption center cite code col colgroup data datalist dd del details dfn dialog dir div dl dt em embed ' +
+    'fieldset figcaption figure font footer form frame frameset h1 h2 h3 h4 h5 h6 head header hgroup hr html i iframe img ' +
+    'image input ins isindex kbd keygen label legend li link listing main map mark marquee math menu menuitem meta meter ' +
+    'multicol nav nextid nobr noembed noframes noscript object ol optgroup option output p param picture plaintext pre ' +
+    'progress q rb rp rt rtc ruby s samp script search section select slot small source spacer span strike strong style ' +
+    'sub summary sup svg table tbody td template textarea tfoot th thead time title tr track tt u ul var video wbr xmp')
+    .split(' '),
+);
+
+/** A custom element's name (`<my-widget>`) or a prefixed one (`<o:p>` of Word's HTML, `<v:shape>`). */
+const OTHER_ELEMENT = /^[a-z][a-z0-9._]*(?:-[a-z0-9._-]*|:[a-z][a-z0-9._-]*)$/;
+
+/** A name longer than this is no element's. */
+const LONGEST_NAME = 64;
+
+/**
+ * Whether the `<` at `at` (the next `<` at `next`, or -1) names an element, opening or closing it: its
+ * name, up to white space, `/` or `>`, is HTML's. A `<` followed by no letter nor `/` (`<!--`, `<!doctype`,
+ * `<?xml`, `< b`) is left to the parser, which knows those. Reads no further than the next `<`.
+ */
+function namesElement(html: string, at: number, next: number): boolean {
+  let from = at + 1;
+  const closing = html.charCodeAt(from) === 0x2f; // '/'
+  if (closing) from++;
+  if (!isAsciiLetter(html.charCodeAt(from))) return !closing; // (`</>` and `</ 3>` are text, not tags the parser drops)
+  const limit = Math.min(next === -1 ? html.length : next, from + LONGEST_NAME + 1);
+  let end = from;
+  while (end < limit && !endsName(html.charCodeAt(end))) end++;
+  if (end - from > LONGEST_NAME) return false;
+  const name = html.slice(from, end).toLowerCase();
+  return ELEMENTS.has(name) || OTHER_ELEMENT.test(name);
+}
+
+/** HTML's white space, `/` and `>`: what ends a tag's name. */
+function endsName(c: number): boolean {
+  return c === 0x20 || c === 0x09 || c === 0x0a || c === 0x0c || c === 0x0d || c === 0x2f || c === 0x3e;
+}
+
+function isAsciiLetter(c: number): boolean {
+  return (c >= 0x41 && c <= 0x5a) || (c >= 0x61 && c <= 0x7a);
 }
 
 // The tokenizer's own fields that its text state reads (private in its typings).

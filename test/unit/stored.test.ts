@@ -109,6 +109,34 @@ describe('the HTML normalizer on plain text', () => {
     expect(stripHtml('<p>one</p><p>two &amp; three</p><!-- a < b -->')).toBe(' one  two & three ');
   });
 
+  it('keeps a tag whose name is not HTML\'s as text: placeholders, generics, addresses, reprs', () => {
+    for (const text of ['git add <pathspec> now', 'List<String> names', 'From: Jane <jane@example.com>', "dict_type=<class 'dict'>", '</file>']) expect(stripHtml(text)).toBe(text);
+    expect(signer('usage: cp <from> <to>').content_hash).not.toBe(signer('usage: cp <to> <from>').content_hash);
+    // Custom elements and prefixed ones (Word's HTML) are markup, as HTML's own are, in any case.
+    expect(stripHtml('<o:p>word</o:p> <my-widget>w</my-widget> <DIV>x</Div>')).toBe('word w  x ');
+  });
+
+  it('keeps what follows an element it drops (script, object, ...) when nothing closes that element', () => {
+    const repr = (tail: string) => `interpolation=<object object at 0x7f...>, converters=<object object at 0x7f...>) ${tail}`;
+    expect(stripHtml(repr('Initialize self.'))).toBe('interpolation=, converters=) Initialize self.');
+    expect(signer(repr('alpha beta gamma delta')).content_hash).not.toBe(signer(repr('epsilon zeta eta theta')).content_hash);
+    expect(stripHtml('run <script> to build it')).toBe('run  to build it');
+    expect(stripHtml('<svg><title>t</title><script>x')).toBe(' t x');
+    // Closed, by its end tag or by one that implies it, it is dropped with its content as before.
+    expect(stripHtml('<script>var a = 1</script>after <template>t</template>')).toBe('after ');
+    expect(stripHtml('<html><head><title>T</title><body>x</body>')).toBe('  x ');
+  });
+
+  it('keeps any text without HTML\'s tags as it is', () => {
+    const plain = fc.string({ unit: fc.constantFrom('x', 'y', ' ', '<', '>', '</', '\n', '1', 'é', '<x>', '<file>', '</yy>') });
+    fc.assert(
+      fc.property(plain, (text) => {
+        expect(stripHtml(text)).toBe(text);
+      }),
+      { numRuns: 1000 },
+    );
+  });
+
   it('keeps any text without markup as it is', () => {
     const plain = fc.string({ unit: fc.constantFrom('a', 'b', ' ', '<', '\n', 'x', '1', '/', '!', 'é') });
     fc.assert(
