@@ -207,14 +207,28 @@ describe('near-identical copies are never split', () => {
     expect(rule(pc, py)).toBe(0);
     expect(whole(pc, py)).toBeCloseTo(114 / 128);
     const bands = [Int32Array.of(7), Int32Array.of(7), Int32Array.of(7)];
-    expect(centres(['c', 'x', 'y'], bands, [pc, px, py], 0.7, 64, rule)).toEqual([0, 0, 2]); // by the rule alone, Y was cut off
+    // By the rule alone, C is not near Y: the copies' canonical is X, which both are near (C would cut Y off).
+    expect(centres(['c', 'x', 'y'], bands, [pc, px, py], 0.7, 64, rule)).toEqual([1, 1, 1]);
     expect(centres(['c', 'x', 'y'], bands, [pc, px, py], 0.7, 64, rule, whole)).toEqual([0, 0, 0]);
     const signatures = new Map(['c', 'x', 'y'].map((id, i) => [id, { values: [pc, px, py][i], simhash: '0000000000000000', bands: bands[i] }]));
     const [cluster] = cutFamily(['c', 'x', 'y'], signatures, { method: 'centres', rule: 'oldest', minSimilarity: 0.7, facts: datedFacts(['c', 'x', 'y']), comparing });
     expect(cluster.members).toEqual(['c', 'x', 'y']);
     expect(cluster.similarity.get('y')).toBeCloseTo(114 / 128); // the similarity it stays by, not the rule's 0
-    // Plain signatures are cut as before: the whole texts are the comparer.
-    expect(centres(['c', 'x', 'y'], bands, [pc, px, py].map((v) => v.subarray(0, numPerm)), 0.9)).toEqual([0, 0, 2]);
+    // Plain signatures are cut the same way: the whole texts are the comparer, X the member both are near.
+    expect(centres(['c', 'x', 'y'], bands, [pc, px, py].map((v) => v.subarray(0, numPerm)), 0.9)).toEqual([1, 1, 1]);
+  });
+
+  it('near-identical copies: the canonical is the first member every copy is near, else the first, and the far ones go on alone', () => {
+    // Copies each 10 values of 100 from the one before: neighbours at 0.9 (near-identical), two apart at 0.8.
+    const copies = Array.from({ length: 5 }, (_, i) => Uint32Array.from(base, (v, p) => (p < 10 * i ? v + 5000 : v)));
+    const bands = copies.map(() => Int32Array.of(7));
+    const names = copies.map((_, i) => `w${i}`);
+    // Three: the middle one is within 0.85 of both ends, the preferred (first) one is not of the last.
+    expect(centres(names.slice(0, 3), bands, copies.slice(0, 3), 0.85)).toEqual([1, 1, 1]);
+    // Five: none is within 0.85 of all; the first is the canonical, and each member is near its own.
+    const owner = centres(names, bands, copies, 0.85);
+    expect(owner[0]).toBe(0);
+    for (const [i, o] of owner.entries()) expect(estimate(copies[o], copies[i])).toBeGreaterThanOrEqual(0.85);
   });
 
   it('the same clusters whatever order the members come in', () => {

@@ -6,11 +6,12 @@
 //    are never split (a page and its copy with a paragraph deleted end in one cluster);
 //  - the groups are taken in the --canonical order of their first members: each goes whole to the nearest
 //    canonical before it that all its members are within the bar of, or, when there is none, its first
-//    member is a canonical itself (so a cluster's canonical is the member the rule prefers, and no two
-//    canonicals are near-duplicates); a member of the group stays with that canonical when it is within the
-//    bar of it by the comparer or by the whole texts (which, for `;core=` signatures, may differ: the core
-//    rule keeps two pages of one template from joining, and must not cut a member from a group that
-//    near-identical copies made when the whole texts say it is near), else it goes on alone;
+//    member that all of them stay with is a canonical itself (so a cluster's canonical is the member the
+//    rule prefers among those its copies are near, and no two canonicals are near-duplicates); a member of
+//    the group stays with that canonical when it is within the bar of it by the comparer or by the whole
+//    texts (which, for `;core=` signatures, may differ: the core rule keeps two pages of one template from
+//    joining, and must not cut a member from a group that near-identical copies made when the whole texts
+//    say it is near), else it goes on alone;
 //  - a canonical left without duplicates goes with its nearest member within the bar, when that member's
 //    cluster keeps another duplicate: the two make a cluster, its canonical by the rule.
 // Candidates are the members that share a band key (what LSH pairs), checked with the MinHash estimate, so a
@@ -231,7 +232,7 @@ export function centres(
   for (let g = 0; g < pending.length; g++) {
     const group = pending[g];
     const c = nearestForAll(group, canonicalIndex, near, bar);
-    const canonical = c < 0 ? group[0] : c;
+    const canonical = c < 0 ? centreOf(group, stays) : c;
     if (c < 0) canonicalIndex.add(canonical);
     for (const m of group) {
       if (m === canonical || stays(m, canonical)) {
@@ -243,6 +244,20 @@ export function centres(
   rescueLoneCanonicals(owner, size, groups, bands, near, bar, scanUpTo);
   return owner;
 }
+
+/**
+ * A group's canonical when it goes to none before it: its first member (the one --canonical prefers) that
+ * every member of the group stays with, so that near-identical copies end in one cluster whose canonical
+ * each is near; the first member when none of the first CENTRES_TRIED is (a chain that drifted: the members
+ * far from it go on alone).
+ */
+function centreOf(group: readonly number[], stays: (m: number, c: number) => boolean): number {
+  for (let k = 0; k < Math.min(group.length, CENTRES_TRIED); k++) if (group.every((m) => m === group[k] || stays(m, group[k]))) return group[k];
+  return group[0];
+}
+
+/** How many of a group's first members are tried as its canonical (each costs a comparison per member). */
+const CENTRES_TRIED = 16;
 
 /** A member on its own among the groups still to come, where its place in the order puts it. */
 function insertInOrder(pending: number[][], from: number, m: number): void {
