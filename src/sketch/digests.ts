@@ -1,7 +1,8 @@
 // SHA-1 and MD5 over a byte range, returning only the words the sketches need. Tokens and shingles are
 // short and numerous; node:crypto and the WebAssembly hashers spend most of their time per call
 // crossing into native code, so a plain-JS compression function that reads the range in place is
-// several times faster here (BENCHMARKS.md). Tested against node:crypto on random inputs of every
+// several times faster here (MD5 of 25 bytes, Node 20.20, 2026-12-07: 0.19-0.37 us, against 1.0-1.7 us
+// for createHash and 0.67-0.73 us for crypto.hash). Tested against node:crypto on random inputs of every
 // length up to several blocks.
 
 const blockBytes = new Uint8Array(64);
