@@ -1,7 +1,8 @@
 // Normalizers: what text goes through before it is cut into tokens.
 //   none       the text as given
-//   norm       Unicode repaired, currency symbols removed, transliterated to ASCII, lowercased, line
-//              breaks to spaces, punctuation removed, runs of white space collapsed to one space
+//   norm       Unicode repaired, currency symbols removed, transliterated to ASCII (each character of a
+//              script written without spaces, such as Chinese, Japanese or Thai, a word of its own),
+//              lowercased, line breaks to spaces, punctuation removed, runs of white space collapsed
 //   norm-html  markup removed first (the default: harmless on plain text, essential on web pages)
 //   simhash-doc       the tokens of the simhash-doc scheme joined by single spaces (text/simhash-doc.ts):
 //                     NFKC, lowercased, letters of every script kept, numbers and short words left out
@@ -78,14 +79,28 @@ const transliterations = new Map<string, string>();
 function transliterate(run: string): string {
   if (run === '$') return ' ';
   // Only short runs are kept: a longer one may be a view of its whole document (V8 slices from 13 characters).
-  if (run.length > 12) return CURRENCY.test(run) ? run.split(CURRENCY).map((part) => anyAscii(part)).join(' ') : anyAscii(run);
+  if (run.length > 12) return asciiOf(run);
   let ascii = transliterations.get(run);
   if (ascii === undefined) {
     if (transliterations.size >= 4096) transliterations.clear();
-    ascii = CURRENCY.test(run) ? run.split(CURRENCY).map((part) => anyAscii(part)).join(' ') : anyAscii(run);
+    ascii = asciiOf(run);
     transliterations.set(run, ascii);
   }
   return ascii;
+}
+
+/**
+ * The scripts written without spaces between words: Chinese, Japanese, Thai, Lao, Khmer, Burmese. Each of
+ * their characters becomes a word of its own, so that word shingles of such text are character shingles
+ * (the usual unit for near-duplicates there); transliterated whole, a paragraph was one word, and a copy
+ * with one character changed shared nothing with it.
+ */
+const SPACELESS_CHAR = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Thai}\p{Script=Lao}\p{Script=Khmer}\p{Script=Myanmar}]/gu;
+
+/** A run of non-ASCII text in ASCII: currency symbols as word breaks, each character of a spaceless script a word. */
+function asciiOf(run: string): string {
+  const spaced = run.replace(SPACELESS_CHAR, (c) => ` ${c} `);
+  return CURRENCY.test(spaced) ? spaced.split(CURRENCY).map((part) => anyAscii(part)).join(' ') : anyAscii(spaced);
 }
 
 /**

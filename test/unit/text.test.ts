@@ -5,6 +5,8 @@ import { describe, expect, it } from 'vitest';
 import { decodeLines } from '../../src/text/decode.js';
 import { escapeUnclosedTags, htmlParserClasses, stripHtml } from '../../src/text/html.js';
 import { normalizer, normalizeText } from '../../src/text/normalize.js';
+import { createSigner } from '../../src/signature.js';
+import { minhashJaccard } from '../../src/sketch/minhash.js';
 import { simhashDocTokens } from '../../src/text/simhash-doc.js';
 import { fixMojibake, normalizeBounded, repairUnicode } from '../../src/text/repair.js';
 import { characterShingles, segmentPieces, sentenceCutBefore, splitSentences, splitWhiteSpace, splitWords, tokenizer, wordCutBefore, wordShingles } from '../../src/text/tokenize.js';
@@ -19,6 +21,24 @@ describe('normalizers', () => {
   it('norm repairs UTF-8 read as Windows-1252 before transliterating', () => {
     expect(fixMojibake('cafÃ© and donâ€™t')).toBe('café and don’t');
     expect(normalizeText('cafÃ© Ã¼ber')).toBe(normalizeText('café über'));
+  });
+
+  it('norm makes each character of a script written without spaces a word (Chinese, Japanese, Thai, ...), and only those', () => {
+    expect(normalizeText('東京都 日本語のテキスト')).toBe('dong jing dou ri ben yu no te ki su to');
+    expect(normalizeText('ภาษาไทย and ລາວ')).toBe('ph a s a ai th y and l a v');
+    expect(normalizeText('한국어 텍스트 naïve')).toBe('hangugeo tegseuteu naive'); // Korean has spaces between words
+    expect(normalizeText('价格100€，好')).toBe('jia ge 100 hao');
+  });
+
+  it('a Chinese paragraph and its copy with a character changed are near-duplicates at the defaults; another paragraph is not', () => {
+    const signer = createSigner({});
+    const estimate = (a: string, b: string) => minhashJaccard(signer(a).minhash, signer(b).minhash);
+    const news = '近日，国家统计局发布了最新的经济数据。数据显示，今年前三季度国内生产总值同比增长百分之五点二，增速比上半年加快零点一个百分点。专家表示，经济运行总体回升向好，但仍面临一些挑战。';
+    const edited = news.replace('五点二', '五点三');
+    const other = '昨天下午，市气象台发布暴雨蓝色预警信号。预计未来六小时内，本市大部分地区将出现强降雨天气，局部地区伴有雷电和短时大风。请市民注意防范，尽量减少外出。';
+    expect(signer(news).tokens).toBeGreaterThan(50); // a shingle per character, not one per paragraph
+    expect(estimate(news, edited)).toBeGreaterThanOrEqual(0.8); // (0 when a paragraph was one word)
+    expect(estimate(news, other)).toBeLessThan(0.2);
   });
 
   it('repair drops NUL bytes, controls and lone surrogates but keeps real text', () => {
@@ -151,15 +171,17 @@ describe('normalizers', () => {
     expect(decodeLines(new Uint8Array(0))).toEqual({ lines: [], replaced: 0 });
   });
 
-  it('norm on non-ASCII text equals its definition: repair, currency to spaces, transliteration, then the ASCII pass', () => {
+  it('norm on non-ASCII text equals its definition: repair, currency to spaces, spaceless scripts spaced, transliteration, then the ASCII pass', () => {
     // The definition written out plainly, with the ASCII pass's table from its description.
     const fold = (text: string) =>
       Array.from(text, (c) => (c <= ' ' || c === '\x7f' ? ' ' : /[!-/:-@[-`{-~]/.test(c) ? '' : c.toLowerCase()))
         .join('')
         .trim()
         .replace(/ +/g, ' ');
-    const reference = (text: string) => fold(repairUnicode(text).replace(/\p{Sc}/gu, ' ').replace(/[^\x00-\x7f]+/g, (run) => anyAscii(run)));
-    const pieces = ['a', 'Word', ' ', '  ', '\n', '.', ',', '$', '€', '£', '¥', '₹', '＄', '\u{1ECB0}', 'é', 'ü', 'e\u0301', 'Ã©', 'â€™', '日本', '🙂',
+    const spaceless = /[\p{sc=Han}\p{sc=Hiragana}\p{sc=Katakana}\p{sc=Thai}\p{sc=Lao}\p{sc=Khmer}\p{sc=Myanmar}]/gu;
+    const reference = (text: string) =>
+      fold(repairUnicode(text).replace(/\p{Sc}/gu, ' ').replace(spaceless, (c) => ` ${c} `).replace(/[^\x00-\x7f]+/g, (run) => anyAscii(run)));
+    const pieces = ['a', 'Word', ' ', '  ', '\n', '.', ',', '$', '€', '£', '¥', '₹', '＄', '\u{1ECB0}', 'é', 'ü', 'e\u0301', 'Ã©', 'â€™', '日本', 'のテ', 'ไทย', '🙂',
       '\u00a0', '\u2003', '—', '“', '”', 'ﬁ', 'Ω', '\u0000', '\u0085', '\ufeff', '\ud800', '5'];
     fc.assert(
       fc.property(fc.array(fc.constantFrom(...pieces), { maxLength: 30 }), (parts) => {
