@@ -13,10 +13,10 @@ import { DEFAULT_SIMHASH_BLOCKS, type Hash64, simhashBlockKeys, simhashHex } fro
 import { simhashBase32, simhashDocOf } from './sketch/simhash-doc.js';
 import { type TemplateTokens, templateDigest } from './sketch/template-tokens.js';
 import { DEFAULT_TOKEN_HASH, TOKEN_HASH_REGISTRY, type TokenHashName } from './sketch/token-hash.js';
-import { DEFAULT_NORMALIZER, NORMALIZER_REGISTRY, type NormalizerName, normalizer, normalizerEntry, splitNormalizer } from './text/normalize.js';
+import { DEFAULT_NORMALIZER, NORMALIZER_REGISTRY, type NormalizerName, normalizer, normalizerEntry, type SplitNormalizer, splitNormalizer } from './text/normalize.js';
 import { layoutWords, TokenRanges } from './text/token-ranges.js';
 import type { Named, Registry } from './text/registry.js';
-import { DEFAULT_TOKENIZER, TOKENIZERS, tokenLayout } from './text/tokenize.js';
+import { DEFAULT_TOKENIZER, TOKENIZERS, tokenizer, tokenizerEntry, tokenLayout } from './text/tokenize.js';
 
 /**
  * The condenser a signer uses when none is given: word 4-grams of the text with its markup removed, SHA-1 token
@@ -306,6 +306,19 @@ export interface SignatureParts {
 const NO_DIGESTS = new Uint32Array(0);
 
 /**
+ * A normalizer for a tokenizer that cuts at what the normalizer drops (sentences at their stops): the text
+ * cut first (markup removed, for norm-html), each piece normalized apart, the pieces one a line, where the
+ * tokenizer finds them again. Normalized whole, a text had no stops left and was one sentence.
+ */
+function piecewise(split: SplitNormalizer, cut: (text: string) => string[]): (text: string) => string {
+  return (text) =>
+    cut(split.first(text))
+      .map(split.rest)
+      .filter((piece) => piece !== '')
+      .join('\n');
+}
+
+/**
  * A signer: one function from a text to its signature, its settings resolved once (the library's documented entry is
  * `createSigner` of index.ts).
  */
@@ -321,8 +334,9 @@ export function createSigner(options: SignerOptions = {}): Signer {
   // The simhash-doc normalizers give the tokens already, joined by single spaces.
   const docTokens = normalizerEntry(spec.normalizer).simhashDocTokens === true;
   const kernels = createSigningKernels({ hash: spec.hash, tokenizer: spec.tokenizer, scheme: settings.scheme, perms: minhashPermutations(spec.numPerm, settings.seed, settings.scheme), template: options.template, marks });
-  const normalize = normalizer(spec.normalizer, kernels.foldAscii);
   const split = splitNormalizer(spec.normalizer, kernels.foldAscii);
+  const cutFirst = split !== undefined && tokenizerEntry(spec.tokenizer).cutsFirst === true;
+  const normalize = cutFirst ? piecewise(split, tokenizer(spec.tokenizer)) : normalizer(spec.normalizer, kernels.foldAscii);
   const layoutTokens = tokenLayout(spec.tokenizer);
   const words = new TokenRanges();
   const tokenBuf = new TokenRanges();
@@ -389,7 +403,7 @@ export function createSigner(options: SignerOptions = {}): Signer {
     if (whole) return finish(whole.clean, whole.tokens, whole.tokens, minhash, whole.fingerprint);
     return partsNormalized(split!.rest(first), minhash);
   };
-  const partsOf = split && kernels.name === 'wasm' ? partsFolded : (text: string, minhash: Uint32Array) => partsNormalized(normalize(text), minhash);
+  const partsOf = split && !cutFirst && kernels.name === 'wasm' ? partsFolded : (text: string, minhash: Uint32Array) => partsNormalized(normalize(text), minhash);
 
   const toSignature = (p: SignatureParts): Signature => {
     const empty = p.tokens === 0;

@@ -190,6 +190,11 @@ export interface TokenizerEntry {
   readonly layout?: TokenLayout;
   /** The tokens are the words themselves: the kernels sign a text's words where they lay them out. */
   readonly words?: boolean;
+  /**
+   * Cuts the text into its pieces before a normalizer that drops punctuation sees it (sentences end at
+   * punctuation): each piece is normalized apart, one a line, and the tokenizer finds them again.
+   */
+  readonly cutsFirst?: boolean;
 }
 
 /** Word shingles of n words: white-space-N-grams. */
@@ -219,7 +224,7 @@ export const TOKENIZERS = new Registry<TokenizerEntry>('tokenizers', [
   ...[2, 3, 4, 5, 6].map(wordGramTokenizer),
   ...[1, 2, 3, 4, 5, 6].map(characterGramTokenizer),
   { name: 'split-words', aliases: ['words'], tokenize: splitWords },
-  { name: 'split-sents', aliases: ['sents'], tokenize: splitSentences },
+  { name: 'split-sents', aliases: ['sents'], tokenize: splitSentences, cutsFirst: true },
 ]);
 
 /** Canonical tokenizer names (the registry's live list), then the aliases that resolve to them. */

@@ -3,8 +3,9 @@ import { CondenserSpecError, createSigner, parseCondenserSpec } from '../../src/
 import { emptyMinhash, minhashJaccard, minhashPermutations, updateMinhash } from '../../src/sketch/minhash.js';
 import { computeSimhash, hammingDistance, shingle, simhashHex, unsignedHash } from '../../src/sketch/simhash.js';
 import { tokenHash } from '../../src/sketch/token-hash.js';
-import { normalizer } from '../../src/text/normalize.js';
-import { splitWhiteSpace, TOKENIZER_NAMES, tokenizer } from '../../src/text/tokenize.js';
+import { stripHtml } from '../../src/text/html.js';
+import { normalizer, normalizeText } from '../../src/text/normalize.js';
+import { splitSentences, splitWhiteSpace, TOKENIZER_NAMES, tokenizer } from '../../src/text/tokenize.js';
 
 const samples = [
   'The quick brown fox jumps over the lazy dog. The dog sleeps.',
@@ -18,7 +19,11 @@ const samples = [
 
 /** The slow, obviously-correct path: strings from the tokenizer, one hash each, datasketch's update. */
 function referenceMinhash(text: string, tok: string, norm: 'none' | 'norm' | 'norm-html', hash: 'sha1' | 'mmh3' | 'crc32') {
-  const tokens = tokenizer(tok)(normalizer(norm)(text));
+  // Sentences are cut before the punctuation that ends them is dropped: each normalized apart.
+  const cutFirst = tok === 'split-sents' && norm !== 'none';
+  const tokens = cutFirst
+    ? splitSentences(norm === 'norm-html' ? stripHtml(text) : text).map((s) => normalizeText(s)).filter((s) => s !== '')
+    : tokenizer(tok)(normalizer(norm)(text));
   const values = emptyMinhash(64);
   updateMinhash(values, minhashPermutations(64, 1), tokens.map((t) => tokenHash(hash, t)));
   return { values: Array.from(values), count: tokens.length };
@@ -38,6 +43,17 @@ describe('createSigner', () => {
           }
         }
       }
+    }
+  });
+
+  it('sentences (split-sents) are cut before the normalizer drops their stops, so each is a token', () => {
+    const text = 'The first sentence is here. The second one follows it! Is this the third? Yes, and a fourth.';
+    for (const norm of ['norm', 'norm-html']) {
+      const sign = createSigner({ condenser: `sents:${norm}:sha1:128` });
+      expect(sign(text).tokens).toBe(4); // (1 when the stops were dropped first: a text was one sentence)
+      expect(sign.normalize(text).split('\n')).toEqual(['the first sentence is here', 'the second one follows it', 'is this the third', 'yes and a fourth']);
+      // One sentence of four changed: 3 of the 5 sentences are shared.
+      expect(minhashJaccard(sign(text).minhash, sign(text.replace('third', '3rd')).minhash)).toBeGreaterThan(0.4);
     }
   });
 
