@@ -42,6 +42,8 @@ import { containmentPass, writeContainment } from './dedup/containment-pass.js';
 import { type DocIds, DocNumbers } from './dedup/documents/doc-numbers.js';
 import { SpilledIds } from './dedup/documents/spilled-ids.js';
 import { FullPass, type FullPassSettings } from './dedup/full-pass.js';
+import { rangesByDefault } from './dedup/bands/band-pass.js';
+import type { ReadTable } from './dedup/scan/table-read.js';
 import { type IncrementalSettings, incrementalPass } from './dedup/incremental-pass.js';
 import { PairVerifier, type VerifiedPair } from './dedup/verify/pair-verifier.js';
 import { type SignatureReader, SignatureStore, storedFields } from './dedup/documents/signature-store.js';
@@ -445,9 +447,7 @@ export async function dedupIndex(client: EngineClient, options: DedupOptions): P
     // Where this run's view begins, before it reads anything (only a run that records its state needs it;
     // the final step of a split run clusters what its shares read, earlier).
     view = run.job.output.dryRun || run.job.fromShares !== undefined ? undefined : await RunView.open(client, run.job.index);
-    const pairs = await findPairs(client, run, progress);
-    const found = performance.now();
-    const cut = await cutClusters(run, pairs.attempt, progress);
+    const { pairs, found, cut } = await findClusters(client, run, progress);
     const clustered = performance.now();
     const errors = ErrorsFile.forIndex(run.job.index, run.job.output.errorsFile);
     // Every write checks the lock first: a run paused past its lease writes nothing once another took it over.
@@ -538,10 +538,25 @@ async function checkTarget(client: EngineClient, job: DedupSettings): Promise<vo
 }
 
 /**
- * Finds and verifies the pairs: only around what was annotated since the last complete run when its state
- * allows, else (or when the families touched are too large to read whole) over the whole index.
+ * The pairs found, then cut into clusters with the signatures the scan read: those go (a spill is removed) once
+ * the clusters are cut, before the write-back.
  */
-async function findPairs(client: EngineClient, run: DedupRun, progress: Progress): Promise<PairsFound> {
+async function findClusters(client: EngineClient, run: DedupRun, progress: Progress): Promise<{ pairs: PairsFound; found: number; cut: Cut }> {
+  const { table, ...pairs } = await findPairs(client, run, progress);
+  const found = performance.now();
+  try {
+    return { pairs, found, cut: await cutClusters(run, pairs.attempt, table, progress) };
+  } finally {
+    table?.close?.();
+  }
+}
+
+/**
+ * Finds and verifies the pairs: only around what was annotated since the last complete run when its state
+ * allows, else (or when the families touched are too large to read whole) over the whole index, whose scan
+ * also gives the table of its signatures.
+ */
+async function findPairs(client: EngineClient, run: DedupRun, progress: Progress): Promise<PairsFound & { table?: ReadTable }> {
   if (run.job.fromShares !== undefined) return findSharedPairs(client, run, run.job.fromShares);
   if (continues(run.saved, run.current)) {
     const attempt = newAttempt(client, run, 'incremental');
@@ -553,10 +568,7 @@ async function findPairs(client: EngineClient, run: DedupRun, progress: Progress
   const attempt = newAttempt(client, run, 'full');
   const full = new FullPass(client, attempt.store, attempt.verifier, fullPassSettings(run, attempt.numbers, progress));
   attempt.full = full;
-  // Its signatures (a spill of tens of GB at a hundred million documents) go when the run ends, whatever ends it.
-  run.spilled.push({ close: () => full.dropSignatures() });
-  await full.run();
-  return { attempt, incremental: false };
+  return { attempt, incremental: false, table: await full.run() };
 }
 
 /**
@@ -821,29 +833,32 @@ function fullPassSettings(run: DedupRun, numbers: DocIds, progress: Progress): F
   };
 }
 
-/** Cuts the families of verified pairs into clusters, then closes the pairs file. */
-async function cutClusters(run: DedupRun, attempt: Attempt, progress: Progress): Promise<Cut> {
-  const { numbers, store, verifier, full } = attempt;
+/**
+ * Cuts the families of verified pairs into clusters, then closes the pairs file. The signatures come from the
+ * scan's table (through the store when there was none: a resumed run that had every band, an incremental run,
+ * a split run's final step).
+ */
+async function cutClusters(run: DedupRun, attempt: Attempt, table: ReadTable | undefined, progress: Progress): Promise<Cut> {
+  const { numbers, store, verifier } = attempt;
   // With the ids on disk, the sets and best matches go there too before the cut (nothing without a spill
   // to write to): memory then holds the clusters being cut, not a row for every document with a near-duplicate.
   verifier.clusters.writeRows();
   // Pairs replayed by --resume bring documents whose facts were never read in this process.
   await store.loadFacts(withoutFacts(verifier, store));
-  const families = verifier.clusters.families();
-  full?.prepareCut(families);
   const { clusters: method, canonical: rule, minSimilarity } = run.job.compare;
-  const cut = await cutFamilies(families, {
+  const cut = await cutFamilies(verifier.clusters.families(), {
     method,
     rule,
     minSimilarity,
     comparing: verifier.comparing,
     facts: store.facts,
-    signatures: full?.signatures ?? ((ids) => store.load(ids)),
+    signatures: table ? (ids, numbers) => table.find(ids, numbers) : (ids) => store.load(ids),
+    // A spill larger than the page cache has the members' records gathered in one pass in order (member-records.ts).
+    gatherMembers: table?.gatherMembers && rangesByDefault(table) > 0 ? (families) => table.gatherMembers?.(families) : undefined,
     documents: numbers,
     spill: numbers instanceof SpilledIds ? numbers.folder : undefined,
     onFamilies: (done) => progress('cut', done),
   });
-  full?.dropSignatures();
   if (attempt.pairsOut) await closeStream(attempt.pairsOut);
   return cut;
 }

@@ -4,14 +4,13 @@
 //     documents are at most --max-cached-signatures, else spilled to local disk (dedup/scan/signature-spill.ts);
 //  2. bucket and verify, band by band: the band's key hashes sorted into buckets, each bucket's pairs
 //     verified, a group of buckets' signatures loaded at a time (dedup/bands/band-pass.ts);
-// then the clusters are cut from the verified pairs with the same table (cluster-cut.ts). Each finished band
-// is journaled with its verified pairs, so that --resume goes on from there. Memory holds the table's
-// columns of one band and a group's signatures when the table is on disk, whatever the size of the index.
+// then the table is handed on, to cut the clusters with (cluster-cut.ts). Each finished band is journaled
+// with its verified pairs, so that --resume goes on from there. Memory holds the table's columns of one band
+// and a group's signatures when the table is on disk, whatever the size of the index.
 import type { EngineClient } from '../../engine/client.js';
-import type { SignatureSource } from './cluster/cluster-cut.js';
 import type { DocIds } from './documents/doc-numbers.js';
 import { DedupJournal, type DedupRunIdentity } from './state/journal.js';
-import { rangesByDefault, verifyBands } from './bands/band-pass.js';
+import { verifyBands } from './bands/band-pass.js';
 import type { PairVerifier } from './verify/pair-verifier.js';
 import type { SignatureStore } from './documents/signature-store.js';
 import { type ReadTable, readTable } from './scan/table-read.js';
@@ -52,15 +51,13 @@ export interface FullPassSettings {
 
 /**
  * The full pass over every bucket of the index (scan, then bucket and verify band by band, as the file header says),
- * each band journaled so that --resume goes on from there; its table then gives the cut its signatures.
+ * each band journaled so that --resume goes on from there.
  */
 export class FullPass {
   /** Bands taken over from the interrupted run that --resume continues. */
   resumedPartitions = 0;
   /** The journal of this run: verified pairs go in as they are found; closed once the clusters are written. */
   journal?: DedupJournal;
-  /** Every signature, once read (in memory or on disk). */
-  private table?: ReadTable;
 
   constructor(
     private readonly client: EngineClient,
@@ -69,53 +66,36 @@ export class FullPass {
     private readonly settings: FullPassSettings,
   ) {}
 
-  /** Every signature read once, then the buckets of each band in turn, each band journaled. */
-  async run(): Promise<void> {
-    const { bucketChunk } = this.settings;
+  /**
+   * Every signature read once, then the buckets of each band in turn, each band journaled. Resolves to the table
+   * read, for the cut (the caller closes it); undefined when the run resumed had done every band.
+   */
+  async run(): Promise<ReadTable | undefined> {
+    const { bucketChunk, onProgress } = this.settings;
     const resumed = await this.resumeJournal();
     const startAt = resumed?.journal.partitionsDone ?? 0;
     this.resumedPartitions = startAt;
     if (resumed && startAt === resumed.partitions) {
       this.journal = resumed.journal; // every band was done: the replayed pairs are the families (cut with signatures read again)
-      return;
+      return undefined;
     }
-    const table = await this.readTable();
-    this.journal = resumed?.journal ?? (await this.startJournal(table.bandCount));
-    await verifyBands(table, this.verifier, {
-      bucketChunk,
-      startAt,
-      onBand: async (band) => {
-        const { buckets, candidatePairs, verifiedPairs } = this.verifier;
-        await this.journal?.checkpoint(band + 1, { buckets, candidatePairs, verifiedPairs });
-        this.settings.onProgress?.('bands', band + 1, table.bandCount);
-      },
-    });
-  }
-
-  /**
-   * Before the clusters are cut from these families: a spill larger than the page cache has its family
-   * members' records gathered in one pass in order (member-records.ts), as the bands are, so that the cut
-   * does not read them from the device at random.
-   */
-  prepareCut(families: Iterable<ArrayLike<number>>): void {
-    if (this.table?.gatherMembers && rangesByDefault(this.table) > 0) this.table.gatherMembers(families);
-  }
-
-  /** Lets the signatures go (and removes a spill from the disk), once the clusters are cut. */
-  dropSignatures(): void {
-    this.table?.close?.();
-    this.table = undefined;
-  }
-
-  /** The signatures the clusters are cut with: from the table when it was read, else (a resumed run that had every band) through the store. */
-  readonly signatures: SignatureSource = async (ids, numbers) => (this.table ? this.table.find(ids, numbers) : this.store.load(ids));
-
-  /** Stage 1: the scan, into memory or onto the disk (table-read.ts). */
-  private async readTable(): Promise<ReadTable> {
-    const { index, prefix, scope, storedFields, pageSize, documents, numbers, everythingCached, spillDir } = this.settings;
-    const onDocuments = (done: number, total: number) => this.settings.onProgress?.('signatures', done, total);
-    this.table = await readTable(this.client, this.store, { index, prefix, scope, storedFields, pageSize, documents, numbers, everythingCached, spillDir, onDocuments });
-    return this.table;
+    const table = await readTable(this.client, this.store, { ...this.settings, onDocuments: (done, total) => onProgress?.('signatures', done, total) });
+    try {
+      this.journal = resumed?.journal ?? (await this.startJournal(table.bandCount));
+      await verifyBands(table, this.verifier, {
+        bucketChunk,
+        startAt,
+        onBand: async (band) => {
+          const { buckets, candidatePairs, verifiedPairs } = this.verifier;
+          await this.journal?.checkpoint(band + 1, { buckets, candidatePairs, verifiedPairs });
+          onProgress?.('bands', band + 1, table.bandCount);
+        },
+      });
+      return table;
+    } catch (err) {
+      table.close?.();
+      throw err;
+    }
   }
 
   private identity(): DedupRunIdentity {

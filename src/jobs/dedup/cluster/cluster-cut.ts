@@ -55,6 +55,8 @@ export interface CutSettings {
   comparing?: Comparing;
   facts: FactsLookup;
   signatures: SignatureSource;
+  /** Called first with the families, when the signatures' table would have their members' records gathered to be read in order. */
+  gatherMembers?: (families: Iterable<ArrayLike<number>>) => unknown;
   /** The numbering of the documents (the families' numbers). */
   documents: DocIds;
   /**
@@ -91,6 +93,7 @@ const MEMBERS_PER_READ = 5000;
  */
 export async function cutFamilies(families: Iterable<ArrayLike<number>>, settings: CutSettings): Promise<Cut> {
   const { documents, spill } = settings;
+  settings.gatherMembers?.(families);
   const clusters = new ClusterList(documents, spill);
   // The ids written with cluster fields: the clusters' members and the family members in none (each
   // written as a canonical of its own); 8 bytes each (on disk with a spill), nothing for the documents
