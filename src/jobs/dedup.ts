@@ -41,11 +41,12 @@ import { sampleEvery } from '../signature.js';
 import { containmentPass, writeContainment } from './dedup/containment-pass.js';
 import { type DocIds, DocNumbers } from './dedup/documents/doc-numbers.js';
 import { SpilledIds } from './dedup/documents/spilled-ids.js';
-import { FullPass, type FullPassSettings } from './dedup/full-pass.js';
+import { fullPass, type FullPassSettings } from './dedup/full-pass.js';
 import { rangesByDefault } from './dedup/bands/band-pass.js';
 import type { ReadTable } from './dedup/scan/table-read.js';
 import { type IncrementalSettings, incrementalPass } from './dedup/incremental-pass.js';
-import { PairVerifier, type VerifiedPair } from './dedup/verify/pair-verifier.js';
+import { PairVerifier, type VerifiedPair, type VerifierFor } from './dedup/verify/pair-verifier.js';
+import type { DedupJournal } from './dedup/state/journal.js';
 import { type SignatureReader, SignatureStore, storedFields } from './dedup/documents/signature-store.js';
 import { clusterUuid, continues, type DedupState, defaultStatePath, latestStatePath, readDedupState, stateFileOf, whyFull, writeDedupState } from './dedup/state/state-file.js';
 import { type LockSettings, lockHolder, RunLock, writingUnder } from './dedup/state/run-lock.js';
@@ -378,22 +379,24 @@ interface DedupRun {
   spilled: Array<{ close(): void }>;
 }
 
-/** One attempt at finding the pairs (an incremental one may give way to a full one): its numbering, store, verifier and pairs file. */
+/** One attempt at finding the pairs (an incremental one may give way to a full one): its numbering, store and pairs file. */
 interface Attempt {
   numbers: DocIds;
   store: SignatureStore;
   pairsOut?: WriteStream;
-  verifier: PairVerifier;
-  /** The full pass, once made: the verifier journals every pair it verifies there. */
-  full?: FullPass;
-  /** A share's pass, once made: it takes every pair verified, to write it to the pairs index. */
-  share?: SharePass;
+  /** A verifier in that numbering, that reports to the pairs file: made by the pass, with what it journals to. */
+  verifierFor: VerifierFor;
 }
 
 /** The verified pairs, and how they were found. */
 interface PairsFound {
   attempt: Attempt;
+  /** The verify stage, every pair recorded: its families and best matches. */
+  verifier: PairVerifier;
   incremental: boolean;
+  /** A full pass's journal (finished once the run is complete), and the bands it took over from a killed run. */
+  journal?: DedupJournal;
+  resumedPartitions?: number;
   /** The shares the pairs came from (the final step of a split run). */
   shared?: SharedPairs & { run: string };
   /** The documents whose cluster fields an incremental run decides. */
@@ -545,7 +548,7 @@ async function findClusters(client: EngineClient, run: DedupRun, progress: Progr
   const { table, ...pairs } = await findPairs(client, run, progress);
   const found = performance.now();
   try {
-    return { pairs, found, cut: await cutClusters(run, pairs.attempt, table, progress) };
+    return { pairs, found, cut: await cutClusters(run, pairs, table, progress) };
   } finally {
     table?.close?.();
   }
@@ -560,15 +563,14 @@ async function findPairs(client: EngineClient, run: DedupRun, progress: Progress
   if (run.job.fromShares !== undefined) return findSharedPairs(client, run, run.job.fromShares);
   if (continues(run.saved, run.current)) {
     const attempt = newAttempt(client, run, 'incremental');
-    const result = await incrementalPass(client, attempt.store, attempt.verifier, incrementalSettings(run, run.saved, progress));
-    if (!result.tooLarge) return { attempt, incremental: true, decided: result.decided, newDocuments: result.newDocuments };
+    const verifier = attempt.verifierFor();
+    const result = await incrementalPass(client, attempt.store, verifier, incrementalSettings(run, run.saved, progress));
+    if (!result.tooLarge) return { attempt, verifier, incremental: true, decided: result.decided, newDocuments: result.newDocuments };
     run.notes.push(`the families the ${plural(result.newDocuments, 'new document')} touch needed ${plural(result.tooLarge.lookups, 'lookup')} or more; this run is a full one instead`);
     if (attempt.pairsOut) await closeStream(attempt.pairsOut);
   }
   const attempt = newAttempt(client, run, 'full');
-  const full = new FullPass(client, attempt.store, attempt.verifier, fullPassSettings(run, attempt.numbers, progress));
-  attempt.full = full;
-  return { attempt, incremental: false, table: await full.run() };
+  return { attempt, incremental: false, ...(await fullPass(client, attempt.store, attempt.verifierFor, fullPassSettings(run, attempt.numbers, progress))) };
 }
 
 /**
@@ -581,14 +583,15 @@ async function findSharedPairs(client: EngineClient, run: DedupRun, count: numbe
   const identity = await shareIdentity(client, run, count);
   const name = runName(identity);
   const attempt = newAttempt(client, run, 'shared');
+  const verifier = attempt.verifierFor();
   try {
     // (Past --max-cached-signatures the ids are on disk, and the pairs go there in parts of --max-cached-members.)
     const spill = attempt.numbers instanceof SpilledIds ? { folder: attempt.numbers.folder, maxPairs: job.limits.maxCachedMembers } : undefined;
     const errors = ErrorsFile.forIndex(job.index, job.output.errorsFile);
-    const shared = await sharedPairs(pairsIndex, { identity, run: name, count }, attempt.store, attempt.verifier, errors, { dryRun: job.output.dryRun, spill });
+    const shared = await sharedPairs(pairsIndex, { identity, run: name, count }, attempt.store, verifier, errors, { dryRun: job.output.dryRun, spill });
     // Every share is done writing: the pairs index is searchable again (Dashboards, Kibana, a curious user).
     if (!job.output.dryRun) await pairsIndex.setRefresh(null);
-    return { attempt, incremental: false, shared: { ...shared, run: name } };
+    return { attempt, verifier, incremental: false, shared: { ...shared, run: name } };
   } catch (err) {
     if (attempt.pairsOut) await closeStream(attempt.pairsOut);
     throw err;
@@ -680,8 +683,8 @@ export async function dedupShare(client: EngineClient, options: DedupShareOption
     );
     const attempt = newAttempt(client, run, 'full');
     const damaged = () => attempt.store.damagedCount + (run as DedupRun).damagedParams.count;
-    attempt.share = new SharePass(client, attempt.store, attempt.verifier, {
-      ...shareReadSettings(run, attempt.numbers),
+    const outcome = await new SharePass(client, attempt.store, attempt.verifierFor, {
+      ...scanSettings(run, attempt.numbers),
       share,
       identity,
       run: name,
@@ -690,8 +693,7 @@ export async function dedupShare(client: EngineClient, options: DedupShareOption
       minSimilarity: run.job.compare.minSimilarity,
       damaged,
       onProgress: progress,
-    });
-    const outcome = await attempt.share.run();
+    }).run();
     lock.check();
     const errors = ErrorsFile.forIndex(run.job.index, run.job.output.errorsFile);
     nameDamaged(errors, run, attempt.store);
@@ -731,8 +733,8 @@ export async function dedupShare(client: EngineClient, options: DedupShareOption
   }
 }
 
-/** What a share's scan reads, and where it spills. */
-function shareReadSettings(run: DedupRun, numbers: DocIds) {
+/** What the scan of a full pass or a share reads, and where it spills. */
+function scanSettings(run: DedupRun, numbers: DocIds) {
   const { job, scope, fields: storedFields, documents, everythingCached } = run;
   const { prefix } = job.compare;
   const { pageSize, spillDir } = job.limits;
@@ -759,25 +761,18 @@ function newAttempt(client: EngineClient, run: DedupRun, kind: 'full' | 'increme
     expected,
   });
   const pairsOut = job.output.pairsFile ? streamInto(job.output.pairsFile, openForWriting(job.output.pairsFile, { what: '--pairs' })) : undefined;
-  const attempt: Attempt = {
-    numbers,
-    store,
-    pairsOut,
-    verifier: new PairVerifier(job.compare.minSimilarity, {
+  const verifierFor: VerifierFor = (onVerified) =>
+    new PairVerifier(job.compare.minSimilarity, {
       documents: numbers,
       width: paramsShape(run.params)?.numPerm,
       core: paramsShape(run.params)?.core,
       // (Past --max-cached-members, the sets go to the disk beside the ids when they are there.)
       spill: numbers instanceof SpilledIds ? { folder: numbers.folder, maxRows: job.limits.maxCachedMembers } : undefined,
       collectMatches: job.output.collectMatches,
-      onVerified: (pair) => {
-        attempt.full?.journal?.add(pair);
-        attempt.share?.collect(pair);
-      },
+      onVerified,
       onRecorded: (pair) => pairsOut?.write(JSON.stringify(pair) + '\n'),
-    }),
-  };
-  return attempt;
+    });
+  return { numbers, store, pairsOut, verifierFor };
 }
 
 /** The documents in a verified pair whose facts were never read (met only through pairs a resumed run replayed). */
@@ -814,19 +809,11 @@ function incrementalSettings(run: DedupRun, saved: DedupState, progress: Progres
 function fullPassSettings(run: DedupRun, numbers: DocIds, progress: Progress): FullPassSettings {
   const { job } = run;
   return {
-    index: job.index,
+    ...scanSettings(run, numbers),
     uuids: run.uuids,
-    prefix: job.compare.prefix,
     params: run.params,
     minSimilarity: job.compare.minSimilarity,
-    scope: run.scope,
     bucketChunk: job.limits.bucketChunk,
-    pageSize: job.limits.pageSize,
-    everythingCached: run.everythingCached,
-    spillDir: job.limits.spillDir,
-    storedFields: run.fields,
-    documents: run.documents,
-    numbers,
     journalFile: job.output.dryRun ? undefined : `${job.state.stateFile.replace(/\.json$/, '')}.run.json`,
     resume: job.state.resume,
     onProgress: progress,
@@ -838,8 +825,8 @@ function fullPassSettings(run: DedupRun, numbers: DocIds, progress: Progress): F
  * scan's table (through the store when there was none: a resumed run that had every band, an incremental run,
  * a split run's final step).
  */
-async function cutClusters(run: DedupRun, attempt: Attempt, table: ReadTable | undefined, progress: Progress): Promise<Cut> {
-  const { numbers, store, verifier } = attempt;
+async function cutClusters(run: DedupRun, { attempt, verifier }: PairsFound, table: ReadTable | undefined, progress: Progress): Promise<Cut> {
+  const { numbers, store } = attempt;
   // With the ids on disk, the sets and best matches go there too before the cut (nothing without a spill
   // to write to): memory then holds the clusters being cut, not a row for every document with a near-duplicate.
   verifier.clusters.writeRows();
@@ -875,7 +862,7 @@ function* byId(numbers: Int32Array, documents: DocIds): Generator<[string, numbe
 /** Names the damaged signatures in the errors file, then writes the clusters back (nothing in a dry run). */
 async function writeClusters(client: EngineClient, run: DedupRun, pairs: PairsFound, cut: Cut, errors: ErrorsFile, progress: Progress): Promise<WriteBackResult> {
   const { job } = run;
-  const { store, verifier } = pairs.attempt;
+  const { attempt: { store }, verifier } = pairs;
   nameDamaged(errors, run, store);
   // The fields dedup writes may be newer than the index's mapping (canonical_similarity): added first, or a
   // strict mapping would refuse every update.
@@ -913,7 +900,7 @@ function nameDamaged(errors: ErrorsFile, run: DedupRun, store: SignatureStore): 
  * next run then reads more than it needs, and misses nothing.
  */
 async function recordCompleteRun(run: DedupRun, pairs: PairsFound, view: RunView | undefined): Promise<void> {
-  await pairs.attempt.full?.journal?.finish();
+  await pairs.journal?.finish();
   let settled: { since: string; marks?: DedupState['marks']; note?: string };
   try {
     settled = view ? await view.settle(run.scope, run.job.compare.prefix, run.runStartedAt) : { since: splitRunStart(run, pairs) };
@@ -937,7 +924,7 @@ function splitRunStart(run: DedupRun, pairs: PairsFound): string {
 /** What the run found, wrote and cost (the summary printed, and returned to a library caller). */
 function summarize(client: EngineClient, run: DedupRun, pairs: PairsFound, cut: Cut, results: RunResults, clock: RunClock): DedupSummary {
   const { job } = run;
-  const { store, verifier, full } = pairs.attempt;
+  const { attempt: { store }, verifier } = pairs;
   const { clusters } = cut;
   const { written, containment, errors } = results;
   const top = topClusters(clusters);
@@ -969,7 +956,7 @@ function summarize(client: EngineClient, run: DedupRun, pairs: PairsFound, cut: 
     excludedParams: run.excludedParams,
     seconds: (performance.now() - clock.started) / 1000,
     dryRun: job.output.dryRun,
-    resumedPartitions: full?.resumedPartitions ?? 0,
+    resumedPartitions: pairs.resumedPartitions ?? 0,
     retries: client.retries.since(clock.retriesAtStart),
     peakMemoryMb: peakMemoryMb(),
     timing: {

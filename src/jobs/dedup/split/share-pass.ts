@@ -18,7 +18,7 @@ import type { DocIds } from '../documents/doc-numbers.js';
 import { checkPair } from './pair-check.js';
 import { markerDocument, pageDocument, pagesOf, readMarker, readPage, type ShareProgress, sortedPairs } from './pages.js';
 import type { PairsIndex } from './pairs-index.js';
-import { namedPairs, type NumberedPair, type PairVerifier, type VerifiedPair } from '../verify/pair-verifier.js';
+import { namedPairs, type NumberedPair, type PairVerifier, type VerifiedPair, type VerifierFor } from '../verify/pair-verifier.js';
 import { UserError } from '../../../errors.js';
 import { keyRange, markerId, pageId, type SharePlan, shareName, type ShareRunIdentity } from './plan.js';
 import { shareTable } from './share-table.js';
@@ -59,17 +59,16 @@ export class SharePass {
   /** The pairs verified in the band being verified, by number. */
   private band: NumberedPair[] = [];
   private table?: ReadTable;
+  /** Made with the share's pages to write to: each pair it verifies is journaled with its band. */
+  private readonly verifier: PairVerifier;
 
   constructor(
     private readonly client: EngineClient,
     private readonly store: SignatureStore,
-    private readonly verifier: PairVerifier,
+    verifierFor: VerifierFor,
     private readonly settings: ShareSettings,
-  ) {}
-
-  /** A pair the verifier verified (its hook): journaled with its band. */
-  collect(pair: NumberedPair): void {
-    this.band.push(pair);
+  ) {
+    this.verifier = verifierFor((pair) => this.band.push(pair));
   }
 
   async run(): Promise<ShareOutcome> {

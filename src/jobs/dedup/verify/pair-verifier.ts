@@ -56,6 +56,9 @@ export interface PairHooks {
   onRecorded?: (pair: VerifiedPair) => void;
 }
 
+/** A verifier made for a pass, that hands every pair it verifies to `onVerified` (the pass's journal) when given. */
+export type VerifierFor = (onVerified?: (pair: NumberedPair) => void) => PairVerifier;
+
 /**
  * The verify stage's state: which pairs of a bucket to try, the bar they are held to, and what a verified pair does
  * (joins a cluster, counts for each document's best match, is reported), as the file header says.
