@@ -867,12 +867,7 @@ async function writeClusters(client: EngineClient, run: DedupRun, pairs: PairsFo
   // The fields dedup writes may be newer than the index's mapping (canonical_similarity): added first, or a
   // strict mapping would refuse every update.
   if (!job.output.dryRun && (cut.clusters.length > 0 || cut.alone.length > 0)) await initIndex(client, job.index, job.compare.prefix);
-  const membership = {
-    clustered: cut.clustered,
-    bestMatch: (id: string, n?: number) => (n === undefined ? verifier.bestMatch(id) : verifier.bestOf(n)),
-    bestPartner: (id: string, n?: number) => (n === undefined ? verifier.bestPartner(id) : verifier.partnerOf(n)),
-    alone: byId(cut.alone, verifier.clusters.documents),
-  };
+  const membership = { clustered: cut.clustered, best: verifier.best, alone: byId(cut.alone, verifier.clusters.documents) };
   return job.output.dryRun
     ? { written: 0, failed: 0, cleared: 0, complete: false }
     : await writeBack(client, cut.clusters, membership, store.facts, errors, {

@@ -6,7 +6,8 @@ import { hammingDistance } from '../../../sketch/simhash.js';
 import { type CheckedBuckets, decidedBefore, LARGE, PAIR_INTS } from './bucket-check.js';
 import { joinBucket } from './bucket-join.js';
 import { type Comparing, comparerOf } from './comparing.js';
-import { type DocIds, DocNumbers, enlarged } from '../documents/doc-numbers.js';
+import { type DocIds, DocNumbers } from '../documents/doc-numbers.js';
+import { BestMatches } from './best-matches.js';
 import { SetsOnDisk } from './sets-on-disk.js';
 import type { StoredSignature } from '../documents/signature-store.js';
 import type { SpillFolder } from '../spill/spill-folder.js';
@@ -64,16 +65,9 @@ export type VerifierFor = (onVerified?: (pair: NumberedPair) => void) => PairVer
  * (joins a cluster, counts for each document's best match, is reported), as the file header says.
  */
 export class PairVerifier {
+  /** The families the verified pairs make, and each document's best match: the stage's output. */
   readonly clusters: UnionFind;
-  /**
-   * Each document's best verified similarity, by its row in `clusters.rows` (only the documents in a verified
-   * pair have one): as the count of equal values out of `width` when the signatures' width is known (2 bytes;
-   * the similarity is that count over the width, the very number the estimate is), else as the number itself.
-   */
-  private best: Float64Array | Uint16Array;
-  private width?: number;
-  /** By row: the number + 1 of the document it has that similarity with (the smallest id on a tie). */
-  private partner: Int32Array;
+  readonly best: BestMatches;
   /** Each document's best matches, when asked for (--format text). */
   readonly matches?: Map<string, Array<{ id: string; jaccard: number }>>;
   buckets = 0;
@@ -100,89 +94,41 @@ export class PairVerifier {
     readonly minSimilarity: number,
     options: { collectMatches?: boolean; documents?: DocIds; width?: number; core?: boolean; spill?: SpillRows } & PairHooks = {},
   ) {
-    if (options.width !== undefined && Number.isInteger(options.width) && options.width > 0 && options.width < 65_536) this.width = options.width;
-    if (options.core && this.width === undefined) throw new RangeError(`signatures with core words are compared knowing their number of values, got width ${options.width}`);
-    if (this.width !== undefined) this.comparing = { numPerm: this.width, core: options.core === true };
+    const { width, core } = options;
+    const known = width !== undefined && Number.isInteger(width) && width > 0 && width < 65_536;
+    if (core && !known) throw new RangeError(`signatures with core words are compared knowing their number of values, got width ${width}`);
+    if (known) this.comparing = { numPerm: width, core: core === true };
     this.compare = comparerOf(this.comparing);
-    // The rule's similarities are not counts of equal values over the width: kept as numbers.
-    if (options.core) this.width = undefined;
     if (options.collectMatches) this.matches = new Map();
     this.hooks = { onVerified: options.onVerified, onRecorded: options.onRecorded };
     this.clusters = new UnionFind(options.documents ?? new DocNumbers());
-    const rows = this.clusters.rows.capacity;
-    this.best = this.width ? new Uint16Array(rows) : new Float64Array(rows);
-    this.partner = new Int32Array(rows);
-    this.clusters.onRowsGrow((length) => {
-      this.best = enlarged(this.best, length);
-      this.partner = enlarged(this.partner, length);
-    });
-    if (options.spill) this.spillTo(options.spill);
+    // (The rule's similarities are not counts of equal values over the width: kept as numbers.)
+    this.best = new BestMatches(this.clusters, known && !core ? width : undefined);
+    // Past `maxRows` documents in a verified pair, the sets and best matches are written by number into the folder.
+    if (options.spill) {
+      const disk = new SetsOnDisk(options.spill.folder);
+      this.clusters.spillTo(disk, options.spill.maxRows, this.best.columnsOn(disk));
+    }
   }
 
-  /** Document n's best verified similarity (0: none). */
+  /** Document n's best verified similarity (0: none): `best`'s, asked here by tests and reports. */
   bestOf(n: number): number {
-    return this.bestMatchOf(n).similarity;
+    return this.best.of(n).similarity;
   }
 
   /** A document's best verified similarity; 0 when it is in no verified pair. */
   bestMatch(id: string): number {
-    const n = this.clusters.documents.find(id);
-    return n === undefined ? 0 : this.bestOf(n);
+    return this.best.of(this.best.numberOf(id)).similarity;
   }
 
   /** The document a document has its best verified similarity with (the smallest id on a tie), if any. */
   bestPartner(id: string): string | undefined {
-    const n = this.clusters.documents.find(id);
-    return n === undefined ? undefined : this.partnerOf(n);
+    return this.best.of(this.best.numberOf(id)).partner;
   }
 
   /** bestPartner by document number. */
   partnerOf(n: number): string | undefined {
-    const { partner } = this.bestMatchOf(n);
-    return partner >= 0 ? this.clusters.documents.idOf(partner) : undefined;
-  }
-
-  /** Document n's best similarity and the number of its partner (-1: none), from its row and from the disk. */
-  private bestMatchOf(n: number): { similarity: number; partner: number } {
-    const row = this.clusters.rows.find(n);
-    const here = row < 0 ? { similarity: 0, partner: -1 } : { similarity: this.similarityAt(row), partner: this.partner[row] - 1 };
-    const disk = this.clusters.written;
-    if (!disk?.has(n)) return here;
-    const there = disk.bestOf(n);
-    return row < 0 || this.better(there.similarity, there.partner, here.similarity, here.partner) ? there : here;
-  }
-
-  /** A row's best similarity, as a number. */
-  private similarityAt(row: number): number {
-    return this.width ? this.best[row] / this.width : this.best[row];
-  }
-
-  /**
-   * Whether a match at `similarity` with `partner` is better than one at `than` with `thanPartner` (numbers;
-   * -1: none): nearer, or as near with a smaller id.
-   */
-  private better(similarity: number, partner: number, than: number, thanPartner: number): boolean {
-    if (similarity !== than) return similarity > than;
-    const documents = this.clusters.documents;
-    return partner >= 0 && thanPartner >= 0 && partner !== thanPartner && documents.idOf(partner) < documents.idOf(thanPartner);
-  }
-
-  /** Past `maxRows` documents in a verified pair, the sets and best matches written by number into `folder` (sets-on-disk.ts). */
-  private spillTo({ folder, maxRows }: SpillRows): void {
-    const disk = new SetsOnDisk(folder);
-    this.clusters.spillTo(disk, maxRows, {
-      write: (rows, numbers) =>
-        disk.writeBest({
-          numbers,
-          similarityAt: (k) => this.similarityAt(rows[k]),
-          partnerAt: (k) => this.partner[rows[k]] - 1,
-          better: (similarity, partner, than, thanPartner) => this.better(similarity, partner, than, thanPartner),
-        }),
-      clear: (length) => {
-        this.best = this.width ? new Uint16Array(length) : new Float64Array(length);
-        this.partner = new Int32Array(length);
-      },
-    });
+    return this.best.of(n).partner;
   }
 
   /** The documents in at least one verified pair. */
@@ -203,7 +149,7 @@ export class PairVerifier {
     const rows = this.clusters.rows;
     const numbers = rows.ascending();
     let kept = 0;
-    for (const row of numbers) if (this.best[row] > 0) numbers[kept++] = rows.numberAt(row);
+    for (const row of numbers) if (this.best.has(row)) numbers[kept++] = rows.numberAt(row);
     yield* numbers.subarray(0, kept);
   }
 
@@ -303,11 +249,7 @@ export class PairVerifier {
     if (this.hooks.onRecorded || this.matches) named ??= this.named(pair);
     if (named) this.hooks.onRecorded?.(named);
     this.clusters.unionNumbers(na, nb);
-    // (A width that does not fit a pair's similarity, k/width for some k, keeps the similarities as numbers.)
-    if (this.width && Math.round(jaccard * this.width) / this.width !== jaccard) this.keepNumbers();
-    const value = this.best instanceof Uint16Array ? Math.round(jaccard * (this.width as number)) : jaccard;
-    this.offer(na, nb, value);
-    this.offer(nb, na, value);
+    this.best.offer(na, nb, jaccard);
     if (this.matches && named) {
       const { a, b } = named;
       for (const [id, other] of [[a, b], [b, a]]) {
@@ -317,28 +259,6 @@ export class PairVerifier {
         this.matches.set(id, list.slice(0, MAX_MATCHES));
       }
     }
-  }
-
-  /**
-   * Document `other` at similarity `value` (as `best` holds it) becomes n's best match when it is nearer
-   * than the one before, or as near with a smaller id: the same whatever order the pairs come in (the ids
-   * are read only on a tie). n has a row: it has just joined `other`.
-   */
-  private offer(n: number, other: number, value: number): void {
-    const row = this.clusters.rows.find(n);
-    // (value and the row's best in the same units, counts or numbers: the rule only compares them.)
-    if (this.better(value, other, this.best[row], this.partner[row] - 1)) {
-      this.best[row] = value;
-      this.partner[row] = other + 1;
-    }
-  }
-
-  /** The best similarities from now on as numbers (a pair's similarity was not a count over the width). */
-  private keepNumbers(): void {
-    if (!(this.best instanceof Uint16Array) || !this.width) return;
-    const width = this.width;
-    this.best = Float64Array.from(this.best, (count) => count / width);
-    this.width = undefined;
   }
 
   private decidedBefore(a: Int32Array, b: Int32Array, band: number | undefined): 'yes' | 'large' | 'no' {

@@ -11,19 +11,16 @@ import type { ErrorsFile } from '../../errors-file.js';
 import type { DedupCluster } from '../cluster/cluster-list.js';
 import { fieldWriter } from './field-writer.js';
 import type { FactsLookup } from '../documents/facts.js';
+import type { BestMatches } from '../verify/best-matches.js';
 import { forCount, plural } from '../../../plural.js';
 
-/**
- * Who is in a cluster, and each document's best similarity in any verified pair, and with which document:
- * by id, or by number (the run's numbering) when the caller has it, so that no id is looked up.
- */
+/** Who is in a cluster (the cut's output), and each document's best match (the verify stage's), by number in the run's numbering. */
 export interface Membership {
   /** Whether a document is written with cluster fields (a member of a cluster, or a canonical of its own). */
   clustered(id: string): boolean;
-  bestMatch(id: string, n?: number): number;
-  bestPartner(id: string, n?: number): string | undefined;
-  /** The documents with a near-duplicate that are in no cluster, by id (and number, when known): each written as a canonical of its own. */
-  alone?: Iterable<[id: string, n?: number]>;
+  best: BestMatches;
+  /** The documents with a near-duplicate that are in no cluster, by id and number: each written as a canonical of its own. */
+  alone?: Iterable<[id: string, n: number]>;
 }
 
 /** Every cluster field cleared (null), as a document that leaves its cluster gets them. */
@@ -89,33 +86,37 @@ export async function writeBack(
   const writer = await fieldWriter(client, errors, { ...settings, onWritten: (written) => report(written) });
   // Every member was read from the index, so its facts say where it lives; the index named is a last resort.
   const where = (id: string, n?: number): DocLocation => (n !== undefined && facts.at ? facts.at(n) : facts.get(id))?.location ?? { index: settings.index };
+  // (The clusters' members by number as the list knows them, else looked up by id.)
+  const best = (id: string, n = membership.best.numberOf(id)) => membership.best.of(n);
   let members = 0;
   for (const cluster of clusters) {
     members += cluster.members.length;
     for (let k = 0; k < cluster.members.length; k++) {
       const member = cluster.members[k];
       const n = cluster.numbers?.[k];
+      const { similarity, partner } = best(member, n);
       await writer.update(member, where(member, n), {
         cluster_id: cluster.id,
         duplicate_of: member === cluster.canonical ? null : cluster.canonical,
         is_canonical: member === cluster.canonical,
         cluster_size: cluster.members.length,
-        max_similarity: membership.bestMatch(member, n),
+        max_similarity: similarity,
         canonical_similarity: member === cluster.canonical ? null : cluster.similarity.get(member),
-        best_match: membership.bestPartner(member, n) ?? null,
+        best_match: partner ?? null,
       });
     }
   }
   for (const [id, n] of membership.alone ?? []) {
     members++;
+    const { similarity, partner } = best(id, n);
     await writer.update(id, where(id, n), {
       cluster_id: id,
       duplicate_of: null,
       is_canonical: true,
       cluster_size: 1,
-      max_similarity: membership.bestMatch(id, n),
+      max_similarity: similarity,
       canonical_similarity: null,
-      best_match: membership.bestPartner(id, n) ?? null,
+      best_match: partner ?? null,
     });
   }
   // Cluster fields left from an earlier run on documents that are in no cluster now.
