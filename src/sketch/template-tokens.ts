@@ -1,5 +1,6 @@
-// Template tokens: the token hashes that occur in more than a share of a sample of an index's documents
-// (the shingles of shared headings, flag sections, notices, licence footers). Left out of the MinHash,
+// Template tokens: the token hashes that occur in more than a share of the distinct texts of a sample of
+// an index's documents (the shingles of shared headings, flag sections, notices, licence footers; a text
+// copied many times is counted once). Left out of the MinHash,
 // two pages of one template stop looking alike for what they share with every other page of it; on the
 // labelled templated corpus, word 4-shingles without those in more than 5% of the documents took pair
 // precision from 0.48 to 0.89 at the same recall (scripts/bench/quality/shingle_curves.py). The set is
@@ -66,6 +67,9 @@ export function checkTemplateDraw(share: number, minCount: number): void {
 export class TemplateSampler {
   private readonly counts: TokenCounts;
   private docs = 0;
+  /** The texts counted: a text many documents hold (exact copies) is counted once (`add`). */
+  private texts = 0;
+  private readonly seen = new Set<number>();
 
   constructor(
     private readonly share = DEFAULT_TEMPLATE_SHARE,
@@ -86,21 +90,45 @@ export class TemplateSampler {
     return this.counts.undercount;
   }
 
-  /** Adds one document's token hashes (the first `count`; repeats within it count once). */
+  /**
+   * Adds one document's token hashes (the first `count`; repeats within it count once). A set of tokens
+   * added before (an exact copy: a text syndicated, mailed to many, mirrored) is not counted again: copied
+   * in more than the share of the index, a text would be all template, and its edited copies, whose own
+   * tokens are only their edits, would be near none of its copies nor of each other. Past SEEN_TEXTS
+   * distinct texts, copies count as they come.
+   */
   add(hashes: ArrayLike<number>, count = hashes.length): void {
-    const doc = ++this.docs;
-    for (let i = 0; i < count; i++) this.counts.add(hashes[i] >>> 0, doc);
+    this.docs++;
+    const key = setKey(hashes, count);
+    if (this.seen.has(key)) return;
+    if (this.seen.size < SEEN_TEXTS) this.seen.add(key);
+    const text = ++this.texts;
+    for (let i = 0; i < count; i++) this.counts.add(hashes[i] >>> 0, text);
   }
 
-  /** The template set of the documents added so far. */
+  /** The template set of the documents added so far: the share is of the distinct texts among them. */
   result(): TemplateTokens {
-    const above = this.share * this.docs;
+    const above = this.share * this.texts;
     const kept: number[] = [];
     this.counts.forEach((h, c) => {
       if (c > above && c >= this.minCount) kept.push(h);
     });
     return templateTokens(kept, { share: this.share, minCount: this.minCount, sample: this.docs });
   }
+}
+
+/** How many distinct texts a sampler remembers, to count each once (8 to 40 bytes each). */
+const SEEN_TEXTS = 1 << 21;
+
+/** A 52-bit key of a set of token hashes, whatever their order: two sums of differently mixed hashes, and the count. */
+function setKey(hashes: ArrayLike<number>, count: number): number {
+  let a = count;
+  let b = 0;
+  for (let i = 0; i < count; i++) {
+    a = (a + fmix32((hashes[i] ^ 0x9e3779b9) >>> 0)) >>> 0;
+    b = (b + fmix32((hashes[i] + 0x85ebca6b) >>> 0)) >>> 0;
+  }
+  return a * 0x100000 + (b >>> 12);
 }
 
 /**

@@ -1,7 +1,10 @@
 // Template tokens (src/sketch/template-tokens.ts): which token hashes a sample makes template text, the
 // set's name, and what a document keeps of its tokens without them.
 import { describe, expect, it } from 'vitest';
+import { coreSimilarity, signWithCore, withCore } from '../../src/sketch/core-similarity.js';
+import { minhashPermutations } from '../../src/sketch/minhash.js';
 import { keepsEnough, TemplateFilter, TemplateSampler, templateDigest, templateTokens } from '../../src/sketch/template-tokens.js';
+import { tokenHash } from '../../src/sketch/token-hash.js';
 
 describe('TemplateSampler', () => {
   it('keeps the hashes in more than the share of the documents and in at least the minimum count', () => {
@@ -19,6 +22,39 @@ describe('TemplateSampler', () => {
     expect(t).toMatchObject({ share: 0.25, minCount: 3, sample: 20 });
   });
 
+  it('counts a text copied many times once: its tokens are not template, a section shared by as many different texts is', () => {
+    const sampler = new TemplateSampler(0.05, 3);
+    // 100 different texts, 10 of them sharing a notice (hash 5); and one text copied 40 times.
+    for (let d = 0; d < 100; d++) sampler.add(d < 10 ? [1000 + d, 5] : [1000 + d, 2000 + d]);
+    for (let copy = 0; copy < 40; copy++) sampler.add(copy % 2 ? [7, 8, 9] : [9, 8, 7]); // any order
+    const t = sampler.result();
+    expect(Array.from(t.hashes)).toEqual([5]); // 10 of 101 distinct texts; 7, 8, 9 in 1
+    expect(t.sample).toBe(140); // the documents read
+    expect(sampler.documents).toBe(140);
+  });
+
+  it('an edited copy of a text copied in more than the share of the sample is near it by the rule', () => {
+    const numPerm = 128;
+    const words = Array.from({ length: 120 }, (_, i) => `w${i}`);
+    const shingles = (ws: string[]) => ws.slice(0, -3).map((_, i) => ws.slice(i, i + 4).join(' '));
+    const hashesOf = (ws: string[]) => Uint32Array.from(new Set(shingles(ws)), (s) => tokenHash('sha1', s));
+    const original = hashesOf(words);
+    const edited = hashesOf(words.map((w, i) => (i % 40 === 5 ? `edit${i}` : w))); // 3 words changed: J 0.81
+    const sampler = new TemplateSampler(0.005, 3);
+    for (let d = 0; d < 2000; d++) sampler.add(hashesOf(Array.from({ length: 40 }, (_, i) => `d${d}w${i}`)));
+    for (let copy = 0; copy < 50; copy++) sampler.add(original); // 2.4% of the documents
+    const filter = new TemplateFilter(sampler.result());
+    const perms = minhashPermutations(numPerm, 1);
+    const signed = (hashes: Uint32Array) => {
+      const h = hashes.slice();
+      const kept = filter.partition(h, h.length);
+      const { values, extension } = signWithCore(perms, h, kept, h.length);
+      return withCore(values, extension);
+    };
+    // (Counted 50 times, every token of the original was template: the edited copy was at 0.)
+    expect(coreSimilarity(signed(original), signed(edited), numPerm)).toBeGreaterThan(0.7);
+  });
+
   it('needs the minimum count in a small sample, whatever the share', () => {
     const sampler = new TemplateSampler(0.05, 3);
     sampler.add([1, 2]);
@@ -32,7 +68,7 @@ describe('TemplateSampler', () => {
     const sampler = new TemplateSampler(0.5, 1);
     sampler.add(new Uint32Array([5, 5, 5, 6]), 3);
     sampler.add([0xffffffff]);
-    sampler.add([0xffffffff]);
+    sampler.add([0xffffffff, 1]);
     expect(Array.from(sampler.result().hashes)).toEqual([0xffffffff]);
   });
 

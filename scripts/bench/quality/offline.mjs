@@ -7,7 +7,11 @@
 //
 //   npm run build && node scripts/bench/quality/offline.mjs [--corpus templated,licences,news,pep]
 //     [--min-similarity 0.7] [--condenser white-space-4-grams] [--template-share 0.005 | 0 for none]
-//     [--order longest|degree] [--explain] [--ceiling] [--cache .cache/quality]
+//     [--order longest|degree] [--copies K:C:E] [--explain] [--ceiling] [--cache .cache/quality]
+//
+// --copies K:C:E adds to the corpus K of its documents each copied C times exactly and E times with one
+// word in 33 changed (each in the family of the document copied), spread through it: the mass copies a
+// deduplicated index holds (a text syndicated, mailed to many, mirrored).
 //
 // --order degree takes each family's members by how many of them they are within the bar of (what a
 // "most central" canonical rule would do) instead of dedup's default, the longest. --explain says where the
@@ -39,6 +43,7 @@ function options() {
       condenser: { type: 'string', default: 'white-space-4-grams' },
       'template-share': { type: 'string', default: String(DEFAULT_TEMPLATE_REQUEST.share) },
       order: { type: 'string', default: 'longest' },
+      copies: { type: 'string', default: '0:0:0' },
       explain: { type: 'boolean', default: false },
       ceiling: { type: 'boolean', default: false },
       cache: { type: 'string', default: path.join(root, '.cache/quality') },
@@ -49,14 +54,29 @@ function options() {
   if (!(bar > 0 && bar <= 1)) fail(`--min-similarity ${values['min-similarity']}: give a similarity in (0, 1], e.g. 0.7`);
   if (!(share >= 0 && share < 1)) fail(`--template-share ${values['template-share']}: give a share in [0, 1), e.g. 0.005, or 0 for none`);
   if (!['longest', 'degree'].includes(values.order)) fail(`--order ${values.order}: give longest or degree`);
+  const copies = values.copies.split(':').map(Number);
+  if (copies.length !== 3 || !copies.every((n) => Number.isInteger(n) && n >= 0)) fail(`--copies ${values.copies}: give K:C:E, three whole numbers, e.g. 10:60:5`);
   const corpora = values.corpus.split(',').filter(Boolean);
   for (const c of corpora) if (!CORPUS_NAMES.includes(c)) fail(`--corpus ${c}: not a corpus; valid: ${CORPUS_NAMES.join(', ')}`);
-  return { ...values, corpora, bar, share };
+  return { ...values, corpora, bar, share, copies };
 }
 
 function fail(message) {
   process.stderr.write(`${message}\n`);
   process.exit(2);
+}
+
+/** The corpus with K of its documents copied C times and E times with one word in 33 changed, in a fixed order of all (--copies). */
+function withCopies(docs, [k, c, e]) {
+  if (k === 0) return docs;
+  const out = [...docs];
+  for (let t = 0; t < k; t++) {
+    const d = docs[(t * 37) % docs.length];
+    for (let i = 0; i < c; i++) out.push({ id: `${d.id}#copy${i}`, family: d.family, text: d.text });
+    const words = d.text.split(' ');
+    for (let i = 0; i < e; i++) out.push({ id: `${d.id}#edit${i}`, family: d.family, text: words.map((w, j) => ((j * 7 + i * 13) % 33 === 0 ? `zq${i}x${j}` : w)).join(' ') });
+  }
+  return out.map((d, i) => [((i * 2654435761) >>> 0) % 1000003, d]).sort((a, b) => a[0] - b[0]).map(([, d]) => d);
 }
 
 /** The template set ingest would draw for these documents (its first sample, at least DEFAULT_TEMPLATE_REQUEST.atLeast), or undefined. */
@@ -178,7 +198,12 @@ function ceiling(truth) {
 const opts = options();
 console.log(`offline: ${opts.condenser}, template share ${opts.share}, min-similarity ${opts.bar}, order ${opts.order}`);
 for (const name of opts.corpora) {
-  const docs = await corpus(name, opts.cache);
+  const read = await corpus(name, opts.cache);
+  if (typeof read === 'string') {
+    console.log(`${name}: left out: ${read}`);
+    continue;
+  }
+  const docs = withCopies(read, opts.copies);
   const signed = signAll(docs, opts);
   const fam = { ...families(signed.sigs, signed.compare, opts.bar), bar: opts.bar };
   const owner = cut(docs, signed, fam, opts);
