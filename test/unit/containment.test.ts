@@ -3,7 +3,6 @@ import { createSigner, DEFAULT_CONDENSER, resolveSignerSettings, signerOptionsFr
 import { containmentFromJaccard, containmentSample, estimateShare, hashOfRank, sampleCut, sampleRank, sampleTerm } from '../../src/sketch/containment.js';
 import { minhashJaccard } from '../../src/sketch/minhash.js';
 import { tokenHash } from '../../src/sketch/token-hash.js';
-import { normalizer } from '../../src/text/normalize.js';
 import { TOKENIZER_NAMES, tokenizer } from '../../src/text/tokenize.js';
 import { seededRandom } from '../support/corpus.js';
 
@@ -24,7 +23,7 @@ describe('the containment sample', () => {
       for (const hash of ['sha1', 'mmh3', 'crc32'] as const) {
         const sign = createSigner({ condenser: `${tok}:norm:${hash}:64`, containmentSample: 2 });
         for (const text of texts) {
-          const distinct = [...new Set(tokenizer(tok)(normalizer('norm')(text)).map((t) => tokenHash(hash, t)))];
+          const distinct = [...new Set(tokenizer(tok)(sign.normalize(text)).map((t) => tokenHash(hash, t)))];
           const sig = sign(text);
           expect(sig.distinct_tokens, `${tok}:${hash}`).toBe(distinct.length);
           expect(sig.sample).toEqual(containmentSample(distinct, distinct.length, 2, 2));
