@@ -59,31 +59,30 @@ const BLOCK = new Set([
  * (`<body>` closes `<head>`), keeps its content: a browser would drop the rest of the document, but a text
  * that opens `<script>` or `<object ...>` and never closes it is plain text that quotes one ("run <script>
  * to build", Python's `<object object at 0x...>`), and dropping the rest of it would make different texts
- * sign alike.
+ * sign alike. One closed inside it is dropped with its content all the same (the code of a `<script>`).
  */
 export function stripHtml(html: string): string {
   if (html.indexOf('<') === -1 && html.indexOf('&') === -1) return html; // (two searches beat one pattern)
   const parts: string[] = [];
-  // The text inside the outermost element being skipped, kept until it closes (then dropped) or the input ends.
-  let skipped: string[] = [];
-  let skipDepth = 0;
+  // Where the content of each open SKIPPED element starts in `parts`, innermost last: closed, its content
+  // is cut off there; never closed (the input ended first), it stays.
+  const skipStarts: number[] = [];
   let ending = false;
   const { LinearParser, TextSkippingTokenizer } = htmlParserClasses();
   const parser = new LinearParser(
     {
       onopentagname(name) {
-        if (SKIPPED.has(name)) skipDepth++;
-        else if (BLOCK.has(name)) (skipDepth > 0 ? skipped : parts).push(' ');
+        if (SKIPPED.has(name)) skipStarts.push(parts.length);
+        else if (BLOCK.has(name)) parts.push(' ');
       },
       onclosetag(name, isImplied) {
         if (SKIPPED.has(name)) {
-          if (ending && skipDepth === 1) parts.push(skipped.join('')); // never closed: its content was text
-          skipDepth = Math.max(0, skipDepth - 1);
-          if (skipDepth === 0) skipped = [];
-        } else if (BLOCK.has(name) && !isImplied) (skipDepth > 0 ? skipped : parts).push(' ');
+          const start = skipStarts.pop();
+          if (start !== undefined && !ending) parts.length = start;
+        } else if (BLOCK.has(name) && !isImplied) parts.push(' ');
       },
       ontext(text) {
-        (skipDepth > 0 ? skipped : parts).push(text);
+        parts.push(text);
       },
     },
     { decodeEntities: true, lowerCaseTags: true, recognizeSelfClosing: true, Tokenizer: TextSkippingTokenizer },

@@ -154,6 +154,8 @@ describe('markup removal (stripHtml) is linear in its input', () => {
     ['<? never closed', (n) => '<?'.repeat(n)],
     ['<!DOCTYPE never closed', (n) => '<!DOCTYPE'.repeat(n)],
     ['an unclosed <script> with almost-close tags', (n) => `<script>${'a</scrip'.repeat(n)}`],
+    ['elements dropped with their content, nested, never closed', (n) => '<object>x '.repeat(n)],
+    ['elements dropped with their content, closed inside one never closed', (n) => `<object>${'<script>x</script> y '.repeat(n)}`],
     ['long runs of & and entities', (n) => '&&amp&#&#x&lt'.repeat(n)],
     ['an attribute full of entities, never closed', (n) => `<a href="${'&amp;'.repeat(n)}`],
   ];

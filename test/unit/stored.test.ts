@@ -127,6 +127,13 @@ describe('the HTML normalizer on plain text', () => {
     expect(stripHtml('<html><head><title>T</title><body>x</body>')).toBe('  x ');
   });
 
+  it('drops an element closed inside one that is never closed, with its content: the code of a script is no text', () => {
+    expect(stripHtml('<object>a <script>evil()</script> b')).toBe('a  b');
+    expect(stripHtml('run <object> then <style>p { color: red }</style> text')).toBe('run  then  text');
+    const page = '<html><head><title>T</title><script>var tracking = 1;</script><style>p { color: red }</style><p>Page text';
+    expect(stripHtml(page)).not.toMatch(/tracking|color/);
+  });
+
   it('keeps any text without HTML\'s tags as it is', () => {
     const plain = fc.string({ unit: fc.constantFrom('x', 'y', ' ', '<', '>', '</', '\n', '1', 'é', '<x>', '<file>', '</yy>') });
     fc.assert(
