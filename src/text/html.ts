@@ -133,8 +133,8 @@ export function escapeUnclosedTags(html: string): string {
 
 /**
  * The names of HTML's elements, current and obsolete (the HTML standard's index of elements and its list of
- * obsolete features), with SVG's and MathML's roots: a tag of another name is text, unless it is a custom
- * element's or a prefixed one (below).
+ * obsolete features), with SVG's and MathML's roots and the `<xml>` islands of Word's and Outlook's HTML: a
+ * tag of another name is text, unless it is a custom element's or a prefixed one (below).
  */
 const ELEMENTS = new Set(
   ('a abbr acronym address applet area article aside audio b base basefont bdi bdo bgsound big blink blockquote body br ' +
@@ -142,8 +142,9 @@ const ELEMENTS = new Set(
     'fieldset figcaption figure font footer form frame frameset h1 h2 h3 h4 h5 h6 head header hgroup hr html i iframe img ' +
     'image input ins isindex kbd keygen label legend li link listing main map mark marquee math menu menuitem meta meter ' +
     'multicol nav nextid nobr noembed noframes noscript object ol optgroup option output p param picture plaintext pre ' +
-    'progress q rb rp rt rtc ruby s samp script search section select slot small source spacer span strike strong style ' +
-    'sub summary sup svg table tbody td template textarea tfoot th thead time title tr track tt u ul var video wbr xmp')
+    'progress q rb rp rt rtc ruby s samp script search section select selectedcontent slot small source spacer span strike ' +
+    'strong style sub summary sup svg table tbody td template textarea tfoot th thead time title tr track tt u ul var ' +
+    'video wbr xml xmp')
     .split(' '),
 );
 

@@ -114,6 +114,9 @@ describe('the HTML normalizer on plain text', () => {
     expect(signer('usage: cp <from> <to>').content_hash).not.toBe(signer('usage: cp <to> <from>').content_hash);
     // Custom elements and prefixed ones (Word's HTML) are markup, as HTML's own are, in any case.
     expect(stripHtml('<o:p>word</o:p> <my-widget>w</my-widget> <DIV>x</Div>')).toBe('word w  x ');
+    // Word's and Outlook's <xml> islands, and the newest of HTML's elements, are markup too.
+    expect(stripHtml('<xml><o:OfficeDocumentSettings><o:AllowPNG/></o:OfficeDocumentSettings></xml><p>Body</p>')).toBe(' Body ');
+    expect(stripHtml('<select><button><selectedcontent></selectedcontent></button><option>One</select>')).toBe(' One');
   });
 
   it('keeps what follows an element it drops (script, object, ...) when nothing closes that element', () => {
