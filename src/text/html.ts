@@ -82,11 +82,13 @@ export function stripHtml(html: string): string {
         } else if (BLOCK.has(name) && !isImplied) parts.push(' ');
       },
       ontext(text) {
-        parts.push(text);
+        // Raw text (script, style, xmp, ...) reads no entity: the `&lt;` escapeUnclosedTags wrote are put back.
+        parts.push(tokenizer.inRawText() && text.includes('&lt;') ? text.replaceAll('&lt;', '<') : text);
       },
     },
     { decodeEntities: true, lowerCaseTags: true, recognizeSelfClosing: true, Tokenizer: TextSkippingTokenizer },
   );
+  const tokenizer = (parser as unknown as { tokenizer: InstanceType<typeof TextSkippingTokenizer> }).tokenizer;
   parser.write(escapeUnclosedTags(html));
   // The elements still open are closed by the end of the input (implied closes): those are never closed.
   ending = true;
@@ -190,10 +192,23 @@ interface TokenizerPosition {
 const LT = 0x3c, AMP = 0x26;
 type TextState = (this: StockTokenizer, c: number) => void;
 
+/** The tokenizer stripHtml parses with (TextSkippingTokenizer, below). */
+interface RawTextTokenizer extends StockTokenizer {
+  /** Whether the text read now is raw text, where no entity is decoded (script, style, xmp, plaintext, ...). */
+  inRawText(): boolean;
+}
+
+// The tokenizer's own fields that tell where it reads an element's text to its end tag (private in its typings):
+// isSpecial, and the end tag looked for (`</title` and `</textarea` decode entities; none, after <plaintext>).
+interface TokenizerSpecial {
+  isSpecial: boolean;
+  currentSequence: Uint8Array;
+}
+
 /** The classes stripHtml parses with: the stock ones' subclasses, below. */
 export interface HtmlParserClasses {
   LinearParser: typeof StockParser;
-  TextSkippingTokenizer: typeof StockTokenizer;
+  TextSkippingTokenizer: new (...args: ConstructorParameters<typeof StockTokenizer>) => RawTextTokenizer;
 }
 
 /** Subclasses of the stock classes, made when the parser is first needed (with the stock classes loaded then). */
@@ -211,6 +226,11 @@ function subclassesOf({ Parser, Tokenizer }: StockClasses): HtmlParserClasses {
     // Where the next `<` and `&` are (-1: none), so that a text without one is searched once, not per run.
     nextLt = { buffer: '', at: -1 };
     nextAmp = { buffer: '', at: -1 };
+
+    inRawText(): boolean {
+      const { isSpecial, currentSequence } = this as unknown as TokenizerSpecial;
+      return isSpecial && (currentSequence.length === 0 || currentSequence[2] !== 0x74); // 't': title, textarea
+    }
   }
   Object.defineProperty(TextSkippingTokenizer.prototype, 'stateText', {
     value: function (this: TextSkippingTokenizer, c: number): void {

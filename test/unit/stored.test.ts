@@ -130,6 +130,14 @@ describe('the HTML normalizer on plain text', () => {
     expect(stripHtml('<html><head><title>T</title><body>x</body>')).toBe('  x ');
   });
 
+  it('keeps the text of a <script>, <style>, <xmp>, ... it keeps as it was, without the escapes it read it with', () => {
+    // Their content is raw text, where `&lt;` is not read back as `<`.
+    expect(stripHtml('run <script> then if a<b then c')).toBe('run  then if a<b then c');
+    expect(stripHtml('run <style> then List<String> names')).toBe('run  then List<String> names');
+    expect(stripHtml('<xmp>List<String> and a<b</xmp> after')).toBe('List<String> and a<b after');
+    expect(stripHtml('<plaintext>x<y>z a<b')).toBe('x<y>z a<b');
+  });
+
   it('drops an element closed inside one that is never closed, with its content: the code of a script is no text', () => {
     expect(stripHtml('<object>a <script>evil()</script> b')).toBe('a  b');
     expect(stripHtml('run <object> then <style>p { color: red }</style> text')).toBe('run  then  text');
