@@ -49,10 +49,17 @@ export function characterShingles(text: string, n: number): string[] {
 }
 
 // Made on first use: the first Intl.Segmenter of a process loads ICU's break rules, about 9 ms that every
-// start of the command line paid, the default white-space tokenizer included.
+// start of the command line paid, the default white-space tokenizer included. Of one locale, whatever the
+// machine's (LANG): ICU tailors its rules by locale (in Greek, ';' ends a sentence), and a text must be cut
+// alike wherever it is signed, its query by the proxy or `similar` as its document by annotate. English,
+// which the usual machine (C, en_US) had: the same tokens as before there.
+const SEGMENTER_LOCALE = 'en';
 let segmenters: { word: Intl.Segmenter; sentence: Intl.Segmenter } | undefined;
 function segmenterOf(granularity: 'word' | 'sentence'): Intl.Segmenter {
-  segmenters ??= { word: new Intl.Segmenter(undefined, { granularity: 'word' }), sentence: new Intl.Segmenter(undefined, { granularity: 'sentence' }) };
+  segmenters ??= {
+    word: new Intl.Segmenter(SEGMENTER_LOCALE, { granularity: 'word' }),
+    sentence: new Intl.Segmenter(SEGMENTER_LOCALE, { granularity: 'sentence' }),
+  };
   return segmenters[granularity];
 }
 

@@ -1,7 +1,7 @@
 import anyAscii from 'any-ascii';
 import fc from 'fast-check';
 import { Parser, Tokenizer } from 'htmlparser2';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { decodeLines } from '../../src/text/decode.js';
 import { escapeUnclosedTags, htmlParserClasses, stripHtml } from '../../src/text/html.js';
 import { normalizer, normalizeText } from '../../src/text/normalize.js';
@@ -219,6 +219,27 @@ describe('tokenizers', () => {
     expect(splitWords('Hello, world! It’s 2024.')).toEqual(['Hello', 'world', 'It’s', '2024']);
     expect(splitSentences('One here. Two there! Three?')).toEqual(['One here.', 'Two there!', 'Three?']);
     expect(splitWords('我喜欢吃苹果').length).toBeGreaterThan(1);
+  });
+
+  it('words and sentences are cut the same whatever the locale of the machine (a query signed elsewhere matches)', async () => {
+    // A machine whose locale is Greek (LANG=el_GR.UTF-8), where ';' is a question mark that ends a sentence.
+    const Stock = Intl.Segmenter;
+    class GreekByDefault extends Stock {
+      constructor(locales?: Intl.LocalesArgument, options?: Intl.SegmenterOptions) {
+        super(locales ?? 'el', options);
+      }
+    }
+    const text = 'Τι κάνεις; Καλά. Hello:world';
+    const here = { sentences: splitSentences(text), words: splitWords(text) };
+    vi.resetModules();
+    vi.stubGlobal('Intl', { ...Intl, Segmenter: GreekByDefault });
+    try {
+      const there = await import('../../src/text/tokenize.js');
+      expect({ sentences: there.splitSentences(text), words: there.splitWords(text) }).toEqual(here);
+    } finally {
+      vi.unstubAllGlobals();
+      vi.resetModules();
+    }
   });
 
   it('a long text is segmented in pieces, cut only where the segments are those of the whole text', () => {
