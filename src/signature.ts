@@ -16,7 +16,7 @@ import { DEFAULT_TOKEN_HASH, TOKEN_HASH_REGISTRY, type TokenHashName } from './s
 import { DEFAULT_NORMALIZER, NORMALIZER_REGISTRY, type NormalizerName, normalizer, normalizerEntry, type SplitNormalizer, splitNormalizer } from './text/normalize.js';
 import { layoutWords, TokenRanges } from './text/token-ranges.js';
 import type { Named, Registry } from './text/registry.js';
-import { DEFAULT_TOKENIZER, TOKENIZERS, tokenizer, tokenizerEntry, tokenLayout } from './text/tokenize.js';
+import { DEFAULT_TOKENIZER, TOKENIZERS, tokenizerEntry, tokenLayout } from './text/tokenize.js';
 
 /**
  * The condenser a signer uses when none is given: word 4-grams of the text with its markup removed, SHA-1 token
@@ -335,8 +335,8 @@ export function createSigner(options: SignerOptions = {}): Signer {
   const docTokens = normalizerEntry(spec.normalizer).simhashDocTokens === true;
   const kernels = createSigningKernels({ hash: spec.hash, tokenizer: spec.tokenizer, scheme: settings.scheme, perms: minhashPermutations(spec.numPerm, settings.seed, settings.scheme), template: options.template, marks });
   const split = splitNormalizer(spec.normalizer, kernels.foldAscii);
-  const cutFirst = split !== undefined && tokenizerEntry(spec.tokenizer).cutsFirst === true;
-  const normalize = cutFirst ? piecewise(split, tokenizer(spec.tokenizer)) : normalizer(spec.normalizer, kernels.foldAscii);
+  const cutFirst = split && tokenizerEntry(spec.tokenizer).cutFirst;
+  const normalize = cutFirst ? piecewise(split, cutFirst) : normalizer(spec.normalizer, kernels.foldAscii);
   const layoutTokens = tokenLayout(spec.tokenizer);
   const words = new TokenRanges();
   const tokenBuf = new TokenRanges();

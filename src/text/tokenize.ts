@@ -86,6 +86,31 @@ export function splitSentences(text: string): string[] {
   return out;
 }
 
+/**
+ * A text's line breaks as its sentences are cut before its stops are dropped: a line break alone is where a
+ * line was wrapped, white space inside a sentence (Unicode's rules end a sentence at each one, so the same
+ * text wrapped at another width, or HTML wrapped in its source, had other sentences and nothing in common);
+ * a blank line or a paragraph separator ends a paragraph, and stays a line break.
+ */
+export function unwrapLines(text: string): string {
+  return text.replace(LINE_BREAK_RUN, (run) => (endsParagraph(run) ? '\n' : ' '));
+}
+
+/** A line break and the white space after it (which may hold more line breaks). */
+const LINE_BREAK_RUN = /[\n\r\x85\u2028\u2029]\s*/g;
+
+/** Whether a run of white space holds two line breaks (CR LF is one) or a paragraph separator. */
+function endsParagraph(run: string): boolean {
+  let breaks = 0;
+  for (let i = 0; i < run.length; i++) {
+    const c = run.charCodeAt(i);
+    if (c === 0x2029) return true;
+    if (c === 0x0d && run.charCodeAt(i + 1) === 0x0a) continue;
+    if ((c === 0x0a || c === 0x0d || c === 0x85 || c === 0x2028) && ++breaks > 1) return true;
+  }
+  return false;
+}
+
 // Intl.Segmenter in the V8 of Node 20 does work in proportion to the whole text for every segment it gives
 // (crbug.com/326176949, fixed in later V8s), so a text of n characters takes time n^2: 84,000 characters of
 // prose took 0.6 s to cut into words, and a megabyte would take minutes. A long text is segmented in pieces
@@ -199,9 +224,9 @@ export interface TokenizerEntry {
   readonly words?: boolean;
   /**
    * Cuts the text into its pieces before a normalizer that drops punctuation sees it (sentences end at
-   * punctuation): each piece is normalized apart, one a line, and the tokenizer finds them again.
+   * punctuation): each piece is normalized apart, one a line, and `tokenize` finds them again.
    */
-  readonly cutsFirst?: boolean;
+  readonly cutFirst?: Tokenizer;
 }
 
 /** Word shingles of n words: white-space-N-grams. */
@@ -231,7 +256,7 @@ export const TOKENIZERS = new Registry<TokenizerEntry>('tokenizers', [
   ...[2, 3, 4, 5, 6].map(wordGramTokenizer),
   ...[1, 2, 3, 4, 5, 6].map(characterGramTokenizer),
   { name: 'split-words', aliases: ['words'], tokenize: splitWords },
-  { name: 'split-sents', aliases: ['sents'], tokenize: splitSentences, cutsFirst: true },
+  { name: 'split-sents', aliases: ['sents'], tokenize: splitSentences, cutFirst: (text) => splitSentences(unwrapLines(text)) },
 ]);
 
 /** Canonical tokenizer names (the registry's live list), then the aliases that resolve to them. */

@@ -14,7 +14,7 @@ import { stripHtml } from '../../src/text/html.js';
 import { normalizeText } from '../../src/text/normalize.js';
 import { repairUnicode } from '../../src/text/repair.js';
 import { simhashDocText } from '../../src/text/simhash-doc.js';
-import { splitSentences, splitWords } from '../../src/text/tokenize.js';
+import { splitSentences, splitWords, unwrapLines } from '../../src/text/tokenize.js';
 
 const FACTOR = 8;
 /** Linear work grows about FACTOR (8), quadratic FACTOR^2 (64): the line between them, with room for noise. */
@@ -351,6 +351,12 @@ describe('normalization and tokenizers are linear in the text', () => {
   it('split-sents on prose, and on one paragraph (Intl.Segmenter, was n^2)', async () => {
     expect(await growth(prose, (text) => void splitSentences(text), { start: 8 })).toBeLessThan(MAX_GROWTH);
     expect(await growth((n) => 'one more clause, and another; '.repeat(n), (text) => void splitSentences(text), { start: 8 })).toBeLessThan(MAX_GROWTH);
+  });
+
+  it('the line breaks of a text cut into sentences before its stops are dropped (unwrapLines)', async () => {
+    for (const make of [(n: number) => `\n${' '.repeat(n)}x`, (n: number) => ' \r\n \u2028'.repeat(n), (n: number) => `${' '.repeat(n)}\n`]) {
+      expect(await growth(make, (text) => void unwrapLines(text))).toBeLessThan(MAX_GROWTH);
+    }
   });
 
   it('the distinct token hashes of a document whose hashes were chosen to collide (was n^2)', () => {

@@ -5,7 +5,7 @@ import { computeSimhash, hammingDistance, shingle, simhashHex, unsignedHash } fr
 import { tokenHash } from '../../src/sketch/token-hash.js';
 import { stripHtml } from '../../src/text/html.js';
 import { normalizer, normalizeText } from '../../src/text/normalize.js';
-import { splitSentences, splitWhiteSpace, TOKENIZER_NAMES, tokenizer } from '../../src/text/tokenize.js';
+import { splitSentences, splitWhiteSpace, TOKENIZER_NAMES, tokenizer, unwrapLines } from '../../src/text/tokenize.js';
 
 const samples = [
   'The quick brown fox jumps over the lazy dog. The dog sleeps.',
@@ -22,7 +22,7 @@ function referenceMinhash(text: string, tok: string, norm: 'none' | 'norm' | 'no
   // Sentences are cut before the punctuation that ends them is dropped: each normalized apart.
   const cutFirst = tok === 'split-sents' && norm !== 'none';
   const tokens = cutFirst
-    ? splitSentences(norm === 'norm-html' ? stripHtml(text) : text).map((s) => normalizeText(s)).filter((s) => s !== '')
+    ? splitSentences(unwrapLines(norm === 'norm-html' ? stripHtml(text) : text)).map((s) => normalizeText(s)).filter((s) => s !== '')
     : tokenizer(tok)(normalizer(norm)(text));
   const values = emptyMinhash(64);
   updateMinhash(values, minhashPermutations(64, 1), tokens.map((t) => tokenHash(hash, t)));
@@ -55,6 +55,20 @@ describe('createSigner', () => {
       // One sentence of four changed: 3 of the 5 sentences are shared.
       expect(minhashJaccard(sign(text).minhash, sign(text.replace('third', '3rd')).minhash)).toBeGreaterThan(0.4);
     }
+  });
+
+  it('sentences (split-sents) run on over a line break: a text wrapped at another width, or HTML wrapped in its source, is the same', () => {
+    const prose = 'PEPs describe a new feature for Python. The PEP should provide a concise technical specification of the feature and a rationale for it. The author builds consensus and documents dissenting opinions.';
+    const wrap = (width: number) => prose.replace(new RegExp(`(.{1,${width}})( |$)`, 'g'), '$1\n').trim();
+    for (const norm of ['norm', 'norm-html']) {
+      const sign = createSigner({ condenser: `sents:${norm}:sha1:128` });
+      expect(sign(wrap(72)).tokens).toBe(3);
+      for (const copy of [wrap(60), wrap(40).replaceAll('\n', '\r\n'), prose]) expect(sign(copy).minhash).toEqual(sign(wrap(72)).minhash);
+      // A blank line (or a paragraph separator) ends a paragraph, and with it a sentence without a stop.
+      expect(sign.normalize('A Title\n\nThe first sentence.\u2029Second')).toBe('a title\nthe first sentence\nsecond');
+    }
+    const sign = createSigner({ condenser: 'sents:norm-html:sha1:128' });
+    expect(sign(`<p>${wrap(50)}</p>`).minhash).toEqual(sign(`<p>${prose}</p>`).minhash);
   });
 
   it('computes SimHash over word 4-shingles of the normalized text as simhash-py does', () => {
