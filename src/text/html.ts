@@ -1,6 +1,7 @@
 // Markup removal with a real HTML parser (htmlparser2): text content only, entities decoded, script,
-// style and similar elements dropped with their content, comments dropped, and a space wherever a
-// block-level element or <br> separates words, so "<p>one</p><p>two</p>" does not become "onetwo".
+// style and similar elements dropped with their content, comments dropped, and a blank line wherever a
+// block-level element begins or ends (a line break at <br>), so "<p>one</p><p>two</p>" does not become
+// "onetwo", and its blocks end sentences as a plain text's paragraphs do (split-sents).
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import type { Parser as StockParser, Tokenizer as StockTokenizer } from 'htmlparser2';
@@ -73,13 +74,13 @@ export function stripHtml(html: string): string {
     {
       onopentagname(name) {
         if (SKIPPED.has(name)) skipStarts.push(parts.length);
-        else if (BLOCK.has(name)) parts.push(' ');
+        else if (BLOCK.has(name)) parts.push(name === 'br' ? '\n' : '\n\n');
       },
       onclosetag(name, isImplied) {
         if (SKIPPED.has(name)) {
           const start = skipStarts.pop();
           if (start !== undefined && !ending) parts.length = start;
-        } else if (BLOCK.has(name) && !isImplied) parts.push(' ');
+        } else if (BLOCK.has(name) && !isImplied) parts.push(name === 'br' ? '\n' : '\n\n');
       },
       ontext(text) {
         // Raw text (script, style, xmp, ...) reads no entity: the `&lt;` escapeUnclosedTags wrote are put back.

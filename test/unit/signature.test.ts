@@ -71,6 +71,13 @@ describe('createSigner', () => {
     expect(sign(`<p>${wrap(50)}</p>`).minhash).toEqual(sign(`<p>${prose}</p>`).minhash);
   });
 
+  it("sentences (split-sents) end where HTML's blocks do, as where a plain text's paragraphs do", () => {
+    const sign = createSigner({ condenser: 'sents:norm-html:sha1:128' });
+    const html = '<h1>A Title</h1><p>The first sentence.</p><ul><li>one item</li><li>another item</li></ul><p>Line<br>broken</p>';
+    expect(sign.normalize(html).split('\n')).toEqual(['a title', 'the first sentence', 'one item', 'another item', 'line broken']);
+    expect(sign(html).minhash).toEqual(sign('A Title\n\nThe first sentence.\n\none item\n\nanother item\n\nLine\nbroken').minhash);
+  });
+
   it('computes SimHash over word 4-shingles of the normalized text as simhash-py does', () => {
     const sign = createSigner({ condenser: '2-grams:norm' });
     for (const text of samples) {

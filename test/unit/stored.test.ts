@@ -106,17 +106,17 @@ describe('the HTML normalizer on plain text', () => {
     expect(stripHtml('if a<b then X')).toBe('if a<b then X');
     expect(stripHtml('if a<b then X')).not.toBe(stripHtml('if a<b then Y'));
     expect(signer('if a<b then X').content_hash).not.toBe(signer('if a<b then Y').content_hash);
-    expect(stripHtml('<p>one</p><p>two &amp; three</p><!-- a < b -->')).toBe(' one  two & three ');
+    expect(stripHtml('<p>one</p><p>two &amp; three</p><!-- a < b -->')).toBe('\n\none\n\n\n\ntwo & three\n\n');
   });
 
   it('keeps a tag whose name is not HTML\'s as text: placeholders, generics, addresses, reprs', () => {
     for (const text of ['git add <pathspec> now', 'List<String> names', 'From: Jane <jane@example.com>', "dict_type=<class 'dict'>", '</file>']) expect(stripHtml(text)).toBe(text);
     expect(signer('usage: cp <from> <to>').content_hash).not.toBe(signer('usage: cp <to> <from>').content_hash);
     // Custom elements and prefixed ones (Word's HTML) are markup, as HTML's own are, in any case.
-    expect(stripHtml('<o:p>word</o:p> <my-widget>w</my-widget> <DIV>x</Div>')).toBe('word w  x ');
+    expect(stripHtml('<o:p>word</o:p> <my-widget>w</my-widget> <DIV>x</Div>')).toBe('word w \n\nx\n\n');
     // Word's and Outlook's <xml> islands, and the newest of HTML's elements, are markup too.
-    expect(stripHtml('<xml><o:OfficeDocumentSettings><o:AllowPNG/></o:OfficeDocumentSettings></xml><p>Body</p>')).toBe(' Body ');
-    expect(stripHtml('<select><button><selectedcontent></selectedcontent></button><option>One</select>')).toBe(' One');
+    expect(stripHtml('<xml><o:OfficeDocumentSettings><o:AllowPNG/></o:OfficeDocumentSettings></xml><p>Body</p>')).toBe('\n\nBody\n\n');
+    expect(stripHtml('<select><button><selectedcontent></selectedcontent></button><option>One</select>')).toBe('\n\nOne');
   });
 
   it('keeps what follows an element it drops (script, object, ...) when nothing closes that element', () => {
@@ -124,10 +124,10 @@ describe('the HTML normalizer on plain text', () => {
     expect(stripHtml(repr('Initialize self.'))).toBe('interpolation=, converters=) Initialize self.');
     expect(signer(repr('alpha beta gamma delta')).content_hash).not.toBe(signer(repr('epsilon zeta eta theta')).content_hash);
     expect(stripHtml('run <script> to build it')).toBe('run  to build it');
-    expect(stripHtml('<svg><title>t</title><script>x')).toBe(' t x');
+    expect(stripHtml('<svg><title>t</title><script>x')).toBe('\n\nt\n\nx');
     // Closed, by its end tag or by one that implies it, it is dropped with its content as before.
     expect(stripHtml('<script>var a = 1</script>after <template>t</template>')).toBe('after ');
-    expect(stripHtml('<html><head><title>T</title><body>x</body>')).toBe('  x ');
+    expect(stripHtml('<html><head><title>T</title><body>x</body>')).toBe('\n\n\n\nx\n\n');
   });
 
   it('keeps the text of a <script>, <style>, <xmp>, ... it keeps as it was, without the escapes it read it with', () => {
