@@ -47,6 +47,8 @@ function requireStock(): StockClasses {
 let stock: StockClasses | undefined = process.features.require_module ? undefined : await importStock();
 
 const SKIPPED = new Set(['script', 'style', 'noscript', 'template', 'head', 'svg', 'math', 'iframe', 'object']);
+/** What a <head> holds (the HTML standard's "in head" insertion mode): any other element ends it. */
+const IN_HEAD = new Set(['base', 'basefont', 'bgsound', 'link', 'meta', 'title', 'noscript', 'noframes', 'style', 'script', 'template', 'head', 'html']);
 const BLOCK = new Set([
   'address', 'article', 'aside', 'blockquote', 'br', 'caption', 'dd', 'details', 'div', 'dl', 'dt', 'fieldset',
   'figcaption', 'figure', 'footer', 'form', 'h1', 'h2', 'h3', 'h4', 'h5', 'h6', 'header', 'hr', 'li', 'main', 'nav',
@@ -57,7 +59,7 @@ const BLOCK = new Set([
 /**
  * The text of an HTML document or fragment. Plain text without markup comes back unchanged. An element
  * whose content is dropped (SKIPPED) and that is never closed, by its end tag or by one that implies it
- * (`<body>` closes `<head>`), keeps its content: a browser would drop the rest of the document, but a text
+ * (`<body>` closes `<head>`, as any element or text a head cannot hold does), keeps its content: a browser would drop the rest of the document, but a text
  * that opens `<script>` or `<object ...>` and never closes it is plain text that quotes one ("run <script>
  * to build", Python's `<object object at 0x...>`), and dropping the rest of it would make different texts
  * sign alike. One closed inside it is dropped with its content all the same (the code of a `<script>`).
@@ -65,24 +67,38 @@ const BLOCK = new Set([
 export function stripHtml(html: string): string {
   if (html.indexOf('<') === -1 && html.indexOf('&') === -1) return html; // (two searches beat one pattern)
   const parts: string[] = [];
-  // Where the content of each open SKIPPED element starts in `parts`, innermost last: closed, its content
-  // is cut off there; never closed (the input ended first), it stays.
+  // The open SKIPPED elements, innermost last, and where the content of each starts in `parts`: closed, its
+  // content is cut off there; never closed (the input ended first), it stays.
+  const skipNames: string[] = [];
   const skipStarts: number[] = [];
+  const closeSkipped = () => {
+    skipNames.pop();
+    parts.length = skipStarts.pop()!;
+  };
   let ending = false;
   const { LinearParser, TextSkippingTokenizer } = htmlParserClasses();
   const parser = new LinearParser(
     {
       onopentagname(name) {
-        if (SKIPPED.has(name)) skipStarts.push(parts.length);
-        else if (BLOCK.has(name)) parts.push(name === 'br' ? '\n' : '\n\n');
+        // htmlparser2 keeps <head> open to <body> or </head>; a browser ends it at the first element it cannot hold.
+        if (skipNames[skipNames.length - 1] === 'head' && !IN_HEAD.has(name)) closeSkipped();
+        if (SKIPPED.has(name)) {
+          skipNames.push(name);
+          skipStarts.push(parts.length);
+        } else if (BLOCK.has(name)) parts.push(name === 'br' ? '\n' : '\n\n');
       },
       onclosetag(name, isImplied) {
         if (SKIPPED.has(name)) {
-          const start = skipStarts.pop();
-          if (start !== undefined && !ending) parts.length = start;
+          if (skipNames[skipNames.length - 1] !== name) return; // a <head> ended already
+          if (ending) {
+            skipNames.pop();
+            skipStarts.pop();
+          } else closeSkipped();
         } else if (BLOCK.has(name) && !isImplied) parts.push(name === 'br' ? '\n' : '\n\n');
       },
       ontext(text) {
+        // Text in <head> itself (not in its <title>) ends it as an element would.
+        if (skipNames[skipNames.length - 1] === 'head' && !tokenizer.inElementText() && /\S/.test(text)) closeSkipped();
         // Raw text (script, style, xmp, ...) reads no entity: the `&lt;` escapeUnclosedTags wrote are put back.
         parts.push(tokenizer.inRawText() && text.includes('&lt;') ? text.replaceAll('&lt;', '<') : text);
       },
@@ -197,6 +213,8 @@ type TextState = (this: StockTokenizer, c: number) => void;
 interface RawTextTokenizer extends StockTokenizer {
   /** Whether the text read now is raw text, where no entity is decoded (script, style, xmp, plaintext, ...). */
   inRawText(): boolean;
+  /** Whether the text read now is read to an end tag (that of title, textarea, or of raw text). */
+  inElementText(): boolean;
 }
 
 // The tokenizer's own fields that tell where it reads an element's text to its end tag (private in its typings):
@@ -227,6 +245,10 @@ function subclassesOf({ Parser, Tokenizer }: StockClasses): HtmlParserClasses {
     // Where the next `<` and `&` are (-1: none), so that a text without one is searched once, not per run.
     nextLt = { buffer: '', at: -1 };
     nextAmp = { buffer: '', at: -1 };
+
+    inElementText(): boolean {
+      return (this as unknown as TokenizerSpecial).isSpecial;
+    }
 
     inRawText(): boolean {
       const { isSpecial, currentSequence } = this as unknown as TokenizerSpecial;

@@ -138,6 +138,18 @@ describe('the HTML normalizer on plain text', () => {
     expect(stripHtml('<plaintext>x<y>z a<b')).toBe('x<y>z a<b');
   });
 
+  it('ends <head> where a browser does, at the first element that has no place in it (a page without <body>)', () => {
+    expect(stripHtml('<html><head><title>T</title><script>s()</script><div>content</div></html>').trim()).toBe('content');
+    expect(stripHtml('<head><meta charset=utf-8><title>T</title><p>body text').trim()).toBe('body text');
+    expect(stripHtml('<head><noscript><link rel=x></noscript><style>p{}</style><h1>Head</h1>line').trim()).toBe('Head\n\nline');
+    // What a <head> may hold keeps it open: closed, it goes with its content; never closed, it stays text.
+    expect(stripHtml('<head><base href=x><link rel=x><meta name=a><title>T</title><template>t</template></head><body>x').trim()).toBe('x');
+    expect(stripHtml('the <head> element')).toBe('the  element');
+    // Text ends it too, outside its <title>: a plain text that names the element keeps its words.
+    expect(stripHtml('put the <head> tag before <b>any</b> text')).toBe('put the  tag before any text');
+    expect(stripHtml('<head>\n<title>T</title>\n</head>x').trim()).toBe('x');
+  });
+
   it('drops an element closed inside one that is never closed, with its content: the code of a script is no text', () => {
     expect(stripHtml('<object>a <script>evil()</script> b')).toBe('a  b');
     expect(stripHtml('run <object> then <style>p { color: red }</style> text')).toBe('run  then  text');
