@@ -12,7 +12,7 @@ import { createRequire } from 'node:module';
 import type AnyAscii from 'any-ascii';
 import { stripHtml } from './html.js';
 import { Registry } from './registry.js';
-import { repairUnicode } from './repair.js';
+import { normalizeBounded, repairUnicode } from './repair.js';
 import { simhashDocText } from './simhash-doc.js';
 
 /** The normalizers a condenser spec may name. */
@@ -97,9 +97,17 @@ function transliterate(run: string): string {
  */
 const SPACELESS_CHAR = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Thai}\p{Script=Lao}\p{Script=Khmer}\p{Script=Myanmar}]/gu;
 
+/**
+ * Half-width katakana and its punctuation (U+FF61-U+FF9F): its voiced sound marks are characters of their own
+ * (ｶﾞ is ｶ and ﾞ), which transliterate to nothing; NFKC makes them the full-width letters they mark (ガ).
+ */
+const HALF_WIDTH_KATAKANA = /[\uff61-\uff9f]/;
+const HALF_WIDTH_KATAKANA_RUN = /[\uff61-\uff9f]+/g;
+
 /** A run of non-ASCII text in ASCII: currency symbols as word breaks, each character of a spaceless script a word. */
 function asciiOf(run: string): string {
-  const spaced = run.replace(SPACELESS_CHAR, (c) => ` ${c} `);
+  const full = HALF_WIDTH_KATAKANA.test(run) ? run.replace(HALF_WIDTH_KATAKANA_RUN, (katakana) => normalizeBounded(katakana, 'NFKC')) : run;
+  const spaced = full.replace(SPACELESS_CHAR, (c) => ` ${c} `);
   return CURRENCY.test(spaced) ? spaced.split(CURRENCY).map((part) => anyAscii(part)).join(' ') : anyAscii(spaced);
 }
 

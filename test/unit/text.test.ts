@@ -41,6 +41,11 @@ describe('normalizers', () => {
     expect(estimate(news, other)).toBeLessThan(0.2);
   });
 
+  it('half-width katakana is read as the full-width, its voiced sound marks with the letter they mark', () => {
+    expect(normalizeText('ｶﾞｲﾄﾞﾌﾞｯｸ ﾊﾟｰﾃｨｰ｡')).toBe(normalizeText('ガイドブック パーティー。'));
+    expect(normalizeText('ｶﾞｲﾄﾞ')).not.toBe(normalizeText('カイト')); // (the marks were dropped: guide read as kite)
+  });
+
   it('repair drops NUL bytes, controls and lone surrogates but keeps real text', () => {
     expect(repairUnicode('a\u0000b\u0007c\ud800d\udc00e')).toBe('abcde');
     expect(repairUnicode('emoji 🙂 stays')).toBe('emoji 🙂 stays');
@@ -171,7 +176,7 @@ describe('normalizers', () => {
     expect(decodeLines(new Uint8Array(0))).toEqual({ lines: [], replaced: 0 });
   });
 
-  it('norm on non-ASCII text equals its definition: repair, currency to spaces, spaceless scripts spaced, transliteration, then the ASCII pass', () => {
+  it('norm on non-ASCII text equals its definition: repair, currency to spaces, half-width katakana to full, spaceless scripts spaced, transliteration, then the ASCII pass', () => {
     // The definition written out plainly, with the ASCII pass's table from its description.
     const fold = (text: string) =>
       Array.from(text, (c) => (c <= ' ' || c === '\x7f' ? ' ' : /[!-/:-@[-`{-~]/.test(c) ? '' : c.toLowerCase()))
@@ -180,8 +185,8 @@ describe('normalizers', () => {
         .replace(/ +/g, ' ');
     const spaceless = /[\p{sc=Han}\p{sc=Hiragana}\p{sc=Katakana}\p{sc=Thai}\p{sc=Lao}\p{sc=Khmer}\p{sc=Myanmar}]/gu;
     const reference = (text: string) =>
-      fold(repairUnicode(text).replace(/\p{Sc}/gu, ' ').replace(spaceless, (c) => ` ${c} `).replace(/[^\x00-\x7f]+/g, (run) => anyAscii(run)));
-    const pieces = ['a', 'Word', ' ', '  ', '\n', '.', ',', '$', '€', '£', '¥', '₹', '＄', '\u{1ECB0}', 'é', 'ü', 'e\u0301', 'Ã©', 'â€™', '日本', 'のテ', 'ไทย', '🙂',
+      fold(repairUnicode(text).replace(/\p{Sc}/gu, ' ').replace(/[\uff61-\uff9f]+/g, (k) => k.normalize('NFKC')).replace(spaceless, (c) => ` ${c} `).replace(/[^\x00-\x7f]+/g, (run) => anyAscii(run)));
+    const pieces = ['a', 'Word', ' ', '  ', '\n', '.', ',', '$', '€', '£', '¥', '₹', '＄', '\u{1ECB0}', 'é', 'ü', 'e\u0301', 'Ã©', 'â€™', '日本', 'のテ', 'ｶﾞｰ', 'ﾞ', 'ｶ', 'ﾊﾟ｡', 'ไทย', '🙂',
       '\u00a0', '\u2003', '—', '“', '”', 'ﬁ', 'Ω', '\u0000', '\u0085', '\ufeff', '\ud800', '5'];
     fc.assert(
       fc.property(fc.array(fc.constantFrom(...pieces), { maxLength: 30 }), (parts) => {
