@@ -1,8 +1,8 @@
 // dedup's find and cluster stages at any size, without an engine: signatures with a realistic structure of
 // near-duplicates are generated here (most documents unique; families of 2 to 50 members at Jaccard 0.5 to
 // 0.95 to their family's first; a few very large families of boilerplate that share one band's rows) and fed
-// to the code dedup runs after its scan: the signatures kept in memory (SignaturePool, the pass dedup ran up to
-// now), spilled to local disk (SignatureSpill), or spilled compact (16 bits of each value), each band sorted
+// to the code dedup runs after its scan: the signatures kept in memory (SignatureRecords in memory, the pass dedup
+// ran up to now), spilled to local disk (on disk), or spilled compact (16 bits of each value), each band sorted
 // into buckets and verified, the families cut into clusters. Each way runs in a process of its own (peak RSS
 // is that process's, up to the end of the cut; with the digest's pass in brackets), one after the other, and the table prints each stage's seconds, peak RSS, the pairs and
 // clusters, and whether the ways give the same clusters (a digest of every cluster's canonical, members and
@@ -98,9 +98,7 @@ async function child() {
   const { SpilledIds } = await import('../../dist/jobs/dedup/documents/spilled-ids.js');
   const { FactsTable } = await import('../../dist/jobs/dedup/documents/facts.js');
   const { PairVerifier } = await import('../../dist/jobs/dedup/verify/pair-verifier.js');
-  const { SignaturePool } = await import('../../dist/jobs/dedup/scan/signature-pool.js');
-  const { SignatureSpill } = await import('../../dist/jobs/dedup/scan/signature-spill.js');
-  const { poolTable } = await import('../../dist/jobs/dedup/scan/signature-table.js');
+  const { SignatureRecords } = await import('../../dist/jobs/dedup/scan/signature-table.js');
   const { rangesByDefault, verifyBands } = await import('../../dist/jobs/dedup/bands/band-pass.js');
   const { cutFamilies } = await import('../../dist/jobs/dedup/cluster/cluster-cut.js');
   const { DEDUP_DEFAULTS } = await import('../../dist/jobs/dedup.js');
@@ -131,19 +129,18 @@ async function child() {
   };
   const started = began;
 
-  const table = way === 'memory' ? new SignaturePool(docs, numbers) : new SignatureSpill(option('spill-dir', os.tmpdir()), numbers, { valueBits: way === 'compact' ? 16 : 32 });
+  const table = new SignatureRecords(numbers, way === 'memory' ? { expected: docs } : { spillDir: option('spill-dir', os.tmpdir()), valueBits: way === 'compact' ? 16 : 32 });
   // Each document's facts as dedup keeps them (where it lives, the value the canonical rule sorts by):
   // canonical by the oldest, the order of generation (the document's number) standing for the date.
   // (On disk beside the ids when they are spilled, as dedup keeps them.)
   const facts = new FactsTable(numbers, { keepClusterIds: false, keepTokens: false, expected: docs, spill: way === 'memory' ? undefined : numbers.folder });
   const location = { index: 'bench-index' };
   for (const doc of signatures(docs, lsh, seed)) {
-    if (way === 'memory') table.add(doc.id, doc.signature);
-    else table.addSignature(doc.id, doc.signature);
+    table.addSignature(doc.id, doc.signature);
     const n = numbers.size - 1;
     facts.set(n, { tokens: 100, sortKey: n, location });
   }
-  const source = way === 'memory' ? poolTable(table) : table;
+  const source = table;
   lap('scan');
 
   const spill = way === 'memory' ? undefined : { folder: numbers.folder, maxRows: Number(maxMembers ?? DEDUP_DEFAULTS.maxCachedMembers) };
@@ -167,7 +164,7 @@ async function child() {
   const writes = verifier.clusters.written?.writes;
   if (writes) process.stderr.write(`${way}: sets and best matches written ${writes.count} times in the bands, ${(writes.ms / 1000).toFixed(1)} s\n`);
 
-  const find = way === 'memory' ? async (ids) => new Map(ids.map((id) => [id, table.find(id)]).filter(([, s]) => s)) : (ids, numbered) => table.find(ids, numbered);
+  const find = (ids, numbered) => table.find(ids, numbered);
   // (As dedup does: with the ids on disk, the sets and best matches go there before the cut.)
   verifier.clusters.writeRows();
   const families = verifier.clusters.families();
@@ -180,7 +177,7 @@ async function child() {
   const cut = await cutFamilies(families, { method: 'centres', rule: 'oldest', minSimilarity: MIN_SIMILARITY, facts, signatures: find, documents: numbers, spill: way === 'memory' ? undefined : numbers.folder });
   lap('cluster');
   seconds.total = (performance.now() - started) / 1000;
-  if (way !== 'memory') table.close();
+  table.close();
 
   const digest = createHash('sha256');
   // With --differences, each member's cluster and similarity go to a file, for the parent to compare the ways.

@@ -5,7 +5,6 @@
 import { DocNumbers } from '../../src/jobs/dedup/documents/doc-numbers.js';
 import { LargeKeyJoin } from '../../src/jobs/dedup/verify/large-key.js';
 import { PairVerifier, type VerifiedPair } from '../../src/jobs/dedup/verify/pair-verifier.js';
-import { SignaturePool } from '../../src/jobs/dedup/scan/signature-pool.js';
 import type { StoredSignature } from '../../src/jobs/dedup/documents/signature-store.js';
 import type { Hash64 } from '../../src/sketch/simhash.js';
 
@@ -74,42 +73,42 @@ export function newVerifier(numbers: DocNumbers): { verifier: PairVerifier; pair
 }
 
 /** The pass in memory as dedup ran it before the stages (the reference): a comparison sort of the band, then every bucket in order. */
-export function bandRuns(pool: SignaturePool, band: number): { order: Uint32Array; runs: Array<[number, number]> } {
-  const order = Uint32Array.from({ length: pool.size }, (_, i) => i);
-  order.sort((a, b) => (pool.bandHash(a, band) >>> 0) - (pool.bandHash(b, band) >>> 0) || a - b);
+export function bandRuns(hashes: Int32Array): { order: Uint32Array; runs: Array<[number, number]> } {
+  const order = Uint32Array.from({ length: hashes.length }, (_, i) => i);
+  order.sort((a, b) => (hashes[a] >>> 0) - (hashes[b] >>> 0) || a - b);
   const runs: Array<[number, number]> = [];
   let start = 0;
-  for (let k = 1; k <= pool.size; k++) {
-    if (k < pool.size && pool.bandHash(order[k], band) === pool.bandHash(order[start], band)) continue;
+  for (let k = 1; k <= hashes.length; k++) {
+    if (k < hashes.length && hashes[order[k]] === hashes[order[start]]) continue;
     if (k - start >= 2) runs.push([start, k]);
     start = k;
   }
   return { order, runs };
 }
 
-/** One band of the reference pass: large keys marked, then every bucket in order, a large key a chunk at a time. */
-async function verifyBand(pool: SignaturePool, verifier: PairVerifier, band: number, bucketChunk: number): Promise<void> {
-  const { order, runs } = bandRuns(pool, band);
-  for (const [start, end] of runs) if (end - start > bucketChunk) verifier.markLargeKey(band, pool.bandHash(order[start], band));
+/** One band of the reference pass over the documents (numbered as listed): large keys marked, then every bucket in order, a large key a chunk at a time. */
+async function verifyBand(docs: Doc[], verifier: PairVerifier, band: number, bucketChunk: number): Promise<void> {
+  const hashes = Int32Array.from(docs, (d) => d.signature.bands[band]);
+  const { order, runs } = bandRuns(hashes);
+  for (const [start, end] of runs) if (end - start > bucketChunk) verifier.markLargeKey(band, hashes[order[start]]);
   for (const [start, end] of runs) {
     if (end - start > bucketChunk) {
       const join = new LargeKeyJoin(verifier, band, bucketChunk);
-      for (let k = start; k < end; k++) join.add(pool.numberAt(order[k]), pool.signature(order[k]));
+      for (let k = start; k < end; k++) join.add(order[k], docs[order[k]].signature);
       join.finish();
       continue;
     }
     const slots = [...order.subarray(start, end)];
-    const signatures: StoredSignature[] = slots.map((i) => pool.signature(i));
-    verifier.verifyMembersOf({ numbers: Int32Array.from(slots, (i) => pool.numberAt(i)), signatures }, band);
+    const signatures: StoredSignature[] = slots.map((i) => docs[i].signature);
+    verifier.verifyMembersOf({ numbers: Int32Array.from(slots), signatures }, band);
   }
 }
 
 /** The reference pass over every band: the pairs, counts, clusters and best matches that every other way must give. */
 export async function memoryPass(docs: Doc[], bucketChunk: number): Promise<Outcome> {
   const numbers = new DocNumbers();
-  const pool = new SignaturePool(docs.length, numbers);
-  for (const d of docs) pool.add(d.id, d.signature);
+  for (const d of docs) numbers.numberOf(d.id);
   const { verifier, pairs } = newVerifier(numbers);
-  for (let band = 0; band < pool.bandCount; band++) await verifyBand(pool, verifier, band, bucketChunk);
+  for (let band = 0; band < BANDS; band++) await verifyBand(docs, verifier, band, bucketChunk);
   return outcomeOf(verifier, pairs, docs);
 }

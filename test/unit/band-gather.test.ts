@@ -17,7 +17,7 @@ import { bandBuckets, bandMembers, type BandSource, type SortedBand } from '../.
 import { BucketChecker } from '../../src/jobs/dedup/verify/bucket-check.js';
 import { DocNumbers } from '../../src/jobs/dedup/documents/doc-numbers.js';
 import { RangeRecords } from '../../src/jobs/dedup/bands/range-records.js';
-import { SignatureSpill } from '../../src/jobs/dedup/scan/signature-spill.js';
+import { SignatureRecords } from '../../src/jobs/dedup/scan/signature-table.js';
 import { beaterOnline } from '../../src/jobs/dedup/spill/spill-liveness.js';
 import { keyRange } from '../../src/jobs/dedup/split/plan.js';
 import { shareTable } from '../../src/jobs/dedup/split/share-table.js';
@@ -29,8 +29,8 @@ afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 // The thread that touches spill folders (spill-liveness.ts) running before any test counts this process's descriptors.
 beforeAll(() => beaterOnline());
 
-function spillOf(docs: Doc[], numbers?: DocNumbers, valueBits: 16 | 32 = 32): SignatureSpill {
-  const spill = new SignatureSpill(scratch, numbers, { valueBits });
+function spillOf(docs: Doc[], numbers?: DocNumbers, valueBits: 16 | 32 = 32): SignatureRecords {
+  const spill = new SignatureRecords(numbers, { spillDir: scratch, valueBits });
   for (const d of docs) spill.addSignature(d.id, d.signature);
   return spill;
 }
@@ -415,12 +415,12 @@ describe('the sorting worker (sortBands) and the sets of bands', () => {
     const docs = corpus(6, 5, 60, 30, 3);
     const spill = spillOf(docs);
     try {
-      const { file, layout } = spill.records();
+      const { file, layout } = spill.records!();
       const filesOf = (band: number, tag: string) => ({ order: path.join(spill.path, `band-${band}-members${tag}.bin`), runs: path.join(spill.path, `band-${band}-buckets${tag}.bin`) });
       const task = (band: number) => ({ records: file, layout, documents: spill.size, band, rangeMembers: 3 });
       const here = (band: number, target: number) => sortedMembers((visit) => spill.readBand(band, visit), spill.size, target, { bucketChunk: 3 });
       const alone = [0, 1, 2].map((band) => {
-        const [got] = sortBands({ bands: [{ file: spill.bandFile(band), members: filesOf(band, '-alone') }], documents: spill.size, bucketChunk: 3, windowMembers: 5 });
+        const [got] = sortBands({ bands: [{ file: spill.bandFile!(band), members: filesOf(band, '-alone') }], documents: spill.size, bucketChunk: 3, windowMembers: 5 });
         const members = new MembersOnDisk(filesOf(band, '-alone'), got.ranges, got.members);
         const sorted = here(band, 5);
         expect(got.largeKeys).toEqual(sorted.largeKeys);
@@ -430,7 +430,7 @@ describe('the sorting worker (sortBands) and the sets of bands', () => {
         return got;
       });
       const open = readdirSync('/proc/self/fd').length;
-      const together = sortBands({ bands: [0, 1, 2].map((band) => ({ file: spill.bandFile(band), members: filesOf(band, '') })), documents: spill.size, bucketChunk: 3, windowMembers: 5, gather: [undefined, undefined, task(2)] });
+      const together = sortBands({ bands: [0, 1, 2].map((band) => ({ file: spill.bandFile!(band), members: filesOf(band, '') })), documents: spill.size, bucketChunk: 3, windowMembers: 5, gather: [undefined, undefined, task(2)] });
       // Nothing left open (a file the caller removes would keep its room on the disk while the worker held it).
       expect(readdirSync('/proc/self/fd').length).toBe(open);
       try {
@@ -456,7 +456,7 @@ describe('the sorting worker (sortBands) and the sets of bands', () => {
     const spill = spillOf(docs);
     try {
       const members = (band: number) => ({ order: path.join(spill.path, `band-${band}-members.bin`), runs: path.join(spill.path, `band-${band}-buckets.bin`) });
-      const bands = [0, 1].map((band) => ({ file: spill.bandFile(band), members: members(band) }));
+      const bands = [0, 1].map((band) => ({ file: spill.bandFile!(band), members: members(band) }));
       bands.push({ file: path.join(spill.path, 'gone.bin'), members: members(2) });
       const open = readdirSync('/proc/self/fd').length;
       expect(() => sortBands({ bands, documents: spill.size, bucketChunk: 3, windowMembers: 5 })).toThrow(/ENOENT/);
@@ -603,7 +603,7 @@ describe('the gathered pass against the pass in memory', () => {
       const spill = spillOf(docs, numbers);
       const checker = checkers > 0 ? new BucketChecker(checkers) : undefined;
       try {
-        const { file, layout } = spill.records();
+        const { file, layout } = spill.records!();
         for (let band = 0; band < BANDS; band++) {
           // Members on the disk as the worker leaves them; every other band "had no room": read where its records lie.
           const sorted: SortedBand = sortedMembers((visit) => spill.readBand(band, visit), spill.size, 4, { folder: spill.path, band, bucketChunk });
@@ -624,7 +624,7 @@ describe('the gathered pass against the pass in memory', () => {
     const bucketChunk = 3;
     // (Three bands a pass: the set of bands 3 to 5 has two marked only and one gathered.)
     for (const [sortAhead, bandsPerSweep] of [[false, 1], [true, 1], [true, 3]] as const) {
-      const run = async (startAt: number, collect: (band: number, spill: SignatureSpill) => void) => {
+      const run = async (startAt: number, collect: (band: number, spill: SignatureRecords) => void) => {
         const numbers = new DocNumbers();
         const { verifier, pairs } = newVerifier(numbers);
         const spill = spillOf(docs, numbers);
@@ -709,7 +709,7 @@ describe('what a failure leaves', () => {
       const numbers = new DocNumbers();
       const { verifier } = newVerifier(numbers);
       const spill = spillOf(docs, numbers);
-      spill.records();
+      spill.records!();
       const open = readdirSync('/proc/self/fd').length;
       try {
         const failing = verifyBands(spill, verifier, {
@@ -739,8 +739,8 @@ describe('what a failure leaves', () => {
       const { verifier } = newVerifier(numbers);
       const spill = spillOf(docs, numbers);
       // The table as the pass sees it, but the band file of the second set gone.
-      const table = Object.create(spill) as SignatureSpill;
-      table.bandFile = (band: number) => (band === bandsPerSweep ? path.join(spill.path, 'gone.bin') : spill.bandFile(band));
+      const table = Object.create(spill) as SignatureRecords;
+      table.bandFile = (band: number) => (band === bandsPerSweep ? path.join(spill.path, 'gone.bin') : spill.bandFile!(band));
       const unhandled: unknown[] = [];
       const onUnhandled = (reason: unknown) => unhandled.push(reason);
       process.on('unhandledRejection', onUnhandled);
@@ -775,7 +775,7 @@ describe('what a failure leaves', () => {
     try {
       const sorted = sortedMembers((visit) => spill.readBand(0, visit), spill.size, 4, { folder: spill.path, bucketChunk: 3 });
       if (gather) {
-        const { file, layout } = spill.records();
+        const { file, layout } = spill.records!();
         expect(gatherBand({ records: file, layout, documents: spill.size, band: 0, rangeMembers: 4 }, sorted.members)).toBe(true);
       }
       damage(sorted, spill.path);

@@ -2,6 +2,7 @@
 // verifier (small buckets, large ones), the buckets checked on other threads, the cut, and the pairs of a
 // share checked again (with the values as a compact spill holds them too). Signatures made by signWithCore:
 // pages of one template whose whole texts are above the bar but whose own words differ, and an edited copy.
+import os from 'node:os';
 import { describe, expect, it } from 'vitest';
 import { checkBuckets } from '../../src/jobs/dedup/verify/bucket-check.js';
 import { cutFamily } from '../../src/jobs/dedup/cluster/cluster-cut.js';
@@ -9,8 +10,7 @@ import { compactComparerOf, comparerOf } from '../../src/jobs/dedup/verify/compa
 import { checkPair } from '../../src/jobs/dedup/split/pair-check.js';
 import { PAIRWISE_BUCKET, PairVerifier, type VerifiedPair } from '../../src/jobs/dedup/verify/pair-verifier.js';
 import { DocNumbers } from '../../src/jobs/dedup/documents/doc-numbers.js';
-import { SignaturePool } from '../../src/jobs/dedup/scan/signature-pool.js';
-import { SignatureSpill } from '../../src/jobs/dedup/scan/signature-spill.js';
+import { SignatureRecords } from '../../src/jobs/dedup/scan/signature-table.js';
 import { decodeSignature, type SignatureFields, type StoredSignature, signatureFields, storedFields } from '../../src/jobs/dedup/documents/signature-store.js';
 import type { StoredProblem } from '../../src/stored/read.js';
 import { createSigner } from '../../src/signature.js';
@@ -72,11 +72,11 @@ describe('dedup reading core signatures', () => {
 
   it('the pool and the spills (whole and compact) hold the values and the core words whole', async () => {
     const fields = signatureFields({ near_dup }, 'near_dup', params) as SignatureFields;
-    const pool = new SignaturePool(1);
+    const pool = new SignatureRecords(undefined, { expected: 1 });
     pool.addFields('a', fields);
-    expect(pool.signature(0).values).toEqual(withCore(values, extension));
+    expect((await pool.load(Uint32Array.of(0)))(0).values).toEqual(withCore(values, extension));
     for (const valueBits of [32, 16] as const) {
-      const spill = new SignatureSpill(undefined, undefined, { valueBits });
+      const spill = new SignatureRecords(undefined, { spillDir: os.tmpdir(), valueBits });
       try {
         spill.addFields('a', fields);
         const read = (await spill.load(Uint32Array.of(0)))(0).values;

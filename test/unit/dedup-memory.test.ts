@@ -5,7 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { verifyBands } from '../../src/jobs/dedup/bands/band-pass.js';
-import { SignatureSpill } from '../../src/jobs/dedup/scan/signature-spill.js';
+import { SignatureRecords } from '../../src/jobs/dedup/scan/signature-table.js';
 import { cutFamilies } from '../../src/jobs/dedup/cluster/cluster-cut.js';
 import { IdSet } from '../../src/jobs/dedup/cluster/id-set.js';
 import { seededUint32 } from '../support/seeded-random.js';
@@ -181,7 +181,7 @@ describe('a pass whose bands are sorted in parts', () => {
       for (const rangeMembers of [0, 25]) {
         const numbers = new DocNumbers();
         const { verifier, pairs } = newVerifier(numbers);
-        const spill = new SignatureSpill(scratch, numbers);
+        const spill = new SignatureRecords(numbers, { spillDir: scratch });
         for (const d of docs) spill.addSignature(d.id, d.signature);
         try {
           await verifyBands(spill, verifier, { bucketChunk: 20, groupMembers: 7, sortAhead, checkers: 0, rangeMembers, sortPassKeys: 40 });

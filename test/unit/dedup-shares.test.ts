@@ -27,10 +27,8 @@ import {
   type ShareRunIdentity,
 } from '../../src/jobs/dedup/split/plan.js';
 import { LargeKeyCounters, shareTable } from '../../src/jobs/dedup/split/share-table.js';
-import { SignaturePool } from '../../src/jobs/dedup/scan/signature-pool.js';
-import { SignatureSpill } from '../../src/jobs/dedup/scan/signature-spill.js';
 import type { StoredSignature } from '../../src/jobs/dedup/documents/signature-store.js';
-import { poolTable, type SignatureTable } from '../../src/jobs/dedup/scan/signature-table.js';
+import { SignatureRecords, type SignatureTable } from '../../src/jobs/dedup/scan/signature-table.js';
 import { minhashJaccard } from '../../src/sketch/minhash.js';
 import type { Hash64 } from '../../src/sketch/simhash.js';
 import { seededRandom } from '../support/corpus.js';
@@ -183,13 +181,13 @@ function outcome(pairs: VerifiedPair[]): Found {
 }
 
 const inMemory = (docs: Doc[]) => (numbers: DocNumbers) => {
-  const pool = new SignaturePool(docs.length, numbers);
-  for (const d of docs) pool.add(d.id, d.signature);
-  return poolTable(pool);
+  const pool = new SignatureRecords(numbers, { expected: docs.length });
+  for (const d of docs) pool.addSignature(d.id, d.signature);
+  return pool;
 };
 
 const onDisk = (docs: Doc[]) => (numbers: DocNumbers) => {
-  const spill = new SignatureSpill(scratch, numbers);
+  const spill = new SignatureRecords(numbers, { spillDir: scratch });
   for (const d of docs) spill.addSignature(d.id, d.signature);
   return spill;
 };

@@ -13,11 +13,9 @@ import { checkBuckets, LARGE } from '../../src/jobs/dedup/verify/bucket-check.js
 import { bandBuckets, bandMembers } from '../../src/jobs/dedup/bands/band-sort.js';
 import { DocNumbers } from '../../src/jobs/dedup/documents/doc-numbers.js';
 import { PairVerifier, type VerifiedPair } from '../../src/jobs/dedup/verify/pair-verifier.js';
-import { SignaturePool } from '../../src/jobs/dedup/scan/signature-pool.js';
 import type { StoredSignature } from '../../src/jobs/dedup/documents/signature-store.js';
-import { chooseValueBits, SignatureSpill, spillBytes } from '../../src/jobs/dedup/scan/signature-spill.js';
+import { chooseValueBits, SignatureRecords, spillBytes } from '../../src/jobs/dedup/scan/signature-table.js';
 import { SpilledIds } from '../../src/jobs/dedup/documents/spilled-ids.js';
-import { poolTable } from '../../src/jobs/dedup/scan/signature-table.js';
 import { hammingDistance } from '../../src/sketch/simhash.js';
 import { BANDS, bandRuns, corpus, type Doc, memoryPass, type Outcome, outcomeOf, WIDTH } from '../support/dedup-corpus.js';
 
@@ -34,11 +32,11 @@ async function stagedPass(docs: Doc[], bucketChunk: number, where: Where, groupM
   const pairs: VerifiedPair[] = [];
   const verifier: PairVerifier = new PairVerifier(0.5, { documents: numbers, onVerified: (p) => pairs.push(verifier.named(p)) });
   if (where === 'memory') {
-    const pool = new SignaturePool(docs.length, numbers);
-    for (const d of docs) pool.add(d.id, d.signature);
-    for (let band = 0; band < BANDS; band++) await verifyBandOf(poolTable(pool), verifier, band, { bucketChunk, groupMembers });
+    const pool = new SignatureRecords(numbers, { expected: docs.length });
+    for (const d of docs) pool.addSignature(d.id, d.signature);
+    for (let band = 0; band < BANDS; band++) await verifyBandOf(pool, verifier, band, { bucketChunk, groupMembers });
   } else {
-    const spill = new SignatureSpill(scratch, numbers, { valueBits: where === 'disk, compact' ? 16 : 32 });
+    const spill = new SignatureRecords(numbers, { spillDir: scratch, valueBits: where === 'disk, compact' ? 16 : 32 });
     try {
       for (const d of docs) spill.addSignature(d.id, d.signature);
       if (where === 'disk, sorted ahead') await verifyBands(spill, verifier, { bucketChunk, groupMembers, sortAhead: true, checkers: 0, rangeMembers: 0 });
@@ -105,9 +103,7 @@ describe('bandBuckets (radix sort of a band)', () => {
   it('gives the order and runs of the comparison sort, for any hashes (signed, equal, extreme)', () => {
     fc.assert(
       fc.property(fc.array(fc.oneof(fc.integer({ min: -3, max: 3 }), fc.integer({ min: -(2 ** 31), max: 2 ** 31 - 1 })), { maxLength: 300 }), (hashes) => {
-        const pool = new SignaturePool(hashes.length);
-        for (const [i, h] of hashes.entries()) pool.add(`d${i}`, { values: new Uint32Array(1), bands: Int32Array.of(h), simhash: { hi: 0, lo: 0 } });
-        const expected = bandRuns(pool, 0);
+        const expected = bandRuns(Int32Array.from(hashes));
         const got = bandBuckets(Int32Array.from(hashes));
         expect([...got.order]).toEqual([...expected.order]);
         expect(pairsOf(got.runs)).toEqual(expected.runs);
@@ -174,14 +170,14 @@ describe('the band pass, signatures in memory or spilled to disk', () => {
   });
 
   it('gathers the bands by default only when the records file is larger than the memory available could cache', () => {
-    const spill = new SignatureSpill(scratch, undefined, { valueBits: 32 });
+    const spill = new SignatureRecords(undefined, { spillDir: scratch, valueBits: 32 });
     try {
       for (const d of docs) spill.addSignature(d.id, d.signature);
-      const bytes = statSync(spill.records().file).size;
+      const bytes = statSync(spill.records!().file).size;
       expect(bytes).toBe(docs.length * (4 * WIDTH + 8 + 4 * BANDS));
       expect(rangesByDefault(spill, 10 * bytes)).toBe(0);
       expect(rangesByDefault(spill, bytes)).toBe(DEFAULT_RANGE_MEMBERS);
-      expect(rangesByDefault(poolTable(new SignaturePool(1)), 0)).toBe(0);
+      expect(rangesByDefault(new SignatureRecords(), 0)).toBe(0);
     } finally {
       spill.close();
     }
@@ -199,7 +195,7 @@ describe('the band pass, signatures in memory or spilled to disk', () => {
     const [whole, compact] = [await stagedPass(pair, 50, 'disk', 7), await stagedPass(pair, 50, 'disk, compact', 7)];
     expect(whole.pairs.map((p) => p.jaccard)).toEqual([1 - Math.ceil(WIDTH / 3) / WIDTH]);
     expect(compact.pairs.map((p) => p.jaccard)).toEqual([1]);
-    const spill = new SignatureSpill(scratch, undefined, { valueBits: 16 });
+    const spill = new SignatureRecords(undefined, { spillDir: scratch, valueBits: 16 });
     try {
       for (const d of docs.slice(0, 50)) spill.addSignature(d.id, d.signature);
       expect(spill.bytesPerDocument).toBe(2 * WIDTH + 8 + 8 * BANDS); // against 4 * WIDTH + 8 + 8 * BANDS whole
@@ -250,7 +246,7 @@ describe('the band pass, signatures in memory or spilled to disk', () => {
   it('the spill: its own folder (a planted file is not followed), signatures read back exactly, the folder gone when closed', async () => {
     const victim = path.join(scratch, 'victim.txt');
     writeFileSync(victim, 'keep me');
-    const spill = new SignatureSpill(scratch, new DocNumbers());
+    const spill = new SignatureRecords(new DocNumbers(), { spillDir: scratch });
     try {
       expect(path.dirname(spill.path)).toBe(scratch);
       for (const d of docs.slice(0, 500)) spill.addSignature(d.id, d.signature);
@@ -283,7 +279,7 @@ describe('the band pass, signatures in memory or spilled to disk', () => {
     writeFileSync(path.join(dead, 'records.bin'), 'x');
     for (const folder of [dead, live]) utimesSync(folder, hourAgo, hourAgo);
     symlinkSync(scratch, linked);
-    const second = new SignatureSpill(scratch);
+    const second = new SignatureRecords(undefined, { spillDir: scratch });
     second.addSignature('x', docs[0].signature);
     second.readBand(0, () => undefined);
     second.close();

@@ -1,11 +1,11 @@
-// The family members' records gathered for the clusters' cut (member-records.ts, SignatureSpill.gatherMembers):
+// The family members' records gathered for the clusters' cut (member-records.ts, SignatureRecords.gatherMembers):
 // the same signatures as read where they lie, read from a file of their own, and nothing left behind.
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { DocNumbers } from '../../src/jobs/dedup/documents/doc-numbers.js';
-import { SignatureSpill } from '../../src/jobs/dedup/scan/signature-spill.js';
+import { SignatureRecords } from '../../src/jobs/dedup/scan/signature-table.js';
 import { corpus } from '../support/dedup-corpus.js';
 
 const scratch = mkdtempSync(path.join(os.tmpdir(), 'nd-members-'));
@@ -16,7 +16,7 @@ describe('gathered family members', () => {
     it(`${valueBits}-bit records: find gives what it gave before the gather, for members (any batch) and others alike`, async () => {
       const docs = corpus(40, 6, 300, 50);
       const numbers = new DocNumbers();
-      const spill = new SignatureSpill(scratch, numbers, { valueBits });
+      const spill = new SignatureRecords(numbers, { spillDir: scratch, valueBits });
       for (const d of docs) spill.addSignature(d.id, d.signature);
       try {
         const ids = docs.map((d) => d.id);

@@ -1,12 +1,11 @@
-// The full pass in memory, without an engine: the pool of signatures, the runs of equal band keys, and
+// The full pass in memory, without an engine: the table of signatures in memory, the runs of equal band keys, and
 // the clusters it verifies, against every pair that shares a key compared one by one.
 import { describe, expect, it } from 'vitest';
 import { DocNumbers } from '../../src/jobs/dedup/documents/doc-numbers.js';
 import { verifyBandOf } from '../../src/jobs/dedup/bands/band-pass.js';
 import { bandBuckets } from '../../src/jobs/dedup/bands/band-sort.js';
-import { poolTable } from '../../src/jobs/dedup/scan/signature-table.js';
+import { SignatureRecords } from '../../src/jobs/dedup/scan/signature-table.js';
 import { PairVerifier } from '../../src/jobs/dedup/verify/pair-verifier.js';
-import { SignaturePool } from '../../src/jobs/dedup/scan/signature-pool.js';
 import { decodeSignature, type SignatureFields, signatureFields, type StoredSignature } from '../../src/jobs/dedup/documents/signature-store.js';
 import { StoredProblem } from '../../src/stored/read.js';
 import { UnionFind } from '../../src/jobs/dedup/verify/union-find.js';
@@ -44,33 +43,52 @@ function corpus(families: number, copies: number, loners: number, seed = 7): Arr
   return docs;
 }
 
-function poolOf(docs: Array<{ id: string; signature: StoredSignature }>): SignaturePool {
-  const pool = new SignaturePool(Math.floor(docs.length / 3)); // grows past what it expected
-  for (const d of docs) pool.add(d.id, d.signature);
+function poolOf(docs: Array<{ id: string; signature: StoredSignature }>): SignatureRecords {
+  const pool = new SignatureRecords(undefined, { expected: Math.floor(docs.length / 3) }); // grows past what it expected
+  for (const d of docs) pool.addSignature(d.id, d.signature);
   return pool;
+}
+
+/** Slot i's signature, copied out of the table. */
+async function signatureAt(pool: SignatureRecords, i: number): Promise<StoredSignature> {
+  const s = (await pool.load(Uint32Array.of(i)))(i);
+  return { values: s.values.slice(), simhash: s.simhash, bands: s.bands.slice() };
+}
+
+/** Every slot's hash of its key in `band`. */
+function bandHashes(pool: SignatureRecords, band: number): Int32Array {
+  const hashes = new Int32Array(pool.size);
+  let at = 0;
+  pool.readBand(band, (chunk) => {
+    hashes.set(new Int32Array(chunk.buffer, chunk.byteOffset, chunk.length), at);
+    at += chunk.length;
+  });
+  return hashes;
 }
 
 function components(uf: UnionFind): string[] {
   return uf.groups().map((g) => g.sort().join(',')).sort();
 }
 
-describe('SignaturePool', () => {
-  it('holds every signature as views of its arrays, and leaves out one of another length', () => {
+describe('the signature table in memory', () => {
+  it('holds every signature in its records, and leaves out one of another length', async () => {
     const docs = corpus(3, 5, 10);
     const pool = poolOf(docs);
-    pool.add('short', { values: new Uint32Array(3), simhash: '0000000000000000', bands: new Int32Array(BANDS) });
+    pool.addSignature('short', { values: new Uint32Array(3), simhash: '0000000000000000', bands: new Int32Array(BANDS) });
     expect([pool.size, pool.bandCount, pool.leftOut]).toEqual([docs.length, BANDS, 1]);
-    pool.add('hashed', { ...docs[0].signature, simhash: 'fedcba9800000001' });
-    expect(pool.signature(pool.size - 1).simhash).toEqual({ hi: 0xfedcba98, lo: 1 });
-    docs.forEach((d, i) => {
-      expect(pool.ids[i]).toBe(d.id);
-      expect([...pool.signature(i).values]).toEqual([...d.signature.values]);
-      expect([...pool.signature(i).bands]).toEqual([...d.signature.bands]);
-      expect(pool.bandHash(i, 3)).toBe(d.signature.bands[3]);
-    });
+    pool.addSignature('hashed', { ...docs[0].signature, simhash: 'fedcba9800000001' });
+    expect((await signatureAt(pool, pool.size - 1)).simhash).toEqual({ hi: 0xfedcba98, lo: 1 });
+    const band3 = bandHashes(pool, 3);
+    for (const [i, d] of docs.entries()) {
+      expect(pool.idOf(i)).toBe(d.id);
+      const signature = await signatureAt(pool, i);
+      expect([...signature.values]).toEqual([...d.signature.values]);
+      expect([...signature.bands]).toEqual([...d.signature.bands]);
+      expect(band3[i]).toBe(d.signature.bands[3]);
+    }
   });
 
-  it('takes a document from its stored fields, decoded straight into its arrays, as from its decoded signature', () => {
+  it('takes a document from its stored fields, decoded straight into its record, as from its decoded signature', async () => {
     const params = `white-space:norm-html:sha1:${WIDTH};seed=1;scheme=affine32;b=${BANDS};r=1;simhash=w4m8;sample=4`;
     const stored = (i: number, width = WIDTH) => {
       const values = Uint32Array.from({ length: width }, (_, k) => (k * 2654435761 + i * 40503) >>> 0);
@@ -78,26 +96,28 @@ describe('SignaturePool', () => {
       const minhash = Buffer.from(serializeLeanMinhash({ seed: 1, scheme: 'affine32', values })).toString('base64');
       return { near_dup: { minhash, bands, params, token_count: 10, simhash: `00000000${(i * 7919).toString(16).padStart(8, '0')}` } };
     };
-    const fromFields = new SignaturePool(2);
-    const fromSignatures = new SignaturePool(2);
+    const fromFields = new SignatureRecords(undefined, { expected: 2 });
+    const fromSignatures = new SignatureRecords(undefined, { expected: 2 });
     for (let i = 0; i < 7; i++) {
       fromFields.addFields(`d${i}`, signatureFields(stored(i), 'near_dup', params) as SignatureFields);
-      fromSignatures.add(`d${i}`, decodeSignature(stored(i), 'near_dup', params) as StoredSignature);
+      fromSignatures.addSignature(`d${i}`, decodeSignature(stored(i), 'near_dup', params) as StoredSignature);
     }
     // Not the shape the params say, or no MinHash: not a signature, never read into the pool.
     expect(signatureFields(stored(9, WIDTH / 2), 'near_dup', params)).toBeInstanceOf(StoredProblem);
     expect(signatureFields({ near_dup: { bands: [], params } }, 'near_dup', params)).toBeInstanceOf(StoredProblem);
-    expect([fromFields.size, fromFields.leftOut, fromFields.ids]).toEqual([7, 0, fromSignatures.ids]);
-    for (let i = 0; i < 7; i++) expect(fromFields.signature(i)).toEqual(fromSignatures.signature(i));
-    expect(fromFields.signature(1).simhash).toEqual({ hi: 0, lo: 7919 });
+    const idsOf = (pool: SignatureRecords) => Array.from({ length: pool.size }, (_, i) => pool.idOf(i));
+    expect([fromFields.size, fromFields.leftOut, idsOf(fromFields)]).toEqual([7, 0, idsOf(fromSignatures)]);
+    for (let i = 0; i < 7; i++) expect(await signatureAt(fromFields, i)).toEqual(await signatureAt(fromSignatures, i));
+    expect((await signatureAt(fromFields, 1)).simhash).toEqual({ hi: 0, lo: 7919 });
   });
 
   it('cuts a band into runs of equal key hashes, in input order within a run, by either sort', () => {
     const pool = poolOf(corpus(20, 12, 100));
     for (let band = 0; band < BANDS; band++) {
       const numeric = bandRuns(pool, band);
+      const hashes = bandHashes(pool, band);
       const expected = new Map<number, number[]>();
-      for (let i = 0; i < pool.size; i++) expected.set(pool.bandHash(i, band), [...(expected.get(pool.bandHash(i, band)) ?? []), i]);
+      for (let i = 0; i < pool.size; i++) expected.set(hashes[i], [...(expected.get(hashes[i]) ?? []), i]);
       const runs = numeric.runs.map(([start, end]) => [...numeric.order.subarray(start, end)]);
       expect(runs.sort((a, b) => a[0] - b[0])).toEqual([...expected.values()].filter((m) => m.length > 1).sort((a, b) => a[0] - b[0]));
     }
@@ -105,15 +125,15 @@ describe('SignaturePool', () => {
 });
 
 /** The band's buckets as the pass sorts them. */
-function bandRuns(pool: SignaturePool, band: number): { order: Uint32Array; runs: Array<[number, number]> } {
-  const { order, runs } = bandBuckets(Int32Array.from({ length: pool.size }, (_, i) => pool.bandHash(i, band)));
+function bandRuns(pool: SignatureRecords, band: number): { order: Uint32Array; runs: Array<[number, number]> } {
+  const { order, runs } = bandBuckets(bandHashes(pool, band));
   const pairs: Array<[number, number]> = [];
   for (let k = 0; k < runs.length; k += 2) pairs.push([runs[k], runs[k + 1]]);
   return { order, runs: pairs };
 }
 
-function verifyBand(pool: SignaturePool, verifier: PairVerifier, band: number, bucketChunk: number, markOnly = false): Promise<void> {
-  return verifyBandOf(poolTable(pool), verifier, band, { bucketChunk, markOnly });
+function verifyBand(pool: SignatureRecords, verifier: PairVerifier, band: number, bucketChunk: number, markOnly = false): Promise<void> {
+  return verifyBandOf(pool, verifier, band, { bucketChunk, markOnly });
 }
 
 describe('the full pass in memory', () => {
@@ -141,8 +161,8 @@ describe('the full pass in memory', () => {
   it('a pool numbered as the verifier is (members passed by its numbers) verifies exactly what a pool numbered apart does', async () => {
     const run = async (shared: boolean) => {
       const numbers = new DocNumbers();
-      const pool = new SignaturePool(docs.length, shared ? numbers : new DocNumbers());
-      for (const d of docs) pool.add(d.id, d.signature);
+      const pool = new SignatureRecords(shared ? numbers : new DocNumbers(), { expected: docs.length });
+      for (const d of docs) pool.addSignature(d.id, d.signature);
       const pairs: string[] = [];
       const verifier = new PairVerifier(bar, { documents: numbers, collectMatches: true, onRecorded: (p) => pairs.push(`${p.a}|${p.b}|${p.jaccard}|${p.hamming}`) });
       expect(pool.numbering === verifier.clusters.documents).toBe(shared); // whose numbers verifyBand passes
@@ -175,7 +195,8 @@ describe('the full pass in memory', () => {
     const { order, runs } = bandRuns(pool, 0);
     const large = runs.find(([s, e]) => e - s > 5);
     expect(large).toBeDefined();
-    const [x, y] = [pool.ids[order[large![0]]], pool.ids[order[large![0] + 1]]];
-    expect(verifier.decidedEarlier(x, y, 1, new Map([[x, pool.signature(order[large![0]])], [y, pool.signature(order[large![0] + 1])]]))).not.toBe('yes');
+    const [x, y] = [pool.idOf(order[large![0]]), pool.idOf(order[large![0] + 1])];
+    const signatures = new Map([[x, await signatureAt(pool, order[large![0]])], [y, await signatureAt(pool, order[large![0] + 1])]]);
+    expect(verifier.decidedEarlier(x, y, 1, signatures)).not.toBe('yes');
   });
 });

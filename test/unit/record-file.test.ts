@@ -21,10 +21,21 @@ describe('the record file of the spill layer', () => {
         const back = new Uint8Array(32);
         file.read(0, back);
         expect(Array.from(back)).toEqual([1, 9, 3, ...Array.from({ length: 20 }, (_, k) => k), 0, 0, 0, 0, 0, 0, 0, 7, 7]);
+        expect(Array.from(file.view(21, 3))).toEqual([18, 19, 0]);
         file.truncate();
         expect(file.length).toBe(0);
         expect(file.append(Uint8Array.of(5))).toBe(0);
       }
+    });
+  });
+
+  it('writes what it gathered to its file when flushed, so that a thread reading the file by its path sees it all', async () => {
+    await inFolder((folder) => {
+      const file = recordFile('gathered.bin', folder, 64);
+      file.append(new Uint8Array(40));
+      expect(statSync(path.join(folder.path, 'gathered.bin')).size).toBe(0);
+      file.flush();
+      expect(statSync(path.join(folder.path, 'gathered.bin')).size).toBe(40);
     });
   });
 

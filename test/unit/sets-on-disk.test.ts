@@ -8,7 +8,7 @@ import { verifyBands } from '../../src/jobs/dedup/bands/band-pass.js';
 import { DocNumbers } from '../../src/jobs/dedup/documents/doc-numbers.js';
 import { PairVerifier, type VerifiedPair } from '../../src/jobs/dedup/verify/pair-verifier.js';
 import { SetsOnDisk } from '../../src/jobs/dedup/verify/sets-on-disk.js';
-import { SignatureSpill } from '../../src/jobs/dedup/scan/signature-spill.js';
+import { SignatureRecords } from '../../src/jobs/dedup/scan/signature-table.js';
 import { UnionFind } from '../../src/jobs/dedup/verify/union-find.js';
 import { seededRandom } from '../support/corpus.js';
 import { spillFolders } from '../support/spill-folders.js';
@@ -233,7 +233,7 @@ describe('a pass over the bands with the rows written to disk', () => {
         const numbers = new DocNumbers();
         const pairs: VerifiedPair[] = [];
         const verifier: PairVerifier = new PairVerifier(0.5, { documents: numbers, spill: { folder, maxRows }, onVerified: (p) => pairs.push(verifier.named(p)) });
-        const spill = new SignatureSpill(scratch, numbers);
+        const spill = new SignatureRecords(numbers, { spillDir: scratch });
         for (const d of docs) spill.addSignature(d.id, d.signature);
         try {
           await verifyBands(spill, verifier, { bucketChunk: 20, groupMembers: 7, ...way });

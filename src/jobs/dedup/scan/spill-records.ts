@@ -1,9 +1,10 @@
-// The records file of a signature spill as its readers see it: the layout of one document's record (its
+// The records file of the signature table as its readers see it: the layout of one document's record (its
 // MinHash values whole or in their low 16 bits, the SimHash halves, the hash of each band key) and the
-// reading of a group of records by slot, close slots in one read. Shared by the spill (signature-spill.ts)
-// and the threads that verify buckets beside it (bucket-check.worker.ts), each reading through a file
-// descriptor of its own.
+// reading of a group of records by slot, close slots in one read. Shared by the table (signature-table.ts,
+// through its record file) and the threads that verify buckets beside it (bucket-check.worker.ts), each
+// reading through a file descriptor of its own.
 import type { StoredSignature } from '../documents/signature-store.js';
+import type { RecordFile } from '../spill/record-file.js';
 import { readAll } from '../spill/spill-folder.js';
 
 /** How many bits of each MinHash value the spill keeps: 32 (the values as they are), or 16 (compact). */
@@ -60,8 +61,8 @@ export class RecordReader {
     this.words = layout.width + 2 + layout.bandCount;
   }
 
-  /** The signatures of these slots (ascending, no repeats) in the records file open as `fd`, found by slot until the next read. */
-  read(fd: number, slots: Uint32Array): (slot: number) => StoredSignature {
+  /** The signatures of these slots (ascending, no repeats) in a records file (open as `fd`, or a record file), found by slot until the next read. */
+  read(fd: number | RecordFile, slots: Uint32Array): (slot: number) => StoredSignature {
     const bytes = this.bytes;
     if (this.held.length < slots.length * bytes) this.held = new Uint8Array(Math.ceil(slots.length * 1.25) * bytes);
     for (let i = 0; i < slots.length; ) {
@@ -74,15 +75,21 @@ export class RecordReader {
     return (slot) => this.signatureAt(records, placeIn(slots, slot));
   }
 
+  /** The signatures of a records file of whole values held in memory as `words`, by slot: views of it, no copy. */
+  inPlace(words: Uint32Array): (slot: number) => StoredSignature {
+    return (slot) => this.signatureAt(words, slot);
+  }
+
   /** Slots i..j-1, close together, in one read: straight into place when they follow each other, else through the scratch buffer. */
-  private readRun(fd: number, slots: Uint32Array, i: number, j: number): void {
+  private readRun(fd: number | RecordFile, slots: Uint32Array, i: number, j: number): void {
     const bytes = this.bytes;
     const span = slots[j - 1] - slots[i] + 1;
+    const read = (into: Uint8Array, at: number) => (typeof fd === 'number' ? readAll(fd, into, at) : fd.read(at, into));
     if (span === j - i) {
-      readAll(fd, this.held.subarray(i * bytes, j * bytes), slots[i] * bytes);
+      read(this.held.subarray(i * bytes, j * bytes), slots[i] * bytes);
       return;
     }
-    readAll(fd, this.scratch.subarray(0, span * bytes), slots[i] * bytes);
+    read(this.scratch.subarray(0, span * bytes), slots[i] * bytes);
     for (let k = i; k < j; k++) {
       const from = (slots[k] - slots[i]) * bytes;
       this.held.set(this.scratch.subarray(from, from + bytes), k * bytes);

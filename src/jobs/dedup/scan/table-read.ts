@@ -1,16 +1,14 @@
 // Stage 1 of a whole-index pass (the full pass, and each share of a split one): every signature in scope
 // read once, in one point-in-time scan (signature-scan.ts), into a table the bucket and verify stages read:
-// in memory when the documents are at most --max-cached-signatures (signature-pool.ts), else spilled to
-// local disk (signature-spill.ts). Input: the scan's settings; output: the table, which also finds
-// signatures by id (to cut clusters, or to check pairs read back) and is closed when the pass is done.
+// in memory when the documents are at most --max-cached-signatures, else spilled to local disk
+// (signature-table.ts). Input: the scan's settings; output: the table, which also finds signatures by id (to
+// cut clusters, or to check pairs read back) and is closed when the pass is done.
 import os from 'node:os';
 import type { EngineClient } from '../../../engine/client.js';
 import type { DocIds } from '../documents/doc-numbers.js';
 import { readSignatures } from './signature-scan.js';
-import { SignaturePool } from './signature-pool.js';
-import { SignatureSpill } from './signature-spill.js';
 import type { SignatureStore, StoredSignature } from '../documents/signature-store.js';
-import { poolTable, type SignatureTable } from './signature-table.js';
+import { SignatureRecords, type SignatureTable } from './signature-table.js';
 
 /** A table the stages read, that also finds signatures by id (by number when given), and lets them go. */
 export type ReadTable = SignatureTable & {
@@ -43,26 +41,12 @@ export interface TableRead {
 export async function readTable(client: EngineClient, store: SignatureStore, settings: TableRead): Promise<ReadTable> {
   const { index, prefix, scope, storedFields: fields, pageSize, documents, numbers, onDocuments } = settings;
   const read = { index, prefix, scope, fields, pageSize, documents, onDocuments };
-  if (settings.everythingCached) {
-    const pool = await readSignatures(client, store, read, new SignaturePool(documents, numbers));
-    return { ...poolTable(pool), find: async (ids) => findIn(pool, ids) };
-  }
-  const spill = new SignatureSpill(settings.spillDir ?? os.tmpdir(), numbers, { valueBits: 'auto', expected: documents });
+  const spillDir = settings.everythingCached ? undefined : (settings.spillDir ?? os.tmpdir());
+  const table = new SignatureRecords(numbers, { expected: documents, spillDir, valueBits: 'auto' });
   try {
-    await readSignatures(client, store, read, spill);
+    return await readSignatures(client, store, read, table);
   } catch (err) {
-    spill.close();
+    table.close();
     throw err;
   }
-  return spill;
-}
-
-/** The signatures of these ids that the pool holds. */
-function findIn(pool: SignaturePool, ids: readonly string[]): Map<string, StoredSignature> {
-  const found = new Map<string, StoredSignature>();
-  for (const id of ids) {
-    const signature = pool.find(id);
-    if (signature) found.set(id, signature);
-  }
-  return found;
 }

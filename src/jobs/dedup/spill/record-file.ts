@@ -18,6 +18,10 @@ export interface RecordFile {
   write(place: number, bytes: Uint8Array): void;
   /** Fills `into` from `place` (which with its length is within what was appended). */
   read(place: number, into: Uint8Array): void;
+  /** The bytes at [place, place + length): in memory a view of them (no copy, good until the next write), from disk a copy. */
+  view(place: number, length: number): Uint8Array;
+  /** What was appended, in the file (a thread that reads it by its path sees it all), its buffer let go; nothing to do in memory. */
+  flush(): void;
   /** The file cut or made `length` bytes long (bytes added read as zeros); by default every byte let go, the disk's room too. */
   truncate(length?: number): void;
 }
@@ -65,6 +69,12 @@ class MemoryRecords implements RecordFile {
     into.set(this.bytes.subarray(place, place + into.length));
   }
 
+  view(place: number, length: number): Uint8Array {
+    return this.bytes.subarray(place, place + length);
+  }
+
+  flush(): void {}
+
   truncate(length = 0): void {
     if (length > this.length) this.write(length - 1, new Uint8Array(1));
     else if (length === 0) this.bytes = new Uint8Array(1 << 16);
@@ -75,15 +85,18 @@ class MemoryRecords implements RecordFile {
 
 class DiskRecords implements RecordFile {
   private readonly file: number;
-  /** Appends not yet written, to go at the file's end. */
-  private readonly pending: Uint8Array;
+  /** Appends not yet written, to go at the file's end (made when first needed, let go by flush). */
+  private pending = new Uint8Array(0);
   private pendingLength = 0;
   /** Bytes the file holds. */
   private end = 0;
 
-  constructor(folder: SpillFolder, name: string, bufferBytes: number) {
+  constructor(
+    folder: SpillFolder,
+    name: string,
+    private readonly bufferBytes: number,
+  ) {
     this.file = folder.create(name);
-    this.pending = new Uint8Array(bufferBytes);
   }
 
   get length(): number {
@@ -92,9 +105,10 @@ class DiskRecords implements RecordFile {
 
   append(bytes: Uint8Array): number {
     const place = this.length;
-    if (this.pendingLength + bytes.length > this.pending.length) this.flush();
-    if (bytes.length >= this.pending.length) this.write(place, bytes);
+    if (this.pendingLength + bytes.length > this.bufferBytes) this.writePending();
+    if (bytes.length >= this.bufferBytes) this.write(place, bytes);
     else {
+      if (this.pending.length === 0) this.pending = new Uint8Array(this.bufferBytes);
       this.pending.set(bytes, this.pendingLength);
       this.pendingLength += bytes.length;
     }
@@ -102,23 +116,34 @@ class DiskRecords implements RecordFile {
   }
 
   write(place: number, bytes: Uint8Array): void {
-    this.flush();
+    this.writePending();
     writeAll(this.file, bytes, place);
     this.end = Math.max(this.end, place + bytes.length);
   }
 
   read(place: number, into: Uint8Array): void {
-    this.flush();
+    this.writePending();
     readAll(this.file, into, place);
   }
 
+  view(place: number, length: number): Uint8Array {
+    const bytes = new Uint8Array(length);
+    this.read(place, bytes);
+    return bytes;
+  }
+
   truncate(length = 0): void {
-    this.flush();
+    this.writePending();
     this.end = length;
     ftruncateSync(this.file, length);
   }
 
-  private flush(): void {
+  flush(): void {
+    this.writePending();
+    this.pending = new Uint8Array(0);
+  }
+
+  private writePending(): void {
     if (this.pendingLength === 0) return;
     const pending = this.pending.subarray(0, this.pendingLength);
     this.pendingLength = 0;
