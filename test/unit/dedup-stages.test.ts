@@ -288,7 +288,7 @@ describe('the band pass, signatures in memory or spilled to disk', () => {
   });
 });
 
-describe('DocNumbers (ids kept in typed chunks)', () => {
+describe('DocNumbers (ids in two record files, in memory or on disk)', () => {
   it.each(['memory', 'disk'])('numbers ids as a Map would, finds them again and gives them back exactly (any text, repeats, long ones): ids in %s', (where) => {
     fc.assert(
       fc.property(fc.array(fc.oneof(fc.string({ unit: 'binary', maxLength: 30 }), fc.constantFrom('', 'a', 'a', '__proto__', 'x'.repeat(5000))), { maxLength: 400 }), (ids) => {
@@ -308,8 +308,8 @@ describe('DocNumbers (ids kept in typed chunks)', () => {
     );
   });
 
-  it('on disk: ids appended unlooked-up as a scan meets them, read back in any order, found by id once asked (the index built then, kept up to date)', () => {
-    const ids = spilledIds();
+  it.each(['memory', 'disk'])('ids in %s: appended unlooked-up as a scan meets them, read back in any order, found by id once asked (the index built then, kept up to date)', (where) => {
+    const ids = where === 'memory' ? new DocNumbers() : spilledIds();
     const idOf = (i: number) => `doc-${i}-${'ü'.repeat(i % 7)}${i % 1000 === 0 ? 'y'.repeat(6000) : ''}\ud800`.slice(0, i % 3 === 0 ? undefined : -1);
     const n = 20_000;
     for (let i = 0; i < n; i++) expect(ids.append(idOf(i))).toBe(i);

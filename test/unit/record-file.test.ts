@@ -22,6 +22,9 @@ describe('the record file of the spill layer', () => {
         file.read(0, back);
         expect(Array.from(back)).toEqual([1, 9, 3, ...Array.from({ length: 20 }, (_, k) => k), 0, 0, 0, 0, 0, 0, 0, 7, 7]);
         expect(Array.from(file.view(21, 3))).toEqual([18, 19, 0]);
+        file.write(22, Uint8Array.of(5));
+        expect(Array.from(file.view(21, 3))).toEqual([18, 5, 0]); // (a view after a write sees it)
+        file.write(22, Uint8Array.of(19));
         file.truncate();
         expect(file.length).toBe(0);
         expect(file.append(Uint8Array.of(5))).toBe(0);

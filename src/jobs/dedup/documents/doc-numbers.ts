@@ -1,8 +1,12 @@
 // Documents numbered in the order dedup meets them, so that what it keeps about each one lives in typed
 // arrays indexed by that number (its facts: a few bytes a document), or in rows found by it for the few that
-// have a near-duplicate (their cluster and best similarity: doc-rows.ts). One
-// numbering is shared by the signature store and the pair verifier, so every document's id is kept once:
-// here in memory, or on local disk for an index too large for that (dedup/documents/spilled-ids.ts).
+// have a near-duplicate (doc-rows.ts). One numbering is shared by the signature store and the pair verifier,
+// so every id is kept once: in two record files (spill/record-file.ts), in memory or, for an index too large
+// for that, in a spill folder of its own: ids.bin, each id as UTF-8 after the other, and id-ends.bin, where
+// each ends, a 64-bit float by number. A number is found by id through an index of every id, built the first
+// time one is asked for and kept up to date after: a full run on disk that is not resumed never builds it.
+import { type RecordFile, recordFile } from '../spill/record-file.js';
+import { SpillFolder } from '../spill/spill-folder.js';
 
 /** A numbering of documents: each id met gets the next number, and is found again by it. */
 export interface DocIds {
@@ -19,116 +23,155 @@ export interface DocIds {
 }
 
 /**
- * The numbering of an index whose ids fit in memory, kept in typed chunks rather than a Map of strings (see within).
+ * The numbering: the ids in two record files, in memory or in a spill folder of its own (the file header says how);
+ * on disk a read costs a small block of each file, so ids read in ascending numbers read each block once.
  */
 export class DocNumbers implements DocIds {
-  // The ids are kept as UTF-16 code units in large typed chunks, found again through an open-addressing
-  // table of numbers keyed by a hash of the id: about 2 bytes a character and 24 a document, none of it
-  // objects the garbage collector walks (a Map of ten million strings took 1.2 GB and minutes of marking).
-  private chunks: Uint16Array[] = [];
-  private used = CHUNK_UNITS; // (no chunk yet)
-  /** Where each id starts: chunk * CHUNK_UNITS + offset. */
-  private starts = new Float64Array(0);
-  private lengths = new Uint32Array(0);
-  private hashes = new Uint32Array(0);
-  /** Number + 1 of the id in each place (0: empty); a power of two, at most half full. */
-  private table = new Int32Array(1024);
+  /** On disk, its folder (what goes with the ids, such as their facts, may be kept there too; removed with them). */
+  readonly folder?: SpillFolder;
+  private readonly idsFile: RecordFile;
+  private readonly endsFile: RecordFile;
   private count = 0;
+  /** An id encoded, and its end, on their way to the files. */
+  private encoded = Buffer.alloc(1 << 12);
+  private readonly end = Buffer.alloc(8);
+  private index?: IdIndex;
+
+  /** `spillDir`: where a folder of its own is made for the ids (in memory when not given). */
+  constructor(spillDir?: string) {
+    this.folder = spillDir === undefined ? undefined : new SpillFolder(spillDir);
+    this.idsFile = recordFile('ids.bin', this.folder);
+    this.endsFile = recordFile('id-ends.bin', this.folder);
+  }
 
   get size(): number {
     return this.count;
   }
 
-  /** The document's number, given it now if it had none. */
+  append(id: string): number {
+    if (this.index) return this.numberOf(id);
+    return this.write(id);
+  }
+
   numberOf(id: string): number {
-    const hash = hashOf(id);
-    const place = this.placeOf(id, hash);
-    if (this.table[place] > 0) return this.table[place] - 1;
-    const n = this.count++;
-    this.store(n, id, hash);
-    this.table[place] = n + 1;
-    if (this.count * 2 > this.table.length) this.rehash();
+    const index = this.indexed();
+    const found = index.find(id);
+    if (found !== undefined) return found;
+    const n = this.write(id);
+    index.add(n, id);
     return n;
   }
 
-  /** The document's number, or undefined if it was never met. */
   find(id: string): number | undefined {
-    const n = this.table[this.placeOf(id, hashOf(id))];
-    return n > 0 ? n - 1 : undefined;
+    return this.indexed().find(id);
   }
 
-  append(id: string): number {
-    return this.numberOf(id);
+  idOf(n: number): string {
+    if (!Number.isInteger(n) || n < 0 || n >= this.count) throw new RangeError(`no document number ${n} (of ${this.count})`);
+    // Where it ends, and where the one before it ends (negative: written as UTF-16).
+    const at = n === 0 ? 0 : 8;
+    const ends = this.endsFile.view(8 * n - at, 8 + at);
+    const start = n === 0 ? 0 : Math.abs(ends.readDoubleLE(0));
+    const end = ends.readDoubleLE(at);
+    return this.idsFile.view(start, Math.abs(end) - start).toString(end < 0 ? 'utf16le' : 'utf8');
   }
 
   idsOf(numbers: ArrayLike<number>): string[] {
     return Array.from(numbers, (n) => this.idOf(n));
   }
 
-  idOf(n: number): string {
-    const start = this.starts[n];
-    const chunk = this.chunks[Math.floor(start / CHUNK_UNITS)];
-    const offset = start % CHUNK_UNITS;
-    return readString(chunk, offset, this.lengths[n]);
+  /** Lets the ids go: on disk, their folder removed. */
+  close(): void {
+    this.folder?.remove();
   }
 
-  /** The place of `id` in the table, or the empty place where it would go. */
-  private placeOf(id: string, hash: number): number {
-    const mask = this.table.length - 1;
-    for (let place = hash & mask; ; place = (place + 1) & mask) {
-      const n = this.table[place] - 1;
-      if (n < 0 || (this.hashes[n] === hash && this.holds(n, id))) return place;
-    }
+  private write(id: string): number {
+    const n = this.count++;
+    // UTF-8 cannot hold a lone surrogate (an id read from JSON can have one): such an id goes as UTF-16,
+    // its end kept negative to say so.
+    const encoding = isWellFormed(id) ? 'utf8' : 'utf16le';
+    const length = Buffer.byteLength(id, encoding);
+    if (length > this.encoded.length) this.encoded = Buffer.alloc(length);
+    this.idsFile.append(this.encoded.subarray(0, this.encoded.write(id, 0, encoding)));
+    this.end.writeDoubleLE(encoding === 'utf8' ? this.idsFile.length : -this.idsFile.length);
+    this.endsFile.append(this.end);
+    return n;
   }
 
-  private holds(n: number, id: string): boolean {
-    if (this.lengths[n] !== id.length) return false;
-    const start = this.starts[n];
-    const chunk = this.chunks[Math.floor(start / CHUNK_UNITS)];
-    const offset = start % CHUNK_UNITS;
-    for (let i = 0; i < id.length; i++) if (chunk[offset + i] !== id.charCodeAt(i)) return false;
-    return true;
-  }
-
-  private store(n: number, id: string, hash: number): void {
-    if (n >= this.starts.length) {
-      const capacity = Math.max(1024, Math.ceil(n * 1.5));
-      this.starts = enlarged(this.starts, capacity);
-      this.lengths = enlarged(this.lengths, capacity);
-      this.hashes = enlarged(this.hashes, capacity);
+  /** The index by id, built from the ids the first time it is needed. */
+  private indexed(): IdIndex {
+    if (!this.index) {
+      const index = new IdIndex(this.count, (n) => this.idOf(n));
+      for (let n = 0; n < this.count; n++) index.add(n, this.idOf(n));
+      this.index = index;
     }
-    if (this.used + id.length > CHUNK_UNITS) {
-      this.chunks.push(new Uint16Array(Math.max(CHUNK_UNITS, id.length)));
-      this.used = 0;
-    }
-    const chunk = this.chunks[this.chunks.length - 1];
-    for (let i = 0; i < id.length; i++) chunk[this.used + i] = id.charCodeAt(i);
-    this.starts[n] = (this.chunks.length - 1) * CHUNK_UNITS + this.used;
-    this.lengths[n] = id.length;
-    this.hashes[n] = hash;
-    this.used += id.length;
-  }
-
-  private rehash(): void {
-    const table = new Int32Array(this.table.length * 2);
-    const mask = table.length - 1;
-    for (let n = 0; n < this.count; n++) {
-      let place = this.hashes[n] & mask;
-      while (table[place] !== 0) place = (place + 1) & mask;
-      table[place] = n + 1;
-    }
-    this.table = table;
+    return this.index;
   }
 }
 
-/** Code units per chunk of ids (8 MB); an id longer than that gets a chunk of its own. */
-const CHUNK_UNITS = 1 << 22;
+/**
+ * Numbers by id: an open-addressing table of number + 1 keyed by a hash of the id, with each number's hash
+ * beside it so that only an equal hash costs a read of the id (4 + 4 to 8 bytes a document).
+ */
+class IdIndex {
+  private table: Int32Array;
+  private hashes: Uint32Array;
+  private count = 0;
+  private readonly key = (Math.random() * 2 ** 32) >>> 0;
 
-/** FNV-1a over the id's UTF-16 code units, mixed so that the low bits (the table's place) depend on all of them. */
-function hashOf(id: string): number {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < id.length; i++) h = Math.imul(h ^ id.charCodeAt(i), 0x01000193);
-  return mixed(h);
+  constructor(
+    expected: number,
+    private readonly idOf: (n: number) => string,
+  ) {
+    let size = 1024;
+    while (size * 0.7 < expected) size *= 2;
+    this.table = new Int32Array(size);
+    this.hashes = new Uint32Array(Math.max(1024, expected));
+  }
+
+  find(id: string): number | undefined {
+    const hash = this.hashOf(id);
+    const mask = this.table.length - 1;
+    for (let place = hash & mask; ; place = (place + 1) & mask) {
+      const n = this.table[place] - 1;
+      if (n < 0) return undefined;
+      if (this.hashes[n] === hash && this.idOf(n) === id) return n;
+    }
+  }
+
+  /** Number n, new, is `id`. */
+  add(n: number, id: string): void {
+    const hash = this.hashOf(id);
+    this.hashes = withRoomFor(this.hashes, n);
+    this.hashes[n] = hash;
+    if (++this.count > this.table.length * 0.7) this.grow();
+    this.place(n, hash);
+  }
+
+  private place(n: number, hash: number): void {
+    const mask = this.table.length - 1;
+    let place = hash & mask;
+    while (this.table[place] !== 0) place = (place + 1) & mask;
+    this.table[place] = n + 1;
+  }
+
+  private grow(): void {
+    const old = this.table;
+    this.table = new Int32Array(old.length * 2);
+    for (const entry of old) if (entry !== 0) this.place(entry - 1, this.hashes[entry - 1]);
+  }
+
+  /** FNV-1a over the id's code units from a basis of this process's own (a crafted set of ids cannot pile up in one run of the table), mixed. */
+  private hashOf(id: string): number {
+    let h = 0x811c9dc5 ^ this.key;
+    for (let i = 0; i < id.length; i++) h = Math.imul(h ^ id.charCodeAt(i), 0x01000193);
+    return mixed(h);
+  }
+}
+
+/** Whether a string has no lone surrogate (String.prototype.isWellFormed, which Node 20 has). */
+function isWellFormed(text: string): boolean {
+  return (text as string & { isWellFormed(): boolean }).isWellFormed();
 }
 
 /** A 32-bit hash mixed so that its low bits depend on all of its bits. */
@@ -138,15 +181,8 @@ export function mixed(h: number): number {
   return (h ^ (h >>> 12)) >>> 0;
 }
 
-function readString(chunk: Uint16Array, offset: number, length: number): string {
-  let text = '';
-  // In slices: String.fromCharCode takes its arguments on the stack.
-  for (let at = 0; at < length; at += 4096) text += String.fromCharCode(...chunk.subarray(offset + at, offset + Math.min(length, at + 4096)));
-  return text;
-}
-
 /** A typed array with room for index `n`: the same one, or a copy half as large again (new places hold `fill`). */
-export function withRoomFor<T extends Int32Array | Float64Array | Uint16Array>(array: T, n: number, fill = 0): T {
+export function withRoomFor<T extends Int32Array | Uint32Array | Float64Array | Uint16Array>(array: T, n: number, fill = 0): T {
   return n < array.length ? array : enlarged(array, Math.max(1024, Math.ceil((n + 1) * 1.5)), fill);
 }
 

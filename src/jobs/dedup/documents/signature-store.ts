@@ -11,7 +11,6 @@ import type { Hash64 } from '../../../sketch/simhash.js';
 import { parseSimhash } from '../../../sketch/simhash-doc.js';
 import { type DocIds, DocNumbers } from './doc-numbers.js';
 import { FactsTable } from './facts.js';
-import { SpilledIds } from './spilled-ids.js';
 import { RecentMap } from './recent-map.js';
 
 /** What verification needs of a document: about 1 KB. */
@@ -117,7 +116,7 @@ export class SignatureStore {
   ) {
     this.cache = new RecentMap(capacity);
     // Ids spilled to disk (an index too large for memory): the facts go with them, into their folder.
-    const spill = documents instanceof SpilledIds ? documents.folder : undefined;
+    const spill = documents instanceof DocNumbers ? documents.folder : undefined;
     this.facts = new FactsTable(documents, { keepClusterIds, keepTokens, expected, spill });
   }
 

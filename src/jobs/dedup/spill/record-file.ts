@@ -18,8 +18,11 @@ export interface RecordFile {
   write(place: number, bytes: Uint8Array): void;
   /** Fills `into` from `place` (which with its length is within what was appended). */
   read(place: number, into: Uint8Array): void;
-  /** The bytes at [place, place + length): in memory a view of them (no copy, good until the next write), from disk a copy. */
-  view(place: number, length: number): Uint8Array;
+  /**
+   * The bytes at [place, place + length): in memory a view of them (no copy), from disk a view of the block of the
+   * file last read (4 KB at least, so that close reads read it once); good until the next write or view.
+   */
+  view(place: number, length: number): Buffer;
   /** What was appended, in the file (a thread that reads it by its path sees it all), its buffer let go; nothing to do in memory. */
   flush(): void;
   /** The file cut or made `length` bytes long (bytes added read as zeros); by default every byte let go, the disk's room too. */
@@ -41,11 +44,11 @@ export function checkOf(words: Uint32Array | Int32Array, check = 0): number {
 }
 
 class MemoryRecords implements RecordFile {
-  private bytes: Uint8Array;
+  private bytes: Buffer;
   length = 0;
 
   constructor(expectedBytes: number) {
-    this.bytes = new Uint8Array(expectedBytes);
+    this.bytes = Buffer.alloc(expectedBytes);
   }
 
   append(bytes: Uint8Array): number {
@@ -57,7 +60,7 @@ class MemoryRecords implements RecordFile {
   write(place: number, bytes: Uint8Array): void {
     const end = place + bytes.length;
     if (end > this.bytes.length) {
-      const larger = new Uint8Array(Math.max(1 << 16, Math.ceil(end * 1.5)));
+      const larger = Buffer.alloc(Math.max(1 << 16, Math.ceil(end * 1.5)));
       larger.set(this.bytes.subarray(0, this.length));
       this.bytes = larger;
     }
@@ -69,7 +72,7 @@ class MemoryRecords implements RecordFile {
     into.set(this.bytes.subarray(place, place + into.length));
   }
 
-  view(place: number, length: number): Uint8Array {
+  view(place: number, length: number): Buffer {
     return this.bytes.subarray(place, place + length);
   }
 
@@ -77,11 +80,14 @@ class MemoryRecords implements RecordFile {
 
   truncate(length = 0): void {
     if (length > this.length) this.write(length - 1, new Uint8Array(1));
-    else if (length === 0) this.bytes = new Uint8Array(1 << 16);
+    else if (length === 0) this.bytes = Buffer.alloc(1 << 16);
     else this.bytes.fill(0, length, this.length);
     this.length = length;
   }
 }
+
+/** Bytes of a file read at once for a view, at least. */
+const VIEW_BYTES = 4096;
 
 class DiskRecords implements RecordFile {
   private readonly file: number;
@@ -90,6 +96,8 @@ class DiskRecords implements RecordFile {
   private pendingLength = 0;
   /** Bytes the file holds. */
   private end = 0;
+  /** The block last viewed: where it starts, its bytes, and how many of them were read. */
+  private readonly viewed = { start: 0, bytes: Buffer.alloc(0), length: 0 };
 
   constructor(
     folder: SpillFolder,
@@ -117,6 +125,7 @@ class DiskRecords implements RecordFile {
 
   write(place: number, bytes: Uint8Array): void {
     this.writePending();
+    this.viewed.length = 0;
     writeAll(this.file, bytes, place);
     this.end = Math.max(this.end, place + bytes.length);
   }
@@ -126,14 +135,21 @@ class DiskRecords implements RecordFile {
     readAll(this.file, into, place);
   }
 
-  view(place: number, length: number): Uint8Array {
-    const bytes = new Uint8Array(length);
-    this.read(place, bytes);
-    return bytes;
+  view(place: number, length: number): Buffer {
+    const viewed = this.viewed;
+    if (place < viewed.start || place + length > viewed.start + viewed.length) {
+      viewed.start = place - (place % VIEW_BYTES);
+      const size = Math.max(VIEW_BYTES, place + length - viewed.start);
+      if (viewed.bytes.length < size) viewed.bytes = Buffer.alloc(size);
+      viewed.length = Math.min(size, this.length - viewed.start);
+      this.read(viewed.start, viewed.bytes.subarray(0, viewed.length));
+    }
+    return viewed.bytes.subarray(place - viewed.start, place - viewed.start + length);
   }
 
   truncate(length = 0): void {
     this.writePending();
+    this.viewed.length = 0;
     this.end = length;
     ftruncateSync(this.file, length);
   }
