@@ -1,7 +1,7 @@
 // The full pass of dedup: every LSH bucket of two or more documents in the index, in stages the data goes
 // through in one direction:
 //  1. scan: every signature in scope read once (one point-in-time scan) into a table, in memory when the
-//     documents are at most --max-cached-signatures, else spilled to local disk (dedup/scan/signature-spill.ts);
+//     documents are at most --max-cached-signatures, else spilled to local disk (dedup/scan/signature-table.ts);
 //  2. bucket and verify, band by band: the band's key hashes sorted into buckets, each bucket's pairs
 //     verified, a group of buckets' signatures loaded at a time (dedup/bands/band-pass.ts);
 // then the table is handed on, to cut the clusters with (cluster-cut.ts). Each finished band is journaled

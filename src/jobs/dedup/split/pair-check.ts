@@ -3,7 +3,7 @@
 // similarity and SimHash distance the page says are the ones the signatures give, at the bar or above.
 // A pair that passes is a pair the verifier would have found; one that fails was damaged or forged.
 //
-// One exception, which is not damage: a share whose signatures were spilled compact (signature-spill.ts,
+// One exception, which is not damage: a share whose signatures were spilled compact (scan/signature-table.ts,
 // 16 bits a value) counts two values equal in their low 16 bits as equal, so it may say a similarity
 // above the one the whole values give (never below). Such a similarity is taken when it is exactly what
 // the compact values give, and the pair keeps the similarity of the whole values: when that is under the

@@ -38,7 +38,7 @@ export function wholeComparerOf(comparing: Comparing | undefined): (x: Uint32Arr
 }
 
 /**
- * The similarity of two signatures as a compact spill (16 bits a value: signature-spill.ts) gives it: the
+ * The similarity of two signatures as a compact spill (16 bits a value: scan/signature-table.ts) gives it: the
  * values masked to their low 16 bits, then compared as above (the core words are 16 bits already).
  */
 export function compactComparerOf(comparing: Comparing | undefined): (x: Uint32Array, y: Uint32Array) => number {
