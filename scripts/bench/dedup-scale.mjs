@@ -95,7 +95,6 @@ function memory() {
 async function child() {
   const { optimalBandsRows } = await import('../../dist/sketch/lsh.js');
   const { DocNumbers } = await import('../../dist/jobs/dedup/documents/doc-numbers.js');
-  const { SpilledIds } = await import('../../dist/jobs/dedup/documents/spilled-ids.js');
   const { FactsTable } = await import('../../dist/jobs/dedup/documents/facts.js');
   const { PairVerifier } = await import('../../dist/jobs/dedup/verify/pair-verifier.js');
   const { SignatureRecords } = await import('../../dist/jobs/dedup/scan/signature-table.js');
@@ -118,7 +117,7 @@ async function child() {
   const groupMembers = Number(option('group-members', 100_000));
   const lsh = optimalBandsRows({ numPerm: NUM_PERM, threshold: MIN_SIMILARITY });
   // The ids: in memory beside the pool, on disk beside the spill (as dedup keeps them).
-  const numbers = way === 'memory' ? new DocNumbers() : new SpilledIds(option('spill-dir', os.tmpdir()));
+  const numbers = way === 'memory' ? new DocNumbers() : new DocNumbers(option('spill-dir', os.tmpdir()));
   const seconds = {};
   let began = performance.now();
   const lap = (name) => {

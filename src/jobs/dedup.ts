@@ -21,6 +21,7 @@
 // A run that writes holds a lock on the indices in the engine while it runs (dedup/state/run-lock.ts): a second one
 // is refused, naming the first. A run that records its state notes where its view of each shard began and
 // ended (dedup/state/run-marks.ts), so that the next incremental run reads every document written meanwhile.
+import os from 'node:os';
 import { clusterWarnings } from './dedup/cluster/cluster-guard.js';
 import { storedPath, type StoredField } from '../stored/layout.js';
 import { paramsShape } from '../stored/read.js';
@@ -40,7 +41,7 @@ import { checkOptionKeys, given } from './option-groups.js';
 import { sampleEvery } from '../signature.js';
 import { containmentPass, writeContainment } from './dedup/containment-pass.js';
 import { type DocIds, DocNumbers } from './dedup/documents/doc-numbers.js';
-import { SpilledIds } from './dedup/documents/spilled-ids.js';
+import type { SpillFolder } from './dedup/spill/spill-folder.js';
 import { fullPass, type FullPassSettings } from './dedup/full-pass.js';
 import { rangesByDefault } from './dedup/bands/band-pass.js';
 import type { ReadTable } from './dedup/scan/table-read.js';
@@ -586,7 +587,8 @@ async function findSharedPairs(client: EngineClient, run: DedupRun, count: numbe
   const verifier = attempt.verifierFor();
   try {
     // (Past --max-cached-signatures the ids are on disk, and the pairs go there in parts of --max-cached-members.)
-    const spill = attempt.numbers instanceof SpilledIds ? { folder: attempt.numbers.folder, maxPairs: job.limits.maxCachedMembers } : undefined;
+    const folder = spillOf(attempt.numbers);
+    const spill = folder ? { folder, maxPairs: job.limits.maxCachedMembers } : undefined;
     const errors = ErrorsFile.forIndex(job.index, job.output.errorsFile);
     const shared = await sharedPairs(pairsIndex, { identity, run: name, count }, attempt.store, verifier, errors, { dryRun: job.output.dryRun, spill });
     // Every share is done writing: the pairs index is searchable again (Dashboards, Kibana, a curious user).
@@ -767,7 +769,7 @@ function newAttempt(client: EngineClient, run: DedupRun, kind: 'full' | 'increme
       width: paramsShape(run.params)?.numPerm,
       core: paramsShape(run.params)?.core,
       // (Past --max-cached-members, the sets go to the disk beside the ids when they are there.)
-      spill: numbers instanceof SpilledIds ? { folder: numbers.folder, maxRows: job.limits.maxCachedMembers } : undefined,
+      spill: numbers.folder ? { folder: numbers.folder, maxRows: job.limits.maxCachedMembers } : undefined,
       collectMatches: job.output.collectMatches,
       onVerified,
       onRecorded: (pair) => pairsOut?.write(JSON.stringify(pair) + '\n'),
@@ -780,9 +782,14 @@ function* withoutFacts(verifier: PairVerifier, store: SignatureStore): Generator
   for (const n of verifier.involvedNumbers()) if (!store.facts.at(n)) yield verifier.clusters.documents.idOf(n);
 }
 
-/** A numbering with its ids on disk, removed when the run ends. */
-function spilledIds(run: DedupRun): SpilledIds {
-  const ids = new SpilledIds(run.job.limits.spillDir);
+/** The spill folder of a numbering whose ids are on disk (undefined in memory). */
+function spillOf(numbers: DocIds): SpillFolder | undefined {
+  return numbers instanceof DocNumbers ? numbers.folder : undefined;
+}
+
+/** A numbering with its ids on disk (in --spill-dir, else the system's temporary folder), removed when the run ends. */
+function spilledIds(run: DedupRun): DocNumbers {
+  const ids = new DocNumbers(run.job.limits.spillDir ?? os.tmpdir());
   run.spilled.push(ids);
   return ids;
 }
@@ -843,7 +850,7 @@ async function cutClusters(run: DedupRun, { attempt, verifier }: PairsFound, tab
     // A spill larger than the page cache has the members' records gathered in one pass in order (member-records.ts).
     gatherMembers: table?.gatherMembers && rangesByDefault(table) > 0 ? (families) => table.gatherMembers?.(families) : undefined,
     documents: numbers,
-    spill: numbers instanceof SpilledIds ? numbers.folder : undefined,
+    spill: spillOf(numbers),
     onFamilies: (done) => progress('cut', done),
   });
   if (attempt.pairsOut) await closeStream(attempt.pairsOut);

@@ -15,7 +15,6 @@ import { DocNumbers } from '../../src/jobs/dedup/documents/doc-numbers.js';
 import { PairVerifier, type VerifiedPair } from '../../src/jobs/dedup/verify/pair-verifier.js';
 import type { StoredSignature } from '../../src/jobs/dedup/documents/signature-store.js';
 import { chooseValueBits, SignatureRecords, spillBytes } from '../../src/jobs/dedup/scan/signature-table.js';
-import { SpilledIds } from '../../src/jobs/dedup/documents/spilled-ids.js';
 import { hammingDistance } from '../../src/sketch/simhash.js';
 import { BANDS, bandRuns, corpus, type Doc, memoryPass, type Outcome, outcomeOf, WIDTH } from '../support/dedup-corpus.js';
 
@@ -53,14 +52,14 @@ async function stagedPass(docs: Doc[], bucketChunk: number, where: Where, groupM
   return outcomeOf(verifier, pairs, docs);
 }
 
-const spilled: SpilledIds[] = [];
+const spilled: DocNumbers[] = [];
 afterAll(() => {
   for (const ids of spilled) ids.close();
 });
 
 /** A numbering with its ids on disk, in the test's scratch folder. */
-function spilledIds(): SpilledIds {
-  const ids = new SpilledIds(scratch);
+function spilledIds(): DocNumbers {
+  const ids = new DocNumbers(scratch);
   spilled.push(ids);
   return ids;
 }
