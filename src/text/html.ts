@@ -59,10 +59,11 @@ const BLOCK = new Set([
 /**
  * The text of an HTML document or fragment. Plain text without markup comes back unchanged. An element
  * whose content is dropped (SKIPPED) and that is never closed, by its end tag or by one that implies it
- * (`<body>` closes `<head>`, as any element or text a head cannot hold does), keeps its content: a browser would drop the rest of the document, but a text
- * that opens `<script>` or `<object ...>` and never closes it is plain text that quotes one ("run <script>
- * to build", Python's `<object object at 0x...>`), and dropping the rest of it would make different texts
- * sign alike. One closed inside it is dropped with its content all the same (the code of a `<script>`).
+ * (`<body>` closes `<head>`, as any element or text a head cannot hold does), keeps its content: a browser
+ * would drop the rest of the document, but a text that opens `<script>` or `<object ...>` and never closes
+ * it is plain text that quotes one ("run <script> to build", Python's `<object object at 0x...>`), and
+ * dropping the rest of it would make different texts sign alike. One closed inside it is dropped with its
+ * content all the same (the code of a `<script>`).
  */
 export function stripHtml(html: string): string {
   if (html.indexOf('<') === -1 && html.indexOf('&') === -1) return html; // (two searches beat one pattern)
@@ -118,8 +119,9 @@ export function stripHtml(html: string): string {
  * end of input and drops it (a browser does the same), which here would drop the rest of a document and
  * make two different texts equal. So a `<` that opens no tag closed by `>` (there is no `>` after it, or
  * another `<` comes first) is text: written as `&lt;`. So is one whose name is not HTML's (`namesElement`):
- * `<file>` in a manual, `List<String>`, `<class 'dict'>`, `<jane@example.com>` are words of the text. Comments are left whole. Linear in the length: each
- * of `<`, `>` and `-->` is searched for from where its last search ended, never again from every opener.
+ * `<file>` in a manual, `List<String>`, `<class 'dict'>`, `<jane@example.com>` are words of the text.
+ * Comments are left whole. Linear in the length: each of `<`, `>` and `-->` is searched for from where its
+ * last search ended, never again from every opener.
  */
 export function escapeUnclosedTags(html: string): string {
   const out: string[] = [];
