@@ -2,7 +2,8 @@
 //   none       the text as given
 //   norm       Unicode repaired, currency symbols removed, transliterated to ASCII (each character of a
 //              script written without spaces, such as Chinese, Japanese or Thai, a word of its own),
-//              lowercased, line breaks to spaces, punctuation removed, runs of white space collapsed
+//              lowercased, line breaks to spaces (a word hyphenated at a line's end joined), punctuation
+//              removed, runs of white space collapsed
 //   norm-html  markup removed first (the default: harmless on plain text, essential on web pages)
 //   simhash-doc       the tokens of the simhash-doc scheme joined by single spaces (text/simhash-doc.ts):
 //                     NFKC, lowercased, letters of every script kept, numbers and short words left out
@@ -205,8 +206,29 @@ export interface NormalizerEntry {
   readonly simhashDocTokens?: boolean;
 }
 
-/** norm, with markup removed first or not. */
-function asciiFolding(name: 'norm' | 'norm-html', first: (text: string) => string): NormalizerEntry {
+const HYPHEN_AT_LINE_END = /(\p{L})-\r?\n[ \t]*(?=\p{L})/gu;
+/**
+ * A word hyphenated at the end of a line (`exam-` then `ple` on the next, as text taken from PDF or print has
+ * it) made one word again, as `example` and `well-known` are: a reflowed copy then breaks its lines elsewhere
+ * and still signs the same. Only a hyphen between letters followed by one line break joins (a blank line is a
+ * paragraph's end). Texts without a hyphen before a line break pay a native search for each line break
+ * (0.4 us for 2.5 KB of 30 lines, about 1% of signing it; a pattern or `includes` over the text costs 2x).
+ */
+export function joinHyphenatedLines(text: string): string {
+  return hyphenBeforeLineBreak(text) ? text.replace(HYPHEN_AT_LINE_END, '$1') : text;
+}
+
+function hyphenBeforeLineBreak(text: string): boolean {
+  for (let i = text.indexOf('\n'); i > 0; i = text.indexOf('\n', i + 1)) {
+    const before = text.charCodeAt(i - 1);
+    if (before === 0x2d || (before === 0x0d && text.charCodeAt(i - 2) === 0x2d)) return true;
+  }
+  return false;
+}
+
+/** norm, with markup removed first or not; words hyphenated at a line's end joined. */
+function asciiFolding(name: 'norm' | 'norm-html', markup: (text: string) => string): NormalizerEntry {
+  const first = (text: string) => joinHyphenatedLines(markup(text));
   return {
     name,
     normalize: (fast) => (text) => normalizeText(first(text), fast),

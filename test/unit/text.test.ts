@@ -46,6 +46,20 @@ describe('normalizers', () => {
     expect(normalizeText('ｶﾞｲﾄﾞ')).not.toBe(normalizeText('カイト')); // (the marks were dropped: guide read as kite)
   });
 
+  it('a word hyphenated at a line end is one word again, so that a reflowed copy signs as its original', () => {
+    for (const name of ['norm', 'norm-html'] as const) {
+      const norm = normalizer(name);
+      expect(norm('an exam-\nple of well-\r\n  known text')).toBe(norm('an example of well-known text'));
+      expect(norm('Ünter-\nsuchung')).toBe(norm('Üntersuchung'));
+      // A blank line ends a paragraph, and a dash that is no hyphen stays a break.
+      expect(norm('first-\n\nsecond and a --\nb and x -\ny')).toBe('first second and a b and x y');
+    }
+    const text = 'Near-duplicate detection finds docu-\nments whose text was re-\nflowed or extrac-\nted from print.\n'.repeat(20);
+    const reflowed = text.replace(/-\n/g, '').replace(/\n/g, ' ');
+    const signer = createSigner({ condenser: 'white-space-4-grams' });
+    expect(minhashJaccard(signer(text).minhash, signer(reflowed).minhash)).toBe(1); // (0.47 with the words split)
+  });
+
   it('repair drops NUL bytes, controls and lone surrogates but keeps real text', () => {
     expect(repairUnicode('a\u0000b\u0007c\ud800d\udc00e')).toBe('abcde');
     expect(repairUnicode('emoji 🙂 stays')).toBe('emoji 🙂 stays');
