@@ -4,19 +4,26 @@
 //  - licences: each SPDX licence and its seeded versions (corpus.mjs licenseCorpus): the family is the licence;
 //  - news: the news-like articles (news-corpus.mjs newsCorpus): the family is an article and its syndicated
 //    copies (newsCorpus does not name a copy's source: it is found again below, exactly);
-//  - pep: the PEP revisions when the file is here (NEAR_DUP_CORPUS or ../shared/corpora): the family is the PEP.
+//  - pep: the PEP revisions when the file is here (NEAR_DUP_CORPUS or ../shared/corpora): the family is the PEP;
+//  - awscli: a second templated corpus, the AWS CLI reference pages of three releases (awscli.mjs), asked for
+//    by name: its first build installs three awscli releases and renders their pages, about 7 minutes.
 import { existsSync } from 'node:fs';
 import { DEFAULT_CORPUS, licenseCorpus, loadCorpus, shuffled } from '../corpus.mjs';
 import { newsCorpus } from '../news-corpus.mjs';
+import { awscliCorpus } from './awscli.mjs';
 import { templatedCorpus } from './templated.mjs';
 
-export const CORPUS_NAMES = ['templated', 'licences', 'news', 'pep'];
+export const CORPUS_NAMES = ['templated', 'licences', 'news', 'pep', 'awscli'];
+/** The corpora measured when none is named. */
+export const DEFAULT_CORPORA = ['templated', 'licences', 'news', 'pep'];
 
 /** The corpus of that name, or a sentence saying why it is not here. */
 export async function corpus(name, cache) {
   switch (name) {
     case 'templated':
       return templatedCorpus(cache);
+    case 'awscli':
+      return awscliCorpus(cache);
     case 'licences':
       return licenseCorpus().map((d) => ({ id: d.id, family: `licence:${d.pep}`, text: d.text }));
     case 'news':

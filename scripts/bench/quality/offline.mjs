@@ -29,7 +29,7 @@ import { createSigner } from '../../../dist/signature.js';
 import { decodeCore, signatureComparer, wholeSimilarity, withCore } from '../../../dist/sketch/core-similarity.js';
 import { DEFAULT_TEMPLATE_MIN_COUNT, TemplateSampler } from '../../../dist/sketch/template-tokens.js';
 import { pairsAtLeast } from '../../../dist/jobs/evaluate/truth-scores.js';
-import { CORPUS_NAMES, corpus } from './corpora.mjs';
+import { CORPUS_NAMES, DEFAULT_CORPORA, corpus } from './corpora.mjs';
 import { measure } from './metrics.mjs';
 import { truthOf } from './truth.mjs';
 
@@ -38,7 +38,7 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../.
 function options() {
   const { values } = parseArgs({
     options: {
-      corpus: { type: 'string', default: CORPUS_NAMES.join(',') },
+      corpus: { type: 'string', default: DEFAULT_CORPORA.join(',') },
       'min-similarity': { type: 'string', default: '0.7' },
       condenser: { type: 'string', default: 'white-space-4-grams' },
       'template-share': { type: 'string', default: String(DEFAULT_TEMPLATE_REQUEST.share) },

@@ -15,7 +15,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { CORPUS_NAMES, corpus, limited } from './corpora.mjs';
+import { CORPUS_NAMES, DEFAULT_CORPORA, corpus, limited } from './corpora.mjs';
 import { curve, measure } from './metrics.mjs';
 import { runNearDup } from './near-dup.mjs';
 import { RECALL_FROM, SAME_TEXT, SHINGLE, truthOf } from './truth.mjs';
@@ -32,7 +32,7 @@ const PEERS = {
 function options() {
   const { values } = parseArgs({
     options: {
-      corpus: { type: 'string', default: CORPUS_NAMES.join(',') },
+      corpus: { type: 'string', default: DEFAULT_CORPORA.join(',') },
       limit: { type: 'string' },
       variant: { type: 'string', multiple: true, default: [] },
       url: { type: 'string', default: 'http://127.0.0.1:9231' },

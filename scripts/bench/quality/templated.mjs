@@ -114,8 +114,11 @@ function pydocPages(cache) {
   return pages;
 }
 
-/** One page in EDIT_EVERY gets a copy in its family: 10% of its words changed, a paragraph deleted, or cut to 70%. */
-function plantedEdits(pages) {
+/**
+ * One page in EDIT_EVERY gets a copy in its family: 10% of its words changed, a paragraph deleted, or cut to 70%.
+ * The other templated corpora (awscli.mjs) plant theirs with it, so that every corpus has the same edits.
+ */
+export function plantedEdits(pages) {
   const rand = seededRandom(SEED);
   const vocabulary = [];
   for (const p of pages) for (const w of p.text.split(/\s+/)) if (/^[A-Za-z]{3,}$/.test(w) && rand() < 0.05) vocabulary.push(w);
