@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // The pairs of a split dedup's final step (dedup --from-shares), gathered and handed out as the final step
-// does (dist/jobs/dedup/split/final-parts.js): all in memory, against in parts on local disk, each way in a process
+// does (dist/jobs/dedup/split/final-pairs.js): all in memory, against in parts on local disk, each way in a process
 // of its own so that its peak RSS is its own. The pairs are random documents of a numbering, a tenth of them
 // given twice (by two shares) and one in a hundred again with another similarity, in pages of 2,000.
 //
@@ -42,7 +42,7 @@ function parent() {
 }
 
 async function child(way) {
-  const { PairParts } = await import('../../dist/jobs/dedup/split/final-parts.js');
+  const { PairParts } = await import('../../dist/jobs/dedup/split/final-pairs.js');
   const { SpillFolder } = await import('../../dist/jobs/dedup/spill/spill-folder.js');
   const folder = way === 'parts' ? new SpillFolder(spillDir) : undefined;
   try {

@@ -20,7 +20,7 @@ import { RangeRecords } from '../../src/jobs/dedup/bands/range-records.js';
 import { SignatureRecords } from '../../src/jobs/dedup/scan/signature-table.js';
 import { beaterOnline } from '../../src/jobs/dedup/spill/spill-liveness.js';
 import { keyRange } from '../../src/jobs/dedup/split/plan.js';
-import { shareTable } from '../../src/jobs/dedup/split/share-table.js';
+import { shareTable } from '../../src/jobs/dedup/split/share-pass.js';
 import { type RecordLayout, RecordReader, recordBytes } from '../../src/jobs/dedup/scan/spill-records.js';
 import { BANDS, corpus, type Doc, memoryPass, newVerifier, type Outcome, outcomeOf } from '../support/dedup-corpus.js';
 

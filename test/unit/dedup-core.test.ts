@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { checkBuckets } from '../../src/jobs/dedup/verify/bucket-check.js';
 import { cutFamily } from '../../src/jobs/dedup/cluster/cluster-cut.js';
 import { compactComparerOf, comparerOf } from '../../src/jobs/dedup/verify/comparing.js';
-import { checkPair } from '../../src/jobs/dedup/split/pair-check.js';
+import { checkPair } from '../../src/jobs/dedup/split/pages.js';
 import { PAIRWISE_BUCKET, PairVerifier, type VerifiedPair } from '../../src/jobs/dedup/verify/pair-verifier.js';
 import { DocNumbers } from '../../src/jobs/dedup/documents/doc-numbers.js';
 import { SignatureRecords } from '../../src/jobs/dedup/scan/signature-table.js';

@@ -9,9 +9,9 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { checkDedupOptions, checkShareOptions } from '../../src/jobs/dedup.js';
 import { verifyBands } from '../../src/jobs/dedup/bands/band-pass.js';
 import { DocNumbers } from '../../src/jobs/dedup/documents/doc-numbers.js';
-import { checkPair, compactJaccard } from '../../src/jobs/dedup/split/pair-check.js';
+import { checkPair, compactJaccard } from '../../src/jobs/dedup/split/pages.js';
 import { PairList } from '../../src/jobs/dedup/split/final-pairs.js';
-import { type PairPart, PairParts } from '../../src/jobs/dedup/split/final-parts.js';
+import { type PairPart, PairParts } from '../../src/jobs/dedup/split/final-pairs.js';
 import { markerDocument, pageDocument, pagesOf, readMarker, readPage, type ShareProgress, sortedPairs } from '../../src/jobs/dedup/split/pages.js';
 import { PairVerifier, type VerifiedPair } from '../../src/jobs/dedup/verify/pair-verifier.js';
 import {
@@ -26,7 +26,7 @@ import {
   runName,
   type ShareRunIdentity,
 } from '../../src/jobs/dedup/split/plan.js';
-import { LargeKeyCounters, shareTable } from '../../src/jobs/dedup/split/share-table.js';
+import { LargeKeyCounters, shareTable } from '../../src/jobs/dedup/split/share-pass.js';
 import type { StoredSignature } from '../../src/jobs/dedup/documents/signature-store.js';
 import { SignatureRecords, type SignatureTable } from '../../src/jobs/dedup/scan/signature-table.js';
 import { minhashJaccard } from '../../src/sketch/minhash.js';

@@ -1,12 +1,11 @@
-// The documents a share writes to the pairs index, and how they are read back. Two kinds:
-//  - a page: up to PAIRS_PER_PAGE verified pairs of one band of one share, named by document ids, as four
-//    columns (a, b, jaccard, hamming), its id fixed by run, share, band and page (plan.ts pageId), so
-//    that a band done again writes the same documents again instead of adding to them;
-//  - a marker: one per share, its run's identity and how far the share got (bands done, pages per band,
-//    its counters, complete or not).
-// Whatever is read back from the pairs index is untrusted: anyone who can write there can damage or forge
-// a document. So every field is checked here before it is used, and a document that fails says why, in
-// words (a problem string), never by throwing. Pure: no I/O here.
+// What a share writes to the pairs index, and how it is read back: pages of verified pairs (four columns, at
+// most PAIRS_PER_PAGE pairs of one band of one share, the id fixed so that a band done again overwrites them)
+// and one marker a share (the run's identity, how far the share got). Anyone who can write there can damage or
+// forge a document, so every field is checked as it is read, a failure said in words, never thrown; and each
+// pair is checked against the two stored signatures it names (checkPair). Pure.
+import { hammingDistance } from '../../../sketch/simhash.js';
+import type { StoredSignature } from '../documents/signature-store.js';
+import { type Comparing, compactComparerOf, comparerOf } from '../verify/comparing.js';
 import type { VerifiedPair } from '../verify/pair-verifier.js';
 import { IDENTITY_KEYS, type SharePlan, type ShareRunIdentity } from './plan.js';
 import { forCount, plural } from '../../../plural.js';
@@ -118,7 +117,7 @@ function progressOf(p: Record<string, unknown>): ShareProgress | string {
   const bandCount = p.band_count, bandsDone = p.bands_done, pages = p.pages;
   if (!whole(bandCount, 1, MAX_BANDS)) return `its band count ${show(bandCount)} is not a whole number from 1 to ${MAX_BANDS}`;
   if (!whole(bandsDone, 0, bandCount)) return `its bands done ${show(bandsDone)} is not a whole number from 0 to ${bandCount}`;
-  if (!Array.isArray(pages) || pages.length !== bandsDone || !pages.every((n) => whole(n, 0, MAX_PAGES))) return `its pages ${shortJson(pages)} are not a count for each of its ${plural(bandsDone, 'band')} done`;
+  if (!Array.isArray(pages) || pages.length !== bandsDone || !pages.every((n) => whole(n, 0, MAX_PAGES))) return `its pages ${show(pages)} are not a count for each of its ${plural(bandsDone, 'band')} done`;
   const counters: Record<string, number> = {};
   for (const name of ['pairs', 'buckets', 'candidate_pairs', 'verified_pairs', 'damaged']) {
     const value = p[name];
@@ -180,8 +179,8 @@ export function readPage(source: unknown, expected: PageExpected): VerifiedPair[
 
 /** Why four values are not a verified pair, or undefined. */
 function pairProblem(a: unknown, b: unknown, jaccard: unknown, hamming: unknown, bar: number): string | undefined {
-  if (!isId(a) || !isId(b)) return `has an id that is not a document id (${shortJson(a)}, ${shortJson(b)})`;
-  if (!(a < b)) return `is not in order (${shortJson(a)} then ${shortJson(b)})`;
+  if (!isId(a) || !isId(b)) return `has an id that is not a document id (${show(a)}, ${show(b)})`;
+  if (!(a < b)) return `is not in order (${show(a)} then ${show(b)})`;
   if (typeof jaccard !== 'number' || !(jaccard >= bar && jaccard <= 1)) return `has similarity ${show(jaccard)}, not from the bar ${bar} to 1`;
   if (!whole(hamming, 0, 64)) return `has SimHash distance ${show(hamming)}, not a whole number from 0 to 64`;
   return undefined;
@@ -199,12 +198,45 @@ function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-function show(value: unknown): string {
-  return shortJson(value);
-}
-
 /** A value as JSON, cut to 60 characters (a forged value may be long). */
-function shortJson(value: unknown): string {
+function show(value: unknown): string {
   const text = JSON.stringify(value) ?? String(value);
   return text.length > 60 ? `${text.slice(0, 57)}...` : text;
+}
+
+/** A pair checked: as the signatures give it, under the bar by its whole values only, or why it cannot be trusted. */
+export type PairCheck = { pair: VerifiedPair } | { belowBar: true } | { problem: string };
+
+/**
+ * A pair read back, checked against the signatures of its two documents (compared as `comparing` says, else by the
+ * share of equal values): one that passes is one the verifier would have found. Not damage: a share spilled compact
+ * (16 bits a value) may say a similarity above the whole values' (never below); it is taken when it is exactly the
+ * compact values' (under the core rule, the rule's of the masked values), and the pair keeps the whole values'.
+ */
+export function checkPair(pair: VerifiedPair, a: StoredSignature | undefined, b: StoredSignature | undefined, minSimilarity: number, comparing?: Comparing): PairCheck {
+  for (const [id, signature] of [[pair.a, a], [pair.b, b]] as const) {
+    if (!signature) return { problem: `names "${id}", which has no signature in scope (deleted, damaged or signed again since)` };
+  }
+  const x = a as StoredSignature, y = b as StoredSignature;
+  if (x.values.length !== y.values.length) return { problem: 'names two signatures of different lengths' };
+  if (!shareABand(x.bands, y.bands)) return { problem: 'names two documents that share no band key (no bucket made them candidates)' };
+  const hamming = hammingDistance(x.simhash, y.simhash);
+  if (hamming !== pair.hamming) return { problem: `says SimHash distance ${pair.hamming}, their signatures give ${hamming}` };
+  const jaccard = comparerOf(comparing)(x.values, y.values);
+  const compact = pair.jaccard !== jaccard && pair.jaccard === (comparing?.core ? compactComparerOf(comparing) : compactJaccard)(x.values, y.values);
+  if (jaccard !== pair.jaccard && !compact) return { problem: `says similarity ${pair.jaccard}, their signatures give ${jaccard}` };
+  if (jaccard < minSimilarity) return compact ? { belowBar: true } : { problem: `is below --min-similarity ${minSimilarity}` };
+  return { pair: { ...pair, jaccard } };
+}
+
+/** The similarity of two signatures as a compact spill estimates it: values equal in their low 16 bits count as equal. */
+export function compactJaccard(a: ArrayLike<number>, b: ArrayLike<number>): number {
+  let equal = 0;
+  for (let i = 0; i < a.length; i++) if (((a[i] ^ b[i]) & 0xffff) === 0) equal++;
+  return a.length === 0 ? 0 : equal / a.length;
+}
+
+function shareABand(a: Int32Array, b: Int32Array): boolean {
+  for (let j = 0; j < a.length && j < b.length; j++) if (a[j] === b[j]) return true;
+  return false;
 }

@@ -10,12 +10,22 @@ import { scanIndex } from '../../../engine/scan.js';
 import { UserError } from '../../../errors.js';
 import { BulkWriter } from '../../bulk-writer.js';
 import { forCount, plural } from '../../../plural.js';
+import { pageId, type SharePlan } from './plan.js';
 
 /** What `_meta` says of an index near-dup made for pairs. */
 const META = { near_dup: 'pairs', version: 1 };
 
 /** Pages read by id in one request. */
 const PAGES_PER_READ = 20;
+
+/** A page a share's marker lists: its id, band and place in the band (the band's last or not), and its _source. */
+export interface ListedPage {
+  id: string;
+  band: number;
+  page: number;
+  last: boolean;
+  source: unknown;
+}
 
 /** The settings and mapping of a new pairs index. */
 export function pairsIndexBody(): Record<string, unknown> {
@@ -106,13 +116,14 @@ export class PairsIndex {
     if (failures.length > 0) throw new UserError(`${plural(failures.length, 'document')} ${forCount(failures.length, 'was', 'were')} not written to the pairs index "${this.name}" (first: ${failures[0]}); run the same command again`);
   }
 
-  /** The _source of each id, in order (undefined for an id the index does not hold), a few per request. */
-  async *sources(ids: readonly string[]): AsyncGenerator<{ id: string; source: unknown }> {
-    for (let i = 0; i < ids.length; i += PAGES_PER_READ) {
-      const batch = ids.slice(i, i + PAGES_PER_READ);
-      const found = await this.client.mget(batch.map((id) => ({ id, location: { index: this.name } })), true);
+  /** The pages a share's marker lists (`pagesPerBand`), read by id in order, a few per request (`source` undefined: none). */
+  async *pages(run: string, share: SharePlan, pagesPerBand: readonly number[]): AsyncGenerator<ListedPage> {
+    const listed = pagesPerBand.flatMap((count, band) => Array.from({ length: count }, (_, page) => ({ band, page, last: page === count - 1, id: pageId(run, share, band, page) })));
+    for (let i = 0; i < listed.length; i += PAGES_PER_READ) {
+      const batch = listed.slice(i, i + PAGES_PER_READ);
+      const found = await this.client.mget(batch.map(({ id }) => ({ id, location: { index: this.name } })), true);
       const byId = new Map(found.map((d) => [d._id, d._source]));
-      for (const id of batch) yield { id, source: byId.get(id) };
+      for (const page of batch) yield { ...page, source: byId.get(page.id) };
     }
   }
 

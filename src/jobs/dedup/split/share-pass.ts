@@ -1,30 +1,22 @@
-// One share of a split dedup (dedup --share K/N --pairs-index NAME): the stages of the full pass
-// (full-pass.ts) for the buckets whose key hash is in the share's range, journaled in the pairs index
-// instead of a local file, so that the final step, on any machine, reads them:
-//  1. scan: every signature in scope, through this process's own point-in-time scan (table-read.ts); a
-//     bucket's members may be anywhere in the index, so every share reads all of it;
-//  2. bucket and verify, band by band, through the share's view of the table (share-table.ts);
-//  3. each band's verified pairs written as pages (pages.ts), then the share's marker moved on;
-//  4. every band done: the marker says complete once the engine holds every page it lists.
-// A share run again picks up its work: a complete one is checked and left as it is; a killed one replays
-// the pairs of the bands its marker says are done (each checked against the signatures just read) and goes
-// on from the next band, writing a half-written band again under the same ids. A marker or a page that
-// fails its checks is not taken over: the share starts over and says why.
-// Input: the run's settings, the share and the pairs index. Output: what the share found and wrote.
+// One share of a split dedup (--share K/N --pairs-index NAME): the full pass's stages (full-pass.ts) for the
+// buckets whose key hash is in the share's range, journaled in the pairs index instead of a local file so that
+// the final step, on any machine, reads them. Every share scans the whole index (a bucket's members may be
+// anywhere), verifies its bands through a view of the table that hides other shares' keys, and writes each
+// band's pairs as pages before its marker moves on. Run again, a share checks and keeps a complete marker, or
+// replays the bands a killed attempt did (each pair checked) and goes on; what fails a check is started over.
 import os from 'node:os';
 import type { EngineClient } from '../../../engine/client.js';
-import { verifyBands } from '../bands/band-pass.js';
-import type { DocIds } from '../documents/doc-numbers.js';
-import { checkPair } from './pair-check.js';
-import { markerDocument, pageDocument, pagesOf, readMarker, readPage, type ShareProgress, sortedPairs } from './pages.js';
-import type { PairsIndex } from './pairs-index.js';
-import { namedPairs, type NumberedPair, type PairVerifier, type VerifiedPair, type VerifierFor } from '../verify/pair-verifier.js';
 import { UserError } from '../../../errors.js';
-import { keyRange, markerId, pageId, type SharePlan, shareName, type ShareRunIdentity } from './plan.js';
-import { shareTable } from './share-table.js';
-import type { SignatureStore } from '../documents/signature-store.js';
-import { type ReadTable, readTable, type TableRead } from '../scan/table-read.js';
 import { plural } from '../../../plural.js';
+import { verifyBands } from '../bands/band-pass.js';
+import { mixed } from '../documents/doc-numbers.js';
+import type { SignatureStore } from '../documents/signature-store.js';
+import type { SignatureTable } from '../scan/signature-table.js';
+import { type ReadTable, readTable, type TableRead } from '../scan/table-read.js';
+import { namedPairs, type NumberedPair, type PairVerifier, type VerifiedPair, type VerifierFor } from '../verify/pair-verifier.js';
+import { checkPair, markerDocument, pageDocument, pagesOf, readMarker, readPage, type ShareProgress, sortedPairs } from './pages.js';
+import type { PairsIndex } from './pairs-index.js';
+import { inRange, type KeyRange, keyRange, markerId, pageId, type SharePlan, shareName, type ShareRunIdentity } from './plan.js';
 
 /** How one share runs: the scan of the full pass, which share of which run, the pairs index it journals to, the bar. */
 export interface ShareSettings extends Omit<TableRead, 'onDocuments'> {
@@ -51,14 +43,10 @@ export interface ShareOutcome {
   progress: ShareProgress;
 }
 
-/**
- * One share of a split run: the full pass's stages over the share's buckets, journaled in the pairs index so that the
- * final step reads them on any machine (the file header gives the stages and how a share picks up its work).
- */
+/** One share of a split run (the file header gives its stages and how a share picks up its work). */
 export class SharePass {
   /** The pairs verified in the band being verified, by number. */
   private band: NumberedPair[] = [];
-  private table?: ReadTable;
   /** Made with the share's pages to write to: each pair it verifies is journaled with its band. */
   private readonly verifier: PairVerifier;
 
@@ -79,10 +67,11 @@ export class SharePass {
       earlier.problem = problem;
       earlier.progress = undefined;
     }
+    const onDocuments = (done: number, total: number) => this.settings.onProgress?.('signatures', done, total);
+    const table = await readTable(this.client, this.store, { ...this.settings, onDocuments });
     try {
-      const table = await this.readTable();
       const taken = earlier.progress && (await this.takeOver(earlier.progress, table));
-      const restarted = earlier.problem ?? (earlier.progress && typeof taken === 'string' ? taken : undefined);
+      const restarted = earlier.problem ?? (typeof taken === 'string' ? taken : undefined);
       const progress = typeof taken === 'object' ? taken : this.freshProgress(table.bandCount);
       const resumedBands = progress.bandsDone;
       await this.settings.pairs.deletePages(this.settings.run, this.settings.share.number, progress.bandsDone);
@@ -93,26 +82,14 @@ export class SharePass {
       await this.confirmComplete(progress);
       return { alreadyComplete: false, resumedBands, restarted, progress };
     } finally {
-      this.table?.close?.();
-      this.table = undefined;
+      table.close?.();
     }
   }
 
-  /** Stage 1: every signature in scope. */
-  private async readTable(): Promise<ReadTable> {
-    const onDocuments = (done: number, total: number) => this.settings.onProgress?.('signatures', done, total);
-    this.table = await readTable(this.client, this.store, { ...this.settings, onDocuments });
-    return this.table;
-  }
-
-  /** Stages 2 and 3: the share's buckets, band by band from the first not done, each band's pairs written before the marker moves on. */
+  /** The share's buckets, band by band from the first not done, each band's pairs written before the marker moves on. */
   private async verify(table: ReadTable, progress: ShareProgress): Promise<void> {
     const { bucketChunk } = this.settings;
-    const view = shareTable(table, {
-      range: keyRange(this.settings.share),
-      bucketChunk,
-      onForeignLargeKey: (band, hash) => this.verifier.markLargeKey(band, hash),
-    });
+    const view = shareTable(table, { range: keyRange(this.settings.share), bucketChunk, onForeignLargeKey: (band, hash) => this.verifier.markLargeKey(band, hash) });
     this.band = [];
     await verifyBands(view, this.verifier, {
       bucketChunk,
@@ -130,7 +107,7 @@ export class SharePass {
   /** A band's pairs as pages (sorted, so that the same pairs make the same pages), then the marker. */
   private async writeBand(band: number, progress: ShareProgress): Promise<void> {
     const { run, share } = this.settings;
-    const pages = pagesOf(sortedPairs(namedPairs(this.band, this.documents)));
+    const pages = pagesOf(sortedPairs(namedPairs(this.band, this.verifier.clusters.documents)));
     await this.settings.pairs.putAll(pages.map((columns, page) => ({ id: pageId(run, share, band, page), document: pageDocument(run, share, band, page, columns) })));
     progress.pairs += this.band.length;
     this.band = [];
@@ -150,14 +127,15 @@ export class SharePass {
   }
 
   /**
-   * An earlier attempt's bands taken over: their pairs replayed into the verifier (so that it goes on from
-   * where that attempt was), each page and pair checked first; or why they cannot be.
+   * An earlier attempt's bands taken over: their pairs replayed into the verifier (so that it goes on from where
+   * that attempt was), each page checked, and each pair against the signatures just read; or why they cannot be.
    */
   private async takeOver(earlier: ShareProgress, table: ReadTable): Promise<ShareProgress | string> {
+    const { run, share, minSimilarity, pairs: pairsIndex } = this.settings;
     if (earlier.bandCount !== table.bandCount) return `its marker counts ${plural(earlier.bandCount, 'band')}, the signatures have ${table.bandCount}`;
     const pairs: VerifiedPair[] = [];
-    for await (const { id, source, band, page } of this.pagesOf(earlier)) {
-      const read = readPage(source, { run: this.settings.run, share: this.settings.share, band, page, minSimilarity: this.settings.minSimilarity });
+    for await (const { id, source, band, page } of pairsIndex.pages(run, share, earlier.pages)) {
+      const read = readPage(source, { run, share, band, page, minSimilarity });
       if (typeof read === 'string') return `its page ${id} ${source === undefined ? 'is missing' : `could not be trusted (${read})`}`;
       const checked = await this.checkPairs(read, table);
       if (typeof checked === 'string') return `its page ${id}: a pair ${checked}`;
@@ -171,8 +149,7 @@ export class SharePass {
   /** These pairs as the signatures just read give them (those under the bar by whole values left out), or why one is not one of them. */
   private async checkPairs(pairs: readonly VerifiedPair[], table: ReadTable): Promise<VerifiedPair[] | string> {
     const ids = [...new Set(pairs.flatMap((p) => [p.a, p.b]))];
-    const numbers = ids.map((id) => this.documents.find(id) ?? -1);
-    const signatures = await table.find(ids, numbers);
+    const signatures = await table.find(ids, ids.map((id) => this.verifier.clusters.documents.find(id) ?? -1));
     const checked: VerifiedPair[] = [];
     for (const pair of pairs) {
       const check = checkPair(pair, signatures.get(pair.a), signatures.get(pair.b), this.settings.minSimilarity, this.verifier.comparing);
@@ -180,14 +157,6 @@ export class SharePass {
       if ('pair' in check) checked.push(check.pair);
     }
     return checked;
-  }
-
-  /** The pages a marker lists, read by id, in order. */
-  private async *pagesOf(progress: ShareProgress): AsyncGenerator<{ id: string; source: unknown; band: number; page: number }> {
-    const { run, share } = this.settings;
-    const places = progress.pages.flatMap((count, band) => Array.from({ length: count }, (_, page) => ({ band, page, id: pageId(run, share, band, page) })));
-    const where = new Map(places.map((p) => [p.id, p]));
-    for await (const { id, source } of this.settings.pairs.sources(places.map((p) => p.id))) yield { id, source, ...(where.get(id) as { band: number; page: number }) };
   }
 
   /** Asks the engine whether it holds the complete marker and every page it lists; throws when it does not. */
@@ -200,9 +169,10 @@ export class SharePass {
 
   /** Whether the engine holds exactly the pages a marker lists: undefined when it does, else what is wrong. */
   private async missingPages(progress: ShareProgress): Promise<string | undefined> {
+    const { run, share, pairs } = this.settings;
     const listed = progress.pages.reduce((sum, n) => sum + n, 0);
-    const held = await this.settings.pairs.countPages(this.settings.run, this.settings.share.number);
-    return held === listed ? undefined : `${this.settings.pairs.name} holds ${held} of its pages where its marker lists ${listed}`;
+    const held = await pairs.countPages(run, share.number);
+    return held === listed ? undefined : `${pairs.name} holds ${held} of its pages where its marker lists ${listed}`;
   }
 
   private freshProgress(bandCount: number): ShareProgress {
@@ -216,8 +186,90 @@ export class SharePass {
     progress.damaged = this.settings.damaged();
     await pairs.put(markerId(run, share), markerDocument(run, share, identity, progress));
   }
+}
 
-  private get documents(): DocIds {
-    return this.verifier.clusters.documents;
+/** The share's key range, the bucket chunk that makes a key large, and who is told of other shares' large keys. */
+export interface ShareTableSettings {
+  range: KeyRange;
+  /** Documents of one band key verified at once: a key held by more is large. */
+  bucketChunk: number;
+  /** A large key of another share (as the signatures hold it: signed 32-bit), before its band is verified. */
+  onForeignLargeKey: (band: number, hash: number) => void;
+}
+
+/**
+ * The table as a share sees it: each band's key hashes outside its range hidden behind a value of their own (range
+ * end + slot, which no other document has: no bucket), so that the band pass makes only the share's buckets. Which
+ * hidden keys are large is still told, before the band: a pair met first in a large key may not have been decided
+ * there, and is verified again in a later band unless joined (pair-verifier.ts, decidedEarlier); a share blind to
+ * the other shares' large keys would take it as decided and lose it. The band file is left out (a band sorted from
+ * it on another core would see every key); every other member is the table's own.
+ */
+export function shareTable(table: SignatureTable, settings: ShareTableSettings): SignatureTable {
+  const { range } = settings;
+  let scratch = new Uint32Array(0);
+  const reported = new Set<number>();
+  const counters = new LargeKeyCounters(table.size);
+  const view: SignatureTable = {
+    // (The table is read whole before a share views it.)
+    size: table.size,
+    bandCount: table.bandCount,
+    numbering: table.numbering,
+    idOf: (slot) => table.idOf(slot),
+    numberAt: (slot) => table.numberAt(slot),
+    load: (slots) => table.load(slots),
+    readBand(band, visit) {
+      if (!reported.has(band)) {
+        reported.add(band);
+        for (const hash of counters.largeKeys((v) => table.readBand(band, v), range, settings.bucketChunk)) settings.onForeignLargeKey(band, hash);
+      }
+      let slot = 0;
+      table.readBand(band, (chunk) => {
+        if (scratch.length < chunk.length) scratch = new Uint32Array(chunk.length);
+        const out = scratch.subarray(0, chunk.length);
+        for (let k = 0; k < chunk.length; k++, slot++) out[k] = inRange(range, chunk[k]) ? chunk[k] : (range.hi + slot) % 2 ** 32;
+        visit(out);
+      });
+    },
+  };
+  // The signatures' records on disk, when the table has them: the band pass may check small buckets on other
+  // threads from there (its buckets are this view's, so still only the share's).
+  if (table.records) view.records = () => (table.records as NonNullable<SignatureTable['records']>).call(table);
+  return view;
+}
+
+/**
+ * The keys outside a range held by more than a number of documents in one band: counted approximately in a
+ * table of counters (a key's counter counts it and the keys that share its place), then exactly for the
+ * few places past the number.
+ */
+export class LargeKeyCounters {
+  private readonly counters: Uint32Array;
+  private readonly mask: number;
+
+  constructor(documents: number) {
+    const bits = Math.min(22, Math.max(10, Math.ceil(Math.log2(Math.max(1, documents)))));
+    this.counters = new Uint32Array(1 << bits);
+    this.mask = (1 << bits) - 1;
+  }
+
+  /** The hashes (signed 32-bit) outside `range` that more than `threshold` documents of the band hold. */
+  largeKeys(read: (visit: (chunk: Uint32Array) => void) => void, range: KeyRange, threshold: number): number[] {
+    const { counters, mask } = this;
+    counters.fill(0);
+    read((chunk) => {
+      for (let k = 0; k < chunk.length; k++) if (!inRange(range, chunk[k])) counters[mixed(chunk[k]) & mask]++;
+    });
+    if (!counters.some((c) => c > threshold)) return [];
+    const exact = new Map<number, number>();
+    read((chunk) => {
+      for (let k = 0; k < chunk.length; k++) {
+        const h = chunk[k];
+        if (!inRange(range, h) && counters[mixed(h) & mask] > threshold) exact.set(h, (exact.get(h) ?? 0) + 1);
+      }
+    });
+    const large: number[] = [];
+    for (const [hash, count] of exact) if (count > threshold) large.push(hash | 0);
+    return large;
   }
 }
