@@ -7,7 +7,7 @@ import { hammingDistance } from '../../../sketch/simhash.js';
 import type { StoredSignature } from '../documents/signature-store.js';
 import { type Comparing, compactComparerOf, comparerOf } from '../verify/comparing.js';
 import type { VerifiedPair } from '../verify/pair-verifier.js';
-import { IDENTITY_KEYS, type SharePlan, type ShareRunIdentity } from './plan.js';
+import { identityDifferences, type SharePlan, type ShareRunIdentity } from './plan.js';
 import { forCount, plural } from '../../../plural.js';
 
 /** Pairs per page document (about 200 KB of JSON with ids of 30 characters). */
@@ -46,6 +46,22 @@ export interface PageColumns {
   hamming: number[];
 }
 
+/** A marker's progress: each member of ShareProgress and its name in the document, in the document's order. */
+const PROGRESS_FIELDS = {
+  bandCount: 'band_count',
+  bandsDone: 'bands_done',
+  pages: 'pages',
+  pairs: 'pairs',
+  buckets: 'buckets',
+  candidatePairs: 'candidate_pairs',
+  verifiedPairs: 'verified_pairs',
+  damaged: 'damaged',
+  complete: 'complete',
+  startedAt: 'started_at',
+  updatedAt: 'updated_at',
+  host: 'host',
+} as const satisfies Record<keyof ShareProgress, string>;
+
 /** The marker document of a share. */
 export function markerDocument(run: string, share: SharePlan, identity: ShareRunIdentity, progress: ShareProgress): Record<string, unknown> {
   return {
@@ -55,20 +71,7 @@ export function markerDocument(run: string, share: SharePlan, identity: ShareRun
     share: share.number,
     shares: share.count,
     identity: { ...identity },
-    progress: {
-      band_count: progress.bandCount,
-      bands_done: progress.bandsDone,
-      pages: progress.pages,
-      pairs: progress.pairs,
-      buckets: progress.buckets,
-      candidate_pairs: progress.candidatePairs,
-      verified_pairs: progress.verifiedPairs,
-      damaged: progress.damaged,
-      complete: progress.complete,
-      started_at: progress.startedAt,
-      updated_at: progress.updatedAt,
-      host: progress.host,
-    },
+    progress: Object.fromEntries(Object.entries(PROGRESS_FIELDS).map(([key, field]) => [field, progress[key as keyof ShareProgress]])),
   };
 }
 
@@ -106,7 +109,7 @@ export function readMarker(source: unknown, expected: MarkerExpected): ShareProg
   if (source.share !== expected.share.number || source.shares !== expected.share.count) return `it names share ${show(source.share)}/${show(source.shares)}`;
   const identity = source.identity;
   if (!isObject(identity)) return 'its identity is missing';
-  const differ = IDENTITY_KEYS.filter((k) => identity[k] !== expected.identity[k]);
+  const differ = identityDifferences(expected.identity, identity);
   if (differ.length > 0) return `its identity differs in ${differ.join(', ')}`;
   const p = source.progress;
   if (!isObject(p)) return 'its progress is missing';
@@ -118,30 +121,19 @@ function progressOf(p: Record<string, unknown>): ShareProgress | string {
   if (!whole(bandCount, 1, MAX_BANDS)) return `its band count ${show(bandCount)} is not a whole number from 1 to ${MAX_BANDS}`;
   if (!whole(bandsDone, 0, bandCount)) return `its bands done ${show(bandsDone)} is not a whole number from 0 to ${bandCount}`;
   if (!Array.isArray(pages) || pages.length !== bandsDone || !pages.every((n) => whole(n, 0, MAX_PAGES))) return `its pages ${show(pages)} are not a count for each of its ${plural(bandsDone, 'band')} done`;
-  const counters: Record<string, number> = {};
-  for (const name of ['pairs', 'buckets', 'candidate_pairs', 'verified_pairs', 'damaged']) {
-    const value = p[name];
-    if (!whole(value, 0, Number.MAX_SAFE_INTEGER)) return `its ${name} ${show(value)} is not a whole number`;
-    counters[name] = value;
+  const counters = { pairs: 0, buckets: 0, candidatePairs: 0, verifiedPairs: 0, damaged: 0 };
+  for (const key of Object.keys(counters) as Array<keyof typeof counters>) {
+    const value = p[PROGRESS_FIELDS[key]];
+    if (!whole(value, 0, Number.MAX_SAFE_INTEGER)) return `its ${PROGRESS_FIELDS[key]} ${show(value)} is not a whole number`;
+    counters[key] = value;
   }
   const totalPages = pages.reduce((sum: number, n: number) => sum + n, 0);
-  if (counters.pairs > totalPages * PAIRS_PER_PAGE || counters.pairs < totalPages) return `its ${plural(counters.pairs, 'pair')} ${forCount(counters.pairs, 'does', 'do')} not fit its ${plural(totalPages, 'page')}`;
+  const { pairs } = counters;
+  if (pairs > totalPages * PAIRS_PER_PAGE || pairs < totalPages) return `its ${plural(pairs, 'pair')} ${forCount(pairs, 'does', 'do')} not fit its ${plural(totalPages, 'page')}`;
   if (typeof p.complete !== 'boolean') return 'it does not say whether the share is complete';
   if (p.complete && bandsDone !== bandCount) return `it says complete with ${bandsDone} of ${plural(bandCount, 'band')} done`;
-  return {
-    bandCount,
-    bandsDone,
-    pages: pages as number[],
-    pairs: counters.pairs,
-    buckets: counters.buckets,
-    candidatePairs: counters.candidate_pairs,
-    verifiedPairs: counters.verified_pairs,
-    damaged: counters.damaged,
-    complete: p.complete,
-    startedAt: typeof p.started_at === 'string' ? p.started_at : '',
-    updatedAt: typeof p.updated_at === 'string' ? p.updated_at : '',
-    host: typeof p.host === 'string' ? p.host : '',
-  };
+  const text = (value: unknown) => (typeof value === 'string' ? value : '');
+  return { bandCount, bandsDone, pages, ...counters, complete: p.complete, startedAt: text(p.started_at), updatedAt: text(p.updated_at), host: text(p.host) };
 }
 
 /** Where a page belongs: its run, share, band and place. */

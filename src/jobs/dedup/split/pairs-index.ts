@@ -1,14 +1,12 @@
-// The pairs index (dedup --share / --from-shares --pairs-index NAME): where the shares of a split dedup
-// write their verified pairs and their progress, in the cluster they all reach. This is the only code that
-// reads or writes it. It is near-dup's own index, made here with a mapping of its own (strict; only the
-// keys a share is found by are indexed, the pairs themselves are kept in _source alone), and an index of
-// that name that near-dup did not make is refused before anything is written to it. Refresh is off while
-// shares write (their documents are read by id, in real time); the final step turns it back on.
+// The pairs index (--pairs-index NAME), where the shares of a split dedup write their pairs and progress, in
+// the cluster they all reach; only this code reads or writes it. It is near-dup's own (a strict mapping that
+// indexes only what a share is found by; an index of the name near-dup did not make is refused untouched).
+// Refresh is off while shares write (their documents are read by id, in real time); the final step restores it.
 import type { EngineClient } from '../../../engine/client.js';
 import { EngineResponseError } from '../../../engine/errors.js';
 import { scanIndex } from '../../../engine/scan.js';
 import { UserError } from '../../../errors.js';
-import { BulkWriter } from '../../bulk-writer.js';
+import { type BulkOperation, BulkWriter } from '../../bulk-writer.js';
 import { forCount, plural } from '../../../plural.js';
 import { pageId, type SharePlan } from './plan.js';
 
@@ -51,10 +49,7 @@ export function pairsIndexBody(): Record<string, unknown> {
   };
 }
 
-/**
- * The pairs index of a split run, opened (made if none, refused if not near-dup's); the only code that reads or writes
- * it.
- */
+/** The pairs index of a split run, opened (made if none, refused if not near-dup's). */
 export class PairsIndex {
   private constructor(
     private readonly client: EngineClient,
@@ -109,11 +104,8 @@ export class PairsIndex {
 
   /** Writes documents whole, in bulk; a document the engine did not take fails the call, named. */
   async putAll(documents: ReadonlyArray<{ id: string; document: Record<string, unknown> }>): Promise<void> {
-    const failures: string[] = [];
-    const writer = this.writer(failures);
-    for (const { id, document } of documents) await writer.add({ id, action: { index: { _index: this.name, _id: id } }, body: document });
-    await writer.flush();
-    if (failures.length > 0) throw new UserError(`${plural(failures.length, 'document')} ${forCount(failures.length, 'was', 'were')} not written to the pairs index "${this.name}" (first: ${failures[0]}); run the same command again`);
+    const operations = documents.map(({ id, document }) => ({ id, action: { index: { _index: this.name, _id: id } }, body: document }));
+    await this.bulk(operations, (count) => `${plural(count, 'document')} ${forCount(count, 'was', 'were')} not written to the pairs index "${this.name}"`);
   }
 
   /** The pages a share's marker lists (`pagesPerBand`), read by id in order, a few per request (`source` undefined: none). */
@@ -137,11 +129,8 @@ export class PairsIndex {
     const pages = scanIndex(this.client, { index: this.name, query: this.pagesQuery(run, share, fromBand), sourceIncludes: [], pageSize: 1000, pointInTime: this.client.pointInTime });
     for await (const page of pages) for (const hit of page) ids.push(hit._id);
     if (ids.length === 0) return;
-    const failures: string[] = [];
-    const writer = this.writer(failures);
-    for (const id of ids) await writer.add({ id, action: { delete: { _index: this.name, _id: id } } });
-    await writer.flush();
-    if (failures.length > 0) throw new UserError(`${plural(failures.length, 'page')} left by an earlier attempt could not be deleted from "${this.name}" (first: ${failures[0]}); run the same command again`);
+    const operations = ids.map((id) => ({ id, action: { delete: { _index: this.name, _id: id } } }));
+    await this.bulk(operations, (count) => `${plural(count, 'page')} left by an earlier attempt could not be deleted from "${this.name}"`);
   }
 
   /** Pages of a share the engine holds, counted after a refresh. */
@@ -169,9 +158,10 @@ export class PairsIndex {
     await this.client.request('PUT', `/${encodeURIComponent(this.name)}/_settings`, { index: { refresh_interval: value } });
   }
 
-  /** A bulk writer of the pairs index; each item that fails for good is listed in `failures`. */
-  private writer(failures: string[]): BulkWriter {
-    return new BulkWriter({
+  /** Operations sent in bulk; when any fails for good, a refusal: how many (`failed`), the first, and the way out. */
+  private async bulk(operations: BulkOperation[], failed: (count: number) => string): Promise<void> {
+    const failures: string[] = [];
+    const writer = new BulkWriter({
       send: (ndjson) => this.client.bulkNdjson(ndjson),
       maxOperations: 50,
       concurrency: 2,
@@ -179,6 +169,9 @@ export class PairsIndex {
       // (A page deleted that is gone already is what was asked for.)
       onFailure: (op, reason, status) => (status === 404 && 'delete' in op.action ? undefined : failures.push(`${op.id}: ${reason}`)),
     });
+    for (const operation of operations) await writer.add(operation);
+    await writer.flush();
+    if (failures.length > 0) throw new UserError(`${failed(failures.length)} (first: ${failures[0]}); run the same command again`);
   }
 
   private pagesQuery(run: string, share: number, fromBand: number): Record<string, unknown> {

@@ -1,12 +1,8 @@
-// How the find of dedup is split between processes that share nothing but the engine (`--share K/N`):
-// the 32-bit hashes of the band keys (signature-store.ts keyHash, the buckets' own keys) are cut into N
-// ranges of equal width, and share K verifies the buckets whose key hash falls in range K. Every bucket
-// belongs to exactly one share, so the shares' pairs together are the pairs of one process.
-//
-// The shares of one run must read the same signatures with the same settings: what must be equal is the
-// run's identity, and its digest names every document the shares write to the pairs index. Shares of
-// another run (other params, another bar, the index changed in between) have another name and never mix.
-// Pure: no I/O here.
+// How dedup's find is split between processes that share only the engine (--share K/N): the 32-bit hashes of the
+// band keys are cut into N ranges of equal width and share K verifies the buckets whose hash is in range K, so each
+// bucket is one share's and the shares' pairs together are one process's. The shares of one run must read the same
+// signatures with the same settings, the run's identity, whose digest names every document they write to the pairs
+// index: shares of another run (other params, another bar, the index changed in between) never mix. Pure.
 import { createHash } from 'node:crypto';
 import { UsageError } from '../../../errors.js';
 import type { DedupRunIdentity } from '../state/journal.js';
@@ -90,7 +86,7 @@ export interface ShareRunIdentity extends Omit<DedupRunIdentity, 'pass'> {
 }
 
 /** The keys of an identity, in the order they are hashed and compared. */
-export const IDENTITY_KEYS: ReadonlyArray<keyof ShareRunIdentity> = ['index', 'uuids', 'params', 'prefix', 'minSimilarity', 'bucketChunk', 'shares', 'documents', 'lastAnnotatedAt'];
+const IDENTITY_KEYS: ReadonlyArray<keyof ShareRunIdentity> = ['index', 'uuids', 'params', 'prefix', 'minSimilarity', 'bucketChunk', 'shares', 'documents', 'lastAnnotatedAt'];
 
 /** The run's name: 16 hex digits of the SHA-256 of its identity (the same in every process that computes it). */
 export function runName(identity: ShareRunIdentity): string {
