@@ -1,26 +1,8 @@
-// near-dup dedup: every near-duplicate cluster of an index, found by the engine and verified here.
-//  1. LSH buckets with two or more documents, made here from one scan of the index, band by band: the
-//     signatures held in memory up to --max-cached-signatures documents, spilled to local disk past that, so
-//     memory stays bounded whatever the index size (dedup/full-pass.ts); or, on a re-run, only the
-//     neighbourhood of what was annotated since the last run (dedup/incremental-pass.ts). Exact duplicates
-//     (equal content_hash) share every bucket.
-//  2. Every pair inside a bucket is verified with the stored MinHash (estimated Jaccard; dedup/verify/pair-verifier.ts),
-//     the signatures read through a bounded cache (dedup/documents/signature-store.ts).
-//  3. Verified pairs are joined into families (union-find), and each family is cut into clusters whose
-//     every duplicate is within --min-similarity of its canonical (dedup/cluster/cluster-cut.ts; --clusters
-//     components keeps whole families); cluster_id, duplicate_of, is_canonical, cluster_size,
-//     max_similarity and canonical_similarity are written back with bulk partial updates; documents that
-//     were in a cluster before and are not any more are cleared (dedup/write/write-back.ts). The engine is asked
-//     whether every field landed.
-//  4. With --containment S, every document at least S inside a larger one gets contained_in and
-//     max_containment (dedup/containment-pass.ts): partial copies, beside the Jaccard clusters.
-// Step 1 and 2 may be split between processes that share only the engine (dedupShare, --share K/N): each
-// verifies the buckets of its share of the band-key hashes and writes their pairs to a pairs index
-// (dedup/split/share-pass.ts); the final step (--from-shares N) takes every share's pairs, checked, in their
-// place (dedup/split/final-step.ts), then cuts and writes back as above.
-// A run that writes holds a lock on the indices in the engine while it runs (dedup/state/run-lock.ts): a second one
-// is refused, naming the first. A run that records its state notes where its view of each shard began and
-// ended (dedup/state/run-marks.ts), so that the next incremental run reads every document written meanwhile.
+// near-dup dedup: every near-duplicate cluster of an index, found and verified here, written back as cluster
+// fields (dedupIndex); or its find split between processes that share only the engine (dedupShare, each share's
+// pairs into a pairs index, then dedupIndex with fromShares). Here the options are resolved and checked once,
+// and the stages called in order: the run prepared, the lock taken, the pairs found (incremental, full or from
+// the shares), the families cut into clusters, written back, containment, the state recorded, the summary.
 import os from 'node:os';
 import { clusterWarnings } from './dedup/cluster/cluster-guard.js';
 import { storedPath, type StoredField } from '../stored/layout.js';
@@ -41,7 +23,6 @@ import { checkOptionKeys, given } from './option-groups.js';
 import { sampleEvery } from '../signature.js';
 import { containmentPass, writeContainment } from './dedup/containment-pass.js';
 import { type DocIds, DocNumbers } from './dedup/documents/doc-numbers.js';
-import type { SpillFolder } from './dedup/spill/spill-folder.js';
 import { fullPass, type FullPassSettings } from './dedup/full-pass.js';
 import { rangesByDefault } from './dedup/bands/band-pass.js';
 import type { ReadTable } from './dedup/scan/table-read.js';
@@ -53,8 +34,7 @@ import { clusterUuid, continues, type DedupState, defaultStatePath, latestStateP
 import { type LockSettings, lockHolder, RunLock, writingUnder } from './dedup/state/run-lock.js';
 import { RunView } from './dedup/state/run-marks.js';
 import { type CanonicalRule, type ClusterMethod, CLUSTER_METHODS, type Cut, cutFamilies } from './dedup/cluster/cluster-cut.js';
-import type { DedupCluster } from './dedup/cluster/cluster-list.js';
-import type { ClusterList } from './dedup/cluster/cluster-list.js';
+import type { ClusterList, DedupCluster } from './dedup/cluster/cluster-list.js';
 import { writeBack, type WriteBackResult } from './dedup/write/write-back.js';
 import { ErrorsFile } from './errors-file.js';
 import { PairsIndex } from './dedup/split/pairs-index.js';
@@ -76,7 +56,7 @@ export type { CanonicalRule, ClusterMethod, DedupCluster };
 export type DedupStage = 'signatures' | 'bands' | 'new documents' | 'verify' | 'cut' | 'write-back' | 'containment';
 
 /** Documents an incremental run looks up at most to read the families it touches whole; past that it runs in full. */
-export const MAX_INCREMENTAL_LOOKUPS = 10_000;
+const MAX_INCREMENTAL_LOOKUPS = 10_000;
 
 /** Ids read at once where documents are named by number for the write-back. */
 const IDS_READ = 4096;
@@ -87,32 +67,19 @@ export const DEDUP_DEFAULTS = {
   /** The LSH threshold the signatures are made for, by default. */
   minSimilarity: 0.7,
   /**
-   * The document each cluster keeps, when none is asked for: the oldest by --date-field when one is given,
-   * else the longest (ties to the smallest id). Never the time of signing (annotated_at), which follows how
-   * the documents were ingested: the same documents gave other clusters on every run.
+   * Without --date-field (then the oldest). Never the time of signing (annotated_at), which follows how the
+   * documents were ingested: the same documents gave other clusters on every run.
    */
   canonical: 'longest',
   clusters: 'centres',
-  /** About 0.6 KB each in memory: past this many documents the signatures are spilled to local disk. */
   maxCachedSignatures: 1_000_000,
-  /**
-   * About 30 bytes each in memory (12 more while they are written): past this many documents with a
-   * near-duplicate (once the signatures are spilled), their sets and best matches are written to the spill by
-   * number and let go.
-   */
   maxCachedMembers: 4_000_000,
-  /** Documents of one band key verified at once; a key held by more is a large key. */
   bucketChunk: 1000,
-  /** Documents per page of the scans that read cluster fields. */
   pageSize: 5000,
 } as const satisfies Partial<DedupCompare & DedupLimits>;
 
-/** Documents of one band key verified at once, by default. */
-export const DEFAULT_BUCKET_CHUNK = DEDUP_DEFAULTS.bucketChunk;
 /** Documents per scan page, by default. */
 export const DEFAULT_PAGE_SIZE = DEDUP_DEFAULTS.pageSize;
-/** Signatures held in memory, by default. */
-export const DEFAULT_CACHED_SIGNATURES = DEDUP_DEFAULTS.maxCachedSignatures;
 
 /** What is compared, and how verified pairs become clusters. */
 export interface DedupCompare {
@@ -120,9 +87,12 @@ export interface DedupCompare {
   prefix?: string;
   /** Only signatures with these params; default: the one params value in the index (refused if several). */
   params?: string;
-  /** Pairs below this estimated Jaccard are not near-duplicates (default 0.5, the LSH threshold; above 0, at most 1). */
+  /** Pairs below this estimated Jaccard are not near-duplicates (default 0.7, the LSH threshold; above 0, at most 1). */
   minSimilarity?: number;
-  /** The document each cluster keeps: oldest, newest, longest, or the lowest (asc) or highest (desc) value of a field (default: oldest with dateField, else longest). */
+  /**
+   * The document each cluster keeps: oldest, newest, longest (ties to the smallest id), or the lowest (asc) or
+   * highest (desc) value of a field (default: oldest with dateField, else longest).
+   */
   canonical?: CanonicalRule;
   /**
    * centres (default): each family of verified pairs is cut into clusters whose every duplicate is within
@@ -147,8 +117,8 @@ export interface DedupLimits {
   maxCachedSignatures?: number;
   /**
    * Documents with a near-duplicate whose sets and best matches are held in memory once the signatures are
-   * spilled (default 4,000,000, about 30 bytes each): past this many they are written to the spill by document
-   * number (16 bytes a document of the index) and let go, and read back when met again; the clusters are the same.
+   * spilled (default 4,000,000, about 30 bytes each, 12 more while written): past this many they are written to
+   * the spill by document number (16 bytes a document of the index) and let go, and read back when met again.
    */
   maxCachedMembers?: number;
   /** Where signatures are spilled (default: the system's temporary folder). */
@@ -382,7 +352,7 @@ interface DedupRun {
 
 /** One attempt at finding the pairs (an incremental one may give way to a full one): its numbering, store and pairs file. */
 interface Attempt {
-  numbers: DocIds;
+  numbers: DocNumbers;
   store: SignatureStore;
   pairsOut?: WriteStream;
   /** A verifier in that numbering, that reports to the pairs file: made by the pass, with what it journals to. */
@@ -405,20 +375,27 @@ interface PairsFound {
   newDocuments?: number;
 }
 
-/** What the write-back left: the cluster fields and the containment written, and the errors file. */
+/** What the write-back left: the cluster fields and the containment written, the errors file, when each phase ended. */
 interface RunResults {
   written: WriteBackResult;
   containment?: NonNullable<DedupSummary['containment']>;
   errors: ErrorsFile;
-}
-
-/** Where the summary's time and retries are counted from, and when each phase ended. */
-interface RunClock {
-  started: number;
   found: number;
   clustered: number;
+}
+
+/** Where a job's time, CPU and retries are counted from, and its progress reports, timed from there. */
+interface JobClock {
+  started: number;
   usage: UsageMeter;
   retriesAtStart: RetrySnapshot;
+  progress: Progress;
+}
+
+function startClock(client: EngineClient, onProgress: DedupProgress | undefined): JobClock {
+  const started = performance.now();
+  const progress: Progress = (stage, done, total) => onProgress?.({ stage, done, total, elapsedSeconds: (performance.now() - started) / 1000 });
+  return { started, usage: new UsageMeter(client), retriesAtStart: client.retries.snapshot(), progress };
 }
 
 /**
@@ -435,12 +412,10 @@ interface RunClock {
  *   engine that refuses or cannot be reached (one line that says what to do).
  */
 export async function dedupIndex(client: EngineClient, options: DedupOptions): Promise<DedupSummary> {
-  const started = performance.now();
-  const usage = new UsageMeter(client);
-  const retriesAtStart = client.retries.snapshot();
+  const clock = startClock(client, options.onProgress);
+  const { progress } = clock;
   const job = resolveDedupOptions(options);
   checkSettings(job);
-  const progress: Progress = (stage, done, total) => job.onProgress?.({ stage, done, total, elapsedSeconds: (performance.now() - started) / 1000 });
   let run: DedupRun | undefined;
   let lock: RunLock | undefined;
   let view: RunView | undefined;
@@ -462,7 +437,7 @@ export async function dedupIndex(client: EngineClient, options: DedupOptions): P
     await errors.close();
     lock?.check();
     if (written.complete) await recordCompleteRun(run, pairs, view);
-    return summarize(client, run, pairs, cut, { written, containment, errors }, { started, found, clustered, usage, retriesAtStart });
+    return summarize(client, run, pairs, cut, { written, containment, errors, found, clustered }, clock);
   } catch (err) {
     throw client.explain(err, job.index);
   } finally {
@@ -587,7 +562,7 @@ async function findSharedPairs(client: EngineClient, run: DedupRun, count: numbe
   const verifier = attempt.verifierFor();
   try {
     // (Past --max-cached-signatures the ids are on disk, and the pairs go there in parts of --max-cached-members.)
-    const folder = spillOf(attempt.numbers);
+    const { folder } = attempt.numbers;
     const spill = folder ? { folder, maxPairs: job.limits.maxCachedMembers } : undefined;
     const errors = ErrorsFile.forIndex(job.index, job.output.errorsFile);
     const shared = await sharedPairs(pairsIndex, { identity, run: name, count }, attempt.store, verifier, errors, { dryRun: job.output.dryRun, spill });
@@ -600,18 +575,17 @@ async function findSharedPairs(client: EngineClient, run: DedupRun, count: numbe
   }
 }
 
-/** What the shares of a split run must agree on (dedup/split/plan.ts). */
+/**
+ * What the shares of a split run must agree on (dedup/split/plan.ts), the latest annotated_at in scope among it: a
+ * document signed again between two shares makes them shares of different runs.
+ */
 async function shareIdentity(client: EngineClient, run: DedupRun, shares: number): Promise<ShareRunIdentity> {
-  const { uuids, params, documents } = run;
+  const { uuids, params, documents, scope } = run;
   const { index, compare, limits } = run.job;
-  return { index, uuids: uuids.join(','), params, prefix: compare.prefix, minSimilarity: compare.minSimilarity, bucketChunk: limits.bucketChunk, shares, documents, lastAnnotatedAt: await lastAnnotated(client, run) };
-}
-
-/** The latest annotated_at in scope: a document signed again between two shares makes them shares of different runs. */
-async function lastAnnotated(client: EngineClient, run: DedupRun): Promise<string | null> {
-  const response = await client.search(run.job.index, { size: 0, query: run.scope, aggs: { last: { max: { field: storedPath(run.job.compare.prefix, 'annotated_at') } } } });
-  const value = response.aggregations?.last?.value;
-  return typeof value === 'number' ? new Date(value).toISOString() : null;
+  const response = await client.search(index, { size: 0, query: scope, aggs: { last: { max: { field: storedPath(compare.prefix, 'annotated_at') } } } });
+  const last = response.aggregations?.last?.value;
+  const lastAnnotatedAt = typeof last === 'number' ? new Date(last).toISOString() : null;
+  return { index, uuids: uuids.join(','), params, prefix: compare.prefix, minSimilarity: compare.minSimilarity, bucketChunk: limits.bucketChunk, shares, documents, lastAnnotatedAt };
 }
 
 /** What one share did (dedupShare). */
@@ -661,12 +635,9 @@ export interface ShareSummary {
  * `fromShares`) clusters from every share's pairs and writes back.
  */
 export async function dedupShare(client: EngineClient, options: DedupShareOptions): Promise<ShareSummary> {
-  const started = performance.now();
-  const usage = new UsageMeter(client);
-  const retriesAtStart = client.retries.snapshot();
+  const { started, usage, retriesAtStart, progress } = startClock(client, options.onProgress);
   const job = resolveShareOptions(options);
   const share = parseShare(options.share);
-  const progress: Progress = (stage, done, total) => job.onProgress?.({ stage, done, total, elapsedSeconds: (performance.now() - started) / 1000 });
   let run: DedupRun | undefined;
   let lock: RunLock | undefined;
   try {
@@ -691,8 +662,6 @@ export async function dedupShare(client: EngineClient, options: DedupShareOption
       identity,
       run: name,
       pairs: pairsIndex,
-      bucketChunk: run.job.limits.bucketChunk,
-      minSimilarity: run.job.compare.minSimilarity,
       damaged,
       onProgress: progress,
     }).run();
@@ -782,11 +751,6 @@ function* withoutFacts(verifier: PairVerifier, store: SignatureStore): Generator
   for (const n of verifier.involvedNumbers()) if (!store.facts.at(n)) yield verifier.clusters.documents.idOf(n);
 }
 
-/** The spill folder of a numbering whose ids are on disk (undefined in memory). */
-function spillOf(numbers: DocIds): SpillFolder | undefined {
-  return numbers instanceof DocNumbers ? numbers.folder : undefined;
-}
-
 /** A numbering with its ids on disk (in --spill-dir, else the system's temporary folder), removed when the run ends. */
 function spilledIds(run: DedupRun): DocNumbers {
   const ids = new DocNumbers(run.job.limits.spillDir ?? os.tmpdir());
@@ -850,7 +814,7 @@ async function cutClusters(run: DedupRun, { attempt, verifier }: PairsFound, tab
     // A spill larger than the page cache has the members' records gathered in one pass in order (member-records.ts).
     gatherMembers: table?.gatherMembers && rangesByDefault(table) > 0 ? (families) => table.gatherMembers?.(families) : undefined,
     documents: numbers,
-    spill: spillOf(numbers),
+    spill: numbers.folder,
     onFamilies: (done) => progress('cut', done),
   });
   if (attempt.pairsOut) await closeStream(attempt.pairsOut);
@@ -924,11 +888,11 @@ function splitRunStart(run: DedupRun, pairs: PairsFound): string {
 }
 
 /** What the run found, wrote and cost (the summary printed, and returned to a library caller). */
-function summarize(client: EngineClient, run: DedupRun, pairs: PairsFound, cut: Cut, results: RunResults, clock: RunClock): DedupSummary {
+function summarize(client: EngineClient, run: DedupRun, pairs: PairsFound, cut: Cut, results: RunResults, clock: JobClock): DedupSummary {
   const { job } = run;
   const { attempt: { store }, verifier } = pairs;
   const { clusters } = cut;
-  const { written, containment, errors } = results;
+  const { written, containment, errors, found, clustered } = results;
   const top = topClusters(clusters);
   const warnings = clusterWarnings({ index: job.index, documents: run.documents, largestFamily: cut.largestFamily, minSimilarity: job.compare.minSimilarity, params: run.params, largest: top[0] });
   return {
@@ -962,9 +926,9 @@ function summarize(client: EngineClient, run: DedupRun, pairs: PairsFound, cut: 
     retries: client.retries.since(clock.retriesAtStart),
     peakMemoryMb: peakMemoryMb(),
     timing: {
-      findSeconds: (clock.found - clock.started) / 1000,
-      clusterSeconds: (clock.clustered - clock.found) / 1000,
-      writeSeconds: (performance.now() - clock.clustered) / 1000,
+      findSeconds: (found - clock.started) / 1000,
+      clusterSeconds: (clustered - found) / 1000,
+      writeSeconds: (performance.now() - clustered) / 1000,
       ...clock.usage.read(),
     },
     top,

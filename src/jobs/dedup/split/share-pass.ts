@@ -18,15 +18,13 @@ import { checkPair, markerDocument, pageDocument, pagesOf, readMarker, readPage,
 import type { PairsIndex } from './pairs-index.js';
 import { inRange, type KeyRange, keyRange, markerId, pageId, type SharePlan, shareName, type ShareRunIdentity } from './plan.js';
 
-/** How one share runs: the scan of the full pass, which share of which run, the pairs index it journals to, the bar. */
+/** How one share runs: the scan of the full pass, which share of which run (its bar and bucket chunk), the pairs index. */
 export interface ShareSettings extends Omit<TableRead, 'onDocuments'> {
   share: SharePlan;
   identity: ShareRunIdentity;
   /** The run's name (plan.ts runName). */
   run: string;
   pairs: PairsIndex;
-  bucketChunk: number;
-  minSimilarity: number;
   /** Documents left out of the scan for a damaged signature (counted in the marker). */
   damaged: () => number;
   onProgress?: (stage: 'signatures' | 'bands', done: number, total: number) => void;
@@ -88,7 +86,7 @@ export class SharePass {
 
   /** The share's buckets, band by band from the first not done, each band's pairs written before the marker moves on. */
   private async verify(table: ReadTable, progress: ShareProgress): Promise<void> {
-    const { bucketChunk } = this.settings;
+    const { bucketChunk } = this.settings.identity;
     const view = shareTable(table, { range: keyRange(this.settings.share), bucketChunk, onForeignLargeKey: (band, hash) => this.verifier.markLargeKey(band, hash) });
     this.band = [];
     await verifyBands(view, this.verifier, {
@@ -131,11 +129,11 @@ export class SharePass {
    * that attempt was), each page checked, and each pair against the signatures just read; or why they cannot be.
    */
   private async takeOver(earlier: ShareProgress, table: ReadTable): Promise<ShareProgress | string> {
-    const { run, share, minSimilarity, pairs: pairsIndex } = this.settings;
+    const { run, share, identity, pairs: pairsIndex } = this.settings;
     if (earlier.bandCount !== table.bandCount) return `its marker counts ${plural(earlier.bandCount, 'band')}, the signatures have ${table.bandCount}`;
     const pairs: VerifiedPair[] = [];
     for await (const { id, source, band, page } of pairsIndex.pages(run, share, earlier.pages)) {
-      const read = readPage(source, { run, share, band, page, minSimilarity });
+      const read = readPage(source, { run, share, band, page, minSimilarity: identity.minSimilarity });
       if (typeof read === 'string') return `its page ${id} ${source === undefined ? 'is missing' : `could not be trusted (${read})`}`;
       const checked = await this.checkPairs(read, table);
       if (typeof checked === 'string') return `its page ${id}: a pair ${checked}`;
@@ -152,7 +150,7 @@ export class SharePass {
     const signatures = await table.find(ids, ids.map((id) => this.verifier.clusters.documents.find(id) ?? -1));
     const checked: VerifiedPair[] = [];
     for (const pair of pairs) {
-      const check = checkPair(pair, signatures.get(pair.a), signatures.get(pair.b), this.settings.minSimilarity, this.verifier.comparing);
+      const check = checkPair(pair, signatures.get(pair.a), signatures.get(pair.b), this.settings.identity.minSimilarity, this.verifier.comparing);
       if ('problem' in check) return check.problem;
       if ('pair' in check) checked.push(check.pair);
     }
