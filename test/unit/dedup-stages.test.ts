@@ -7,7 +7,7 @@ import path from 'node:path';
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
 import { DEFAULT_RANGE_MEMBERS } from '../../src/jobs/dedup/bands/band-gather.js';
-import { MembersInMemory, membersOf, planRanges } from '../../src/jobs/dedup/bands/band-ranges.js';
+import { MembersInMemory, membersOf, planRanges } from '../../src/jobs/dedup/bands/band-members.js';
 import { rangesByDefault, verifyBandOf, verifyBands } from '../../src/jobs/dedup/bands/band-pass.js';
 import { checkBuckets, LARGE } from '../../src/jobs/dedup/verify/bucket-check.js';
 import { bandBuckets, bandMembers } from '../../src/jobs/dedup/bands/band-sort.js';

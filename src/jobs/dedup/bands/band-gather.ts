@@ -1,28 +1,26 @@
-// A spilled band's members gathered in bucket order, so that its verification reads the disk in order (read
-// where they lie, once the records outgrow the page cache, they come a page at a time at random). As datatrove
-// lays its buckets out before it reads them, each band's members are copied out of the records file in one
-// pass in order (records-sweep.ts) into range files, by the ranges its sort planned (band-ranges.ts: runs of
-// buckets of about `target` members, a larger bucket cut into several); each file, in slot order, is read back
-// (mostly from the page cache) while its range is verified (range-records.ts) and removed after. The gather
-// runs on the sorting core when there is one (band-sort.worker.ts).
+// A spilled band's members gathered in bucket order, so that its verification reads the disk in order: once
+// the records outgrow the page cache, read where they lie they come a page at a time at random. As datatrove
+// lays its buckets out before it reads them, the members' records are copied in one pass over the records
+// file (records-sweep.ts) into a file a range (band-members.ts), which is read back while its range is
+// verified (RangeRecords) and removed after. The gather runs on the sorting core when there is one.
+import { closeSync, openSync, rmSync } from 'node:fs';
 import path from 'node:path';
-import type { BandMembersAt } from './band-ranges.js';
+import type { BandMembersAt } from './band-members.js';
 import { RecordWriter, SlotBits, sweepRecords } from '../spill/records-sweep.js';
 import { spillRoom } from '../spill/spill-folder.js';
-import { type RecordLayout, recordBytes } from '../scan/spill-records.js';
+import { placeIn, type RecordLayout, type RecordReader, recordBytes } from '../scan/spill-records.js';
+import type { StoredSignature } from '../documents/signature-store.js';
 
 /** Members a range holds, by default: about 150 MB of whole records at 128 values and 26 bands. */
 export const DEFAULT_RANGE_MEMBERS = 250_000;
 
-/** What the gather of one band needs. */
+/** What the gather of one band needs: the spill's records file, and the members a range holds (what its sort plans by). */
 export interface GatherTask {
-  /** The spill's records file, and its layout. */
   records: string;
   layout: RecordLayout;
   /** Documents in the table (slots 0..documents-1). */
   documents: number;
   band: number;
-  /** Members a range holds (a bucket larger than that is cut into several ranges): what the band's sort plans its ranges by. */
   rangeMembers: number;
 }
 
@@ -33,12 +31,9 @@ export interface BandToGather {
 }
 
 /**
- * Gathers several sorted bands of one records file in a single pass over it (a pass a band costs a read of
- * the whole file, 34 GB at a hundred million documents: gathering two bands a pass halves what the bands
- * read from the device): each range of a band gathered is given its file. Whether each band was gathered, in
- * the order given: not a band with no bucket, nor one whose ranges would not leave room on the disk beside
- * those of the bands before it (read where its records lie). `free`: the bytes free on the records' disk
- * (asked of the system when not given).
+ * Several sorted bands of one records file gathered in one pass over it (each pass reads the whole file),
+ * each range given its file. Whether each band was gathered: not one with no bucket, nor one whose ranges
+ * would not leave room on the disk beside those before it. `free`: the bytes free there (else asked).
  */
 export function gatherBands(bands: readonly BandToGather[], free?: number): boolean[] {
   if (bands.length === 0) return [];
@@ -56,9 +51,7 @@ export function gatherBands(bands: readonly BandToGather[], free?: number): bool
     if (gathered.length > 0) sweep(records, bytes, documents, gathered);
     for (const band of gathered) for (const writer of band.writers) writer.close();
   } catch (err) {
-    // A gather that fails (a planted name refused, descriptors or disk run out, the records file cut short)
-    // leaves nothing of its own: each file it made closed and removed (a planted file, not its own, stays),
-    // no range left with a file.
+    // (Nothing of its own left: each file it made removed, a planted one not its own kept, no range with a file.)
     for (const band of gathered) for (const writer of band.writers) writer.discard();
     for (const { members } of bands) for (const range of members.ranges) range.file = undefined;
     throw err;
@@ -101,10 +94,8 @@ function sweep(records: string, bytes: number, documents: number, bands: readonl
 }
 
 /**
- * Which slots are members of the band (a bit a document), and in which range: a range a member by its rank
- * among the members in slot order (the order in which the sweep meets them; a byte a member while there
- * are at most 256 ranges). The members are read a range at a time, twice; the counts that ranked them are
- * let go once they are ranked: the sweep counts.
+ * Which slots are members of the band (a bit a document), and each one's range by its rank among the members
+ * in slot order, the order the sweep meets them in (a byte a member up to 256 ranges).
  */
 class MemberRanges {
   readonly slots: SlotBits;
@@ -119,5 +110,45 @@ class MemberRanges {
     for (const [k, range] of ranges.entries()) for (const slot of members.window(range).order) this.rangeByRank[slots.rank(slot)] = k;
     slots.forgetRanks();
     this.slots = slots;
+  }
+}
+
+/** One gathered range's records, read back while the range is verified: the i-th record of its file is its i-th slot's, ascending. */
+export class RangeRecords {
+  private readonly slots: Uint32Array;
+  private readonly fd: number;
+
+  /** `members`: the range's slots (its window's, in bucket order). */
+  constructor(
+    private readonly file: string,
+    members: Uint32Array,
+    private readonly reader: RecordReader,
+  ) {
+    this.slots = members.slice().sort();
+    this.fd = openSync(file, 'r');
+  }
+
+  /** The file the checking threads read (by placeOf), and its records' layout. */
+  get records(): { file: string; layout: RecordLayout } {
+    return { file: this.file, layout: this.reader.layout };
+  }
+
+  /** A member's place in the file. */
+  readonly placeOf = (slot: number): number => {
+    const place = placeIn(this.slots, slot);
+    if (place < 0) throw new Error(`slot ${slot} is not a member of the gathered range`);
+    return place;
+  };
+
+  /** The signatures of these member slots (ascending), found by slot until the next load. */
+  async load(slots: Uint32Array): Promise<(slot: number) => StoredSignature> {
+    const signatureAt = this.reader.read(this.fd, slots.map((slot) => this.placeOf(slot)));
+    return (slot) => signatureAt(this.placeOf(slot));
+  }
+
+  /** Closes the file and removes it (the range is verified). */
+  remove(): void {
+    closeSync(this.fd);
+    rmSync(this.file, { force: true });
   }
 }

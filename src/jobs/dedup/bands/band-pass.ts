@@ -1,37 +1,37 @@
-// The bucket and verify stages of one band: the band's key hashes sorted into buckets (band-sort.ts), its
+// The bucket and verify stages, band by band: a band's key hashes sorted into buckets (band-sort.ts), its
 // large keys marked (so later bands know which pairs they may not have decided), then its buckets verified
-// in order, a range of members at a time (band-ranges.ts: read back from the band's files when the sort ran
-// on another core), a group at a time within it: the signatures of a group's members are loaded together
-// (from memory, or in slot order from the disk), so memory holds one range and one group whatever the size
-// of the index. The buckets, their members' order and so the pairs are the same wherever the signatures and
-// the members are kept.
+// in order a range of members at a time (band-members.ts) and a group at a time within it, the group's
+// signatures loaded together: memory holds a range and a group whatever the size of the index. A spilled
+// table's bands are sorted ahead on another core, its small buckets checked on the cores beyond this one's
+// (verify/bucket-check.ts), and its ranges gathered first when the records outgrow the page cache
+// (band-gather.ts). The pairs are the same wherever the signatures and members are kept.
 import { rmSync, statSync } from 'node:fs';
 import os from 'node:os';
-import { DEFAULT_RANGE_MEMBERS, type GatherTask, gatherBands } from './band-gather.js';
-import { membersFiles, sortedToFiles } from './band-members-file.js';
-import { type BandMembersAt, type BandRange, MembersInMemory, type MembersWindow } from './band-ranges.js';
+import { DEFAULT_RANGE_MEMBERS, type GatherTask, gatherBands, RangeRecords } from './band-gather.js';
+import { type BandMembersAt, MembersInMemory, type MembersWindow, membersFiles, sortedToFiles } from './band-members.js';
 import { type BandScratch, BandSorter, bandMembers, type SortedBand } from './band-sort.js';
 import { LargeKeyJoin } from '../verify/large-key.js';
 import { BucketChecker, type CheckedBuckets, defaultCheckers, PAIR_INTS } from '../verify/bucket-check.js';
-import { type BucketMembers, PAIRWISE_BUCKET, type PairVerifier } from '../verify/pair-verifier.js';
-import { RangeRecords } from './range-records.js';
+import { PAIRWISE_BUCKET, type PairVerifier } from '../verify/pair-verifier.js';
 import { ascendingOnce, type RecordLayout, RecordReader } from '../scan/spill-records.js';
 import type { StoredSignature } from '../documents/signature-store.js';
 import type { SignatureTable } from '../scan/signature-table.js';
 
 /** Members whose signatures are loaded together, by default (about 0.6 KB each). */
-export const DEFAULT_GROUP_MEMBERS = 100_000;
+const DEFAULT_GROUP_MEMBERS = 100_000;
 /** Members of the buckets a checking thread is sent at once (smaller groups, so that the threads take turns). */
 const CHECK_GROUP_MEMBERS = 20_000;
 /** Members of a range of a band not gathered, verified at once: 4 bytes each, and 8 a bucket. */
 const WINDOW_MEMBERS = 1 << 20;
 /** The share of the memory available that a records file read where its records lie may take (else its bands are gathered). */
 const CACHED_SHARE = 0.75;
-
 /**
- * How one band is verified: its bucket chunk, whether it is only marked (a band a resumed run had finished), and where
- * its sort, its checking threads and its gathered ranges come from.
+ * Bands sorted ahead and gathered in one pass over the records, by default, when they are gathered: each
+ * pass reads the whole file, so two a pass halve what the bands read, for two bands' members in memory.
  */
+const BANDS_PER_SWEEP = 2;
+
+/** How one band is verified: what its sort reuses, and where its sort, checking threads and gathered ranges come from. */
 export interface BandPassSettings {
   /** Documents of one band key verified at once; a key held by more is a large key, verified a chunk at a time. */
   bucketChunk: number;
@@ -39,24 +39,45 @@ export interface BandPassSettings {
   markOnly?: boolean;
   /** Members whose signatures are loaded together. */
   groupMembers?: number;
-  /** Arrays the band's sort reuses (the same object for every band of a pass: 8 bytes a key of a part, made once; the members of a band sorted here). */
+  /** Arrays the band's sort reuses, band after band. */
   scratch?: BandScratch & { members?: Uint32Array };
-  /** Keys sorted at once (default SORT_PASS_KEYS). */
   sortPassKeys?: number;
   /** The band already sorted (by a BandSorter, on another core). */
   sorted?: SortedBand;
   /** Threads that check the small buckets of a table on disk (else every bucket is verified on this thread). */
   checker?: BucketChecker;
-  /** Members of a range when a band of a table on disk is gathered before it is verified (band-gather.ts; 0: not gathered). */
+  /** Members of a range when a band of a table on disk is gathered (0: not gathered). */
   rangeMembers?: number;
   /** Reads a gathered band's ranges (its buffers kept band after band). */
   rangeReader?: RecordReader;
 }
 
-/**
- * One band's bucket and verify stages, as the file header says: its large keys marked, then its buckets verified a
- * range and a group at a time; what the band left on the disk is removed either way.
- */
+/** Where the signatures of a range's members are read: the table, or the range's gathered file. */
+interface MemberSource {
+  load(slots: Uint32Array): Promise<(slot: number) => StoredSignature>;
+  /** The file of records the checking threads read, when on disk, and the place of a slot's record in it. */
+  records?: { file: string; layout: RecordLayout };
+  placeOf(slot: number): number;
+  /** Lets go of the source once its range is verified. */
+  remove?(): void;
+}
+
+/** One range of a band to verify: its members and buckets, where their signatures are read, and how. */
+interface RangeToVerify {
+  verifier: PairVerifier;
+  band: number;
+  bucketChunk: number;
+  numberOf: (slot: number) => number;
+  /** The large keys of each band before this one (sent to the checking threads). */
+  largeKeys: Int32Array[];
+  checker?: BucketChecker;
+  /** Members whose signatures are loaded at once, at most (but for a bucket verified pairwise). */
+  groupMembers: number;
+  window: MembersWindow;
+  source: MemberSource;
+}
+
+/** One band's bucket and verify stages, as the file header says; what the band left on the disk is removed either way. */
 export async function verifyBandOf(table: SignatureTable, verifier: PairVerifier, band: number, settings: BandPassSettings): Promise<void> {
   const sorted = settings.sorted ?? sortHere(table, band, settings);
   try {
@@ -64,10 +85,29 @@ export async function verifyBandOf(table: SignatureTable, verifier: PairVerifier
     if (settings.markOnly) return;
     // (The large keys of the bands before, as the checking threads are sent them: copied once a band.)
     const largeKeys = settings.checker ? Array.from({ length: band }, (_, j) => Int32Array.from(verifier.largeKeysOf(j) ?? [])) : [];
-    const pass = { verifier, band, bucketChunk: settings.bucketChunk, numberOf: numbering(table, verifier), largeKeys };
-    const verify = { checker: settings.checker, groupMembers: settings.groupMembers ?? DEFAULT_GROUP_MEMBERS };
+    const pass = { verifier, band, bucketChunk: settings.bucketChunk, numberOf: numbering(table, verifier), largeKeys, checker: settings.checker };
+    const groupMembers = settings.groupMembers ?? DEFAULT_GROUP_MEMBERS;
     const reader = table.records && sorted.members.ranges.some((range) => range.file) ? (settings.rangeReader ?? new RecordReader(table.records().layout)) : undefined;
-    await verifyRanges(pass, sorted.members, (range, window) => (range.file && reader ? new RangeRecords(range.file, window.order, reader) : tableSource(table)), verify);
+    // A part of a bucket cut into several ranges goes to the join of its key, finished with its last part.
+    let join: LargeKeyJoin | undefined;
+    for (const range of sorted.members.ranges) {
+      const window = sorted.members.window(range);
+      const source: MemberSource = range.file && reader ? new RangeRecords(range.file, window.order, reader) : { load: (slots) => table.load(slots), records: table.records?.(), placeOf: (slot) => slot };
+      try {
+        const toVerify = { ...pass, groupMembers, window, source };
+        if (range.cutEnd === undefined) await verifyRuns(toVerify);
+        else {
+          join ??= newJoin(toVerify);
+          await joinLoaded(toVerify, window.order, join);
+          if (range.to >= range.cutEnd) {
+            join.finish();
+            join = undefined;
+          }
+        }
+      } finally {
+        source.remove?.();
+      }
+    }
   } finally {
     removeBand(sorted);
   }
@@ -79,86 +119,20 @@ function removeBand(sorted: SortedBand): void {
   sorted.members.remove();
 }
 
-/** Where the signatures of a band's members are read: the table, or the gathered range at hand. */
-interface MemberSource {
-  load(slots: Uint32Array): Promise<(slot: number) => StoredSignature>;
-  /** The file of records the checking threads read, and the place of a slot's record in it (when on disk). */
-  records?: { file: string; layout: RecordLayout };
-  placeOf(slot: number): number;
-  /** Lets go of the source once its range is verified (a gathered range's file removed). */
-  remove?(): void;
-}
-
-/** What the verification of one sorted band works with: a window of its members at a time. */
-interface BandToVerify {
-  verifier: PairVerifier;
-  band: number;
-  /** The large keys of each band before this one (sent to the checking threads). */
-  largeKeys: Int32Array[];
-  bucketChunk: number;
-  numberOf: (slot: number) => number;
-}
-
-/** One range of the band to verify: its members and buckets, and where their signatures are read. */
-interface RangeToVerify extends BandToVerify {
-  window: MembersWindow;
-  source: MemberSource;
-  /** Members whose signatures are loaded at once, at most (but for a bucket verified pairwise). */
-  groupMembers: number;
-}
-
-/** How runs are verified: on this thread only, or with the small buckets checked on others. */
-interface VerifySettings {
-  checker?: BucketChecker;
-  groupMembers: number;
-}
-
-function tableSource(table: SignatureTable): MemberSource {
-  return { load: (slots) => table.load(slots), records: table.records?.(), placeOf: (slot) => slot };
-}
-
-/**
- * A sorted band verified a range at a time, each range's members read from where the band keeps them
- * (band-ranges.ts) and their signatures from its source (its gathered file, or the table): the ranges that
- * pack whole buckets as runs; the parts of a bucket cut into several fed in turn to one large-key join.
- */
-async function verifyRanges(pass: BandToVerify, members: BandMembersAt, sourceOf: (range: BandRange, window: MembersWindow) => MemberSource, settings: VerifySettings): Promise<void> {
-  let join: LargeKeyJoin | undefined;
-  for (const range of members.ranges) {
-    const window = members.window(range);
-    const source = sourceOf(range, window);
-    try {
-      const toVerify = { ...pass, window, source, groupMembers: settings.groupMembers };
-      if (range.cutEnd !== undefined) join = await joinPart(toVerify, range, join);
-      else await verifyRuns(toVerify, settings);
-    } finally {
-      source.remove?.();
-    }
-  }
-}
-
-/** The runs of a range verified, a group at a time, with their small buckets checked on other threads when there are. */
-async function verifyRuns(range: RangeToVerify, settings: VerifySettings): Promise<void> {
-  const { checker, groupMembers } = settings;
+/** The runs of a range verified a group at a time, their small buckets checked on other threads when there are. */
+async function verifyRuns(range: RangeToVerify): Promise<void> {
   const records = range.source.records;
-  const runs = range.window.runs;
-  if (checker && records) await verifyChecked(range, checker, records, groupsOf(runs, Math.min(groupMembers, CHECK_GROUP_MEMBERS)));
-  else await verifyHere(range, groupsOf(runs, groupMembers));
+  if (range.checker && records) await verifyChecked(range, range.checker, records, groupsOf(range.window.runs, Math.min(range.groupMembers, CHECK_GROUP_MEMBERS)));
+  else await verifyHere(range, groupsOf(range.window.runs, range.groupMembers));
 }
 
-/** One part of a bucket cut into several: its members added to the key's join, which is finished with the bucket's last part. */
-async function joinPart(range: RangeToVerify, part: BandRange, join?: LargeKeyJoin): Promise<LargeKeyJoin | undefined> {
-  const into = join ?? new LargeKeyJoin(range.verifier, range.band, range.bucketChunk);
-  await joinLoaded(range, range.window.order, into);
-  if (part.to < (part.cutEnd as number)) return into;
-  into.finish();
-  return undefined;
+function newJoin(range: RangeToVerify): LargeKeyJoin {
+  return new LargeKeyJoin(range.verifier, range.band, range.bucketChunk);
 }
 
 /**
- * Members of a large key added to its join, their signatures loaded a group at a time (a key of boilerplate
- * held by millions costs memory for a group, not for the key); the join detached from each load's buffers
- * before the next.
+ * Members of a large key added to its join, their signatures loaded a group at a time (a key held by millions
+ * costs memory for a group); the join detached from each load's buffers before the next.
  */
 async function joinLoaded(range: RangeToVerify, members: Uint32Array, into: LargeKeyJoin): Promise<void> {
   for (let from = 0; from < members.length; from += range.groupMembers) {
@@ -169,7 +143,12 @@ async function joinLoaded(range: RangeToVerify, members: Uint32Array, into: Larg
   }
 }
 
-/** Whether run k is a large key of more members than a group: loaded a group at a time (joinLoaded), never whole. */
+/** Run k's members: order[runs[2k], runs[2k + 1]). */
+function runAt({ order, runs }: MembersWindow, k: number): Uint32Array {
+  return order.subarray(runs[2 * k], runs[2 * k + 1]);
+}
+
+/** Whether run k is a large key of more members than a group: loaded a group at a time, never whole. */
 function loadedInGroups(range: RangeToVerify, k: number): boolean {
   const size = range.window.runs[2 * k + 1] - range.window.runs[2 * k];
   return size > range.bucketChunk && size > range.groupMembers;
@@ -177,32 +156,39 @@ function loadedInGroups(range: RangeToVerify, k: number): boolean {
 
 /** Run k, a large key larger than a group, verified with its members loaded a group at a time. */
 async function verifyLargeRun(range: RangeToVerify, k: number): Promise<void> {
-  const join = new LargeKeyJoin(range.verifier, range.band, range.bucketChunk);
-  await joinLoaded(range, range.window.order.subarray(range.window.runs[2 * k], range.window.runs[2 * k + 1]), join);
+  const join = newJoin(range);
+  await joinLoaded(range, runAt(range.window, k), join);
   join.finish();
 }
 
-/** The groups' buckets verified on this thread, a group at a time. */
-async function verifyHere(pass: RangeToVerify, groups: Array<[number, number]>): Promise<void> {
-  const { order, runs } = pass.window;
+/** The groups' buckets verified on this thread, a group at a time (a run larger than a group is one of its own). */
+async function verifyHere(range: RangeToVerify, groups: Array<[number, number]>): Promise<void> {
   for (const [from, to] of groups) {
-    // (A run larger than a group is a group of its own.)
-    if (loadedInGroups(pass, from)) {
-      await verifyLargeRun(pass, from);
-      continue;
+    if (loadedInGroups(range, from)) await verifyLargeRun(range, from);
+    else {
+      const signatureOf = await range.source.load(slotsOfRuns(range.window, Array.from({ length: to - from }, (_, i) => from + i)));
+      for (let k = from; k < to; k++) verifyRun(range, k, signatureOf);
     }
-    const signatureOf = await pass.source.load(slotsOf(order, runs, from, to));
-    for (let k = from; k < to; k++) verifyRun(pass, k, signatureOf);
   }
 }
 
-/** Run k of the band verified on this thread: a bucket, or a large key a chunk at a time. */
-function verifyRun(pass: RangeToVerify, k: number, signatureOf: (slot: number) => StoredSignature): void {
-  const { verifier, band, bucketChunk, numberOf } = pass;
-  const { order, runs } = pass.window;
+/** Run k verified on this thread: a bucket, or a large key a chunk at a time. */
+function verifyRun(range: RangeToVerify, k: number, signatureOf: (slot: number) => StoredSignature): void {
+  const { order, runs } = range.window;
   const start = runs[2 * k], end = runs[2 * k + 1];
-  if (end - start > bucketChunk) verifyLargeKey(verifier, band, bucketChunk, order.subarray(start, end), numberOf, signatureOf);
-  else verifier.verifyMembersOf(bucketOf(order, start, end, numberOf, signatureOf), band);
+  if (end - start > range.bucketChunk) {
+    const join = newJoin(range);
+    for (const slot of order.subarray(start, end)) join.add(range.numberOf(slot), signatureOf(slot));
+    join.finish();
+    return;
+  }
+  const numbers = new Int32Array(end - start);
+  const signatures: StoredSignature[] = [];
+  for (let p = start; p < end; p++) {
+    numbers[p - start] = range.numberOf(order[p]);
+    signatures.push(signatureOf(order[p]));
+  }
+  range.verifier.verifyMembersOf({ numbers, signatures }, range.band);
 }
 
 /** The runs in groups [from, to) of about `members` documents: at least one run a group, then as many as fit. */
@@ -221,16 +207,14 @@ function groupsOf(runs: Uint32Array, members: number): Array<[number, number]> {
 }
 
 /**
- * The groups' buckets verified with the small ones checked on other threads (bucket-check.ts): the groups
- * sent a few ahead, and each group replayed in order as soon as its answer is in, the buckets too large to
- * check apart verified here at their turn. Pairs, counts and clusters come out as verifyHere's.
+ * The groups' buckets verified with the small ones checked on other threads: the groups sent a few ahead, each
+ * replayed in order once its answer is in, the larger buckets verified here at their turn (as verifyHere would).
  */
-async function verifyChecked(pass: RangeToVerify, checker: BucketChecker, records: { file: string; layout: RecordLayout }, groups: Array<[number, number]>): Promise<void> {
-  const largeKeys = pass.largeKeys;
+async function verifyChecked(range: RangeToVerify, checker: BucketChecker, records: { file: string; layout: RecordLayout }, groups: Array<[number, number]>): Promise<void> {
+  const { verifier, band, largeKeys } = range;
   const pending: Array<Promise<CheckedBuckets> | undefined> = [];
   const send = (g: number) => {
-    const [from, to] = groups[g];
-    const task = { ...records, band: pass.band, minSimilarity: pass.verifier.minSimilarity, comparing: pass.verifier.comparing, largeKeys, ...smallRuns(pass, from, to) };
+    const task = { ...records, band, minSimilarity: verifier.minSimilarity, comparing: verifier.comparing, largeKeys, ...smallRuns(range, ...groups[g]) };
     const answer = checker.check(task);
     answer.catch(() => undefined); // (awaited in turn; one that fails after an earlier failure is not left unhandled)
     pending[g] = answer;
@@ -240,66 +224,71 @@ async function verifyChecked(pass: RangeToVerify, checker: BucketChecker, record
     const checked = await (pending[g] as Promise<CheckedBuckets>);
     pending[g] = undefined;
     if (g + checker.ahead < groups.length) send(g + checker.ahead);
-    await replayGroup(pass, groups[g], checked);
+    await replayGroup(range, groups[g], checked);
   }
 }
 
-/**
- * Whether run k is checked apart: a bucket whose every pair is tried, which a large key (more than
- * bucketChunk members, verified here a chunk at a time) is not, however few its members.
- */
-function checkedApart(pass: RangeToVerify, k: number): boolean {
-  const size = pass.window.runs[2 * k + 1] - pass.window.runs[2 * k];
-  return size <= PAIRWISE_BUCKET && size <= pass.bucketChunk;
+/** Whether run k is checked apart: a bucket whose every pair is tried, which a large key is not, however few its members. */
+function checkedApart(range: RangeToVerify, k: number): boolean {
+  const size = range.window.runs[2 * k + 1] - range.window.runs[2 * k];
+  return size <= PAIRWISE_BUCKET && size <= range.bucketChunk;
 }
 
-/** The small runs (buckets checked apart) of runs [from, to): their records' places one after the other, and where each starts. */
-function smallRuns(pass: RangeToVerify, from: number, to: number): { order: Uint32Array; bounds: Uint32Array } {
-  const { order, runs } = pass.window;
-  const placeOf = pass.source.placeOf;
+/** The runs of [from, to) checked apart: their records' places one after the other, and where each starts. */
+function smallRuns(range: RangeToVerify, from: number, to: number): { order: Uint32Array; bounds: Uint32Array } {
+  const { order, runs } = range.window;
   const picked: number[] = [];
-  for (let k = from; k < to; k++) if (checkedApart(pass, k)) picked.push(k);
+  for (let k = from; k < to; k++) if (checkedApart(range, k)) picked.push(k);
   const bounds = new Uint32Array(picked.length + 1);
   for (const [i, k] of picked.entries()) bounds[i + 1] = bounds[i] + runs[2 * k + 1] - runs[2 * k];
-  const slots = new Uint32Array(bounds[picked.length]);
-  for (const [i, k] of picked.entries()) for (let p = runs[2 * k]; p < runs[2 * k + 1]; p++) slots[bounds[i] + p - runs[2 * k]] = placeOf(order[p]);
-  return { order: slots, bounds };
+  const places = new Uint32Array(bounds[picked.length]);
+  for (const [i, k] of picked.entries()) for (let p = runs[2 * k]; p < runs[2 * k + 1]; p++) places[bounds[i] + p - runs[2 * k]] = range.source.placeOf(order[p]);
+  return { order: places, bounds };
 }
 
 /** A group's runs in order: a small one from its checked pairs, a larger one verified here (its signatures loaded here). */
-async function replayGroup(pass: RangeToVerify, [from, to]: [number, number], checked: CheckedBuckets): Promise<void> {
-  const { order, runs } = pass.window;
-  const isSmall = (k: number) => checkedApart(pass, k);
-  if (to - from === 1 && loadedInGroups(pass, from)) {
-    pass.verifier.countRejected(checked.rejected);
-    await verifyLargeRun(pass, from);
+async function replayGroup(range: RangeToVerify, [from, to]: [number, number], checked: CheckedBuckets): Promise<void> {
+  const verifier = range.verifier;
+  if (to - from === 1 && loadedInGroups(range, from)) {
+    verifier.countRejected(checked.rejected);
+    await verifyLargeRun(range, from);
     return;
   }
   const larger = [];
-  for (let k = from; k < to; k++) if (!isSmall(k)) larger.push(k);
-  const signatureOf = larger.length > 0 ? await pass.source.load(slotsOfRuns(order, runs, larger)) : undefined;
-  pass.verifier.countRejected(checked.rejected);
+  for (let k = from; k < to; k++) if (!checkedApart(range, k)) larger.push(k);
+  const signatureOf = larger.length > 0 ? await range.source.load(slotsOfRuns(range.window, larger)) : undefined;
+  verifier.countRejected(checked.rejected);
   const pairs = checked.pairs;
   let p = 0;
   let bucket = 0;
   for (let k = from; k < to; k++) {
-    if (!isSmall(k)) {
-      verifyRun(pass, k, signatureOf as (slot: number) => StoredSignature);
+    if (!checkedApart(range, k)) {
+      verifyRun(range, k, signatureOf as (slot: number) => StoredSignature);
       continue;
     }
     const begin = p;
     while (p < pairs.length && pairs[p] === bucket) p += PAIR_INTS;
-    const numbers = Array.from(order.subarray(runs[2 * k], runs[2 * k + 1]), pass.numberOf);
-    pass.verifier.applyChecked(numbers, checked, begin, p);
+    verifier.applyChecked(Array.from(runAt(range.window, k), range.numberOf), checked, begin, p);
     bucket++;
   }
 }
 
+/** The slots of these runs, ascending, each once. */
+function slotsOfRuns(window: MembersWindow, picked: readonly number[]): Uint32Array {
+  const runs = picked.map((k) => runAt(window, k));
+  const slots = new Uint32Array(runs.reduce((sum, members) => sum + members.length, 0));
+  let at = 0;
+  for (const members of runs) {
+    slots.set(members, at);
+    at += members.length;
+  }
+  return ascendingOnce(slots);
+}
 
 /**
  * Where a band's time went, in milliseconds: its sort on the sorting core, the gather and the wait here of its
- * set of bands (told with the set's first band reported, 0 with the others), its verification (a band sorted
- * on this thread, with no sorting core, counts its sort and gather in verifyMs).
+ * set of bands (told with the set's first band reported, 0 with the others), its verification (which counts
+ * the sort and gather of a band sorted on this thread).
  */
 export interface BandTimes {
   sortMs: number;
@@ -308,10 +297,7 @@ export interface BandTimes {
   verifyMs: number;
 }
 
-/**
- * How a pass verifies every band: where a resumed run starts, what is sorted ahead, checked on other threads or
- * gathered on the disk, and what is told after each band.
- */
+/** How a pass verifies every band: where a resumed run starts, what is sorted ahead, checked or gathered, what is told. */
 export interface BandsSettings {
   bucketChunk: number;
   /** Bands a resumed run had finished (marked only). */
@@ -323,47 +309,34 @@ export interface BandsSettings {
   sortAhead?: boolean;
   /** Threads that check the small buckets of a table on disk (default: one a core beyond this one's; 0: none). */
   checkers?: number;
-  /**
-   * Members of a range when each band of a table on disk is gathered in bucket order before it is verified
-   * (0: every band read where its records lie). Default: DEFAULT_RANGE_MEMBERS when the records file is
-   * larger than the page cache can be expected to hold (rangesByDefault), else 0.
-   */
+  /** Members of a range when a table on disk has its bands gathered (0: never; default: rangesByDefault). */
   rangeMembers?: number;
-  /** Keys a band's sort places at once (default SORT_PASS_KEYS: 128 MB). */
+  /** Keys a band's sort places at once (default 2^24: 128 MB). */
   sortPassKeys?: number;
-  /** Bands sorted ahead and gathered in one pass over the records, when they are gathered (default BANDS_PER_SWEEP). */
+  /** Bands sorted ahead and gathered in one pass over the records, when they are gathered. */
   bandsPerSweep?: number;
 }
 
 /**
- * Bands sorted ahead and gathered in one pass over the records file, by default, when the bands are gathered:
- * each pass reads the whole file (34 GB at a hundred million documents), so two bands a pass halve what the
- * bands read from the device, for two more bands' members in memory (their order and runs: about 8 bytes a
- * member) and the member bits of two bands in the worker while they are gathered.
- */
-export const BANDS_PER_SWEEP = 2;
-
-/**
- * Every band in turn. The bands of a table spilled to disk are sorted ahead on another core when the
- * machine has one (band-sort.ts), a set of bands at a time (one, or BANDS_PER_SWEEP when they are
- * gathered), and its small buckets checked on the cores beyond this one's (bucket-check.ts): each band then
- * costs about the longest of its sort (and its share of the set's gather), its checks and the rest.
+ * Every band in turn, a set of bands at a time (one, or BANDS_PER_SWEEP when they are gathered), the next set
+ * sorted ahead on another core when the table is on disk and the machine has one: each band then costs about
+ * the longest of its sort (with its share of the set's gather), its checks and the rest.
  */
 export async function verifyBands(table: SignatureTable, verifier: PairVerifier, settings: BandsSettings): Promise<void> {
   const { bucketChunk, groupMembers, startAt = 0, sortPassKeys } = settings;
   const rangeMembers = settings.rangeMembers ?? rangesByDefault(table);
-  const sorter = (settings.sortAhead ?? os.availableParallelism() > 1) ? sorterFor(table, bucketChunk, sortPassKeys) : undefined;
+  const onDisk = table.records !== undefined && table.size > 0;
+  const sorter = (settings.sortAhead ?? os.availableParallelism() > 1) && table.bandFile && table.size > 0 ? new BandSorter(table.size, bucketChunk, table.bandFile.bind(table), windowMembers(bucketChunk), sortPassKeys) : undefined;
   const gather = (band: number) => (band >= startAt ? gatherTask(table, band, rangeMembers, bucketChunk) : undefined);
   const checkers = settings.checkers ?? (os.availableParallelism() > 1 ? defaultCheckers() : 0);
-  const checker = table.records && table.size > 0 && checkers > 0 ? new BucketChecker(checkers) : undefined;
+  const checker = onDisk && checkers > 0 ? new BucketChecker(checkers) : undefined;
   const scratch = { keys: new Uint32Array(0), order: new Uint32Array(0), members: new Uint32Array(0) };
-  const rangeReader = table.records && table.size > 0 && rangeMembers > 0 ? new RecordReader(table.records().layout) : undefined;
+  const rangeReader = onDisk && rangeMembers > 0 ? new RecordReader(table.records!().layout) : undefined;
   const sets = bandSets(table.bandCount, sorter && rangeMembers > 0 ? (settings.bandsPerSweep ?? BANDS_PER_SWEEP) : 1);
-  const sortSet = (s: number) => (s < sets.length ? sorter?.sort(sets[s], sets[s].map(gather)) : undefined);
   // (The set sorted ahead is awaited in turn; marked as handled meanwhile, so that a failure of the worker
   // while this thread verifies does not end the process before the range files are removed below.)
   const ahead = (s: number) => {
-    const set = sortSet(s);
+    const set = s < sets.length ? sorter?.sort(sets[s], sets[s].map(gather)) : undefined;
     set?.catch(() => undefined);
     return set;
   };
@@ -373,7 +346,6 @@ export async function verifyBands(table: SignatureTable, verifier: PairVerifier,
     for (let s = 0; s < sets.length; s++) {
       const waited = performance.now();
       current = await next;
-      // The set's wait and gather, told with the first of its bands that is reported (not one marked only).
       let shared = { waitMs: performance.now() - waited, gatherMs: current?.reduce((sum, band) => sum + (band.gatherMs ?? 0), 0) ?? 0 };
       next = ahead(s + 1);
       for (const [k, band] of sets[s].entries()) {
@@ -387,9 +359,8 @@ export async function verifyBands(table: SignatureTable, verifier: PairVerifier,
       current = undefined;
     }
   } finally {
-    // The bands of the set in hand that a failure left unverified, and a set sorted ahead of it (waited for:
-    // closing the pool would stop its gather halfway, its files left where nothing knows of them): their
-    // members' and range files removed (nothing verifies them now).
+    // The bands a failure left unverified, and a set sorted ahead (waited for: closing the pool would stop its
+    // gather halfway, its files left where nothing knows of them): their files removed.
     for (const sorted of current ?? []) removeBand(sorted);
     await next?.then((set) => set.forEach(removeBand), () => undefined);
     await sorter?.close();
@@ -404,20 +375,13 @@ export function bandSets(count: number, size: number): number[][] {
 }
 
 /**
- * Members of a range by default: gathering costs a pass over the records file for each set of bands (on the
- * sorting core), worth it only when reading the records where they lie would go to the device at random,
- * that is when the file is larger than most of the memory the system has available (page cache included).
+ * Members of a range by default: gathering costs a pass over the records file for each set of bands, worth
+ * it only when reading the records where they lie would go to the device at random, that is when the file
+ * is larger than most of the memory the system has available (page cache included).
  */
 export function rangesByDefault(table: SignatureTable, available = os.freemem()): number {
   if (!table.records || table.size === 0) return 0;
   return statSync(table.records().file).size > CACHED_SHARE * available ? DEFAULT_RANGE_MEMBERS : 0;
-}
-
-/** A sorter on another core, for a table spilled to disk. */
-function sorterFor(table: SignatureTable, bucketChunk: number, passKeys?: number): BandSorter | undefined {
-  if (!table.bandFile || table.size === 0) return undefined;
-  const fileOf = table.bandFile.bind(table);
-  return new BandSorter(table.size, bucketChunk, fileOf, windowMembers(bucketChunk), passKeys);
 }
 
 /** Members of a range of a band not gathered, verified at once (a large key's chunk at least). */
@@ -425,12 +389,26 @@ function windowMembers(bucketChunk: number): number {
   return Math.max(WINDOW_MEMBERS, bucketChunk);
 }
 
-/** The band sorted into buckets on this thread, its ranges planned (and gathered when asked). */
+/**
+ * The band sorted into buckets on this thread, its ranges planned (and gathered when asked): its members in
+ * two files beside its hashes when the table has them on disk, else in memory.
+ */
 function sortHere(table: SignatureTable, band: number, settings: BandPassSettings): SortedBand {
   const scratch = settings.scratch ?? { keys: new Uint32Array(0), order: new Uint32Array(0) };
   const task = settings.markOnly ? undefined : gatherTask(table, band, settings.rangeMembers ?? 0, settings.bucketChunk);
+  const target = task?.rangeMembers ?? windowMembers(settings.bucketChunk);
   const began = performance.now();
-  const { members, largeKeys } = membersHere(table, band, task?.rangeMembers ?? windowMembers(settings.bucketChunk), settings, scratch);
+  const source = (visit: (chunk: Uint32Array) => void) => table.readBand(band, visit);
+  const sort = { bucketChunk: settings.bucketChunk, scratch, passKeys: settings.sortPassKeys };
+  let members: BandMembersAt;
+  let largeKeys: Int32Array;
+  if (table.bandFile) ({ members, sorted: largeKeys } = sortedToFiles(membersFiles(table.bandFile(band), band), target, (sink) => bandMembers(source, table.size, { ...sort, sink })));
+  else {
+    const inMemory = new MembersInMemory(target, scratch.members);
+    largeKeys = bandMembers(source, table.size, { ...sort, sink: inMemory });
+    scratch.members = inMemory.room;
+    members = inMemory;
+  }
   const sorted = performance.now();
   try {
     if (task) gatherBands([{ task, members }]);
@@ -439,23 +417,6 @@ function sortHere(table: SignatureTable, band: number, settings: BandPassSetting
     throw err;
   }
   return { members, largeKeys, sortMs: sorted - began, gatherMs: performance.now() - sorted };
-}
-
-/**
- * A band's members sorted here, in ranges of `target`: in two files beside its hashes when the table has them
- * on disk (as the sorting worker keeps them: memory holds a range at a time), else in memory.
- */
-function membersHere(table: SignatureTable, band: number, target: number, settings: BandPassSettings, scratch: NonNullable<BandPassSettings['scratch']>): { members: BandMembersAt; largeKeys: Int32Array } {
-  const source = (visit: (chunk: Uint32Array) => void) => table.readBand(band, visit);
-  const sort = { bucketChunk: settings.bucketChunk, scratch, passKeys: settings.sortPassKeys };
-  if (!table.bandFile) {
-    const inMemory = new MembersInMemory(target, scratch.members);
-    const largeKeys = bandMembers(source, table.size, { ...sort, sink: inMemory });
-    scratch.members = inMemory.room;
-    return { members: inMemory, largeKeys };
-  }
-  const { members, sorted } = sortedToFiles(membersFiles(table.bandFile(band), band), target, (sink) => bandMembers(source, table.size, { ...sort, sink }));
-  return { members, largeKeys: sorted };
 }
 
 /** What gathering a band takes, when the table is on disk and ranges are asked for (undefined: read where the records lie). */
@@ -471,47 +432,4 @@ function numbering(table: SignatureTable, verifier: PairVerifier): (slot: number
   const documents = verifier.clusters.documents;
   if (table.numbering === documents) return (slot) => table.numberAt(slot);
   return (slot) => documents.numberOf(table.idOf(slot));
-}
-
-/** The slots of runs [from, to), ascending, each once. */
-function slotsOf(order: Uint32Array, runs: Uint32Array, from: number, to: number): Uint32Array {
-  return slotsOfRuns(order, runs, Array.from({ length: to - from }, (_, i) => from + i));
-}
-
-/** The slots of these runs, ascending, each once. */
-function slotsOfRuns(order: Uint32Array, runs: Uint32Array, picked: readonly number[]): Uint32Array {
-  let count = 0;
-  for (const k of picked) count += runs[2 * k + 1] - runs[2 * k];
-  const slots = new Uint32Array(count);
-  let at = 0;
-  for (const k of picked) {
-    slots.set(order.subarray(runs[2 * k], runs[2 * k + 1]), at);
-    at += runs[2 * k + 1] - runs[2 * k];
-  }
-  return ascendingOnce(slots);
-}
-
-function verifyLargeKey(
-  verifier: PairVerifier,
-  band: number,
-  bucketChunk: number,
-  members: Uint32Array,
-  numberOf: (slot: number) => number,
-  signatureOf: (slot: number) => StoredSignature,
-): void {
-  const join = new LargeKeyJoin(verifier, band, bucketChunk);
-  for (const slot of members) join.add(numberOf(slot), signatureOf(slot));
-  join.finish();
-}
-
-/** The documents at order[start, end), with their numbers and signatures, as the verifier takes them. */
-function bucketOf(order: Uint32Array, start: number, end: number, numberOf: (slot: number) => number, signatureOf: (slot: number) => StoredSignature): BucketMembers {
-  const numbers = new Int32Array(end - start);
-  const signatures: StoredSignature[] = [];
-  for (let k = start; k < end; k++) {
-    const slot = order[k];
-    numbers[k - start] = numberOf(slot);
-    signatures.push(signatureOf(slot));
-  }
-  return { numbers, signatures };
 }

@@ -1,26 +1,16 @@
 // The LSH buckets of one band: the documents sorted by their key's 32-bit hash (ties in slot order), as runs
-// of equal hashes of two or more. A radix sort, linear in the documents, the same order whatever the size
-// (a comparison sort of a hundred million keys would take minutes a band): one pass on the top 8 bits
-// spreads the keys, with their slots, into 256 slices; each slice is then sorted on its low 24 bits by
-// stable passes of 8 bits through scratch the size of the largest slice. The band's hashes are read in slot
-// order, a chunk at a time (from the disk, or from memory), never held as a column. Sorting a band whole
-// (bandBuckets) takes 8 bytes a document (its sorted keys and slots); its members alone (bandMembers, what
-// dedup needs) are sorted a part of the key space at a time, consecutive slices of at most SORT_PASS_KEYS
-// keys, each part's buckets handed out in bucket order to where the band keeps its members (band-ranges.ts:
-// in memory, or in files on the disk): 8 bytes a key of the largest part and 8 of its largest slice (about
-// 136 MB at 2^24 keys a part, unless one top byte holds more), whatever the size of the band, for one more
-// read of its hashes a part.
-//
-// The bands of a spilled pass are sorted ahead on another core (BandSorter; its code in band-sort.worker.ts):
-// while the caller verifies bands b..b+k-1 the thread sorts the next k (and, when asked, gathers them:
-// band-gather.ts), so that each band costs the longer of its sort and its verification rather than both.
+// of two or more equal hashes. A radix sort, linear in the documents (a comparison sort of a hundred million
+// keys takes minutes a band): a pass on the top 8 bits spreads the keys into 256 slices, each then sorted on
+// its low 24 bits. The hashes are read in slot order a chunk at a time, never held as a column; the members
+// (bandMembers) are sorted a part of the key space at a time (at most SORT_PASS_KEYS keys, 8 bytes each), for
+// one more read of the hashes a part. A spilled pass's bands are sorted ahead on another core (BandSorter).
 import { Piscina } from 'piscina';
 import { forCount, plural } from '../../../plural.js';
 import { workerFile } from '../../../worker-file.js';
 import { fromWorker } from '../spill/spill-folder.js';
+import { enlarged } from '../documents/doc-numbers.js';
 import type { GatherTask } from './band-gather.js';
-import { type MembersFiles, MembersOnDisk, membersFiles } from './band-members-file.js';
-import type { BandMembersAt, BandRange, MembersSink } from './band-ranges.js';
+import { type BandMembersAt, type BandRange, type MembersFiles, type MembersSink, MembersOnDisk, membersFiles } from './band-members.js';
 
 /** The documents of one band in bucket order, and its buckets. */
 export interface BandBuckets {
@@ -55,14 +45,13 @@ export function bandBuckets(hashes: Int32Array | Uint32Array | BandSource, n = t
 }
 
 /** Keys sorted at once by bandMembers, by default (8 bytes each: 128 MB, and the scratch of its largest slice). */
-export const SORT_PASS_KEYS = 1 << 24;
+const SORT_PASS_KEYS = 1 << 24;
 
 /**
- * The members of a band (the documents in a bucket) handed to `sink` a bucket at a time in bucket order, each
- * bucket's slots ascending, sorted a part of the key space at a time: consecutive top-byte slices of at most
- * `passKeys` keys in all (a larger slice alone), so that memory holds 8 bytes a key of the largest part
- * (`scratch`, grown to it). The hashes (as the signatures hold them: signed 32-bit) of the keys held by more
- * than `bucketChunk` documents are given back.
+ * The members of a band handed to `sink` a bucket at a time in bucket order, sorted a part of the key space
+ * at a time (consecutive top-byte slices of at most `passKeys` keys, a larger slice alone; `scratch` grown to
+ * the largest part). Gives back the hashes (signed, as the signatures hold them) of the keys held by more
+ * than `bucketChunk` documents.
  */
 export function bandMembers(source: BandSource, n: number, settings: { bucketChunk: number; sink: MembersSink; scratch: BandScratch; passKeys?: number }): Int32Array {
   const { bucketChunk, sink, scratch, passKeys = SORT_PASS_KEYS } = settings;
@@ -84,35 +73,33 @@ export function bandMembers(source: BandSource, n: number, settings: { bucketChu
   return Int32Array.from(large);
 }
 
-/** What the sorting thread is asked: a few bands of a spill to sort, and maybe to gather. */
+/** What the sorting thread is asked: a few bands of a spill to sort, and maybe to gather (band-sort.worker.ts). */
 export interface BandSortTask {
-  /** The bands: each with the spill's file of its hashes (4 bytes a document, in slot order) and the files its members are written to (created new). */
+  /** Each band's file of hashes (4 bytes a document, in slot order), and the files its members go to. */
   bands: Array<{ file: string; members: MembersFiles }>;
   documents: number;
   /** Documents of one key verified at once: a key held by more is a large key. */
   bucketChunk: number;
-  /** Keys sorted at once (default SORT_PASS_KEYS). */
   passKeys?: number;
-  /** Members of a range of a band not gathered (a window the caller verifies at once). */
+  /** Members of a range of a band not gathered. */
   windowMembers: number;
-  /** When given (one a band, or undefined for a band not to gather), the bands' members gathered into range files in one pass once they are sorted (their ranges of the task's rangeMembers). */
+  /** A band's gather (undefined: not gathered), all of them in one pass once they are sorted. */
   gather?: Array<GatherTask | undefined>;
 }
 
 /** What the sorting thread hands back of each band (its members stay in the band's files). */
 export interface SortedRuns {
-  /** The band's ranges, with their checks (and their files, when it was gathered). */
+  /** Its ranges, with their checks (and files, when gathered). */
   ranges: BandRange[];
-  /** Members written to its files. */
   members: number;
-  /** The hashes (as the signatures hold them: signed 32-bit) of the keys held by more than bucketChunk documents. */
+  /** The hashes (signed 32-bit) of the keys held by more than bucketChunk documents. */
   largeKeys: Int32Array;
-  /** Milliseconds spent sorting the band, and gathering it (the one pass that gathered the bands of a task: counted with the first band). */
+  /** Milliseconds sorting the band, and gathering the task's bands (told with the first). */
   sortMs?: number;
   gatherMs?: number;
 }
 
-/** A band sorted into buckets: its members in bucket order with their ranges (a range's files when gathered), its large keys. */
+/** A band sorted into buckets: its members with their ranges, its large keys. */
 export interface SortedBand extends Omit<SortedRuns, 'members' | 'ranges'> {
   members: BandMembersAt;
 }
@@ -124,18 +111,12 @@ export class BandSorter {
   constructor(
     private readonly documents: number,
     private readonly bucketChunk: number,
-    /** The file of each band's hashes. */
     private readonly fileOf: (band: number) => string,
-    /** Members of a range of a band not gathered. */
     private readonly windowMembers: number,
-    /** Keys the worker sorts at once (default SORT_PASS_KEYS). */
     private readonly passKeys?: number,
   ) {}
 
-  /**
-   * Sorts these bands, gathering those with a task in one pass; each band's members in two files beside
-   * its hashes, until the band is verified (its members' remove()).
-   */
+  /** These bands sorted, those with a gather task gathered in one pass; each one's members in files until it is verified. */
   async sort(bands: readonly number[], gather: ReadonlyArray<GatherTask | undefined> = []): Promise<SortedBand[]> {
     const files = bands.map((band) => membersFiles(this.fileOf(band), band));
     const task: BandSortTask = {
@@ -246,11 +227,7 @@ function runsOf(sorted: Uint32Array): Uint32Array {
   for (let k = 1; k <= n; k++) {
     if (k < n && sorted[k] === sorted[start]) continue;
     if (k - start >= 2) {
-      if (count + 2 > runs.length) {
-        const larger = new Uint32Array(runs.length * 2);
-        larger.set(runs);
-        runs = larger;
-      }
+      if (count + 2 > runs.length) runs = enlarged(runs, runs.length * 2);
       runs[count++] = start;
       runs[count++] = k;
     }

@@ -1,16 +1,10 @@
-// The sorting thread of band-sort.ts (BandSorter, a piscina worker), while the caller verifies the bands before them:
-// each band's hashes read from the spill's file of that band and sorted into buckets (band-sort.ts); the
-// slots of the documents in a bucket (the band's members), in bucket order, and their buckets written to two
-// files of the band (band-members-file.ts) with their ranges planned, the ranges and the hashes of the keys
-// too large for one bucket chunk handed back; then, when asked, the bands' members gathered into range files
-// in bucket order, all of the task's bands in one pass over the records (band-gather.ts).
-// The worker sorts a part of the key space at a time (bandMembers) and keeps its arrays of sorted keys and
-// slots from band to band (8 bytes a key of the largest part and of its largest slice: about 136 MB unless
-// one top byte holds more); the caller holds one range of members at a time, read back from the files.
+// The sorting thread of BandSorter (band-sort.ts), while the caller verifies the bands before: each band's
+// hashes read from its file and sorted, its members written to two files with their ranges planned
+// (band-members.ts), then, when asked, the task's bands gathered in one pass (band-gather.ts). Its sort's
+// arrays are kept from band to band (about 136 MB at SORT_PASS_KEYS, unless one top byte holds more).
 import { closeSync, openSync } from 'node:fs';
 import { gatherBands } from './band-gather.js';
-import { type MembersFiles, MembersOnDisk, sortedToFiles } from './band-members-file.js';
-import type { MembersSink } from './band-ranges.js';
+import { type MembersFiles, MembersOnDisk, type MembersSink, sortedToFiles } from './band-members.js';
 import { type BandSortTask, bandMembers, type SortedRuns } from './band-sort.js';
 import { readAll } from '../spill/spill-folder.js';
 
@@ -19,10 +13,7 @@ const CHUNK = 1 << 16;
 const scratch = { keys: new Uint32Array(0), order: new Uint32Array(0) };
 const chunk = new Uint32Array(CHUNK);
 
-/**
- * The worker's task: its bands sorted into buckets from their files, their members written to files with their ranges,
- * then gathered when asked; on a failure nothing of its bands is left on the disk.
- */
+/** The worker's task, as the file header says; on a failure nothing of its bands is left on the disk. */
 export default function sortBands(task: BandSortTask): SortedRuns[] {
   const sorted: Array<SortedRuns & { files: MembersFiles }> = [];
   const readers: MembersOnDisk[] = [];
