@@ -3,7 +3,7 @@
 // it before the stages (a comparison sort of each band, every bucket verified in order), whose pairs, counts,
 // clusters and best matches the spilled, gathered and threaded ways must give exactly.
 import { DocNumbers } from '../../src/jobs/dedup/documents/doc-numbers.js';
-import { LargeKeyJoin } from '../../src/jobs/dedup/verify/large-key.js';
+import { LargeKeyJoin } from '../../src/jobs/dedup/verify/large-buckets.js';
 import { PairVerifier, type VerifiedPair } from '../../src/jobs/dedup/verify/pair-verifier.js';
 import type { StoredSignature } from '../../src/jobs/dedup/documents/signature-store.js';
 import type { Hash64 } from '../../src/sketch/simhash.js';

@@ -1,7 +1,7 @@
 // joinBucket against brute force: the clusters it leaves are the connected components of the pairs that
 // pass (and of the clusters it started from), for buckets of every shape, with far fewer comparisons.
 import { describe, expect, it } from 'vitest';
-import { joinBucket } from '../../src/jobs/dedup/verify/bucket-join.js';
+import { joinBucket } from '../../src/jobs/dedup/verify/large-buckets.js';
 import { UnionFind } from '../../src/jobs/dedup/verify/union-find.js';
 import { seededRandom } from '../support/seeded-random.js';
 

@@ -10,7 +10,7 @@ import os from 'node:os';
 import { DEFAULT_RANGE_MEMBERS, type GatherTask, gatherBands, RangeRecords } from './band-gather.js';
 import { type BandMembersAt, MembersInMemory, type MembersWindow, membersFiles, sortedToFiles } from './band-members.js';
 import { type BandScratch, BandSorter, bandMembers, type SortedBand } from './band-sort.js';
-import { LargeKeyJoin } from '../verify/large-key.js';
+import { LargeKeyJoin } from '../verify/large-buckets.js';
 import { BucketChecker, type CheckedBuckets, defaultCheckers, PAIR_INTS } from '../verify/bucket-check.js';
 import { PAIRWISE_BUCKET, type PairVerifier } from '../verify/pair-verifier.js';
 import { ascendingOnce, type RecordLayout, RecordReader } from '../scan/spill-records.js';

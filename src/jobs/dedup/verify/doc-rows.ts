@@ -1,16 +1,12 @@
-// Rows for the documents that have something to keep, found by document number (doc-numbers.ts): what dedup
-// keeps about a document's cluster and best match concerns only the documents in a verified pair, a few in
-// a hundred where most documents are unique, so it is kept in rows given out as such documents are met
-// rather than in arrays as long as the index. A row is found through an open-addressing table of row + 1
-// keyed by the mixed number (at most half full): 12 to 20 bytes a row with the table and the row's number,
-// where an array by document number costs its bytes for every document of the index (so rows cost more
-// once about a third of the documents or more have a near-duplicate).
+// Rows for the documents in a verified pair, found by document number: what dedup keeps about a document's
+// family and best match concerns only those, a few in a hundred where most documents are unique, so it is
+// kept in rows given out as they are met rather than in arrays as long as the index. A row is found through
+// an open-addressing table of row + 1 keyed by the mixed number (at most half full): 12 to 20 bytes a row,
+// less than an array by number until about a third of the documents have a near-duplicate. And the families
+// that documents and their roots make, counted and placed by root with such rows.
 import { enlarged, mixed } from '../documents/doc-numbers.js';
 
-/**
- * Rows given out to the documents in a verified pair, found by document number, so that what dedup keeps about them
- * costs nothing for the many documents with no near-duplicate (the file header says when it pays).
- */
+/** Rows given out to the documents in a verified pair, found by document number (the file header says why). */
 export class DocRows {
   /** Row + 1 at each place (0: empty); a power of two, at most half full. */
   private table = new Int32Array(1024);
@@ -32,8 +28,7 @@ export class DocRows {
 
   /** Document n's row, or -1 when it has none. */
   find(n: number): number {
-    const row = this.table[this.placeOf(n)] - 1;
-    return row;
+    return this.table[this.placeOf(n)] - 1;
   }
 
   /** Document n's row, given one now if it had none. */
@@ -90,4 +85,47 @@ export class DocRows {
     }
     this.table = table;
   }
+}
+
+/** Families as views of one flat array: family f is members[starts[f], starts[f + 1]). */
+export interface FlatFamilies {
+  count: number;
+  starts: Int32Array;
+  members: Int32Array;
+}
+
+/**
+ * The families of the documents `members` visits with their roots (in ascending numbers, twice the same), of the
+ * roots in [from, to): in the order of their first member, each ascending. A visit that does not make families
+ * (a root not a member of its own, a family of one, a second visit not the first) is `fail`'s error.
+ */
+export function familiesOf(members: (visit: (n: number, root: number) => void) => void, from: number, to: number, fail: (what: string) => Error): FlatFamilies {
+  const byRoot = new DocRows();
+  let sizes = new Int32Array(byRoot.capacity);
+  // Whether the family's root was met under itself.
+  let rooted = new Uint8Array(byRoot.capacity);
+  byRoot.onGrow = (length) => {
+    sizes = enlarged(sizes, length);
+    rooted = enlarged(rooted, length);
+  };
+  members((n, root) => {
+    if (root < from || root >= to) return;
+    const family = byRoot.rowOf(root); // (which may grow the arrays: taken first)
+    sizes[family]++;
+    if (n === root) rooted[family] = 1;
+  });
+  const count = byRoot.size;
+  for (let f = 0; f < count; f++) if (!rooted[f] || sizes[f] < 2) throw fail(`set root ${byRoot.numberAt(f)} (a family of ${sizes[f]})`);
+  const starts = new Int32Array(count + 1);
+  for (let f = 0; f < count; f++) starts[f + 1] = starts[f] + sizes[f];
+  const next = starts.slice(0, count);
+  const placed = new Int32Array(starts[count]);
+  members((n, root) => {
+    if (root < from || root >= to) return;
+    const f = byRoot.find(root);
+    if (f < 0 || next[f] >= starts[f + 1]) throw fail(`set root ${root} (read again)`);
+    placed[next[f]++] = n;
+  });
+  for (let f = 0; f < count; f++) if (next[f] !== starts[f + 1]) throw fail(`set root ${byRoot.numberAt(f)} (read again)`);
+  return { count, starts, members: placed };
 }

@@ -1,10 +1,10 @@
-// Verifying candidate pairs: the estimated Jaccard of two stored MinHash signatures against the bar, and
-// what a verified pair does (joins a cluster, counts for each document's best similarity, is reported).
-// Which pairs of a bucket to try is decided here too: every pair of a small bucket, and in a large one
-// only pairs not yet in one cluster (joinBucket); a pair that an earlier band already tried is skipped.
+// The verify stage: which pairs of a bucket to try (every pair of a small bucket, in a large one only pairs
+// not yet in one cluster, never one an earlier band tried), the estimated Jaccard of their stored MinHash
+// signatures against the bar, and what a verified pair does: joins a family, counts for each document's best
+// match, is journaled and reported.
 import { hammingDistance } from '../../../sketch/simhash.js';
 import { type CheckedBuckets, decidedBefore, LARGE, PAIR_INTS } from './bucket-check.js';
-import { joinBucket } from './bucket-join.js';
+import { joinBucket } from './large-buckets.js';
 import { type Comparing, comparerOf } from './comparing.js';
 import { type DocIds, DocNumbers } from '../documents/doc-numbers.js';
 import { BestMatches } from './best-matches.js';
@@ -12,6 +12,7 @@ import { SetsOnDisk } from './sets-on-disk.js';
 import type { StoredSignature } from '../documents/signature-store.js';
 import type { SpillFolder } from '../spill/spill-folder.js';
 import { UnionFind } from './union-find.js';
+import { ascendingOnce, placeIn } from '../scan/spill-records.js';
 
 /** A verified pair by its documents' ids, with its estimated Jaccard and the Hamming distance of their SimHashes. */
 export interface VerifiedPair {
@@ -60,10 +61,7 @@ export interface PairHooks {
 /** A verifier made for a pass, that hands every pair it verifies to `onVerified` (the pass's journal) when given. */
 export type VerifierFor = (onVerified?: (pair: NumberedPair) => void) => PairVerifier;
 
-/**
- * The verify stage's state: which pairs of a bucket to try, the bar they are held to, and what a verified pair does
- * (joins a cluster, counts for each document's best match, is reported), as the file header says.
- */
+/** The verify stage's state, as the file header says. */
 export class PairVerifier {
   /** The families the verified pairs make, and each document's best match: the stage's output. */
   readonly clusters: UnionFind;
@@ -73,11 +71,7 @@ export class PairVerifier {
   buckets = 0;
   candidatePairs = 0;
   verifiedPairs = 0;
-  /**
-   * The 32-bit hashes of the band keys held by more documents than one bucket verifies at once, by band:
-   * such a key is verified a chunk at a time, which can leave a pair of its documents untried, so it does
-   * not count as having decided them.
-   */
+  /** By band, the hashes of its large keys: verified a chunk at a time, such a key may leave a pair untried. */
   private readonly largeKeys = new Map<number, Set<number>>();
 
   private readonly hooks: PairHooks;
@@ -111,24 +105,24 @@ export class PairVerifier {
     }
   }
 
-  /** Document n's best verified similarity (0: none): `best`'s, asked here by tests and reports. */
-  bestOf(n: number): number {
+  /** Document n's best verified similarity (0: none). */
+  bestOf(n: number | undefined): number {
     return this.best.of(n).similarity;
   }
 
-  /** A document's best verified similarity; 0 when it is in no verified pair. */
-  bestMatch(id: string): number {
-    return this.best.of(this.best.numberOf(id)).similarity;
-  }
-
-  /** The document a document has its best verified similarity with (the smallest id on a tie), if any. */
-  bestPartner(id: string): string | undefined {
-    return this.best.of(this.best.numberOf(id)).partner;
-  }
-
-  /** bestPartner by document number. */
-  partnerOf(n: number): string | undefined {
+  /** The document n has its best verified similarity with (the smallest id on a tie), if any. */
+  partnerOf(n: number | undefined): string | undefined {
     return this.best.of(n).partner;
+  }
+
+  /** bestOf by id. */
+  bestMatch(id: string): number {
+    return this.bestOf(this.best.numberOf(id));
+  }
+
+  /** partnerOf by id. */
+  bestPartner(id: string): string | undefined {
+    return this.partnerOf(this.best.numberOf(id));
   }
 
   /** The documents in at least one verified pair. */
@@ -187,7 +181,7 @@ export class PairVerifier {
    * (which may not have), 'no' when they share none.
    */
   decidedEarlier(x: string, y: string, band: number | undefined, signatures: Signatures): 'yes' | 'large' | 'no' {
-    return this.decidedBefore(signatures.get(x)!.bands, signatures.get(y)!.bands, band);
+    return decidedBefore(signatures.get(x)!.bands, signatures.get(y)!.bands, band, this.largeKeysOf);
   }
 
   /**
@@ -261,10 +255,6 @@ export class PairVerifier {
     }
   }
 
-  private decidedBefore(a: Int32Array, b: Int32Array, band: number | undefined): 'yes' | 'large' | 'no' {
-    return decidedBefore(a, b, band, this.largeKeysOf);
-  }
-
   /** The large keys marked in a band. */
   readonly largeKeysOf = (band: number): ReadonlySet<number> | undefined => this.largeKeys.get(band);
 
@@ -289,14 +279,13 @@ export class PairVerifier {
     this.candidatePairs += pairs;
   }
 
-
   private verifyEveryPair(bucket: BucketMembers, band: number | undefined): void {
     const { numbers, signatures } = bucket;
     for (let i = 0; i < numbers.length; i++) {
       for (let j = i + 1; j < numbers.length; j++) {
         // A pair that met in a large key is verified here unless that key already joined it (so that no
         // pair is reported twice).
-        const decided = this.decidedBefore(signatures[i].bands, signatures[j].bands, band);
+        const decided = decidedBefore(signatures[i].bands, signatures[j].bands, band, this.largeKeysOf);
         if (decided === 'no' || (decided === 'large' && this.clusters.rootOf(numbers[i]) !== this.clusters.rootOf(numbers[j]))) this.verifyMembers(bucket, i, j);
       }
     }
@@ -312,7 +301,7 @@ export class PairVerifier {
       members.map((k) => signatures[k].values),
       members.map((k) => this.clusters.rootOf(numbers[k])),
       this.maxDistance(length),
-      (i, j) => this.decidedBefore(signatures[members[i]].bands, signatures[members[j]].bands, band) !== 'yes' && this.verifyMembers(bucket, members[i], members[j]),
+      (i, j) => decidedBefore(signatures[members[i]].bands, signatures[members[j]].bands, band, this.largeKeysOf) !== 'yes' && this.verifyMembers(bucket, members[i], members[j]),
     );
   }
 
@@ -336,28 +325,13 @@ export function namedPair(pair: NumberedPair, x: string, y: string): VerifiedPai
 
 /** Pairs by the ids of their documents, each id read once, in ascending numbers (the cheap order for ids on disk). */
 export function namedPairs(pairs: readonly NumberedPair[], documents: DocIds): VerifiedPair[] {
-  const numbers = new Int32Array(2 * pairs.length);
+  const numbers = new Uint32Array(2 * pairs.length);
   pairs.forEach((p, i) => {
     numbers[2 * i] = p.na;
     numbers[2 * i + 1] = p.nb;
   });
-  numbers.sort();
-  let unique = 0;
-  for (let i = 0; i < numbers.length; i++) if (i === 0 || numbers[i] !== numbers[i - 1]) numbers[unique++] = numbers[i];
-  const sorted = numbers.subarray(0, unique);
+  const sorted = ascendingOnce(numbers);
   const ids = documents.idsOf(sorted);
-  const idOf = (n: number) => ids[indexIn(sorted, n)];
+  const idOf = (n: number) => ids[placeIn(sorted, n)];
   return pairs.map((p) => namedPair(p, idOf(p.na), idOf(p.nb)));
-}
-
-/** Where n is in the ascending `sorted` (it is there). */
-function indexIn(sorted: Int32Array, n: number): number {
-  let lo = 0;
-  let hi = sorted.length - 1;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (sorted[mid] < n) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
 }

@@ -1,16 +1,11 @@
-// What the union-find (union-find.ts) and the verifier (pair-verifier.ts) keep about the documents with a
-// near-duplicate, once more of them are met than memory is given for (--max-cached-members): written by
-// document number into three files of the run's spill folder, and the rows let go, so that memory holds
-// the rows met since the last write whatever the number of documents with a near-duplicate:
-//  - set-roots.bin: each document's set, as the number + 1 of its root (0: never written);
-//  - best-similarity.bin: its best verified similarity, a 64-bit float;
-//  - best-partner.bin: the number + 1 of the document it has that similarity with.
-// A bit a document says which were written. A written document met again is read back (the union-find
-// joins its new row to its root's), so the sets are exactly those of every pair recorded. Each write is one
-// pass in order over the chunks that hold a row or a document whose root moved (the files take 16 bytes a
-// document of the index, which the page cache holds).
-import { DocRows } from './doc-rows.js';
-import { enlarged } from '../documents/doc-numbers.js';
+// The union-find's rows (each document's set) and the best matches, past --max-cached-members documents in
+// a verified pair: written by number into three files of the run's spill folder and let go, so that memory
+// holds the rows met since the last write. set-roots.bin holds each document's root's number + 1 (0: never
+// written), best-similarity.bin its best similarity (a 64-bit float), best-partner.bin that match's number
+// + 1; a bit a document says which were written. A written document met again is read back, so the sets
+// are those of every pair recorded. A write is one pass in order over the chunks that hold a row or a
+// document whose root moved (16 bytes a document of the index, which the page cache holds).
+import { familiesOf } from './doc-rows.js';
 import { SlotBits } from '../spill/records-sweep.js';
 import { type RecordFile, recordFile } from '../spill/record-file.js';
 import { foldCheck, type SpillFolder } from '../spill/spill-folder.js';
@@ -20,7 +15,7 @@ import { plural } from '../../../plural.js';
 const CHUNK_DOCS = 1 << 20;
 /** The roots are counted in at most about this many blocks, which the families' ranges are made of. */
 const ROOT_BLOCKS = 1 << 16;
-/** The families are read in about this many ranges of roots at most (each larger than asked, if need be; up to twice as many, as ranges end at blocks). */
+/** The families are read in about this many ranges of roots at most (each larger than asked if need be). */
 const MAX_RANGES = 256;
 /** Documents and roots a range's buffer gathers before they are written to its part of the file. */
 const DISTRIBUTE_PAIRS = 4096;
@@ -72,10 +67,7 @@ export interface WrittenBest {
   better(similarity: number, partner: number, than: number, thanPartner: number): boolean;
 }
 
-/**
- * The union-find's and the verifier's rows written by document number to the spill folder past --max-cached-members,
- * and read back when a written document is met again, so that memory holds only the rows met since the last write.
- */
+/** The sets and best matches written by document number to the spill, as the file header says. */
 export class SetsOnDisk {
   private readonly roots: RecordFile;
   private readonly similarities: RecordFile;
@@ -210,16 +202,13 @@ export class SetsOnDisk {
     // range's part of family-members.bin, each range then reading only its own part.
     const members = ranges.length > 1 ? this.distribute(ranges) : undefined;
     const visitRange = (r: number) => (members ? members(r) : (visit: Visit) => this.forEachWritten(visit));
-    const familiesIn = this.familiesIn.bind(this);
     return {
       count,
       *[Symbol.iterator]() {
         let yielded = 0;
         for (const [r, { from, to }] of ranges.entries()) {
-          for (const family of familiesIn(from, to, visitRange(r))) {
-            yielded++;
-            yield family;
-          }
+          const found = familiesOf(visitRange(r), from, to, changed);
+          for (let f = 0; f < found.count; f++, yielded++) yield found.members.subarray(found.starts[f], found.starts[f + 1]);
         }
         if (yielded !== count) throw changed(`set of ${plural(count, 'family')} read as ${yielded}`);
       },
@@ -300,38 +289,6 @@ export class SetsOnDisk {
         for (let k = 0; k < pairs.length; k += 2) visit(pairs[k], pairs[k + 1]);
       };
     };
-  }
-
-  /** The families whose root is in [from, to), in the order of their first member: views of one flat array. */
-  private *familiesIn(from: number, to: number, members: (visit: Visit) => void): Generator<Int32Array> {
-    const byRoot = new DocRows();
-    let sizes = new Int32Array(byRoot.capacity);
-    // Whether the family's root was met under itself: every root is a member of its own family.
-    let rooted = new Uint8Array(byRoot.capacity);
-    byRoot.onGrow = (length) => {
-      sizes = enlarged(sizes, length);
-      rooted = enlarged(rooted, length);
-    };
-    members((n, root) => {
-      if (root < from || root >= to) return;
-      const family = byRoot.rowOf(root); // (which may grow the arrays: taken first)
-      sizes[family]++;
-      if (n === root) rooted[family] = 1;
-    });
-    const count = byRoot.size;
-    for (let f = 0; f < count; f++) if (!rooted[f] || sizes[f] < 2) throw changed(`set root ${byRoot.numberAt(f)} (a family of ${sizes[f]})`);
-    const starts = new Int32Array(count + 1);
-    for (let f = 0; f < count; f++) starts[f + 1] = starts[f] + sizes[f];
-    const next = starts.slice(0, count);
-    const placed = new Int32Array(starts[count]);
-    members((n, root) => {
-      if (root < from || root >= to) return;
-      const f = byRoot.find(root);
-      if (f < 0 || next[f] >= starts[f + 1]) throw changed(`set root ${root} (read again)`);
-      placed[next[f]++] = n;
-    });
-    for (let f = 0; f < count; f++) if (next[f] !== starts[f + 1]) throw changed(`set root ${byRoot.numberAt(f)} (read again)`);
-    for (let f = 0; f < count; f++) yield placed.subarray(starts[f], starts[f + 1]);
   }
 
   /** The written documents with a best similarity above 0, ascending. */

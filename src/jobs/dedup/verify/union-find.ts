@@ -1,11 +1,10 @@
-// Disjoint sets over document ids, with path halving and union by rank. Only documents that have joined
-// another have a row (doc-rows.ts): its parent's row and a byte of rank, found by document number; a document
-// without a row is a set of its own, so the sets cost 17 to 28 bytes a document in a verified pair (with the
-// rows' table) and nothing for the others. Given a disk to spill to (spillTo), the rows are written there by
-// number and let go whenever they reach a set number, and a written document met again is read back
-// (sets-on-disk.ts): the sets are the same, memory holds only the rows met since the last write.
+// The families, as disjoint sets of documents with path halving and union by rank. Only a document that
+// joined another has a row (doc-rows.ts: its parent's row and a byte of rank), so the sets cost 17 to 28
+// bytes a document in a verified pair and nothing for the others. Given a disk (spillTo), the rows are
+// written there by number and let go whenever they reach a set number, and a written document met again is
+// read back (sets-on-disk.ts): the same sets, memory holding only the rows met since the last write.
 import { type DocIds, DocNumbers, enlarged } from '../documents/doc-numbers.js';
-import { DocRows } from './doc-rows.js';
+import { DocRows, familiesOf } from './doc-rows.js';
 import type { Families, SetsOnDisk } from './sets-on-disk.js';
 
 export type { Families } from './sets-on-disk.js';
@@ -18,10 +17,7 @@ export interface RowColumns {
   clear(length: number): void;
 }
 
-/**
- * The clusters as disjoint sets of documents, with rows only for the documents that joined another (spilled to
- * sets-on-disk.ts when given a disk).
- */
+/** The families as disjoint sets of documents, as the file header says. */
 export class UnionFind {
   /** The documents that have joined another, each with a row. */
   readonly rows = new DocRows();
@@ -149,35 +145,20 @@ export class UnionFind {
   }
 
   /**
-   * Every set of two or more members, by number (ascending): from the rows, the sets in the order of their
-   * first member, views of one flat array (4 bytes a member, 4 a set; the counting takes 12 bytes a row while
-   * it runs); once rows were written, from the disk a range of roots at a time (SetsOnDisk.families).
+   * Every set of two or more members, by number (ascending), in the order of their first member; once rows were
+   * written, every row is written and the sets come from the disk a range of roots at a time.
    */
   families(): Families {
-    // (Once rows were written, every row is written and let go first: the families come from the disk, a
-    // range of roots at a time, as many members at once as there may be rows.)
     const disk = this.written;
     if (disk) {
       this.writeRows();
       return disk.families(this.spill?.maxRows);
     }
     const ascending = this.rows.ascending();
-    const size = new Int32Array(this.rows.size);
-    for (const row of ascending) size[this.root(row)]++;
-    // Each set's place in the flat array, given in the order of its first member (by root row; -1: none yet).
-    const next = new Int32Array(this.rows.size).fill(-1);
-    const starts = new Int32Array(Math.floor(this.rows.size / 2) + 1);
-    let count = 0;
-    let placed = 0;
-    for (const row of ascending) {
-      const root = this.root(row);
-      if (next[root] >= 0) continue;
-      starts[count++] = next[root] = placed;
-      placed += size[root];
-    }
-    starts[count] = placed;
-    const members = new Int32Array(placed);
-    for (const row of ascending) members[next[this.root(row)]++] = this.rows.numberAt(row);
+    const rootsOf = (visit: (n: number, root: number) => void) => {
+      for (const row of ascending) visit(this.rows.numberAt(row), this.rows.numberAt(this.root(row)));
+    };
+    const { count, starts, members } = familiesOf(rootsOf, 0, Number.POSITIVE_INFINITY, (what) => new Error(`the sets in memory hold a ${what}`));
     return {
       count,
       *[Symbol.iterator]() {

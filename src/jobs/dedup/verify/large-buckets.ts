@@ -1,12 +1,14 @@
-// Joining the members of one large LSH bucket into clusters with few comparisons, and without missing a
-// pair that would join two clusters.
+// A bucket too large to try every pair of: its members joined with few comparisons and no pair missed that
+// would join two families (joinBucket), and a key held by more documents than one bucket verifies at once
+// (boilerplate, a template, thousands of copies), verified a chunk at a time (LargeKeyJoin).
 //
-// Members start in the clusters earlier buckets put them in. Two clusters are compared only until one pair
-// passes (then they are one), and pairs inside one cluster never. Pairs that cannot pass are not compared:
-// the number of differing MinHash values is a distance (Hamming), so two members whose distances to a
-// pivot differ by more than a passing pair may differ cannot pass. A few pivots, chosen far apart, prune
-// most pairs of unrelated documents that share a key by chance or by boilerplate.
+// joinBucket: members start in the families earlier buckets put them in. Two families are compared only until
+// one pair passes (then they are one), pairs inside one never. The number of differing MinHash values is a
+// distance (Hamming), so two members whose distances to a pivot differ by more than a passing pair may differ
+// cannot pass: a few pivots, chosen far apart, prune most pairs of unrelated documents that share a key.
 import { equalValues } from '../../../sketch/minhash.js';
+import type { PairVerifier } from './pair-verifier.js';
+import type { StoredSignature } from '../documents/signature-store.js';
 
 /** Pivots per bucket: each costs one comparison per member, and prunes pairs the others do not. */
 const PIVOTS = 4;
@@ -16,11 +18,9 @@ function hamming(a: ArrayLike<number>, b: ArrayLike<number>): number {
 }
 
 /**
- * Calls `tryPair(i, j)` for pairs of members of different clusters whose MinHash values differ in at most
- * `maxDistance` positions (as far as the triangle inequality can tell), until every two clusters are joined or every such pair
- * between them has been tried; `tryPair` verifies the pair and returns whether it joined them.
- * `values` must all have the same length; `labels[i]` is member i's cluster at the start (equal labels:
- * already joined).
+ * Calls `tryPair(i, j)` (which verifies the pair and says whether it joined them) for pairs of members of two
+ * families that may differ in at most `maxDistance` values, until every two families are joined or every
+ * such pair between them was tried. `values`: all of one length; `labels[i]`: member i's family at the start.
  */
 export function joinBucket(values: ReadonlyArray<ArrayLike<number>>, labels: readonly unknown[], maxDistance: number, tryPair: (i: number, j: number) => boolean): void {
   const n = values.length;
@@ -103,5 +103,65 @@ export function joinBucket(values: ReadonlyArray<ArrayLike<number>>, labels: rea
       groups[a] = groups[a].concat(taken);
       pending = taken;
     }
+  }
+}
+
+/** Families of one large key carried from chunk to chunk, one representative each, at most. */
+const MAX_REPRESENTATIVES = 200;
+
+interface Member {
+  n: number;
+  signature: StoredSignature;
+}
+
+/**
+ * The documents of one large key verified a chunk at a time, in the order given, each chunk with a
+ * representative of every family found so far in the key: copies of any number join one family; two
+ * documents of different chunks that match neither's representative are left to their other keys.
+ */
+export class LargeKeyJoin {
+  private representatives: Member[] = [];
+  private chunk: Member[] = [];
+  private readonly maxRepresentatives: number;
+
+  constructor(
+    private readonly verifier: PairVerifier,
+    private readonly band: number,
+    private readonly chunkSize: number,
+  ) {
+    this.maxRepresentatives = Math.min(MAX_REPRESENTATIVES, Math.floor(chunkSize / 2));
+  }
+
+  /** Document number n (in the verifier's numbering), with its signature. */
+  add(n: number, signature: StoredSignature): void {
+    this.chunk.push({ n, signature });
+    if (this.representatives.length + this.chunk.length >= this.chunkSize) this.verifyChunk();
+  }
+
+  /** Copies the signatures it holds: the buffers they are views of are about to be read into again. */
+  detach(): void {
+    const copy = (m: Member): Member => ({ n: m.n, signature: { values: m.signature.values.slice(), simhash: m.signature.simhash, bands: m.signature.bands.slice() } });
+    this.representatives = this.representatives.map(copy);
+    this.chunk = this.chunk.map(copy);
+  }
+
+  finish(): void {
+    if (this.chunk.length > 0) this.verifyChunk();
+  }
+
+  private verifyChunk(): void {
+    const members = [...this.representatives, ...this.chunk];
+    this.verifier.verifyMembersOf({ numbers: members.map((m) => m.n), signatures: members.map((m) => m.signature) }, this.band);
+    const clusters = this.verifier.clusters;
+    const byCluster = new Map<number, Member>();
+    for (const member of members) {
+      const root = clusters.rootOf(member.n);
+      if (!byCluster.has(root)) byCluster.set(root, member);
+    }
+    // Clusters before single documents (which may still match something later), each in the order met.
+    const found = [...byCluster.values()];
+    const joined = (m: Member) => clusters.joinedNumber(m.n);
+    this.representatives = [...found.filter(joined), ...found.filter((m) => !joined(m))].slice(0, this.maxRepresentatives);
+    this.chunk = [];
   }
 }
