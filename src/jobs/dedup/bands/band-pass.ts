@@ -17,7 +17,7 @@ import { ascendingOnce, type RecordLayout, RecordReader } from '../scan/spill-re
 import type { StoredSignature } from '../documents/signature-store.js';
 import type { SignatureTable } from '../scan/signature-table.js';
 
-/** Members whose signatures are loaded together, by default (about 0.6 KB each). */
+/** Members whose signatures are loaded together, by default. */
 const DEFAULT_GROUP_MEMBERS = 100_000;
 /** Members of the buckets a checking thread is sent at once (smaller groups, so that the threads take turns). */
 const CHECK_GROUP_MEMBERS = 20_000;
@@ -31,34 +31,25 @@ const CACHED_SHARE = 0.75;
  */
 const BANDS_PER_SWEEP = 2;
 
-/** How one band is verified: what its sort reuses, and where its sort, checking threads and gathered ranges come from. */
-export interface BandPassSettings {
-  /** Documents of one band key verified at once; a key held by more is a large key, verified a chunk at a time. */
-  bucketChunk: number;
+/** How one band is verified (BandsSettings says what each is), and what it is handed by the pass. */
+export interface BandPassSettings extends Pick<BandsSettings, 'bucketChunk' | 'groupMembers' | 'sortPassKeys' | 'rangeMembers'> {
   /** A band a resumed run had finished: its large keys are marked, its buckets not verified again. */
   markOnly?: boolean;
-  /** Members whose signatures are loaded together. */
-  groupMembers?: number;
   /** Arrays the band's sort reuses, band after band. */
   scratch?: BandScratch & { members?: Uint32Array };
-  sortPassKeys?: number;
   /** The band already sorted (by a BandSorter, on another core). */
   sorted?: SortedBand;
   /** Threads that check the small buckets of a table on disk (else every bucket is verified on this thread). */
   checker?: BucketChecker;
-  /** Members of a range when a band of a table on disk is gathered (0: not gathered). */
-  rangeMembers?: number;
   /** Reads a gathered band's ranges (its buffers kept band after band). */
   rangeReader?: RecordReader;
 }
 
-/** Where the signatures of a range's members are read: the table, or the range's gathered file. */
+/** Where the signatures of a range's members are read (the table, or the range's gathered file), and the file the checking threads read. */
 interface MemberSource {
   load(slots: Uint32Array): Promise<(slot: number) => StoredSignature>;
-  /** The file of records the checking threads read, when on disk, and the place of a slot's record in it. */
   records?: { file: string; layout: RecordLayout };
   placeOf(slot: number): number;
-  /** Lets go of the source once its range is verified. */
   remove?(): void;
 }
 
@@ -71,7 +62,6 @@ interface RangeToVerify {
   /** The large keys of each band before this one (sent to the checking threads). */
   largeKeys: Int32Array[];
   checker?: BucketChecker;
-  /** Members whose signatures are loaded at once, at most (but for a bucket verified pairwise). */
   groupMembers: number;
   window: MembersWindow;
   source: MemberSource;
@@ -119,11 +109,30 @@ function removeBand(sorted: SortedBand): void {
   sorted.members.remove();
 }
 
-/** The runs of a range verified a group at a time, their small buckets checked on other threads when there are. */
+/**
+ * The runs of a range verified a group at a time, in order. With a checker, each group's small buckets are
+ * sent a few groups ahead to be checked on other threads, and replayed in order as the answers come in.
+ */
 async function verifyRuns(range: RangeToVerify): Promise<void> {
   const records = range.source.records;
-  if (range.checker && records) await verifyChecked(range, range.checker, records, groupsOf(range.window.runs, Math.min(range.groupMembers, CHECK_GROUP_MEMBERS)));
-  else await verifyHere(range, groupsOf(range.window.runs, range.groupMembers));
+  const checker = records ? range.checker : undefined;
+  const groups = groupsOf(range.window.runs, checker ? Math.min(range.groupMembers, CHECK_GROUP_MEMBERS) : range.groupMembers);
+  const ahead = checker?.ahead ?? 0;
+  const pending: Array<Promise<CheckedBuckets> | undefined> = [];
+  const send = (g: number) => {
+    if (!checker || !records || g >= groups.length) return;
+    const { verifier, band, largeKeys } = range;
+    const answer = checker.check({ ...records, band, minSimilarity: verifier.minSimilarity, comparing: verifier.comparing, largeKeys, ...smallRuns(range, ...groups[g]) });
+    answer.catch(() => undefined); // (awaited in turn; one that fails after an earlier failure is not left unhandled)
+    pending[g] = answer;
+  };
+  for (let g = 0; g < Math.min(groups.length, ahead); g++) send(g);
+  for (let g = 0; g < groups.length; g++) {
+    const checked = await pending[g];
+    pending[g] = undefined;
+    send(g + ahead);
+    await verifyGroup(range, groups[g], checked);
+  }
 }
 
 function newJoin(range: RangeToVerify): LargeKeyJoin {
@@ -148,9 +157,13 @@ function runAt({ order, runs }: MembersWindow, k: number): Uint32Array {
   return order.subarray(runs[2 * k], runs[2 * k + 1]);
 }
 
+function sizeOf(runs: Uint32Array, k: number): number {
+  return runs[2 * k + 1] - runs[2 * k];
+}
+
 /** Whether run k is a large key of more members than a group: loaded a group at a time, never whole. */
 function loadedInGroups(range: RangeToVerify, k: number): boolean {
-  const size = range.window.runs[2 * k + 1] - range.window.runs[2 * k];
+  const size = sizeOf(range.window.runs, k);
   return size > range.bucketChunk && size > range.groupMembers;
 }
 
@@ -159,17 +172,6 @@ async function verifyLargeRun(range: RangeToVerify, k: number): Promise<void> {
   const join = newJoin(range);
   await joinLoaded(range, runAt(range.window, k), join);
   join.finish();
-}
-
-/** The groups' buckets verified on this thread, a group at a time (a run larger than a group is one of its own). */
-async function verifyHere(range: RangeToVerify, groups: Array<[number, number]>): Promise<void> {
-  for (const [from, to] of groups) {
-    if (loadedInGroups(range, from)) await verifyLargeRun(range, from);
-    else {
-      const signatureOf = await range.source.load(slotsOfRuns(range.window, Array.from({ length: to - from }, (_, i) => from + i)));
-      for (let k = from; k < to; k++) verifyRun(range, k, signatureOf);
-    }
-  }
 }
 
 /** Run k verified on this thread: a bucket, or a large key a chunk at a time. */
@@ -193,44 +195,21 @@ function verifyRun(range: RangeToVerify, k: number, signatureOf: (slot: number) 
 
 /** The runs in groups [from, to) of about `members` documents: at least one run a group, then as many as fit. */
 function groupsOf(runs: Uint32Array, members: number): Array<[number, number]> {
-  const sizeOf = (r: number) => runs[2 * r + 1] - runs[2 * r];
   const groups: Array<[number, number]> = [];
   const last = runs.length / 2;
   for (let r = 0; r < last; ) {
     let held = 0;
     let end = r;
-    while (end < last && (end === r || held + sizeOf(end) <= members)) held += sizeOf(end++);
+    while (end < last && (end === r || held + sizeOf(runs, end) <= members)) held += sizeOf(runs, end++);
     groups.push([r, end]);
     r = end;
   }
   return groups;
 }
 
-/**
- * The groups' buckets verified with the small ones checked on other threads: the groups sent a few ahead, each
- * replayed in order once its answer is in, the larger buckets verified here at their turn (as verifyHere would).
- */
-async function verifyChecked(range: RangeToVerify, checker: BucketChecker, records: { file: string; layout: RecordLayout }, groups: Array<[number, number]>): Promise<void> {
-  const { verifier, band, largeKeys } = range;
-  const pending: Array<Promise<CheckedBuckets> | undefined> = [];
-  const send = (g: number) => {
-    const task = { ...records, band, minSimilarity: verifier.minSimilarity, comparing: verifier.comparing, largeKeys, ...smallRuns(range, ...groups[g]) };
-    const answer = checker.check(task);
-    answer.catch(() => undefined); // (awaited in turn; one that fails after an earlier failure is not left unhandled)
-    pending[g] = answer;
-  };
-  for (let g = 0; g < Math.min(groups.length, checker.ahead); g++) send(g);
-  for (let g = 0; g < groups.length; g++) {
-    const checked = await (pending[g] as Promise<CheckedBuckets>);
-    pending[g] = undefined;
-    if (g + checker.ahead < groups.length) send(g + checker.ahead);
-    await replayGroup(range, groups[g], checked);
-  }
-}
-
 /** Whether run k is checked apart: a bucket whose every pair is tried, which a large key is not, however few its members. */
 function checkedApart(range: RangeToVerify, k: number): boolean {
-  const size = range.window.runs[2 * k + 1] - range.window.runs[2 * k];
+  const size = sizeOf(range.window.runs, k);
   return size <= PAIRWISE_BUCKET && size <= range.bucketChunk;
 }
 
@@ -240,34 +219,30 @@ function smallRuns(range: RangeToVerify, from: number, to: number): { order: Uin
   const picked: number[] = [];
   for (let k = from; k < to; k++) if (checkedApart(range, k)) picked.push(k);
   const bounds = new Uint32Array(picked.length + 1);
-  for (const [i, k] of picked.entries()) bounds[i + 1] = bounds[i] + runs[2 * k + 1] - runs[2 * k];
+  for (const [i, k] of picked.entries()) bounds[i + 1] = bounds[i] + sizeOf(runs, k);
   const places = new Uint32Array(bounds[picked.length]);
   for (const [i, k] of picked.entries()) for (let p = runs[2 * k]; p < runs[2 * k + 1]; p++) places[bounds[i] + p - runs[2 * k]] = range.source.placeOf(order[p]);
   return { order: places, bounds };
 }
 
-/** A group's runs in order: a small one from its checked pairs, a larger one verified here (its signatures loaded here). */
-async function replayGroup(range: RangeToVerify, [from, to]: [number, number], checked: CheckedBuckets): Promise<void> {
+/** A group's runs in order: a small one from its checked pairs (when checked), the others verified here. */
+async function verifyGroup(range: RangeToVerify, [from, to]: [number, number], checked?: CheckedBuckets): Promise<void> {
   const verifier = range.verifier;
-  if (to - from === 1 && loadedInGroups(range, from)) {
-    verifier.countRejected(checked.rejected);
-    await verifyLargeRun(range, from);
-    return;
-  }
-  const larger = [];
-  for (let k = from; k < to; k++) if (!checkedApart(range, k)) larger.push(k);
-  const signatureOf = larger.length > 0 ? await range.source.load(slotsOfRuns(range.window, larger)) : undefined;
-  verifier.countRejected(checked.rejected);
-  const pairs = checked.pairs;
+  if (checked) verifier.countRejected(checked.rejected);
+  // (A run larger than a group is a group of its own.)
+  if (to - from === 1 && loadedInGroups(range, from)) return verifyLargeRun(range, from);
+  const here = [];
+  for (let k = from; k < to; k++) if (!checked || !checkedApart(range, k)) here.push(k);
+  const signatureOf = here.length > 0 ? await range.source.load(slotsOfRuns(range.window, here)) : undefined;
   let p = 0;
   let bucket = 0;
   for (let k = from; k < to; k++) {
-    if (!checkedApart(range, k)) {
+    if (!checked || !checkedApart(range, k)) {
       verifyRun(range, k, signatureOf as (slot: number) => StoredSignature);
       continue;
     }
     const begin = p;
-    while (p < pairs.length && pairs[p] === bucket) p += PAIR_INTS;
+    while (p < checked.pairs.length && checked.pairs[p] === bucket) p += PAIR_INTS;
     verifier.applyChecked(Array.from(runAt(range.window, k), range.numberOf), checked, begin, p);
     bucket++;
   }
@@ -299,9 +274,11 @@ export interface BandTimes {
 
 /** How a pass verifies every band: where a resumed run starts, what is sorted ahead, checked or gathered, what is told. */
 export interface BandsSettings {
+  /** Documents of one band key verified at once; a key held by more is a large key, verified a chunk at a time. */
   bucketChunk: number;
   /** Bands a resumed run had finished (marked only). */
   startAt?: number;
+  /** Members whose signatures are loaded together (default 100,000, about 0.6 KB each). */
   groupMembers?: number;
   /** After each band verified (not those marked only), with where its time went. */
   onBand?: (band: number, times: BandTimes) => Promise<void> | void;

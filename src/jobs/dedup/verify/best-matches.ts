@@ -1,12 +1,11 @@
-// Each document's best verified match, the verify stage's output beside the families (written back as
-// max_similarity and best_match): the highest similarity of its pairs, and the document it has it with (the
-// smallest id on a tie). Kept by the union-find's rows (only a document in a verified pair has one), and
-// written by number with them to its disk past --max-cached-members (sets-on-disk.ts).
+// Each document's best verified match, written back as max_similarity and best_match: the highest
+// similarity of its pairs, and the document it has it with (the smallest id on a tie). Kept by the
+// union-find's rows, and written with them to its disk past --max-cached-members (sets-on-disk.ts).
 import { enlarged } from '../documents/doc-numbers.js';
 import type { SetsOnDisk } from './sets-on-disk.js';
 import type { RowColumns, UnionFind } from './union-find.js';
 
-/** Each document's best verified match, by the union-find's rows and on its disk (the file header says what). */
+/** Each document's best verified match, as the file header says. */
 export class BestMatches {
   /** By row: the best similarity, as a count of equal values out of `width` while they are such counts (2 bytes), else the number. */
   private best: Float64Array | Uint16Array;
@@ -91,10 +90,7 @@ export class BestMatches {
     return partner >= 0 && thanPartner >= 0 && partner !== thanPartner && documents.idOf(partner) < documents.idOf(thanPartner);
   }
 
-  /**
-   * Document `other` at `value` (as `best` holds it: counts or numbers, which the rule only compares) becomes n's
-   * best match when better: the same whatever order the pairs come in.
-   */
+  /** Document `other` at `value` (as `best` holds it) becomes n's best match when better, whatever the pairs' order. */
   private offerTo(n: number, other: number, value: number): void {
     const row = this.sets.rows.find(n);
     if (this.better(value, other, this.best[row], this.partner[row] - 1)) {

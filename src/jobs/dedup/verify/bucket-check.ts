@@ -1,15 +1,9 @@
-// Small buckets checked apart from the verifier's state, so that threads beside the one that owns the
-// clusters can do the comparing: every pair of a bucket of at most PAIRWISE_BUCKET members is tried as
-// PairVerifier.verifyEveryPair tries it (in the same order), and what it needs of the clusters is left to
-// the replay (PairVerifier.applyChecked). A pair is either
-//  - decided by an earlier band ('yes': a bucket of that band tried it): dropped;
-//  - met before only in large keys ('large'): kept whatever its similarity, since whether it is tried at
-//    all depends on whether the clusters have joined its documents by then;
-//  - new ('no'): kept when it reaches the bar, else only counted (a candidate that failed).
-// The threads that check a spilled pass's small buckets (BucketChecker; the thread's code in
-// bucket-check.worker.ts) run beside the one that owns the clusters, as many as the machine has cores beyond
-// that one. Each task is a group of buckets; the caller sends a band's groups ahead, a few per thread, and
-// replays the answers in order.
+// Small buckets checked apart from the verifier's state, on threads beside the one that owns the families
+// (BucketChecker, a core each beyond that one's): every pair of a bucket of at most PAIRWISE_BUCKET members
+// tried as PairVerifier.verifyEveryPair tries it, what it needs of the families left to the replay
+// (PairVerifier.applyChecked). A pair decided by an earlier band is dropped; one met before only in large
+// keys is kept whatever its similarity (whether it is tried depends on the families at the replay); a new
+// one is kept when it reaches the bar, else only counted.
 import os from 'node:os';
 import { Piscina } from 'piscina';
 import { hammingDistance } from '../../../sketch/simhash.js';
@@ -23,10 +17,7 @@ export const PAIR_INTS = 4;
 /** The flag of a pair met before only in large keys. */
 export const LARGE = 1 << 8;
 
-/**
- * What checking a run of buckets hands back: the pairs the replay needs with their similarities, and the count that
- * failed the bar.
- */
+/** What checking a run of buckets hands back: the pairs the replay needs, and the count that failed the bar. */
 export interface CheckedBuckets {
   /** The pairs kept, PAIR_INTS ints each, bucket by bucket in order, each bucket's in the order tried. */
   pairs: Int32Array;
@@ -62,7 +53,7 @@ export interface BucketsToCheck {
   /** The slots of the buckets, one after the other: bucket k is order[bounds[k], bounds[k + 1]). */
   order: Uint32Array;
   bounds: Uint32Array;
-  /** How the signatures are compared (the verifier's), as plain data; by the share of equal values when not said. */
+  /** How the signatures are compared (the verifier's); by the share of equal values when not said. */
   comparing?: Comparing;
 }
 
@@ -92,9 +83,8 @@ export function checkBuckets(buckets: BucketsToCheck, signatureOf: (slot: number
   return { pairs: Int32Array.from(kept), similarities: Float64Array.from(similarities), rejected };
 }
 
-/** What a checking thread is asked: a group of buckets, read from the spill's records file. */
+/** What a checking thread is asked: a group of buckets, read from a records file of the spill. */
 export interface BucketCheckTask extends BucketsToCheck {
-  /** The spill's records file, and the layout of its records. */
   file: string;
   layout: RecordLayout;
   /** The large keys of each band before `band` (signed 32-bit hashes). */

@@ -1,8 +1,4 @@
-// The checking thread of bucket-check.ts (BucketChecker, a piscina worker): small buckets of a spilled pass
-// checked on a core of their own, the members' records read from the spill's records file through a
-// descriptor of the worker's own, opened for the task and closed after it (the run removes the folder; a
-// descriptor kept open would keep its disk space), every pair compared (checkBuckets), and the pairs the
-// replay needs handed back with the count of those that failed the bar.
+// The checking thread of BucketChecker (bucket-check.ts): a group's records read, every pair compared.
 import { closeSync, openSync } from 'node:fs';
 import { type BucketCheckTask, type CheckedBuckets, checkBuckets } from './bucket-check.js';
 import { ascendingOnce, RecordReader } from '../scan/spill-records.js';

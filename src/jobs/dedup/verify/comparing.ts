@@ -1,14 +1,11 @@
 // How dedup compares two signatures of the run's params: the share of equal values (datasketch's estimate),
-// or for `;core=` params the rule of sketch/core-similarity.ts over the values and their core words. Kept as
-// plain data (it crosses to the threads that check buckets, which rebuild the comparer from it).
+// or for `;core=` params the rule of sketch/core-similarity.ts; plain data, which the checking threads rebuild
+// the comparer from.
 import { signatureComparer, wholeSimilarity } from '../../../sketch/core-similarity.js';
 import { minhashJaccard } from '../../../sketch/minhash.js';
 import { paramsShape } from '../../../stored/read.js';
 
-/**
- * How two signatures of the run's params are compared, as plain data that the checking threads rebuild the comparer
- * from.
- */
+/** How two signatures of the run's params are compared, as the file header says. */
 export interface Comparing {
   /** The MinHash values of a signature (its core words follow them). */
   numPerm: number;
@@ -27,10 +24,7 @@ export function comparerOf(comparing: Comparing | undefined): (x: Uint32Array, y
   return comparing?.core ? signatureComparer(comparing.numPerm, true) : minhashJaccard;
 }
 
-/**
- * The whole texts' similarity of two signatures compared so: the share of equal values, the core words left
- * out (for plain params, the comparer itself).
- */
+/** The whole texts' similarity: the share of equal values, the core words left out (for plain params, the comparer). */
 export function wholeComparerOf(comparing: Comparing | undefined): (x: Uint32Array, y: Uint32Array) => number {
   if (!comparing?.core) return comparerOf(comparing);
   const { numPerm } = comparing;
@@ -43,9 +37,6 @@ export function wholeComparerOf(comparing: Comparing | undefined): (x: Uint32Arr
  */
 export function compactComparerOf(comparing: Comparing | undefined): (x: Uint32Array, y: Uint32Array) => number {
   const compare = comparerOf(comparing);
+  const low16 = (values: Uint32Array) => values.map((v) => v & 0xffff);
   return (x, y) => compare(low16(x), low16(y));
-}
-
-function low16(values: Uint32Array): Uint32Array {
-  return values.map((v) => v & 0xffff);
 }

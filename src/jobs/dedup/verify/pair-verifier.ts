@@ -63,7 +63,7 @@ export type VerifierFor = (onVerified?: (pair: NumberedPair) => void) => PairVer
 
 /** The verify stage's state, as the file header says. */
 export class PairVerifier {
-  /** The families the verified pairs make, and each document's best match: the stage's output. */
+  /** The stage's output: the families the verified pairs make, and each document's best match. */
   readonly clusters: UnionFind;
   readonly best: BestMatches;
   /** Each document's best matches, when asked for (--format text). */
@@ -80,9 +80,8 @@ export class PairVerifier {
   private readonly compare: (x: Uint32Array, y: Uint32Array) => number;
 
   /**
-   * `documents`: the numbering shared with the signature store (one of its own if not given); `width`: the
-   * signatures' number of MinHash values, when every one compared has it (at most 65,535); `core`: whether
-   * their values carry core words (`;core=` params), compared by the rule of sketch/core-similarity.ts.
+   * `documents`: the numbering shared with the signature store (else its own); `width`: the signatures' number
+   * of MinHash values, when all have it (at most 65,535); `core`: whether they carry core words (`;core=`).
    */
   constructor(
     readonly minSimilarity: number,
@@ -175,20 +174,15 @@ export class PairVerifier {
     return namedPair(pair, documents.idOf(pair.na), documents.idOf(pair.nb));
   }
 
-  /**
-   * Whether an earlier bucket of two documents decided them: 'yes' when they share a band key before
-   * `band` (that bucket tried them), 'large' when the only ones they share before it are large keys
-   * (which may not have), 'no' when they share none.
-   */
+  /** Whether an earlier bucket of two documents decided them (decidedBefore in bucket-check.ts), by id. */
   decidedEarlier(x: string, y: string, band: number | undefined, signatures: Signatures): 'yes' | 'large' | 'no' {
     return decidedBefore(signatures.get(x)!.bands, signatures.get(y)!.bands, band, this.largeKeysOf);
   }
 
   /**
-   * Verifies the documents of one bucket (of band `band`): every pair in a small bucket. In a large one,
-   * pairs of documents not yet in one cluster, until their clusters join (joinBucket): a bucket of n
-   * near-identical documents costs about n comparisons, and no pair that would join two clusters goes
-   * unverified, whatever the order of the members. With `anchor`, only the pairs that include it.
+   * Verifies the documents of one bucket (of band `band`): every pair of a small one; in a large one, pairs of
+   * two families until they join (joinBucket: about n comparisons for n near-copies, no pair missed that would
+   * join two). With `anchor`, only the pairs that include it.
    */
   verifyBucket(ids: readonly string[], signatures: Signatures, options: { anchor?: string; band?: number } = {}): void {
     const { anchor } = options;
@@ -234,7 +228,7 @@ export class PairVerifier {
     this.recordNumbered(pair);
   }
 
-  /** Records a pair (its ids read only when a report or the best matches need them). */
+  /** Records a pair (its ids read only when a report or the matches need them). */
   private recordNumbered(pair: NumberedPair, named?: VerifiedPair): void {
     const { na, nb, jaccard } = pair;
     // A document is no pair with itself: one met twice in a bucket (one _id in two indices of an alias is
@@ -259,9 +253,9 @@ export class PairVerifier {
   readonly largeKeysOf = (band: number): ReadonlySet<number> | undefined => this.largeKeys.get(band);
 
   /**
-   * A small bucket checked on another thread (bucket-check.ts), replayed as verifyEveryPair would have
-   * verified it: its kept pairs from `from` to `to` (in PAIR_INTS), in order, a pair met before only in
-   * large keys tried only while its documents are in two clusters. `numbers`: the bucket's members.
+   * A small bucket checked on another thread (bucket-check.ts), replayed as verifyEveryPair would verify it: its
+   * kept pairs [from, to) in order, one met before only in large keys tried only while its documents are in two
+   * families. `numbers`: the bucket's members.
    */
   applyChecked(numbers: ArrayLike<number>, { pairs, similarities }: CheckedBuckets, from: number, to: number): void {
     this.buckets++;
@@ -283,8 +277,7 @@ export class PairVerifier {
     const { numbers, signatures } = bucket;
     for (let i = 0; i < numbers.length; i++) {
       for (let j = i + 1; j < numbers.length; j++) {
-        // A pair that met in a large key is verified here unless that key already joined it (so that no
-        // pair is reported twice).
+        // (A pair met in a large key is verified here unless it was joined already: no pair reported twice.)
         const decided = decidedBefore(signatures[i].bands, signatures[j].bands, band, this.largeKeysOf);
         if (decided === 'no' || (decided === 'large' && this.clusters.rootOf(numbers[i]) !== this.clusters.rootOf(numbers[j]))) this.verifyMembers(bucket, i, j);
       }
