@@ -47,7 +47,16 @@ export function gatherBands(bands: readonly BandToGather[], free?: number): bool
   });
   const gathered: GatheredBand[] = [];
   try {
-    for (const [k, { task, members }] of bands.entries()) if (planned[k]) gathered.push(openBand(task, members, bytes));
+    for (const [k, { task, members }] of bands.entries()) {
+      if (!planned[k]) continue;
+      // Each range's file made (created new), and the range given it.
+      const band: GatheredBand = { members: new MemberRanges(task.documents, members), writers: [] };
+      gathered.push(band);
+      for (const [r, range] of members.ranges.entries()) {
+        band.writers.push(new RecordWriter(path.join(path.dirname(task.records), `band-${task.band}-range-${r}.bin`), bytes));
+        range.file = band.writers[r].file;
+      }
+    }
     if (gathered.length > 0) sweep(records, bytes, documents, gathered);
     for (const band of gathered) for (const writer of band.writers) writer.close();
   } catch (err) {
@@ -63,22 +72,6 @@ export function gatherBands(bands: readonly BandToGather[], free?: number): bool
 interface GatheredBand {
   members: MemberRanges;
   writers: RecordWriter[];
-}
-
-/** A band's range files made (created new, for records of `bytes` each), each range given its file. */
-function openBand(task: GatherTask, members: BandMembersAt, bytes: number): GatheredBand {
-  const folder = path.dirname(task.records);
-  const band: GatheredBand = { members: new MemberRanges(task.documents, members), writers: [] };
-  try {
-    for (const [k, range] of members.ranges.entries()) {
-      band.writers.push(new RecordWriter(path.join(folder, `band-${task.band}-range-${k}.bin`), bytes));
-      range.file = band.writers[k].file;
-    }
-  } catch (err) {
-    for (const writer of band.writers) writer.discard();
-    throw err;
-  }
-  return band;
 }
 
 /** The records file read once in order, each band's members' records appended to their range's file. */

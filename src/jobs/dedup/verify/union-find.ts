@@ -87,14 +87,20 @@ export class UnionFind {
 
   /** The number of the root of document n's set (n in this.documents' numbering; n itself when it joined none). */
   rootOf(n: number): number {
-    const row = this.rows.find(n);
-    if (row >= 0) return this.rows.numberAt(this.root(row));
+    const now = this.rootNow(n);
+    if (now >= 0) return now;
     if (!this.spill?.disk.has(n)) return n;
     // A written document without a row: its root as written, or where that root's set has gone since (a
     // set joined since has a row for its root). No row is made for a question.
     const root = this.spill.disk.rootOf(n);
-    const rootRow = this.rows.find(root);
-    return rootRow < 0 ? root : this.rows.numberAt(this.root(rootRow));
+    const moved = this.rootNow(root);
+    return moved < 0 ? root : moved;
+  }
+
+  /** The number of the root of document n's row, -1 when it has none. */
+  private rootNow(n: number): number {
+    const row = this.rows.find(n);
+    return row < 0 ? -1 : this.rows.numberAt(this.root(row));
   }
 
   /** Joins the sets of documents a and b, by number. */
@@ -114,10 +120,7 @@ export class UnionFind {
     spill.disk.writeSets({
       numbers,
       rootAt: (k) => this.rows.numberAt(this.root(rows[k])),
-      rootNow: (n) => {
-        const row = this.rows.find(n);
-        return row < 0 ? -1 : this.rows.numberAt(this.root(row));
-      },
+      rootNow: (n) => this.rootNow(n),
     });
     this.rows.clear();
     this.parent = new Int32Array(this.rows.capacity);
