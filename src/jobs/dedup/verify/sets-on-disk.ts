@@ -189,17 +189,13 @@ export class SetsOnDisk {
   }
 
   /**
-   * The written documents' sets of two or more, each ascending, read a range of roots at a time so that at
-   * most about `maxMembers` members are held at once (a block of roots with more is taken alone; about
-   * MAX_RANGES ranges at most, larger ones if need be): a pass over the roots' file counts them, and with
-   * more than one range a second pass copies each document and its root to its range's part of a file
-   * (held to a check kept in memory). The families come a range at a time, within a range in the order of
-   * their first member. Their count is checked as they are read (a file changed between the passes is said).
+   * The written documents' sets of two or more, each ascending, a range of roots at a time of about
+   * `maxMembers` members at most (rootRanges). With several ranges, each document and its root are first
+   * copied to its range's part of a file (distribute), so that a range reads only its own. Within a range,
+   * in the order of their first member; their count checked as they are read.
    */
   families(maxMembers = Number.POSITIVE_INFINITY): Families {
     const { ranges, count } = this.rootRanges(Math.max(maxMembers, Math.ceil(this.count / MAX_RANGES)));
-    // One range: read where they lie, twice. Several: each document with its root copied once to its
-    // range's part of family-members.bin, each range then reading only its own part.
     const members = ranges.length > 1 ? this.distribute(ranges) : undefined;
     const visitRange = (r: number) => (members ? members(r) : (visit: Visit) => this.forEachWritten(visit));
     return {
@@ -216,9 +212,8 @@ export class SetsOnDisk {
   }
 
   /**
-   * Ranges [from, to) of roots, consecutive, each with at most about `maxMembers` members (a block of roots
-   * with more taken alone), from a pass over the roots that counts them by block; and the families (every
-   * root is a member of its own).
+   * Ranges [from, to) of roots, consecutive, each of at most about `maxMembers` members (a block of roots with
+   * more taken alone), from a pass that counts them by block; and the families (each root is a member of its own).
    */
   private rootRanges(maxMembers: number): { ranges: RootRange[]; count: number } {
     const blockSize = 2 ** Math.max(0, Math.ceil(Math.log2(Math.max(1, this.extent) / ROOT_BLOCKS)));
@@ -243,10 +238,7 @@ export class SetsOnDisk {
     return { ranges, count };
   }
 
-  /**
-   * Every written document and its root copied, in one pass, to its range's part of family-members.bin (8
-   * bytes each, a buffer a range); gives each range's members back, read from its part.
-   */
+  /** Every written document and its root copied in one pass to its range's part of family-members.bin; each range's members read back. */
   private distribute(ranges: readonly RootRange[]): (r: number) => (visit: Visit) => void {
     this.familyMembers ??= recordFile('family-members.bin', this.folder, 0);
     const file = this.familyMembers;
@@ -332,10 +324,7 @@ export class SetsOnDisk {
     return view;
   }
 
-  /**
-   * The buffers the passes read into, made once (16 bytes a document of a chunk: 16 MB), so that writing the
-   * rows again and again makes no garbage.
-   */
+  /** The buffers the passes read into, made once (16 MB), so that writing the rows again and again makes no garbage. */
   private buffers(): { roots: Int32Array; similarities: Float64Array; partners: Int32Array } {
     this.chunk ??= { roots: new Int32Array(CHUNK_DOCS), similarities: new Float64Array(CHUNK_DOCS), partners: new Int32Array(CHUNK_DOCS) };
     return this.chunk;
