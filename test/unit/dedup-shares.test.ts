@@ -210,7 +210,7 @@ describe('N shares against one process', () => {
 
   it('in buckets of more than 32, gives the same families; the pairs there may differ a little', async () => {
     // One process verifies a large bucket only between documents not yet in one cluster, by all it joined
-    // before (bucket-join.ts); a share has joined only what its own keys joined, so it may try other pairs.
+    // before (large-buckets.ts); a share has joined only what its own keys joined, so it may try other pairs.
     const docs = corpus(5, { families: 120, largeFamilies: 3, boilerplate: 0, loners: 300 });
     const one = outcome(await find(inMemory(docs), 1000));
     for (const count of [2, 3]) {

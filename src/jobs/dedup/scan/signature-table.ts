@@ -49,7 +49,7 @@ const BAND_BUFFER_VALUES = 16 * 1024;
  * its set and best match when they are written by number (sets-on-disk.ts, 16 bytes), and, were every
  * document a near-duplicate, what the cut writes (44 bytes: its place in a cluster, 12, and its cluster's
  * share of a record head, at most 8; its id's hash, twice while sorted, 16; itself and its root by range of
- * roots, 8). Before the cut, the members of the bands in hand are on the disk (band-members-file.ts: at most
+ * roots, 8). Before the cut, the members of the bands in hand are on the disk (band-members.ts: at most
  * four bands of 4 bytes a member and 8 a bucket of two, 32 bytes a document were every document a member),
  * less than the cut's and gone before it.
  */
