@@ -7,7 +7,6 @@
 // distance (Hamming), so two members whose distances to a pivot differ by more than a passing pair may differ
 // cannot pass: a few pivots, chosen far apart, prune most pairs of unrelated documents that share a key.
 import { equalValues } from '../../../sketch/minhash.js';
-import type { PairVerifier } from './pair-verifier.js';
 import type { StoredSignature } from '../documents/signature-store.js';
 
 /** Pivots per bucket: each costs one comparison per member, and prunes pairs the others do not. */
@@ -114,6 +113,12 @@ interface Member {
   signature: StoredSignature;
 }
 
+/** What a large key's join asks of the verifier (pair-verifier.ts, which imports this module): verify a chunk's members, and the families so far. */
+export interface ChunkVerifier {
+  verifyMembersOf(bucket: { numbers: ArrayLike<number>; signatures: readonly StoredSignature[] }, band?: number): void;
+  readonly clusters: { rootOf(n: number): number; joinedNumber(n: number): boolean };
+}
+
 /**
  * The documents of one large key verified a chunk at a time, in the order given, each chunk with a
  * representative of every family found so far in the key: copies of any number join one family; two
@@ -125,7 +130,7 @@ export class LargeKeyJoin {
   private readonly maxRepresentatives: number;
 
   constructor(
-    private readonly verifier: PairVerifier,
+    private readonly verifier: ChunkVerifier,
     private readonly band: number,
     private readonly chunkSize: number,
   ) {
