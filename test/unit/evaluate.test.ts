@@ -36,6 +36,12 @@ describe('quality report', () => {
     expect(report.histogram.find((b) => b.from === 0.05)).toMatchObject({ related: 0, unrelated: 1 });
   });
 
+  it('counts the pairs by source in one order, whichever source the run met first (the summary line reads alike run to run)', () => {
+    const pairs = [pair(0.9, 0.88, true), pair(0.05, 0.0, false, 'random'), pair(0.55, 0.6, false, 'mlt')];
+    expect(Object.keys(qualityReport(pairs, lsh, 0.5).pairs.bySource)).toEqual(['mlt', 'lsh', 'random']);
+    expect(Object.keys(qualityReport([...pairs].reverse(), lsh, 0.5).pairs.bySource)).toEqual(['mlt', 'lsh', 'random']);
+  });
+
   it('with labels: the truth is the label, and the recommended threshold the best F1', () => {
     const pairs = [pair(0.8, 0.8, true, 'labels', true), pair(0.7, 0.72, true, 'labels', true), pair(0.35, 0.36, true, 'labels', false), pair(0.2, 0.2, false, 'labels', false)];
     const report = qualityReport(pairs, lsh, 0.5);

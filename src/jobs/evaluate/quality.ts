@@ -113,6 +113,8 @@ export function candidateProbability(s: number, b: number, r: number): number {
   return 1 - (1 - s ** r) ** b;
 }
 
+const SOURCES: readonly EvaluatedPair['source'][] = ['mlt', 'lsh', 'random', 'labels'];
+
 /**
  * The quality of the current parameters, measured on pairs whose true similarity is known (pure: pairs in, report
  * out).
@@ -121,8 +123,12 @@ export function qualityReport(pairs: readonly EvaluatedPair[], lsh: { bands: num
   const labelled = pairs.some((p) => p.duplicate !== undefined);
   const isRelated = (p: EvaluatedPair, t: number) => (labelled ? p.duplicate === true : p.exact >= t);
   const thresholds = THRESHOLDS.map((t) => thresholdRow(pairs, t, isRelated));
+  // Counted in one order of the sources, whichever a run met first (the report and its summary line read alike run to run).
   const bySource: Record<string, number> = {};
-  for (const p of pairs) bySource[p.source] = (bySource[p.source] ?? 0) + 1;
+  for (const source of SOURCES) {
+    const n = pairs.filter((p) => p.source === source).length;
+    if (n > 0) bySource[source] = n;
+  }
   const recommendation = recommend(pairs, thresholds, labelled, lsh.numPerm, currentThreshold);
   return {
     ...lsh,
