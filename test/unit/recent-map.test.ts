@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { RecentMap } from '../../src/jobs/dedup/documents/recent-map.js';
+import { RecentMap } from '../../src/jobs/dedup/documents/signature-store.js';
 
 describe('RecentMap (the signature cache of dedup)', () => {
   it('never holds more than its capacity and keeps what was used recently', () => {

@@ -11,7 +11,6 @@ import type { Hash64 } from '../../../sketch/simhash.js';
 import { parseSimhash } from '../../../sketch/simhash-doc.js';
 import { type DocIds, DocNumbers } from './doc-numbers.js';
 import { FactsTable } from './facts.js';
-import { RecentMap } from './recent-map.js';
 
 /** What verification needs of a document: about 1 KB. */
 export interface StoredSignature {
@@ -101,6 +100,8 @@ export class SignatureStore {
   readonly facts: FactsTable;
   /** Documents whose stored signature cannot be compared (damaged, or of another shape), and why: left out of every pair. */
   readonly damaged = new Map<string, string>();
+  /** Damaged documents past the first MAX_DAMAGED_NAMED, counted but not named. */
+  damagedUnnamed = 0;
   private readonly cache: RecentMap<string, StoredSignature>;
 
   /** `documents`: the numbering the facts are kept by; `keepClusterIds`: whether the facts keep earlier clusters. */
@@ -163,9 +164,6 @@ export class SignatureStore {
     return undefined;
   }
 
-  /** Damaged documents past the first MAX_DAMAGED_NAMED, counted but not named. */
-  damagedUnnamed = 0;
-
   get damagedCount(): number {
     return this.damaged.size + this.damagedUnnamed;
   }
@@ -185,5 +183,41 @@ export class SignatureStore {
   /** Reads the facts of documents met only through replayed pairs (--resume). */
   async loadFacts(ids: Iterable<string>): Promise<void> {
     for await (const _ of this.readAndAdmit([...ids].filter((id) => !this.facts.has(id)))); // the facts are kept; nothing cached
+  }
+}
+
+/**
+ * The signature cache, bounded so that memory does not grow with the index: a Map of at most `capacity`
+ * entries that forgets the ones not used for longest. Two generations of half the capacity each; a hit in
+ * the older moves the entry to the newer, and a full newer one becomes the older. A hit in the newer
+ * generation costs one lookup and no write.
+ */
+export class RecentMap<K, V> {
+  private current = new Map<K, V>();
+  private previous = new Map<K, V>();
+  private readonly half: number;
+  constructor(capacity: number) {
+    this.half = Math.max(1, Math.floor(capacity / 2));
+  }
+  get size(): number {
+    return this.current.size + this.previous.size;
+  }
+  get(key: K): V | undefined {
+    const value = this.current.get(key);
+    if (value !== undefined) return value;
+    const older = this.previous.get(key);
+    if (older !== undefined) {
+      this.previous.delete(key);
+      this.set(key, older);
+    }
+    return older;
+  }
+  set(key: K, value: V): void {
+    this.previous.delete(key);
+    this.current.set(key, value);
+    if (this.current.size >= this.half) {
+      this.previous = this.current;
+      this.current = new Map();
+    }
   }
 }

@@ -3,14 +3,15 @@
 // record file (spill/record-file.ts), in memory or, past --max-cached-signatures, in a spill folder of the
 // table's own, the same code either way. On disk a column of key hashes a band goes beside it (what sorts a
 // band reads, there or on a thread of its own); in memory a band's column is gathered from the records.
+import { closeSync, openSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { parseSimhash } from '../../../sketch/simhash-doc.js';
 import type { Hash64 } from '../../../sketch/simhash.js';
 import { type DocIds, withRoomFor } from '../documents/doc-numbers.js';
 import { fieldValues, keyHash, type SignatureFields, type StoredSignature } from '../documents/signature-store.js';
 import { type RecordFile, recordFile } from '../spill/record-file.js';
+import { RecordWriter, SlotBits, sweepRecords } from '../spill/records-sweep.js';
 import { freeBytes, gigabytes, SpillFolder, spillRoom, spillTooLarge } from '../spill/spill-folder.js';
-import { MemberRecords } from './member-records.js';
 import { type RecordLayout, RecordReader, recordBytes, type SpillValueBits, writeRecord } from './spill-records.js';
 
 export type { SpillValueBits } from './spill-records.js';
@@ -95,7 +96,7 @@ export class SignatureRecords implements SignatureTable {
   private numbers?: Int32Array;
   private recordLayout: RecordLayout;
   private reader?: RecordReader;
-  /** The family members' records, once gathered for the clusters' cut (member-records.ts). */
+  /** The family members' records, once gathered for the clusters' cut (MemberRecords). */
   private members?: MemberRecords;
   private readonly bits: SpillValueBits | 'auto';
   private readonly expected: number;
@@ -352,4 +353,62 @@ export function chooseValueBits({ expected, width, bandCount, free, where }: { e
     free,
     limit: 'limits.maxCachedSignatures',
   });
+}
+
+/**
+ * The records of the cut's family members, copied out of the records file in one pass in order
+ * (records-sweep.ts) into a file of their own, in slot order, as the bands are gathered. The cut reads every
+ * member's signature a batch of families at a time, their slots scattered through the records file, each a
+ * page from the device at random once the file outgrows the page cache; the page cache holds this file
+ * (368 to 624 bytes a member). A member's place in it is its rank among the members (SlotBits: 0.25 bytes
+ * a document). The file is removed with the spill.
+ */
+export class MemberRecords {
+  private fd: number;
+
+  private constructor(
+    private readonly members: SlotBits,
+    readonly file: string,
+  ) {
+    this.fd = openSync(file, 'r');
+  }
+
+  /**
+   * The records of these slots (of a records file of `documents` records) copied into `file` in one pass;
+   * undefined (nothing written) when they would not leave room on the disk.
+   */
+  static gather(records: { file: string; layout: RecordLayout }, documents: number, slots: Iterable<number>, file: string): MemberRecords | undefined {
+    const members = new SlotBits(documents);
+    for (const slot of slots) if (slot >= 0 && slot < documents) members.add(slot);
+    const bytes = recordBytes(records.layout);
+    if (members.size * bytes > spillRoom(records.file)) return undefined;
+    const writer = new RecordWriter(file, bytes);
+    try {
+      sweepRecords(records.file, bytes, members, (_slot, record) => writer.add(record));
+      writer.close();
+    } catch (err) {
+      writer.discard();
+      throw err;
+    }
+    return new MemberRecords(members, file);
+  }
+
+  /** Whether every one of these slots was gathered. */
+  holdsAll(slots: ArrayLike<number>): boolean {
+    for (let i = 0; i < slots.length; i++) if (!this.members.has(slots[i])) return false;
+    return true;
+  }
+
+  /** The signatures of these gathered slots (ascending), found by slot until the reader's next read. */
+  read(reader: RecordReader, slots: Uint32Array): (slot: number) => StoredSignature {
+    const signatureAt = reader.read(this.fd, slots.map((slot) => this.members.rank(slot)));
+    return (slot) => signatureAt(this.members.rank(slot));
+  }
+
+  /** Closes the file and removes it. */
+  remove(): void {
+    if (this.fd >= 0) closeSync(this.fd);
+    this.fd = -1;
+    rmSync(this.file, { force: true });
+  }
 }

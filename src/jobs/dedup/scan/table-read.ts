@@ -1,12 +1,14 @@
 // Stage 1 of a whole-index pass (the full pass, and each share of a split one): every signature in scope
-// read once, in one point-in-time scan (signature-scan.ts), into a table the bucket and verify stages read:
-// in memory when the documents are at most --max-cached-signatures, else spilled to local disk
-// (signature-table.ts). Input: the scan's settings; output: the table, which also finds signatures by id (to
-// cut clusters, or to check pairs read back) and is closed when the pass is done.
+// read once, in one point-in-time scan, each checked by the store and decoded straight into a table the
+// bucket and verify stages read: in memory when the documents are at most --max-cached-signatures, else
+// spilled to local disk (signature-table.ts). The store keeps each document's facts by the number the table
+// gives it; the next page is asked for while this one is decoded. The table also finds signatures by id
+// (to cut clusters, or to check pairs read back) and is closed when the pass is done.
 import os from 'node:os';
 import type { EngineClient } from '../../../engine/client.js';
+import { locationOf } from '../../../engine/doc-location.js';
+import { readAhead, scanIndex } from '../../../engine/scan.js';
 import type { DocIds } from '../documents/doc-numbers.js';
-import { readSignatures } from './signature-scan.js';
 import type { SignatureStore, StoredSignature } from '../documents/signature-store.js';
 import { SignatureRecords, type SignatureTable } from './signature-table.js';
 
@@ -37,16 +39,40 @@ export interface TableRead {
   onDocuments?: (done: number, total: number) => void;
 }
 
+/**
+ * Documents per page of the scan, at most: a page is parsed whole before its signatures are copied out, and
+ * a million documents read 5,000 a page left the process 150 MB larger (its heap grown for pages that died
+ * old) for no gain in time.
+ */
+const SCAN_PAGE = 1000;
+
 /** Every signature in scope, read into memory or onto the disk (a spill that fails is removed). */
 export async function readTable(client: EngineClient, store: SignatureStore, settings: TableRead): Promise<ReadTable> {
-  const { index, prefix, scope, storedFields: fields, pageSize, documents, numbers, onDocuments } = settings;
-  const read = { index, prefix, scope, fields, pageSize, documents, onDocuments };
   const spillDir = settings.everythingCached ? undefined : (settings.spillDir ?? os.tmpdir());
-  const table = new SignatureRecords(numbers, { expected: documents, spillDir, valueBits: 'auto' });
+  const table = new SignatureRecords(settings.numbers, { expected: settings.documents, spillDir, valueBits: 'auto' });
   try {
-    return await readSignatures(client, store, read, table);
+    await scanInto(client, store, settings, table);
+    return table;
   } catch (err) {
     table.close();
     throw err;
+  }
+}
+
+async function scanInto(client: EngineClient, store: SignatureStore, read: TableRead, table: SignatureRecords): Promise<void> {
+  // A scroll that loses a page starts again, skipping what the table holds (known by the numbering, not by a
+  // second set of every id; a document left out as damaged is read again and left out again).
+  const seen = { has: (id: string) => table.holds(id), add: () => undefined };
+  const pages = scanIndex(client, { index: read.index, query: read.scope, sourceIncludes: read.storedFields, pageSize: Math.min(read.pageSize, SCAN_PAGE), pointInTime: client.pointInTime, seen });
+  for await (const page of readAhead(pages)) {
+    for (const hit of page) {
+      const document = { id: hit._id, location: locationOf(hit), source: hit._source ?? {} };
+      const fields = store.checked(document);
+      if (!fields) continue;
+      // Numbered by the table as it is added, its facts kept by that number (no lookup of the id).
+      const n = table.addFields(document.id, fields);
+      if (n >= 0) store.keepFacts(document, n);
+    }
+    read.onDocuments?.(table.size, read.documents);
   }
 }

@@ -1,9 +1,9 @@
 // One pass in order over a spill's records file, copying the records of chosen slots into files of their
-// own: what the gathered bands (band-gather.ts) and the clusters' cut (member-records.ts) do so that the
-// disk is read in order at its full rate, not a page at a time at random, once the records outgrow the page
-// cache. The chosen slots are a bit a document, with the count of chosen slots before each word (SlotBits:
-// 0.25 bytes a document), so that a chosen slot's rank among them, the order the sweep meets them in, is
-// found without a table of slots.
+// own (the gathered bands, band-gather.ts; the cut's members, signature-table.ts), so that the disk is read
+// in order at its full rate, not a page at a time at random, once the records outgrow the page cache. The
+// chosen slots are a bit a document, with the count of chosen slots before each word (SlotBits: 0.25 bytes
+// a document), so that a chosen slot's rank among them, the order the sweep meets them in, is found
+// without a table of slots.
 import { closeSync, openSync, rmSync } from 'node:fs';
 import { popcount32 } from '../../../sketch/simhash.js';
 import { readAll, writeAll } from './spill-folder.js';
