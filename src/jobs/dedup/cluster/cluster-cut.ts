@@ -182,15 +182,10 @@ export function cutFamily(family: readonly string[], signatures: ReadonlyMap<str
   const whole = wholeComparerOf(settings.comparing);
   const bar = settings.minSimilarity;
   const owner = settings.method === 'components' ? members.map(() => 0) : centres(members, members.map((id) => signatures.get(id)!.bands), values, bar, SCANNED_FAMILY, compare, whole);
-  const byCanonical = new Map<number, number[]>();
-  owner.forEach((c, i) => {
-    const list = byCanonical.get(c);
-    if (list) list.push(i);
-    else byCanonical.set(c, [i]);
-  });
   const clusters: DedupCluster[] = [];
-  for (const [c, list] of byCanonical) {
+  for (const list of groupedBy(owner.length, (i) => owner[i])) {
     if (list.length < 2) continue;
+    const c = owner[list[0]];
     const similarity = new Map(list.map((i) => [members[i], i === c ? 1 : canonicalSimilarity(values[c], values[i], compare, whole, bar)]));
     clusters.push({ id: members[c], canonical: members[c], members: list.map((i) => members[i]).sort(), similarity, family: members[0] });
   }
@@ -302,25 +297,34 @@ function tightGroups(n: number, bands: ReadonlyArray<Int32Array>, near: (i: numb
     // of exact copies costs a pass, not a comparison of every pair.
     if (!copy) index.add(i);
   }
-  const byRoot = new Map<number, number[]>();
-  for (let i = 0; i < n; i++) {
-    const r = root(i);
-    const list = byRoot.get(r);
-    if (list) list.push(i);
-    else byRoot.set(r, [i]);
-  }
-  return [...byRoot.values()];
+  return groupedBy(n, root);
 }
 
-/** The canonical in `index` (sharing a band key with some member) that all of `group` is nearest to, its least similarity within the bar (the earlier on a tie), or -1. */
-function nearestForAll(group: readonly number[], index: Candidates, near: (i: number, j: number) => number, bar: number): number {
-  const tried = new Set<number>();
+/** 0..n-1 grouped by `key`, each group ascending, the groups in the order of their first members. */
+function groupedBy(n: number, key: (i: number) => number): number[][] {
+  const groups = new Map<number, number[]>();
+  for (let i = 0; i < n; i++) {
+    const group = groups.get(key(i));
+    if (group) group.push(i);
+    else groups.set(key(i), [i]);
+  }
+  return [...groups.values()];
+}
+
+/**
+ * The candidate in `index` (sharing a band key with some member of `group`, not one of them, and one `allowed`
+ * accepts) that all of `group` is nearest to, by its least similarity to them, within the bar (the earlier on
+ * a tie), or -1.
+ */
+function nearestForAll(group: readonly number[], index: Candidates, near: (i: number, j: number) => number, bar: number, allowed: (c: number) => boolean = () => true): number {
+  const tried = new Set<number>(group);
   let best = -1;
   let bestSimilarity = -1;
   for (const m of group) {
     index.some(m, (c) => {
       if (tried.has(c)) return false;
       tried.add(c);
+      if (!allowed(c)) return false;
       let least = 1;
       for (const x of group) least = Math.min(least, near(x, c));
       if (least >= bar && (least > bestSimilarity || (least === bestSimilarity && c < best))) [best, bestSimilarity] = [c, least];
@@ -342,7 +346,7 @@ function rescueLoneCanonicals(owner: number[], size: Int32Array, groups: readonl
   for (let i = 0; i < n; i++) memberIndex.add(i);
   for (let o = 0; o < n; o++) {
     if (owner[o] !== o || size[o] > 1) continue;
-    const x = nearest(o, memberIndex, near, bar, (j) => owner[j] !== j && size[owner[j]] > 2 && inGroup[j] === 0);
+    const x = nearestForAll([o], memberIndex, near, bar, (j) => owner[j] !== j && size[owner[j]] > 2 && inGroup[j] === 0);
     if (x < 0) continue;
     size[owner[x]]--;
     const [canonical, duplicate] = x < o ? [x, o] : [o, x];
@@ -351,19 +355,6 @@ function rescueLoneCanonicals(owner: number[], size: Int32Array, groups: readonl
     size[canonical] = 2;
     if (canonical !== o) size[o] = 0;
   }
-}
-
-/** The candidate in `index` nearest to i within the bar that `allowed` accepts (the earlier on a tie), or -1. */
-function nearest(i: number, index: Candidates, near: (i: number, j: number) => number, bar: number, allowed: (j: number) => boolean): number {
-  let best = -1;
-  let bestSimilarity = -1;
-  index.some(i, (j) => {
-    if (j === i || !allowed(j)) return false;
-    const s = near(i, j);
-    if (s >= bar && (s > bestSimilarity || (s === bestSimilarity && j < best))) [best, bestSimilarity] = [j, s];
-    return false;
-  });
-  return best;
 }
 
 /** Members added, found again by the band keys they share with another (what LSH would have paired). */

@@ -75,17 +75,11 @@ export class IdSet {
   has(id: string): boolean {
     const firsts = this.seal();
     const wanted = hash64(id);
-    // The last page whose first hash is at most the one wanted.
-    let lo = 0;
-    let hi = firsts.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      if (firsts[mid] <= wanted) lo = mid + 1;
-      else hi = mid;
-    }
-    if (lo === 0) return false;
-    const page = this.readPage(lo - 1);
-    return binarySearch(page.hashes, page.length, wanted);
+    // The last page whose first hash is at most the one wanted, and in it the last hash at most that.
+    const k = atMost(firsts, firsts.length, wanted);
+    if (k < 0) return false;
+    const page = this.readPage(k);
+    return page.hashes[atMost(page.hashes, page.length, wanted)] === wanted;
   }
 
   /** Room in the b-th list: it grows to a block (so that a small set holds little), then its block is appended. */
@@ -175,16 +169,16 @@ function bytesOf(hashes: BigUint64Array): Uint8Array {
   return new Uint8Array(hashes.buffer, hashes.byteOffset, hashes.byteLength);
 }
 
-/** Whether `wanted` is among the first `length` of sorted `hashes`. */
-function binarySearch(hashes: BigUint64Array, length: number, wanted: bigint): boolean {
+/** The place of the last of the first `length` of sorted `hashes` that is at most `wanted` (-1: none). */
+function atMost(hashes: BigUint64Array, length: number, wanted: bigint): number {
   let lo = 0;
   let hi = length;
   while (lo < hi) {
     const mid = (lo + hi) >>> 1;
-    if (hashes[mid] < wanted) lo = mid + 1;
+    if (hashes[mid] <= wanted) lo = mid + 1;
     else hi = mid;
   }
-  return lo < length && hashes[lo] === wanted;
+  return lo - 1;
 }
 
 /** Two 32-bit hashes of the id's UTF-16 code units (FNV-1a, and a multiply-rotate one seeded with the length), each mixed, as one 64-bit number. */
