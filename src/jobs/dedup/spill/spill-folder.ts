@@ -75,28 +75,22 @@ function madeIn(parent: string): string {
   }
 }
 
+/** What is wrong with a parent folder, by the error making a folder in it gave (ENOENT: see `missing`). */
+const NO_FOLDER_BECAUSE: Readonly<Record<string, string>> = {
+  ENOTDIR: 'not a folder',
+  EROFS: 'on a read-only file system',
+  EACCES: 'near-dup may not write there (permission denied)',
+  EPERM: 'near-dup may not write there (permission denied)',
+  ENOSPC: 'its disk is full',
+  EDQUOT: 'its disk is full',
+  ELOOP: 'a loop of symbolic links',
+  ENAMETOOLONG: 'too long a path',
+};
+
 /** What is wrong with `parent` as a place for a folder, by the error making one gave; undefined for an error it does not explain. */
 function whyNoFolder(parent: string, code: string | undefined): string | undefined {
-  switch (code) {
-    case 'ENOENT':
-      return missing(parent);
-    case 'ENOTDIR':
-      return 'not a folder';
-    case 'EROFS':
-      return 'on a read-only file system';
-    case 'EACCES':
-    case 'EPERM':
-      return 'near-dup may not write there (permission denied)';
-    case 'ENOSPC':
-    case 'EDQUOT':
-      return 'its disk is full';
-    case 'ELOOP':
-      return 'a loop of symbolic links';
-    case 'ENAMETOOLONG':
-      return 'too long a path';
-    default:
-      return undefined;
-  }
+  if (code === 'ENOENT') return missing(parent);
+  return code !== undefined && Object.hasOwn(NO_FOLDER_BECAUSE, code) ? NO_FOLDER_BECAUSE[code] : undefined;
 }
 
 /** Why a folder could not be made in `parent` that the system says is not there. */

@@ -115,14 +115,15 @@ function startBeater(): { worker: Worker; online: Promise<void> } {
 }
 
 function beatHere(folder: string, beatMs: number): void {
-  if (fallback.has(folder)) return;
-  const timer = setInterval(() => {
-    const now = new Date();
-    try {
-      utimesSync(folder, now, now);
-    } catch {
-      // gone: let be
-    }
-  }, beatMs);
-  fallback.set(folder, timer.unref());
+  if (!fallback.has(folder)) fallback.set(folder, setInterval(() => touch(folder), beatMs).unref());
+}
+
+/** The folder's modification time set to now (a folder gone is let be). */
+function touch(folder: string): void {
+  const now = new Date();
+  try {
+    utimesSync(folder, now, now);
+  } catch {
+    // gone: let be
+  }
 }
