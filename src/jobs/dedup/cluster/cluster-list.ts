@@ -64,9 +64,7 @@ export class ClusterList implements Iterable<DedupCluster> {
 
   /** The members of the largest cluster (0: none). */
   get largestSize(): number {
-    let largest = 0;
-    for (const size of this.sizes.keys()) largest = Math.max(largest, size);
-    return largest;
+    return Math.max(0, ...this.sizes.keys());
   }
 
   /** A cluster as the cut made it, `numberOf` giving each member's number. */
@@ -101,7 +99,8 @@ export class ClusterList implements Iterable<DedupCluster> {
     let atEdge: Array<{ place: number; id: string }> = [];
     let pending: Canonical[] = [];
     const settle = () => {
-      atEdge = smallestById([...atEdge, ...this.named(pending)], Math.max(0, k - larger.length));
+      // Of the k-th's size, those with the smallest canonical ids.
+      atEdge = [...atEdge, ...this.named(pending)].sort((a, b) => compareIds(a.id, b.id)).slice(0, Math.max(0, k - larger.length));
       pending = [];
     };
     for (const record of this.log.records()) {
@@ -176,11 +175,6 @@ export class ClusterList implements Iterable<DedupCluster> {
 interface Canonical {
   place: number;
   n: number;
-}
-
-/** The k with the smallest ids. */
-function smallestById<T extends { id: string }>(items: T[], k: number): T[] {
-  return items.sort((a, b) => compareIds(a.id, b.id)).slice(0, k);
 }
 
 function compareIds(a: string, b: string): number {

@@ -31,7 +31,6 @@ const PAGE = 64;
  * never taken as "not clustered").
  */
 export class IdSet {
-  private readonly spill?: SpillFolder;
   private readonly listsFile: RecordFile;
   private readonly sortedFile: RecordFile;
   private lists?: BigUint64Array[];
@@ -47,15 +46,16 @@ export class IdSet {
   private readonly pageHashes: number;
 
   /** `spill`: the folder of a run that spills its ids (else memory); `sizes`: other sizes of the lists' blocks and of the sorted file's pages (for tests). */
-  constructor(spill?: SpillFolder, sizes: { listBlock?: number; page?: number } = {}) {
-    this.spill = spill;
+  constructor(
+    private readonly spill?: SpillFolder,
+    sizes: { listBlock?: number; page?: number } = {},
+  ) {
     this.listsFile = recordFile('clustered-ids.bin', spill, 0);
     this.sortedFile = recordFile('clustered-ids-sorted.bin', spill, 0);
     this.listBlock = sizes.listBlock ?? LIST_BLOCK;
     this.pageHashes = sizes.page ?? PAGE;
     this.lists = Array.from({ length: LISTS }, () => new BigUint64Array(Math.min(16, this.listBlock)));
-    const hashes = new BigUint64Array(this.pageHashes);
-    this.page = { at: -1, hashes, length: 0 };
+    this.page = { at: -1, hashes: new BigUint64Array(this.pageHashes), length: 0 };
   }
 
   get size(): number {

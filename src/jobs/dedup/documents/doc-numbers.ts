@@ -49,8 +49,7 @@ export class DocNumbers implements DocIds {
   }
 
   append(id: string): number {
-    if (this.index) return this.numberOf(id);
-    return this.write(id);
+    return this.index ? this.numberOf(id) : this.write(id);
   }
 
   numberOf(id: string): number {
