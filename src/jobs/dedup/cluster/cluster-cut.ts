@@ -442,14 +442,8 @@ export function canonicalOrder(facts: FactsLookup, rule: CanonicalRule): (a: str
     if (missingX || missingY) return missingX === missingY ? 0 : missingX ? 1 : -1;
     return compareValues(x, y, direction);
   };
-  return (a, b) => {
-    let order: number;
-    if (rule === 'longest') order = tokens(b) - tokens(a);
-    else if (rule === 'newest') order = byKey(a, b, -1);
-    else if (rule === 'oldest') order = byKey(a, b, 1);
-    else order = byKey(a, b, rule.order === 'asc' ? 1 : -1);
-    return order || (a < b ? -1 : a > b ? 1 : 0);
-  };
+  const direction = rule === 'newest' || (typeof rule === 'object' && rule.order === 'desc') ? -1 : 1;
+  return (a, b) => (rule === 'longest' ? tokens(b) - tokens(a) : byKey(a, b, direction)) || (a < b ? -1 : a > b ? 1 : 0);
 }
 
 /** The member the rule prefers. */
