@@ -811,7 +811,7 @@ async function cutClusters(run: DedupRun, { attempt, verifier }: PairsFound, tab
     comparing: verifier.comparing,
     facts: store.facts,
     signatures: table ? (ids, numbers) => table.find(ids, numbers) : (ids) => store.load(ids),
-    // A spill larger than the page cache has the members' records gathered in one pass in order (member-records.ts).
+    // A spill larger than the page cache has the members' records gathered in one pass in order (signature-table.ts).
     gatherMembers: table?.gatherMembers && rangesByDefault(table) > 0 ? (families) => table.gatherMembers?.(families) : undefined,
     documents: numbers,
     spill: numbers.folder,
