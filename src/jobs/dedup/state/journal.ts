@@ -51,34 +51,24 @@ export class DedupJournal {
   private buffered: NumberedPair[] = [];
   /** The numbering the pairs' documents are named by when written. */
   private documents?: DocIds;
-  /** Bytes of the pairs file written so far. */
-  private bytes: number;
-  /** SHA-256 of those bytes, kept as they are appended. */
-  private readonly hash: Hash;
 
   private constructor(
     private readonly file: string,
     private readonly identity: DedupRunPlan,
     private readonly startedAt: string,
-    bytes: number,
+    /** Bytes of the pairs file written so far, and their SHA-256, kept as they are appended. */
+    private bytes: number,
+    private readonly hash: Hash,
     /** Partitions done when the run started (0 for a new run). */
     readonly partitionsDone: number,
     /** Counters of the run being resumed. */
     readonly counters: DedupRunCounters,
-    hash: Hash = createHash('sha256'),
-  ) {
-    this.bytes = bytes;
-    this.hash = hash;
-  }
-
-  private static pairsFile(file: string): string {
-    return `${file}.pairs.jsonl`;
-  }
+  ) {}
 
   /** A new journal (any earlier one for this file is dropped). */
   static async start(file: string, identity: DedupRunPlan): Promise<DedupJournal> {
-    await rm(DedupJournal.pairsFile(file), { force: true });
-    const journal = new DedupJournal(file, identity, new Date().toISOString(), 0, 0, { buckets: 0, candidatePairs: 0, verifiedPairs: 0 });
+    await rm(pairsFile(file), { force: true });
+    const journal = new DedupJournal(file, identity, new Date().toISOString(), 0, createHash('sha256'), 0, { buckets: 0, candidatePairs: 0, verifiedPairs: 0 });
     await journal.checkpoint(0, journal.counters);
     return journal;
   }
@@ -95,19 +85,18 @@ export class DedupJournal {
     }
     if (!Number.isSafeInteger(savedIdentity.partitions) || savedIdentity.partitions < 1) throw damaged(file, `its partition count ${JSON.stringify(savedIdentity.partitions)} is not a whole number`);
     const bytes = saved.counts.pairsBytes ?? 0;
-    const pairsFile = DedupJournal.pairsFile(file);
-    const whole = bytes > 0 ? await readFile(pairsFile).catch(() => Buffer.alloc(0)) : Buffer.alloc(0);
-    if (whole.length < bytes) throw damaged(file, `${pairsFile} holds ${whole.length} bytes, its checkpoint says ${bytes} were written (cut short)`);
+    const pairsPath = pairsFile(file);
+    const whole = bytes > 0 ? await readFile(pairsPath).catch(() => Buffer.alloc(0)) : Buffer.alloc(0);
+    if (whole.length < bytes) throw damaged(file, `${pairsPath} holds ${whole.length} bytes, its checkpoint says ${bytes} were written (cut short)`);
     // A write cut short by the kill leaves a tail past the last checkpoint: it is dropped, and redone.
     const prefix = whole.subarray(0, bytes);
     const hash = createHash('sha256').update(prefix);
     const expected = saved.checksums?.pairs;
-    if (expected === undefined || hash.copy().digest('hex') !== expected) throw damaged(file, `${pairsFile} does not match the checksum its checkpoint recorded (edited, or of another run)`);
-    if (bytes > 0) await truncateFile(pairsFile, bytes);
-    const pairs = parsePairs(prefix.toString('utf8'), file);
+    if (expected === undefined || hash.copy().digest('hex') !== expected) throw damaged(file, `${pairsPath} does not match the checksum its checkpoint recorded (edited, or of another run)`);
+    if (bytes > 0) await truncateFile(pairsPath, bytes);
     const counters = { buckets: saved.counts.buckets ?? 0, candidatePairs: saved.counts.candidatePairs ?? 0, verifiedPairs: saved.counts.verifiedPairs ?? 0 };
-    const journal = new DedupJournal(file, savedIdentity, saved.startedAt, bytes, saved.counts.partitionsDone ?? 0, counters, hash);
-    return { journal, pairs, partitions: savedIdentity.partitions };
+    const journal = new DedupJournal(file, savedIdentity, saved.startedAt, bytes, hash, saved.counts.partitionsDone ?? 0, counters);
+    return { journal, pairs: parsePairs(prefix.toString('utf8'), file), partitions: savedIdentity.partitions };
   }
 
   /** The numbering the pairs added are in (their ids are read from it, a batch at a time, when written). */
@@ -147,12 +136,12 @@ export class DedupJournal {
       .join('');
     this.buffered = [];
     // Never through a symbolic link planted at the pairs file's name (file-writes.ts); only its owner reads it.
-    const fd = openForAppend(DedupJournal.pairsFile(this.file), { mode: 0o600, what: "the dedup journal's pairs" });
+    const fd = openForAppend(pairsFile(this.file), { mode: 0o600, what: "the dedup journal's pairs" });
     try {
       appendFileSync(fd, text);
       fsyncSync(fd);
     } catch (err) {
-      throw diskFullError(err, DedupJournal.pairsFile(this.file), 'what its last checkpoint counted stands: --resume goes on from there');
+      throw diskFullError(err, pairsFile(this.file), 'what its last checkpoint counted stands: --resume goes on from there');
     } finally {
       closeSync(fd);
     }
@@ -162,9 +151,13 @@ export class DedupJournal {
 
   /** The run is over: nothing to resume. */
   async finish(): Promise<void> {
-    await rm(DedupJournal.pairsFile(this.file), { force: true });
+    await rm(pairsFile(this.file), { force: true });
     await rm(this.file, { force: true });
   }
+}
+
+function pairsFile(file: string): string {
+  return `${file}.pairs.jsonl`;
 }
 
 function damaged(file: string, why: string): UserError {

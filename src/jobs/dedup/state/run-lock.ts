@@ -1,19 +1,10 @@
-// The lock of a dedup run, kept in the engine: two runs that write the clusters of one index at once mix
-// their clusters (members of one cluster with another's cluster_size), so a second run is refused while
-// one holds the lock, and the refusal names the holder (host, pid, when it started, its settings).
-//
-// A lock is a document of a small index of near-dup's own (`near-dup-locks`, hidden; one document per thing
-// locked: each concrete index behind the name dedup was given, so that a run over an alias and a run over
-// one of its indices exclude each other). It is taken with `_create` (absent) or an index guarded by
-// `if_seq_no`/`if_primary_term` (free or expired), so that of two runs only one can take it. It holds a lease
-// the holder renews while it runs (every third of the lease, each renewal guarded the same way): a killed
-// run cannot keep it past its lease, and the run that takes it over says so. The lease is read against
-// this machine's clock: the machines that run dedup must agree on the time to well within a lease. A
-// holder on this machine whose process is gone (killed) is known at once, so its lock is taken over without
-// waiting for the lease: the same boot, the same pid namespace (a pid means another process in another
-// container, even under the same host name) and no process of that pid started when it did.
-// Released at the end by writing it free (no delete: the writes above need no other privilege).
-// Input: the client, the keys, what is locked and the holder's settings. Output: the lock, or a refusal.
+// The lock of a dedup run, kept in the engine: two runs writing the clusters of one index at once would mix
+// them, so a second run is refused, the holder named. One document of the hidden index `near-dup-locks` per
+// concrete index (a run over an alias and one over its index exclude each other), taken with `_create` or an
+// index guarded by `if_seq_no`/`if_primary_term`, so that of two runs only one wins. Its lease is renewed every
+// third of it, read against this machine's clock; a holder on this machine whose process is gone (same boot
+// and pid namespace, no process of its pid started when it did) is taken over at once. Released by writing
+// it free (no delete: the writes above need no other privilege).
 import { randomUUID } from 'node:crypto';
 import { readFileSync, readlinkSync } from 'node:fs';
 import os from 'node:os';
@@ -62,13 +53,10 @@ interface LockDocument {
   released_at: string | null;
 }
 
-interface Held {
-  key: string;
-  seqNo: number;
-  primaryTerm: number;
-}
-
-type Stored = { source: LockDocument; seqNo: number; primaryTerm: number };
+/** A lock document's version, which a guarded write must name. */
+type Version = { seqNo: number; primaryTerm: number };
+type Held = Version & { key: string };
+type Stored = Version & { source: LockDocument };
 
 /** A process as the machine knows it: its boot, its pid namespace, and when it started (clock ticks since boot). */
 interface ProcessIdentity {
@@ -144,15 +132,14 @@ export class RunLock {
     await this.renewing;
     const now = new Date().toISOString();
     const held = this.held.splice(0);
-    await Promise.all(held.map((h) => this.write(h.key, { ...this.mine, renewed_at: now, expires_at: now, released_at: now }, h).catch(() => undefined)));
+    await Promise.all(held.map((h) => this.put(h.key, { ...this.mine, renewed_at: now, expires_at: now, released_at: now }, h).catch(() => undefined)));
   }
 
   private async takeOne(key: string, current: Stored | undefined): Promise<void> {
     const gone = current !== undefined && processGone(current.source, this.mine);
     if (current && isLive(current.source) && !gone && current.source.token !== this.mine.token) throw refusal(current.source, key, this.index);
     try {
-      const written = current ? await this.write(key, this.mine, current) : await this.create(key);
-      this.held.push({ key, ...written });
+      this.held.push({ key, ...(await this.put(key, this.mine, current)) });
     } catch (err) {
       if (!(err instanceof EngineResponseError && err.statusCode === 409)) throw err;
       // Another run took it between the read and the write, or this run's own write was sent twice (a retry
@@ -173,16 +160,10 @@ export class RunLock {
     }
   }
 
-  private async create(key: string): Promise<{ seqNo: number; primaryTerm: number }> {
-    const answer = await this.client.request('PUT', `/${encodeURIComponent(this.index)}/_create/${encodeURIComponent(key)}`, this.mine);
-    return { seqNo: answer._seq_no, primaryTerm: answer._primary_term };
-  }
-
-  private async write(key: string, document: LockDocument, guard: { seqNo: number; primaryTerm: number }): Promise<{ seqNo: number; primaryTerm: number }> {
-    const answer = await this.client.request('PUT', `/${encodeURIComponent(this.index)}/_doc/${encodeURIComponent(key)}`, document, {
-      if_seq_no: guard.seqNo,
-      if_primary_term: guard.primaryTerm,
-    });
+  /** Writes the lock of `key`: created when there is none (`guard` undefined), else only over the version read. */
+  private async put(key: string, document: LockDocument, guard?: Version): Promise<Version> {
+    const where = `/${encodeURIComponent(this.index)}/${guard ? '_doc' : '_create'}/${encodeURIComponent(key)}`;
+    const answer = await this.client.request('PUT', where, document, guard && { if_seq_no: guard.seqNo, if_primary_term: guard.primaryTerm });
     return { seqNo: answer._seq_no, primaryTerm: answer._primary_term };
   }
 
@@ -201,7 +182,7 @@ export class RunLock {
     const now = new Date();
     const renewed = { ...this.mine, renewed_at: now.toISOString(), expires_at: new Date(now.getTime() + this.leaseMs).toISOString() };
     try {
-      for (const h of this.held) Object.assign(h, await this.write(h.key, renewed, h));
+      for (const h of this.held) Object.assign(h, await this.put(h.key, renewed, h));
       this.expiresAt = Date.parse(renewed.expires_at);
     } catch (err) {
       if (err instanceof EngineResponseError && err.statusCode === 409) {

@@ -1,21 +1,9 @@
 // Where a dedup run's view of the index begins and ends, so that the next incremental run misses no document
-// signed while this one ran.
-//
-// `annotated_at` is stamped when a document is signed, not when its write lands: a bulk signed before a run
-// started and written while it ran, or after it ended, has an annotated_at older than the run, and a mark
-// of time alone skips it for good. The engine numbers the writes to each shard in the order they land
-// (`_seq_no`), so the marks are kept per primary shard of each concrete index. Not one number per index: an
-// alias or pattern has several indices and each index several shards, each numbered on its own; a single
-// number would be too low for some shards (this run's own writes there taken for new ones, every time) or
-// too high for others (writes there skipped).
-// - open: each shard's global checkpoint is noted, then the index refreshed: every write at or below a mark
-//   is in what the run reads. A point in time opened then keeps what the run read.
-// - settle, after the write-back: the marks are taken again; the next run reads every document written above
-//   them, whatever its annotated_at. The writes between the two marks (the run's own cluster fields, and
-//   what others wrote meanwhile) are compared with the point in time: a document whose signature differs from
-//   the one the run read (or that it could not read) lowers the time mark below its own annotated_at, so the
-//   next run reads it again; the run's own writes leave the signature as it was and are not taken for new.
-// Input: the client, the index, the run's scope. Output: the marks and the time mark the state keeps.
+// signed before this one and written while it ran (annotated_at is stamped at signing, not when the write
+// lands). The engine numbers each primary shard's writes (`_seq_no`), so marks are kept per shard of each
+// concrete index. open: the global checkpoints noted, the index refreshed, a point in time kept. settle,
+// after the write-back: the marks taken again; writes between the two whose signature differs from the one
+// read in the point in time lower the time mark below their annotated_at (the run's own writes do not).
 import type { EngineClient, SearchHit } from '../../../engine/client.js';
 import { storedPath, type StoredField } from '../../../stored/layout.js';
 import { valueAt } from '../../../annotation.js';
@@ -33,11 +21,6 @@ const PAGE = 1000;
 /** A point in time is kept this long after each use; the run touches it more often than that. */
 const PIT_KEEP_ALIVE = '10m';
 const PIT_TOUCH_MS = 4 * 60_000;
-
-/** Each primary shard's global checkpoint, per concrete index; or why the engine does not say (Serverless, or no right to its stats). */
-export async function shardMarks(client: EngineClient, index: string): Promise<ShardMarks[] | { problem: string }> {
-  return shardNumbers(client, index, 'global_checkpoint');
-}
 
 /**
  * One sequence number of each primary shard, per concrete index: its global checkpoint (every write up to it
@@ -127,7 +110,7 @@ export class RunView {
 
   /** Notes the marks, makes every write up to them visible, and keeps the view in a point in time. */
   static async open(client: EngineClient, index: string): Promise<RunView> {
-    const marks = await shardMarks(client, index);
+    const marks = await shardNumbers(client, index, 'global_checkpoint');
     await client.refresh(index);
     const view = new RunView(client, index, marks, Array.isArray(marks) ? await openPointInTime(client, index) : marks);
     view.keepAlive();
@@ -143,7 +126,7 @@ export class RunView {
     if (!Array.isArray(this.marks)) {
       return { since: startedAt, late: 0, note: `${this.marks.problem}: the next run reads what was annotated after this run started, and may miss a document signed before and written after that` };
     }
-    const marks = await shardMarks(this.client, this.index);
+    const marks = await shardNumbers(this.client, this.index, 'global_checkpoint');
     await this.client.refresh(this.index);
     const f = (name: StoredField) => storedPath(prefix, name);
     const fields = [f('annotated_at'), f('content_hash'), f('params')];
