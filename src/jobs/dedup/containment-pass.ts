@@ -12,7 +12,7 @@ import { scanIndex } from '../../engine/scan.js';
 import { MAX_QUERY_TERMS, MIN_TRUSTED_SAMPLE } from '../../sketch/containment.js';
 import { holdingQuery, sampleTerms } from '../containment-lookup.js';
 import type { ErrorsFile } from '../errors-file.js';
-import { type FieldWriterSettings, fieldWriter } from './write/field-writer.js';
+import { type FieldWriterSettings, fieldWriter, type WriteBackResult, writeBackResult } from './write/write-back.js';
 import { forCount, plural } from '../../plural.js';
 
 /** Containing documents written per document, the best first. */
@@ -120,7 +120,7 @@ export async function writeContainment(
   found: ContainmentPassResult,
   errors: ErrorsFile,
   settings: FieldWriterSettings & { scope: Record<string, unknown> },
-): Promise<{ written: number; failed: number; cleared: number; complete: boolean; inFlight?: string }> {
+): Promise<WriteBackResult> {
   const writer = await fieldWriter(client, errors, settings);
   for (const [id, c] of found.contained) await writer.update(id, c.location, { contained_in: c.containedIn, max_containment: c.maxContainment });
   for (const { id, location } of found.stale) await writer.update(id, location, { contained_in: null, max_containment: null });
@@ -129,5 +129,5 @@ export async function writeContainment(
   if (holding !== found.contained.size) {
     errors.add({ reason: `after the write-back ${plural(holding, 'document')} ${forCount(holding, 'holds', 'hold')} contained_in, but ${found.contained.size} ${forCount(found.contained.size, 'was', 'were')} found contained; run dedup --containment again` });
   }
-  return { written: writer.written, failed: writer.failed, cleared: found.stale.length, complete: writer.failed === 0 && holding === found.contained.size, inFlight: writer.inFlight };
+  return writeBackResult(writer, found.stale.length, holding, found.contained.size);
 }
