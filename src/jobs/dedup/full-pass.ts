@@ -1,12 +1,7 @@
-// The full pass of dedup: every LSH bucket of two or more documents in the index, in stages the data goes
-// through in one direction:
-//  1. scan: every signature in scope read once (one point-in-time scan) into a table, in memory when the
-//     documents are at most --max-cached-signatures, else spilled to local disk (dedup/scan/signature-table.ts);
-//  2. bucket and verify, band by band: the band's key hashes sorted into buckets, each bucket's pairs
-//     verified, a group of buckets' signatures loaded at a time (dedup/bands/band-pass.ts);
-// then the table is handed on, to cut the clusters with (cluster-cut.ts). Each finished band is journaled
-// with its verified pairs, so that --resume goes on from there. Memory holds the table's columns of one band
-// and a group's signatures when the table is on disk, whatever the size of the index.
+// The full pass of dedup over every LSH bucket of the index: the scan reads every signature in scope once into
+// a table (in memory, or spilled past --max-cached-signatures: scan/), then band by band the buckets are
+// sorted and their pairs verified (bands/band-pass.ts); the table is handed on to the cut. Each band done is
+// journaled with its verified pairs, so that --resume goes on from there.
 import type { EngineClient } from '../../engine/client.js';
 import { DedupJournal, type DedupRunIdentity } from './state/journal.js';
 import { verifyBands } from './bands/band-pass.js';

@@ -1,12 +1,9 @@
-// The incremental pass of dedup: only the neighbourhood of what was annotated since the last complete run.
-// New are the documents annotated after its time mark and those written above its marks of each shard,
-// whenever they were signed (a bulk signed before that run and written while or after it ran: run-marks.ts).
-// The new documents, the documents that share a band key or the content hash with them, and every member
-// of the clusters these touch are verified again, so that a document that changed can also split the
-// cluster it was in. When the clusters are cut from families (dedup/cluster/cluster-cut.ts), a new document can
-// change the cut of its whole family, so the family is read whole: every member met is looked up in turn
-// (its band keys and content hash, as a new document is) and the clusters of what it finds are read, until
-// nothing new comes; past `maxLookups` the pass gives up and the run is a full one.
+// The incremental pass of dedup: only the neighbourhood of what is new since the last complete run (annotated
+// after its time mark, or written above its shard marks: state/run-marks.ts). The new documents, those sharing
+// a band key or the content hash with them, and every member of the clusters these touch are verified again,
+// so that a changed document can also split its old cluster. When clusters are cut from families, a family is
+// read whole (each member met looked up as a new one is) until nothing new comes, or past `maxLookups` the
+// run is a full one.
 import { storedPath, type StoredField } from '../../stored/layout.js';
 import { valueAt } from '../../annotation.js';
 import type { EngineClient } from '../../engine/client.js';
