@@ -77,13 +77,7 @@ export class DedupJournal {
   static async resume(file: string, identity: DedupRunIdentity): Promise<{ journal: DedupJournal; pairs: VerifiedPair[]; partitions: number }> {
     const saved = await readCheckpoint(file);
     if (saved?.job !== 'dedup-run') throw new UserError(`no interrupted dedup run at ${file} to resume; run without --resume`);
-    const savedIdentity = saved.identity as unknown as DedupRunPlan;
-    const differences = (Object.keys(identity) as Array<keyof DedupRunIdentity>).filter((k) => savedIdentity[k] !== identity[k]);
-    if (differences.length > 0) {
-      const what = differences.includes('uuids') || differences.includes('index') ? 'for another index (or one deleted and made again)' : `made with other options (${differences.join(', ')} differ)`;
-      throw new UserError(`the interrupted dedup run at ${file} is ${what}; run with the same options, or without --resume to start over`);
-    }
-    if (!Number.isSafeInteger(savedIdentity.partitions) || savedIdentity.partitions < 1) throw damaged(file, `its partition count ${JSON.stringify(savedIdentity.partitions)} is not a whole number`);
+    const savedIdentity = checkedPlan(file, saved.identity as unknown as DedupRunPlan, identity);
     const bytes = saved.counts.pairsBytes ?? 0;
     const pairsPath = pairsFile(file);
     const whole = bytes > 0 ? await readFile(pairsPath).catch(() => Buffer.alloc(0)) : Buffer.alloc(0);
@@ -154,6 +148,17 @@ export class DedupJournal {
     await rm(pairsFile(this.file), { force: true });
     await rm(this.file, { force: true });
   }
+}
+
+/** The plan of the run a journal was written by, refused unless it has this run's identity and a whole partition count. */
+function checkedPlan(file: string, saved: DedupRunPlan, identity: DedupRunIdentity): DedupRunPlan {
+  const differences = (Object.keys(identity) as Array<keyof DedupRunIdentity>).filter((k) => saved[k] !== identity[k]);
+  if (differences.length > 0) {
+    const what = differences.includes('uuids') || differences.includes('index') ? 'for another index (or one deleted and made again)' : `made with other options (${differences.join(', ')} differ)`;
+    throw new UserError(`the interrupted dedup run at ${file} is ${what}; run with the same options, or without --resume to start over`);
+  }
+  if (!Number.isSafeInteger(saved.partitions) || saved.partitions < 1) throw damaged(file, `its partition count ${JSON.stringify(saved.partitions)} is not a whole number`);
+  return saved;
 }
 
 function pairsFile(file: string): string {

@@ -4,7 +4,7 @@
 // concrete index. open: the global checkpoints noted, the index refreshed, a point in time kept. settle,
 // after the write-back: the marks taken again; writes between the two whose signature differs from the one
 // read in the point in time lower the time mark below their annotated_at (the run's own writes do not).
-import type { EngineClient, SearchHit } from '../../../engine/client.js';
+import type { EngineClient, SearchHit, SearchResponse } from '../../../engine/client.js';
 import { storedPath, type StoredField } from '../../../stored/layout.js';
 import { valueAt } from '../../../annotation.js';
 import { forCount, plural } from '../../../plural.js';
@@ -161,20 +161,22 @@ export class RunView {
   private async readInView(ids: string[], fields: string[]): Promise<Map<string, Record<string, unknown>> | undefined> {
     if (!('id' in this.pit)) return undefined;
     // (An id may be in several indices of an alias: room for a few of each.)
-    const answer = await this.client.search(undefined, { size: ids.length * 4, query: { ids: { values: ids } }, pit: { id: this.pit.id, keep_alive: PIT_KEEP_ALIVE }, _source: fields });
-    if (answer.pit_id) this.pit = { id: answer.pit_id };
+    const answer = await this.searchInView(this.pit.id, { size: ids.length * 4, query: { ids: { values: ids } }, _source: fields });
     return new Map(answer.hits.hits.map((h) => [`${h._index}\u0000${h._id}`, h._source ?? {}]));
+  }
+
+  /** A search in the point in time: each use keeps it alive, and the engine may answer with its id changed. */
+  private async searchInView(id: string, body: Record<string, unknown>): Promise<SearchResponse> {
+    const answer = await this.client.search(undefined, { ...body, pit: { id, keep_alive: PIT_KEEP_ALIVE } });
+    if (answer.pit_id) this.pit = { id: answer.pit_id };
+    return answer;
   }
 
   /** A point in time ends unless used: touched every few minutes while the run goes on (not keeping the process alive). */
   private keepAlive(): void {
     if (!('id' in this.pit)) return;
     this.touching = setInterval(() => {
-      if (!('id' in this.pit)) return;
-      this.client
-        .search(undefined, { size: 0, pit: { id: this.pit.id, keep_alive: PIT_KEEP_ALIVE } })
-        .then((answer) => answer.pit_id && (this.pit = { id: answer.pit_id }))
-        .catch(() => undefined);
+      if ('id' in this.pit) this.searchInView(this.pit.id, { size: 0 }).catch(() => undefined);
     }, PIT_TOUCH_MS);
     this.touching.unref();
   }
