@@ -76,18 +76,19 @@ export async function containmentPass(client: EngineClient, settings: Containmen
     for (const hit of page) {
       const terms = sampleTerms(valueAt(hit._source, f('sample'))).slice(0, MAX_QUERY_TERMS);
       const size = Number(valueAt(hit._source, f('distinct_tokens')) ?? 0);
-      const hadBefore = (valueAt(hit._source, f('contained_in')) ?? null) !== null;
+      // Its contained_in from an earlier run, cleared when it no longer holds.
+      const stale = () => (valueAt(hit._source, f('contained_in')) ?? null) !== null && result.stale.push({ id: hit._id, location: locationOf(hit) });
       // A few sampled tokens are found inside almost any long document: no claim is written for them.
       if (terms.length < MIN_TRUSTED_SAMPLE) {
         result.tooShort++;
-        if (hadBefore) result.stale.push({ id: hit._id, location: locationOf(hit) });
+        stale();
         continue;
       }
       queue.add(async () => {
         const found = await largerHolders(client, settings, terms, size);
         result.lookups++;
         if (found) result.contained.set(hit._id, { ...found, location: locationOf(hit) });
-        else if (hadBefore) result.stale.push({ id: hit._id, location: locationOf(hit) });
+        else stale();
       });
     }
     await queue.onIdle();

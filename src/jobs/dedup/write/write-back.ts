@@ -88,10 +88,16 @@ export interface Membership {
 /** Every cluster field cleared (null), as a document that leaves its cluster gets them. */
 const CLEARED = Object.fromEntries(CLUSTER_FIELDS.map((name) => [name, null]));
 
-/** How the clusters are written: the index, prefix and bulk sizes, the scan's page, which documents an incremental run decides, and the progress told. */
+/**
+ * How the clusters are written: the index, prefix and bulk sizes, the scan's page, which documents an incremental run
+ * decides, and the progress to tell.
+ */
 export interface WriteBackSettings extends Omit<FieldWriterSettings, 'onWritten'> {
   pageSize: number;
-  /** The documents this run decides (incremental); undefined for a full run, where every document holding a cluster_id is looked at. */
+  /**
+   * The documents this run decides (incremental); undefined for a full run, where every document holding
+   * a cluster_id is looked at.
+   */
   decided?: ReadonlySet<string>;
   /** The updates the clusters make (their members and the canonicals of their own): the write-back's total, with the documents cleared as they are found. */
   updates?: number;
@@ -102,7 +108,9 @@ export interface WriteBackSettings extends Omit<FieldWriterSettings, 'onWritten'
 /** Milliseconds between two progress reports of the write-back. */
 const PROGRESS_MS = 500;
 
-/** What the write-back did: documents written, failed and cleared, and whether the index now holds exactly the clusters. */
+/**
+ * What the write-back did: documents written, failed and cleared, and whether the index now holds exactly the clusters.
+ */
 export interface WriteBackResult {
   written: number;
   failed: number;
@@ -156,7 +164,9 @@ export async function writeBack(
   let members = 0;
   for (const cluster of clusters) {
     members += cluster.members.length;
-    for (const [k, member] of cluster.members.entries()) await writeMember(member, cluster.numbers?.[k], cluster.id, cluster.canonical, cluster.members.length, cluster.similarity.get(member));
+    for (const [k, member] of cluster.members.entries()) {
+      await writeMember(member, cluster.numbers?.[k], cluster.id, cluster.canonical, cluster.members.length, cluster.similarity.get(member));
+    }
   }
   for (const [id, n] of membership.alone ?? []) {
     members++;
