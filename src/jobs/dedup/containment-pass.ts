@@ -20,9 +20,7 @@ export const MAX_CONTAINED_IN = 10;
 /** Containment lookups in flight at once. */
 const LOOKUPS_IN_FLIGHT = 4;
 
-/**
- * What --containment compares: the index and its scope, the least share held, the page size, and the progress to tell.
- */
+/** What --containment compares, and how it reads them. */
 export interface ContainmentPassSettings {
   index: string;
   prefix: string;
@@ -34,20 +32,14 @@ export interface ContainmentPassSettings {
   onProgress?: (done: number) => void;
 }
 
-/**
- * What is written for a contained document: the larger documents holding it, the best first, and its largest share
- * inside one.
- */
+/** What is written for a contained document. */
 export interface Containment {
   /** The larger documents holding it, the best first. */
   containedIn: string[];
   maxContainment: number;
 }
 
-/**
- * The documents found contained and where they live, those whose earlier contained_in no longer holds (to clear), and
- * the counts for the summary.
- */
+/** What the containment pass found: what to write, what to clear, and the counts for the summary. */
 export interface ContainmentPassResult {
   /** Documents at least S inside a larger one, by id. */
   contained: Map<string, Containment & { location: DocLocation }>;
@@ -58,10 +50,7 @@ export interface ContainmentPassResult {
   tooShort: number;
 }
 
-/**
- * Every document in scope read once and looked up for the larger documents that hold at least the share asked of it
- * (the file header says how); writeContainment writes what it found.
- */
+/** Looks up each document in scope for the larger ones holding at least S of it; writeContainment writes them. */
 export async function containmentPass(client: EngineClient, settings: ContainmentPassSettings): Promise<ContainmentPassResult> {
   const f = (name: StoredField) => storedPath(settings.prefix, name);
   const result: ContainmentPassResult = { contained: new Map(), stale: [], lookups: 0, tooShort: 0 };

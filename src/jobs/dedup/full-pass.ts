@@ -9,10 +9,7 @@ import type { PairVerifier, VerifierFor } from './verify/pair-verifier.js';
 import type { SignatureStore } from './documents/signature-store.js';
 import { type ReadTable, readTable, type TableRead } from './scan/table-read.js';
 
-/**
- * What a full pass reads and how: the index (and its uuids, to resume only its own journal), the params and bar, the
- * scan, where the signatures are held, and the progress to tell.
- */
+/** What a full pass reads, and how. */
 export interface FullPassSettings extends Omit<TableRead, 'onDocuments'> {
   /** The uuids of the concrete indices read: a journal of another index (or one made anew) is not resumed. */
   uuids: string[];
@@ -39,10 +36,7 @@ export interface FullPassOutput {
   table?: ReadTable;
 }
 
-/**
- * The full pass over every bucket of the index (scan, then bucket and verify band by band, as the file header says),
- * each band journaled so that --resume goes on from there: the verifier is made with the journal it writes to.
- */
+/** The full pass (the file header says how); the verifier is made with the journal it writes to. */
 export async function fullPass(client: EngineClient, store: SignatureStore, verifierFor: VerifierFor, settings: FullPassSettings): Promise<FullPassOutput> {
   const { bucketChunk, onProgress } = settings;
   const resumed = await resumeJournal(verifierFor, settings);

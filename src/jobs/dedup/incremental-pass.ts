@@ -17,10 +17,7 @@ const CLUSTERS_PER_QUERY = 500;
 /** Neighbour lookups sent in one _msearch request while a family is read whole. */
 const LOOKUPS_PER_REQUEST = 50;
 
-/**
- * What the incremental pass starts from: the last complete run's time mark and shard marks, the scope and sizes, and
- * whether families are read whole (up to how many lookups).
- */
+/** What the incremental pass starts from: the last complete run's marks, the scope and the sizes. */
 export interface IncrementalSettings {
   index: string;
   prefix: string;
@@ -39,10 +36,7 @@ export interface IncrementalSettings {
   onVerified?: (pairs: number) => void;
 }
 
-/**
- * What the incremental pass leaves to the cut and write-back: the documents it decides and how many were new, or that
- * the run must be a full one.
- */
+/** What the incremental pass leaves to the cut and the write-back, or that the run must be a full one. */
 export interface IncrementalResult {
   /** The documents whose cluster fields this run decides. */
   decided: Set<string>;

@@ -43,10 +43,7 @@ export interface DedupRunCounters {
   verifiedPairs: number;
 }
 
-/**
- * A full run's journal: the verified pairs appended a band at a time, and a checkpoint of the bands done with the
- * length and SHA-256 of the pairs so far, so that a killed run resumes from what it can trust.
- */
+/** A full run's journal (the file header says what it keeps, and why a resumed run can trust it). */
 export class DedupJournal {
   private buffered: NumberedPair[] = [];
   /** The numbering the pairs' documents are named by when written. */

@@ -65,10 +65,7 @@ interface ProcessIdentity {
   startedAt: string;
 }
 
-/**
- * The locks a run holds in the engine, renewed while it goes on and let go at its end (the file header says how two
- * runs never both hold one).
- */
+/** The locks a run holds in the engine, renewed while it goes on and let go at its end. */
 export class RunLock {
   private readonly held: Held[] = [];
   private timer?: NodeJS.Timeout;

@@ -93,10 +93,7 @@ export interface Settled {
   note?: string;
 }
 
-/**
- * A run's view of the index: the shard marks where it began, in a point in time kept alive while the run goes on, so
- * that the next incremental run starts where this one's view ended.
- */
+/** A run's view of the index: the shard marks where it began, kept in a point in time while the run goes on. */
 export class RunView {
   private touching?: NodeJS.Timeout;
 

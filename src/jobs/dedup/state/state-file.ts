@@ -10,10 +10,7 @@ import { writeJsonFile } from '../../checkpoint.js';
 import type { ClusterMethod } from '../cluster/cluster-cut.js';
 import type { ShardMarks } from './run-marks.js';
 
-/**
- * What a complete run leaves for the next one: its settings, to tell whether the next may be incremental, and the marks
- * where its view ended.
- */
+/** What a complete run leaves for the next: its settings, to tell whether it may be incremental, and its marks. */
 export interface DedupState {
   version: 1;
   index: string;

@@ -88,10 +88,7 @@ export interface Membership {
 /** Every cluster field cleared (null), as a document that leaves its cluster gets them. */
 const CLEARED = Object.fromEntries(CLUSTER_FIELDS.map((name) => [name, null]));
 
-/**
- * How the clusters are written: the index, prefix and bulk sizes, the scan's page, which documents an incremental run
- * decides, and the progress to tell.
- */
+/** How the clusters are written, which documents an incremental run decides, and the progress to tell. */
 export interface WriteBackSettings extends Omit<FieldWriterSettings, 'onWritten'> {
   pageSize: number;
   /**
@@ -108,9 +105,7 @@ export interface WriteBackSettings extends Omit<FieldWriterSettings, 'onWritten'
 /** Milliseconds between two progress reports of the write-back. */
 const PROGRESS_MS = 500;
 
-/**
- * What the write-back did: documents written, failed and cleared, and whether the index now holds exactly the clusters.
- */
+/** What the write-back did, and whether the index now holds exactly the clusters. */
 export interface WriteBackResult {
   written: number;
   failed: number;
@@ -121,10 +116,7 @@ export interface WriteBackResult {
   inFlight?: string;
 }
 
-/**
- * The clusters written into the index, the family members alone written as canonicals of their own, the documents that
- * left a cluster cleared, and the result checked with the engine (the file header says what each gets).
- */
+/** Writes the clusters into the index and checks the result with the engine (the file header says what each gets). */
 export async function writeBack(
   client: EngineClient,
   clusters: Iterable<DedupCluster>,
