@@ -1,7 +1,8 @@
 // The full pass of dedup over every LSH bucket of the index: the scan reads every signature in scope once into
 // a table (in memory, or spilled past --max-cached-signatures: scan/), then band by band the buckets are
 // sorted and their pairs verified (bands/band-pass.ts); the table is handed on to the cut. Each band done is
-// journaled with its verified pairs, so that --resume goes on from there.
+// journaled with its verified pairs, so that --resume goes on from there. With the table on disk, memory holds
+// one band's columns and a group's signatures, whatever the size of the index.
 import type { EngineClient } from '../../engine/client.js';
 import { DedupJournal, type DedupRunIdentity } from './state/journal.js';
 import { verifyBands } from './bands/band-pass.js';

@@ -1,9 +1,9 @@
 // The incremental pass of dedup: only the neighbourhood of what is new since the last complete run (annotated
 // after its time mark, or written above its shard marks: state/run-marks.ts). The new documents, those sharing
 // a band key or the content hash with them, and every member of the clusters these touch are verified again,
-// so that a changed document can also split its old cluster. When clusters are cut from families, a family is
-// read whole (each member met looked up as a new one is) until nothing new comes, or past `maxLookups` the
-// run is a full one.
+// so that a changed document can also split its old cluster. When clusters are cut from families, a new document
+// can change its whole family's cut, so the family is read whole (each member met looked up as a new one is)
+// until nothing new comes; past `maxLookups` the run is a full one.
 import { storedPath, type StoredField } from '../../stored/layout.js';
 import { valueAt } from '../../annotation.js';
 import type { EngineClient } from '../../engine/client.js';

@@ -2,9 +2,10 @@
 // them, so a second run is refused, the holder named. One document of the hidden index `near-dup-locks` per
 // concrete index (a run over an alias and one over its index exclude each other), taken with `_create` or an
 // index guarded by `if_seq_no`/`if_primary_term`, so that of two runs only one wins. Its lease is renewed every
-// third of it, read against this machine's clock; a holder on this machine whose process is gone (same boot
-// and pid namespace, no process of its pid started when it did) is taken over at once. Released by writing
-// it free (no delete: the writes above need no other privilege).
+// third of it and read against this machine's clock (the machines that run dedup must agree on the time well
+// within a lease); a holder on this machine whose process is gone (same boot and pid namespace, no process of
+// its pid started when it did) is taken over at once. Released by writing it free (no delete: the writes
+// above need no other privilege).
 import { randomUUID } from 'node:crypto';
 import { readFileSync, readlinkSync } from 'node:fs';
 import os from 'node:os';
