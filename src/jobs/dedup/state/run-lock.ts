@@ -228,7 +228,7 @@ export async function lockHolder(client: EngineClient, keys: string[], settings:
 
 /** The locks of these keys that exist, read in real time; with `create`, a missing lock index is made first. */
 async function readLocks(client: EngineClient, index: string, keys: string[], create: boolean): Promise<Map<string, Stored>> {
-  let answer: { docs: Array<{ _id: string; found?: boolean; error?: { type?: string; reason?: string }; _source?: LockDocument; _seq_no?: number; _primary_term?: number }> };
+  let answer: { docs: Array<{ _id: string; found?: boolean; error?: { type?: string; reason?: string }; _source?: unknown; _seq_no?: number; _primary_term?: number }> };
   const path = `/${encodeURIComponent(index)}/_mget`;
   try {
     answer = await client.request('POST', path, { ids: keys });
@@ -246,7 +246,32 @@ async function readLocks(client: EngineClient, index: string, keys: string[], cr
   const refused = answer.docs.find((d) => d.error !== undefined);
   if (refused) throw new EngineResponseError(privilegeRefusal(refused.error) ? 403 : 500, refused.error?.type, refused.error?.reason, 'POST', path, client.url, refused);
   const found = answer.docs.filter((d) => d.found && d._source);
-  return new Map(found.map((d) => [d._id, { source: d._source as LockDocument, seqNo: d._seq_no as number, primaryTerm: d._primary_term as number }]));
+  return new Map(found.map((d) => [d._id, { source: lockFromIndex(d._source), seqNo: d._seq_no as number, primaryTerm: d._primary_term as number }]));
+}
+
+/**
+ * A lock document as read from the index, each field of the type a run writes: anyone who may write the lock
+ * index may write anything there. A field of another type reads as what lets runs go on: a pid that names no
+ * process (0, so no path is made of it), no process identity, a release (a damaged lock holds nothing).
+ */
+export function lockFromIndex(source: unknown): LockDocument {
+  const doc = (typeof source === 'object' && source !== null ? source : {}) as Record<string, unknown>;
+  const text = (key: string) => (typeof doc[key] === 'string' ? (doc[key] as string) : '');
+  const process = doc.process as Record<string, unknown> | null | undefined;
+  const identity = process && ['boot', 'pidNamespace', 'startedAt'].every((k) => typeof process[k] === 'string') ? (process as unknown as ProcessIdentity) : null;
+  return {
+    what: text('what') || 'dedup run',
+    host: text('host'),
+    pid: Number.isSafeInteger(doc.pid) && (doc.pid as number) > 0 ? (doc.pid as number) : 0,
+    started_at: text('started_at'),
+    settings: text('settings'),
+    process: identity,
+    token: text('token'),
+    lease_seconds: typeof doc.lease_seconds === 'number' ? doc.lease_seconds : Number.NaN,
+    renewed_at: text('renewed_at'),
+    expires_at: text('expires_at'),
+    released_at: doc.released_at === null ? null : text('released_at') || 'damaged',
+  };
 }
 
 /** One shard, a copy where there is a second node, hidden from wildcards (a user's `*` does not find it), nothing indexed. */
@@ -286,7 +311,7 @@ function startTicks(pid: 'self' | number): string | undefined {
 function processGone(holder: LockDocument, mine: LockDocument): boolean {
   const was = holder.process;
   const here = mine.process;
-  if (!was || !here || holder.host !== mine.host || was.boot !== here.boot || was.pidNamespace !== here.pidNamespace) return false;
+  if (!was || !here || holder.pid <= 0 || holder.host !== mine.host || was.boot !== here.boot || was.pidNamespace !== here.pidNamespace) return false;
   return startTicks(holder.pid) !== was.startedAt;
 }
 
