@@ -124,11 +124,9 @@ export function qualityReport(pairs: readonly EvaluatedPair[], lsh: { bands: num
   const isRelated = (p: EvaluatedPair, t: number) => (labelled ? p.duplicate === true : p.exact >= t);
   const thresholds = THRESHOLDS.map((t) => thresholdRow(pairs, t, isRelated));
   // Counted in one order of the sources, whichever a run met first (the report and its summary line read alike run to run).
-  const bySource: Record<string, number> = {};
-  for (const source of SOURCES) {
-    const n = pairs.filter((p) => p.source === source).length;
-    if (n > 0) bySource[source] = n;
-  }
+  const counts = new Map<string, number>();
+  for (const p of pairs) counts.set(p.source, (counts.get(p.source) ?? 0) + 1);
+  const bySource = Object.fromEntries(SOURCES.filter((s) => counts.has(s)).map((s) => [s, counts.get(s) as number]));
   const recommendation = recommend(pairs, thresholds, labelled, lsh.numPerm, currentThreshold);
   return {
     ...lsh,

@@ -257,8 +257,8 @@ async function readLocks(client: EngineClient, index: string, keys: string[], cr
 export function lockFromIndex(source: unknown): LockDocument {
   const doc = (typeof source === 'object' && source !== null ? source : {}) as Record<string, unknown>;
   const text = (key: string) => (typeof doc[key] === 'string' ? (doc[key] as string) : '');
-  const process = doc.process as Record<string, unknown> | null | undefined;
-  const identity = process && ['boot', 'pidNamespace', 'startedAt'].every((k) => typeof process[k] === 'string') ? (process as unknown as ProcessIdentity) : null;
+  const written = doc.process as Record<string, unknown> | null | undefined;
+  const identity = written && ['boot', 'pidNamespace', 'startedAt'].every((k) => typeof written[k] === 'string') ? (written as unknown as ProcessIdentity) : null;
   return {
     what: text('what') || 'dedup run',
     host: text('host'),
