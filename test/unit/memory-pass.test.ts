@@ -88,6 +88,16 @@ describe('the signature table in memory', () => {
     }
   });
 
+  it('an id met twice (an alias over two indices holding one _id) is one document, in the numbering it shares with the verifier', () => {
+    const docs = corpus(1, 2, 1);
+    const numbers = new DocNumbers();
+    const pool = new SignatureRecords(numbers, { expected: 4 });
+    const first = pool.addSignature(docs[0].id, docs[0].signature);
+    pool.addSignature(docs[1].id, docs[1].signature);
+    expect(pool.addSignature(docs[0].id, docs[2].signature)).toBe(first); // (a second number made a pair of the id with itself)
+    expect(numbers.size).toBe(2);
+  });
+
   it('takes a document from its stored fields, decoded straight into its record, as from its decoded signature', async () => {
     const params = `white-space:norm-html:sha1:${WIDTH};seed=1;scheme=affine32;b=${BANDS};r=1;simhash=w4m8;sample=4`;
     const stored = (i: number, width = WIDTH) => {

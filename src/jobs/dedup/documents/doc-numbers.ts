@@ -18,7 +18,11 @@ export interface DocIds {
   idOf(n: number): string;
   /** The ids of these numbers (ascending reads are the cheap ones). */
   idsOf(numbers: ArrayLike<number>): string[];
-  /** A document met for the first time (a scan meets each once): numbered without looking it up, when the numbering can. */
+  /**
+   * A document met by the scan: in memory looked up like numberOf (an alias over two indices may hold one _id
+   * twice, which must stay one document, never a pair of itself); on disk numbered without looking it up, as
+   * an index of every id would hold memory in proportion to the index.
+   */
   append(id: string): number;
 }
 
@@ -49,7 +53,7 @@ export class DocNumbers implements DocIds {
   }
 
   append(id: string): number {
-    return this.index ? this.numberOf(id) : this.write(id);
+    return this.index || !this.folder ? this.numberOf(id) : this.write(id);
   }
 
   numberOf(id: string): number {
