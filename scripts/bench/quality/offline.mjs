@@ -22,7 +22,7 @@
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { centres } from '../../../dist/jobs/dedup/cluster/cluster-cut.js';
+import { centres, familyComparers } from '../../../dist/jobs/dedup/cluster/cluster-cut.js';
 import { keyHash } from '../../../dist/jobs/dedup/documents/signature-store.js';
 import { DEFAULT_TEMPLATE_REQUEST, DEFAULT_TEMPLATE_SAMPLE } from '../../../dist/indices/template-store.js';
 import { createSigner } from '../../../dist/signature.js';
@@ -99,7 +99,7 @@ function signAll(docs, opts) {
   });
   const compare = signatureComparer(numPerm, template !== undefined);
   const whole = template ? (x, y) => wholeSimilarity(x, y, numPerm) : compare;
-  return { sigs, compare, whole, templateSize: template ? template.hashes.length : 0 };
+  return { sigs, compare, whole, comparing: { numPerm, core: template !== undefined }, templateSize: template ? template.hashes.length : 0 };
 }
 
 /** The list kept under `key`, made empty the first time. */
@@ -137,7 +137,7 @@ function families(sigs, compare, bar) {
 
 /** Each document's canonical: every family cut by dedup's cut, its members in the order asked. */
 function cut(docs, signed, fam, opts) {
-  const { sigs, compare, whole } = signed;
+  const { sigs } = signed;
   const members = new Map();
   for (const [i, f] of fam.familyOf.entries()) listIn(members, f).push(i);
   const longest = (a, b) => sigs[b].tokens - sigs[a].tokens || (docs[a].id < docs[b].id ? -1 : 1);
@@ -147,7 +147,9 @@ function cut(docs, signed, fam, opts) {
     if (list.length < 2) continue;
     list.sort(order);
     const bands = list.map((i) => Int32Array.from(sigs[i].bands, keyHash));
-    const cuts = centres(list.map(String), bands, list.map((i) => sigs[i].values), opts.bar, 64, compare, whole);
+    const values = list.map((i) => sigs[i].values);
+    const family = familyComparers(values, signed.comparing);
+    const cuts = centres(list.map(String), bands, values, opts.bar, 64, family.compare, family.whole);
     cuts.forEach((c, k) => {
       owner[list[k]] = list[c];
     });

@@ -13,12 +13,17 @@
 //    joining, and must not cut a member from a group that near-identical copies made when the whole texts
 //    say it is near), else it goes on alone;
 //  - a canonical left without duplicates goes with its nearest member within the bar, when that member's
-//    cluster keeps another duplicate: the two make a cluster, its canonical by the rule.
+//    cluster keeps another duplicate: the two make a cluster, its canonical by the rule;
+//  - in all of these, two members are compared as the verifier does, capped by what they share beside the
+//    text that many members of the family hold (familyComparers, sketch/family-template.ts): sibling pages
+//    that document one structure are alike as a whole and as cores, and apart once it is left out.
 // Candidates are the members that share a band key (what LSH pairs), checked with the MinHash estimate, so a
 // family costs about what its buckets did, and the result depends only on the family's signatures and the
 // rule: the in-memory, partitioned, resumed and incremental passes cut a family alike.
 // `components` keeps whole families as clusters (single linkage), for those who want every chain together.
 // The alternatives were measured on real chains (scripts/bench/cluster-methods.mjs).
+import { wholeSimilarity } from '../../../sketch/core-similarity.js';
+import { FamilyTemplate } from '../../../sketch/family-template.js';
 import { equalValues } from '../../../sketch/minhash.js';
 import { ClusterList, type DedupCluster } from './cluster-list.js';
 import { type Comparing, comparerOf, wholeComparerOf } from '../verify/comparing.js';
@@ -181,7 +186,8 @@ export function cutFamily(family: readonly string[], signatures: ReadonlyMap<str
   const compare = comparerOf(settings.comparing);
   const whole = wholeComparerOf(settings.comparing);
   const bar = settings.minSimilarity;
-  const owner = settings.method === 'components' ? members.map(() => 0) : centres(members, members.map((id) => signatures.get(id)!.bands), values, bar, SCANNED_FAMILY, compare, whole);
+  const bands = members.map((id) => signatures.get(id)!.bands);
+  const owner = settings.method === 'components' ? members.map(() => 0) : centresOfFamily(members, bands, values, bar, settings.comparing);
   const clusters: DedupCluster[] = [];
   for (const list of groupedBy(owner.length, (i) => owner[i])) {
     if (list.length < 2) continue;
@@ -190,6 +196,35 @@ export function cutFamily(family: readonly string[], signatures: ReadonlyMap<str
     clusters.push({ id: members[c], canonical: members[c], members: list.map((i) => members[i]).sort(), similarity, family: members[0] });
   }
   return clusters;
+}
+
+/**
+ * How a family's members are compared in its cut: the verifier's comparer, capped by what two members share
+ * beside the family's own template (sketch/family-template.ts) unless their whole texts are within
+ * TIGHT_SIMILARITY (so a pair that joins a group of copies joins it still); the whole texts' comparer as the verifier's when its signatures carry an index template (a
+ * member of a group of copies stays by it), else the capped one (plain signatures have no other).
+ */
+export function familyComparers(values: readonly Uint32Array[], comparing: Comparing | undefined): { compare: Comparer; whole: Comparer } {
+  const compare = comparerOf(comparing);
+  const whole = wholeComparerOf(comparing);
+  const core = comparing?.core ?? false;
+  const numPerm = comparing?.numPerm ?? values[0]?.length ?? 0;
+  const template = FamilyTemplate.of(values, numPerm, core);
+  if (!template) return { compare, whole };
+  const member = new Map(values.map((v, k) => [v, k]));
+  const capped: Comparer = (x, y) => {
+    const similarity = compare(x, y);
+    if (x.length !== y.length || wholeSimilarity(x, y, numPerm) >= TIGHT_SIMILARITY) return similarity;
+    const own = template.similarity(member.get(x)!, member.get(y)!);
+    return own === undefined ? similarity : Math.min(similarity, own);
+  };
+  return { compare: capped, whole: core ? whole : capped };
+}
+
+/** `centres` with the family's comparers: its template decides where a member goes; the similarity written is the pair's own. */
+function centresOfFamily(members: readonly string[], bands: ReadonlyArray<Int32Array>, values: readonly Uint32Array[], bar: number, comparing: Comparing | undefined): number[] {
+  const { compare, whole } = familyComparers(values, comparing);
+  return centres(members, bands, values, bar, SCANNED_FAMILY, compare, whole);
 }
 
 /** A member's similarity to its canonical: the comparer's, or the whole texts' when only they put it within the bar. */
