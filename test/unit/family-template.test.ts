@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { cutFamily, familyComparers } from '../../src/jobs/dedup/cluster/cluster-cut.js';
 import { keyHash, type StoredSignature } from '../../src/jobs/dedup/documents/signature-store.js';
 import { coreExtension, withCore } from '../../src/sketch/core-similarity.js';
-import { FAMILY_CORE_MIN_PLACES, FAMILY_TEMPLATE_HOLDERS, FamilyTemplate } from '../../src/sketch/family-template.js';
+import { FAMILY_CORE_MIN_PLACES, FAMILY_TEMPLATE_HOLDERS, FAMILY_TEMPLATE_MAX_MEMBERS, FamilyTemplate } from '../../src/sketch/family-template.js';
 import { minhashJaccard } from '../../src/sketch/minhash.js';
 import { createSigner } from '../../src/signature.js';
 
@@ -31,6 +31,10 @@ describe('a family template from the signatures', () => {
     family.push(Uint32Array.from({ length: NUM_PERM }, (_, p) => (p < NUM_PERM / 2 ? 1 : 10 + p)));
     const template = FamilyTemplate.of(family, NUM_PERM, false)!;
     expect(template.similarity(family.length - 1, 0)).toBeUndefined();
+    // A family too large to cut by its template in bounded time is cut without it.
+    const many = Array.from({ length: FAMILY_TEMPLATE_MAX_MEMBERS + 1 }, (_, m) => siblings(1)[m % 2]);
+    expect(FamilyTemplate.of(many, NUM_PERM, false)).toBeUndefined();
+    expect(FamilyTemplate.of(many.slice(1), NUM_PERM, false)).toBeDefined();
     // Damaged values (another length) give no template rather than a wrong count.
     expect(FamilyTemplate.of([...siblings(5), new Uint32Array(3)], NUM_PERM, false)).toBeUndefined();
   });

@@ -201,10 +201,11 @@ export function cutFamily(family: readonly string[], signatures: ReadonlyMap<str
 /**
  * How a family's members are compared in its cut: the verifier's comparer, capped by what two members share
  * beside the family's own template (sketch/family-template.ts) unless their whole texts are within
- * TIGHT_SIMILARITY (so a pair that joins a group of copies joins it still); the whole texts' comparer as the verifier's when its signatures carry an index template (a
- * member of a group of copies stays by it), else the capped one (plain signatures have no other).
+ * TIGHT_SIMILARITY (so a pair that joins a group of copies joins it still) or the pair is below `bar` (where
+ * the cap would change nothing the cut asks); the whole texts' comparer as the verifier's when its signatures
+ * carry an index template (a member of a group of copies stays by it), else the capped one.
  */
-export function familyComparers(values: readonly Uint32Array[], comparing: Comparing | undefined): { compare: Comparer; whole: Comparer } {
+export function familyComparers(values: readonly Uint32Array[], comparing: Comparing | undefined, bar = 0): { compare: Comparer; whole: Comparer } {
   const compare = comparerOf(comparing);
   const whole = wholeComparerOf(comparing);
   const core = comparing?.core ?? false;
@@ -214,7 +215,9 @@ export function familyComparers(values: readonly Uint32Array[], comparing: Compa
   const member = new Map(values.map((v, k) => [v, k]));
   const capped: Comparer = (x, y) => {
     const similarity = compare(x, y);
-    if (x.length !== y.length || wholeSimilarity(x, y, numPerm) >= TIGHT_SIMILARITY) return similarity;
+    // Below the bar the cap changes nothing the cut asks (whether a pair is within it, and the nearest within it).
+    if (similarity < bar || x.length !== y.length) return similarity;
+    if ((core ? wholeSimilarity(x, y, numPerm) : similarity) >= TIGHT_SIMILARITY) return similarity;
     const own = template.similarity(member.get(x)!, member.get(y)!);
     return own === undefined ? similarity : Math.min(similarity, own);
   };
@@ -223,7 +226,7 @@ export function familyComparers(values: readonly Uint32Array[], comparing: Compa
 
 /** `centres` with the family's comparers: its template decides where a member goes; the similarity written is the pair's own. */
 function centresOfFamily(members: readonly string[], bands: ReadonlyArray<Int32Array>, values: readonly Uint32Array[], bar: number, comparing: Comparing | undefined): number[] {
-  const { compare, whole } = familyComparers(values, comparing);
+  const { compare, whole } = familyComparers(values, comparing, bar);
   return centres(members, bands, values, bar, SCANNED_FAMILY, compare, whole);
 }
 
