@@ -39,16 +39,17 @@ export const FAMILY_TEMPLATE_MAX_MEMBERS = 5_000;
 
 /** The holders of each member's value in each place, for a family's signatures of `numPerm` values each. */
 export class FamilyTemplate {
+  /** Member m's place i: how many members (m among them) have its value there, at most 255; counted at the first comparison. */
+  private counts: Uint8Array | undefined;
+
   private constructor(
     private readonly values: readonly ArrayLike<number>[],
     private readonly numPerm: number,
     private readonly core: boolean,
-    /** Member m's place i: how many members (m among them) have its value there, at most 255. */
-    private readonly holders: Uint8Array,
   ) {}
 
   /**
-   * The family's counts, or undefined when no token can be its template (fewer members than the holders it
+   * The family's template, or undefined when no token can be its template (fewer members than the holders it
    * takes and the pair) or the family is too large to count. `core`: the values carry the index template's
    * bits after the first `numPerm` (sketch/core-similarity.ts).
    */
@@ -57,19 +58,32 @@ export class FamilyTemplate {
     if (n < FAMILY_TEMPLATE_HOLDERS + 2 || n > FAMILY_TEMPLATE_MAX_MEMBERS || numPerm === 0) return undefined;
     const width = numPerm + (core ? coreWords(numPerm) : 0);
     if (values.some((v) => v.length !== width)) return undefined;
-    const holders = new Uint8Array(n * numPerm);
-    const count = new Map<number, number>();
+    return new FamilyTemplate(values, numPerm, core);
+  }
+
+  /** The counts, place by place: the place's values sorted, each member's found by its run (no map a place). */
+  private holders(): Uint8Array {
+    if (this.counts) return this.counts;
+    const { values, numPerm } = this;
+    const n = values.length;
+    const counts = new Uint8Array(n * numPerm);
+    const column = new Uint32Array(n);
     for (let i = 0; i < numPerm; i++) {
-      count.clear();
-      for (const v of values) count.set(v[i], (count.get(v[i]) ?? 0) + 1);
-      for (let m = 0; m < n; m++) holders[m * numPerm + i] = Math.min(255, count.get(values[m][i])!);
+      for (let m = 0; m < n; m++) column[m] = values[m][i];
+      column.sort();
+      for (let m = 0; m < n; m++) {
+        const v = values[m][i];
+        counts[m * numPerm + i] = Math.min(255, firstAbove(column, v) - firstAtLeast(column, v));
+      }
     }
-    return new FamilyTemplate(values, numPerm, core, holders);
+    this.counts = counts;
+    return counts;
   }
 
   /** The estimated Jaccard of what members a and b share with a few others (see the head of this file), or undefined. */
   similarity(a: number, b: number): number | undefined {
-    const { numPerm, holders } = this;
+    const { numPerm } = this;
+    const holders = this.holders();
     const x = this.values[a], y = this.values[b];
     let places = 0;
     let equal = 0;
@@ -89,4 +103,28 @@ export class FamilyTemplate {
   private isIndexTemplate(m: number, i: number): boolean {
     return ((this.values[m][this.numPerm + (i >>> 4)] >>> (i & 15)) & 1) === 1;
   }
+}
+
+/** The first index of a sorted array whose value is at least v. */
+function firstAtLeast(sorted: Uint32Array, v: number): number {
+  let lo = 0;
+  let hi = sorted.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (sorted[mid] < v) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/** The first index of a sorted array whose value is above v. */
+function firstAbove(sorted: Uint32Array, v: number): number {
+  let lo = 0;
+  let hi = sorted.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (sorted[mid] <= v) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
 }
