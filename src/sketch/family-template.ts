@@ -37,6 +37,9 @@ export const FAMILY_CORE_MIN_PLACES = 16;
  */
 export const FAMILY_TEMPLATE_MAX_MEMBERS = 5_000;
 
+/** Room for a member's number beside its value in one float (above FAMILY_TEMPLATE_MAX_MEMBERS). */
+const MEMBER_SLOTS = 8192;
+
 /** The holders of each member's value in each place, for a family's signatures of `numPerm` values each. */
 export class FamilyTemplate {
   /** Member m's place i: how many members (m among them) have its value there, at most 255; counted at the first comparison. */
@@ -61,19 +64,25 @@ export class FamilyTemplate {
     return new FamilyTemplate(values, numPerm, core);
   }
 
-  /** The counts, place by place: the place's values sorted, each member's found by its run (no map a place). */
+  /**
+   * The counts, place by place: each member's value and number in one float (value x MEMBER_SLOTS + number,
+   * exact below 2^53), sorted, so that a run of one value is its holders.
+   */
   private holders(): Uint8Array {
     if (this.counts) return this.counts;
     const { values, numPerm } = this;
     const n = values.length;
     const counts = new Uint8Array(n * numPerm);
-    const column = new Uint32Array(n);
+    const column = new Float64Array(n);
     for (let i = 0; i < numPerm; i++) {
-      for (let m = 0; m < n; m++) column[m] = values[m][i];
+      for (let m = 0; m < n; m++) column[m] = values[m][i] * MEMBER_SLOTS + m;
       column.sort();
-      for (let m = 0; m < n; m++) {
-        const v = values[m][i];
-        counts[m * numPerm + i] = Math.min(255, firstAbove(column, v) - firstAtLeast(column, v));
+      for (let start = 0; start < n; ) {
+        const value = Math.floor(column[start] / MEMBER_SLOTS);
+        let end = start + 1;
+        while (end < n && Math.floor(column[end] / MEMBER_SLOTS) === value) end++;
+        for (let k = start; k < end; k++) counts[(column[k] % MEMBER_SLOTS) * numPerm + i] = Math.min(255, end - start);
+        start = end;
       }
     }
     this.counts = counts;
@@ -105,26 +114,3 @@ export class FamilyTemplate {
   }
 }
 
-/** The first index of a sorted array whose value is at least v. */
-function firstAtLeast(sorted: Uint32Array, v: number): number {
-  let lo = 0;
-  let hi = sorted.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (sorted[mid] < v) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
-}
-
-/** The first index of a sorted array whose value is above v. */
-function firstAbove(sorted: Uint32Array, v: number): number {
-  let lo = 0;
-  let hi = sorted.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (sorted[mid] <= v) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
-}
