@@ -312,3 +312,23 @@ describe('a family member whose near-duplicates all went to other canonicals', (
     expect(['c', 'y', 'x', 'elsewhere'].map((id) => result.clustered(id))).toEqual([true, true, true, false]);
   });
 });
+
+describe('an id numbered twice', () => {
+  it('is one member of its family (a scan numbering on disk without lookups met it in two indices of an alias)', async () => {
+    const one = Uint32Array.from({ length: 100 }, (_, k) => k);
+    const near = one.map((v, k) => (k < 10 ? v + 1000 : v));
+    const signatures = new Map<string, StoredSignature>([
+      ['a', { values: one, simhash: '0', bands: Int32Array.of(1) }],
+      ['b', { values: near, simhash: '0', bands: Int32Array.of(1) }],
+    ]);
+    // Numbers 0 and 2 are both 'a'.
+    const names = ['a', 'b', 'a'];
+    const documents = { size: 3, numberOf: () => 0, find: () => undefined, idOf: (n: number) => names[n], idsOf: (ns: ArrayLike<number>) => Array.from(ns, (n) => names[n]), append: () => 0 };
+    const settings = { method: 'centres' as const, rule: 'oldest' as const, minSimilarity: BAR, facts: datedFacts(['a', 'b']), signatures: async (ids: string[]) => new Map(ids.map((id) => [id, signatures.get(id)!])), documents };
+    const pair = await cutFamilies([Int32Array.of(0, 1, 2)], settings);
+    expect([...pair.clusters].map((cluster) => [cluster.canonical, cluster.members])).toEqual([['a', ['a', 'b']]]);
+    // The id with itself only (a pair of its two numbers): no cluster, and not a document alone.
+    const itself = await cutFamilies([Int32Array.of(0, 2)], settings);
+    expect([[...itself.clusters].length, itself.alone.length]).toEqual([0, 0]);
+  });
+});

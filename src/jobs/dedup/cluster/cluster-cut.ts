@@ -114,7 +114,11 @@ export async function cutFamilies(families: Iterable<ArrayLike<number>>, setting
     const numbers = batch.flatMap((family) => Array.from(family));
     const { ids, numberOf } = namesOf(numbers, settings.documents);
     const signatures = await settings.signatures(numbers.map((n) => ids.get(n)!), numbers);
-    for (const family of batch) {
+    for (const numbered of batch) {
+      // An id numbered twice (met in two indices of an alias by a scan that numbers on disk without looking
+      // ids up) is one member, by the number the batch's names give it.
+      const family = Array.from(numbered).filter((n) => numberOf.get(ids.get(n)!) === n);
+      if (family.length < 2) continue;
       const members = Array.from(family, (n) => ids.get(n)!);
       const facts = factsOf(family, members, settings.facts);
       const inCluster = new Set<string>();
