@@ -78,8 +78,7 @@ export function coreEstimate(x: ArrayLike<number>, y: ArrayLike<number>, numPerm
     const same = x[i] === y[i];
     if (same) equal++;
     // The union's minimum is the smaller value; equal values are one token, whose bit both carry.
-    const bits = x[i] <= y[i] ? x[numPerm + (i >>> 4)] : y[numPerm + (i >>> 4)];
-    if ((bits >>> (i & 15)) & 1) continue;
+    if (isTemplatePlace(x[i] <= y[i] ? x : y, numPerm, i)) continue;
     coreSlots++;
     if (same) coreEqual++;
   }
@@ -88,6 +87,11 @@ export function coreEstimate(x: ArrayLike<number>, y: ArrayLike<number>, numPerm
     core: coreSlots === 0 ? undefined : coreEqual / coreSlots,
     sizes: [x[width - 1], y[width - 1]],
   };
+}
+
+/** Whether an extended signature's value in place i came from a template token (its bit). */
+export function isTemplatePlace(values: ArrayLike<number>, numPerm: number, i: number): boolean {
+  return ((values[numPerm + (i >>> 4)] >>> (i & 15)) & 1) === 1;
 }
 
 /** The similarity the rule above gives two extended signatures. */

@@ -23,7 +23,7 @@
 // CLI pages 0.186 / 0.896 -> 0.551 / 0.875, templated 0.524 / 0.771 -> 0.645 / 0.731, licences 0.667 / 0.967
 // -> 0.706 / 0.944. Holders from 4 to 10 and places from 4 to 16 were tried (docs/finding.md).
 
-import { coreWords } from './core-similarity.js';
+import { coreWords, isTemplatePlace } from './core-similarity.js';
 
 /** A token held by this many of a family's other members, beside the two compared, is the family's template. */
 export const FAMILY_TEMPLATE_HOLDERS = 6;
@@ -99,7 +99,7 @@ export class FamilyTemplate {
     for (let i = 0; i < numPerm; i++) {
       const same = x[i] === y[i];
       const owner = x[i] <= y[i] ? a : b;
-      if (this.core && this.isIndexTemplate(owner, i)) continue;
+      if (this.core && isTemplatePlace(this.values[owner], numPerm, i)) continue;
       const others = holders[owner * numPerm + i] - (same ? 2 : 1);
       if (others >= FAMILY_TEMPLATE_HOLDERS || (others === 0 && !same)) continue;
       places++;
@@ -107,10 +107,4 @@ export class FamilyTemplate {
     }
     return places < FAMILY_CORE_MIN_PLACES ? undefined : equal / places;
   }
-
-  /** Whether member m's value in place i came from an index template token (its bit). */
-  private isIndexTemplate(m: number, i: number): boolean {
-    return ((this.values[m][this.numPerm + (i >>> 4)] >>> (i & 15)) & 1) === 1;
-  }
 }
-

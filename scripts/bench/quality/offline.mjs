@@ -26,7 +26,7 @@ import { centres, familyComparers } from '../../../dist/jobs/dedup/cluster/clust
 import { keyHash } from '../../../dist/jobs/dedup/documents/signature-store.js';
 import { DEFAULT_TEMPLATE_REQUEST, DEFAULT_TEMPLATE_SAMPLE } from '../../../dist/indices/template-store.js';
 import { createSigner } from '../../../dist/signature.js';
-import { decodeCore, signatureComparer, wholeSimilarity, withCore } from '../../../dist/sketch/core-similarity.js';
+import { decodeCore, signatureComparer, withCore } from '../../../dist/sketch/core-similarity.js';
 import { DEFAULT_TEMPLATE_MIN_COUNT, TemplateSampler } from '../../../dist/sketch/template-tokens.js';
 import { pairsAtLeast } from '../../../dist/jobs/evaluate/truth-scores.js';
 import { CORPUS_NAMES, DEFAULT_CORPORA, corpus } from './corpora.mjs';
@@ -98,8 +98,7 @@ function signAll(docs, opts) {
     return { values: template ? withCore(s.minhash, decodeCore(s.core, numPerm)) : s.minhash, bands: s.bands, tokens: s.tokens };
   });
   const compare = signatureComparer(numPerm, template !== undefined);
-  const whole = template ? (x, y) => wholeSimilarity(x, y, numPerm) : compare;
-  return { sigs, compare, whole, comparing: { numPerm, core: template !== undefined }, templateSize: template ? template.hashes.length : 0 };
+  return { sigs, compare, comparing: { numPerm, core: template !== undefined }, templateSize: template ? template.hashes.length : 0 };
 }
 
 /** The list kept under `key`, made empty the first time. */
@@ -148,7 +147,7 @@ function cut(docs, signed, fam, opts) {
     list.sort(order);
     const bands = list.map((i) => Int32Array.from(sigs[i].bands, keyHash));
     const values = list.map((i) => sigs[i].values);
-    const family = familyComparers(values, signed.comparing);
+    const family = familyComparers(values, signed.comparing, opts.bar);
     const cuts = centres(list.map(String), bands, values, opts.bar, 64, family.compare, family.whole);
     cuts.forEach((c, k) => {
       owner[list[k]] = list[c];

@@ -220,7 +220,7 @@ export function familyComparers(values: readonly Uint32Array[], comparing: Compa
   const capped: Comparer = (x, y) => {
     const similarity = compare(x, y);
     // Below the bar the cap changes nothing the cut asks (whether a pair is within it, and the nearest within it).
-    if (similarity < bar || x.length !== y.length) return similarity;
+    if (similarity < bar) return similarity;
     if ((core ? wholeSimilarity(x, y, numPerm) : similarity) >= TIGHT_SIMILARITY) return similarity;
     const own = template.similarity(member.get(x)!, member.get(y)!);
     return own === undefined ? similarity : Math.min(similarity, own);
